@@ -1,0 +1,71 @@
+// Waits until an engine answers a real request, failing fast when its process dies and quoting
+// its output when it never becomes ready.
+import { describeExit, type ManagedChild } from './child';
+
+/** Default bound on an engine's start-up (a cold JVM on a busy 2-core machine takes a few seconds). */
+export const READY_TIMEOUT_MS = 60_000;
+/** Pause between readiness probes. */
+export const READY_POLL_MS = 100;
+
+/** Thrown when an engine does not come up; `message` carries the tail of the engine's output. */
+export class EngineStartError extends Error {
+  override readonly name = 'EngineStartError';
+  readonly code = 'engine.startFailed';
+  constructor(
+    message: string,
+    /** True when the process exited before answering (e.g. port taken), false on timeout. */
+    readonly exitedEarly: boolean,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+export interface WaitReadyOptions {
+  name: string;
+  child?: ManagedChild;
+  probe: () => Promise<unknown>;
+  timeoutMs?: number;
+}
+
+function errorText(e: unknown): string {
+  if (e instanceof Error) return `${e.name}: ${e.message}`;
+  return String(e);
+}
+
+function withOutput(message: string, child: ManagedChild | undefined): string {
+  const tail = child?.outputTail();
+  return tail ? `${message}\n--- last output of ${child?.name} ---\n${tail}` : message;
+}
+
+/**
+ * Polls `probe` until it resolves. Rejects with {@link EngineStartError} when the child exits first
+ * or `timeoutMs` passes.
+ *
+ * @example
+ * await waitReady({ name: 'DynamoDB Local', child, probe: () => ddb.send(new ListTablesCommand({})) });
+ */
+export async function waitReady({ name, child, probe, timeoutMs = READY_TIMEOUT_MS }: WaitReadyOptions): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    const exit = child?.exitInfo();
+    if (exit) {
+      throw new EngineStartError(withOutput(`${name} ${describeExit(exit)} before it was ready`, child), true);
+    }
+    try {
+      await probe();
+      return;
+    } catch (e) {
+      lastError = e;
+    }
+    if (Date.now() >= deadline) {
+      throw new EngineStartError(
+        withOutput(`${name} did not answer within ${timeoutMs} ms (last probe error: ${errorText(lastError)})`, child),
+        false,
+        { cause: lastError },
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, READY_POLL_MS));
+  }
+}

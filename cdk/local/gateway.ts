@@ -1,0 +1,258 @@
+// The local API Gateway: turns HTTP requests into REST proxy events and calls the same handlers Lambda runs.
+// It enforces what API Gateway + Lambda enforce (payload limits, authorizer, its result cache), so
+// behaviour seen locally is behaviour in AWS.
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type {
+  APIGatewayAuthorizerResult,
+  APIGatewayProxyEvent,
+  APIGatewayProxyResult,
+  APIGatewayRequestAuthorizerEvent,
+  Context,
+} from 'aws-lambda';
+import { LRUCache } from 'lru-cache';
+import { type HandlerName, limits, type RouteSpec, routes } from '../../lambdas/topology';
+
+type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+type AuthorizerHandler = (event: APIGatewayRequestAuthorizerEvent, context: Context) => Promise<APIGatewayAuthorizerResult>;
+
+export interface GatewayHandlers {
+  authorizer: AuthorizerHandler;
+  proxies: Record<Exclude<HandlerName, 'authorizer'>, ProxyHandler>;
+}
+
+export interface GatewayOptions {
+  host?: string;
+  port: number;
+  stage: string;
+  handlers: GatewayHandlers;
+  /** API Gateway's authorizer result cache TTL; revocations take effect after it. */
+  authorizerCacheTtlSeconds: number;
+  log?: (line: string) => void;
+}
+
+export interface RunningGateway {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+/** Bounded like API Gateway's own cache: entries expire after the TTL. */
+const authorizerCacheEntriesMax = 10_000;
+
+interface CompiledRoute {
+  spec: RouteSpec;
+  segments: string[];
+}
+
+const compiledRoutes: CompiledRoute[] = routes.map((spec) => ({ spec, segments: spec.path.split('/').slice(1) }));
+
+function matchRoute(method: string, path: string): { route: RouteSpec; params: Record<string, string> } | 'badEncoding' | undefined {
+  const segments = path.split('/').slice(1);
+  for (const { spec, segments: template } of compiledRoutes) {
+    if (spec.method !== method || template.length !== segments.length) continue;
+    const params: Record<string, string> = {};
+    let matched = true;
+    for (let i = 0; i < template.length && matched; i += 1) {
+      const part = template[i]!;
+      const actual = segments[i]!;
+      if (part.startsWith('{')) {
+        if (actual === '') matched = false;
+        else {
+          try {
+            params[part.slice(1, -1)] = decodeURIComponent(actual);
+          } catch {
+            return 'badEncoding';
+          }
+        }
+      } else matched = part === actual;
+    }
+    if (matched) return { route: spec, params };
+  }
+  return undefined;
+}
+
+function errorBody(code: string, message: string, retryable = false): string {
+  return JSON.stringify({ error: { code, message, retryable } });
+}
+
+function fakeContext(functionName: string): Context {
+  const deadline = Date.now() + limits.apiGatewayTimeoutMs;
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
+    memoryLimitInMB: '1024',
+    awsRequestId: randomUUID(),
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+async function readBody(request: IncomingMessage, maxBytes: number): Promise<Buffer | 'tooLarge'> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of request) {
+    total += (chunk as Buffer).length;
+    // Keep draining so the client sees our 413 instead of a reset connection.
+    if (total <= maxBytes) chunks.push(chunk as Buffer);
+  }
+  return total > maxBytes ? 'tooLarge' : Buffer.concat(chunks);
+}
+
+export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
+  const { handlers, stage } = options;
+  const authorizerCache = new LRUCache<string, APIGatewayAuthorizerResult>({
+    max: authorizerCacheEntriesMax,
+    ttl: options.authorizerCacheTtlSeconds * 1000,
+  });
+
+  function send(response: ServerResponse, status: number, headers: Record<string, string>, body: Buffer | string): void {
+    response.writeHead(status, { ...headers, 'content-length': String(Buffer.byteLength(body)) });
+    response.end(body);
+  }
+
+  function sendError(response: ServerResponse, status: number, code: string, message: string): void {
+    send(response, status, { 'content-type': 'application/json' }, errorBody(code, message, status >= 500));
+  }
+
+  async function authorize(route: RouteSpec, request: IncomingMessage, url: URL, headers: Record<string, string>) {
+    const apiKey = headers['x-api-key'];
+    // API Gateway answers 401 itself, without calling the authorizer, when the identity source is absent.
+    if (!apiKey) return { status: 401 as const };
+    let result = authorizerCache.get(apiKey);
+    if (!result) {
+      const event: APIGatewayRequestAuthorizerEvent = {
+        type: 'REQUEST',
+        methodArn: `arn:aws:execute-api:local:000000000000:local/${stage}/${route.method}${route.path}`,
+        resource: route.path,
+        path: url.pathname,
+        httpMethod: route.method,
+        headers,
+        multiValueHeaders: {},
+        pathParameters: {},
+        queryStringParameters: {},
+        multiValueQueryStringParameters: {},
+        stageVariables: {},
+        requestContext: {} as APIGatewayRequestAuthorizerEvent['requestContext'],
+      };
+      try {
+        result = await handlers.authorizer(event, fakeContext('authorizer'));
+      } catch (error) {
+        if (error instanceof Error && error.message === 'Unauthorized') return { status: 401 as const };
+        throw error;
+      }
+      authorizerCache.set(apiKey, result);
+    }
+    const allowed = result.policyDocument.Statement.some((statement) => statement.Effect === 'Allow');
+    return allowed ? { status: 200 as const, context: result.context ?? {}, principalId: result.principalId } : { status: 403 as const };
+  }
+
+  async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const url = new URL(request.url ?? '/', 'http://localhost');
+    const method = (request.method ?? 'GET').toUpperCase();
+    // API Gateway ignores one trailing slash: /v1/kv/ is /v1/kv.
+    const path = url.pathname.length > 1 && url.pathname.endsWith('/') ? url.pathname.slice(0, -1) : url.pathname;
+    const matched = matchRoute(method, path);
+    if (matched === 'badEncoding') return sendError(response, 400, 'request.invalid', 'path is not valid percent-encoding');
+    if (!matched) return sendError(response, 404, 'route.notFound', `no route ${method} ${url.pathname}`);
+    const { route, params } = matched;
+
+    const body = await readBody(request, limits.apiGatewayBodyBytesMax);
+    if (body === 'tooLarge') {
+      return sendError(response, 413, 'request.tooLarge', `request body over ${limits.apiGatewayBodyBytesMax} bytes (API Gateway limit)`);
+    }
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(request.headers)) {
+      if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(',') : value;
+    }
+
+    let authorizer: Record<string, unknown> | null = null;
+    if (route.authorized) {
+      const verdict = await authorize(route, request, url, headers);
+      if (verdict.status === 401) return sendError(response, 401, 'auth.missingKey', 'missing x-api-key header');
+      if (verdict.status === 403) return sendError(response, 403, 'auth.invalidKey', 'API key is not valid (unknown or revoked)');
+      authorizer = { ...verdict.context, principalId: verdict.principalId };
+    }
+
+    const query: Record<string, string> = {};
+    for (const [name, value] of url.searchParams) query[name] = value;
+    const event: APIGatewayProxyEvent = {
+      resource: route.path,
+      path: url.pathname,
+      httpMethod: method,
+      headers,
+      multiValueHeaders: {},
+      queryStringParameters: Object.keys(query).length ? query : null,
+      multiValueQueryStringParameters: null,
+      pathParameters: Object.keys(params).length ? params : null,
+      stageVariables: null,
+      // With binaryMediaTypes */* API Gateway hands every body to Lambda base64-encoded.
+      body: body.length ? body.toString('base64') : null,
+      isBase64Encoded: body.length > 0,
+      requestContext: {
+        authorizer,
+        stage,
+        requestId: randomUUID(),
+        httpMethod: method,
+        path: `/${stage}${url.pathname}`,
+        resourcePath: route.path,
+      } as unknown as APIGatewayProxyEvent['requestContext'],
+    };
+    const eventBytes = Buffer.byteLength(JSON.stringify(event));
+    if (eventBytes > limits.lambdaPayloadBytesMax) {
+      return sendError(
+        response,
+        413,
+        'request.tooLarge',
+        `request is ${eventBytes} bytes as a Lambda event (the limit is ${limits.lambdaPayloadBytesMax}); ` +
+          'send values over 4 MiB with POST /v1/kv/{key}/uploads',
+      );
+    }
+
+    const proxy = handlers.proxies[route.handler as Exclude<HandlerName, 'authorizer'>];
+    const result = await proxy(event, fakeContext(route.handler));
+    const resultBytes = Buffer.byteLength(JSON.stringify(result));
+    if (resultBytes > limits.lambdaPayloadBytesMax) {
+      // What API Gateway answers when a Lambda response exceeds the invocation payload limit.
+      return sendError(response, 502, 'internal', `Lambda response of ${resultBytes} bytes exceeds ${limits.lambdaPayloadBytesMax}`);
+    }
+    const responseBody = result.body ? Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8') : Buffer.alloc(0);
+    const responseHeaders = Object.fromEntries(Object.entries(result.headers ?? {}).map(([k, v]) => [k, String(v)]));
+    if (method === 'HEAD') {
+      response.writeHead(result.statusCode, responseHeaders);
+      response.end();
+      return;
+    }
+    send(response, result.statusCode, responseHeaders, responseBody);
+  }
+
+  const server: Server = createServer((request, response) => {
+    handle(request, response).catch((error: unknown) => {
+      options.log?.(`gateway error: ${error instanceof Error ? error.stack : String(error)}`);
+      if (!response.headersSent) sendError(response, 500, 'internal', 'internal error');
+      else response.destroy();
+    });
+  });
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host ?? '127.0.0.1', resolve);
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

@@ -1,0 +1,57 @@
+// `npm start`: the whole service on this machine. Prints the API URL and local keys; Ctrl-C stops everything.
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import { startLocalCloud } from './cloud';
+
+const settings = z
+  .object({
+    RINGSTORE_PORT: z.coerce.number().int().min(0).max(65535).default(4510),
+    RINGSTORE_HOME: z.string().default(resolve(__dirname, '..', '..', '.ringstore')),
+    RINGSTORE_SHARD_COUNT: z.coerce.number().int().min(1).max(64).optional(),
+    RINGSTORE_AUTH_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(3600).optional(),
+  })
+  .safeParse(process.env);
+
+async function main(): Promise<void> {
+  if (!settings.success) {
+    for (const issue of settings.error.issues) console.error(`error: ${issue.path.join('.')}: ${issue.message}`);
+    process.exit(2);
+  }
+  const env = settings.data;
+  const started = Date.now();
+  const log = (line: string) => console.error(`[ringstore] ${line}`);
+  const cloud = await startLocalCloud({
+    home: env.RINGSTORE_HOME,
+    port: env.RINGSTORE_PORT,
+    ...(env.RINGSTORE_SHARD_COUNT ? { shardCount: env.RINGSTORE_SHARD_COUNT } : {}),
+    ...(env.RINGSTORE_AUTH_CACHE_TTL_SECONDS !== undefined ? { authorizerCacheTtlSeconds: env.RINGSTORE_AUTH_CACHE_TTL_SECONDS } : {}),
+    log,
+  });
+  log(`ready in ${((Date.now() - started) / 1000).toFixed(1)} s; data in ${env.RINGSTORE_HOME}`);
+  // One fact per line, so scripts (and the integration tests) can read them.
+  console.log(`API: ${cloud.url}`);
+  console.log(`API key: ${cloud.apiKey}`);
+  console.log(`Admin key: ${cloud.adminKey}`);
+  console.log(`Docs: ${cloud.url}/docs`);
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log(`${signal}: stopping`);
+    cloud.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        console.error(error);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+}
+
+main().catch((error: unknown) => {
+  console.error(`error: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});

@@ -1,0 +1,113 @@
+// Creates the tables and bucket of one stage on the local engines, from the same topology CDK deploys.
+// Idempotent: what exists is left as it is, so data survives restarts.
+import {
+  type CreateTableCommandInput,
+  CreateTableCommand,
+  DescribeTimeToLiveCommand,
+  type DynamoDBClient,
+  ListTablesCommand,
+  UpdateTimeToLiveCommand,
+} from '@aws-sdk/client-dynamodb';
+import { CreateBucketCommand, HeadBucketCommand, type S3Client } from '@aws-sdk/client-s3';
+import { controlSchema, type Names, shardSchema } from '../../lambdas/topology';
+
+export function shardTableInput(tableName: string): CreateTableCommandInput {
+  const { tokenIndex, keyIndex } = shardSchema;
+  return {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: [
+      { AttributeName: shardSchema.partitionKey, AttributeType: 'S' },
+      { AttributeName: tokenIndex.partitionKey, AttributeType: 'N' },
+      { AttributeName: tokenIndex.sortKey, AttributeType: 'N' },
+      { AttributeName: keyIndex.partitionKey, AttributeType: 'S' },
+      { AttributeName: keyIndex.sortKey, AttributeType: 'S' },
+    ],
+    KeySchema: [{ AttributeName: shardSchema.partitionKey, KeyType: 'HASH' }],
+    GlobalSecondaryIndexes: [
+      {
+        IndexName: tokenIndex.name,
+        KeySchema: [
+          { AttributeName: tokenIndex.partitionKey, KeyType: 'HASH' },
+          { AttributeName: tokenIndex.sortKey, KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: tokenIndex.projection },
+      },
+      {
+        IndexName: keyIndex.name,
+        KeySchema: [
+          { AttributeName: keyIndex.partitionKey, KeyType: 'HASH' },
+          { AttributeName: keyIndex.sortKey, KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: keyIndex.projection, NonKeyAttributes: [...keyIndex.nonKeyAttributes] },
+      },
+    ],
+    StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' },
+  };
+}
+
+export function controlTableInput(tableName: string): CreateTableCommandInput {
+  return {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: [
+      { AttributeName: controlSchema.partitionKey, AttributeType: 'S' },
+      { AttributeName: controlSchema.sortKey, AttributeType: 'S' },
+    ],
+    KeySchema: [
+      { AttributeName: controlSchema.partitionKey, KeyType: 'HASH' },
+      { AttributeName: controlSchema.sortKey, KeyType: 'RANGE' },
+    ],
+  };
+}
+
+async function existingTables(dynamodb: DynamoDBClient): Promise<Set<string>> {
+  const names = new Set<string>();
+  let start: string | undefined;
+  do {
+    const page = await dynamodb.send(new ListTablesCommand({ ExclusiveStartTableName: start }));
+    for (const name of page.TableNames ?? []) names.add(name);
+    start = page.LastEvaluatedTableName;
+  } while (start);
+  return names;
+}
+
+async function enableTtl(dynamodb: DynamoDBClient, tableName: string): Promise<void> {
+  const current = await dynamodb.send(new DescribeTimeToLiveCommand({ TableName: tableName }));
+  if (current.TimeToLiveDescription?.TimeToLiveStatus === 'ENABLED') return;
+  await dynamodb.send(
+    new UpdateTimeToLiveCommand({
+      TableName: tableName,
+      TimeToLiveSpecification: { Enabled: true, AttributeName: shardSchema.ttlAttribute },
+    }),
+  );
+}
+
+/** Creates what is missing; returns the names of what it created. */
+export async function provision(options: {
+  dynamodb: DynamoDBClient;
+  s3: S3Client;
+  names: Names;
+  shardCount: number;
+}): Promise<string[]> {
+  const { dynamodb, s3, names, shardCount } = options;
+  const created: string[] = [];
+  const existing = await existingTables(dynamodb);
+  const wanted = [
+    controlTableInput(names.controlTable),
+    ...Array.from({ length: shardCount }, (_, id) => shardTableInput(names.shardTable(id))),
+  ];
+  for (const input of wanted) {
+    if (existing.has(input.TableName!)) continue;
+    await dynamodb.send(new CreateTableCommand(input));
+    created.push(input.TableName!);
+  }
+  await Promise.all(Array.from({ length: shardCount }, (_, id) => enableTtl(dynamodb, names.shardTable(id))));
+  try {
+    await s3.send(new HeadBucketCommand({ Bucket: names.blobBucket }));
+  } catch {
+    await s3.send(new CreateBucketCommand({ Bucket: names.blobBucket }));
+    created.push(names.blobBucket);
+  }
+  return created;
+}

@@ -1,0 +1,17 @@
+/** Jest projects by test level (conventions §9): unit (no I/O), cdk (template), integration (local cloud). */
+// Type checking is done once by `tsc --noEmit` in scripts/test.mjs; jest only transpiles, to CommonJS.
+const tsJest = ['ts-jest', { tsconfig: { isolatedModules: true, module: 'commonjs', moduleResolution: 'node10', target: 'ES2022', esModuleInterop: true, resolveJsonModule: true } }];
+const base = { testEnvironment: 'node', transform: { '^.+\\.ts$': tsJest }, moduleFileExtensions: ['ts', 'js', 'json'] };
+module.exports = {
+  projects: [
+    { ...base, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts', '<rootDir>/sdk/test/**/*.test.ts'] },
+    { ...base, displayName: 'cdk', testMatch: ['<rootDir>/test/cdk/**/*.test.ts'] },
+    {
+      ...base,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/integration/global-setup.ts',
+      globalTeardown: '<rootDir>/test/integration/global-teardown.ts',
+    },
+  ],
+};

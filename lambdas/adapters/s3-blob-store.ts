@@ -1,0 +1,97 @@
+// BlobStore on S3: values over the inline limit, and the presigned URLs of the large-value flow.
+import { createHash } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import {
+  CopyObjectCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  PutObjectCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import type { BlobStore } from '../ports';
+import { translateAwsError } from './aws-errors';
+
+export class S3BlobStore implements BlobStore {
+  /**
+   * @param client the S3 client used for I/O.
+   * @param presignClient the client whose endpoint the presigned URLs carry: in AWS the same client;
+   *   locally one whose endpoint the user's machine can reach.
+   */
+  constructor(
+    private readonly client: S3Client,
+    private readonly bucket: string,
+    private readonly presignClient: S3Client = client,
+  ) {}
+
+  async put(objectKey: string, bytes: Uint8Array, contentType: string): Promise<void> {
+    await this.call(`upload of ${objectKey}`, () =>
+      this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: objectKey, Body: bytes, ContentType: contentType })),
+    );
+  }
+
+  async get(objectKey: string): Promise<Uint8Array> {
+    const response = await this.call(`download of ${objectKey}`, () =>
+      this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: objectKey })),
+    );
+    if (!response.Body) throw translateAwsError(new Error('empty body'), `download of ${objectKey}`);
+    return response.Body.transformToByteArray();
+  }
+
+  async size(objectKey: string): Promise<number | undefined> {
+    try {
+      const head = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: objectKey }));
+      return head.ContentLength ?? 0;
+    } catch (error) {
+      const name = (error as { name?: string }).name;
+      if (name === 'NotFound' || name === 'NoSuchKey') return undefined;
+      throw translateAwsError(error, `size of ${objectKey}`);
+    }
+  }
+
+  async sha256(objectKey: string): Promise<string> {
+    const response = await this.call(`download of ${objectKey}`, () =>
+      this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: objectKey })),
+    );
+    const hash = createHash('sha256');
+    // Streamed so a 10 MiB upload is hashed without holding a second copy in memory.
+    for await (const chunk of response.Body as Readable) hash.update(chunk as Buffer);
+    return hash.digest('hex');
+  }
+
+  async copy(fromKey: string, toKey: string): Promise<void> {
+    await this.call(`copy of ${fromKey}`, () =>
+      this.client.send(new CopyObjectCommand({ Bucket: this.bucket, Key: toKey, CopySource: `${this.bucket}/${fromKey}` })),
+    );
+  }
+
+  async delete(objectKey: string): Promise<void> {
+    await this.call(`delete of ${objectKey}`, () =>
+      this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: objectKey })),
+    );
+  }
+
+  async presignPut(objectKey: string, options: { contentType: string; expiresInSeconds: number }) {
+    const url = await getSignedUrl(
+      this.presignClient,
+      new PutObjectCommand({ Bucket: this.bucket, Key: objectKey, ContentType: options.contentType }),
+      { expiresIn: options.expiresInSeconds, signableHeaders: new Set(['content-type']) },
+    );
+    return { url, headers: { 'content-type': options.contentType } };
+  }
+
+  async presignGet(objectKey: string, options: { expiresInSeconds: number }): Promise<string> {
+    return getSignedUrl(this.presignClient, new GetObjectCommand({ Bucket: this.bucket, Key: objectKey }), {
+      expiresIn: options.expiresInSeconds,
+    });
+  }
+
+  private async call<T>(what: string, action: () => Promise<T>): Promise<T> {
+    try {
+      return await action();
+    } catch (error) {
+      throw translateAwsError(error, what);
+    }
+  }
+}

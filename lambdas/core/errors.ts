@@ -1,0 +1,66 @@
+// Typed errors with literal dotted codes (conventions §4). Only lambdas/http maps codes to HTTP statuses.
+
+export const errorCodes = [
+  'request.invalid',
+  'request.tooLarge',
+  'route.notFound',
+  'kv.keyInvalid',
+  'kv.ttlInvalid',
+  'kv.cursorInvalid',
+  'kv.notFound',
+  'kv.preconditionFailed',
+  'kv.valueTooLarge',
+  'kv.uploadNotFound',
+  'kv.checksumMismatch',
+  'auth.missingKey',
+  'auth.invalidKey',
+  'auth.forbidden',
+  'admin.keyNotFound',
+  'throttled',
+  'shard.unavailable',
+  'internal',
+] as const;
+
+export type ErrorCode = (typeof errorCodes)[number];
+
+export interface RingstoreErrorOptions {
+  retryable?: boolean;
+  cause?: unknown;
+  /** Extra machine-readable facts for the client (e.g. the field that failed). */
+  details?: Record<string, unknown>;
+}
+
+/** The one error type of Ringstore: a dotted code, a message for humans, and whether a retry can help. */
+export class RingstoreError extends Error {
+  readonly code: ErrorCode;
+  readonly retryable: boolean;
+  readonly details?: Record<string, unknown>;
+
+  constructor(code: ErrorCode, message: string, options: RingstoreErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'RingstoreError';
+    this.code = code;
+    this.retryable = options.retryable ?? false;
+    if (options.details) this.details = options.details;
+  }
+}
+
+export function isRingstoreError(error: unknown, code?: ErrorCode): error is RingstoreError {
+  return error instanceof RingstoreError && (code === undefined || error.code === code);
+}
+
+/** Fails loudly when an invariant of the domain does not hold (conventions §8). */
+export function invariant(condition: unknown, message: string): asserts condition {
+  if (!condition) throw new RingstoreError('internal', `invariant violated: ${message}`);
+}
+
+/** A conditional write whose condition did not hold; carries what the store holds now. */
+export class PreconditionFailedError<Current = unknown> extends RingstoreError {
+  readonly current: Current | undefined;
+
+  constructor(message: string, current: Current | undefined) {
+    super('kv.preconditionFailed', message);
+    this.name = 'PreconditionFailedError';
+    this.current = current;
+  }
+}

@@ -1,0 +1,38 @@
+// What a shard table holds for one key, independent of how DynamoDB stores it.
+
+/** Where a value larger than the inline limit lives; the item keeps only this pointer. */
+export interface BlobPointer {
+  objectKey: string;
+}
+
+export interface StoredItem {
+  namespace: string;
+  key: string;
+  /** Assigned by the owner; only grows, deletes included (tombstones keep their version). */
+  version: number;
+  token: number;
+  contentType: string;
+  size: number;
+  sha256: string;
+  tombstone: boolean;
+  /** Epoch seconds after which the key no longer exists (DynamoDB TTL removes it later). */
+  expiresAtSeconds?: number;
+  /** Inline value (at most the inline limit). Absent for tombstones and blob values. */
+  value?: Uint8Array;
+  blob?: BlobPointer;
+}
+
+/** True when the item is a value a reader may see at `nowSeconds`. */
+export function isLive(item: StoredItem | undefined, nowSeconds: number): item is StoredItem {
+  if (!item || item.tombstone) return false;
+  return item.expiresAtSeconds === undefined || item.expiresAtSeconds > nowSeconds;
+}
+
+/** The listing view of a key. */
+export interface KeySummary {
+  key: string;
+  version: number;
+  size: number;
+  contentType: string;
+  expiresAtSeconds?: number;
+}

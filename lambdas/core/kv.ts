@@ -1,0 +1,356 @@
+// The KV use cases: route a key to its owner shard, version every write, keep large values in S3.
+import { createHash } from 'node:crypto';
+import { PreconditionFailedError, RingstoreError } from './errors';
+import { isLive, type KeySummary, type StoredItem } from './item';
+import { tokenOf } from './ring';
+import { validateKey } from './validation';
+import type { BlobStore, Clock, IdSource, ItemWrite, RingSource, ShardStore, WritePrecondition } from '../ports';
+
+export type Consistency = 'eventual' | 'strong';
+
+export interface KvLimits {
+  keyBytesMax: number;
+  valueBytesMax: number;
+  directBodyBytesMax: number;
+  inlineValueBytesMax: number;
+  listLimitMax: number;
+  ttlSecondsMax: number;
+  presignedUrlTtlSeconds: number;
+}
+
+export interface KvDeps {
+  shards: ShardStore;
+  blobs: BlobStore;
+  ring: RingSource;
+  clock: Clock;
+  ids: IdSource;
+  limits: KvLimits;
+}
+
+/** Conditional-write headers as the client sent them. */
+export interface Conditions {
+  ifMatchVersion?: number;
+  ifNoneMatchAny?: boolean;
+}
+
+export interface PutInput extends Conditions {
+  value: Uint8Array;
+  contentType: string;
+  ttlSeconds?: number;
+}
+
+export interface WriteAck {
+  key: string;
+  version: number;
+}
+
+export type ReadResult =
+  | { kind: 'value'; item: StoredItem; value: Uint8Array }
+  /** The value is too large for a Lambda response: the client fetches it from this presigned URL. */
+  | { kind: 'redirect'; item: StoredItem; url: string };
+
+export interface ListInput {
+  prefix: string;
+  limit: number;
+  cursor?: string;
+}
+
+export interface ListResult {
+  items: KeySummary[];
+  cursor?: string;
+}
+
+export interface UploadTicket {
+  uploadId: string;
+  url: string;
+  method: 'PUT';
+  headers: Record<string, string>;
+  expiresAt: string;
+}
+
+export interface CommitInput extends Conditions {
+  sha256: string;
+  contentType: string;
+  ttlSeconds?: number;
+}
+
+const uploadIdPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export function sha256Hex(bytes: Uint8Array | string): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+export class KvService {
+  constructor(private readonly deps: KvDeps) {}
+
+  async get(namespace: string, key: string, consistency: Consistency): Promise<ReadResult> {
+    const item = await this.readLive(namespace, key, consistency);
+    if (item.value) return { kind: 'value', item, value: item.value };
+    const objectKey = item.blob?.objectKey;
+    if (!objectKey) throw new RingstoreError('internal', `item ${key} has neither a value nor a blob`);
+    if (item.size > this.deps.limits.directBodyBytesMax) {
+      const url = await this.deps.blobs.presignGet(objectKey, { expiresInSeconds: this.deps.limits.presignedUrlTtlSeconds });
+      return { kind: 'redirect', item, url };
+    }
+    return { kind: 'value', item, value: await this.deps.blobs.get(objectKey) };
+  }
+
+  /** The metadata of a live key (HEAD). */
+  async head(namespace: string, key: string, consistency: Consistency): Promise<StoredItem> {
+    return this.readLive(namespace, key, consistency);
+  }
+
+  async put(namespace: string, key: string, input: PutInput): Promise<WriteAck> {
+    validateKey(key, this.deps.limits);
+    const { limits } = this.deps;
+    const size = input.value.byteLength;
+    if (size > limits.directBodyBytesMax) {
+      throw new RingstoreError(
+        'kv.valueTooLarge',
+        `a direct PUT body is at most ${limits.directBodyBytesMax} bytes (got ${size}); ` +
+          `upload larger values (up to ${limits.valueBytesMax} bytes) with POST /v1/kv/{key}/uploads, as the SDK and CLI do`,
+        { details: { size, limit: limits.directBodyBytesMax, uploadFlow: 'POST /v1/kv/{key}/uploads' } },
+      );
+    }
+    const precondition = toPrecondition(input);
+    const expiresAtSeconds = this.expiresAt(input.ttlSeconds);
+    const sha256 = sha256Hex(input.value);
+    if (size <= limits.inlineValueBytesMax) {
+      return this.writeContent(namespace, key, precondition, {
+        contentType: input.contentType, size, sha256, expiresAtSeconds, value: input.value,
+      });
+    }
+    const objectKey = this.blobKey(namespace);
+    await this.deps.blobs.put(objectKey, input.value, input.contentType);
+    return this.writeContent(namespace, key, precondition, {
+      contentType: input.contentType, size, sha256, expiresAtSeconds, blob: { objectKey },
+    });
+  }
+
+  async delete(namespace: string, key: string, conditions: Pick<Conditions, 'ifMatchVersion'>): Promise<WriteAck> {
+    validateKey(key, this.deps.limits);
+    const precondition: WritePrecondition =
+      conditions.ifMatchVersion === undefined ? { kind: 'live' } : { kind: 'versionIs', version: conditions.ifMatchVersion };
+    return this.writeContent(namespace, key, precondition, undefined);
+  }
+
+  /** Keys of a namespace in key order across every shard, `limit` at a time. */
+  async list(namespace: string, input: ListInput): Promise<ListResult> {
+    const { limit, prefix } = input;
+    if (!Number.isInteger(limit) || limit < 1 || limit > this.deps.limits.listLimitMax) {
+      throw new RingstoreError('request.invalid', `limit must be an integer from 1 to ${this.deps.limits.listLimitMax}`, {
+        details: { field: 'limit' },
+      });
+    }
+    const afterKey = input.cursor === undefined ? undefined : decodeCursor(input.cursor, prefix);
+    const ring = await this.deps.ring.current();
+    const nowSeconds = this.nowSeconds();
+    const pages = await Promise.all(
+      ring.shards.map((shard) => this.deps.shards.list(shard.table, { namespace, prefix, afterKey, limit, nowSeconds })),
+    );
+    // Each shard returned its first live keys after the cursor, up to `limit`, and stopped either at
+    // the end of its keys or after `resumeAfter`. Keys up to the smallest such stop are complete, so
+    // the first `limit` of them are the first `limit` overall. A key held by several shards
+    // (replicas) is listed once, at its highest version.
+    const stops = pages.flatMap((page) => (page.more ? [page.resumeAfter] : []));
+    const boundary = stops.sort(compareKeys)[0];
+    const byKey = new Map<string, KeySummary>();
+    for (const summary of pages.flatMap((page) => page.items)) {
+      if (boundary !== undefined && compareKeys(summary.key, boundary) > 0) continue;
+      const seen = byKey.get(summary.key);
+      if (!seen || seen.version < summary.version) byKey.set(summary.key, summary);
+    }
+    const merged = [...byKey.values()].sort((a, b) => compareKeys(a.key, b.key));
+    const items = merged.slice(0, limit);
+    const resumeAfter = merged.length > limit ? items[items.length - 1]!.key : boundary;
+    return resumeAfter === undefined ? { items } : { items, cursor: encodeCursor(resumeAfter, prefix) };
+  }
+
+  /** Step 1 of the large-value flow: a presigned PUT the client sends the bytes to. */
+  async createUpload(namespace: string, key: string, input: { contentType: string; size?: number }): Promise<UploadTicket> {
+    validateKey(key, this.deps.limits);
+    if (input.size !== undefined && input.size > this.deps.limits.valueBytesMax) {
+      throw tooLarge(input.size, this.deps.limits.valueBytesMax);
+    }
+    const uploadId = this.deps.ids.newId();
+    const expiresInSeconds = this.deps.limits.presignedUrlTtlSeconds;
+    const { url, headers } = await this.deps.blobs.presignPut(uploadKey(namespace, key, uploadId), {
+      contentType: input.contentType,
+      expiresInSeconds,
+    });
+    const expiresAt = new Date(this.deps.clock.nowMs() + expiresInSeconds * 1000).toISOString();
+    return { uploadId, url, method: 'PUT', headers, expiresAt };
+  }
+
+  /** Step 2: verify the uploaded bytes and make them the key's value, versioned like any write. */
+  async commitUpload(namespace: string, key: string, uploadId: string, input: CommitInput): Promise<WriteAck> {
+    validateKey(key, this.deps.limits);
+    const precondition = toPrecondition(input);
+    const expiresAtSeconds = this.expiresAt(input.ttlSeconds);
+    if (!uploadIdPattern.test(uploadId)) {
+      throw new RingstoreError('kv.uploadNotFound', `upload ${uploadId} does not exist for key ${key}`);
+    }
+    const { blobs, limits } = this.deps;
+    const uploadObject = uploadKey(namespace, key, uploadId);
+    const size = await blobs.size(uploadObject);
+    if (size === undefined) {
+      throw new RingstoreError('kv.uploadNotFound', `upload ${uploadId} for key ${key} has no bytes: PUT them to the upload URL first`);
+    }
+    if (size > limits.valueBytesMax) {
+      await blobs.delete(uploadObject);
+      throw tooLarge(size, limits.valueBytesMax);
+    }
+    const sha256 = await blobs.sha256(uploadObject);
+    if (sha256 !== input.sha256.toLowerCase()) {
+      throw new RingstoreError('kv.checksumMismatch', `uploaded bytes have sha256 ${sha256}, not ${input.sha256}`, {
+        details: { field: 'sha256', actual: sha256 },
+      });
+    }
+    const content = { contentType: input.contentType, size, sha256, expiresAtSeconds };
+    let ack: WriteAck;
+    if (size <= limits.inlineValueBytesMax) {
+      ack = await this.writeContent(namespace, key, precondition, { ...content, value: await blobs.get(uploadObject) });
+    } else {
+      // Uploads expire by a lifecycle rule; committed bytes move under blobs/ where they stay.
+      const objectKey = this.blobKey(namespace);
+      await blobs.copy(uploadObject, objectKey);
+      ack = await this.writeContent(namespace, key, precondition, { ...content, blob: { objectKey } });
+    }
+    await blobs.delete(uploadObject);
+    return ack;
+  }
+
+  private async readLive(namespace: string, key: string, consistency: Consistency): Promise<StoredItem> {
+    validateKey(key, this.deps.limits);
+    const ring = await this.deps.ring.current();
+    const owner = ring.ownerOf(tokenOf(namespace, key));
+    const item = await this.deps.shards.get(owner.table, namespace, key, { consistent: consistency === 'strong' });
+    if (!isLive(item, this.nowSeconds())) throw notFound(key);
+    return item;
+  }
+
+  private async writeContent(
+    namespace: string,
+    key: string,
+    precondition: WritePrecondition,
+    content: ItemWrite['content'],
+  ): Promise<WriteAck> {
+    const ring = await this.deps.ring.current();
+    const token = tokenOf(namespace, key);
+    const owner = ring.ownerOf(token);
+    const nowSeconds = this.nowSeconds();
+    let result;
+    try {
+      result = await this.deps.shards.write(owner.table, { namespace, key, token, content, precondition, nowSeconds });
+    } catch (error) {
+      if (content?.blob) await this.deps.blobs.delete(content.blob.objectKey).catch(() => undefined);
+      if (error instanceof PreconditionFailedError) throw explainPrecondition(key, precondition, error, nowSeconds);
+      throw error;
+    }
+    const replacedBlob = result.previous?.blob?.objectKey;
+    // Best effort: an object left behind by a failed delete costs storage, never correctness.
+    if (replacedBlob) await this.deps.blobs.delete(replacedBlob).catch(() => undefined);
+    return { key, version: result.version };
+  }
+
+  private expiresAt(ttlSeconds: number | undefined): number | undefined {
+    if (ttlSeconds === undefined) return undefined;
+    if (!Number.isInteger(ttlSeconds) || ttlSeconds < 1 || ttlSeconds > this.deps.limits.ttlSecondsMax) {
+      throw new RingstoreError('kv.ttlInvalid', `ttlSeconds must be an integer from 1 to ${this.deps.limits.ttlSecondsMax}`, {
+        details: { field: 'ttlSeconds' },
+      });
+    }
+    return this.nowSeconds() + ttlSeconds;
+  }
+
+  private nowSeconds(): number {
+    return Math.floor(this.deps.clock.nowMs() / 1000);
+  }
+
+  private blobKey(namespace: string): string {
+    return `blobs/${namespace}/${this.deps.ids.newId()}`;
+  }
+}
+
+/** Uploads are addressed by namespace, key and id, so one namespace can never commit another's bytes. */
+export function uploadKey(namespace: string, key: string, uploadId: string): string {
+  return `uploads/${namespace}/${sha256Hex(key).slice(0, 32)}/${uploadId}`;
+}
+
+function toPrecondition(conditions: Conditions): WritePrecondition {
+  if (conditions.ifMatchVersion !== undefined && conditions.ifNoneMatchAny) {
+    throw new RingstoreError('request.invalid', 'If-Match and If-None-Match cannot be combined', {
+      details: { field: 'If-None-Match' },
+    });
+  }
+  if (conditions.ifMatchVersion !== undefined) return { kind: 'versionIs', version: conditions.ifMatchVersion };
+  if (conditions.ifNoneMatchAny) return { kind: 'absent' };
+  return { kind: 'none' };
+}
+
+function explainPrecondition(
+  key: string,
+  precondition: WritePrecondition,
+  failure: PreconditionFailedError,
+  nowSeconds: number,
+): RingstoreError {
+  const current = failure.current as StoredItem | undefined;
+  const live = isLive(current, nowSeconds);
+  switch (precondition.kind) {
+    case 'live':
+      return notFound(key);
+    case 'absent':
+      return new PreconditionFailedError(`key ${key} already exists (version ${current?.version})`, current);
+    case 'versionIs':
+      return new PreconditionFailedError(
+        live
+          ? `key ${key} is at version ${current.version}, not ${precondition.version}`
+          : `key ${key} does not exist, so it is not at version ${precondition.version}`,
+        current,
+      );
+    case 'none':
+      return failure;
+  }
+}
+
+function notFound(key: string): RingstoreError {
+  return new RingstoreError('kv.notFound', `key ${key} not found`);
+}
+
+function tooLarge(size: number, limit: number): RingstoreError {
+  return new RingstoreError('kv.valueTooLarge', `value is ${size} bytes; the limit is ${limit}`, { details: { size, limit } });
+}
+
+/** DynamoDB orders string sort keys by their UTF-8 bytes; the merge of shard listings must agree. */
+export function compareKeys(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+}
+
+interface CursorBody {
+  after: string;
+  prefix: string;
+}
+
+export function encodeCursor(afterKey: string, prefix: string): string {
+  const body: CursorBody = { after: afterKey, prefix };
+  return Buffer.from(JSON.stringify(body), 'utf8').toString('base64url');
+}
+
+export function decodeCursor(cursor: string, prefix: string): string {
+  let body: unknown;
+  try {
+    body = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    body = undefined;
+  }
+  const parsed = body as Partial<CursorBody> | undefined;
+  if (!parsed || typeof parsed.after !== 'string' || typeof parsed.prefix !== 'string') {
+    throw new RingstoreError('kv.cursorInvalid', 'cursor is not one this API returned', { details: { field: 'cursor' } });
+  }
+  if (parsed.prefix !== prefix || !parsed.after.startsWith(prefix)) {
+    throw new RingstoreError('kv.cursorInvalid', `cursor belongs to a listing of prefix "${parsed.prefix}", not "${prefix}"`, {
+      details: { field: 'cursor' },
+    });
+  }
+  return parsed.after;
+}

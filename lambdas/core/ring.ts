@@ -1,0 +1,160 @@
+// The consistent-hash ring: virtual nodes of N shards on a 32-bit token circle.
+// A key's owner is the first vnode clockwise from its token; replicas are the next RF-1 distinct shards.
+//
+// The hash is documented rather than taken from a hashing library: token = the first 32 bits
+// (big-endian) of MD5(namespace, 0x00, key), as Cassandra's RandomPartitioner does with MD5.
+// It is stable across languages and releases, which matters more here than speed: a token is
+// stored with every item (the `tok` attribute), so the function can never change.
+// Ring libraries on npm (hashring, consistent-hash) hide the token ranges and replica walk
+// that the ring API, rebalancing and anti-entropy need, so the walk is written here.
+import { createHash } from 'node:crypto';
+import { invariant } from './errors';
+
+export const tokenBits = 32;
+export const tokenSpace = 2 ** tokenBits;
+
+export type ShardStatus = 'active';
+
+export interface RingShard {
+  id: number;
+  table: string;
+  status: ShardStatus;
+}
+
+/** What the control table stores under the ring record; the epoch fences every change. */
+export interface RingState {
+  epoch: number;
+  replicationFactor: number;
+  vnodesPerShard: number;
+  shards: RingShard[];
+}
+
+export interface TokenRange {
+  /** Exclusive lower bound; the first range wraps around from the last vnode token. */
+  start: number;
+  /** Inclusive upper bound: the vnode token. */
+  end: number;
+  owner: number;
+  /** Owner first, then its successors on the ring. */
+  replicas: number[];
+}
+
+function md5Token(text: string): number {
+  return createHash('md5').update(text).digest().readUInt32BE(0);
+}
+
+/** The ring token of a key in a namespace. */
+export function tokenOf(namespace: string, key: string): number {
+  return md5Token(`${namespace}\u0000${key}`);
+}
+
+/** The token of vnode `vnode` of shard `shardId`. */
+export function vnodeToken(shardId: number, vnode: number): number {
+  return md5Token(`shard-${shardId}#vnode-${vnode}`);
+}
+
+/** The token bucket (top 8 bits) that partitions the token-ordered index. */
+export function tokenBucket(token: number): number {
+  return token >>> 24;
+}
+
+export function initialRingState(options: {
+  shardCount: number;
+  replicationFactor: number;
+  vnodesPerShard: number;
+  tableName: (shardId: number) => string;
+}): RingState {
+  const { shardCount, replicationFactor, vnodesPerShard, tableName } = options;
+  invariant(Number.isInteger(shardCount) && shardCount >= 1, 'shardCount must be a positive integer');
+  invariant(Number.isInteger(replicationFactor) && replicationFactor >= 1, 'replicationFactor must be >= 1');
+  invariant(Number.isInteger(vnodesPerShard) && vnodesPerShard >= 1, 'vnodesPerShard must be >= 1');
+  return {
+    epoch: 1,
+    replicationFactor,
+    vnodesPerShard,
+    shards: Array.from({ length: shardCount }, (_, id) => ({ id, table: tableName(id), status: 'active' as const })),
+  };
+}
+
+interface Vnode {
+  token: number;
+  shard: number;
+}
+
+/** An immutable, indexed view of a RingState. */
+export class Ring {
+  readonly state: RingState;
+  private readonly vnodes: Vnode[];
+  private readonly shardsById: Map<number, RingShard>;
+  /** Replica set per vnode index, computed once: lookups are a binary search and an array read. */
+  private readonly replicaSets: number[][];
+
+  constructor(state: RingState) {
+    invariant(state.shards.length > 0, 'a ring needs at least one shard');
+    this.state = state;
+    this.shardsById = new Map(state.shards.map((shard) => [shard.id, shard]));
+    invariant(this.shardsById.size === state.shards.length, 'shard ids must be unique');
+    this.vnodes = state.shards
+      .flatMap((shard) => Array.from({ length: state.vnodesPerShard }, (_, v) => ({ token: vnodeToken(shard.id, v), shard: shard.id })))
+      // Ties (astronomically rare) are broken by shard id so every process builds the same ring.
+      .sort((a, b) => a.token - b.token || a.shard - b.shard);
+    const replicaCount = Math.min(state.replicationFactor, state.shards.length);
+    this.replicaSets = this.vnodes.map((_, index) => this.walkDistinct(index, replicaCount));
+  }
+
+  get epoch(): number {
+    return this.state.epoch;
+  }
+
+  get shards(): readonly RingShard[] {
+    return this.state.shards;
+  }
+
+  shard(id: number): RingShard {
+    const shard = this.shardsById.get(id);
+    invariant(shard, `shard ${id} is not on the ring`);
+    return shard;
+  }
+
+  /** The shard that owns a token. */
+  ownerOf(token: number): RingShard {
+    return this.shard(this.vnodes[this.vnodeIndexOf(token)]!.shard);
+  }
+
+  /** Owner first, then the next distinct shards clockwise, RF in all (fewer if there are fewer shards). */
+  replicasOf(token: number): RingShard[] {
+    return this.replicaSets[this.vnodeIndexOf(token)]!.map((id) => this.shard(id));
+  }
+
+  /** Every token range in token order; together they cover the whole token space exactly once. */
+  ranges(): TokenRange[] {
+    return this.vnodes.map((vnode, index) => ({
+      start: index === 0 ? this.vnodes[this.vnodes.length - 1]!.token : this.vnodes[index - 1]!.token,
+      end: vnode.token,
+      owner: vnode.shard,
+      replicas: [...this.replicaSets[index]!],
+    }));
+  }
+
+  private vnodeIndexOf(token: number): number {
+    invariant(Number.isInteger(token) && token >= 0 && token < tokenSpace, `token ${token} is outside the ring`);
+    // First vnode whose token is >= the key's token; past the last one the ring wraps to index 0.
+    let low = 0;
+    let high = this.vnodes.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if (this.vnodes[mid]!.token < token) low = mid + 1;
+      else high = mid;
+    }
+    return low === this.vnodes.length ? 0 : low;
+  }
+
+  private walkDistinct(startIndex: number, count: number): number[] {
+    const chosen: number[] = [];
+    for (let step = 0; step < this.vnodes.length && chosen.length < count; step += 1) {
+      const shard = this.vnodes[(startIndex + step) % this.vnodes.length]!.shard;
+      if (!chosen.includes(shard)) chosen.push(shard);
+    }
+    return chosen;
+  }
+}

@@ -1,0 +1,32 @@
+// Lambda REQUEST authorizer: maps x-api-key to a namespace and role. API Gateway caches the answer.
+import middy from '@middy/core';
+import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
+import { isRingstoreError } from '../core/errors';
+import { runtime } from '../runtime';
+
+const { apiKeys } = runtime();
+
+/** The policy covers every method of the stage, because API Gateway caches it per key, not per route. */
+function policy(event: APIGatewayRequestAuthorizerEvent, effect: 'Allow' | 'Deny', principalId: string): APIGatewayAuthorizerResult {
+  const [arnPrefix = '*', stage = '*'] = event.methodArn.split('/');
+  return {
+    principalId,
+    policyDocument: {
+      Version: '2012-10-17',
+      Statement: [{ Action: 'execute-api:Invoke', Effect: effect, Resource: `${arnPrefix}/${stage}/*/*` }],
+    },
+  };
+}
+
+export const handler = middy<APIGatewayRequestAuthorizerEvent, APIGatewayAuthorizerResult>().handler(async (event) => {
+  const header = Object.entries(event.headers ?? {}).find(([name]) => name.toLowerCase() === 'x-api-key')?.[1];
+  // API Gateway's contract: throwing exactly "Unauthorized" answers 401; a Deny policy answers 403.
+  if (!header) throw new Error('Unauthorized');
+  try {
+    const principal = await apiKeys.authenticate(header);
+    return { ...policy(event, 'Allow', principal.keyId), context: { ...principal } };
+  } catch (error) {
+    if (isRingstoreError(error, 'auth.invalidKey')) return policy(event, 'Deny', 'anonymous');
+    throw error;
+  }
+});

@@ -1,0 +1,38 @@
+// GET/HEAD /v1/kv/{key} and GET /v1/kv: reads through the ring.
+import middy from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { ListKeysQuery, ReadValueQuery } from '../../schemas/api';
+import { httpErrors } from '../http/errors';
+import { parseWith, pathParam, principalOf } from '../http/request';
+import { bytes, json, valueHeaders } from '../http/response';
+import { router } from '../http/router';
+import { runtime } from '../runtime';
+
+const { kv, logger } = runtime();
+
+export const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+  .use(httpErrors(logger))
+  .handler(
+    router('kvRead', {
+      getValue: async (event) => {
+        const { consistency = 'eventual' } = parseWith(ReadValueQuery, event.queryStringParameters, 'query');
+        const result = await kv.get(principalOf(event).namespace, pathParam(event, 'key'), consistency);
+        if (result.kind === 'redirect') return { statusCode: 303, headers: { ...valueHeaders(result.item), location: result.url }, body: '' };
+        return bytes(200, result.value, valueHeaders(result.item));
+      },
+      headValue: async (event) => {
+        const { consistency = 'eventual' } = parseWith(ReadValueQuery, event.queryStringParameters, 'query');
+        const item = await kv.head(principalOf(event).namespace, pathParam(event, 'key'), consistency);
+        return { statusCode: 200, headers: { ...valueHeaders(item), 'content-length': String(item.size) }, body: '' };
+      },
+      listKeys: async (event) => {
+        const query = parseWith(ListKeysQuery, event.queryStringParameters, 'query');
+        const page = await kv.list(principalOf(event).namespace, query);
+        const items = page.items.map(({ expiresAtSeconds, ...summary }) => ({
+          ...summary,
+          ...(expiresAtSeconds === undefined ? {} : { expiresAt: new Date(expiresAtSeconds * 1000).toISOString() }),
+        }));
+        return json(200, page.cursor ? { items, cursor: page.cursor } : { items });
+      },
+    }),
+  );

@@ -1,0 +1,56 @@
+// PUT/DELETE /v1/kv/{key} and the two-step upload of large values.
+import middy from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { CommitUploadBody, ConditionalHeaders, CreateUploadBody, DeleteValueQuery, PutValueQuery } from '../../schemas/api';
+import { RingstoreError } from '../core/errors';
+import { httpErrors } from '../http/errors';
+import { bodyBytes, headersOf, jsonBody, parseWith, pathParam, principalOf } from '../http/request';
+import { etagOf, json } from '../http/response';
+import { router } from '../http/router';
+import { runtime } from '../runtime';
+
+const { kv, logger } = runtime();
+
+function conditionsOf(event: Parameters<Parameters<typeof router>[1][string]>[0]) {
+  const headers = parseWith(ConditionalHeaders, headersOf(event), 'header');
+  return { ifMatchVersion: headers['if-match'], ifNoneMatchAny: headers['if-none-match'] === '*' };
+}
+
+const rejectEmptyKey = async () => {
+  throw new RingstoreError('kv.keyInvalid', 'key must not be empty: use /v1/kv/{key}', { details: { field: 'key' } });
+};
+
+const acknowledged = (status: number, ack: { key: string; version: number }) => json(status, ack, { etag: etagOf(ack.version) });
+
+export const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+  .use(httpErrors(logger))
+  .handler(
+    router('kvWrite', {
+      putValue: async (event) => {
+        const { ttlSeconds } = parseWith(PutValueQuery, event.queryStringParameters, 'query');
+        const contentType = headersOf(event)['content-type'] || 'application/octet-stream';
+        const ack = await kv.put(principalOf(event).namespace, pathParam(event, 'key'), {
+          value: bodyBytes(event), contentType, ttlSeconds, ...conditionsOf(event),
+        });
+        return acknowledged(200, ack);
+      },
+      putEmptyKey: rejectEmptyKey,
+      deleteEmptyKey: rejectEmptyKey,
+      deleteValue: async (event) => {
+        parseWith(DeleteValueQuery, event.queryStringParameters, 'query');
+        const { ifMatchVersion } = conditionsOf(event);
+        return acknowledged(200, await kv.delete(principalOf(event).namespace, pathParam(event, 'key'), { ifMatchVersion }));
+      },
+      createUpload: async (event) => {
+        const body = parseWith(CreateUploadBody, jsonBody(event), 'body');
+        return json(201, await kv.createUpload(principalOf(event).namespace, pathParam(event, 'key'), body));
+      },
+      commitUpload: async (event) => {
+        const body = parseWith(CommitUploadBody, jsonBody(event), 'body');
+        const ack = await kv.commitUpload(principalOf(event).namespace, pathParam(event, 'key'), pathParam(event, 'uploadId'), {
+          ...body, ...conditionsOf(event),
+        });
+        return acknowledged(200, ack);
+      },
+    }),
+  );

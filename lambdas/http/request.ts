@@ -1,0 +1,63 @@
+// Reading an API Gateway proxy event: validated params (zod), the body's bytes, the caller's principal.
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import type { z } from 'zod';
+import type { Principal } from '../core/auth';
+import { type ErrorCode, RingstoreError } from '../core/errors';
+
+/** Fields whose failures have a code of their own; everything else is `request.invalid`. */
+const fieldCodes: Record<string, ErrorCode> = {
+  key: 'kv.keyInvalid',
+  ttlSeconds: 'kv.ttlInvalid',
+  cursor: 'kv.cursorInvalid',
+};
+
+/** Parses `input` with `schema`, turning the first problem into a 400 that names the field. */
+export function parseWith<S extends z.ZodType>(schema: S, input: unknown, where: string): z.output<S> {
+  const parsed = schema.safeParse(input ?? {});
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  const field = issue.path.map(String).join('.') || where;
+  throw new RingstoreError(fieldCodes[field] ?? 'request.invalid', `${where} ${field}: ${issue.message}`, {
+    details: { field, in: where },
+  });
+}
+
+/** Header lookup that ignores case, as HTTP does. */
+export function headersOf(event: APIGatewayProxyEvent): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(event.headers ?? {})) if (value !== undefined) headers[name.toLowerCase()] = value;
+  return headers;
+}
+
+export function pathParam(event: APIGatewayProxyEvent, name: string): string {
+  const value = event.pathParameters?.[name];
+  if (value === undefined) throw new RingstoreError('request.invalid', `missing path parameter ${name}`, { details: { field: name } });
+  return value;
+}
+
+export function bodyBytes(event: APIGatewayProxyEvent): Uint8Array {
+  if (!event.body) return new Uint8Array(0);
+  return Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8');
+}
+
+export function jsonBody(event: APIGatewayProxyEvent): unknown {
+  const text = Buffer.from(bodyBytes(event)).toString('utf8');
+  if (text.trim() === '') return {};
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new RingstoreError('request.invalid', 'body is not valid JSON', { details: { in: 'body' } });
+  }
+}
+
+/** The caller, as the authorizer put it into the request context. */
+export function principalOf(event: APIGatewayProxyEvent): Principal {
+  const context = event.requestContext?.authorizer as Record<string, unknown> | null | undefined;
+  const namespace = context?.namespace;
+  const role = context?.role;
+  const keyId = context?.keyId;
+  if (typeof namespace !== 'string' || (role !== 'user' && role !== 'admin') || typeof keyId !== 'string') {
+    throw new RingstoreError('auth.missingKey', 'request was not authenticated');
+  }
+  return { namespace, role, keyId };
+}

@@ -1,0 +1,62 @@
+// Builds a handler's dependencies once per Lambda instance (module scope), from the parsed config.
+import { randomBytes, randomUUID } from 'node:crypto';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { CachedRingSource, DynamoControlStore } from './adapters/dynamodb-control-store';
+import { DynamoShardStore } from './adapters/dynamodb-shard-store';
+import { S3BlobStore } from './adapters/s3-blob-store';
+import { ApiKeyService } from './core/auth';
+import { KvService } from './core/kv';
+import { loadConfig, type RingstoreConfig } from './config';
+import type { Clock, IdSource } from './ports';
+import { limits } from './topology';
+
+export const systemClock: Clock = { nowMs: () => Date.now() };
+
+export const randomIds: IdSource = {
+  newId: () => randomUUID(),
+  newSecret: () => randomBytes(32).toString('base64url'),
+};
+
+/** Client options shared by every AWS client; endpoints are overridden only for local engines. */
+function clientOptions(config: RingstoreConfig, endpoint: string | undefined) {
+  return { region: config.region, ...(endpoint ? { endpoint } : {}), maxAttempts: 3 };
+}
+
+export function buildRuntime(config: RingstoreConfig = loadConfig()) {
+  const logger = new Logger({ serviceName: 'ringstore' });
+  const dynamodb = DynamoDBDocumentClient.from(new DynamoDBClient(clientOptions(config, config.dynamodbEndpoint)), {
+    marshallOptions: { removeUndefinedValues: true },
+  });
+  const s3 = new S3Client({
+    ...clientOptions(config, config.s3Endpoint),
+    // Local S3 engines address buckets by path; AWS accepts both.
+    forcePathStyle: Boolean(config.s3Endpoint),
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  });
+  const control = new DynamoControlStore(dynamodb, config.controlTable);
+  const ring = new CachedRingSource(control, systemClock);
+  const kv = new KvService({
+    shards: new DynamoShardStore(dynamodb),
+    blobs: new S3BlobStore(s3, config.blobBucket),
+    ring,
+    clock: systemClock,
+    ids: randomIds,
+    limits,
+  });
+  const apiKeys = new ApiKeyService({ keys: control, ids: randomIds, clock: systemClock });
+  return { config, logger, dynamodb, s3, control, ring, kv, apiKeys };
+}
+
+export type Runtime = ReturnType<typeof buildRuntime>;
+
+let shared: Runtime | undefined;
+
+/** The instance's runtime, built on first use and shared by every handler module in the process. */
+export function runtime(): Runtime {
+  shared ??= buildRuntime();
+  return shared;
+}

@@ -1,0 +1,182 @@
+// The one place that names every table, index, bucket, queue, route and handler of Ringstore.
+// The CDK app (cdk/) and the local cloud (cdk/local/) both build from these values.
+
+/** Shared defaults of a deployment; every one can be overridden per stage. */
+export const defaults = {
+  stage: 'local',
+  shardCount: 4,
+  replicationFactor: 3,
+  vnodesPerShard: 16,
+} as const;
+
+/** Limits that mirror API Gateway + Lambda so the local gateway behaves like AWS. */
+export const limits = {
+  /** Largest value a key can hold, however it arrives. */
+  valueBytesMax: 10 * 1024 * 1024,
+  /** Largest body accepted by `PUT /v1/kv/{key}`; larger values use the upload flow. */
+  directBodyBytesMax: 4 * 1024 * 1024,
+  /** Values larger than this are kept in S3; the item keeps a pointer and the sha256. */
+  inlineValueBytesMax: 350 * 1000,
+  /** Lambda synchronous invocation payload limit (request event and response), bytes. */
+  lambdaPayloadBytesMax: 6 * 1024 * 1024,
+  /** API Gateway REST API request body limit, bytes. */
+  apiGatewayBodyBytesMax: 10 * 1024 * 1024,
+  /** API Gateway REST integration timeout. */
+  apiGatewayTimeoutMs: 29_000,
+  keyBytesMax: 1024,
+  listLimitMax: 1000,
+  listLimitDefault: 100,
+  ttlSecondsMax: 10 * 365 * 24 * 3600,
+  presignedUrlTtlSeconds: 900,
+  /** API Gateway caches an authorizer's answer per API key this long: a revoked key stops working after it. */
+  authorizerCacheTtlSeconds: 60,
+} as const;
+
+/** Attribute and index names of a shard table item (design §2). */
+export const shardSchema = {
+  partitionKey: 'pk', // `${namespace}#${key}`
+  // tb = token bucket (top 8 bits of tok): range copies (rebalancing, anti-entropy) read whole items.
+  tokenIndex: { name: 'byToken', partitionKey: 'tb', sortKey: 'tok', projection: 'ALL' },
+  // Ordered listing per namespace needs only the summary attributes, never the values.
+  keyIndex: {
+    name: 'byKey', partitionKey: 'ns', sortKey: 'k', projection: 'INCLUDE',
+    nonKeyAttributes: ['v', 'size', 'ct', 'ttl', 'tomb'],
+  },
+  ttlAttribute: 'ttl',
+} as const;
+
+/** Control table: ring, API keys, (later) leases and membership. */
+export const controlSchema = { partitionKey: 'pk', sortKey: 'sk' } as const;
+
+export type HandlerName = 'authorizer' | 'kvRead' | 'kvWrite' | 'ring' | 'admin' | 'docs';
+
+/** What a handler may touch; the CDK app grants exactly this (least privilege). */
+export interface HandlerSpec {
+  /** Path of the handler module, relative to the repository root. */
+  entry: string;
+  description: string;
+  shardTables: 'none' | 'read' | 'readWrite';
+  controlTable: 'none' | 'read' | 'readWrite';
+  blobBucket: 'none' | 'read' | 'readWrite';
+  memoryMb: number;
+  timeoutSeconds: number;
+}
+
+export const handlers: Record<HandlerName, HandlerSpec> = {
+  authorizer: {
+    entry: 'lambdas/handlers/authorizer.ts',
+    description: 'Maps an x-api-key to a namespace and role',
+    shardTables: 'none', controlTable: 'read', blobBucket: 'none', memoryMb: 256, timeoutSeconds: 5,
+  },
+  kvRead: {
+    entry: 'lambdas/handlers/kv-read.ts',
+    description: 'GET/HEAD a key, list keys by prefix',
+    shardTables: 'read', controlTable: 'read', blobBucket: 'read', memoryMb: 1024, timeoutSeconds: 28,
+  },
+  kvWrite: {
+    entry: 'lambdas/handlers/kv-write.ts',
+    description: 'PUT/DELETE a key, large-value uploads',
+    shardTables: 'readWrite', controlTable: 'read', blobBucket: 'readWrite', memoryMb: 1024, timeoutSeconds: 28,
+  },
+  ring: {
+    entry: 'lambdas/handlers/ring.ts',
+    description: 'Describes the ring (keyrange)',
+    shardTables: 'none', controlTable: 'read', blobBucket: 'none', memoryMb: 256, timeoutSeconds: 10,
+  },
+  admin: {
+    entry: 'lambdas/handlers/admin.ts',
+    description: 'Admin API: API keys',
+    shardTables: 'none', controlTable: 'readWrite', blobBucket: 'none', memoryMb: 256, timeoutSeconds: 10,
+  },
+  docs: {
+    entry: 'lambdas/handlers/docs.ts',
+    description: 'Serves the OpenAPI document and the API page',
+    shardTables: 'none', controlTable: 'none', blobBucket: 'none', memoryMb: 256, timeoutSeconds: 10,
+  },
+};
+
+export type HttpMethod = 'GET' | 'PUT' | 'POST' | 'DELETE' | 'HEAD';
+
+export interface RouteSpec {
+  method: HttpMethod;
+  /** API Gateway resource path with `{param}` placeholders. */
+  path: string;
+  handler: HandlerName;
+  operationId: string;
+  /** False only for the public documentation routes. */
+  authorized: boolean;
+  /** Needs an admin key. */
+  admin?: boolean;
+}
+
+export const routes: readonly RouteSpec[] = [
+  { method: 'GET', path: '/v1/kv', handler: 'kvRead', operationId: 'listKeys', authorized: true },
+  { method: 'GET', path: '/v1/kv/{key}', handler: 'kvRead', operationId: 'getValue', authorized: true },
+  { method: 'HEAD', path: '/v1/kv/{key}', handler: 'kvRead', operationId: 'headValue', authorized: true },
+  { method: 'PUT', path: '/v1/kv/{key}', handler: 'kvWrite', operationId: 'putValue', authorized: true },
+  // `/v1/kv/` with no key: a clear 400 for the empty key rather than "no such route".
+  { method: 'PUT', path: '/v1/kv', handler: 'kvWrite', operationId: 'putEmptyKey', authorized: true },
+  { method: 'DELETE', path: '/v1/kv', handler: 'kvWrite', operationId: 'deleteEmptyKey', authorized: true },
+  { method: 'DELETE', path: '/v1/kv/{key}', handler: 'kvWrite', operationId: 'deleteValue', authorized: true },
+  { method: 'POST', path: '/v1/kv/{key}/uploads', handler: 'kvWrite', operationId: 'createUpload', authorized: true },
+  {
+    method: 'POST', path: '/v1/kv/{key}/uploads/{uploadId}/commit', handler: 'kvWrite',
+    operationId: 'commitUpload', authorized: true,
+  },
+  { method: 'GET', path: '/v1/ring', handler: 'ring', operationId: 'describeRing', authorized: true },
+  { method: 'GET', path: '/v1/admin/keys', handler: 'admin', operationId: 'listApiKeys', authorized: true, admin: true },
+  { method: 'POST', path: '/v1/admin/keys', handler: 'admin', operationId: 'createApiKey', authorized: true, admin: true },
+  {
+    method: 'DELETE', path: '/v1/admin/keys/{keyId}', handler: 'admin', operationId: 'revokeApiKey',
+    authorized: true, admin: true,
+  },
+  { method: 'GET', path: '/openapi.json', handler: 'docs', operationId: 'openApiDocument', authorized: false },
+  { method: 'GET', path: '/docs', handler: 'docs', operationId: 'apiPage', authorized: false },
+];
+
+/** Physical names of one deployment. */
+export interface Names {
+  stage: string;
+  prefix: string;
+  shardTable(shardId: number): string;
+  controlTable: string;
+  txnTable: string;
+  hintsTable: string;
+  pendingTable: string;
+  blobBucket: string;
+  apiName: string;
+  functionName(handler: HandlerName): string;
+}
+
+const stagePattern = /^[a-z][a-z0-9-]{0,19}$/;
+
+/** Derives every physical name of a stage from one prefix. */
+export function namesFor(stage: string = defaults.stage, account = ''): Names {
+  if (!stagePattern.test(stage)) throw new Error(`stage "${stage}" must match ${stagePattern}`);
+  const prefix = `ringstore-${stage}`;
+  return {
+    stage,
+    prefix,
+    shardTable: (shardId) => `${prefix}-shard-${shardId}`,
+    controlTable: `${prefix}-control`,
+    txnTable: `${prefix}-txn`,
+    hintsTable: `${prefix}-hints`,
+    pendingTable: `${prefix}-pending`,
+    // Bucket names are global in AWS: the account id (when known) keeps them unique.
+    blobBucket: account ? `${prefix}-blobs-${account}` : `${prefix}-blobs`,
+    apiName: `${prefix}-api`,
+    functionName: (handler) => `${prefix}-${handler}`,
+  };
+}
+
+/** Environment variables every handler reads (parsed once by lambdas/config.ts). */
+export const envVars = {
+  stage: 'RINGSTORE_STAGE',
+  shardCount: 'RINGSTORE_SHARD_COUNT',
+  replicationFactor: 'RINGSTORE_REPLICATION_FACTOR',
+  vnodesPerShard: 'RINGSTORE_VNODES_PER_SHARD',
+  blobBucket: 'RINGSTORE_BLOB_BUCKET',
+  dynamodbEndpoint: 'RINGSTORE_DYNAMODB_ENDPOINT',
+  s3Endpoint: 'RINGSTORE_S3_ENDPOINT',
+  redisUrl: 'RINGSTORE_REDIS_URL',
+} as const;

@@ -1,0 +1,154 @@
+// The API contract as zod schemas: handlers parse with them, the OpenAPI document is generated from them.
+import { z } from 'zod';
+import { errorCodes } from '../lambdas/core/errors';
+import { namespacePattern } from '../lambdas/core/validation';
+import { limits } from '../lambdas/topology';
+
+export const Consistency = z
+  .enum(['eventual', 'strong'])
+  .meta({ id: 'Consistency', description: 'eventual: any replica or cache; strong: the owner, linearizable per key' });
+
+const integerParam = (description: string) =>
+  z
+    .string()
+    .regex(/^\d{1,15}$/, 'must be a non-negative integer')
+    .transform(Number)
+    .meta({ description, type: 'integer' });
+
+export const PutValueQuery = z.object({
+  ttlSeconds: integerParam(`Seconds until the key expires, 1 to ${limits.ttlSecondsMax}`)
+    .pipe(z.number().min(1).max(limits.ttlSecondsMax))
+    .optional(),
+  consistency: Consistency.optional(),
+});
+
+export const ReadValueQuery = z.object({ consistency: Consistency.optional() });
+
+export const DeleteValueQuery = z.object({ consistency: Consistency.optional() });
+
+export const ListKeysQuery = z.object({
+  prefix: z.string().max(limits.keyBytesMax).default('').meta({ description: 'Only keys that start with this' }),
+  limit: integerParam(`Page size, 1 to ${limits.listLimitMax}`)
+    .pipe(z.number().min(1).max(limits.listLimitMax))
+    .default(limits.listLimitDefault),
+  cursor: z.string().min(1).max(4096).optional().meta({ description: 'The cursor of the previous page' }),
+});
+
+/** `If-Match: "<version>"` (the ETag of a read) and `If-None-Match: *`. */
+export const ConditionalHeaders = z.object({
+  'if-match': z
+    .string()
+    .regex(/^"?\d{1,15}"?$/, 'must be an ETag this API returned, e.g. "3"')
+    .transform((etag) => Number(etag.replace(/"/g, '')))
+    .optional()
+    .meta({ description: 'Write only if the key is at this version (its ETag)' }),
+  'if-none-match': z
+    .literal('*', { error: 'only * is supported' })
+    .optional()
+    .meta({ description: 'Write only if the key does not exist' }),
+});
+
+export const CreateUploadBody = z
+  .object({
+    size: z.number().int().min(0).optional().meta({ description: `Bytes to upload; over ${limits.valueBytesMax} is refused with 413` }),
+    contentType: z.string().min(1).max(256).default('application/octet-stream'),
+  })
+  .strict()
+  .meta({ id: 'CreateUploadRequest' });
+
+export const CommitUploadBody = z
+  .object({
+    sha256: z.string().regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex digits'),
+    contentType: z.string().min(1).max(256).default('application/octet-stream'),
+    ttlSeconds: z.number().int().min(1).max(limits.ttlSecondsMax).optional(),
+  })
+  .strict()
+  .meta({ id: 'CommitUploadRequest' });
+
+export const CreateApiKeyBody = z
+  .object({
+    namespace: z.string().regex(namespacePattern, `must match ${namespacePattern}`),
+    role: z.enum(['user', 'admin']).default('user'),
+    description: z.string().max(256).optional(),
+  })
+  .strict()
+  .meta({ id: 'CreateApiKeyRequest' });
+
+export const WriteAck = z.object({ key: z.string(), version: z.number().int() }).meta({ id: 'WriteAck' });
+
+export const KeySummary = z
+  .object({
+    key: z.string(),
+    version: z.number().int(),
+    size: z.number().int(),
+    contentType: z.string(),
+    expiresAt: z.string().optional(),
+  })
+  .meta({ id: 'KeySummary' });
+
+export const ListKeysResponse = z
+  .object({ items: z.array(KeySummary), cursor: z.string().optional() })
+  .meta({ id: 'ListKeysResponse', description: 'No cursor when the listing is complete' });
+
+export const UploadTicket = z
+  .object({
+    uploadId: z.string(),
+    url: z.string(),
+    method: z.literal('PUT'),
+    headers: z.record(z.string(), z.string()),
+    expiresAt: z.string(),
+  })
+  .meta({ id: 'UploadTicket' });
+
+export const RingResponse = z
+  .object({
+    epoch: z.number().int(),
+    replicationFactor: z.number().int(),
+    vnodesPerShard: z.number().int(),
+    tokenBits: z.literal(32),
+    shards: z.array(z.object({ id: z.number().int(), table: z.string(), status: z.string() })),
+    ranges: z.array(
+      z.object({
+        start: z.number().int().meta({ description: 'Exclusive; the first range wraps around' }),
+        end: z.number().int().meta({ description: 'Inclusive' }),
+        owner: z.number().int(),
+        replicas: z.array(z.number().int()).meta({ description: 'Owner first' }),
+      }),
+    ),
+  })
+  .meta({ id: 'Ring' });
+
+export const ApiKeyInfo = z
+  .object({
+    keyId: z.string(),
+    namespace: z.string(),
+    role: z.enum(['user', 'admin']),
+    createdAt: z.string(),
+    revokedAt: z.string().optional(),
+    description: z.string().optional(),
+  })
+  .meta({ id: 'ApiKeyInfo' });
+
+export const ApiKeyCreated = ApiKeyInfo.extend({
+  apiKey: z.string().meta({ description: 'The secret; shown once, stored only as a hash' }),
+}).meta({ id: 'ApiKeyCreated' });
+
+export const ApiKeyList = z.object({ keys: z.array(ApiKeyInfo) }).meta({ id: 'ApiKeyList' });
+
+export const RevokedApiKey = z.object({ keyId: z.string(), revokedAt: z.string() }).meta({ id: 'RevokedApiKey' });
+
+export const ErrorResponse = z
+  .object({
+    error: z.object({
+      code: z.enum(errorCodes),
+      message: z.string(),
+      retryable: z.boolean(),
+      details: z.record(z.string(), z.unknown()).optional(),
+    }),
+  })
+  .meta({ id: 'Error' });
+
+export type WriteAckBody = z.infer<typeof WriteAck>;
+export type ListKeysBody = z.infer<typeof ListKeysResponse>;
+export type RingBody = z.infer<typeof RingResponse>;
+export type ErrorBody = z.infer<typeof ErrorResponse>;

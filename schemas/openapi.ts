@@ -1,0 +1,128 @@
+// Builds the OpenAPI 3.1 document from the zod schemas (schemas/api.ts) and the routes (topology).
+import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from '@asteasolutions/zod-to-openapi';
+import { z } from 'zod';
+import { limits, routes } from '../lambdas/topology';
+import * as api from './api';
+
+type Operation = Omit<RouteConfig, 'method' | 'path'>;
+
+const json = (schema: z.ZodType, description: string) => ({ description, content: { 'application/json': { schema } } });
+const error = (description: string) => json(api.ErrorResponse, description);
+const keyParam = z.object({
+  key: z.string().min(1).meta({ description: `The key, URL-encoded; 1 to ${limits.keyBytesMax} bytes of UTF-8` }),
+});
+const valueHeaders = {
+  ETag: { description: 'The version, quoted', schema: { type: 'string' as const } },
+  'x-ringstore-version': { description: 'The version', schema: { type: 'integer' as const } },
+  'x-ringstore-expires-at': { description: 'When the key expires (ISO 8601), if it has a TTL', schema: { type: 'string' as const } },
+};
+const common = {
+  400: error('Bad input: the message names the field'),
+  401: error('Missing x-api-key header'),
+  403: error('Unknown or revoked API key, or not an admin key'),
+  429: error('Throttled; retry after Retry-After seconds'),
+  503: error('A shard is unavailable; retry after Retry-After seconds'),
+};
+const valueResponses = {
+  200: { description: 'The value, with the content type it was stored with', headers: valueHeaders, content: { '*/*': { schema: { type: 'string' as const, format: 'binary' } } } },
+  303: { description: `Values over ${limits.directBodyBytesMax} bytes: fetch the presigned URL in Location`, headers: { ...valueHeaders, Location: { schema: { type: 'string' as const } } } },
+  404: error('No such key (never written, deleted, or expired)'),
+};
+const writeResponses = {
+  200: { ...json(api.WriteAck, 'Written; the new version is also the ETag'), headers: { ETag: valueHeaders.ETag } },
+  412: error('If-Match or If-None-Match did not hold'),
+};
+
+const operations: Record<string, Operation> = {
+  listKeys: {
+    summary: 'List keys by prefix, in key order, across all shards',
+    request: { query: api.ListKeysQuery },
+    responses: { 200: json(api.ListKeysResponse, 'A page of keys') },
+  },
+  getValue: {
+    summary: 'Read a value',
+    request: { params: keyParam, query: api.ReadValueQuery },
+    responses: valueResponses,
+  },
+  headValue: {
+    summary: "Read a value's metadata",
+    request: { params: keyParam, query: api.ReadValueQuery },
+    responses: { 200: { description: 'Metadata only', headers: valueHeaders }, 404: { description: 'No such key' } },
+  },
+  putValue: {
+    summary: `Write a value (body up to ${limits.directBodyBytesMax} bytes; larger values use the upload flow)`,
+    request: {
+      params: keyParam,
+      query: api.PutValueQuery,
+      headers: api.ConditionalHeaders,
+      body: { content: { '*/*': { schema: { type: 'string', format: 'binary' } } } },
+    },
+    responses: { ...writeResponses, 413: error('Body over the direct limit: use POST /v1/kv/{key}/uploads') },
+  },
+  putEmptyKey: { summary: 'Always 400: a key must not be empty', responses: { 400: error('Empty key') } },
+  deleteEmptyKey: { summary: 'Always 400: a key must not be empty', responses: { 400: error('Empty key') } },
+  deleteValue: {
+    summary: 'Delete a key (a versioned tombstone)',
+    request: { params: keyParam, headers: api.ConditionalHeaders.pick({ 'if-match': true }) },
+    responses: { ...writeResponses, 404: error('No such key') },
+  },
+  createUpload: {
+    summary: `Start an upload of a value up to ${limits.valueBytesMax} bytes: returns a presigned PUT URL`,
+    request: { params: keyParam, body: { content: { 'application/json': { schema: api.CreateUploadBody } } } },
+    responses: { 201: json(api.UploadTicket, 'PUT the bytes to url with headers, then commit'), 413: error('Declared size over the limit') },
+  },
+  commitUpload: {
+    summary: 'Make uploaded bytes the value of the key, atomically and versioned',
+    request: {
+      params: keyParam.extend({ uploadId: z.string() }),
+      headers: api.ConditionalHeaders,
+      body: { content: { 'application/json': { schema: api.CommitUploadBody } } },
+    },
+    responses: { ...writeResponses, 404: error('No such upload, or no bytes uploaded yet'), 413: error('Uploaded bytes over the limit') },
+  },
+  describeRing: {
+    summary: 'Describe the ring: epoch, shards, token ranges with owners and replicas',
+    responses: { 200: json(api.RingResponse, 'The ring') },
+  },
+  listApiKeys: { summary: 'List API keys (admin)', responses: { 200: json(api.ApiKeyList, 'All keys, without secrets') } },
+  createApiKey: {
+    summary: 'Create an API key for a namespace (admin)',
+    request: { body: { content: { 'application/json': { schema: api.CreateApiKeyBody } } } },
+    responses: { 201: json(api.ApiKeyCreated, 'The key; the secret is shown only here') },
+  },
+  revokeApiKey: {
+    summary: 'Revoke an API key (admin); takes effect within the authorizer cache TTL',
+    request: { params: z.object({ keyId: z.string() }) },
+    responses: { 200: json(api.RevokedApiKey, 'Revoked'), 404: error('No such key') },
+  },
+  openApiDocument: { summary: 'This document', responses: { 200: { description: 'OpenAPI 3.1 JSON' } } },
+  apiPage: { summary: 'Human-readable API reference', responses: { 200: { description: 'HTML' } } },
+};
+
+export function buildOpenApiDocument() {
+  const registry = new OpenAPIRegistry();
+  registry.registerComponent('securitySchemes', 'apiKey', { type: 'apiKey', in: 'header', name: 'x-api-key' });
+  for (const route of routes) {
+    const operation = operations[route.operationId];
+    if (!operation) throw new Error(`no OpenAPI description for ${route.operationId}`);
+    registry.registerPath({
+      method: route.method.toLowerCase() as RouteConfig['method'],
+      path: route.path,
+      operationId: route.operationId,
+      tags: [route.path.startsWith('/v1/admin') ? 'admin' : route.authorized ? 'kv' : 'docs'],
+      ...(route.authorized ? { security: [{ apiKey: [] }] } : { security: [] }),
+      ...operation,
+      responses: route.authorized ? { ...common, ...operation.responses } : operation.responses,
+    });
+  }
+  return new OpenApiGeneratorV31(registry.definitions).generateDocument({
+    openapi: '3.1.0',
+    info: {
+      title: 'Ringstore API',
+      version: '1.0.0',
+      description:
+        'A key-value store on a consistent-hash ring of DynamoDB shard tables. Every request carries an API key ' +
+        '(x-api-key) that maps to a namespace; errors are JSON `{ "error": { "code", "message", "retryable" } }`.',
+    },
+  });
+}

@@ -1,0 +1,21 @@
+// Starts one local cloud for the integration suite; tests reach it through env vars.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startLocalCloudProcess } from '../support/local-cloud-process';
+
+export default async function globalSetup(): Promise<void> {
+  const home = mkdtempSync(join(tmpdir(), 'ringstore-it-'));
+  // Jars are shared with `npm start` so a machine fetches them once.
+  process.env.RINGSTORE_VENDOR_DIR ??= join(__dirname, '..', '..', '.ringstore', 'vendor');
+  const cloud = await startLocalCloudProcess({
+    home,
+    // A short authorizer cache keeps the revocation test quick; the default (60 s) is tested in unit tests.
+    env: { RINGSTORE_AUTH_CACHE_TTL_SECONDS: '1' },
+  });
+  process.env.RINGSTORE_IT_URL = cloud.url;
+  process.env.RINGSTORE_IT_API_KEY = cloud.apiKey;
+  process.env.RINGSTORE_IT_ADMIN_KEY = cloud.adminKey;
+  process.env.RINGSTORE_IT_HOME = home;
+  (globalThis as { ringstoreCloud?: typeof cloud }).ringstoreCloud = cloud;
+}
