@@ -9,6 +9,7 @@ module.exports = {
     {
       ...base,
       displayName: 'integration',
+      setupFilesAfterEnv: ['<rootDir>/test/integration/timeouts.ts'],
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
       globalSetup: '<rootDir>/test/integration/global-setup.ts',
       globalTeardown: '<rootDir>/test/integration/global-teardown.ts',

@@ -18,6 +18,8 @@ import { provision } from './provision';
 export interface LocalCloudOptions {
   /** Where engines keep data and jars (`.ringstore/` by default). */
   home: string;
+  /** Where engine jars are fetched (`<home>/vendor` by default); shared so a machine fetches them once. */
+  vendorDir?: string;
   /** Gateway port; 0 picks a free one. */
   port: number;
   stage?: string;
@@ -64,7 +66,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   const stage = options.stage ?? 'local';
   const names = namesFor(stage);
   await mkdir(options.home, { recursive: true });
-  const engines = await startEngines({ dataDir: join(options.home, 'data'), vendorDir: join(options.home, 'vendor'), log });
+  const engines = await startEngines({ dataDir: join(options.home, 'data'), vendorDir: options.vendorDir ?? join(options.home, 'vendor'), log });
   let gateway: RunningGateway | undefined;
   try {
     const env: Record<string, string> = {

@@ -7,6 +7,7 @@ const settings = z
   .object({
     RINGSTORE_PORT: z.coerce.number().int().min(0).max(65535).default(4510),
     RINGSTORE_HOME: z.string().default(resolve(__dirname, '..', '..', '.ringstore')),
+    RINGSTORE_VENDOR_DIR: z.string().optional(),
     RINGSTORE_SHARD_COUNT: z.coerce.number().int().min(1).max(64).optional(),
     RINGSTORE_AUTH_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(3600).optional(),
   })
@@ -23,6 +24,7 @@ async function main(): Promise<void> {
   const cloud = await startLocalCloud({
     home: env.RINGSTORE_HOME,
     port: env.RINGSTORE_PORT,
+    ...(env.RINGSTORE_VENDOR_DIR ? { vendorDir: env.RINGSTORE_VENDOR_DIR } : {}),
     ...(env.RINGSTORE_SHARD_COUNT ? { shardCount: env.RINGSTORE_SHARD_COUNT } : {}),
     ...(env.RINGSTORE_AUTH_CACHE_TTL_SECONDS !== undefined ? { authorizerCacheTtlSeconds: env.RINGSTORE_AUTH_CACHE_TTL_SECONDS } : {}),
     log,
