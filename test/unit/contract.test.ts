@@ -1,0 +1,42 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { errorCodes } from '../../lambdas/core/errors';
+import { errorResponse, statusOf } from '../../lambdas/http/errors';
+import { RingstoreError } from '../../lambdas/core/errors';
+import { routes } from '../../lambdas/topology';
+import { buildOpenApiDocument } from '../../schemas/openapi';
+
+describe('OpenAPI document', () => {
+  const document = buildOpenApiDocument();
+
+  it('describes every route of the topology, with security on authorized routes', () => {
+    for (const route of routes) {
+      const operation = (document.paths?.[route.path] as Record<string, { operationId: string; security: unknown[] }> | undefined)?.[route.method.toLowerCase()];
+      expect(operation?.operationId).toBe(route.operationId);
+      expect(operation?.security).toEqual(route.authorized ? [{ apiKey: [] }] : []);
+    }
+  });
+
+  it('is committed up to date in schemas/openapi.json (run npm run openapi)', () => {
+    const committed = JSON.parse(readFileSync(join(__dirname, '..', '..', 'schemas', 'openapi.json'), 'utf8'));
+    expect(committed).toEqual(JSON.parse(JSON.stringify(document)));
+  });
+});
+
+describe('error mapping', () => {
+  it('gives every error code a status; only internal is a 5xx besides the retryable ones', () => {
+    for (const code of errorCodes) {
+      const status = statusOf[code];
+      expect(status).toBeGreaterThanOrEqual(400);
+      if (status >= 500) expect(['internal', 'shard.unavailable']).toContain(code);
+    }
+  });
+
+  it('adds Retry-After to 429/503 and sends no body for HEAD', () => {
+    const throttled = errorResponse(new RingstoreError('throttled', 'slow down', { retryable: true }));
+    expect(throttled.statusCode).toBe(429);
+    expect(throttled.headers?.['retry-after']).toBe('1');
+    expect(JSON.parse(throttled.body)).toEqual({ error: { code: 'throttled', message: 'slow down', retryable: true } });
+    expect(errorResponse(new RingstoreError('kv.notFound', 'x'), 'HEAD').body).toBe('');
+  });
+});
