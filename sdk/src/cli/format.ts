@@ -1,0 +1,133 @@
+// Text the CLI prints: tables for listings and the ring, one-line error descriptions.
+
+import { NotFoundError, RingstoreError } from '../errors';
+import type { ListItem, RingCommandOutput } from '../commands';
+
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, ' ').trim();
+}
+
+/**
+ * A key as the CLI shows it: as is when printable, JSON-quoted when it has spaces or controls.
+ *
+ * @example
+ * ```ts
+ * showKey('a b'); // '"a b"'
+ * ```
+ */
+export function showKey(key: string): string {
+  // eslint-disable-next-line no-control-regex
+  return /^[^\s\u0000-\u001f\u007f"]+$/.test(key) ? key : JSON.stringify(key);
+}
+
+/**
+ * Describes any error in one line, with the dotted code when there is one.
+ *
+ * @example
+ * ```ts
+ * describeError(notFound, 'x'); // 'key "x" not found (kv.notFound)'
+ * ```
+ */
+export function describeError(err: unknown, key?: string): string {
+  if (err instanceof NotFoundError && key !== undefined) return `key ${JSON.stringify(key)} not found (${err.code})`;
+  if (err instanceof RingstoreError) {
+    let text = `${oneLine(err.message)} (${err.code})`;
+    if (err.retryAfterSeconds !== undefined) text += `; retry after ${err.retryAfterSeconds} s`;
+    return text;
+  }
+  if (err instanceof Error) return oneLine(err.message);
+  return oneLine(String(err));
+}
+
+/**
+ * Lays out rows as left-aligned columns separated by two spaces.
+ *
+ * @example
+ * ```ts
+ * table([['KEY', 'SIZE'], ['a', '1']]); // 'KEY  SIZE\na    1'
+ * ```
+ */
+export function table(rows: readonly (readonly string[])[], indent = ''): string {
+  const widths: number[] = [];
+  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
+  return rows
+    .map((row) => indent + row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  '))
+    .join('\n');
+}
+
+/**
+ * A listing as a table with a count line.
+ *
+ * @example
+ * ```ts
+ * formatList([{ key: 'a', version: 1, size: 5, contentType: 'text/plain' }]);
+ * ```
+ */
+export function formatList(items: readonly ListItem[]): string {
+  const count = `${items.length} ${items.length === 1 ? 'key' : 'keys'}`;
+  if (items.length === 0) return count;
+  const rows = [['KEY', 'VERSION', 'SIZE', 'CONTENT-TYPE', 'EXPIRES']];
+  for (const item of items) {
+    rows.push([showKey(item.key), String(item.version), String(item.size), item.contentType, item.expiresAt ?? '-']);
+  }
+  return `${table(rows)}\n${count}`;
+}
+
+/**
+ * Size of the token range (start, end] on a ring of 2^bits tokens; a range whose start is not
+ * below its end wraps around zero.
+ *
+ * @example
+ * ```ts
+ * rangeSize(10, 20, 32); // 10
+ * rangeSize(4294967290, 5, 32); // 11
+ * ```
+ */
+export function rangeSize(start: number, end: number, bits: number): number {
+  const space = 2 ** bits;
+  return (((end - start) % space) + space) % space || space;
+}
+
+/**
+ * The ring as text: header, shards with their share of the token space, ranges with owner and
+ * replicas. Warns when the ranges do not cover the token space exactly once.
+ *
+ * @example
+ * ```ts
+ * console.log(formatRing(await client.ring()));
+ * ```
+ */
+export function formatRing(ring: RingCommandOutput): string {
+  const space = 2 ** ring.tokenBits;
+  const owned = new Map<number, { ranges: number; tokens: number }>();
+  let covered = 0;
+  for (const range of ring.ranges) {
+    const size = ring.ranges.length === 1 ? space : rangeSize(range.start, range.end, ring.tokenBits);
+    covered += size;
+    const entry = owned.get(range.owner) ?? { ranges: 0, tokens: 0 };
+    entry.ranges += 1;
+    entry.tokens += size;
+    owned.set(range.owner, entry);
+  }
+  const lines = [
+    `ring epoch ${ring.epoch}, replication factor ${ring.replicationFactor}, ` +
+      `${ring.vnodesPerShard} vnodes per shard, ${ring.tokenBits}-bit tokens`,
+    '',
+    `shards (${ring.shards.length}):`,
+  ];
+  const shardRows = [['ID', 'TABLE', 'STATUS', 'RANGES', 'OWNS']];
+  for (const shard of ring.shards) {
+    const entry = owned.get(shard.id) ?? { ranges: 0, tokens: 0 };
+    shardRows.push([String(shard.id), shard.table, shard.status, String(entry.ranges), `${((entry.tokens / space) * 100).toFixed(1)}%`]);
+  }
+  lines.push(table(shardRows, '  '), '', `ranges (${ring.ranges.length}), each covering tokens in (start, end]:`);
+  const rangeRows = [['START', 'END', 'OWNER', 'REPLICAS']];
+  for (const range of ring.ranges) {
+    rangeRows.push([String(range.start), String(range.end), String(range.owner), range.replicas.join(', ')]);
+  }
+  lines.push(table(rangeRows, '  '));
+  if (ring.ranges.length > 0 && covered !== space) {
+    lines.push('', `warning: the ranges cover ${covered} tokens, not ${space}`);
+  }
+  return lines.join('\n');
+}

@@ -1,0 +1,385 @@
+// The CLI's commands, declared once with commander and used both for `ringstore get k` and for
+// each line of the interactive or piped session.
+
+import { readFileSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import { extname, join } from 'node:path';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { RingstoreClient } from '../client';
+import type { Consistency, ListItem } from '../commands';
+import { NotFoundError } from '../errors';
+import { LIST_LIMIT_MAX } from '../limits';
+import {
+  ENV,
+  loadSavedConnection,
+  removeSavedConnection,
+  resolveConnection,
+  saveConnection,
+  type CliEnv,
+  type Connection,
+} from './connection';
+import { describeError, formatList, formatRing, showKey } from './format';
+
+/**
+ * Where the CLI writes; process streams in production, buffers in tests.
+ *
+ * @example
+ * ```ts
+ * const output: CliOutput = { write: (text) => process.stdout.write(text) };
+ * ```
+ */
+export interface CliOutput {
+  write(chunk: string | Uint8Array): unknown;
+}
+
+/**
+ * State shared by the commands of one CLI run (one command, or a whole interactive session).
+ *
+ * @example
+ * ```ts
+ * const session: Session = { env: process.env, flags: {}, stdout: process.stdout, stderr: process.stderr, quit: false };
+ * ```
+ */
+export interface Session {
+  env: CliEnv;
+  /** `--endpoint` / `--api-key` given when the CLI started. */
+  flags: { endpoint?: string; apiKey?: string };
+  /** Set by `connect` during this run; beats flags, environment and file. */
+  connected?: Connection;
+  stdout: CliOutput;
+  stderr: CliOutput;
+  /** Set by `quit`/`exit`. */
+  quit: boolean;
+  /** Aborts the command in flight (Ctrl-C in the interactive session). */
+  signal?: AbortSignal;
+}
+
+function packageVersion(): string {
+  try {
+    // src/cli and dist/cli both sit two levels under the package root
+    const pkg = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version?: unknown };
+    return typeof pkg.version === 'string' ? pkg.version : 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** A failure the CLI reports as `error: <message>` without a code (usage, local files). */
+class CommandFailure extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CommandFailure';
+  }
+}
+
+const NOT_CONNECTED = `not connected: run "connect <url> <apiKey>", pass --endpoint/--api-key, or set ${ENV.endpoint}/${ENV.apiKey}`;
+
+// A small table is enough: the content type only matters for how `get` shows the value later.
+const contentTypeByExtension: Readonly<Record<string, string>> = {
+  '.txt': 'text/plain; charset=utf-8',
+  '.md': 'text/markdown; charset=utf-8',
+  '.csv': 'text/csv; charset=utf-8',
+  '.html': 'text/html; charset=utf-8',
+  '.json': 'application/json',
+  '.xml': 'application/xml',
+  '.yaml': 'application/yaml',
+  '.yml': 'application/yaml',
+  '.png': 'image/png',
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.gif': 'image/gif',
+  '.pdf': 'application/pdf',
+};
+
+function parseInteger(min: number) {
+  return (raw: string): number => {
+    if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw)) || Number(raw) < min) {
+      throw new InvalidArgumentError(`expected an integer >= ${min}`);
+    }
+    return Number(raw);
+  };
+}
+
+function isTextual(contentType: string, bytes: Uint8Array): boolean {
+  if (/^text\/|[/+](json|xml|yaml|javascript)\b|charset=/i.test(contentType)) return true;
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return false;
+  }
+  // Valid UTF-8 without NULs or other C0 controls (tab/CR/LF aside) reads as text.
+  // eslint-disable-next-line no-control-regex
+  return !/[\u0000-\u0008\u000e-\u001f]/.test(new TextDecoder().decode(bytes));
+}
+
+async function currentConnection(session: Session, perLine: { endpoint?: string; apiKey?: string }): Promise<Connection | undefined> {
+  const flags = { ...session.flags, ...perLine };
+  // A connection made by `connect` in this session wins, unless this very line names another.
+  const sources = {
+    flags,
+    env: session.env,
+    ...(session.connected !== undefined && perLine.endpoint === undefined ? { session: session.connected } : {}),
+  };
+  const resolvedWithoutFile = resolveConnection(sources);
+  if (resolvedWithoutFile !== undefined) return resolvedWithoutFile;
+  const saved = await loadSavedConnection(session.env);
+  return resolveConnection({ ...sources, ...(saved === undefined ? {} : { saved }) });
+}
+
+function clientFor(connection: Connection): RingstoreClient {
+  if (connection.apiKey === undefined) {
+    throw new CommandFailure(`no API key for ${connection.endpoint}: pass --api-key, set ${ENV.apiKey}, or run "connect <url> <apiKey>"`);
+  }
+  return new RingstoreClient({ endpoint: connection.endpoint, apiKey: connection.apiKey });
+}
+
+/**
+ * Builds the commander program for one invocation. Actions write to the session's outputs and
+ * throw on failure; `runCommandLine` turns throws into `error: ...` lines and exit codes.
+ *
+ * @example
+ * ```ts
+ * await buildProgram(session).parseAsync(['get', 'greeting'], { from: 'user' });
+ * ```
+ */
+export function buildProgram(session: Session): Command {
+  const out = (text: string): void => void session.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+  const program = new Command('ringstore');
+  program
+    .description('Command-line client of Ringstore, a serverless key-value store')
+    .option('--endpoint <url>', `REST API endpoint (else $${ENV.endpoint}, else the saved connection)`)
+    .option('--api-key <key>', `API key (else $${ENV.apiKey}, else the saved connection)`)
+    .version(packageVersion(), '-V, --version', 'print the CLI version')
+    .exitOverride()
+    .showSuggestionAfterError()
+    .configureOutput({
+      writeOut: (text) => void session.stdout.write(text),
+      writeErr: (text) => void session.stderr.write(text),
+    })
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Examples:',
+        '  ringstore connect http://127.0.0.1:4000 rk_local_admin',
+        '  ringstore put greeting "hello world" --ttl 3600',
+        '  ringstore put photo.png @./photo.png',
+        '  ringstore get greeting',
+        '  ringstore get photo.png --out ./copy.png',
+        '  ringstore list users/',
+        '  ringstore keyrange',
+        '',
+        'Run with no command for an interactive session (or pipe commands, one per line).',
+        `The saved connection lives in $${ENV.configDir}/cli.json (default ~/.config/ringstore/cli.json).`,
+      ].join('\n'),
+    );
+
+  const client = async (): Promise<RingstoreClient> => {
+    const connection = await currentConnection(session, program.opts<{ endpoint?: string; apiKey?: string }>());
+    if (connection === undefined) throw new CommandFailure(NOT_CONNECTED);
+    return clientFor(connection);
+  };
+  const call = () => (session.signal === undefined ? {} : { abortSignal: session.signal });
+  const withKey = async <T>(key: string, action: () => Promise<T>): Promise<T> => {
+    try {
+      return await action();
+    } catch (err) {
+      if (err instanceof NotFoundError) throw new CommandFailure(describeError(err, key));
+      throw err;
+    }
+  };
+  const consistencyOption = () => new Option('--consistency <level>', 'read/write consistency').choices(['eventual', 'strong']);
+
+  program
+    .command('connect')
+    .description('save the endpoint and API key for later commands, after checking them')
+    .argument('<url>', 'REST API endpoint, e.g. http://127.0.0.1:4000')
+    .argument('[apiKey]', `API key (else --api-key or $${ENV.apiKey})`)
+    .option('--no-verify', 'save without calling the server first')
+    .action(async (url: string, apiKey: string | undefined, options: { verify: boolean }) => {
+      const key = apiKey ?? program.opts<{ apiKey?: string }>().apiKey ?? session.flags.apiKey ?? (session.env[ENV.apiKey] || undefined);
+      if (key === undefined) throw new CommandFailure(`an API key is needed: connect <url> <apiKey>, or set ${ENV.apiKey}`);
+      const connection = { endpoint: url.replace(/\/+$/, ''), apiKey: key };
+      const ringstore = clientFor(connection);
+      let detail = '';
+      if (options.verify) {
+        const ring = await ringstore.ring(call());
+        detail = ` (ring epoch ${ring.epoch}, ${ring.shards.length} ${ring.shards.length === 1 ? 'shard' : 'shards'})`;
+      }
+      const file = await saveConnection(session.env, connection);
+      session.connected = connection;
+      out(`connected to ${connection.endpoint}${detail}; saved in ${file}`);
+    });
+
+  program
+    .command('disconnect')
+    .description('forget the saved connection')
+    .action(async () => {
+      const removed = await removeSavedConnection(session.env);
+      delete session.connected;
+      let text = removed ? 'disconnected' : 'not connected (no saved connection)';
+      if (session.env[ENV.endpoint]) text += `; note: $${ENV.endpoint} is still set`;
+      out(text);
+    });
+
+  program
+    .command('put')
+    .description('store a value: text, or @path to read a file (@@text stores "@text")')
+    .argument('<key>', 'the key')
+    .argument('<value>', 'the value as text, or @file')
+    .option('--ttl <seconds>', 'expire after this many seconds', parseInteger(1))
+    .option('--content-type <type>', 'content type to store (default: text/plain for text, by extension or octet-stream for files)')
+    .option('--if-match <version>', 'write only if the current version is this one', parseInteger(0))
+    .option('--if-absent', 'write only if the key does not exist (If-None-Match: *)')
+    .addOption(consistencyOption())
+    .action(async (key: string, value: string, options: {
+      ttl?: number; contentType?: string; ifMatch?: number; ifAbsent?: boolean; consistency?: Consistency;
+    }) => {
+      let body: Uint8Array | string = value;
+      let contentType = options.contentType;
+      if (value.startsWith('@@')) {
+        body = value.slice(1);
+      } else if (value.startsWith('@')) {
+        const path = value.slice(1);
+        try {
+          body = await readFile(path);
+        } catch (err) {
+          throw new CommandFailure(`cannot read ${path}: ${(err as Error).message}`);
+        }
+        contentType ??= contentTypeByExtension[extname(path).toLowerCase()] ?? 'application/octet-stream';
+      }
+      const ringstore = await client();
+      const result = await ringstore.put(key, body, {
+        ...call(),
+        ...(contentType === undefined ? {} : { contentType }),
+        ...(options.ttl === undefined ? {} : { ttlSeconds: options.ttl }),
+        ...(options.ifMatch === undefined ? {} : { ifMatch: options.ifMatch }),
+        ...(options.ifAbsent === true ? { ifNoneMatch: '*' as const } : {}),
+        ...(options.consistency === undefined ? {} : { consistency: options.consistency }),
+      });
+      out(`stored ${showKey(result.key)} (version ${result.version})`);
+    });
+
+  program
+    .command('get')
+    .description('print a value (text), or write it to a file with --out')
+    .argument('<key>', 'the key')
+    .option('--out <file>', 'write the value to this file instead of printing it')
+    .addOption(consistencyOption())
+    .action(async (key: string, options: { out?: string; consistency?: Consistency }) => {
+      const ringstore = await client();
+      const item = await withKey(key, () =>
+        ringstore.get(key, { ...call(), ...(options.consistency === undefined ? {} : { consistency: options.consistency }) }));
+      if (options.out !== undefined) {
+        await writeFile(options.out, item.value);
+        out(`wrote ${item.value.byteLength} bytes to ${options.out} (${item.contentType}, version ${item.version})`);
+        return;
+      }
+      if (!isTextual(item.contentType, item.value)) {
+        throw new CommandFailure(`${showKey(key)} holds ${item.value.byteLength} bytes of ${item.contentType}; use --out <file> to save it`);
+      }
+      const text = item.text();
+      session.stdout.write(text.endsWith('\n') || text === '' ? text : `${text}\n`);
+    });
+
+  program
+    .command('head')
+    .description("show a value's metadata: version, size, content type, expiry")
+    .argument('<key>', 'the key')
+    .action(async (key: string) => {
+      const ringstore = await client();
+      const meta = await withKey(key, () => ringstore.head(key, call()));
+      out(
+        [
+          `key           ${showKey(meta.key)}`,
+          `version       ${meta.version}`,
+          `size          ${meta.size === undefined ? '?' : `${meta.size} bytes`}`,
+          `content-type  ${meta.contentType}`,
+          `expires       ${meta.expiresAt ?? '-'}`,
+        ].join('\n'),
+      );
+    });
+
+  program
+    .command('delete')
+    .alias('del')
+    .description('delete a key')
+    .argument('<key>', 'the key')
+    .option('--if-match <version>', 'delete only if the current version is this one', parseInteger(0))
+    .action(async (key: string, options: { ifMatch?: number }) => {
+      const ringstore = await client();
+      const result = await withKey(key, () =>
+        ringstore.delete(key, { ...call(), ...(options.ifMatch === undefined ? {} : { ifMatch: options.ifMatch }) }));
+      out(`deleted ${showKey(result.key)} (version ${result.version})`);
+    });
+
+  program
+    .command('list')
+    .alias('ls')
+    .description('list keys, optionally under a prefix')
+    .argument('[prefix]', 'only keys starting with this')
+    .option('--limit <n>', 'show at most n keys', parseInteger(1))
+    .option('--json', 'print the items as JSON')
+    .action(async (prefix: string | undefined, options: { limit?: number; json?: boolean }) => {
+      const ringstore = await client();
+      const items: ListItem[] = [];
+      const pageSize = Math.min(options.limit ?? LIST_LIMIT_MAX, LIST_LIMIT_MAX);
+      walk: for await (const page of ringstore.listAll({ ...call(), limit: pageSize, ...(prefix === undefined ? {} : { prefix }) })) {
+        for (const item of page.items) {
+          if (options.limit !== undefined && items.length >= options.limit) break walk;
+          items.push(item);
+        }
+      }
+      out(options.json === true ? JSON.stringify(items, null, 2) : formatList(items));
+    });
+
+  program
+    .command('keyrange')
+    .alias('ring')
+    .description('show the ring: epoch, shards, token ranges with owners and replicas')
+    .option('--json', 'print the ring as JSON')
+    .action(async (options: { json?: boolean }) => {
+      const ring = await (await client()).ring(call());
+      out(options.json === true ? JSON.stringify(ring, null, 2) : formatRing(ring));
+    });
+
+  program
+    .command('quit')
+    .alias('exit')
+    .description('leave the interactive session')
+    .action(() => {
+      session.quit = true;
+    });
+
+  return program;
+}
+
+/**
+ * Runs one command (already split into words) and reports failures on stderr as
+ * `error: <message>`. Resolves to the exit code: 0 on success, 1 on error.
+ *
+ * @example
+ * ```ts
+ * const code = await runCommandLine(session, ['get', 'greeting']);
+ * ```
+ */
+export async function runCommandLine(session: Session, words: readonly string[]): Promise<number> {
+  try {
+    await buildProgram(session).parseAsync([...words], { from: 'user' });
+    return 0;
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 1; // commander already printed it
+    session.stderr.write(`error: ${describeError(err)}\n`);
+    return 1;
+  }
+}
+
+/**
+ * Names of the commands, for tab completion.
+ *
+ * @example
+ * ```ts
+ * COMMAND_NAMES.includes('keyrange'); // true
+ * ```
+ */
+export const COMMAND_NAMES = ['connect', 'disconnect', 'put', 'get', 'head', 'delete', 'list', 'keyrange', 'help', 'quit', 'exit'] as const;

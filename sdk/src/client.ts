@@ -1,0 +1,298 @@
+// RingstoreClient: holds the connection settings and runs commands, plus one convenience method
+// per command for callers who prefer `client.get(key)` to `client.send(new GetCommand(...))`.
+
+import {
+  CreateApiKeyCommand,
+  DeleteCommand,
+  GetCommand,
+  HeadCommand,
+  ListApiKeysCommand,
+  ListCommand,
+  PutCommand,
+  RevokeApiKeyCommand,
+  RingCommand,
+  type CreateApiKeyCommandInput,
+  type CreateApiKeyCommandOutput,
+  type DeleteCommandInput,
+  type DeleteCommandOutput,
+  type GetCommandInput,
+  type GetCommandOutput,
+  type HeadCommandInput,
+  type HeadCommandOutput,
+  type ListApiKeysCommandOutput,
+  type ListCommandInput,
+  type ListCommandOutput,
+  type PutCommandInput,
+  type PutCommandOutput,
+  type RevokeApiKeyCommandOutput,
+  type RingCommandOutput,
+  type RingstoreCommand,
+} from './commands';
+import { RingstoreError, ValidationError } from './errors';
+import { DEFAULT_MAX_ATTEMPTS, DEFAULT_REQUEST_TIMEOUT_MS, LIST_ALL_PAGES_MAX, MAX_ATTEMPTS_LIMIT } from './limits';
+import { defaultSleep, Transport, type Sleep } from './transport';
+
+/**
+ * Settings of a {@link RingstoreClient}.
+ *
+ * @example
+ * ```ts
+ * const config: RingstoreClientConfig = {
+ *   endpoint: 'https://abc123.execute-api.eu-west-1.amazonaws.com/prod',
+ *   apiKey: process.env.RINGSTORE_API_KEY ?? '',
+ *   maxAttempts: 5,
+ *   requestTimeoutMs: 10_000,
+ * };
+ * ```
+ */
+export interface RingstoreClientConfig {
+  /** Base URL of the REST API, e.g. `http://127.0.0.1:4000` or an API Gateway stage URL. */
+  endpoint: string;
+  /** Sent as `x-api-key` to the API (never to presigned S3 URLs). */
+  apiKey: string;
+  /** Attempts per HTTP request, first try included (1..10, default 3). */
+  maxAttempts?: number;
+  /** fetch implementation; defaults to `globalThis.fetch`. */
+  fetch?: typeof fetch;
+  /** Timeout of one attempt, body included (default 30 000 ms). */
+  requestTimeoutMs?: number;
+  /** Source of randomness for backoff jitter, in [0, 1); defaults to `Math.random`. For tests. */
+  random?: () => number;
+  /** How to wait between attempts; defaults to a timer. For tests. */
+  sleep?: Sleep;
+}
+
+/**
+ * Per-call options accepted by {@link RingstoreClient.send} and every convenience method.
+ *
+ * @example
+ * ```ts
+ * await client.get('k', { abortSignal: AbortSignal.timeout(1000) });
+ * ```
+ */
+export interface SendOptions {
+  /** Aborts the call (including retries and waits) with a `network.aborted` NetworkError. */
+  abortSignal?: AbortSignal;
+}
+
+function invalidConfig(message: string): ValidationError {
+  return new ValidationError({ code: 'client.invalidConfig', message, status: 0, retryable: false });
+}
+
+function splitSendOptions<T extends SendOptions>(options: T | undefined): [Omit<T, 'abortSignal'>, SendOptions] {
+  const { abortSignal, ...rest } = options ?? ({} as T);
+  return [rest, abortSignal === undefined ? {} : { abortSignal }];
+}
+
+/**
+ * Client of the Ringstore REST API. Stateless apart from its settings; share one per process.
+ *
+ * @example
+ * ```ts
+ * import { RingstoreClient, GetCommand, NotFoundError } from '@ringstore/sdk';
+ *
+ * const client = new RingstoreClient({ endpoint: 'http://127.0.0.1:4000', apiKey: 'rk_live_...' });
+ * await client.put('greeting', 'hello');
+ * const item = await client.send(new GetCommand({ key: 'greeting' }));
+ * console.log(item.text(), item.version);
+ * ```
+ */
+export class RingstoreClient {
+  /** The endpoint this client talks to, without a trailing slash. */
+  readonly endpoint: string;
+  private readonly transport: Transport;
+
+  constructor(config: RingstoreClientConfig) {
+    let url: URL;
+    try {
+      url = new URL(config.endpoint);
+    } catch {
+      throw invalidConfig(`endpoint "${String(config.endpoint)}" is not a valid URL`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalidConfig('endpoint must be an http(s) URL');
+    if (url.search !== '' || url.hash !== '') throw invalidConfig('endpoint must not have a query or a fragment');
+    if (typeof config.apiKey !== 'string' || !/^[\x21-\x7e]+$/.test(config.apiKey)) {
+      throw invalidConfig('apiKey must be a non-empty string of printable ASCII characters');
+    }
+    const maxAttempts = config.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
+    if (!Number.isInteger(maxAttempts) || maxAttempts < 1 || maxAttempts > MAX_ATTEMPTS_LIMIT) {
+      throw invalidConfig(`maxAttempts must be an integer in 1..${MAX_ATTEMPTS_LIMIT}`);
+    }
+    const requestTimeoutMs = config.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    if (!Number.isFinite(requestTimeoutMs) || requestTimeoutMs <= 0) throw invalidConfig('requestTimeoutMs must be a positive number');
+    const fetchImpl = config.fetch ?? (typeof globalThis.fetch === 'function' ? globalThis.fetch.bind(globalThis) : undefined);
+    if (fetchImpl === undefined) throw invalidConfig('no fetch available: pass one in the `fetch` option');
+    this.endpoint = config.endpoint.replace(/\/+$/, '');
+    this.transport = new Transport({
+      endpoint: this.endpoint,
+      apiKey: config.apiKey,
+      maxAttempts,
+      requestTimeoutMs,
+      fetch: fetchImpl,
+      random: config.random ?? Math.random,
+      sleep: config.sleep ?? defaultSleep,
+      now: Date.now,
+    });
+  }
+
+  /**
+   * Runs a command and resolves with its output; rejects with a {@link RingstoreError}.
+   *
+   * @example
+   * ```ts
+   * const { version } = await client.send(new PutCommand({ key: 'k', value: 'v' }));
+   * ```
+   */
+  async send<Input extends object, Output>(command: RingstoreCommand<Input, Output>, options: SendOptions = {}): Promise<Output> {
+    const context = options.abortSignal === undefined
+      ? { transport: this.transport }
+      : { transport: this.transport, signal: options.abortSignal };
+    return command.execute(context);
+  }
+
+  /**
+   * Reads a key. Throws {@link NotFoundError} when it does not exist.
+   *
+   * @example
+   * ```ts
+   * const item = await client.get('greeting', { consistency: 'strong' });
+   * console.log(item.text(), item.contentType, item.version);
+   * ```
+   */
+  get(key: string, options?: Omit<GetCommandInput, 'key'> & SendOptions): Promise<GetCommandOutput> {
+    const [input, send] = splitSendOptions(options);
+    return this.send(new GetCommand({ ...input, key }), send);
+  }
+
+  /**
+   * Writes a key (up to 10 MiB; large values are uploaded through S3 transparently).
+   *
+   * @example
+   * ```ts
+   * const { version } = await client.put('session/abc', JSON.stringify({ user: 42 }), {
+   *   contentType: 'application/json',
+   *   ttlSeconds: 3600,
+   * });
+   * await client.put('session/abc', '{}', { ifMatch: version }); // optimistic concurrency
+   * ```
+   */
+  put(key: string, value: Uint8Array | string, options?: Omit<PutCommandInput, 'key' | 'value'> & SendOptions): Promise<PutCommandOutput> {
+    const [input, send] = splitSendOptions(options);
+    return this.send(new PutCommand({ ...input, key, value }), send);
+  }
+
+  /**
+   * Deletes a key. Throws {@link NotFoundError} when it does not exist.
+   *
+   * @example
+   * ```ts
+   * await client.delete('session/abc', { ifMatch: 4 });
+   * ```
+   */
+  delete(key: string, options?: Omit<DeleteCommandInput, 'key'> & SendOptions): Promise<DeleteCommandOutput> {
+    const [input, send] = splitSendOptions(options);
+    return this.send(new DeleteCommand({ ...input, key }), send);
+  }
+
+  /**
+   * Reads a key's metadata without its value.
+   *
+   * @example
+   * ```ts
+   * const { version, size } = await client.head('video.mp4');
+   * ```
+   */
+  head(key: string, options?: Omit<HeadCommandInput, 'key'> & SendOptions): Promise<HeadCommandOutput> {
+    const [input, send] = splitSendOptions(options);
+    return this.send(new HeadCommand({ ...input, key }), send);
+  }
+
+  /**
+   * Lists one page of keys.
+   *
+   * @example
+   * ```ts
+   * const { items, cursor } = await client.list({ prefix: 'users/', limit: 100 });
+   * ```
+   */
+  list(options?: ListCommandInput & SendOptions): Promise<ListCommandOutput> {
+    const [input, send] = splitSendOptions(options);
+    return this.send(new ListCommand(input), send);
+  }
+
+  /**
+   * Walks every page of a listing, following cursors; yields pages.
+   *
+   * @example
+   * ```ts
+   * for await (const page of client.listAll({ prefix: 'users/' })) {
+   *   for (const item of page.items) console.log(item.key, item.size);
+   * }
+   * ```
+   */
+  async *listAll(options?: Omit<ListCommandInput, 'cursor'> & SendOptions): AsyncGenerator<ListCommandOutput, void, undefined> {
+    const [input, send] = splitSendOptions(options);
+    let cursor: string | undefined;
+    for (let pages = 0; pages < LIST_ALL_PAGES_MAX; pages++) {
+      const page = await this.send(new ListCommand(cursor === undefined ? input : { ...input, cursor }), send);
+      yield page;
+      if (page.cursor === undefined) return;
+      if (page.cursor === cursor) {
+        throw new RingstoreError({ code: 'response.invalid', message: 'the server returned the same cursor twice', status: 200, retryable: false });
+      }
+      cursor = page.cursor;
+    }
+    throw new RingstoreError({
+      code: 'client.tooManyPages', message: `listAll stopped after ${LIST_ALL_PAGES_MAX} pages`, status: 0, retryable: false,
+    });
+  }
+
+  /**
+   * Describes the ring: epoch, shards, token ranges with owners and replicas.
+   *
+   * @example
+   * ```ts
+   * const ring = await client.ring();
+   * for (const range of ring.ranges) console.log(range.start, range.end, range.replicas);
+   * ```
+   */
+  ring(options?: SendOptions): Promise<RingCommandOutput> {
+    return this.send(new RingCommand(), options);
+  }
+
+  /**
+   * Creates an API key; the client's key must be an admin key (else {@link ForbiddenError}).
+   *
+   * @example
+   * ```ts
+   * const { apiKey } = await admin.createApiKey({ namespace: 'team-a', role: 'user' });
+   * ```
+   */
+  createApiKey(input: CreateApiKeyCommandInput, options?: SendOptions): Promise<CreateApiKeyCommandOutput> {
+    return this.send(new CreateApiKeyCommand(input), options);
+  }
+
+  /**
+   * Revokes an API key by id; needs an admin key.
+   *
+   * @example
+   * ```ts
+   * await admin.revokeApiKey('k_123');
+   * ```
+   */
+  revokeApiKey(keyId: string, options?: SendOptions): Promise<RevokeApiKeyCommandOutput> {
+    return this.send(new RevokeApiKeyCommand({ keyId }), options);
+  }
+
+  /**
+   * Lists all API keys (without their secrets); needs an admin key.
+   *
+   * @example
+   * ```ts
+   * const { keys } = await admin.listApiKeys();
+   * ```
+   */
+  listApiKeys(options?: SendOptions): Promise<ListApiKeysCommandOutput> {
+    return this.send(new ListApiKeysCommand(), options);
+  }
+}

@@ -1,0 +1,358 @@
+// The errors the SDK throws: one base class carrying the server's dotted `code`, one subclass per
+// HTTP status a caller may want to catch, and the mapping from a response to the right class.
+
+/**
+ * What every {@link RingstoreError} is built from.
+ *
+ * @example
+ * ```ts
+ * const options: RingstoreErrorOptions = { code: 'kv.notFound', message: 'no such key', status: 404, retryable: false };
+ * throw new NotFoundError(options);
+ * ```
+ */
+export interface RingstoreErrorOptions {
+  /** Dotted code from the server (`kv.notFound`) or from the SDK (`network.timeout`). */
+  code: string;
+  message: string;
+  /** HTTP status of the response; 0 when no response arrived. */
+  status: number;
+  /** True when the SDK's retry policy treats the error as transient. */
+  retryable: boolean;
+  requestId?: string;
+  /** Seconds from the `Retry-After` header, when the server sent one. */
+  retryAfterSeconds?: number;
+  cause?: unknown;
+}
+
+/**
+ * Base class of every error the SDK throws. `code` is the server's dotted code, kept verbatim
+ * (`kv.notFound`, `kv.preconditionFailed`); errors raised before or without a response use
+ * SDK codes (`network.failed`, `network.timeout`, `client.invalidInput`, `response.invalid`).
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await client.get('missing');
+ * } catch (err) {
+ *   if (err instanceof RingstoreError) console.error(err.code, err.status, err.retryable);
+ * }
+ * ```
+ */
+export class RingstoreError extends Error {
+  override readonly name: string = 'RingstoreError';
+  /** Dotted error code, e.g. `kv.notFound`. */
+  readonly code: string;
+  /** HTTP status; 0 when no response arrived (network failure, client-side refusal). */
+  readonly status: number;
+  /** True when retrying the same request may succeed (the SDK already retried it). */
+  readonly retryable: boolean;
+  /** Request id reported by the server or API Gateway, for support tickets. */
+  readonly requestId?: string;
+  /** Seconds the server asked the client to wait (`Retry-After`), when given. */
+  readonly retryAfterSeconds?: number;
+
+  constructor(options: RingstoreErrorOptions) {
+    super(options.message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = options.code;
+    this.status = options.status;
+    this.retryable = options.retryable;
+    if (options.requestId !== undefined) this.requestId = options.requestId;
+    if (options.retryAfterSeconds !== undefined) this.retryAfterSeconds = options.retryAfterSeconds;
+  }
+}
+
+/**
+ * 400: the request was malformed (bad key, bad TTL, bad limit). Also thrown client-side,
+ * before any request, for input the server would refuse.
+ *
+ * @example
+ * ```ts
+ * await client.put('k', 'v', { ttlSeconds: 0 }).catch((err) => {
+ *   if (err instanceof ValidationError) console.error(err.message);
+ * });
+ * ```
+ */
+export class ValidationError extends RingstoreError {
+  override readonly name: string = 'ValidationError';
+}
+
+/**
+ * 401: the API key is missing, unknown or revoked.
+ *
+ * @example
+ * ```ts
+ * await client.ring().catch((err) => {
+ *   if (err instanceof AuthenticationError) console.error('check RINGSTORE_API_KEY');
+ * });
+ * ```
+ */
+export class AuthenticationError extends RingstoreError {
+  override readonly name: string = 'AuthenticationError';
+}
+
+/**
+ * 403: the API key is valid but not allowed to do this (e.g. admin routes with a user key).
+ *
+ * @example
+ * ```ts
+ * await client.listApiKeys().catch((err) => {
+ *   if (err instanceof ForbiddenError) console.error('an admin key is needed');
+ * });
+ * ```
+ */
+export class ForbiddenError extends RingstoreError {
+  override readonly name: string = 'ForbiddenError';
+}
+
+/**
+ * 404: the key (or API key id) does not exist.
+ *
+ * @example
+ * ```ts
+ * const value = await client.get('k').catch((err) => {
+ *   if (err instanceof NotFoundError) return undefined;
+ *   throw err;
+ * });
+ * ```
+ */
+export class NotFoundError extends RingstoreError {
+  override readonly name: string = 'NotFoundError';
+}
+
+/**
+ * 409: a conflicting operation (e.g. a transaction holding the key) won.
+ *
+ * @example
+ * ```ts
+ * await client.put('k', 'v').catch((err) => {
+ *   if (err instanceof ConflictError) console.error('conflict:', err.code);
+ * });
+ * ```
+ */
+export class ConflictError extends RingstoreError {
+  override readonly name: string = 'ConflictError';
+}
+
+/**
+ * 412: an `ifMatch` version did not match, or `ifNoneMatch: '*'` found an existing key.
+ *
+ * @example
+ * ```ts
+ * const { version } = await client.head('counter');
+ * await client.put('counter', '2', { ifMatch: version }).catch((err) => {
+ *   if (err instanceof PreconditionFailedError) console.error('someone else wrote first');
+ * });
+ * ```
+ */
+export class PreconditionFailedError extends RingstoreError {
+  override readonly name: string = 'PreconditionFailedError';
+}
+
+/**
+ * 413: the value is too large. Thrown client-side, before any request, for values over
+ * {@link VALUE_BYTES_MAX} bytes.
+ *
+ * @example
+ * ```ts
+ * await client.put('big', new Uint8Array(11 * 1024 * 1024)).catch((err) => {
+ *   if (err instanceof PayloadTooLargeError) console.error(err.message);
+ * });
+ * ```
+ */
+export class PayloadTooLargeError extends RingstoreError {
+  override readonly name: string = 'PayloadTooLargeError';
+}
+
+/**
+ * 429: the caller is sending too fast. Retried by the SDK; thrown when attempts run out.
+ *
+ * @example
+ * ```ts
+ * await client.get('k').catch((err) => {
+ *   if (err instanceof ThrottledError) console.error('retry after', err.retryAfterSeconds, 's');
+ * });
+ * ```
+ */
+export class ThrottledError extends RingstoreError {
+  override readonly name: string = 'ThrottledError';
+}
+
+/**
+ * 503: a shard is unavailable or replication is pending. Retried by the SDK honouring
+ * `Retry-After`; thrown when attempts run out, with `retryAfterSeconds` when the server sent it.
+ *
+ * @example
+ * ```ts
+ * await client.get('k').catch((err) => {
+ *   if (err instanceof ServiceUnavailableError) console.error(err.code, err.retryAfterSeconds);
+ * });
+ * ```
+ */
+export class ServiceUnavailableError extends RingstoreError {
+  override readonly name: string = 'ServiceUnavailableError';
+}
+
+/**
+ * 500, 502, 504 and other 5xx answers: a server bug or a gateway failure.
+ *
+ * @example
+ * ```ts
+ * await client.get('k').catch((err) => {
+ *   if (err instanceof ServerError) console.error('server failed', err.status, err.requestId);
+ * });
+ * ```
+ */
+export class ServerError extends RingstoreError {
+  override readonly name: string = 'ServerError';
+}
+
+/**
+ * No response: the connection failed, the request timed out (`network.timeout`) or the caller
+ * aborted it (`network.aborted`, not retried). `status` is 0; `cause` holds the underlying error.
+ *
+ * @example
+ * ```ts
+ * await client.get('k').catch((err) => {
+ *   if (err instanceof NetworkError) console.error('cannot reach Ringstore:', err.cause);
+ * });
+ * ```
+ */
+export class NetworkError extends RingstoreError {
+  override readonly name: string = 'NetworkError';
+}
+
+type ErrorClass = new (options: RingstoreErrorOptions) => RingstoreError;
+
+const classByStatus: Readonly<Record<number, ErrorClass>> = {
+  400: ValidationError,
+  401: AuthenticationError,
+  403: ForbiddenError,
+  404: NotFoundError,
+  409: ConflictError,
+  412: PreconditionFailedError,
+  413: PayloadTooLargeError,
+  429: ThrottledError,
+  503: ServiceUnavailableError,
+};
+
+// Used when the body carries no code (HEAD answers, API Gateway's own `{"message": ...}`).
+const fallbackCodeByStatus: Readonly<Record<number, string>> = {
+  400: 'http.badRequest',
+  401: 'http.unauthorized',
+  403: 'http.forbidden',
+  404: 'http.notFound',
+  409: 'http.conflict',
+  412: 'http.preconditionFailed',
+  413: 'http.payloadTooLarge',
+  429: 'http.throttled',
+  500: 'http.internalError',
+  502: 'http.badGateway',
+  503: 'http.serviceUnavailable',
+  504: 'http.gatewayTimeout',
+};
+
+/**
+ * The parts of an error response the mapping looks at.
+ *
+ * @example
+ * ```ts
+ * const parts: ErrorResponseParts = { status: 503, body: new Uint8Array(), headers: new Headers({ 'retry-after': '1' }) };
+ * ```
+ */
+export interface ErrorResponseParts {
+  status: number;
+  /** The response body; the JSON error envelope when the server sent one. */
+  body: Uint8Array;
+  headers: { get(name: string): string | null };
+  /** Code used when the body has none (overrides the `http.*` fallback). */
+  fallbackCode?: string;
+}
+
+interface ErrorEnvelope {
+  code?: string;
+  message?: string;
+  retryable?: boolean;
+  requestId?: string;
+}
+
+function parseEnvelope(body: Uint8Array): ErrorEnvelope | undefined {
+  if (body.byteLength === 0) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(new TextDecoder().decode(body));
+  } catch {
+    return undefined;
+  }
+  if (typeof parsed !== 'object' || parsed === null) return undefined;
+  const record = parsed as Record<string, unknown>;
+  const inner = typeof record.error === 'object' && record.error !== null
+    ? (record.error as Record<string, unknown>)
+    : record; // API Gateway answers `{"message": "..."}` without the envelope
+  const envelope: ErrorEnvelope = {};
+  if (typeof inner.code === 'string') envelope.code = inner.code;
+  if (typeof inner.message === 'string') envelope.message = inner.message;
+  if (typeof inner.retryable === 'boolean') envelope.retryable = inner.retryable;
+  if (typeof inner.requestId === 'string') envelope.requestId = inner.requestId;
+  return envelope;
+}
+
+/**
+ * Parses a `Retry-After` header (delta-seconds or an HTTP date) into seconds, or undefined.
+ *
+ * @example
+ * ```ts
+ * parseRetryAfterSeconds('2', Date.now()); // 2
+ * ```
+ */
+export function parseRetryAfterSeconds(value: string | null, nowMs: number): number | undefined {
+  if (value === null) return undefined;
+  const trimmed = value.trim();
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Number(trimmed);
+  const dateMs = Date.parse(trimmed);
+  if (Number.isNaN(dateMs)) return undefined;
+  return Math.max(0, (dateMs - nowMs) / 1000);
+}
+
+/**
+ * Whether the SDK retries an error response of this status: 429 and 503 always; 500, 502 and
+ * 504 unless the JSON body says `retryable: false` (no JSON body means a gateway failure,
+ * which is transient); never any other 4xx.
+ *
+ * @example
+ * ```ts
+ * isRetryableStatus(503, undefined); // true
+ * isRetryableStatus(500, false);     // false
+ * ```
+ */
+export function isRetryableStatus(status: number, bodyRetryable: boolean | undefined): boolean {
+  if (status === 429 || status === 503) return true;
+  if (status === 500 || status === 502 || status === 504) return bodyRetryable !== false;
+  return false;
+}
+
+/**
+ * Builds the typed error for a non-success response, keeping the server's code and message.
+ *
+ * @example
+ * ```ts
+ * const err = errorFromResponse({ status: 404, body, headers: response.headers, nowMs: Date.now() });
+ * err instanceof NotFoundError; // true
+ * ```
+ */
+export function errorFromResponse(parts: ErrorResponseParts & { nowMs: number }): RingstoreError {
+  const { status } = parts;
+  const envelope = parseEnvelope(parts.body);
+  const retryable = isRetryableStatus(status, envelope?.retryable);
+  const code = envelope?.code ?? parts.fallbackCode ?? fallbackCodeByStatus[status] ?? `http.${status}`;
+  const message = envelope?.message ?? `HTTP ${status}`;
+  const requestId = envelope?.requestId
+    ?? parts.headers.get('x-amzn-requestid')
+    ?? parts.headers.get('x-request-id')
+    ?? undefined;
+  const retryAfterSeconds = parseRetryAfterSeconds(parts.headers.get('retry-after'), parts.nowMs);
+  const ErrorType = classByStatus[status] ?? (status >= 500 ? ServerError : RingstoreError);
+  const options: RingstoreErrorOptions = { code, message, status, retryable };
+  if (requestId !== undefined) options.requestId = requestId;
+  if (retryAfterSeconds !== undefined) options.retryAfterSeconds = retryAfterSeconds;
+  return new ErrorType(options);
+}

@@ -1,0 +1,114 @@
+// Limits of the REST contract and of the SDK's own behaviour, named once (conventions §8).
+// The server enforces the same numbers; the SDK checks them early to fail before a round trip.
+
+/**
+ * Largest value a key can hold: 10 MiB. Larger values are refused client-side.
+ *
+ * @example
+ * ```ts
+ * if (bytes.byteLength > VALUE_BYTES_MAX) throw new Error('too big for Ringstore');
+ * ```
+ */
+export const VALUE_BYTES_MAX = 10 * 1024 * 1024;
+
+/**
+ * Largest value sent in the body of `PUT /v1/kv/{key}`: 4 MiB. Larger values go through the
+ * presigned upload flow (a Lambda event is at most 6 MB).
+ *
+ * @example
+ * ```ts
+ * const usesUpload = bytes.byteLength > DIRECT_BODY_BYTES_MAX;
+ * ```
+ */
+export const DIRECT_BODY_BYTES_MAX = 4 * 1024 * 1024;
+
+/**
+ * Longest key, in UTF-8 bytes.
+ *
+ * @example
+ * ```ts
+ * new TextEncoder().encode(key).byteLength <= KEY_BYTES_MAX;
+ * ```
+ */
+export const KEY_BYTES_MAX = 1024;
+
+/**
+ * Largest page `list` may ask for.
+ *
+ * @example
+ * ```ts
+ * await client.list({ limit: LIST_LIMIT_MAX });
+ * ```
+ */
+export const LIST_LIMIT_MAX = 1000;
+
+/**
+ * Attempts per request (first try included) when `maxAttempts` is not given.
+ *
+ * @example
+ * ```ts
+ * new RingstoreClient({ endpoint, apiKey, maxAttempts: DEFAULT_MAX_ATTEMPTS + 2 });
+ * ```
+ */
+export const DEFAULT_MAX_ATTEMPTS = 3;
+
+/**
+ * Upper bound accepted for `maxAttempts`, so a misconfiguration cannot retry forever.
+ *
+ * @example
+ * ```ts
+ * new RingstoreClient({ endpoint, apiKey, maxAttempts: MAX_ATTEMPTS_LIMIT });
+ * ```
+ */
+export const MAX_ATTEMPTS_LIMIT = 10;
+
+/**
+ * Base of the exponential backoff: the first retry waits up to this long.
+ *
+ * @example
+ * ```ts
+ * backoffDelayMs(1, Math.random) < RETRY_BASE_DELAY_MS; // true
+ * ```
+ */
+export const RETRY_BASE_DELAY_MS = 50;
+
+/**
+ * Cap of the exponential backoff: no jittered wait is longer.
+ *
+ * @example
+ * ```ts
+ * backoffDelayMs(20, Math.random) < RETRY_MAX_DELAY_MS; // true
+ * ```
+ */
+export const RETRY_MAX_DELAY_MS = 2000;
+
+/**
+ * Longest `Retry-After` the SDK waits out by itself; a longer one is thrown to the caller at once
+ * (with `retryAfterSeconds`) instead of blocking it.
+ *
+ * @example
+ * ```ts
+ * // a 503 with `Retry-After: 60` is not retried; err.retryAfterSeconds === 60
+ * ```
+ */
+export const RETRY_AFTER_MAX_MS = 20_000;
+
+/**
+ * Per-attempt timeout when `requestTimeoutMs` is not given (API Gateway gives up at 29 s).
+ *
+ * @example
+ * ```ts
+ * new RingstoreClient({ endpoint, apiKey, requestTimeoutMs: DEFAULT_REQUEST_TIMEOUT_MS * 2 });
+ * ```
+ */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+
+/**
+ * Most pages `listAll` walks before giving up (1000 pages of 1000 keys = a million keys).
+ *
+ * @example
+ * ```ts
+ * for await (const page of client.listAll({ limit: 1000 })) console.log(page.items.length);
+ * ```
+ */
+export const LIST_ALL_PAGES_MAX = 1000;

@@ -1,0 +1,200 @@
+// The `ringstore` CLI as users run it: the real bin spawned as a child process against the fake
+// Ringstore, one command per run and whole sessions piped through stdin.
+
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FakeRingstore } from './support/fake-server';
+
+const BIN = join(__dirname, '..', 'bin', 'ringstore');
+
+interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+jest.setTimeout(30_000);
+
+describe('ringstore CLI', () => {
+  let fake: FakeRingstore;
+  let home: string;
+
+  beforeEach(async () => {
+    fake = await new FakeRingstore().start();
+    home = await mkdtemp(join(tmpdir(), 'ringstore-cli-'));
+  });
+
+  afterEach(async () => {
+    await fake.close();
+    await rm(home, { recursive: true, force: true });
+  });
+
+  const configDir = (): string => join(home, 'config');
+
+  function ringstore(args: string[], options: { env?: Record<string, string>; input?: string } = {}): Promise<CliResult> {
+    return new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, [BIN, ...args], {
+        cwd: home,
+        // Nothing from the developer's own environment or ~/.config leaks into the run.
+        env: { PATH: process.env.PATH ?? '', HOME: home, RINGSTORE_CONFIG_DIR: configDir(), ...options.env },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+      child.on('error', reject);
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+      child.stdin.end(options.input ?? '');
+    });
+  }
+
+  const connected = (): Record<string, string> => ({ RINGSTORE_ENDPOINT: fake.url, RINGSTORE_API_KEY: 'admin-key' });
+
+  it('prints help and exits 0', async () => {
+    const result = await ringstore(['help']);
+
+    expect(result.code).toBe(0);
+    for (const command of ['connect', 'disconnect', 'put', 'get', 'delete', 'list', 'keyrange', 'quit']) {
+      expect(result.stdout).toContain(command);
+    }
+  });
+
+  it('connects, saves the connection owner-only, uses it, and disconnects', async () => {
+    const connect = await ringstore(['connect', fake.url, 'admin-key']);
+    const file = join(configDir(), 'cli.json');
+    const saved = JSON.parse(await readFile(file, 'utf8')) as unknown;
+    const mode = (await stat(file)).mode & 0o777;
+    const put = await ringstore(['put', 'greeting', 'hello world']);
+    const get = await ringstore(['get', 'greeting']);
+    const disconnect = await ringstore(['disconnect']);
+    const after = await ringstore(['get', 'greeting']);
+
+    expect(connect).toMatchObject({ code: 0, stderr: '' });
+    expect(connect.stdout).toContain(`connected to ${fake.url} (ring epoch 3, 4 shards)`);
+    expect(saved).toEqual({ endpoint: fake.url, apiKey: 'admin-key' });
+    expect(mode).toBe(0o600);
+    expect(put).toMatchObject({ code: 0, stdout: 'stored greeting (version 1)\n' });
+    expect(get).toMatchObject({ code: 0, stdout: 'hello world\n', stderr: '' });
+    expect(disconnect).toMatchObject({ code: 0, stdout: 'disconnected\n' });
+    await expect(stat(file)).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(after.code).toBe(1);
+    expect(after.stderr).toMatch(/^error: not connected/);
+  });
+
+  it('refuses to save a connection the server rejects', async () => {
+    const result = await ringstore(['connect', fake.url, 'wrong-key']);
+
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe('error: missing or unknown API key (auth.invalidKey)\n');
+    await expect(stat(join(configDir(), 'cli.json'))).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('reports a missing key on one line and exits 1', async () => {
+    const result = await ringstore(['get', 'x'], { env: connected() });
+
+    expect(result).toEqual({ code: 1, stdout: '', stderr: 'error: key "x" not found (kv.notFound)\n' });
+  });
+
+  it('puts with --ttl and --content-type, lists, deletes', async () => {
+    const put = await ringstore(['put', 'users/1', '{"n":1}', '--ttl', '60', '--content-type', 'application/json'], { env: connected() });
+    await ringstore(['put', 'users/2', 'two'], { env: connected() });
+    await ringstore(['put', 'other', 'x'], { env: connected() });
+    const list = await ringstore(['list', 'users/'], { env: connected() });
+    const deleted = await ringstore(['delete', 'users/1'], { env: connected() });
+    const deleteAgain = await ringstore(['delete', 'users/1'], { env: connected() });
+
+    expect(put.code).toBe(0);
+    const request = fake.requests.find((r) => r.method === 'PUT');
+    expect(request?.query.get('ttlSeconds')).toBe('60');
+    expect(request?.headers['content-type']).toBe('application/json');
+    expect(list.code).toBe(0);
+    expect(list.stdout).toMatch(/^KEY\s+VERSION\s+SIZE\s+CONTENT-TYPE\s+EXPIRES$/m);
+    expect(list.stdout).toMatch(/^users\/1\s+1\s+7\s+application\/json\s+2030-01-01T00:01:00.000Z$/m);
+    expect(list.stdout).toMatch(/^users\/2\s+1\s+3\s+/m);
+    expect(list.stdout).not.toContain('other');
+    expect(list.stdout).toContain('2 keys');
+    expect(deleted).toMatchObject({ code: 0, stdout: 'deleted users/1 (version 2)\n' });
+    expect(deleteAgain).toMatchObject({ code: 1, stderr: 'error: key "users/1" not found (kv.notFound)\n' });
+  });
+
+  it('stores a file with @path and writes a binary value with --out', async () => {
+    const input = join(home, 'in.bin');
+    const output = join(home, 'out.bin');
+    const bytes = Buffer.from([0, 159, 146, 150, 255, 0, 1]);
+    await writeFile(input, bytes);
+
+    const put = await ringstore(['put', 'blob', `@${input}`], { env: connected() });
+    const print = await ringstore(['get', 'blob'], { env: connected() });
+    const save = await ringstore(['get', 'blob', '--out', output], { env: connected() });
+
+    expect(put.code).toBe(0);
+    expect(fake.store.get('test#blob')?.contentType).toBe('application/octet-stream');
+    expect(print.code).toBe(1);
+    expect(print.stderr).toContain('use --out <file>');
+    expect(save.code).toBe(0);
+    expect((await readFile(output)).equals(bytes)).toBe(true);
+  });
+
+  it('prints the ring with keyrange', async () => {
+    const result = await ringstore(['keyrange'], { env: connected() });
+
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('ring epoch 3, replication factor 3');
+    expect(result.stdout).toMatch(/^\s+0\s+ringstore-test-shard-0\s+active\s+2\s+25\.0%$/m);
+    expect(result.stdout).toMatch(/^\s+START\s+END\s+OWNER\s+REPLICAS$/m);
+    expect(result.stdout).toMatch(/^\s+4294967295\s+536870911\s+0\s+0, 1, 2$/m);
+    expect(result.stdout).not.toContain('warning');
+  });
+
+  it('takes --endpoint/--api-key over the environment', async () => {
+    const result = await ringstore(['--endpoint', fake.url, '--api-key', 'admin-key', 'put', 'k', 'v'], {
+      env: { RINGSTORE_ENDPOINT: 'http://127.0.0.1:9', RINGSTORE_API_KEY: 'wrong' },
+    });
+
+    expect(result).toMatchObject({ code: 0, stdout: 'stored k (version 1)\n' });
+  });
+
+  it('reports usage errors with exit code 1', async () => {
+    const unknown = await ringstore(['frobnicate']);
+    const badTtl = await ringstore(['put', 'k', 'v', '--ttl', '0'], { env: connected() });
+
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain("unknown command 'frobnicate'");
+    expect(badTtl.code).toBe(1);
+    expect(badTtl.stderr).toContain('--ttl');
+    expect(fake.requests.filter((r) => r.method === 'PUT')).toHaveLength(0);
+  });
+
+  it('runs piped commands line by line, continues after an error, stops at quit', async () => {
+    const script = [
+      `connect ${fake.url} admin-key`,
+      '# a comment',
+      '',
+      'put "my key" "hello there"',
+      'get "my key"',
+      'get nope',
+      'keyrange',
+      'quit',
+      'put after-quit x',
+    ].join('\n');
+
+    const result = await ringstore([], { input: `${script}\n` });
+
+    expect(result.code).toBe(1); // one line failed
+    expect(result.stdout).toContain('stored "my key" (version 1)');
+    expect(result.stdout).toContain('hello there\n');
+    expect(result.stdout).toContain('ring epoch 3');
+    expect(result.stderr).toBe('error: key "nope" not found (kv.notFound)\n');
+    expect(fake.store.has('test#after-quit')).toBe(false);
+  });
+
+  it('exits 0 when every piped command succeeds', async () => {
+    const result = await ringstore([], { env: connected(), input: 'put a 1\nget a\nlist\n' });
+
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    expect(result.stdout).toContain('1 key');
+  });
+});

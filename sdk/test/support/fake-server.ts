@@ -1,0 +1,373 @@
+// A real HTTP server on 127.0.0.1 for SDK and CLI tests: a bare recorder (`startServer`) and an
+// in-memory Ringstore that follows the REST contract, with a fake S3 for large values.
+
+import { createHash, randomUUID } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface RecordedRequest {
+  method: string;
+  /** Path and query exactly as received (still percent-encoded). */
+  rawUrl: string;
+  pathname: string;
+  query: URLSearchParams;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+export type Handler = (req: RecordedRequest, res: ServerResponse) => void | Promise<void>;
+
+export interface RunningServer {
+  url: string;
+  requests: RecordedRequest[];
+  close(): Promise<void>;
+}
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+export async function startServer(handler: Handler): Promise<RunningServer> {
+  const requests: RecordedRequest[] = [];
+  const server = createServer((req, res) => {
+    void (async () => {
+      const body = await readBody(req);
+      const rawUrl = req.url ?? '/';
+      const parsed = new URL(rawUrl, 'http://fake');
+      const recorded: RecordedRequest = {
+        method: req.method ?? 'GET', rawUrl, pathname: parsed.pathname, query: parsed.searchParams, headers: req.headers, body,
+      };
+      requests.push(recorded);
+      try {
+        await handler(recorded, res);
+      } catch (err) {
+        if (!res.headersSent) sendJson(res, 500, { error: { code: 'fake.bug', message: String(err), retryable: false } });
+      }
+    })();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+export function sendError(res: ServerResponse, status: number, code: string, message: string, retryable = false, headers: Record<string, string> = {}): void {
+  sendJson(res, status, { error: { code, message, retryable } }, headers);
+}
+
+interface StoredValue {
+  value: Buffer;
+  contentType: string;
+  version: number;
+  expiresAt?: string;
+}
+
+interface Upload {
+  key: string;
+  namespace: string;
+  size: number;
+  contentType: string;
+  bytes?: Buffer;
+}
+
+interface ApiKeyRecord {
+  keyId: string;
+  apiKey: string;
+  namespace: string;
+  role: 'user' | 'admin';
+  createdAt: string;
+  revokedAt?: string;
+  description?: string;
+}
+
+export interface InjectedFailure {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+/** Values larger than this are served by a 303 to the fake S3, like the real server. */
+const REDIRECT_BYTES_MIN = 4 * 1024 * 1024;
+
+export const FAKE_RING = {
+  epoch: 3,
+  replicationFactor: 3,
+  vnodesPerShard: 2,
+  tokenBits: 32,
+  shards: [0, 1, 2, 3].map((id) => ({ id, table: `ringstore-test-shard-${id}`, status: 'active' })),
+  // Eight equal ranges of 2^29 tokens; the first wraps around zero.
+  ranges: Array.from({ length: 8 }, (_, i) => ({
+    start: i === 0 ? 2 ** 32 - 1 : i * 2 ** 29 - 1,
+    end: (i + 1) * 2 ** 29 - 1,
+    owner: i % 4,
+    replicas: [i % 4, (i + 1) % 4, (i + 2) % 4],
+  })),
+};
+
+/**
+ * An in-memory Ringstore behind a real HTTP server. API keys: `admin-key` (admin) and
+ * `user-key` (user), both in namespace `test`. `failNext` injects error answers on API routes;
+ * `corruptUploads` makes the fake S3 flip a byte of what it receives.
+ */
+export class FakeRingstore {
+  readonly store = new Map<string, StoredValue>();
+  readonly uploads = new Map<string, Upload>();
+  readonly blobs = new Map<string, Buffer>();
+  readonly apiKeys: ApiKeyRecord[] = [
+    { keyId: 'k_admin', apiKey: 'admin-key', namespace: 'test', role: 'admin', createdAt: '2025-01-01T00:00:00.000Z' },
+    { keyId: 'k_user', apiKey: 'user-key', namespace: 'test', role: 'user', createdAt: '2025-01-01T00:00:00.000Z' },
+  ];
+  failNext: InjectedFailure[] = [];
+  corruptUploads = false;
+  private server?: RunningServer;
+
+  get url(): string {
+    if (this.server === undefined) throw new Error('not started');
+    return this.server.url;
+  }
+
+  get requests(): RecordedRequest[] {
+    return this.server?.requests ?? [];
+  }
+
+  async start(): Promise<this> {
+    this.server = await startServer((req, res) => this.handle(req, res));
+    return this;
+  }
+
+  async close(): Promise<void> {
+    await this.server?.close();
+  }
+
+  private handle(req: RecordedRequest, res: ServerResponse): void {
+    const segments = req.pathname.split('/').slice(1);
+    if (segments[0] === 's3') return this.handleS3(req, res, segments);
+
+    const caller = this.apiKeys.find((k) => k.apiKey === req.headers['x-api-key'] && k.revokedAt === undefined);
+    if (caller === undefined) return sendError(res, 401, 'auth.invalidKey', 'missing or unknown API key');
+    const failure = this.failNext.shift();
+    if (failure !== undefined) {
+      const text = failure.body === undefined ? '' : typeof failure.body === 'string' ? failure.body : JSON.stringify(failure.body);
+      res.writeHead(failure.status, { ...(text === '' ? {} : { 'content-type': 'application/json' }), ...failure.headers });
+      res.end(text);
+      return;
+    }
+
+    if (segments[0] !== 'v1') return sendError(res, 404, 'route.notFound', 'no such route');
+    if (segments[1] === 'ring' && req.method === 'GET') return sendJson(res, 200, FAKE_RING);
+    if (segments[1] === 'admin' && segments[2] === 'keys') return this.handleAdmin(req, res, caller, segments[3]);
+    if (segments[1] !== 'kv') return sendError(res, 404, 'route.notFound', 'no such route');
+    if (segments.length === 2 && req.method === 'GET') return this.list(req, res, caller.namespace);
+    const key = decodeURIComponent(segments[2] ?? '');
+    if (Buffer.byteLength(key) === 0 || Buffer.byteLength(key) > 1024) return sendError(res, 400, 'kv.invalidKey', 'bad key');
+    const id = `${caller.namespace}#${key}`;
+    if (segments.length === 3) return this.handleKey(req, res, key, id);
+    if (segments[3] === 'uploads' && segments.length === 4 && req.method === 'POST') return this.createUpload(req, res, key, caller.namespace);
+    if (segments[3] === 'uploads' && segments[5] === 'commit' && req.method === 'POST') {
+      return this.commitUpload(req, res, key, id, decodeURIComponent(segments[4] ?? ''));
+    }
+    return sendError(res, 404, 'route.notFound', 'no such route');
+  }
+
+  private precondition(req: RecordedRequest, current: StoredValue | undefined): string | undefined {
+    const ifMatch = req.headers['if-match'];
+    if (ifMatch !== undefined && (current === undefined || ifMatch !== `"${current.version}"`)) return 'version does not match';
+    if (req.headers['if-none-match'] === '*' && current !== undefined) return 'key exists';
+    return undefined;
+  }
+
+  private write(id: string, key: string, value: Buffer, contentType: string, ttlSeconds: number | undefined, res: ServerResponse): void {
+    const current = this.store.get(id);
+    const version = (current?.version ?? 0) + 1;
+    const stored: StoredValue = { value, contentType, version };
+    if (ttlSeconds !== undefined) stored.expiresAt = new Date(Date.UTC(2030, 0, 1) + ttlSeconds * 1000).toISOString();
+    this.store.set(id, stored);
+    sendJson(res, 200, { key, version }, { etag: `"${version}"` });
+  }
+
+  private handleKey(req: RecordedRequest, res: ServerResponse, key: string, id: string): void {
+    const current = this.store.get(id);
+    if (req.method === 'PUT') {
+      const failed = this.precondition(req, current);
+      if (failed !== undefined) return sendError(res, 412, 'kv.preconditionFailed', failed);
+      if (req.body.byteLength > REDIRECT_BYTES_MIN) return sendError(res, 413, 'kv.bodyTooLarge', 'use the upload flow');
+      const ttl = req.query.get('ttlSeconds');
+      if (ttl !== null && !/^[1-9]\d*$/.test(ttl)) return sendError(res, 400, 'kv.invalidTtl', 'ttlSeconds must be an integer >= 1');
+      const contentType = req.headers['content-type'] ?? 'application/octet-stream';
+      return this.write(id, key, req.body, contentType, ttl === null ? undefined : Number(ttl), res);
+    }
+    if (req.method === 'DELETE') {
+      if (current === undefined) return sendError(res, 404, 'kv.notFound', 'no value is stored under this key');
+      const failed = this.precondition(req, current);
+      if (failed !== undefined) return sendError(res, 412, 'kv.preconditionFailed', failed);
+      this.store.delete(id);
+      return sendJson(res, 200, { key, version: current.version + 1 });
+    }
+    if (req.method === 'GET' || req.method === 'HEAD') {
+      if (current === undefined) {
+        if (req.method === 'HEAD') {
+          res.writeHead(404);
+          res.end();
+          return;
+        }
+        return sendError(res, 404, 'kv.notFound', 'no value is stored under this key');
+      }
+      const headers: Record<string, string> = {
+        'content-type': current.contentType,
+        etag: `"${current.version}"`,
+        'x-ringstore-version': String(current.version),
+        ...(current.expiresAt === undefined ? {} : { 'x-ringstore-expires-at': current.expiresAt }),
+      };
+      if (req.method === 'HEAD') {
+        res.writeHead(200, { ...headers, 'content-length': String(current.value.byteLength) });
+        res.end();
+        return;
+      }
+      if (current.value.byteLength > REDIRECT_BYTES_MIN) {
+        const blobId = randomUUID();
+        this.blobs.set(blobId, current.value);
+        res.writeHead(303, { ...headers, location: `${this.url}/s3/objects/${blobId}?X-Amz-Signature=fake` });
+        res.end();
+        return;
+      }
+      res.writeHead(200, { ...headers, 'content-length': String(current.value.byteLength) });
+      res.end(current.value);
+      return;
+    }
+    return sendError(res, 405, 'route.methodNotAllowed', 'method not allowed');
+  }
+
+  private list(req: RecordedRequest, res: ServerResponse, namespace: string): void {
+    const prefix = req.query.get('prefix') ?? '';
+    const limit = Number(req.query.get('limit') ?? '100');
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) return sendError(res, 400, 'kv.invalidLimit', 'limit must be 1..1000');
+    const after = req.query.get('cursor');
+    const start = after === null ? '' : Buffer.from(after, 'base64url').toString('utf8');
+    const keys = [...this.store.keys()]
+      .filter((id) => id.startsWith(`${namespace}#`))
+      .map((id) => id.slice(namespace.length + 1))
+      .filter((key) => key.startsWith(prefix) && (after === null || key > start))
+      .sort();
+    const page = keys.slice(0, limit);
+    const items = page.map((key) => {
+      const stored = this.store.get(`${namespace}#${key}`) as StoredValue;
+      return {
+        key, version: stored.version, size: stored.value.byteLength, contentType: stored.contentType,
+        ...(stored.expiresAt === undefined ? {} : { expiresAt: stored.expiresAt }),
+      };
+    });
+    const last = page[page.length - 1];
+    const more = keys.length > limit && last !== undefined;
+    sendJson(res, 200, more ? { items, cursor: Buffer.from(last, 'utf8').toString('base64url') } : { items });
+  }
+
+  private createUpload(req: RecordedRequest, res: ServerResponse, key: string, namespace: string): void {
+    const body = JSON.parse(req.body.toString('utf8')) as { size?: unknown; contentType?: unknown };
+    if (typeof body.size !== 'number' || body.size > 10 * 1024 * 1024) return sendError(res, 413, 'kv.valueTooLarge', 'too large');
+    const uploadId = randomUUID();
+    const contentType = typeof body.contentType === 'string' ? body.contentType : 'application/octet-stream';
+    this.uploads.set(uploadId, { key, namespace, size: body.size, contentType });
+    sendJson(res, 201, {
+      uploadId,
+      url: `${this.url}/s3/uploads/${uploadId}?X-Amz-Signature=fake`,
+      method: 'PUT',
+      headers: { 'content-type': contentType, 'x-amz-meta-upload': uploadId },
+      expiresAt: '2030-01-01T00:15:00.000Z',
+    });
+  }
+
+  private commitUpload(req: RecordedRequest, res: ServerResponse, key: string, id: string, uploadId: string): void {
+    const upload = this.uploads.get(uploadId);
+    if (upload === undefined || upload.key !== key) return sendError(res, 404, 'kv.uploadNotFound', 'no such upload');
+    if (upload.bytes === undefined) return sendError(res, 409, 'kv.uploadIncomplete', 'nothing uploaded');
+    const body = JSON.parse(req.body.toString('utf8')) as { sha256?: unknown; contentType?: unknown; ttlSeconds?: unknown };
+    const actual = createHash('sha256').update(upload.bytes).digest('hex');
+    if (body.sha256 !== actual) return sendError(res, 400, 'kv.checksumMismatch', 'sha256 does not match the uploaded bytes');
+    if (upload.bytes.byteLength !== upload.size) return sendError(res, 400, 'kv.sizeMismatch', 'size does not match');
+    const failed = this.precondition(req, this.store.get(id));
+    if (failed !== undefined) return sendError(res, 412, 'kv.preconditionFailed', failed);
+    this.uploads.delete(uploadId);
+    const contentType = typeof body.contentType === 'string' ? body.contentType : upload.contentType;
+    this.write(id, key, upload.bytes, contentType, typeof body.ttlSeconds === 'number' ? body.ttlSeconds : undefined, res);
+  }
+
+  private handleS3(req: RecordedRequest, res: ServerResponse, segments: string[]): void {
+    if (req.query.get('X-Amz-Signature') !== 'fake') {
+      res.writeHead(403, { 'content-type': 'application/xml' });
+      res.end('<Error><Code>AccessDenied</Code></Error>');
+      return;
+    }
+    const id = segments[2] ?? '';
+    if (segments[1] === 'uploads' && req.method === 'PUT') {
+      const upload = this.uploads.get(id);
+      if (upload === undefined) {
+        res.writeHead(404);
+        res.end();
+        return;
+      }
+      const bytes = Buffer.from(req.body);
+      if (this.corruptUploads && bytes.length > 0) bytes[0] = (bytes[0] ?? 0) ^ 0xff;
+      upload.bytes = bytes;
+      res.writeHead(200, { etag: '"s3etag"' });
+      res.end();
+      return;
+    }
+    if (segments[1] === 'objects' && req.method === 'GET') {
+      const blob = this.blobs.get(id);
+      if (blob === undefined) {
+        res.writeHead(404, { 'content-type': 'application/xml' });
+        res.end('<Error><Code>NoSuchKey</Code></Error>');
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(blob.byteLength) });
+      res.end(blob);
+      return;
+    }
+    res.writeHead(405);
+    res.end();
+  }
+
+  private handleAdmin(req: RecordedRequest, res: ServerResponse, caller: ApiKeyRecord, keyId: string | undefined): void {
+    if (caller.role !== 'admin') return sendError(res, 403, 'auth.forbidden', 'an admin key is required');
+    if (keyId === undefined && req.method === 'GET') {
+      return sendJson(res, 200, { keys: this.apiKeys.map(({ apiKey: _secret, ...rest }) => rest) });
+    }
+    if (keyId === undefined && req.method === 'POST') {
+      const body = JSON.parse(req.body.toString('utf8')) as { namespace?: string; role?: 'user' | 'admin'; description?: string };
+      if (typeof body.namespace !== 'string') return sendError(res, 400, 'admin.invalidNamespace', 'namespace is required');
+      const record: ApiKeyRecord = {
+        keyId: `k_${this.apiKeys.length}`,
+        apiKey: `secret-${randomUUID()}`,
+        namespace: body.namespace,
+        role: body.role ?? 'user',
+        createdAt: new Date().toISOString(),
+        ...(body.description === undefined ? {} : { description: body.description }),
+      };
+      this.apiKeys.push(record);
+      const { description: _d, revokedAt: _r, ...shown } = record;
+      return sendJson(res, 201, shown);
+    }
+    if (keyId !== undefined && req.method === 'DELETE') {
+      const record = this.apiKeys.find((k) => k.keyId === decodeURIComponent(keyId));
+      if (record === undefined) return sendError(res, 404, 'admin.keyNotFound', 'no such key');
+      record.revokedAt = new Date().toISOString();
+      return sendJson(res, 200, { keyId: record.keyId, revokedAt: record.revokedAt });
+    }
+    return sendError(res, 404, 'route.notFound', 'no such route');
+  }
+}
