@@ -1,0 +1,75 @@
+// Turns a handler's HandlerSpec (lambdas/topology.ts) into IAM statements: exactly the access it
+// declares, on named resources only (least privilege, design §2).
+import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { HandlerSpec } from '../../lambdas/topology';
+import { blobPrefixes, type DataRefs, type TableRef } from './data-refs';
+
+type Access = HandlerSpec['shardTables'];
+
+/** Reads, including TransactGetItems (authorised per item as GetItem) and queries on the indexes. */
+export const dynamoReadActions = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'] as const;
+/** Writes, including TransactWriteItems (authorised per item as Put/Update/Delete/ConditionCheck). */
+export const dynamoWriteActions = [
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:BatchWriteItem',
+  'dynamodb:ConditionCheckItem',
+] as const;
+
+export const s3ReadActions = ['s3:GetObject'] as const;
+export const s3WriteActions = ['s3:PutObject', 's3:DeleteObject', 's3:AbortMultipartUpload'] as const;
+
+function tableStatements(access: Access, tables: readonly TableRef[]): PolicyStatement[] {
+  if (access === 'none' || tables.length === 0) return [];
+  const tableArns = tables.map((table) => table.arn);
+  const indexArns = tables.flatMap((table) => table.indexArns);
+  // Each ARN is listed once: IAM caps policy sizes, which is what bounds shardCountMax.
+  // Writes address the base table only; DynamoDB maintains the indexes.
+  const tableActions = access === 'readWrite' ? [...dynamoReadActions, ...dynamoWriteActions] : [...dynamoReadActions];
+  const statements = [new PolicyStatement({ effect: Effect.ALLOW, actions: tableActions, resources: tableArns })];
+  if (indexArns.length > 0) {
+    statements.push(new PolicyStatement({ effect: Effect.ALLOW, actions: ['dynamodb:Query'], resources: indexArns }));
+  }
+  return statements;
+}
+
+function bucketStatements(access: Access, bucket: DataRefs['blobBucket']): PolicyStatement[] {
+  if (access === 'none') return [];
+  // Readers see committed blobs only; writers also own the upload area they presign URLs for.
+  const readPrefixes = access === 'read' ? [blobPrefixes.blobs] : [blobPrefixes.blobs, blobPrefixes.uploads];
+  const statements = [
+    new PolicyStatement({
+      effect: Effect.ALLOW,
+      actions: [...s3ReadActions],
+      resources: readPrefixes.map((prefix) => bucket.objectArn(prefix)),
+    }),
+    // Without s3:ListBucket, S3 answers 403 instead of 404 for a missing object, and the handler
+    // could not tell "no such upload" from "not allowed".
+    new PolicyStatement({ effect: Effect.ALLOW, actions: ['s3:ListBucket'], resources: [bucket.arn] }),
+  ];
+  if (access === 'readWrite') {
+    statements.push(
+      new PolicyStatement({
+        effect: Effect.ALLOW,
+        actions: [...s3WriteActions],
+        resources: [blobPrefixes.blobs, blobPrefixes.uploads].map((prefix) => bucket.objectArn(prefix)),
+      }),
+    );
+  }
+  return statements;
+}
+
+/**
+ * The IAM statements one handler needs for its data: nothing beyond what its spec declares.
+ *
+ * @example
+ * for (const statement of accessStatements(handlers.kvRead, dataRefs(this, names, 4))) role.addToPolicy(statement);
+ */
+export function accessStatements(spec: HandlerSpec, data: DataRefs): PolicyStatement[] {
+  return [
+    ...tableStatements(spec.shardTables, data.shardTables),
+    ...tableStatements(spec.controlTable, [data.controlTable]),
+    ...bucketStatements(spec.blobBucket, data.blobBucket),
+  ];
+}

@@ -1,0 +1,60 @@
+// Errors API Gateway answers by itself (no Lambda ran) in the project's JSON error shape (design §6),
+// with the same code-to-status mapping as the handlers (lambdas/http/errors.ts).
+import { ResponseType } from 'aws-cdk-lib/aws-apigateway';
+import type { ErrorCode } from '../../lambdas/core/errors';
+import { retryAfterSeconds, statusOf } from '../../lambdas/http/errors';
+
+export interface GatewayError {
+  type: ResponseType;
+  code: ErrorCode;
+  /** Omitted: keep the status API Gateway chose (the DEFAULT_* families cover many). */
+  statusCode?: number;
+  retryable: boolean;
+  /** A fixed message where API Gateway's own would mislead; else `$context.error.message`. */
+  message?: string;
+}
+
+const status = (code: ErrorCode): number => statusOf[code];
+
+export const gatewayErrors: readonly GatewayError[] = [
+  // No x-api-key header: API Gateway answers before the authorizer runs (or it threw "Unauthorized").
+  {
+    type: ResponseType.UNAUTHORIZED, code: 'auth.missingKey', statusCode: status('auth.missingKey'), retryable: false,
+    message: 'Missing API key: send it in the x-api-key header',
+  },
+  // The authorizer answered Deny: the key is unknown or revoked (lambdas/handlers/authorizer.ts).
+  {
+    type: ResponseType.ACCESS_DENIED, code: 'auth.invalidKey', statusCode: status('auth.invalidKey'), retryable: false,
+    message: 'Unknown or revoked API key',
+  },
+  // API Gateway's answer to a path or method no route declares.
+  {
+    type: ResponseType.MISSING_AUTHENTICATION_TOKEN, code: 'route.notFound', statusCode: status('route.notFound'),
+    retryable: false, message: 'No such route',
+  },
+  { type: ResponseType.REQUEST_TOO_LARGE, code: 'request.tooLarge', statusCode: status('request.tooLarge'), retryable: false },
+  { type: ResponseType.BAD_REQUEST_PARAMETERS, code: 'request.invalid', statusCode: status('request.invalid'), retryable: false },
+  { type: ResponseType.BAD_REQUEST_BODY, code: 'request.invalid', statusCode: status('request.invalid'), retryable: false },
+  { type: ResponseType.THROTTLED, code: 'throttled', statusCode: status('throttled'), retryable: true },
+  // Quotas reset per day or month: retrying within a client's backoff budget cannot help.
+  { type: ResponseType.QUOTA_EXCEEDED, code: 'throttled', statusCode: status('throttled'), retryable: false },
+  // The authorizer crashed or timed out (e.g. the control table was briefly unreachable).
+  { type: ResponseType.AUTHORIZER_FAILURE, code: 'internal', statusCode: status('internal'), retryable: true },
+  { type: ResponseType.INTEGRATION_TIMEOUT, code: 'internal', retryable: true },
+  { type: ResponseType.DEFAULT_4XX, code: 'request.invalid', retryable: false },
+  { type: ResponseType.DEFAULT_5XX, code: 'internal', retryable: true },
+];
+
+/** The VTL body of a gateway response: `{"error":{"code","message","retryable"}}`. */
+export function errorTemplate(error: GatewayError): string {
+  // messageString is the message already quoted and escaped as a JSON string.
+  const message = error.message === undefined ? '$context.error.messageString' : JSON.stringify(error.message);
+  return `{"error":{"code":${JSON.stringify(error.code)},"message":${message},"retryable":${error.retryable}}}`;
+}
+
+/** Headers of a gateway response, as API Gateway mapping expressions (static values are quoted). */
+export function errorHeaders(error: GatewayError): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (error.statusCode === 429 || error.statusCode === 503) headers['Retry-After'] = `'${retryAfterSeconds}'`;
+  return headers;
+}

@@ -1,0 +1,139 @@
+// One Lambda per topology handler: bundled with esbuild, in the VPC, with a role that holds only what
+// its HandlerSpec declares plus what running in a VPC with tracing requires.
+import * as path from 'node:path';
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import type { ISecurityGroup, IVpc, SubnetSelection } from 'aws-cdk-lib/aws-ec2';
+import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import type { HandlerName, HandlerSpec, Names } from '../../lambdas/topology';
+import { accessStatements } from './access';
+import type { DataRefs } from './data-refs';
+import { acknowledge, nagFindingName } from './nag';
+
+/** The repository root: topology entries are relative to it, and its lock file pins the bundle. */
+export const repoRoot = path.resolve(__dirname, '..', '..');
+
+/**
+ * Node.js 22 (maintenance LTS until April 2027). Node 20 is past its end of life (April 2026), so
+ * new functions should not start on it; Node 24 is newer than what the handler stack is built and
+ * tested for (middy 6; the machines run Node 20). Moving to 24 is a one-line change once they are.
+ */
+export const lambdaRuntime = Runtime.NODEJS_22_X;
+const esbuildTarget = 'node22';
+
+export interface HandlerFunctionProps {
+  handlerName: HandlerName;
+  spec: HandlerSpec;
+  names: Names;
+  data: DataRefs;
+  vpc: IVpc;
+  subnets: SubnetSelection;
+  securityGroup: ISecurityGroup;
+  environment: Record<string, string>;
+  logLevel: string;
+}
+
+export class HandlerFunction extends Construct {
+  readonly function: NodejsFunction;
+  readonly role: Role;
+
+  constructor(scope: Construct, id: string, props: HandlerFunctionProps) {
+    super(scope, id);
+    const { spec, names } = props;
+    const functionName = names.functionName(props.handlerName);
+
+    // Our own role instead of the default one, which would attach the AWS managed
+    // AWSLambdaBasicExecutionRole/AWSLambdaVPCAccessExecutionRole policies (logs on every log group).
+    this.role = new Role(this, 'Role', {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      description: `${functionName}: ${spec.description}`,
+    });
+    const logGroup = new LogGroup(this, 'Logs', {
+      retention: RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    logGroup.grantWrite(this.role);
+
+    // Lambda creates and deletes the function's VPC network interfaces with the execution role.
+    this.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        effect: Effect.ALLOW,
+        actions: [
+          'ec2:CreateNetworkInterface',
+          'ec2:DescribeNetworkInterfaces',
+          'ec2:DescribeSubnets',
+          'ec2:DeleteNetworkInterface',
+          'ec2:AssignPrivateIpAddresses',
+          'ec2:UnassignPrivateIpAddresses',
+        ],
+        resources: ['*'],
+      }),
+    );
+    const dataStatements = accessStatements(spec, props.data);
+    for (const statement of dataStatements) this.role.addToPrincipalPolicy(statement);
+
+    this.function = new NodejsFunction(this, 'Function', {
+      functionName,
+      description: spec.description,
+      entry: path.join(repoRoot, spec.entry),
+      handler: 'handler',
+      projectRoot: repoRoot,
+      depsLockFilePath: path.join(repoRoot, 'package-lock.json'),
+      runtime: lambdaRuntime,
+      // Pure JavaScript bundles (no native modules), so Graviton: cheaper per ms and as fast.
+      architecture: Architecture.ARM_64,
+      memorySize: spec.memoryMb,
+      timeout: Duration.seconds(spec.timeoutSeconds),
+      role: this.role,
+      logGroup,
+      tracing: Tracing.ACTIVE,
+      vpc: props.vpc,
+      vpcSubnets: props.subnets,
+      securityGroups: [props.securityGroup],
+      environment: {
+        ...props.environment,
+        POWERTOOLS_SERVICE_NAME: names.prefix,
+        POWERTOOLS_LOG_LEVEL: props.logLevel,
+        // Stack traces point into the TypeScript sources (the bundle ships its source map).
+        NODE_OPTIONS: '--enable-source-maps',
+      },
+      bundling: {
+        // esbuild from node_modules; never Docker (the build machines have no container engine).
+        forceDockerBundling: false,
+        format: OutputFormat.CJS,
+        target: esbuildTarget,
+        minify: true,
+        sourceMap: true,
+        sourcesContent: false,
+        // Bundle the AWS SDK too: the versions the tests ran against, not the runtime's.
+        externalModules: [],
+        tsconfig: path.join(repoRoot, 'tsconfig.json'),
+      },
+    });
+
+    acknowledge(
+      this.role,
+      'AwsSolutions-IAM5[Resource::*]',
+      'Resource "*" only for actions without resource-level permissions: the ENI actions Lambda performs for VPC access on interfaces whose IDs exist only at run time (AWS documents ec2:DescribeNetworkInterfaces as requiring "*") and xray:PutTraceSegments/PutTelemetryRecords.',
+    );
+    // S3 object ARNs always end in a wildcard; each one is a prefix of the blob bucket, never the bucket.
+    const objectWildcards = new Set(
+      dataStatements.flatMap((statement) => statement.resources).filter((arn) => nagFindingName(this, arn).includes('*')),
+    );
+    for (const arn of objectWildcards) {
+      acknowledge(
+        this.role,
+        `AwsSolutions-IAM5[Resource::${nagFindingName(this, arn)}]`,
+        'Blob object keys are generated per value at run time; the grant is scoped to one key prefix of the blob bucket (blobs/ for readers, blobs/ and uploads/ for writers), never to the whole bucket or other buckets.',
+      );
+    }
+    acknowledge(
+      this.function,
+      'AwsSolutions-L1',
+      `Runtime pinned to ${lambdaRuntime.name} on purpose: the handler stack (middy 6) is built and tested on Node 20/22; moving to Node 24 is a one-line change once it is tested there.`,
+    );
+  }
+}

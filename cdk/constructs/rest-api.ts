@@ -1,0 +1,210 @@
+// The REST API: one method per topology route, proxied to its handler, behind the API-key authorizer.
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { ManagedPolicy } from 'aws-cdk-lib/aws-iam';
+import {
+  AccessLogFormat,
+  ApiKeySourceType,
+  AuthorizationType,
+  EndpointType,
+  IdentitySource,
+  LambdaIntegration,
+  LogGroupLogDestination,
+  MethodLoggingLevel,
+  RequestAuthorizer,
+  RestApi,
+  type Method,
+} from 'aws-cdk-lib/aws-apigateway';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { limits, type HandlerName, type Names, type RouteSpec } from '../../lambdas/topology';
+import { errorHeaders, errorTemplate, gatewayErrors } from './gateway-errors';
+import { acknowledge, nagFindingName } from './nag';
+
+/** Header that carries a Ringstore API key; the authorizer's identity source. */
+export const apiKeyHeader = 'x-api-key';
+/**
+ * How long API Gateway caches an authorizer decision per key (topology, 60 s). A revoked key keeps
+ * working for at most this long: revocation takes effect within a minute.
+ */
+export const authorizerCacheTtl = Duration.seconds(limits.authorizerCacheTtlSeconds);
+
+export interface RestApiProps {
+  names: Names;
+  routes: readonly RouteSpec[];
+  functions: Record<HandlerName, IFunction>;
+  /** The handler that maps an API key to a namespace. */
+  authorizer: HandlerName;
+  rateLimitPerSecond: number;
+  burstLimit: number;
+  /** See RingstoreConfig.manageApiGatewayAccountRole. */
+  manageAccountRole: boolean;
+}
+
+/** `{key}` placeholders of a resource path. */
+export function pathParameters(path: string): string[] {
+  return [...path.matchAll(/\{([^}+]+)\+?\}/g)].map((match) => match[1] as string);
+}
+
+export class RingstoreRestApi extends Construct {
+  readonly api: RestApi;
+  readonly methods: ReadonlyMap<RouteSpec, Method>;
+
+  constructor(scope: Construct, id: string, props: RestApiProps) {
+    super(scope, id);
+    const { names } = props;
+
+    const accessLogs = new LogGroup(this, 'AccessLogs', {
+      retention: RetentionDays.THREE_MONTHS,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+
+    this.api = new RestApi(this, 'Api', {
+      restApiName: names.apiName,
+      description: `Ringstore ${names.stage}: key-value API`,
+      endpointConfiguration: { types: [EndpointType.REGIONAL] },
+      // Every body reaches Lambda base64-encoded, byte for byte: values are arbitrary binary.
+      binaryMediaTypes: ['*/*'],
+      // Ringstore keys live hashed in the control table and are checked by the Lambda authorizer,
+      // not by API Gateway API keys. No method requires an API Gateway key; should per-tenant usage
+      // plans come, the authorizer returns the tenant's usage identifier (AUTHORIZER), because the
+      // x-api-key header holds a Ringstore key that API Gateway does not know.
+      apiKeySourceType: ApiKeySourceType.AUTHORIZER,
+      cloudWatchRole: props.manageAccountRole,
+      cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
+      deployOptions: {
+        stageName: names.stage,
+        tracingEnabled: true,
+        metricsEnabled: true,
+        // Errors only: INFO execution logs are verbose and costly; request bodies (values) are never logged.
+        loggingLevel: MethodLoggingLevel.ERROR,
+        dataTraceEnabled: false,
+        throttlingRateLimit: props.rateLimitPerSecond,
+        throttlingBurstLimit: props.burstLimit,
+        accessLogDestination: new LogGroupLogDestination(accessLogs),
+        // The key's id (the authorizer's principalId) is logged, never the key.
+        accessLogFormat: AccessLogFormat.custom(
+          JSON.stringify({
+            requestId: '$context.requestId',
+            extendedRequestId: '$context.extendedRequestId',
+            requestTime: '$context.requestTimeEpoch',
+            sourceIp: '$context.identity.sourceIp',
+            userAgent: '$context.identity.userAgent',
+            httpMethod: '$context.httpMethod',
+            resourcePath: '$context.resourcePath',
+            path: '$context.path',
+            status: '$context.status',
+            responseLength: '$context.responseLength',
+            responseLatencyMs: '$context.responseLatency',
+            integrationLatencyMs: '$context.integrationLatency',
+            integrationStatus: '$context.integrationStatus',
+            keyId: '$context.authorizer.principalId',
+            authorizerStatus: '$context.authorizer.status',
+            authorizerLatencyMs: '$context.authorizer.latency',
+            errorType: '$context.error.responseType',
+            errorMessage: '$context.error.message',
+            xrayTraceId: '$context.xrayTraceId',
+          }),
+        ),
+      },
+    });
+
+    for (const error of gatewayErrors) {
+      this.api.addGatewayResponse(`Error${error.type.responseType}`, {
+        type: error.type,
+        ...(error.statusCode === undefined ? {} : { statusCode: String(error.statusCode) }),
+        responseHeaders: errorHeaders(error),
+        templates: { 'application/json': errorTemplate(error) },
+      });
+    }
+
+    // One decision per key, reused for every route for authorizerCacheTtl: the authorizer therefore
+    // returns a policy for the whole stage, not for the route that happened to be called first, and
+    // admin routes check the key's role (authorizer context) in the handler.
+    const authorizer = new RequestAuthorizer(this, 'ApiKeyAuthorizer', {
+      authorizerName: `${names.prefix}-api-key`,
+      handler: props.functions[props.authorizer],
+      identitySources: [IdentitySource.header(apiKeyHeader)],
+      resultsCacheTtl: authorizerCacheTtl,
+    });
+
+    // Path parameters are declared required, so a malformed path is refused before any Lambda runs.
+    // Body validation applies only to methods that declare a model, and none does yet: values are
+    // opaque binary, and the few JSON bodies are parsed by the zod schemas in the handlers. Models
+    // generated from schemas/ can be attached per method later without touching the validator.
+    const validator = this.api.addRequestValidator('RequestValidator', {
+      requestValidatorName: 'parameters-and-models',
+      validateRequestParameters: true,
+      validateRequestBody: true,
+    });
+
+    const integrations = new Map<HandlerName, LambdaIntegration>();
+    const integrationFor = (handler: HandlerName): LambdaIntegration => {
+      let integration = integrations.get(handler);
+      if (!integration) {
+        // Proxy integration; console test-invoke permissions left out (one permission per method is enough).
+        integration = new LambdaIntegration(props.functions[handler], { proxy: true, allowTestInvoke: false });
+        integrations.set(handler, integration);
+      }
+      return integration;
+    };
+
+    const methods = new Map<RouteSpec, Method>();
+    for (const route of props.routes) {
+      const resource = this.api.root.resourceForPath(route.path);
+      const requestParameters = Object.fromEntries(
+        pathParameters(route.path).map((name) => [`method.request.path.${name}`, true]),
+      );
+      const method = resource.addMethod(route.method, integrationFor(route.handler), {
+        operationName: route.operationId,
+        requestParameters,
+        requestValidator: validator,
+        ...(route.authorized ? { authorizer } : { authorizationType: AuthorizationType.NONE }),
+      });
+      if (route.authorized) {
+        acknowledge(
+          method,
+          'AwsSolutions-COG4',
+          'Ringstore clients are programs holding API keys, not Cognito users: keys are validated by the custom Lambda REQUEST authorizer against hashed keys in the control table.',
+        );
+      } else {
+        acknowledge(
+          method,
+          'AwsSolutions-APIG4',
+          `${route.method} ${route.path} is public by design (topology route "${route.operationId}" has authorized: false): it serves the API documentation and reads no data.`,
+        );
+        acknowledge(
+          method,
+          'AwsSolutions-COG4',
+          `${route.method} ${route.path} is public API documentation (authorized: false in topology), so no authorizer of any kind applies to it.`,
+        );
+      }
+      methods.set(route, method);
+    }
+    this.methods = methods;
+
+    // Stage-wide throttling above (deployOptions) applies to every request. The usage plan carries
+    // the same limits; API Gateway enforces a usage plan per API key, so it binds once the
+    // authorizer returns usage identifiers (see apiKeySourceType).
+    this.api.addUsagePlan('UsagePlan', {
+      name: `${names.prefix}-default`,
+      description: 'Default throttling of the Ringstore API stage',
+      throttle: { rateLimit: props.rateLimitPerSecond, burstLimit: props.burstLimit },
+      apiStages: [{ api: this.api, stage: this.api.deploymentStage }],
+    });
+
+    acknowledge(
+      this.api,
+      'AwsSolutions-APIG3',
+      'No WAF: the AWS managed common rule set blocks request bodies over 8 KB (SizeRestrictions_BODY) and inspects arbitrary binary values, which breaks a KV API storing values up to 10 MiB; abuse is bounded by the API-key authorizer and stage throttling.',
+    );
+    if (props.manageAccountRole) {
+      const pushToLogs = ManagedPolicy.fromAwsManagedPolicyName('service-role/AmazonAPIGatewayPushToCloudWatchLogs');
+      acknowledge(
+        this.api,
+        `AwsSolutions-IAM4[Policy::${nagFindingName(this, pushToLogs.managedPolicyArn)}]`,
+        'API Gateway\'s CloudWatch role is one setting per account and region, shared by every REST API there; the AWS managed AmazonAPIGatewayPushToCloudWatchLogs policy is the documented one, and scoping it to Ringstore\'s log groups would break other APIs\' logging.',
+      );
+    }
+  }
+}

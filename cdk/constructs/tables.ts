@@ -1,0 +1,86 @@
+// The DynamoDB tables of a deployment: the ring's shard tables and the control table (design §2).
+import { RemovalPolicy } from 'aws-cdk-lib';
+import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table } from 'aws-cdk-lib/aws-dynamodb';
+import { Construct } from 'constructs';
+import { controlSchema, shardSchema, type Names } from '../../lambdas/topology';
+
+/** PITR keeps the longest window DynamoDB offers; the blob bucket keeps old versions as long (see BlobBucket). */
+export const pitrRetentionDays = 35;
+
+const pointInTimeRecoverySpecification = { pointInTimeRecoveryEnabled: true, recoveryPeriodInDays: pitrRetentionDays };
+
+/** A global secondary index as topology's shardSchema describes it. */
+interface IndexSpec {
+  name: string;
+  partitionKey: string;
+  sortKey: string;
+  projection: 'ALL' | 'KEYS_ONLY' | 'INCLUDE';
+  nonKeyAttributes?: readonly string[];
+}
+
+function addIndex(table: Table, index: IndexSpec, keyTypes: { partitionKey: AttributeType; sortKey: AttributeType }): void {
+  table.addGlobalSecondaryIndex({
+    indexName: index.name,
+    partitionKey: { name: index.partitionKey, type: keyTypes.partitionKey },
+    sortKey: { name: index.sortKey, type: keyTypes.sortKey },
+    projectionType: ProjectionType[index.projection],
+    ...(index.projection === 'INCLUDE' ? { nonKeyAttributes: [...(index.nonKeyAttributes ?? [])] } : {}),
+  });
+}
+
+export interface ShardTablesProps {
+  names: Names;
+  shardCount: number;
+}
+
+/**
+ * N shard tables `ringstore-<stage>-shard-<n>`. Streams carry both images so the replicator can apply
+ * only strictly newer versions to replicas; the two indexes serve rebalancing and listing.
+ */
+export class ShardTables extends Construct {
+  readonly tables: readonly Table[];
+
+  constructor(scope: Construct, id: string, props: ShardTablesProps) {
+    super(scope, id);
+    this.tables = Array.from({ length: props.shardCount }, (_, shardId) => {
+      const table = new Table(this, `Shard${shardId}`, {
+        tableName: props.names.shardTable(shardId),
+        partitionKey: { name: shardSchema.partitionKey, type: AttributeType.STRING },
+        billingMode: BillingMode.PAY_PER_REQUEST,
+        stream: StreamViewType.NEW_AND_OLD_IMAGES,
+        pointInTimeRecoverySpecification,
+        timeToLiveAttribute: shardSchema.ttlAttribute,
+        // Stored values outlive any one deployment of the code.
+        removalPolicy: RemovalPolicy.RETAIN,
+      });
+      // Token order (tb = token bucket, tok = token): a token range is one sequential Query, so
+      // rebalancing and anti-entropy copy range by range. Projection as topology decides (ALL today:
+      // a range copy reads whole items from the index without a second read per key).
+      addIndex(table, shardSchema.tokenIndex, { partitionKey: AttributeType.NUMBER, sortKey: AttributeType.NUMBER });
+      // Per-namespace key order for listing by prefix, with only the summary attributes a listing shows.
+      addIndex(table, shardSchema.keyIndex, { partitionKey: AttributeType.STRING, sortKey: AttributeType.STRING });
+      return table;
+    });
+  }
+}
+
+export interface ControlTableProps {
+  names: Names;
+}
+
+/** Ring, API keys (hashed), leases and membership: small, hot, read through a cache. */
+export class ControlTable extends Construct {
+  readonly table: Table;
+
+  constructor(scope: Construct, id: string, props: ControlTableProps) {
+    super(scope, id);
+    this.table = new Table(this, 'Table', {
+      tableName: props.names.controlTable,
+      partitionKey: { name: controlSchema.partitionKey, type: AttributeType.STRING },
+      sortKey: { name: controlSchema.sortKey, type: AttributeType.STRING },
+      billingMode: BillingMode.PAY_PER_REQUEST,
+      pointInTimeRecoverySpecification,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+  }
+}

@@ -1,0 +1,37 @@
+// Stateful resources of a deployment: shard tables, control table, blob bucket. Kept apart from the
+// API stack so code deploys never touch data, and data resources are retained when a stack goes.
+import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import type { Table } from 'aws-cdk-lib/aws-dynamodb';
+import type { Bucket } from 'aws-cdk-lib/aws-s3';
+import type { Construct } from 'constructs';
+import { namesFor, type Names } from '../../lambdas/topology';
+import { BlobBucket } from '../constructs/blob-bucket';
+import { ControlTable, ShardTables } from '../constructs/tables';
+
+export interface DataStackProps extends StackProps {
+  stage: string;
+  shardCount: number;
+}
+
+export class DataStack extends Stack {
+  readonly names: Names;
+  readonly shardTables: readonly Table[];
+  readonly controlTable: Table;
+  readonly blobBucket: Bucket;
+
+  constructor(scope: Construct, id: string, props: DataStackProps) {
+    super(scope, id, props);
+    this.names = namesFor(props.stage, this.account);
+
+    this.shardTables = new ShardTables(this, 'ShardTables', { names: this.names, shardCount: props.shardCount }).tables;
+    this.controlTable = new ControlTable(this, 'ControlTable', { names: this.names }).table;
+    this.blobBucket = new BlobBucket(this, 'BlobBucket', { names: this.names }).bucket;
+
+    new CfnOutput(this, 'ShardTableNames', {
+      description: 'Shard tables of the ring, in shard order',
+      value: this.shardTables.map((table) => table.tableName).join(','),
+    });
+    new CfnOutput(this, 'ControlTableName', { value: this.controlTable.tableName });
+    new CfnOutput(this, 'BlobBucketName', { value: this.blobBucket.bucketName });
+  }
+}

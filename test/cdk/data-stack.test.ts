@@ -1,0 +1,196 @@
+// Data stack: the ring's shard tables, the control table and the blob bucket, as topology names them.
+import { Match } from 'aws-cdk-lib/assertions';
+import { controlSchema, defaults, namesFor, shardSchema } from '../../lambdas/topology';
+import { render, synth, type Synthesized } from './support';
+
+const shardTableNamePattern = /^ringstore-[a-z0-9-]+-shard-\d+$/;
+
+function tableNames(s: Synthesized): string[] {
+  return Object.values(s.dataTemplate.findResources('AWS::DynamoDB::Table')).map((t) => t.Properties.TableName as string);
+}
+
+describe('DataStack', () => {
+  let s: Synthesized;
+  beforeAll(() => {
+    s = synth();
+  });
+
+  it('has one shard table per shard, named by topology, plus the control table', () => {
+    // Prepare
+    const names = namesFor(defaults.stage);
+    const expected = Array.from({ length: defaults.shardCount }, (_, i) => names.shardTable(i));
+
+    // Act
+    const shards = tableNames(s).filter((name) => shardTableNamePattern.test(name));
+
+    // Assess
+    expect(shards.sort()).toEqual(expected.sort());
+    expect(tableNames(s)).toContain(names.controlTable);
+    s.dataTemplate.resourceCountIs('AWS::DynamoDB::Table', defaults.shardCount + 1);
+  });
+
+  it.each([1, 7])('follows shardCount=%i', (shardCount) => {
+    const other = synth({ shardCount, replicationFactor: 1 });
+
+    const shards = tableNames(other).filter((name) => shardTableNamePattern.test(name));
+
+    expect(shards).toHaveLength(shardCount);
+    expect(shards).toContain(namesFor(defaults.stage).shardTable(shardCount - 1));
+  });
+
+  it('names every table after the stage', () => {
+    const dev = synth({ stage: 'dev' });
+
+    expect(tableNames(dev).every((name) => name.startsWith('ringstore-dev-'))).toBe(true);
+  });
+
+  it('gives every shard table the item key, on-demand billing, streams with both images, PITR and TTL', () => {
+    const names = namesFor(defaults.stage);
+    for (let shardId = 0; shardId < defaults.shardCount; shardId++) {
+      s.dataTemplate.hasResource('AWS::DynamoDB::Table', {
+        Properties: Match.objectLike({
+          TableName: names.shardTable(shardId),
+          KeySchema: [{ AttributeName: shardSchema.partitionKey, KeyType: 'HASH' }],
+          BillingMode: 'PAY_PER_REQUEST',
+          StreamSpecification: { StreamViewType: 'NEW_AND_OLD_IMAGES' },
+          PointInTimeRecoverySpecification: Match.objectLike({ PointInTimeRecoveryEnabled: true }),
+          TimeToLiveSpecification: { AttributeName: shardSchema.ttlAttribute, Enabled: true },
+        }),
+        DeletionPolicy: 'Retain',
+      });
+    }
+  });
+
+  it('indexes shard tables by token (numbers) and by key (strings), projected as topology says', () => {
+    const { tokenIndex, keyIndex } = shardSchema;
+    const shards = Object.values(s.dataTemplate.findResources('AWS::DynamoDB::Table')).filter((t) =>
+      shardTableNamePattern.test(t.Properties.TableName),
+    );
+
+    for (const table of shards) {
+      const { GlobalSecondaryIndexes: indexes, AttributeDefinitions: attributes } = table.Properties;
+      expect(indexes).toHaveLength(2);
+      expect(indexes).toContainEqual({
+        IndexName: tokenIndex.name,
+        KeySchema: [
+          { AttributeName: tokenIndex.partitionKey, KeyType: 'HASH' },
+          { AttributeName: tokenIndex.sortKey, KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: tokenIndex.projection },
+      });
+      expect(indexes).toContainEqual({
+        IndexName: keyIndex.name,
+        KeySchema: [
+          { AttributeName: keyIndex.partitionKey, KeyType: 'HASH' },
+          { AttributeName: keyIndex.sortKey, KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: [...keyIndex.nonKeyAttributes] },
+      });
+      expect(attributes).toEqual(
+        expect.arrayContaining([
+          { AttributeName: shardSchema.partitionKey, AttributeType: 'S' },
+          { AttributeName: tokenIndex.partitionKey, AttributeType: 'N' },
+          { AttributeName: tokenIndex.sortKey, AttributeType: 'N' },
+          { AttributeName: keyIndex.partitionKey, AttributeType: 'S' },
+          { AttributeName: keyIndex.sortKey, AttributeType: 'S' },
+        ]),
+      );
+    }
+  });
+
+  it('keys the control table by pk/sk, with PITR, retained on delete', () => {
+    s.dataTemplate.hasResource('AWS::DynamoDB::Table', {
+      Properties: Match.objectLike({
+        TableName: namesFor(defaults.stage).controlTable,
+        KeySchema: [
+          { AttributeName: controlSchema.partitionKey, KeyType: 'HASH' },
+          { AttributeName: controlSchema.sortKey, KeyType: 'RANGE' },
+        ],
+        BillingMode: 'PAY_PER_REQUEST',
+        PointInTimeRecoverySpecification: Match.objectLike({ PointInTimeRecoveryEnabled: true }),
+      }),
+      DeletionPolicy: 'Retain',
+    });
+  });
+
+  describe('blob bucket', () => {
+    const blobBucket = () => {
+      const buckets = Object.entries(s.dataTemplate.findResources('AWS::S3::Bucket')).filter(
+        ([, b]) => b.Properties.BucketName !== undefined,
+      );
+      expect(buckets).toHaveLength(1);
+      return buckets[0] as [string, { Properties: Record<string, any> }];
+    };
+
+    it('is named by topology, unique per account', () => {
+      const [, bucket] = blobBucket();
+
+      expect(render(bucket.Properties.BucketName)).toBe(namesFor(defaults.stage, '123456789012').blobBucket);
+    });
+
+    it('blocks public access and is encrypted, versioned and access-logged', () => {
+      const [, bucket] = blobBucket();
+
+      expect(bucket.Properties.PublicAccessBlockConfiguration).toEqual({
+        BlockPublicAcls: true,
+        BlockPublicPolicy: true,
+        IgnorePublicAcls: true,
+        RestrictPublicBuckets: true,
+      });
+      expect(bucket.Properties.BucketEncryption.ServerSideEncryptionConfiguration[0].ServerSideEncryptionByDefault).toEqual({
+        SSEAlgorithm: 'AES256',
+      });
+      expect(bucket.Properties.VersioningConfiguration).toEqual({ Status: 'Enabled' });
+      expect(bucket.Properties.LoggingConfiguration).toBeDefined();
+    });
+
+    it('refuses any request not made over TLS', () => {
+      const [logicalId] = blobBucket();
+
+      s.dataTemplate.hasResourceProperties('AWS::S3::BucketPolicy', {
+        Bucket: { Ref: logicalId },
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({
+              Effect: 'Deny',
+              Action: 's3:*',
+              Principal: { AWS: '*' },
+              Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+            }),
+          ]),
+        },
+      });
+    });
+
+    it('aborts stale multipart uploads and expires uncommitted uploads/ after a day', () => {
+      const [, bucket] = blobBucket();
+      const rules = bucket.Properties.LifecycleConfiguration.Rules as Record<string, unknown>[];
+
+      expect(rules).toContainEqual(
+        expect.objectContaining({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Status: 'Enabled' }),
+      );
+      expect(rules).toContainEqual(
+        expect.objectContaining({ Prefix: 'uploads/', ExpirationInDays: 1, Status: 'Enabled' }),
+      );
+      // Committed blobs never expire while current.
+      expect(rules.filter((rule) => rule.Prefix === 'blobs/' && rule.ExpirationInDays !== undefined)).toEqual([]);
+    });
+
+    it('lets browsers PUT and GET through presigned URLs from any origin', () => {
+      const [, bucket] = blobBucket();
+
+      expect(bucket.Properties.CorsConfiguration.CorsRules).toContainEqual(
+        expect.objectContaining({
+          AllowedMethods: expect.arrayContaining(['PUT', 'GET']),
+          AllowedOrigins: ['*'],
+        }),
+      );
+    });
+  });
+
+  it('outputs the bucket and table names', () => {
+    const outputs = s.dataTemplate.toJSON().Outputs as Record<string, { Value: unknown }>;
+
+    expect(Object.keys(outputs)).toEqual(expect.arrayContaining(['ShardTableNames', 'ControlTableName', 'BlobBucketName']));
+  });
+});

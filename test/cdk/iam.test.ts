@@ -1,0 +1,153 @@
+// Least privilege: each handler's role reaches exactly the data its HandlerSpec declares.
+import { defaults, handlers, namesFor, type HandlerName, type HandlerSpec } from '../../lambdas/topology';
+import { handlerNames } from '../../cdk/stacks/api-stack';
+import { shardCountMax } from '../../cdk/stacks/config';
+import { dynamoWriteActions, s3WriteActions } from '../../cdk/constructs/access';
+import { asArray, logicalIdOf, policiesOfRole, render, statementsOfRole, synth, type Statement, type Synthesized } from './support';
+
+const account = '123456789012';
+const names = namesFor(defaults.stage, account);
+const shardArn = new RegExp(`:table/${names.prefix}-shard-\\d+(/index/[A-Za-z]+)?$`);
+const controlArn = new RegExp(`:table/${names.controlTable}$`);
+const bucketArn = new RegExp(`^arn:aws:s3:::${names.blobBucket}(/.*)?$`);
+
+interface Grant {
+  actions: string[];
+  resources: string[];
+}
+
+function grantsOf(s: Synthesized, handler: HandlerName): Grant[] {
+  const roleId = logicalIdOf(s.api, s.api.functions[handler].role);
+  return statementsOfRole(s.apiTemplate, roleId)
+    .filter((statement: Statement) => statement.Effect === 'Allow')
+    .map((statement) => ({
+      actions: asArray(statement.Action),
+      resources: asArray(statement.Resource).map((resource) => render(resource)),
+    }));
+}
+
+const touches = (grants: Grant[], pattern: RegExp) => grants.filter((g) => g.resources.some((r) => pattern.test(r)));
+const actionsOn = (grants: Grant[], pattern: RegExp) => touches(grants, pattern).flatMap((g) => g.actions);
+
+describe('IAM least privilege', () => {
+  let s: Synthesized;
+  beforeAll(() => {
+    s = synth();
+  });
+
+  describe.each(handlerNames.map((name) => [name, handlers[name]] as [HandlerName, HandlerSpec]))('%s', (name, spec) => {
+    it(`reaches the shard tables only as "${spec.shardTables}"`, () => {
+      const grants = grantsOf(s, name);
+      const actions = actionsOn(grants, shardArn);
+
+      if (spec.shardTables === 'none') {
+        expect(touches(grants, shardArn)).toEqual([]);
+        return;
+      }
+      const tables = new Set(touches(grants, shardArn).flatMap((g) => g.resources).filter((r) => shardArn.test(r)));
+      for (let shardId = 0; shardId < defaults.shardCount; shardId++) {
+        expect([...tables].some((r) => r.endsWith(`:table/${names.shardTable(shardId)}`))).toBe(true);
+      }
+      expect(actions).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:Query']));
+      if (spec.shardTables === 'read') {
+        for (const write of dynamoWriteActions) expect(actions).not.toContain(write);
+      } else {
+        expect(actions).toEqual(expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem']));
+      }
+    });
+
+    it(`reaches the control table only as "${spec.controlTable}"`, () => {
+      const grants = grantsOf(s, name);
+      const actions = actionsOn(grants, controlArn);
+
+      if (spec.controlTable === 'none') {
+        expect(touches(grants, controlArn)).toEqual([]);
+      } else if (spec.controlTable === 'read') {
+        expect(actions).toContain('dynamodb:GetItem');
+        for (const write of dynamoWriteActions) expect(actions).not.toContain(write);
+      } else {
+        expect(actions).toEqual(expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:UpdateItem']));
+      }
+    });
+
+    it(`reaches the blob bucket only as "${spec.blobBucket}"`, () => {
+      const grants = grantsOf(s, name);
+      const actions = actionsOn(grants, bucketArn);
+
+      if (spec.blobBucket === 'none') {
+        expect(touches(grants, bucketArn)).toEqual([]);
+      } else if (spec.blobBucket === 'read') {
+        expect(actions).toContain('s3:GetObject');
+        for (const write of s3WriteActions) expect(actions).not.toContain(write);
+      } else {
+        expect(actions).toEqual(expect.arrayContaining(['s3:GetObject', 's3:PutObject']));
+      }
+    });
+
+    it('reaches no other data and uses no action wildcards', () => {
+      const grants = grantsOf(s, name);
+
+      for (const grant of grants) {
+        for (const action of grant.actions) expect(action).not.toContain('*');
+        const dataActions = grant.actions.filter((a) => a.startsWith('dynamodb:') || a.startsWith('s3:'));
+        if (dataActions.length === 0) continue;
+        for (const resource of grant.resources) {
+          expect([shardArn, controlArn, bucketArn].some((pattern) => pattern.test(resource))).toBe(true);
+        }
+      }
+      // "*" only where AWS offers no resource-level permission: Lambda's VPC ENIs and X-Ray.
+      const star = grants.filter((g) => g.resources.includes('*')).flatMap((g) => g.actions);
+      for (const action of star) expect(action).toMatch(/^(ec2:(Create|Describe|Delete|Assign|Unassign)[A-Za-z]+|xray:Put[A-Za-z]+)$/);
+    });
+  });
+
+  it('gives the docs handler no DynamoDB or S3 action at all', () => {
+    const actions = grantsOf(s, 'docs').flatMap((g) => g.actions);
+
+    expect(actions.filter((a) => a.startsWith('dynamodb:') || a.startsWith('s3:'))).toEqual([]);
+  });
+
+  it('grants read-only handlers nothing that writes, anywhere', () => {
+    const readOnly = handlerNames.filter((name) =>
+      [handlers[name].shardTables, handlers[name].controlTable, handlers[name].blobBucket].every((a) => a !== 'readWrite'),
+    );
+    expect(readOnly.length).toBeGreaterThan(0);
+
+    for (const name of readOnly) {
+      const actions = grantsOf(s, name).flatMap((g) => g.actions);
+      expect(actions.filter((a) => (dynamoWriteActions as readonly string[]).includes(a))).toEqual([]);
+      expect(actions.filter((a) => (s3WriteActions as readonly string[]).includes(a))).toEqual([]);
+    }
+  });
+
+  it(`keeps every role within IAM's policy size limits at shardCount=${shardCountMax}`, () => {
+    // Prepare: the longest names a deployment can have.
+    const big = synth({ stage: 'a-twenty-char-stage1', shardCount: shardCountMax, replicationFactor: 3 });
+    const samples = { 'AWS::Partition': 'aws-us-gov', 'AWS::Region': 'us-gov-west-1', 'AWS::AccountId': account };
+
+    for (const name of handlerNames) {
+      // Act: each document as IAM stores it, tokens resolved, without whitespace.
+      const roleId = logicalIdOf(big.api, big.api.functions[name].role);
+      const documents = policiesOfRole(big.apiTemplate, roleId).map(({ kind, statements }) => ({
+        kind,
+        size: JSON.stringify({
+          Version: '2012-10-17',
+          Statement: statements.map((st) => ({ ...st, Resource: asArray(st.Resource).map((r) => render(r, samples)) })),
+        }).length,
+      }));
+
+      // Assess: inline policies share 10,240 characters per role; each managed policy has 6,144,
+      // and a role holds at most 10 managed policies (default quota).
+      const inline = documents.filter((d) => d.kind === 'inline').reduce((sum, d) => sum + d.size, 0);
+      const managed = documents.filter((d) => d.kind === 'managed');
+      expect(inline).toBeLessThan(10_240);
+      for (const document of managed) expect(document.size).toBeLessThan(6_144);
+      expect(managed.length).toBeLessThanOrEqual(10);
+    }
+    // The shard grants did not silently go missing on the way.
+    const kvWrite = statementsOfRole(big.apiTemplate, logicalIdOf(big.api, big.api.functions.kvWrite.role));
+    const resources = new Set(kvWrite.flatMap((st) => asArray(st.Resource).map((r) => render(r))));
+    const bigShardArn = /:table\/ringstore-a-twenty-char-stage1-shard-\d+(\/index\/[A-Za-z]+)?$/;
+    expect([...resources].filter((r) => bigShardArn.test(r))).toHaveLength(shardCountMax * 3);
+  });
+});
