@@ -1,5 +1,6 @@
 // Handler configuration, parsed once from the environment; a bad value fails fast naming the variable.
 import { z } from 'zod';
+import { initialRingState, type RingState } from './core/ring';
 import { defaults, envVars, namesFor } from './topology';
 
 const positiveInt = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
@@ -27,6 +28,16 @@ export interface RingstoreConfig {
   dynamodbEndpoint?: string;
   s3Endpoint?: string;
   redisUrl?: string;
+}
+
+/** The ring a new deployment starts with, from its configuration. */
+export function initialRingOf(config: RingstoreConfig): RingState {
+  return initialRingState({
+    shardCount: config.shardCount,
+    replicationFactor: config.replicationFactor,
+    vnodesPerShard: config.vnodesPerShard,
+    tableName: namesFor(config.stage).shardTable,
+  });
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): RingstoreConfig {

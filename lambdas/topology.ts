@@ -48,7 +48,7 @@ export const shardSchema = {
 /** Control table: ring, API keys, (later) leases and membership. */
 export const controlSchema = { partitionKey: 'pk', sortKey: 'sk' } as const;
 
-export type HandlerName = 'authorizer' | 'kvRead' | 'kvWrite' | 'ring' | 'admin' | 'docs';
+export type HandlerName = 'authorizer' | 'kvRead' | 'kvWrite' | 'ring' | 'admin' | 'docs' | 'bootstrap';
 
 /** What a handler may touch; the CDK app grants exactly this (least privilege). */
 export interface HandlerSpec {
@@ -93,7 +93,15 @@ export const handlers: Record<HandlerName, HandlerSpec> = {
     description: 'Serves the OpenAPI document and the API page',
     shardTables: 'none', controlTable: 'none', blobBucket: 'none', memoryMb: 256, timeoutSeconds: 10,
   },
+  bootstrap: {
+    entry: 'lambdas/handlers/bootstrap.ts',
+    description: 'Writes the initial ring at deploy time (CloudFormation custom resource)',
+    shardTables: 'none', controlTable: 'readWrite', blobBucket: 'none', memoryMb: 256, timeoutSeconds: 20,
+  },
 };
+
+/** Key prefixes of the blob bucket: presigned uploads land in one, committed values live in the other. */
+export const blobPrefixes = { uploads: 'uploads/', blobs: 'blobs/' } as const;
 
 export type HttpMethod = 'GET' | 'PUT' | 'POST' | 'DELETE' | 'HEAD';
 

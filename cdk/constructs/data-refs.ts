@@ -5,11 +5,7 @@ import { Stack } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { shardSchema, type Names } from '../../lambdas/topology';
 
-/**
- * Key prefixes of the blob bucket. The server writes presigned uploads under `uploads/` and moves
- * committed values to `blobs/`. (Wanted in topology; kept here, once, until it is.)
- */
-export const blobPrefixes = { uploads: 'uploads/', blobs: 'blobs/' } as const;
+export { blobPrefixes } from '../../lambdas/topology';
 
 /** Indexes of every shard table, by name, from topology. */
 export const shardIndexNames = [shardSchema.tokenIndex.name, shardSchema.keyIndex.name] as const;

@@ -5,12 +5,10 @@ import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { DynamoControlStore } from '../../lambdas/adapters/dynamodb-control-store';
 import { ApiKeyService } from '../../lambdas/core/auth';
-import { initialRingState } from '../../lambdas/core/ring';
 import { randomIds, systemClock } from '../../lambdas/runtime';
-import { envVars, type HandlerName, handlers, limits, namesFor } from '../../lambdas/topology';
+import { envVars, type HandlerName, handlers, limits, namesFor, routes } from '../../lambdas/topology';
 import { localCredentials, localRegion, startEngines, type RunningEngines } from './engines';
 import { type GatewayHandlers, type RunningGateway, startGateway } from './gateway';
 import { provision } from './provision';
@@ -87,7 +85,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     };
     // The handlers read their configuration from the environment, exactly as in Lambda.
     Object.assign(process.env, env);
-    const { loadConfig } = await import('../../lambdas/config');
+    const { initialRingOf, loadConfig } = await import('../../lambdas/config');
     const config = loadConfig();
 
     const clientConfig = { region: localRegion, credentials: { ...localCredentials } };
@@ -100,14 +98,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     if (created.length) log(`created ${created.join(', ')}`);
 
     const control = new DynamoControlStore(DynamoDBDocumentClient.from(dynamodb), names.controlTable);
-    const ring = await control.ensureRing(
-      initialRingState({
-        shardCount: config.shardCount,
-        replicationFactor: config.replicationFactor,
-        vnodesPerShard: config.vnodesPerShard,
-        tableName: names.shardTable,
-      }),
-    );
+    const ring = await control.ensureRing(initialRingOf(config));
     if (ring.shards.length !== config.shardCount) {
       log(`the stored ring has ${ring.shards.length} shards (epoch ${ring.epoch}); ${config.shardCount} were configured: the stored ring wins`);
     }
@@ -117,17 +108,9 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       const module = (await import(join('..', '..', handlers[name].entry.replace(/\.ts$/, '')))) as { handler: T };
       return module.handler;
     };
-    type Proxy = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
-    const gatewayHandlers: GatewayHandlers = {
-      authorizer: await load<GatewayHandlers['authorizer']>('authorizer'),
-      proxies: {
-        kvRead: await load<Proxy>('kvRead'),
-        kvWrite: await load<Proxy>('kvWrite'),
-        ring: await load<Proxy>('ring'),
-        admin: await load<Proxy>('admin'),
-        docs: await load<Proxy>('docs'),
-      },
-    };
+    const proxies: GatewayHandlers['proxies'] = {};
+    for (const name of new Set(routes.map((route) => route.handler))) proxies[name] = await load(name);
+    const gatewayHandlers: GatewayHandlers = { authorizer: await load('authorizer'), proxies };
     gateway = await startGateway({
       port: options.port,
       stage,

@@ -19,7 +19,8 @@ type AuthorizerHandler = (event: APIGatewayRequestAuthorizerEvent, context: Cont
 
 export interface GatewayHandlers {
   authorizer: AuthorizerHandler;
-  proxies: Record<Exclude<HandlerName, 'authorizer'>, ProxyHandler>;
+  /** The handler of every route, by handler name. */
+  proxies: Partial<Record<HandlerName, ProxyHandler>>;
 }
 
 export interface GatewayOptions {
@@ -216,7 +217,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       );
     }
 
-    const proxy = handlers.proxies[route.handler as Exclude<HandlerName, 'authorizer'>];
+    const proxy = handlers.proxies[route.handler];
+    if (!proxy) throw new Error(`no handler loaded for ${route.handler}`);
     const result = await proxy(event, fakeContext(route.handler));
     const resultBytes = Buffer.byteLength(JSON.stringify(result));
     if (resultBytes > limits.lambdaPayloadBytesMax) {

@@ -1,5 +1,5 @@
 // The request path of a deployment: VPC, L2 cache, one Lambda per topology handler, and the REST API.
-import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, CustomResource, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { envVars, handlers, namesFor, routes, type HandlerName, type Names } from '../../lambdas/topology';
 import { Cache } from '../constructs/cache';
@@ -71,6 +71,17 @@ export class ApiStack extends Stack {
         }),
     );
     this.functions = functions;
+
+    // The initial ring, written once by the bootstrap handler (conditional put: never overwrites a ring).
+    new CustomResource(this, 'RingBootstrap', {
+      serviceToken: functions.bootstrap.function.functionArn,
+      resourceType: 'Custom::RingstoreRing',
+      properties: {
+        shardCount: config.shardCount,
+        replicationFactor: config.replicationFactor,
+        vnodesPerShard: config.vnodesPerShard,
+      },
+    });
 
     this.restApi = new RingstoreRestApi(this, 'RestApi', {
       names: this.names,

@@ -5,6 +5,7 @@ import { isLive, type KeySummary, type StoredItem } from './item';
 import { tokenOf } from './ring';
 import { validateKey } from './validation';
 import type { BlobStore, Clock, IdSource, ItemWrite, RingSource, ShardStore, WritePrecondition } from '../ports';
+import { blobPrefixes } from '../topology';
 
 export type Consistency = 'eventual' | 'strong';
 
@@ -268,13 +269,13 @@ export class KvService {
   }
 
   private blobKey(namespace: string): string {
-    return `blobs/${namespace}/${this.deps.ids.newId()}`;
+    return `${blobPrefixes.blobs}${namespace}/${this.deps.ids.newId()}`;
   }
 }
 
 /** Uploads are addressed by namespace, key and id, so one namespace can never commit another's bytes. */
 export function uploadKey(namespace: string, key: string, uploadId: string): string {
-  return `uploads/${namespace}/${sha256Hex(key).slice(0, 32)}/${uploadId}`;
+  return `${blobPrefixes.uploads}${namespace}/${sha256Hex(key).slice(0, 32)}/${uploadId}`;
 }
 
 function toPrecondition(conditions: Conditions): WritePrecondition {

@@ -45,6 +45,16 @@ describe('ApiStack', () => {
     expect(s.api.bundlingRequired).toBe(false);
   });
 
+  it('writes the initial ring at deploy time through the bootstrap handler', () => {
+    const bootstrapId = s.api.getLogicalId(s.api.functions.bootstrap.function.node.defaultChild as never);
+    t.hasResourceProperties('Custom::RingstoreRing', {
+      ServiceToken: { 'Fn::GetAtt': [bootstrapId, 'Arn'] },
+      shardCount: defaults.shardCount,
+      replicationFactor: defaults.replicationFactor,
+      vnodesPerShard: defaults.vnodesPerShard,
+    });
+  });
+
   describe('Lambda functions', () => {
     const fnOf = (name: HandlerName): Resource => {
       const found = Object.values(t.findResources('AWS::Lambda::Function', {

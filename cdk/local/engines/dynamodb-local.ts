@@ -4,7 +4,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { probeClientConfig } from './aws';
 import { spawnManaged } from './child';
-import { javaExecutable, QUICK_START_JVM_FLAGS } from './java';
+import { javaExecutable, NO_VERIFY_JVM_FLAGS, QUICK_START_JVM_FLAGS } from './java';
 import { waitReady } from './ready';
 import { ensureArtifact, type MavenArtifact } from './vendor';
 import type { StartedEngine, EngineStartOptions } from './types';
@@ -36,6 +36,7 @@ export async function startDynamoDbLocal(opts: EngineStartOptions): Promise<Star
   await mkdir(opts.dataDir, { recursive: true });
   const args = [
     ...QUICK_START_JVM_FLAGS,
+    ...NO_VERIFY_JVM_FLAGS,
     HEAP_MAX,
     `-Djava.library.path=${lib}`,
     '-cp',

@@ -1,11 +1,10 @@
 // Fetches the Java engines from Maven Central into the vendor directory on first use.
 // A fetch builds a temporary directory and renames it into place, so an interrupted fetch leaves
 // no half-filled directory behind and is simply retried on the next start.
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { which } from './child';
+import { describeExit, spawnManaged, which } from './child';
 
 /** Bound on one Maven run (a cold ~/.m2 downloads about 90 MB). */
 export const FETCH_TIMEOUT_MS = 10 * 60_000;
@@ -54,19 +53,19 @@ export function fetchPom(artifact: MavenArtifact): string {
 `;
 }
 
-function runMaven(cwd: string, outputDir: string): Promise<void> {
+async function runMaven(cwd: string, outputDir: string): Promise<void> {
   const mvn = process.platform === 'win32' ? 'mvn.cmd' : 'mvn';
   if (!which(mvn)) {
-    return Promise.reject(new Error('Maven (mvn) is not on PATH; it is needed once to fetch the local engines (Java 17+ and Maven 3.8+)'));
+    throw new Error('Maven (mvn) is not on PATH; it is needed once to fetch the local engines (Java 17+ and Maven 3.8+)');
   }
-  const args = ['-B', '-q', '-f', join(cwd, 'pom.xml'), `${MAVEN_DEPENDENCY_PLUGIN}:copy-dependencies`, `-DoutputDirectory=${outputDir}`, '-DincludeScope=runtime'];
-  return new Promise((resolve, reject) => {
-    execFile(mvn, args, { cwd, timeout: FETCH_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-      if (!error) return resolve();
-      const output = `${stdout}\n${stderr}`.trim().split('\n').slice(-30).join('\n');
-      reject(new Error(`mvn ${args.join(' ')} failed (${error.message.split('\n')[0]})\n${output}`, { cause: error }));
-    });
-  });
+  const args = ['-B', '-q', '-Dstyle.color=never', '-f', join(cwd, 'pom.xml'), `${MAVEN_DEPENDENCY_PLUGIN}:copy-dependencies`, `-DoutputDirectory=${outputDir}`, '-DincludeScope=runtime'];
+  // Managed like the engines, so a killed `npm start` does not leave Maven's JVM running.
+  const child = spawnManaged('mvn', mvn, args, { cwd });
+  const timer = setTimeout(() => void child.stop().catch(() => undefined), FETCH_TIMEOUT_MS);
+  const exit = await child.exited.finally(() => clearTimeout(timer));
+  if (exit.code === 0) return;
+  const why = exit.signal === 'SIGTERM' || exit.signal === 'SIGKILL' ? `timed out after ${FETCH_TIMEOUT_MS} ms` : describeExit(exit);
+  throw new Error(`mvn ${args.join(' ')} ${why}\n${child.outputTail(30)}`);
 }
 
 function pidAlive(pid: number): boolean {
