@@ -13,6 +13,10 @@ const settings = z
   })
   .safeParse(process.env);
 
+// The SDK's notice that its 2027 releases need Node 22 is printed on every Node 20 start; the notice
+// is in the README (Lambda runs Node 22), so the local cloud does not repeat it.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
 async function main(): Promise<void> {
   if (!settings.success) {
     for (const issue of settings.error.issues) console.error(`error: ${issue.path.join('.')}: ${issue.message}`);
