@@ -16,7 +16,8 @@ const root = join(__dirname, '..', '..');
 export const startTimeoutMs = 240_000;
 
 export async function startLocalCloudProcess(options: { home: string; env?: Record<string, string> }): Promise<LocalCloudProcess> {
-  const child: ChildProcess = spawn(process.execPath, [join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(root, 'cdk', 'local', 'main.ts')], {
+  // `node --import tsx`, as `npm start` runs it: one process, so a signal reaches the launcher itself.
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', join(root, 'cdk', 'local', 'main.ts')], {
     cwd: root,
     env: { ...process.env, RINGSTORE_PORT: '0', RINGSTORE_HOME: options.home, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -28,6 +28,7 @@ export function probeClientConfig(endpoint: string) {
     region: localRegion,
     credentials: { ...localCredentials },
     maxAttempts: 1,
-    requestHandler: { connectionTimeout: PROBE_CONNECT_TIMEOUT_MS, requestTimeout: PROBE_REQUEST_TIMEOUT_MS },
+    // Without throwOnRequestTimeout, smithy only logs a warning when requestTimeout passes.
+    requestHandler: { connectionTimeout: PROBE_CONNECT_TIMEOUT_MS, requestTimeout: PROBE_REQUEST_TIMEOUT_MS, throwOnRequestTimeout: true },
   };
 }

@@ -44,8 +44,11 @@ export interface ClassDataSharing {
   flags: string[];
   /** True when this run records the archive (it is written when the JVM exits on SIGTERM). */
   training: boolean;
-  /** Call with the JVM's exit: moves a complete archive into place, drops a partial one. */
-  afterExit(exit: ExitInfo): void;
+  /**
+   * Call with the JVM's exit: moves a complete archive into place, drops a partial one, or one from
+   * a run that never got ready (`keep` false), which would have recorded too few classes.
+   */
+  afterExit(exit: ExitInfo, keep: boolean): void;
 }
 
 function pidAlive(pid: number): boolean {
@@ -99,10 +102,10 @@ export function classDataSharing(libDir: string, java: string): ClassDataSharing
   return {
     flags: [`-XX:ArchiveClassesAtExit=${temp}`],
     training: true,
-    afterExit: (exit) => {
+    afterExit: (exit, keep) => {
       try {
         // Killed by a signal (SIGKILL after the grace, or our own death) means a possibly partial file.
-        if (exit.signal === null && existsSync(temp) && !existsSync(archive)) renameSync(temp, archive);
+        if (keep && exit.signal === null && existsSync(temp) && !existsSync(archive)) renameSync(temp, archive);
       } finally {
         rmSync(temp, { force: true });
       }

@@ -6,6 +6,8 @@ import { describeExit, type ManagedChild } from './child';
 export const READY_TIMEOUT_MS = 60_000;
 /** Pause between readiness probes. */
 export const READY_POLL_MS = 100;
+/** Bound on one probe: a socket that accepts but never answers must not stall the wait. */
+export const PROBE_TIMEOUT_MS = 3_000;
 
 /** Thrown when an engine does not come up; `message` carries the tail of the engine's output. */
 export class EngineStartError extends Error {
@@ -24,9 +26,12 @@ export class EngineStartError extends Error {
 export interface WaitReadyOptions {
   name: string;
   child?: ManagedChild;
-  probe: () => Promise<unknown>;
+  /** One readiness request; should honour `signal` (SDK: `send(cmd, { abortSignal: signal })`). */
+  probe: (signal: AbortSignal) => Promise<unknown>;
   timeoutMs?: number;
 }
+
+const DIED: unique symbol = Symbol('died');
 
 function errorText(e: unknown): string {
   if (e instanceof Error) return `${e.name}: ${e.message}`;
@@ -43,7 +48,7 @@ function withOutput(message: string, child: ManagedChild | undefined): string {
  * or `timeoutMs` passes.
  *
  * @example
- * await waitReady({ name: 'DynamoDB Local', child, probe: () => ddb.send(new ListTablesCommand({})) });
+ * await waitReady({ name: 'DynamoDB Local', child, probe: (signal) => ddb.send(new ListTablesCommand({}), { abortSignal: signal }) });
  */
 export async function waitReady({ name, child, probe, timeoutMs = READY_TIMEOUT_MS }: WaitReadyOptions): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -53,11 +58,29 @@ export async function waitReady({ name, child, probe, timeoutMs = READY_TIMEOUT_
     if (exit) {
       throw new EngineStartError(withOutput(`${name} ${describeExit(exit)} before it was ready`, child), true);
     }
+    const abort = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      const ms = Math.max(1, Math.min(PROBE_TIMEOUT_MS, deadline - Date.now()));
+      timer = setTimeout(() => {
+        const error = new Error(`probe timed out after ${ms} ms`);
+        abort.abort(error);
+        reject(error);
+      }, ms);
+    });
     try {
-      await probe();
+      // Raced as well as aborted: the wait stays bounded even if a probe ignores its signal.
+      // Also stop waiting on a probe as soon as the process dies (a socket squatter may never answer).
+      const died = child ? child.exited.then(() => DIED) : new Promise<never>(() => {});
+      if ((await Promise.race([probe(abort.signal), timeout, died])) === DIED) {
+        abort.abort();
+        continue;
+      }
       return;
     } catch (e) {
       lastError = e;
+    } finally {
+      clearTimeout(timer);
     }
     if (Date.now() >= deadline) {
       throw new EngineStartError(

@@ -41,6 +41,7 @@ async function ping(port: number): Promise<void> {
     port,
     lazyConnect: true,
     connectTimeout: PROBE_TIMEOUT_MS,
+    commandTimeout: PROBE_TIMEOUT_MS,
     maxRetriesPerRequest: 0,
     enableOfflineQueue: false,
     retryStrategy: () => null,

@@ -1,0 +1,64 @@
+// Pure helpers of the local engines: config generation and the S3 settings the rest of the code shares.
+import { elasticMqConfig } from '../../cdk/local/engines/elasticmq';
+import { encodeEventKey, s3ClientOptions } from '../../cdk/local/engines/s3';
+import { fetchPom } from '../../cdk/local/engines/vendor';
+import { DYNAMODB_LOCAL } from '../../cdk/local/engines/dynamodb-local';
+import { redisServerArgs } from '../../cdk/local/engines/redis';
+
+describe('local engine helpers', () => {
+  it('ElasticMQ binds and advertises 127.0.0.1 on the given port, in us-east-1, persisted under the data dir', () => {
+    // Act
+    const config = elasticMqConfig(49152, '/data/sqs');
+
+    // Assess
+    expect(config).toContain('include classpath("application.conf")');
+    expect(config).toMatch(/node-address \{[^}]*host = "127\.0\.0\.1"[^}]*port = 49152/);
+    expect(config).toMatch(/rest-sqs \{[^}]*bind-port = 49152[^}]*bind-hostname = "127\.0\.0\.1"/);
+    expect(config).toMatch(/region = "us-east-1"/);
+    expect(config).toContain('uri = "jdbc:h2:/data/sqs/messages"');
+  });
+
+  it('S3 client options turn off default checksums and use path-style local endpoints', () => {
+    // Act
+    const local = s3ClientOptions('http://127.0.0.1:4568');
+    const aws = s3ClientOptions();
+
+    // Assess
+    expect(local).toMatchObject({
+      endpoint: 'http://127.0.0.1:4568',
+      region: 'us-east-1',
+      forcePathStyle: true,
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+    });
+    expect(aws).toEqual({ requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' });
+  });
+
+  it('S3 event keys are form-encoded per path segment, as S3 notifications send them', () => {
+    // Act + Assess
+    expect(encodeEventKey('blobs/a b/c+d%e')).toBe('blobs/a+b/c%2Bd%25e');
+  });
+
+  it('the fetch pom names exactly the artifact', () => {
+    // Act
+    const pom = fetchPom(DYNAMODB_LOCAL);
+
+    // Assess
+    expect(pom).toContain('<groupId>com.amazonaws</groupId>');
+    expect(pom).toContain('<artifactId>DynamoDBLocal</artifactId>');
+    expect(pom).toContain('<version>2.6.1</version>');
+  });
+
+  it('redis runs without persistence and with a bounded LRU memory', () => {
+    // Act
+    const args = redisServerArgs(6390);
+    const value = (flag: string) => args[args.indexOf(flag) + 1];
+
+    // Assess
+    expect(value('--save')).toBe('');
+    expect(value('--appendonly')).toBe('no');
+    expect(value('--maxmemory')).toBe('256mb');
+    expect(value('--maxmemory-policy')).toBe('allkeys-lru');
+    expect([value('--bind'), value('--port')]).toEqual(['127.0.0.1', '6390']);
+  });
+});
