@@ -153,6 +153,18 @@ describe('sizes', () => {
     expect(createHash('sha256').update(Buffer.from(await object.arrayBuffer())).digest('hex')).toBe(sha256);
   });
 
+  it('refuses to commit uploaded bytes over 10 MiB, even when the size was not declared', async () => {
+    const ticketResponse = await call(`${kvPath('sneaky')}/uploads`, { method: 'POST', key, body: '{}' });
+    const ticket = (await ticketResponse.json()) as { uploadId: string; url: string; headers: Record<string, string> };
+    const bytes = randomBytes(10 * 1024 * 1024 + 1, 13);
+    expect((await fetch(ticket.url, { method: 'PUT', headers: ticket.headers, body: bytes })).ok).toBe(true);
+    const committed = await call(`${kvPath('sneaky')}/uploads/${ticket.uploadId}/commit`, {
+      method: 'POST', key, body: JSON.stringify({ sha256: createHash('sha256').update(bytes).digest('hex') }),
+    });
+    expect(await errorOf(committed)).toMatchObject({ status: 413, code: 'kv.valueTooLarge' });
+    expect((await get('sneaky')).status).toBe(404);
+  });
+
   it('refuses an upload declared over 10 MiB', async () => {
     const response = await call(`${kvPath('too-big')}/uploads`, {
       method: 'POST', key, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ size: 10 * 1024 * 1024 + 1 }),

@@ -1,0 +1,255 @@
+// The measured cases: raw DynamoDB Local calls (the baseline), Ringstore's handlers called in-process,
+// and Ringstore through the local API Gateway over HTTP; plus diagnostics that split the difference.
+import { createHash } from 'node:crypto';
+import { Agent, request } from 'node:http';
+import {
+  type AttributeValue,
+  CreateTableCommand,
+  DynamoDBClient,
+  GetItemCommand,
+  type GetItemCommandInput,
+  PutItemCommand,
+  UpdateItemCommand,
+  type UpdateItemCommandInput,
+} from '@aws-sdk/client-dynamodb';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { localCredentials, localRegion } from '../cdk/local/engines';
+import { kvEvent, lambdaContext, type Caller } from './events';
+import type { Operation } from './measure';
+import type { Workload } from './workload';
+
+/** The baseline's own table on the same DynamoDB Local: a plain hash key, no indexes, no stream. */
+export const rawTableName = 'ringstore-bench-raw';
+/** Bound on any one call, so a stuck engine ends the bench instead of hanging it. */
+export const callTimeoutMs = 10_000;
+
+export type Layer = 'raw' | 'handler' | 'http' | 'diagnostic';
+export type OperationKind = 'put' | 'get' | 'getStrong';
+
+export interface BenchCase {
+  id: string;
+  label: string;
+  layer: Layer;
+  kind: OperationKind;
+  run: Operation;
+}
+
+type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+
+export interface CaseDeps {
+  workload: Workload;
+  dynamodbEndpoint: string;
+  url: string;
+  apiKey: string;
+  caller: Caller;
+  readHandler: ProxyHandler;
+  writeHandler: ProxyHandler;
+}
+
+/** The low-level client every raw case uses: the settings the local cloud gives the handlers. */
+export function rawClient(endpoint: string): DynamoDBClient {
+  return new DynamoDBClient({ region: localRegion, credentials: { ...localCredentials }, endpoint, maxAttempts: 3 });
+}
+
+export async function createRawTable(client: DynamoDBClient): Promise<void> {
+  await client.send(
+    new CreateTableCommand({
+      TableName: rawTableName,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+      KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+    }),
+  );
+}
+
+/**
+ * The raw item carries the same attributes as a Ringstore shard item (design §2) with the same
+ * 1 KiB value, so both sides move the same bytes per call.
+ */
+function rawItem(workload: Workload, namespace: string, i: number, sha256: string): Record<string, AttributeValue> {
+  const key = workload.keyOf(i);
+  return {
+    pk: { S: `${namespace}#${key}` },
+    ns: { S: namespace },
+    k: { S: key },
+    v: { N: '1' },
+    tok: { N: '2147483647' },
+    tb: { N: '127' },
+    ct: { S: 'application/octet-stream' },
+    size: { N: String(workload.valueOf(i).length) },
+    sha: { S: sha256 },
+    tomb: { BOOL: false },
+    val: { B: workload.valueOf(i) },
+  };
+}
+
+function shaOf(value: Uint8Array): string {
+  return createHash('sha256').update(value).digest('hex');
+}
+
+export async function preloadRaw(client: DynamoDBClient, workload: Workload, namespace: string): Promise<void> {
+  const shas = workload.values.map(shaOf);
+  for (let i = 0; i < workload.keys.length; i += 1) {
+    await client.send(new PutItemCommand({ TableName: rawTableName, Item: rawItem(workload, namespace, i, shas[i % shas.length]!) }));
+  }
+}
+
+export function rawCases(client: DynamoDBClient, workload: Workload, namespace: string): BenchCase[] {
+  const shas = workload.values.map(shaOf);
+  const options = () => ({ abortSignal: AbortSignal.timeout(callTimeoutMs) });
+  const get = (consistent: boolean): Operation => async (i) => {
+    const key = { pk: { S: `${namespace}#${workload.keyOf(i)}` } };
+    const { Item } = await client.send(new GetItemCommand({ TableName: rawTableName, Key: key, ConsistentRead: consistent }), options());
+    if (!Item?.val?.B || Item.val.B.length !== workload.valueOf(0).length) throw new Error(`raw GetItem of ${workload.keyOf(i)} found no value`);
+  };
+  return [
+    {
+      id: 'raw.put', label: 'raw PutItem', layer: 'raw', kind: 'put',
+      run: async (i) => {
+        await client.send(new PutItemCommand({ TableName: rawTableName, Item: rawItem(workload, namespace, i, shas[i % shas.length]!) }), options());
+      },
+    },
+    { id: 'raw.get', label: 'raw GetItem', layer: 'raw', kind: 'get', run: get(false) },
+    { id: 'raw.getStrong', label: 'raw GetItem ConsistentRead', layer: 'raw', kind: 'getStrong', run: get(true) },
+  ];
+}
+
+function expectStatus(result: { statusCode: number; body?: string }, expected: number, what: string): void {
+  if (result.statusCode !== expected) throw new Error(`${what} answered ${result.statusCode}: ${result.body ?? ''}`.slice(0, 500));
+}
+
+export function handlerCases(deps: CaseDeps): BenchCase[] {
+  const { workload, caller, readHandler, writeHandler } = deps;
+  const get = (strong: boolean): Operation => async (i) => {
+    const event = kvEvent({ method: 'GET', key: workload.keyOf(i), caller, ...(strong ? { query: { consistency: 'strong' } } : {}) });
+    const result = await readHandler(event, lambdaContext('kvRead'));
+    expectStatus(result, 200, `handler GET ${workload.keyOf(i)}`);
+  };
+  return [
+    {
+      id: 'handler.put', label: 'handler PUT', layer: 'handler', kind: 'put',
+      run: async (i) => {
+        const event = kvEvent({ method: 'PUT', key: workload.keyOf(i), caller, bodyBase64: workload.valueBase64Of(i) });
+        expectStatus(await writeHandler(event, lambdaContext('kvWrite')), 200, `handler PUT ${workload.keyOf(i)}`);
+      },
+    },
+    { id: 'handler.get', label: 'handler GET', layer: 'handler', kind: 'get', run: get(false) },
+    { id: 'handler.getStrong', label: 'handler GET strong', layer: 'handler', kind: 'getStrong', run: get(true) },
+  ];
+}
+
+export function httpCases(deps: CaseDeps): BenchCase[] {
+  const { workload, url, apiKey } = deps;
+  const keyUrls = workload.keys.map((key) => `${url}/v1/kv/${encodeURIComponent(key)}`);
+  const urlOf = (i: number) => keyUrls[workload.keyIndexOf(i)]!;
+  const get = (strong: boolean): Operation => async (i) => {
+    const response = await fetch(strong ? `${urlOf(i)}?consistency=strong` : urlOf(i), {
+      headers: { 'x-api-key': apiKey },
+      signal: AbortSignal.timeout(callTimeoutMs),
+    });
+    const body = await response.arrayBuffer();
+    if (response.status !== 200 || body.byteLength !== workload.valueOf(0).length) {
+      throw new Error(`HTTP GET ${urlOf(i)} answered ${response.status} with ${body.byteLength} bytes`);
+    }
+  };
+  return [
+    {
+      id: 'http.put', label: 'HTTP PUT', layer: 'http', kind: 'put',
+      run: async (i) => {
+        const response = await fetch(urlOf(i), {
+          method: 'PUT',
+          headers: { 'x-api-key': apiKey, 'content-type': 'application/octet-stream' },
+          body: workload.valueOf(i),
+          signal: AbortSignal.timeout(callTimeoutMs),
+        });
+        const text = await response.text();
+        if (response.status !== 200) throw new Error(`HTTP PUT ${urlOf(i)} answered ${response.status}: ${text.slice(0, 300)}`);
+      },
+    },
+    { id: 'http.get', label: 'HTTP GET', layer: 'http', kind: 'get', run: get(false) },
+    { id: 'http.getStrong', label: 'HTTP GET strong', layer: 'http', kind: 'getStrong', run: get(true) },
+  ];
+}
+
+/** One keep-alive request with node:http: the lightest HTTP client Node has, to set against fetch. */
+function nodeHttpRequest(agent: Agent, url: string, init: { method: string; headers: Record<string, string>; body?: Buffer }) {
+  return new Promise<{ status: number; body: Buffer }>((resolve, reject) => {
+    const req = request(url, { agent, method: init.method, headers: init.headers, timeout: callTimeoutMs }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks) }));
+      response.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error(`${init.method} ${url} timed out after ${callTimeoutMs} ms`)));
+    req.on('error', reject);
+    req.end(init.body);
+  });
+}
+
+/**
+ * The HTTP cases again with node:http instead of fetch: how much of the HTTP overhead is the
+ * benchmark's own client rather than the gateway.
+ */
+export function nodeHttpCases(deps: CaseDeps, agent: Agent): BenchCase[] {
+  const { workload, url, apiKey } = deps;
+  const keyUrls = workload.keys.map((key) => `${url}/v1/kv/${encodeURIComponent(key)}`);
+  const urlOf = (i: number) => keyUrls[workload.keyIndexOf(i)]!;
+  return [
+    {
+      id: 'diag.nodeHttpPut', label: 'HTTP PUT, node:http client', layer: 'diagnostic', kind: 'put',
+      run: async (i) => {
+        const body = workload.valueOf(i);
+        const response = await nodeHttpRequest(agent, urlOf(i), {
+          method: 'PUT',
+          headers: { 'x-api-key': apiKey, 'content-type': 'application/octet-stream', 'content-length': String(body.length) },
+          body,
+        });
+        if (response.status !== 200) throw new Error(`HTTP PUT ${urlOf(i)} answered ${response.status}: ${response.body.toString().slice(0, 300)}`);
+      },
+    },
+    {
+      id: 'diag.nodeHttpGet', label: 'HTTP GET, node:http client', layer: 'diagnostic', kind: 'get',
+      run: async (i) => {
+        const response = await nodeHttpRequest(agent, urlOf(i), { method: 'GET', headers: { 'x-api-key': apiKey } });
+        if (response.status !== 200 || response.body.length !== workload.valueOf(0).length) {
+          throw new Error(`HTTP GET ${urlOf(i)} answered ${response.status} with ${response.body.length} bytes`);
+        }
+      },
+    },
+  ];
+}
+
+/** Ringstore's own DynamoDB requests, captured while preloading (see capture.ts), one per key. */
+export interface CapturedRequests {
+  updates: Map<string, UpdateItemCommandInput>;
+  gets: Map<string, GetItemCommandInput>;
+}
+
+/**
+ * Replays the exact UpdateItem / GetItem requests Ringstore's adapter sends, on its shard tables,
+ * through the raw client: the time of Ringstore's data model on DynamoDB Local without any of
+ * Ringstore's code (gateway, middy, zod, dynamodb-toolbox, document marshalling).
+ */
+export function diagnosticCases(client: DynamoDBClient, workload: Workload, captured: CapturedRequests): BenchCase[] {
+  const options = () => ({ abortSignal: AbortSignal.timeout(callTimeoutMs) });
+  const inputOf = <T>(map: Map<string, T>, i: number): T => {
+    const input = map.get(workload.keyOf(i));
+    if (!input) throw new Error(`no captured request for ${workload.keyOf(i)}`);
+    return input;
+  };
+  return [
+    {
+      id: 'diag.shardUpdate', label: 'raw UpdateItem as Ringstore sends it', layer: 'diagnostic', kind: 'put',
+      run: async (i) => {
+        await client.send(new UpdateItemCommand(inputOf(captured.updates, i)), options());
+      },
+    },
+    {
+      id: 'diag.shardGetStrong', label: 'raw GetItem as Ringstore sends it (strong)', layer: 'diagnostic', kind: 'getStrong',
+      run: async (i) => {
+        const { Item } = await client.send(new GetItemCommand({ ...inputOf(captured.gets, i), ConsistentRead: true }), options());
+        if (!Item) throw new Error(`shard GetItem of ${workload.keyOf(i)} found nothing`);
+      },
+    },
+  ];
+}
