@@ -138,7 +138,11 @@ export function handlerCases(deps: CaseDeps): BenchCase[] {
   ];
 }
 
-export function httpCases(deps: CaseDeps): BenchCase[] {
+/**
+ * The HTTP cases with fetch (undici) as the client: how much a heavier client adds. Diagnostics only;
+ * the measured HTTP cases use node:http, the transport the AWS SDK uses for the raw baseline.
+ */
+export function fetchCases(deps: CaseDeps): BenchCase[] {
   const { workload, url, apiKey } = deps;
   const keyUrls = workload.keys.map((key) => `${url}/v1/kv/${encodeURIComponent(key)}`);
   const urlOf = (i: number) => keyUrls[workload.keyIndexOf(i)]!;
@@ -154,7 +158,7 @@ export function httpCases(deps: CaseDeps): BenchCase[] {
   };
   return [
     {
-      id: 'http.put', label: 'HTTP PUT', layer: 'http', kind: 'put',
+      id: 'diag.fetchPut', label: 'HTTP PUT, fetch client', layer: 'diagnostic', kind: 'put',
       run: async (i) => {
         const response = await fetch(urlOf(i), {
           method: 'PUT',
@@ -166,12 +170,12 @@ export function httpCases(deps: CaseDeps): BenchCase[] {
         if (response.status !== 200) throw new Error(`HTTP PUT ${urlOf(i)} answered ${response.status}: ${text.slice(0, 300)}`);
       },
     },
-    { id: 'http.get', label: 'HTTP GET', layer: 'http', kind: 'get', run: get(false) },
-    { id: 'http.getStrong', label: 'HTTP GET strong', layer: 'http', kind: 'getStrong', run: get(true) },
+    { id: 'diag.fetchGet', label: 'HTTP GET, fetch client', layer: 'diagnostic', kind: 'get', run: get(false) },
+    { id: 'diag.fetchGetStrong', label: 'HTTP GET strong, fetch client', layer: 'diagnostic', kind: 'getStrong', run: get(true) },
   ];
 }
 
-/** One keep-alive request with node:http: the lightest HTTP client Node has, to set against fetch. */
+/** One keep-alive request with node:http: the lightest HTTP client Node has. */
 function nodeHttpRequest(agent: Agent, url: string, init: { method: string; headers: Record<string, string>; body?: Buffer }) {
   return new Promise<{ status: number; body: Buffer }>((resolve, reject) => {
     const req = request(url, { agent, method: init.method, headers: init.headers, timeout: callTimeoutMs }, (response) => {
@@ -187,16 +191,23 @@ function nodeHttpRequest(agent: Agent, url: string, init: { method: string; head
 }
 
 /**
- * The HTTP cases again with node:http instead of fetch: how much of the HTTP overhead is the
- * benchmark's own client rather than the gateway.
+ * Ringstore through its REST API, with node:http keep-alive as the client: the same transport the
+ * AWS SDK's NodeHttpHandler gives the raw baseline, so the comparison is server against server.
  */
-export function nodeHttpCases(deps: CaseDeps, agent: Agent): BenchCase[] {
+export function httpCases(deps: CaseDeps, agent: Agent): BenchCase[] {
   const { workload, url, apiKey } = deps;
   const keyUrls = workload.keys.map((key) => `${url}/v1/kv/${encodeURIComponent(key)}`);
   const urlOf = (i: number) => keyUrls[workload.keyIndexOf(i)]!;
+  const get = (strong: boolean): Operation => async (i) => {
+    const target = strong ? `${urlOf(i)}?consistency=strong` : urlOf(i);
+    const response = await nodeHttpRequest(agent, target, { method: 'GET', headers: { 'x-api-key': apiKey } });
+    if (response.status !== 200 || response.body.length !== workload.valueOf(0).length) {
+      throw new Error(`HTTP GET ${target} answered ${response.status} with ${response.body.length} bytes`);
+    }
+  };
   return [
     {
-      id: 'diag.nodeHttpPut', label: 'HTTP PUT, node:http client', layer: 'diagnostic', kind: 'put',
+      id: 'http.put', label: 'HTTP PUT', layer: 'http', kind: 'put',
       run: async (i) => {
         const body = workload.valueOf(i);
         const response = await nodeHttpRequest(agent, urlOf(i), {
@@ -207,15 +218,8 @@ export function nodeHttpCases(deps: CaseDeps, agent: Agent): BenchCase[] {
         if (response.status !== 200) throw new Error(`HTTP PUT ${urlOf(i)} answered ${response.status}: ${response.body.toString().slice(0, 300)}`);
       },
     },
-    {
-      id: 'diag.nodeHttpGet', label: 'HTTP GET, node:http client', layer: 'diagnostic', kind: 'get',
-      run: async (i) => {
-        const response = await nodeHttpRequest(agent, urlOf(i), { method: 'GET', headers: { 'x-api-key': apiKey } });
-        if (response.status !== 200 || response.body.length !== workload.valueOf(0).length) {
-          throw new Error(`HTTP GET ${urlOf(i)} answered ${response.status} with ${response.body.length} bytes`);
-        }
-      },
-    },
+    { id: 'http.get', label: 'HTTP GET', layer: 'http', kind: 'get', run: get(false) },
+    { id: 'http.getStrong', label: 'HTTP GET strong', layer: 'http', kind: 'getStrong', run: get(true) },
   ];
 }
 

@@ -20,7 +20,7 @@ import {
   diagnosticCases,
   handlerCases,
   httpCases,
-  nodeHttpCases,
+  fetchCases,
   preloadRaw,
   rawCases,
   rawClient,
@@ -126,9 +126,9 @@ async function main(): Promise<void> {
     const cases = [
       ...rawCases(client, workload, caller.namespace),
       ...handlerCases(deps),
-      ...httpCases(deps),
+      ...httpCases(deps, httpAgent),
       ...diagnosticCases(client, workload, captured),
-      ...nodeHttpCases(deps, httpAgent),
+      ...fetchCases(deps),
       ...echoCases(echo, workload),
     ].filter((c) => !prefixes || prefixes.some((p) => c.id.startsWith(p)));
 

@@ -1,7 +1,6 @@
 // The local API Gateway: turns HTTP requests into REST proxy events and calls the same handlers Lambda runs.
 // It enforces what API Gateway + Lambda enforce (payload limits, authorizer, its result cache), so
 // behaviour seen locally is behaviour in AWS.
-import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type {
@@ -12,6 +11,7 @@ import type {
   Context,
 } from 'aws-lambda';
 import { LRUCache } from 'lru-cache';
+import { lambdaContext, proxyEvent } from './lambda-events';
 import { type HandlerName, limits, type RouteSpec, routes } from '../../lambdas/topology';
 
 type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
@@ -74,26 +74,23 @@ function matchRoute(method: string, path: string): { route: RouteSpec; params: R
   return undefined;
 }
 
-function errorBody(code: string, message: string, retryable = false): string {
-  return JSON.stringify({ error: { code, message, retryable } });
+/** Room taken by everything but the body: API Gateway caps headers at 10 KB, paths and context are small. */
+const nonBodyBytesMax = 64 * 1024;
+
+/**
+ * The JSON size of a Lambda payload when it exceeds the invocation limit, else undefined. The body
+ * dominates, so small payloads are cleared by `body + nonBodyBytesMax` without serialising them
+ * (serialising a 4 MiB body just to measure it costs ~20 ms); only those near the limit are measured.
+ */
+function oversizedPayloadBytes(payload: object, body: string | null | undefined): number | undefined {
+  const bodyBytes = body ? Buffer.byteLength(body) : 0;
+  if (bodyBytes + nonBodyBytesMax <= limits.lambdaPayloadBytesMax) return undefined;
+  const bytes = Buffer.byteLength(JSON.stringify(payload));
+  return bytes > limits.lambdaPayloadBytesMax ? bytes : undefined;
 }
 
-function fakeContext(functionName: string): Context {
-  const deadline = Date.now() + limits.apiGatewayTimeoutMs;
-  return {
-    callbackWaitsForEmptyEventLoop: false,
-    functionName,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
-    memoryLimitInMB: '1024',
-    awsRequestId: randomUUID(),
-    logGroupName: `/aws/lambda/${functionName}`,
-    logStreamName: 'local',
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
-  };
+function errorBody(code: string, message: string, retryable = false): string {
+  return JSON.stringify({ error: { code, message, retryable } });
 }
 
 async function readBody(request: IncomingMessage, maxBytes: number): Promise<Buffer | 'tooLarge'> {
@@ -144,7 +141,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         requestContext: {} as APIGatewayRequestAuthorizerEvent['requestContext'],
       };
       try {
-        result = await handlers.authorizer(event, fakeContext('authorizer'));
+        result = await handlers.authorizer(event, lambdaContext('authorizer'));
       } catch (error) {
         if (error instanceof Error && error.message === 'Unauthorized') return { status: 401 as const };
         throw error;
@@ -184,30 +181,19 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
 
     const query: Record<string, string> = {};
     for (const [name, value] of url.searchParams) query[name] = value;
-    const event: APIGatewayProxyEvent = {
+    const event = proxyEvent({
       resource: route.path,
       path: url.pathname,
-      httpMethod: method,
+      method,
+      stage,
       headers,
-      multiValueHeaders: {},
-      queryStringParameters: Object.keys(query).length ? query : null,
-      multiValueQueryStringParameters: null,
-      pathParameters: Object.keys(params).length ? params : null,
-      stageVariables: null,
-      // With binaryMediaTypes */* API Gateway hands every body to Lambda base64-encoded.
-      body: body.length ? body.toString('base64') : null,
-      isBase64Encoded: body.length > 0,
-      requestContext: {
-        authorizer,
-        stage,
-        requestId: randomUUID(),
-        httpMethod: method,
-        path: `/${stage}${url.pathname}`,
-        resourcePath: route.path,
-      } as unknown as APIGatewayProxyEvent['requestContext'],
-    };
-    const eventBytes = Buffer.byteLength(JSON.stringify(event));
-    if (eventBytes > limits.lambdaPayloadBytesMax) {
+      query,
+      pathParameters: params,
+      body,
+      authorizer,
+    });
+    const eventBytes = oversizedPayloadBytes(event, event.body);
+    if (eventBytes !== undefined) {
       return sendError(
         response,
         413,
@@ -219,9 +205,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
 
     const proxy = handlers.proxies[route.handler];
     if (!proxy) throw new Error(`no handler loaded for ${route.handler}`);
-    const result = await proxy(event, fakeContext(route.handler));
-    const resultBytes = Buffer.byteLength(JSON.stringify(result));
-    if (resultBytes > limits.lambdaPayloadBytesMax) {
+    const result = await proxy(event, lambdaContext(route.handler));
+    const resultBytes = oversizedPayloadBytes(result, result.body);
+    if (resultBytes !== undefined) {
       // What API Gateway answers when a Lambda response exceeds the invocation payload limit.
       return sendError(response, 502, 'internal', `Lambda response of ${resultBytes} bytes exceeds ${limits.lambdaPayloadBytesMax}`);
     }

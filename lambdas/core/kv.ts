@@ -261,7 +261,8 @@ export class KvService {
         details: { field: 'ttlSeconds' },
       });
     }
-    return this.nowSeconds() + ttlSeconds;
+    // Rounded up: a key lives at least ttlSeconds (at most one second more), never less.
+    return Math.ceil(this.deps.clock.nowMs() / 1000) + ttlSeconds;
   }
 
   private nowSeconds(): number {
