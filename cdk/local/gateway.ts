@@ -120,7 +120,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     send(response, status, { 'content-type': 'application/json' }, errorBody(code, message, status >= 500));
   }
 
-  async function authorize(route: RouteSpec, request: IncomingMessage, url: URL, headers: Record<string, string>) {
+  async function authorize(route: RouteSpec, url: URL, headers: Record<string, string>) {
     const apiKey = headers['x-api-key'];
     // API Gateway answers 401 itself, without calling the authorizer, when the identity source is absent.
     if (!apiKey) return { status: 401 as const };
@@ -173,7 +173,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
 
     let authorizer: Record<string, unknown> | null = null;
     if (route.authorized) {
-      const verdict = await authorize(route, request, url, headers);
+      const verdict = await authorize(route, url, headers);
       if (verdict.status === 401) return sendError(response, 401, 'auth.missingKey', 'missing x-api-key header');
       if (verdict.status === 403) return sendError(response, 403, 'auth.invalidKey', 'API key is not valid (unknown or revoked)');
       authorizer = { ...verdict.context, principalId: verdict.principalId };
