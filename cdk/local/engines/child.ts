@@ -186,6 +186,16 @@ export function spawnManaged(name: string, command: string, args: string[], opti
 }
 
 /** One-line description of how a child ended, for error messages. @example describeExit({ code: 1, signal: null }) */
+/** Whether a process exists (EPERM: it exists but belongs to someone else). Leftover temp files are named by pid. */
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 export function describeExit(info: ExitInfo): string {
   if (info.error) return `could not be started (${info.error.message})`;
   if (info.signal) return `was killed by ${info.signal}`;

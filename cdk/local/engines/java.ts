@@ -2,7 +2,7 @@
 import { existsSync, readdirSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
-import { which, type ExitInfo } from './child';
+import { pidAlive, which, type ExitInfo } from './child';
 
 /**
  * Flags that cut JVM start-up of the local engines (measured on 2 cores, both JVMs in parallel:
@@ -49,15 +49,6 @@ export interface ClassDataSharing {
    * a run that never got ready (`keep` false), which would have recorded too few classes.
    */
   afterExit(exit: ExitInfo, keep: boolean): void;
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /**

@@ -4,7 +4,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describeExit, spawnManaged, which } from './child';
+import { describeExit, pidAlive, spawnManaged, which } from './child';
 
 /** Bound on one Maven run (a cold ~/.m2 downloads about 90 MB). */
 export const FETCH_TIMEOUT_MS = 10 * 60_000;
@@ -66,15 +66,6 @@ async function runMaven(cwd: string, outputDir: string): Promise<void> {
   if (exit.code === 0) return;
   const why = exit.signal === 'SIGTERM' || exit.signal === 'SIGKILL' ? `timed out after ${FETCH_TIMEOUT_MS} ms` : describeExit(exit);
   throw new Error(`mvn ${args.join(' ')} ${why}\n${child.outputTail(30)}`);
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 // Temp dirs are named `.fetch-<artifactId>-<pid>-<random>`; those of dead processes are leftovers.
