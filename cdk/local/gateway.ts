@@ -49,7 +49,7 @@ interface CompiledRoute {
 
 const compiledRoutes: CompiledRoute[] = routes.map((spec) => ({ spec, segments: spec.path.split('/').slice(1) }));
 
-function matchRoute(method: string, path: string): { route: RouteSpec; params: Record<string, string> } | 'badEncoding' | undefined {
+export function matchRoute(method: string, path: string): { route: RouteSpec; params: Record<string, string> } | 'badEncoding' | undefined {
   const segments = path.split('/').slice(1);
   for (const { spec, segments: template } of compiledRoutes) {
     if (spec.method !== method || template.length !== segments.length) continue;
@@ -82,7 +82,7 @@ const nonBodyBytesMax = 64 * 1024;
  * dominates, so small payloads are cleared by `body + nonBodyBytesMax` without serialising them
  * (serialising a 4 MiB body just to measure it costs ~20 ms); only those near the limit are measured.
  */
-function oversizedPayloadBytes(payload: object, body: string | null | undefined): number | undefined {
+export function oversizedPayloadBytes(payload: object, body: string | null | undefined): number | undefined {
   const bodyBytes = body ? Buffer.byteLength(body) : 0;
   if (bodyBytes + nonBodyBytesMax <= limits.lambdaPayloadBytesMax) return undefined;
   const bytes = Buffer.byteLength(JSON.stringify(payload));
