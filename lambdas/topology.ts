@@ -35,8 +35,14 @@ export const limits = {
 /** Attribute and index names of a shard table item (design §2). */
 export const shardSchema = {
   partitionKey: 'pk', // `${namespace}#${key}`
-  // tb = token bucket (top 8 bits of tok): range copies (rebalancing, anti-entropy) read whole items.
-  tokenIndex: { name: 'byToken', partitionKey: 'tb', sortKey: 'tok', projection: 'ALL' },
+  // tb = token bucket (top 8 bits of tok). Range work (rebalancing, anti-entropy) walks a token range
+  // here and compares versions from the index alone; it reads values from the table only for the
+  // keys it copies. Projecting ALL would copy every value (up to 350 KB) into the index: twice the
+  // write cost and storage, for reads that only rebalancing makes.
+  tokenIndex: {
+    name: 'byToken', partitionKey: 'tb', sortKey: 'tok', projection: 'INCLUDE',
+    nonKeyAttributes: ['v', 'tomb'],
+  },
   // Ordered listing per namespace needs only the summary attributes, never the values.
   keyIndex: {
     name: 'byKey', partitionKey: 'ns', sortKey: 'k', projection: 'INCLUDE',

@@ -54,8 +54,8 @@ export class ShardTables extends Construct {
         removalPolicy: RemovalPolicy.RETAIN,
       });
       // Token order (tb = token bucket, tok = token): a token range is one sequential Query, so
-      // rebalancing and anti-entropy copy range by range. Projection as topology decides (ALL today:
-      // a range copy reads whole items from the index without a second read per key).
+      // rebalancing and anti-entropy work range by range. Projection as topology decides (versions
+      // only: values are read from the table for the keys a copy moves).
       addIndex(table, shardSchema.tokenIndex, { partitionKey: AttributeType.NUMBER, sortKey: AttributeType.NUMBER });
       // Per-namespace key order for listing by prefix, with only the summary attributes a listing shows.
       addIndex(table, shardSchema.keyIndex, { partitionKey: AttributeType.STRING, sortKey: AttributeType.STRING });

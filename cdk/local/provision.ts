@@ -31,7 +31,7 @@ export function shardTableInput(tableName: string): CreateTableCommandInput {
           { AttributeName: tokenIndex.partitionKey, KeyType: 'HASH' },
           { AttributeName: tokenIndex.sortKey, KeyType: 'RANGE' },
         ],
-        Projection: { ProjectionType: tokenIndex.projection },
+        Projection: { ProjectionType: tokenIndex.projection, NonKeyAttributes: [...tokenIndex.nonKeyAttributes] },
       },
       {
         IndexName: keyIndex.name,

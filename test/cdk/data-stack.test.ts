@@ -76,7 +76,7 @@ describe('DataStack', () => {
           { AttributeName: tokenIndex.partitionKey, KeyType: 'HASH' },
           { AttributeName: tokenIndex.sortKey, KeyType: 'RANGE' },
         ],
-        Projection: { ProjectionType: tokenIndex.projection },
+        Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: [...tokenIndex.nonKeyAttributes] },
       });
       expect(indexes).toContainEqual({
         IndexName: keyIndex.name,
