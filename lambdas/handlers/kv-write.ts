@@ -1,20 +1,15 @@
 // PUT/DELETE /v1/kv/{key} and the two-step upload of large values.
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { CommitUploadBody, ConditionalHeaders, CreateUploadBody, DeleteValueQuery, PutValueQuery } from '../../schemas/api';
+import { CommitUploadBody, CreateUploadBody, DeleteValueQuery, PutValueQuery } from '../../schemas/api';
 import { RingstoreError } from '../core/errors';
 import { httpErrors } from '../http/errors';
-import { bodyBytes, headersOf, jsonBody, parseWith, pathParam, principalOf } from '../http/request';
+import { bodyBytes, conditionsOf, headersOf, jsonBody, parseWith, pathParam, principalOf } from '../http/request';
 import { etagOf, json } from '../http/response';
 import { router } from '../http/router';
 import { runtime } from '../runtime';
 
 const { kv, logger } = runtime();
-
-function conditionsOf(event: Parameters<Parameters<typeof router>[1][string]>[0]) {
-  const headers = parseWith(ConditionalHeaders, headersOf(event), 'header');
-  return { ifMatchVersion: headers['if-match'], ifNoneMatchAny: headers['if-none-match'] === '*' };
-}
 
 const rejectEmptyKey = async () => {
   throw new RingstoreError('kv.keyInvalid', 'key must not be empty: use /v1/kv/{key}', { details: { field: 'key' } });

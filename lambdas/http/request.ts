@@ -1,6 +1,7 @@
 // Reading an API Gateway proxy event: validated params (zod), the body's bytes, the caller's principal.
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import type { z } from 'zod';
+import { ConditionalHeaders } from '../../schemas/api';
 import type { Principal } from '../core/auth';
 import { type ErrorCode, RingstoreError } from '../core/errors';
 
@@ -48,6 +49,12 @@ export function jsonBody(event: APIGatewayProxyEvent): unknown {
   } catch {
     throw new RingstoreError('request.invalid', 'body is not valid JSON', { details: { in: 'body' } });
   }
+}
+
+/** `If-Match: "<version>"` and `If-None-Match: *`, as the core's write conditions. */
+export function conditionsOf(event: APIGatewayProxyEvent): { ifMatchVersion?: number; ifNoneMatchAny: boolean } {
+  const headers = parseWith(ConditionalHeaders, headersOf(event), 'header');
+  return { ifMatchVersion: headers['if-match'], ifNoneMatchAny: headers['if-none-match'] === '*' };
 }
 
 /** The caller, as the authorizer put it into the request context. */
