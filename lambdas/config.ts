@@ -1,7 +1,7 @@
 // Handler configuration, parsed once from the environment; a bad value fails fast naming the variable.
 import { z } from 'zod';
 import { initialRingState, type RingState } from './core/ring';
-import { defaults, envVars, namesFor } from './topology';
+import { cacheDefaults, defaults, envVars, namesFor } from './topology';
 
 const positiveInt = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
 
@@ -14,6 +14,11 @@ const configSchema = z.object({
   [envVars.dynamodbEndpoint]: z.url().optional(),
   [envVars.s3Endpoint]: z.url().optional(),
   [envVars.redisUrl]: z.string().optional(),
+  [envVars.l1Policy]: z.enum(['lru', 'lfu', 'fifo']).default(cacheDefaults.l1Policy),
+  [envVars.l1EntriesMax]: z.coerce.number().int().min(0).default(cacheDefaults.l1EntriesMax),
+  [envVars.l1BytesMax]: z.coerce.number().int().min(0).default(cacheDefaults.l1BytesMax),
+  [envVars.l1TtlMs]: z.coerce.number().int().min(0).max(60_000).default(cacheDefaults.l1TtlMs),
+  [envVars.l2TtlSeconds]: z.coerce.number().int().min(1).max(86_400).default(cacheDefaults.l2TtlSeconds),
   AWS_REGION: z.string().default('us-east-1'),
 });
 
@@ -28,6 +33,13 @@ export interface RingstoreConfig {
   dynamodbEndpoint?: string;
   s3Endpoint?: string;
   redisUrl?: string;
+  cache: {
+    l1Policy: 'lru' | 'lfu' | 'fifo';
+    l1EntriesMax: number;
+    l1BytesMax: number;
+    l1TtlMs: number;
+    l2TtlSeconds: number;
+  };
 }
 
 /** The ring a new deployment starts with, from its configuration. */
@@ -59,5 +71,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RingstoreConfi
     ...(values[envVars.dynamodbEndpoint] ? { dynamodbEndpoint: values[envVars.dynamodbEndpoint] } : {}),
     ...(values[envVars.s3Endpoint] ? { s3Endpoint: values[envVars.s3Endpoint] } : {}),
     ...(values[envVars.redisUrl] ? { redisUrl: values[envVars.redisUrl] } : {}),
+    cache: {
+      l1Policy: values[envVars.l1Policy],
+      l1EntriesMax: values[envVars.l1EntriesMax],
+      l1BytesMax: values[envVars.l1BytesMax],
+      l1TtlMs: values[envVars.l1TtlMs],
+      l2TtlSeconds: values[envVars.l2TtlSeconds],
+    },
   };
 }

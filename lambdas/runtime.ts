@@ -6,7 +6,10 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { CachedRingSource, DynamoControlStore } from './adapters/dynamodb-control-store';
 import { DynamoShardStore } from './adapters/dynamodb-shard-store';
+import { RedisCache } from './adapters/redis-cache';
 import { S3BlobStore } from './adapters/s3-blob-store';
+import { L1Cache } from './core/l1-cache';
+import { TwoLevelCache } from './core/two-level-cache';
 import { ApiKeyService } from './core/auth';
 import { KvService } from './core/kv';
 import { loadConfig, type RingstoreConfig } from './config';
@@ -39,7 +42,16 @@ export function buildRuntime(config: RingstoreConfig = loadConfig()) {
   });
   const control = new DynamoControlStore(dynamodb, config.controlTable);
   const ring = new CachedRingSource(control, systemClock);
+  // L1 is off when sized to zero; L2 is off without a Redis URL (the local cloud without redis-server).
+  const l2 = config.redisUrl ? new RedisCache(config.redisUrl) : undefined;
+  const { cache: c } = config;
+  const l1 =
+    c.l1EntriesMax > 0 && c.l1BytesMax > 0
+      ? new L1Cache({ policy: c.l1Policy, entriesMax: c.l1EntriesMax, bytesMax: c.l1BytesMax, ttlMs: c.l1TtlMs, clock: systemClock })
+      : undefined;
+  const cache = l1 || l2 ? new TwoLevelCache(l1, l2, c.l2TtlSeconds * 1000) : undefined;
   const kv = new KvService({
+    cache,
     shards: new DynamoShardStore(dynamodb),
     blobs: new S3BlobStore(s3, config.blobBucket),
     ring,
@@ -48,7 +60,7 @@ export function buildRuntime(config: RingstoreConfig = loadConfig()) {
     limits,
   });
   const apiKeys = new ApiKeyService({ keys: control, ids: randomIds, clock: systemClock });
-  return { config, logger, dynamodb, s3, control, ring, kv, apiKeys };
+  return { config, logger, dynamodb, s3, control, ring, kv, apiKeys, l2 };
 }
 
 export type Runtime = ReturnType<typeof buildRuntime>;

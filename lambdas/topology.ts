@@ -193,4 +193,19 @@ export const envVars = {
   dynamodbEndpoint: 'RINGSTORE_DYNAMODB_ENDPOINT',
   s3Endpoint: 'RINGSTORE_S3_ENDPOINT',
   redisUrl: 'RINGSTORE_REDIS_URL',
+  l1Policy: 'RINGSTORE_L1_POLICY',
+  l1EntriesMax: 'RINGSTORE_L1_ENTRIES_MAX',
+  l1BytesMax: 'RINGSTORE_L1_BYTES_MAX',
+  l1TtlMs: 'RINGSTORE_L1_TTL_MS',
+  l2TtlSeconds: 'RINGSTORE_L2_TTL_SECONDS',
+} as const;
+
+/** Cache defaults (design §1): a small, short-lived L1 per instance, a longer-lived shared L2. */
+export const cacheDefaults = {
+  l1Policy: 'lru',
+  l1EntriesMax: 10_000,
+  l1BytesMax: 64 * 1024 * 1024,
+  /** Bounds how stale another instance's L1 can be after a write: eventual reads only. */
+  l1TtlMs: 1_000,
+  l2TtlSeconds: 300,
 } as const;

@@ -54,6 +54,7 @@ export class ApiStack extends Stack {
       [envVars.vnodesPerShard]: String(config.vnodesPerShard),
       [envVars.blobBucket]: data.blobBucket.name,
       [envVars.redisUrl]: this.cache.url,
+      [envVars.l1Policy]: config.l1CachePolicy,
     };
 
     const functions = mapHandlers(

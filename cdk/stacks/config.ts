@@ -1,7 +1,7 @@
 // The deployment's knobs, read once from CDK context and checked before any construct is built.
 // Defaults come from lambdas/topology.ts so the deployed ring matches the local one.
 import { z } from 'zod';
-import { defaults, namesFor } from '../../lambdas/topology';
+import { cacheDefaults, defaults, namesFor } from '../../lambdas/topology';
 
 /**
  * Most shard tables one deployment may have. Every handler role names each shard table and its two
@@ -39,6 +39,8 @@ export const configSchema = z
      * cluster. The adapter sets a TTL on every cache entry, which makes the two LRU policies agree.
      */
     cacheEvictionPolicy: z.enum(evictionPolicies).default('allkeys-lru'),
+    /** Eviction policy of each handler's in-memory L1 cache (lambdas/core/l1-cache.ts). */
+    l1CachePolicy: z.enum(['lru', 'lfu', 'fifo']).default(cacheDefaults.l1Policy),
     /** Hard ceilings on the serverless cache, so a runaway client cannot run up the bill. */
     cacheDataStorageGbMax: count(5000).default(10),
     cacheEcpuPerSecondMax: z.coerce.number().int().min(1000).max(15_000_000).default(5000),

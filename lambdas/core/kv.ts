@@ -4,7 +4,8 @@ import { PreconditionFailedError, RingstoreError } from './errors';
 import { isLive, type KeySummary, type StoredItem } from './item';
 import { tokenOf } from './ring';
 import { validateKey } from './validation';
-import type { BlobStore, Clock, IdSource, ItemWrite, RingSource, ShardStore, WritePrecondition } from '../ports';
+import type { BlobStore, Clock, IdSource, ItemWrite, RingSource, ShardStore, ValueCache, WritePrecondition } from '../ports';
+import type { CacheEntry } from './l1-cache';
 import { blobPrefixes } from '../topology';
 
 export type Consistency = 'eventual' | 'strong';
@@ -26,6 +27,8 @@ export interface KvDeps {
   clock: Clock;
   ids: IdSource;
   limits: KvLimits;
+  /** Serves eventual reads and is written through on every write; absent: every read goes to DynamoDB. */
+  cache?: ValueCache;
 }
 
 /** Conditional-write headers as the client sent them. */
@@ -223,10 +226,20 @@ export class KvService {
 
   private async readLive(namespace: string, key: string, consistency: Consistency): Promise<StoredItem> {
     validateKey(key, this.deps.limits);
+    const { cache } = this.deps;
+    const nowSeconds = this.nowSeconds();
+    // Strong reads never use the cache (linearizable per key); eventual reads try it first.
+    if (cache && consistency === 'eventual') {
+      const entry = await cache.get(namespace, key);
+      if (entry && !isLiveEntry(entry, nowSeconds)) throw notFound(key);
+      if (entry?.value) return itemOf(namespace, key, entry, entry.value);
+    }
     const ring = await this.deps.ring.current();
     const owner = ring.ownerOf(tokenOf(namespace, key));
     const item = await this.deps.shards.get(owner.table, namespace, key, { consistent: consistency === 'strong' });
-    if (!isLive(item, this.nowSeconds())) throw notFound(key);
+    // Every read populates the cache, strong ones too: the version guard keeps only the newest.
+    if (cache && item) await cache.put(namespace, key, entryOf(item));
+    if (!isLive(item, nowSeconds)) throw notFound(key);
     return item;
   }
 
@@ -248,6 +261,7 @@ export class KvService {
       if (error instanceof PreconditionFailedError) throw explainPrecondition(key, precondition, error, nowSeconds);
       throw error;
     }
+    await this.deps.cache?.put(namespace, key, entryOf({ version: result.version, tombstone: !content, ...(content ?? emptyContent) }));
     const replacedBlob = result.previous?.blob?.objectKey;
     // Best effort: an object left behind by a failed delete costs storage, never correctness.
     if (replacedBlob) await this.deps.blobs.delete(replacedBlob).catch(() => undefined);
@@ -272,6 +286,42 @@ export class KvService {
   private blobKey(namespace: string): string {
     return `${blobPrefixes.blobs}${namespace}/${this.deps.ids.newId()}`;
   }
+}
+
+const emptyContent = { contentType: '', size: 0, sha256: '' };
+
+type CacheableItem = Pick<StoredItem, 'version' | 'tombstone' | 'contentType' | 'size' | 'sha256' | 'expiresAtSeconds' | 'value'>;
+
+/** The cache entry of an item: values kept inline are cached; for a blob only its version is. */
+function entryOf(item: CacheableItem): CacheEntry {
+  return {
+    version: item.version,
+    tombstone: item.tombstone,
+    contentType: item.contentType,
+    size: item.size,
+    sha256: item.sha256,
+    ...(item.expiresAtSeconds === undefined ? {} : { expiresAtSeconds: item.expiresAtSeconds }),
+    ...(item.value === undefined ? {} : { value: item.value }),
+  };
+}
+
+function isLiveEntry(entry: CacheEntry, nowSeconds: number): boolean {
+  return !entry.tombstone && (entry.expiresAtSeconds === undefined || entry.expiresAtSeconds > nowSeconds);
+}
+
+function itemOf(namespace: string, key: string, entry: CacheEntry, value: Uint8Array): StoredItem {
+  return {
+    namespace,
+    key,
+    version: entry.version,
+    token: tokenOf(namespace, key),
+    contentType: entry.contentType,
+    size: entry.size,
+    sha256: entry.sha256,
+    tombstone: false,
+    ...(entry.expiresAtSeconds === undefined ? {} : { expiresAtSeconds: entry.expiresAtSeconds }),
+    value,
+  };
 }
 
 /** Uploads are addressed by namespace, key and id, so one namespace can never commit another's bytes. */

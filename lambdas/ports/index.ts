@@ -1,5 +1,6 @@
 // The few methods the core needs from the outside world (conventions §2). Adapters implement them.
 import type { KeySummary, StoredItem } from '../core/item';
+import type { CacheEntry } from '../core/l1-cache';
 import type { Ring } from '../core/ring';
 
 export interface Clock {
@@ -105,4 +106,17 @@ export interface ApiKeyStore {
   /** Marks the key revoked; returns the updated record, or undefined when the key does not exist. */
   revoke(keyId: string, revokedAt: string): Promise<ApiKeyRecord | undefined>;
   list(): Promise<ApiKeyRecord[]>;
+}
+
+/** The shared cache (L2: Redis/ElastiCache). Implementations never throw: a failure is a miss. */
+export interface RemoteCache {
+  get(cacheKey: string): Promise<CacheEntry | undefined>;
+  /** Version-guarded: stores only if the cache holds no version >= entry.version. */
+  put(cacheKey: string, entry: CacheEntry, ttlMs: number): Promise<boolean>;
+}
+
+/** The read cache the KV service consults for eventual reads and writes through on every write. */
+export interface ValueCache {
+  get(namespace: string, key: string): Promise<CacheEntry | undefined>;
+  put(namespace: string, key: string, entry: CacheEntry): Promise<void>;
 }

@@ -93,6 +93,7 @@ describe('ApiStack', () => {
         [envVars.shardCount]: String(defaults.shardCount),
         [envVars.replicationFactor]: String(defaults.replicationFactor),
         [envVars.vnodesPerShard]: String(defaults.vnodesPerShard),
+        [envVars.l1Policy]: 'lru',
         POWERTOOLS_SERVICE_NAME: names.prefix,
         POWERTOOLS_LOG_LEVEL: 'INFO',
       });

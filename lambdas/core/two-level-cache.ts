@@ -1,0 +1,27 @@
+// L1 (this instance's memory) in front of L2 (Redis shared by all instances). Both are version-guarded,
+// so write-through from any writer and population from any reader can only move an entry forward.
+import { type CacheEntry, cacheKeyOf, type L1Cache } from './l1-cache';
+import type { RemoteCache, ValueCache } from '../ports';
+
+export class TwoLevelCache implements ValueCache {
+  constructor(
+    private readonly l1: L1Cache | undefined,
+    private readonly l2: RemoteCache | undefined,
+    private readonly l2TtlMs: number,
+  ) {}
+
+  async get(namespace: string, key: string): Promise<CacheEntry | undefined> {
+    const cacheKey = cacheKeyOf(namespace, key);
+    const local = this.l1?.get(cacheKey);
+    if (local || !this.l2) return local;
+    const shared = await this.l2.get(cacheKey);
+    if (shared) this.l1?.put(cacheKey, shared);
+    return shared;
+  }
+
+  async put(namespace: string, key: string, entry: CacheEntry): Promise<void> {
+    const cacheKey = cacheKeyOf(namespace, key);
+    this.l1?.put(cacheKey, entry);
+    await this.l2?.put(cacheKey, entry, this.l2TtlMs);
+  }
+}
