@@ -133,7 +133,7 @@ export function handlerCases(deps: CaseDeps): BenchCase[] {
         expectStatus(await writeHandler(event, lambdaContext('kvWrite')), 200, `handler PUT ${workload.keyOf(i)}`);
       },
     },
-    { id: 'handler.get', label: 'handler GET', layer: 'handler', kind: 'get', run: get(false) },
+    { id: 'handler.get', label: 'handler GET (eventual, warm cache)', layer: 'handler', kind: 'get', run: get(false) },
     { id: 'handler.getStrong', label: 'handler GET strong', layer: 'handler', kind: 'getStrong', run: get(true) },
   ];
 }
@@ -218,7 +218,7 @@ export function httpCases(deps: CaseDeps, agent: Agent): BenchCase[] {
         if (response.status !== 200) throw new Error(`HTTP PUT ${urlOf(i)} answered ${response.status}: ${response.body.toString().slice(0, 300)}`);
       },
     },
-    { id: 'http.get', label: 'HTTP GET', layer: 'http', kind: 'get', run: get(false) },
+    { id: 'http.get', label: 'HTTP GET (eventual, warm cache)', layer: 'http', kind: 'get', run: get(false) },
     { id: 'http.getStrong', label: 'HTTP GET strong', layer: 'http', kind: 'getStrong', run: get(true) },
   ];
 }

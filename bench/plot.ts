@@ -25,7 +25,7 @@ const round = (value: number) => Math.round(value * 100) / 100;
 
 /**
  * @example
- * await writeFile('docs/benchmarks-foundation.svg', await renderSvg(results, 'Ringstore foundation, 2 cores'));
+ * await writeFile('docs/benchmarks-latest.svg', await renderSvg(results, 'Ringstore foundation, 2 cores'));
  */
 export async function renderSvg(results: CaseResult[], subtitle: string): Promise<string> {
   const vega = await import('vega');
@@ -58,7 +58,7 @@ export async function renderSvg(results: CaseResult[], subtitle: string): Promis
 }
 
 /** Where `npm run bench` writes the plot. */
-export const svgPath = join(__dirname, '..', 'docs', 'benchmarks-foundation.svg');
+export const svgPath = join(__dirname, '..', 'docs', 'benchmarks-latest.svg');
 
 export function subtitleOf(saved: { machine: { nproc: number; node: string; dynamodbLocal: string }; settings: { valueBytes: number; rounds: number } }): string {
   const { machine, settings } = saved;

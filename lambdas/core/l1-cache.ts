@@ -192,7 +192,8 @@ export class L1Cache {
 
   /**
    * The entry held for a key even if it can no longer be served, without counting as a use, a hit
-   * or a miss. For diagnostics and tests: never serve it.
+   * or a miss. For version comparisons (which version this instance already knows), diagnostics
+   * and tests: never serve it.
    */
   peek(cacheKey: string): CacheEntry | undefined {
     return this.engine.peek(cacheKey)?.entry;

@@ -19,6 +19,18 @@ export class TwoLevelCache implements ValueCache {
     return shared;
   }
 
+  /**
+   * What a read found in the database. L1 learns it at once; L2 only when this instance did not
+   * already know that version, which spares strong reads of hot keys a Redis round trip while
+   * still carrying a newer version into L2 when this instance is the first to see it.
+   */
+  async refresh(namespace: string, key: string, entry: CacheEntry): Promise<void> {
+    const cacheKey = cacheKeyOf(namespace, key);
+    const known = this.l1?.peek(cacheKey);
+    if (known && known.version >= entry.version) return;
+    await this.put(namespace, key, entry);
+  }
+
   async put(namespace: string, key: string, entry: CacheEntry): Promise<void> {
     const cacheKey = cacheKeyOf(namespace, key);
     this.l1?.put(cacheKey, entry);

@@ -118,5 +118,8 @@ export interface RemoteCache {
 /** The read cache the KV service consults for eventual reads and writes through on every write. */
 export interface ValueCache {
   get(namespace: string, key: string): Promise<CacheEntry | undefined>;
+  /** Write-through of a write: always reaches every level. */
   put(namespace: string, key: string, entry: CacheEntry): Promise<void>;
+  /** Population by a read; may skip levels that already hold this version. */
+  refresh(namespace: string, key: string, entry: CacheEntry): Promise<void>;
 }
