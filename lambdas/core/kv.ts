@@ -237,7 +237,7 @@ export class KvService {
     const ring = await this.deps.ring.current();
     const owner = ring.ownerOf(tokenOf(namespace, key));
     const item = await this.deps.shards.get(owner.table, namespace, key, { consistent: consistency === 'strong' });
-    // Every read populates the cache, strong ones too: the version guard keeps only the newest.
+    // Every read refreshes the cache, strong ones too; the version guard keeps only the newest.
     if (cache && item) await cache.refresh(namespace, key, entryOf(item));
     if (!isLive(item, nowSeconds)) throw notFound(key);
     return item;
