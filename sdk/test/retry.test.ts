@@ -147,13 +147,12 @@ describe('retries', () => {
     failing(1, fail(503, 'shard.unavailable', true, { 'retry-after': '10' }));
     const controller = new AbortController();
     const real = new RingstoreClient({ endpoint: server.url, apiKey: 'secret' }); // real sleep
-    const started = Date.now();
+    // Retry-After is 10 s and jest's test timeout 5 s: the test finishes only if the abort cuts the wait.
     setTimeout(() => controller.abort(), 100);
 
     const error = await real.get('k', { abortSignal: controller.signal }).catch((err: unknown) => err);
 
     expect(error).toMatchObject({ name: 'NetworkError', code: 'network.aborted', retryable: false });
-    expect(Date.now() - started).toBeLessThan(5000);
     expect(server.requests).toHaveLength(1);
     await expect(real.get('k', { abortSignal: AbortSignal.abort() })).rejects.toMatchObject({ code: 'network.aborted' });
     expect(server.requests).toHaveLength(1);
