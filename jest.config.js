@@ -1,4 +1,5 @@
-/** Jest projects by test level (conventions §9): unit (no I/O), cdk (template), integration (local cloud). */
+/** Jest projects by test level (conventions §9): unit (no I/O), cdk (template), integration (local cloud),
+ * fault (crash points and linearizability: each suite starts its own fault-enabled local cloud). */
 // Type checking is done once by `tsc --noEmit` in scripts/test.mjs; jest only transpiles, to CommonJS.
 const tsJest = ['ts-jest', { tsconfig: { isolatedModules: true, module: 'commonjs', moduleResolution: 'node10', target: 'ES2022', esModuleInterop: true, resolveJsonModule: true } }];
 const base = { testEnvironment: 'node', transform: { '^.+\\.ts$': tsJest }, moduleFileExtensions: ['ts', 'js', 'json'] };
@@ -13,6 +14,12 @@ module.exports = {
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
       globalSetup: '<rootDir>/test/integration/global-setup.ts',
       globalTeardown: '<rootDir>/test/integration/global-teardown.ts',
+    },
+    {
+      ...base,
+      displayName: 'fault',
+      setupFilesAfterEnv: ['<rootDir>/test/fault/timeouts.ts'],
+      testMatch: ['<rootDir>/test/fault/**/*.test.ts'],
     },
   ],
 };

@@ -1,6 +1,7 @@
 // Handler configuration, parsed once from the environment; a bad value fails fast naming the variable.
 import { z } from 'zod';
 import { initialRingState, type RingState } from './core/ring';
+import { faultInjectionRequested } from './adapters/fault-injection';
 import { cacheDefaults, defaults, envVars, namesFor } from './topology';
 
 const positiveInt = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
@@ -19,6 +20,7 @@ const configSchema = z.object({
   [envVars.l1BytesMax]: z.coerce.number().int().min(0).default(cacheDefaults.l1BytesMax),
   [envVars.l1TtlMs]: z.coerce.number().int().min(0).max(60_000).default(cacheDefaults.l1TtlMs),
   [envVars.l2TtlSeconds]: z.coerce.number().int().min(1).max(86_400).default(cacheDefaults.l2TtlSeconds),
+  [envVars.faultInjection]: z.enum(['0', '1', 'true', 'false']).optional(),
   AWS_REGION: z.string().default('us-east-1'),
 });
 
@@ -28,7 +30,10 @@ export interface RingstoreConfig {
   replicationFactor: number;
   vnodesPerShard: number;
   controlTable: string;
+  hintsTable: string;
   blobBucket: string;
+  /** Crash points and shard outages armed by tests (never in a production bundle). */
+  faultInjection: boolean;
   region: string;
   dynamodbEndpoint?: string;
   s3Endpoint?: string;
@@ -66,6 +71,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RingstoreConfi
     replicationFactor: values[envVars.replicationFactor],
     vnodesPerShard: values[envVars.vnodesPerShard],
     controlTable: names.controlTable,
+    hintsTable: names.hintsTable,
+    faultInjection: faultInjectionRequested(values[envVars.faultInjection]),
     blobBucket: values[envVars.blobBucket] ?? names.blobBucket,
     region: values.AWS_REGION,
     ...(values[envVars.dynamodbEndpoint] ? { dynamodbEndpoint: values[envVars.dynamodbEndpoint] } : {}),

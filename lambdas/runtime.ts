@@ -4,17 +4,24 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Logger } from '@aws-lambda-powertools/logger';
+import { CachedShardHealth } from './adapters/cached-shard-health';
 import { CachedRingSource, DynamoControlStore } from './adapters/dynamodb-control-store';
+import { DynamoHintStore } from './adapters/dynamodb-hint-store';
 import { DynamoShardStore } from './adapters/dynamodb-shard-store';
+import { FaultController, FaultyShardStore } from './adapters/fault-injection';
+import { powertoolsMetrics, ReplicationStats } from './adapters/replication-metrics';
 import { RedisCache } from './adapters/redis-cache';
 import { S3BlobStore } from './adapters/s3-blob-store';
 import { L1Cache } from './core/l1-cache';
 import { TwoLevelCache } from './core/two-level-cache';
 import { ApiKeyService } from './core/auth';
 import { KvService } from './core/kv';
+import { MaintenanceService } from './core/maintenance';
+import { NamespaceSettingsService } from './core/namespaces';
+import { ReplicationService } from './core/replication';
 import { loadConfig, type RingstoreConfig } from './config';
-import type { Clock, IdSource } from './ports';
-import { limits } from './topology';
+import type { Clock, IdSource, ShardStore } from './ports';
+import { limits, replicationDefaults } from './topology';
 
 export const systemClock: Clock = { nowMs: () => Date.now() };
 
@@ -50,17 +57,36 @@ export function buildRuntime(config: RingstoreConfig = loadConfig()) {
       ? new L1Cache({ policy: c.l1Policy, entriesMax: c.l1EntriesMax, bytesMax: c.l1BytesMax, ttlMs: c.l1TtlMs, clock: systemClock })
       : undefined;
   const cache = l1 || l2 ? new TwoLevelCache(l1, l2, c.l2TtlSeconds * 1000) : undefined;
+  // Fault injection wraps the real shard store; it exists only in test runs (config refuses it in a production bundle).
+  const faults = config.faultInjection ? new FaultController() : undefined;
+  const realShards = new DynamoShardStore(dynamodb);
+  const shards: ShardStore = faults ? new FaultyShardStore(realShards, faults) : realShards;
+  const hints = new DynamoHintStore(dynamodb, config.hintsTable);
+  const health = new CachedShardHealth(control, systemClock, replicationDefaults.healthRefreshMs);
+  // EMF metric lines only inside Lambda; locally they would flood the console.
+  const stats = new ReplicationStats(process.env.AWS_LAMBDA_FUNCTION_NAME ? powertoolsMetrics() : undefined);
+  const injected = faults ? { faults } : {};
+  const replication = new ReplicationService({ shards, hints, health, clock: systemClock, metrics: stats, ...injected });
   const kv = new KvService({
     cache,
-    shards: new DynamoShardStore(dynamodb),
+    shards,
     blobs: new S3BlobStore(s3, config.blobBucket),
     ring,
     clock: systemClock,
     ids: randomIds,
     limits,
+    replication,
+    health,
+    ...injected,
+  });
+  const maintenance = new MaintenanceService({
+    shards, hints, health, state: control, clock: systemClock, limits: replicationDefaults, ...injected,
   });
   const apiKeys = new ApiKeyService({ keys: control, ids: randomIds, clock: systemClock });
-  return { config, logger, dynamodb, s3, control, ring, kv, apiKeys, l2 };
+  const namespaces = new NamespaceSettingsService(control);
+  return {
+    config, logger, dynamodb, s3, control, ring, kv, apiKeys, namespaces, l2, replication, maintenance, health, hints, stats, faults,
+  };
 }
 
 export type Runtime = ReturnType<typeof buildRuntime>;

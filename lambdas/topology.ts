@@ -51,10 +51,43 @@ export const shardSchema = {
   ttlAttribute: 'ttl',
 } as const;
 
-/** Control table: ring, API keys, (later) leases and membership. */
+/** Control table: ring, API keys, shard health, namespace settings, (later) leases and membership. */
 export const controlSchema = { partitionKey: 'pk', sortKey: 'sk' } as const;
 
-export type HandlerName = 'authorizer' | 'kvRead' | 'kvWrite' | 'ring' | 'admin' | 'docs' | 'bootstrap';
+/**
+ * Hints table (the failure log): pk = the replica table a write could not reach, sk = `<ns>#<key>#<version>`
+ * with the version zero-padded, so one query returns a shard's hints per key in version order.
+ */
+export const hintsSchema = { partitionKey: 'target', sortKey: 'sk' } as const;
+
+/** Replication settings (design §1); each is a bound of conventions §8. */
+export const replicationDefaults = {
+  /** How long a handler trusts its copy of the shard health records before re-reading them. */
+  healthRefreshMs: 1_000,
+  /** Hints replayed per query page; a shard's replay loops over pages until none are left. */
+  hintReplayPageSize: 100,
+  /** Concurrent replica writes while replaying hints. */
+  hintReplayConcurrency: 8,
+  /** Stream records per replicator invocation (the event source mapping's batch size). */
+  streamBatchSize: 100,
+  /** Token ranges anti-entropy compares per scheduled run; the next run continues where it stopped. */
+  antiEntropyRangesPerRun: 8,
+  /** How often the maintenance job (probe, hint replay, anti-entropy) runs in AWS. */
+  maintenanceEveryMinutes: 1,
+  /** How often the local cloud runs it (it stands in for the EventBridge schedule). */
+  localMaintenanceIntervalMs: 2_000,
+} as const;
+
+export type HandlerName =
+  | 'authorizer'
+  | 'kvRead'
+  | 'kvWrite'
+  | 'ring'
+  | 'admin'
+  | 'docs'
+  | 'bootstrap'
+  | 'replicator'
+  | 'maintenance';
 
 /** What a handler may touch; the CDK app grants exactly this (least privilege). */
 export interface HandlerSpec {
@@ -63,7 +96,12 @@ export interface HandlerSpec {
   description: string;
   shardTables: 'none' | 'read' | 'readWrite';
   controlTable: 'none' | 'read' | 'readWrite';
+  hintsTable: 'none' | 'read' | 'readWrite';
   blobBucket: 'none' | 'read' | 'readWrite';
+  /** Invoked by the shard tables' streams (one event source mapping per shard). */
+  shardStreams?: boolean;
+  /** Invoked on a schedule (EventBridge in AWS, a timer in the local cloud). */
+  everyMinutes?: number;
   memoryMb: number;
   timeoutSeconds: number;
 }
@@ -72,37 +110,52 @@ export const handlers: Record<HandlerName, HandlerSpec> = {
   authorizer: {
     entry: 'lambdas/handlers/authorizer.ts',
     description: 'Maps an x-api-key to a namespace and role',
-    shardTables: 'none', controlTable: 'read', blobBucket: 'none', memoryMb: 256, timeoutSeconds: 5,
+    shardTables: 'none', controlTable: 'read', hintsTable: 'none', blobBucket: 'none', memoryMb: 256, timeoutSeconds: 5,
   },
   kvRead: {
     entry: 'lambdas/handlers/kv-read.ts',
     description: 'GET/HEAD a key, list keys by prefix',
-    shardTables: 'read', controlTable: 'read', blobBucket: 'read', memoryMb: 1024, timeoutSeconds: 28,
+    shardTables: 'read', controlTable: 'read', hintsTable: 'none', blobBucket: 'read', memoryMb: 1024, timeoutSeconds: 28,
   },
   kvWrite: {
     entry: 'lambdas/handlers/kv-write.ts',
-    description: 'PUT/DELETE a key, large-value uploads',
-    shardTables: 'readWrite', controlTable: 'read', blobBucket: 'readWrite', memoryMb: 1024, timeoutSeconds: 28,
+    description: 'PUT/DELETE a key, large-value uploads; strong writes reach every live replica',
+    // Control: a strong write that cannot reach a replica marks it unavailable (shard health).
+    shardTables: 'readWrite', controlTable: 'readWrite', hintsTable: 'readWrite', blobBucket: 'readWrite',
+    memoryMb: 1024, timeoutSeconds: 28,
   },
   ring: {
     entry: 'lambdas/handlers/ring.ts',
     description: 'Describes the ring (keyrange)',
-    shardTables: 'none', controlTable: 'read', blobBucket: 'none', memoryMb: 256, timeoutSeconds: 10,
+    shardTables: 'none', controlTable: 'read', hintsTable: 'none', blobBucket: 'none', memoryMb: 256, timeoutSeconds: 10,
   },
   admin: {
     entry: 'lambdas/handlers/admin.ts',
-    description: 'Admin API: API keys',
-    shardTables: 'none', controlTable: 'readWrite', blobBucket: 'none', memoryMb: 256, timeoutSeconds: 10,
+    description: 'Admin API: API keys, namespace settings, shard health, repair on demand',
+    shardTables: 'readWrite', controlTable: 'readWrite', hintsTable: 'readWrite', blobBucket: 'none',
+    memoryMb: 512, timeoutSeconds: 28,
   },
   docs: {
     entry: 'lambdas/handlers/docs.ts',
     description: 'Serves the OpenAPI document and the API page',
-    shardTables: 'none', controlTable: 'none', blobBucket: 'none', memoryMb: 256, timeoutSeconds: 10,
+    shardTables: 'none', controlTable: 'none', hintsTable: 'none', blobBucket: 'none', memoryMb: 256, timeoutSeconds: 10,
   },
   bootstrap: {
     entry: 'lambdas/handlers/bootstrap.ts',
     description: 'Writes the initial ring at deploy time (CloudFormation custom resource)',
-    shardTables: 'none', controlTable: 'readWrite', blobBucket: 'none', memoryMb: 256, timeoutSeconds: 20,
+    shardTables: 'none', controlTable: 'readWrite', hintsTable: 'none', blobBucket: 'none', memoryMb: 256, timeoutSeconds: 20,
+  },
+  replicator: {
+    entry: 'lambdas/handlers/replicator.ts',
+    description: "Applies each owner write from the shard streams to the key's replicas (version-guarded)",
+    shardTables: 'readWrite', controlTable: 'readWrite', hintsTable: 'readWrite', blobBucket: 'none',
+    shardStreams: true, memoryMb: 512, timeoutSeconds: 60,
+  },
+  maintenance: {
+    entry: 'lambdas/handlers/maintenance.ts',
+    description: 'Probes unavailable shards, replays their hints before they serve again, runs anti-entropy',
+    shardTables: 'readWrite', controlTable: 'readWrite', hintsTable: 'readWrite', blobBucket: 'none',
+    everyMinutes: replicationDefaults.maintenanceEveryMinutes, memoryMb: 512, timeoutSeconds: 300,
   },
 };
 
@@ -144,6 +197,16 @@ export const routes: readonly RouteSpec[] = [
     method: 'DELETE', path: '/v1/admin/keys/{keyId}', handler: 'admin', operationId: 'revokeApiKey',
     authorized: true, admin: true,
   },
+  {
+    method: 'GET', path: '/v1/admin/namespaces/{namespace}', handler: 'admin', operationId: 'getNamespaceSettings',
+    authorized: true, admin: true,
+  },
+  {
+    method: 'PUT', path: '/v1/admin/namespaces/{namespace}', handler: 'admin', operationId: 'putNamespaceSettings',
+    authorized: true, admin: true,
+  },
+  { method: 'GET', path: '/v1/admin/shards', handler: 'admin', operationId: 'describeShards', authorized: true, admin: true },
+  { method: 'POST', path: '/v1/admin/repair', handler: 'admin', operationId: 'repair', authorized: true, admin: true },
   { method: 'GET', path: '/openapi.json', handler: 'docs', operationId: 'openApiDocument', authorized: false },
   { method: 'GET', path: '/docs', handler: 'docs', operationId: 'apiPage', authorized: false },
 ];
@@ -198,6 +261,8 @@ export const envVars = {
   l1BytesMax: 'RINGSTORE_L1_BYTES_MAX',
   l1TtlMs: 'RINGSTORE_L1_TTL_MS',
   l2TtlSeconds: 'RINGSTORE_L2_TTL_SECONDS',
+  /** `1` arms crash points and shard outages for tests; production bundles refuse to start with it. */
+  faultInjection: 'RINGSTORE_FAULT_INJECTION',
 } as const;
 
 /** Cache defaults (design §1): a small, short-lived L1 per instance, a longer-lived shared L2. */
@@ -209,3 +274,9 @@ export const cacheDefaults = {
   l1TtlMs: 1_000,
   l2TtlSeconds: 300,
 } as const;
+
+/**
+ * The constant every production bundle (CDK's esbuild) defines, so fault injection can tell a deployed
+ * function from a test run: a bundle that sees RINGSTORE_FAULT_INJECTION refuses to start.
+ */
+export const productionBuildDefine = { 'process.env.RINGSTORE_PRODUCTION_BUILD': '"true"' } as const;

@@ -4,9 +4,13 @@ import { errorCodes } from '../lambdas/core/errors';
 import { namespacePattern } from '../lambdas/core/validation';
 import { limits } from '../lambdas/topology';
 
-export const Consistency = z
-  .enum(['eventual', 'strong'])
-  .meta({ id: 'Consistency', description: 'eventual: any replica or cache; strong: the owner, linearizable per key' });
+export const Consistency = z.enum(['eventual', 'strong']).meta({
+  id: 'Consistency',
+  description:
+    "Reads: eventual = cache or any available replica; strong = the owner with a consistent read, never a cache (linearizable per key). " +
+    'Writes: eventual = acknowledged once the owner holds it, replicas follow from its stream; strong = acknowledged once the owner ' +
+    'and every reachable replica hold it (at least one replica). Default: the namespace setting, else eventual.',
+});
 
 const integerParam = (description: string) =>
   z
@@ -25,6 +29,8 @@ export const PutValueQuery = z.object({
 export const ReadValueQuery = z.object({ consistency: Consistency.optional() });
 
 export const DeleteValueQuery = z.object({ consistency: Consistency.optional() });
+
+export const CommitUploadQuery = z.object({ consistency: Consistency.optional() });
 
 export const ListKeysQuery = z.object({
   prefix: z.string().max(limits.keyBytesMax).default('').meta({ description: 'Only keys that start with this' }),
@@ -74,7 +80,73 @@ export const CreateApiKeyBody = z
   .strict()
   .meta({ id: 'CreateApiKeyRequest' });
 
-export const WriteAck = z.object({ key: z.string(), version: z.number().int() }).meta({ id: 'WriteAck' });
+export const WriteAck = z
+  .object({
+    key: z.string(),
+    version: z.number().int(),
+    consistency: Consistency,
+    copies: z.number().int().optional().meta({ description: 'Strong writes: shards holding the version at the acknowledgement, the owner included' }),
+  })
+  .meta({ id: 'WriteAck' });
+
+export const NamespaceSettingsBody = z
+  .object({ readConsistency: Consistency.optional(), writeConsistency: Consistency.optional() })
+  .strict()
+  .meta({ id: 'NamespaceSettingsRequest' });
+
+export const NamespaceSettingsResponse = z
+  .object({ namespace: z.string(), readConsistency: Consistency, writeConsistency: Consistency })
+  .meta({ id: 'NamespaceSettings', description: 'A change reaches requests within the authorizer cache TTL' });
+
+export const NamespaceParam = z.object({ namespace: z.string().regex(namespacePattern, `must match ${namespacePattern}`) });
+
+const ReplayReport = z.object({
+  table: z.string(),
+  transition: z.enum(['recovering', 'available']).optional(),
+  applied: z.number().int(),
+  alreadyCurrent: z.number().int(),
+  durationMs: z.number(),
+  hintsPerSecond: z.number(),
+  completed: z.boolean(),
+});
+
+const AntiEntropyReport = z.object({
+  rangesCompared: z.number().int(),
+  keysCompared: z.number().int(),
+  repairedCount: z.number().int(),
+  repairs: z.array(z.object({ table: z.string(), namespace: z.string(), key: z.string(), from: z.number().int(), to: z.number().int() })),
+  rangesSkipped: z.number().int(),
+  nextRange: z.number().int(),
+  durationMs: z.number(),
+});
+
+export const MaintenanceReport = z
+  .object({ startedAt: z.string(), handoff: z.array(ReplayReport), antiEntropy: AntiEntropyReport })
+  .meta({ id: 'MaintenanceReport', description: 'One run of hinted handoff and anti-entropy' });
+
+export const ShardsResponse = z
+  .object({
+    epoch: z.number().int(),
+    shards: z.array(
+      z.object({
+        id: z.number().int(),
+        table: z.string(),
+        health: z.enum(['available', 'unavailable', 'recovering']),
+        since: z.string().optional(),
+        reason: z.string().optional(),
+        pendingHints: z.number().int(),
+      }),
+    ),
+    lastMaintenance: MaintenanceReport.optional(),
+    replication: z
+      .object({
+        replicasApplied: z.number().int(),
+        hintsWritten: z.number().int(),
+        lagMs: z.object({ p50: z.number(), p99: z.number(), max: z.number(), samples: z.number().int() }),
+      })
+      .meta({ description: "Observed by the instance that answered (in AWS, CloudWatch's ReplicationLag metric covers all)" }),
+  })
+  .meta({ id: 'Shards' });
 
 export const KeySummary = z
   .object({

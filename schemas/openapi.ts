@@ -31,6 +31,7 @@ const valueResponses = {
 const writeResponses = {
   200: { ...json(api.WriteAck, 'Written; the new version is also the ETag'), headers: { ETag: valueHeaders.ETag } },
   412: error('If-Match or If-None-Match did not hold'),
+  503: error('Strong write: no replica could take the version (not acknowledged; the owner may hold it). Or the owner is unavailable'),
 };
 
 const operations: Record<string, Operation> = {
@@ -63,7 +64,7 @@ const operations: Record<string, Operation> = {
   deleteEmptyKey: { summary: 'Always 400: a key must not be empty', responses: { 400: error('Empty key') } },
   deleteValue: {
     summary: 'Delete a key (a versioned tombstone)',
-    request: { params: keyParam, headers: api.ConditionalHeaders.pick({ 'if-match': true }) },
+    request: { params: keyParam, query: api.DeleteValueQuery, headers: api.ConditionalHeaders.pick({ 'if-match': true }) },
     responses: { ...writeResponses, 404: error('No such key') },
   },
   createUpload: {
@@ -75,6 +76,7 @@ const operations: Record<string, Operation> = {
     summary: 'Make uploaded bytes the value of the key, atomically and versioned',
     request: {
       params: keyParam.extend({ uploadId: z.string() }),
+      query: api.CommitUploadQuery,
       headers: api.ConditionalHeaders,
       body: { content: { 'application/json': { schema: api.CommitUploadBody } } },
     },
@@ -94,6 +96,24 @@ const operations: Record<string, Operation> = {
     summary: 'Revoke an API key (admin); takes effect within the authorizer cache TTL',
     request: { params: z.object({ keyId: z.string() }) },
     responses: { 200: json(api.RevokedApiKey, 'Revoked'), 404: error('No such key') },
+  },
+  getNamespaceSettings: {
+    summary: "A namespace's default consistency for reads and writes (admin)",
+    request: { params: api.NamespaceParam },
+    responses: { 200: json(api.NamespaceSettingsResponse, 'The defaults (eventual/eventual unless set)') },
+  },
+  putNamespaceSettings: {
+    summary: "Set a namespace's default consistency (admin); applies within the authorizer cache TTL",
+    request: { params: api.NamespaceParam, body: { content: { 'application/json': { schema: api.NamespaceSettingsBody } } } },
+    responses: { 200: json(api.NamespaceSettingsResponse, 'The defaults now in force') },
+  },
+  describeShards: {
+    summary: 'Shard health, hints waiting per shard, the last maintenance report, replication lag (admin)',
+    responses: { 200: json(api.ShardsResponse, 'Shard status') },
+  },
+  repair: {
+    summary: 'Run hinted handoff and a full anti-entropy pass now, and report what was repaired (admin)',
+    responses: { 200: json(api.MaintenanceReport, 'What this run replayed and repaired') },
   },
   openApiDocument: { summary: 'This document', responses: { 200: { description: 'OpenAPI 3.1 JSON' } } },
   apiPage: { summary: 'Human-readable API reference', responses: { 200: { description: 'HTML' } } },

@@ -60,6 +60,26 @@ function bucketStatements(access: Access, bucket: DataRefs['blobBucket']): Polic
   return statements;
 }
 
+/** What Lambda's event source mapping calls on a DynamoDB stream, scoped to the stream ARN. */
+export const streamReadActions = ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'] as const;
+/**
+ * Lambda also requires ListStreams for a stream event source. It has no resource-level permission
+ * (IAM takes only "*") and returns stream ARNs, never items.
+ */
+export const streamListAction = 'dynamodb:ListStreams';
+
+function streamStatements(spec: HandlerSpec, tables: DataRefs['shardTables']): PolicyStatement[] {
+  if (!spec.shardStreams) return [];
+  const streamArns = tables.map((table, shardId) => {
+    if (!table.streamArn) throw new Error(`handler reads the shard streams, but shard ${shardId}'s stream ARN is not known`);
+    return table.streamArn;
+  });
+  return [
+    new PolicyStatement({ effect: Effect.ALLOW, actions: [...streamReadActions], resources: streamArns }),
+    new PolicyStatement({ effect: Effect.ALLOW, actions: [streamListAction], resources: ['*'] }),
+  ];
+}
+
 /**
  * The IAM statements one handler needs for its data: nothing beyond what its spec declares.
  *
@@ -70,6 +90,8 @@ export function accessStatements(spec: HandlerSpec, data: DataRefs): PolicyState
   return [
     ...tableStatements(spec.shardTables, data.shardTables),
     ...tableStatements(spec.controlTable, [data.controlTable]),
+    ...tableStatements(spec.hintsTable, [data.hintsTable]),
+    ...streamStatements(spec, data.shardTables),
     ...bucketStatements(spec.blobBucket, data.blobBucket),
   ];
 }

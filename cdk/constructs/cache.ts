@@ -1,12 +1,20 @@
-// The L2 cache (design §1): ElastiCache Serverless for Valkey, reachable only from the Lambdas.
-import { Tags } from 'aws-cdk-lib';
+// The L2 cache (design §1): a node-based Valkey replication group, so its eviction policy is ours to set
+// (ElastiCache Serverless takes no parameter group). Reachable only from the Lambdas.
 import { Port, SecurityGroup, type ISecurityGroup, type IVpc, type SubnetSelection } from 'aws-cdk-lib/aws-ec2';
-import { CfnServerlessCache } from 'aws-cdk-lib/aws-elasticache';
+import { CfnParameterGroup, CfnReplicationGroup, CfnSubnetGroup } from 'aws-cdk-lib/aws-elasticache';
 import { Construct } from 'constructs';
 import type { Names } from '../../lambdas/topology';
+import type { l2EvictionPolicies } from '../stacks/config';
+import { acknowledge } from './nag';
 
-/** Serverless caches listen on 6379 (primary) and 6380 (reads from replicas). */
-export const cachePorts = { from: 6379, to: 6380 } as const;
+/** Primary and reader endpoints both listen here. */
+export const cachePort = 6379;
+
+/** Engine and the parameter group family that goes with its major version. */
+export const cacheEngine = { engine: 'valkey', version: '8.0', parameterGroupFamily: 'valkey8' } as const;
+
+/** A primary and one replica in another AZ: the smallest group ElastiCache fails over automatically. */
+export const cacheNodeCount = 2;
 
 export interface CacheProps {
   names: Names;
@@ -14,47 +22,68 @@ export interface CacheProps {
   subnets: SubnetSelection;
   /** The only security group allowed to connect. */
   clientSecurityGroup: ISecurityGroup;
-  evictionPolicy: string;
-  dataStorageGbMax: number;
-  ecpuPerSecondMax: number;
+  /** `maxmemory-policy` of the parameter group. */
+  evictionPolicy: (typeof l2EvictionPolicies)[number];
+  /** e.g. `cache.t4g.small`. */
+  nodeType: string;
 }
 
 export class Cache extends Construct {
   readonly securityGroup: SecurityGroup;
-  readonly cache: CfnServerlessCache;
-  /** `rediss://host:port`: serverless caches always require TLS. */
+  readonly parameterGroup: CfnParameterGroup;
+  readonly replicationGroup: CfnReplicationGroup;
+  /** `rediss://host:port` of the primary endpoint (TLS is required). */
   readonly url: string;
 
   constructor(scope: Construct, id: string, props: CacheProps) {
     super(scope, id);
+    const { names } = props;
+
     this.securityGroup = new SecurityGroup(this, 'SecurityGroup', {
       vpc: props.vpc,
       description: 'Ringstore L2 cache: Lambda functions only',
       allowAllOutbound: false,
     });
-    this.securityGroup.addIngressRule(
-      props.clientSecurityGroup,
-      Port.tcpRange(cachePorts.from, cachePorts.to),
-      'Ringstore Lambdas to the cache (primary and reader endpoints)',
+    this.securityGroup.addIngressRule(props.clientSecurityGroup, Port.tcp(cachePort), 'Ringstore Lambdas to the cache');
+
+    const subnetGroup = new CfnSubnetGroup(this, 'Subnets', {
+      description: `Ringstore ${names.stage} L2 cache: the isolated subnets the Lambdas run in`,
+      subnetIds: props.vpc.selectSubnets(props.subnets).subnetIds,
+    });
+
+    this.parameterGroup = new CfnParameterGroup(this, 'Parameters', {
+      cacheParameterGroupFamily: cacheEngine.parameterGroupFamily,
+      description: `Ringstore ${names.stage} L2 cache: maxmemory-policy ${props.evictionPolicy}`,
+      properties: { 'maxmemory-policy': props.evictionPolicy },
+    });
+
+    // Names are left to CloudFormation: a cache holds nothing that must survive a replacement, and a
+    // fixed name would make any replacing change (subnets, encryption) fail on the name clash.
+    this.replicationGroup = new CfnReplicationGroup(this, 'ReplicationGroup', {
+      replicationGroupDescription: `Ringstore ${names.stage} L2 cache (${names.prefix})`,
+      engine: cacheEngine.engine,
+      engineVersion: cacheEngine.version,
+      cacheNodeType: props.nodeType,
+      numCacheClusters: cacheNodeCount,
+      automaticFailoverEnabled: true,
+      multiAzEnabled: true,
+      cacheParameterGroupName: this.parameterGroup.ref,
+      cacheSubnetGroupName: subnetGroup.ref,
+      securityGroupIds: [this.securityGroup.securityGroupId],
+      port: cachePort,
+      transitEncryptionEnabled: true,
+      atRestEncryptionEnabled: true,
+      autoMinorVersionUpgrade: true,
+      // Every entry is a copy of a value in DynamoDB: a lost cache is refilled by reads, never restored.
+      snapshotRetentionLimit: 0,
+    });
+
+    acknowledge(
+      this.replicationGroup,
+      'AwsSolutions-AEC6',
+      'No AUTH token: the cache is reachable only from the Lambdas\' security group inside isolated subnets with no internet path, TLS is required, and it holds only disposable copies of DynamoDB values guarded by version; an AUTH token would have to reach the Lambdas as a plaintext environment variable, since the VPC has no Secrets Manager endpoint. IAM authentication (user group) is the follow-up once the Redis adapter can sign tokens.',
     );
 
-    this.cache = new CfnServerlessCache(this, 'Cache', {
-      // Not in topology's Names yet; derived from the same prefix.
-      serverlessCacheName: `${props.names.prefix}-cache`,
-      description: `Ringstore ${props.names.stage} L2 cache`,
-      engine: 'valkey',
-      majorEngineVersion: '8',
-      subnetIds: props.vpc.selectSubnets(props.subnets).subnetIds,
-      securityGroupIds: [this.securityGroup.securityGroupId],
-      cacheUsageLimits: {
-        dataStorage: { maximum: props.dataStorageGbMax, unit: 'GB' },
-        ecpuPerSecond: { maximum: props.ecpuPerSecondMax },
-      },
-    });
-    // ElastiCache Serverless has no parameter group, so `maxmemory-policy` cannot be set; the
-    // intended policy is recorded where operators look, ready for a node-based cluster.
-    Tags.of(this.cache).add('ringstore:eviction-policy', props.evictionPolicy);
-
-    this.url = `rediss://${this.cache.attrEndpointAddress}:${this.cache.attrEndpointPort}`;
+    this.url = `rediss://${this.replicationGroup.attrPrimaryEndPointAddress}:${this.replicationGroup.attrPrimaryEndPointPort}`;
   }
 }

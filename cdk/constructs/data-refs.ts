@@ -1,6 +1,8 @@
 // ARNs of the data plane, rebuilt from topology names rather than imported from the data stack.
 // Names are the contract (lambdas/topology.ts): no CloudFormation exports tie the stacks together,
-// so the shard count can grow or shrink without the export-in-use deadlock.
+// so the shard count can grow or shrink without the export-in-use deadlock. The one exception is
+// each shard table's stream ARN (it carries the stream's creation time): it comes from the data stack
+// as a weak reference (`Fn::GetStackOutput`, cdk.json's defaultCrossStackReferences), never an export.
 import { Stack } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { shardSchema, type Names } from '../../lambdas/topology';
@@ -17,17 +19,26 @@ export interface TableRef {
   indexArns: string[];
 }
 
+export interface ShardTableRef extends TableRef {
+  /** ARN of the table's stream (NEW_AND_OLD_IMAGES), when the stack was given the data stack's. */
+  streamArn?: string;
+}
+
 export interface DataRefs {
-  shardTables: TableRef[];
+  shardTables: ShardTableRef[];
   controlTable: TableRef;
+  hintsTable: TableRef;
   blobBucket: { name: string; arn: string; objectArn(prefix: string): string };
 }
 
 /**
- * ARNs of the shard tables, the control table and the blob bucket of one deployment, in `scope`'s
- * stack (same account and region as the data stack).
+ * ARNs of the shard tables (and their streams, when given), the control and hints tables and the blob
+ * bucket of one deployment, in `scope`'s stack (same account and region as the data stack).
  */
-export function dataRefs(scope: Construct, names: Names, shardCount: number): DataRefs {
+export function dataRefs(scope: Construct, names: Names, shardCount: number, shardStreamArns?: readonly string[]): DataRefs {
+  if (shardStreamArns && shardStreamArns.length !== shardCount) {
+    throw new Error(`${shardStreamArns.length} shard stream ARNs for ${shardCount} shards`);
+  }
   const stack = Stack.of(scope);
   const table = (name: string, indexes: readonly string[]): TableRef => {
     const arn = stack.formatArn({ service: 'dynamodb', resource: 'table', resourceName: name });
@@ -35,9 +46,12 @@ export function dataRefs(scope: Construct, names: Names, shardCount: number): Da
   };
   const bucketArn = stack.formatArn({ service: 's3', region: '', account: '', resource: names.blobBucket });
   return {
-    shardTables: Array.from({ length: shardCount }, (_, shardId) => table(names.shardTable(shardId), shardIndexNames)),
+    shardTables: Array.from({ length: shardCount }, (_, shardId) => ({
+      ...table(names.shardTable(shardId), shardIndexNames),
+      ...(shardStreamArns ? { streamArn: shardStreamArns[shardId] } : {}),
+    })),
     controlTable: table(names.controlTable, []),
+    hintsTable: table(names.hintsTable, []),
     blobBucket: { name: names.blobBucket, arn: bucketArn, objectArn: (prefix) => `${bucketArn}/${prefix}*` },
   };
 }
-

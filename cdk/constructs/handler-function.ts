@@ -8,7 +8,7 @@ import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import type { HandlerName, HandlerSpec, Names } from '../../lambdas/topology';
+import { productionBuildDefine, type HandlerName, type HandlerSpec, type Names } from '../../lambdas/topology';
 import { accessStatements } from './access';
 import type { DataRefs } from './data-refs';
 import { acknowledge, nagFindingName } from './nag';
@@ -111,13 +111,19 @@ export class HandlerFunction extends Construct {
         // Bundle the AWS SDK too: the versions the tests ran against, not the runtime's.
         externalModules: [],
         tsconfig: path.join(repoRoot, 'tsconfig.json'),
+        // Marks the bundle as a production build: a deployed function refuses to arm fault injection
+        // even if RINGSTORE_FAULT_INJECTION were set (which this app never does).
+        define: { ...productionBuildDefine },
       },
     });
 
     acknowledge(
       this.role,
       'AwsSolutions-IAM5[Resource::*]',
-      'Resource "*" only for actions without resource-level permissions: the ENI actions Lambda performs for VPC access on interfaces whose IDs exist only at run time (AWS documents ec2:DescribeNetworkInterfaces as requiring "*") and xray:PutTraceSegments/PutTelemetryRecords.',
+      'Resource "*" only for actions without resource-level permissions: the ENI actions Lambda performs for VPC access on interfaces whose IDs exist only at run time (AWS documents ec2:DescribeNetworkInterfaces as requiring "*") and xray:PutTraceSegments/PutTelemetryRecords' +
+        (spec.shardStreams
+          ? ', and dynamodb:ListStreams, which the stream event source mapping requires and IAM accepts only on "*" (it lists stream ARNs, no items; reading a stream is granted on each shard stream ARN only).'
+          : '.'),
     );
     // S3 object ARNs always end in a wildcard; each one is a prefix of the blob bucket, never the bucket.
     const objectWildcards = new Set(

@@ -1,8 +1,8 @@
-// The DynamoDB tables of a deployment: the ring's shard tables and the control table (design §2).
+// The DynamoDB tables of a deployment: the ring's shard tables, the control table and the hints table (design §2).
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
-import { controlSchema, shardSchema, type Names } from '../../lambdas/topology';
+import { controlSchema, hintsSchema, shardSchema, type Names } from '../../lambdas/topology';
 
 /** PITR keeps the longest window DynamoDB offers; the blob bucket keeps old versions as long (see BlobBucket). */
 export const pitrRetentionDays = 35;
@@ -78,6 +78,31 @@ export class ControlTable extends Construct {
       tableName: props.names.controlTable,
       partitionKey: { name: controlSchema.partitionKey, type: AttributeType.STRING },
       sortKey: { name: controlSchema.sortKey, type: AttributeType.STRING },
+      billingMode: BillingMode.PAY_PER_REQUEST,
+      pointInTimeRecoverySpecification,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+  }
+}
+
+export interface HintsTableProps {
+  names: Names;
+}
+
+/**
+ * The failure log: one item per write a replica missed (pk = target replica table, sk = key#version),
+ * replayed before that replica serves again. Kept like the other tables (PITR, retained): a lost hint is
+ * a replica that stays stale until anti-entropy finds it.
+ */
+export class HintsTable extends Construct {
+  readonly table: Table;
+
+  constructor(scope: Construct, id: string, props: HintsTableProps) {
+    super(scope, id);
+    this.table = new Table(this, 'Table', {
+      tableName: props.names.hintsTable,
+      partitionKey: { name: hintsSchema.partitionKey, type: AttributeType.STRING },
+      sortKey: { name: hintsSchema.sortKey, type: AttributeType.STRING },
       billingMode: BillingMode.PAY_PER_REQUEST,
       pointInTimeRecoverySpecification,
       removalPolicy: RemovalPolicy.RETAIN,

@@ -8,10 +8,12 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoControlStore } from '../../lambdas/adapters/dynamodb-control-store';
 import { ApiKeyService } from '../../lambdas/core/auth';
 import { randomIds, systemClock } from '../../lambdas/runtime';
-import { envVars, type HandlerName, handlers, limits, namesFor, routes } from '../../lambdas/topology';
+import { envVars, type HandlerName, handlers, limits, namesFor, replicationDefaults, routes } from '../../lambdas/topology';
 import { localCredentials, localRegion, startEngines, type RunningEngines } from './engines';
 import { type GatewayHandlers, type RunningGateway, startGateway } from './gateway';
 import { provision } from './provision';
+import { startStreamPoller, type RunningStreamPoller } from './stream-poller';
+import { startSchedule, type RunningSchedule } from './schedule';
 
 export interface LocalCloudOptions {
   /** Where engines keep data and jars (`.ringstore/` by default). */
@@ -25,6 +27,10 @@ export interface LocalCloudOptions {
   replicationFactor?: number;
   vnodesPerShard?: number;
   authorizerCacheTtlSeconds?: number;
+  /** Arms crash points and shard outages through `PUT /_faults` (tests only). */
+  faultInjection?: boolean;
+  /** How often the maintenance job (hint replay, anti-entropy) runs; 0 turns the timer off. */
+  maintenanceIntervalMs?: number;
   log?: (line: string) => void;
 }
 
@@ -33,6 +39,7 @@ export interface LocalCloud {
   apiKey: string;
   adminKey: string;
   engines: RunningEngines;
+  faultInjection: boolean;
   stop(): Promise<void>;
 }
 
@@ -66,6 +73,8 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   await mkdir(options.home, { recursive: true });
   const engines = await startEngines({ dataDir: join(options.home, 'data'), vendorDir: options.vendorDir ?? join(options.home, 'vendor'), log });
   let gateway: RunningGateway | undefined;
+  let poller: RunningStreamPoller | undefined;
+  let schedule: RunningSchedule | undefined;
   try {
     const env: Record<string, string> = {
       [envVars.stage]: stage,
@@ -76,6 +85,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       ...(options.shardCount ? { [envVars.shardCount]: String(options.shardCount) } : {}),
       ...(options.replicationFactor ? { [envVars.replicationFactor]: String(options.replicationFactor) } : {}),
       ...(options.vnodesPerShard ? { [envVars.vnodesPerShard]: String(options.vnodesPerShard) } : {}),
+      [envVars.faultInjection]: options.faultInjection ? '1' : '0',
       AWS_REGION: localRegion,
       AWS_ACCESS_KEY_ID: localCredentials.accessKeyId,
       AWS_SECRET_ACCESS_KEY: localCredentials.secretAccessKey,
@@ -111,28 +121,53 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     const proxies: GatewayHandlers['proxies'] = {};
     for (const name of new Set(routes.map((route) => route.handler))) proxies[name] = await load(name);
     const gatewayHandlers: GatewayHandlers = { authorizer: await load('authorizer'), proxies };
+    // The handlers share one runtime per process (as one Lambda instance would); its fault controller
+    // is the one the gateway's /_faults drives.
+    const { runtime } = await import('../../lambdas/runtime');
+    const faults = runtime().faults;
+    // The shard streams feed the replicator, as the event source mappings do in AWS.
+    poller = await startStreamPoller({
+      endpoint: engines.dynamodbEndpoint,
+      tables: ring.shards.map((shard) => shard.table),
+      handler: await load('replicator'),
+      batchSize: replicationDefaults.streamBatchSize,
+      checkpointFile: join(options.home, `stream-checkpoints-${stage}.json`),
+      log,
+    });
+    schedule = startSchedule({
+      handler: await load('maintenance'),
+      name: 'maintenance',
+      everyMs: options.maintenanceIntervalMs ?? replicationDefaults.localMaintenanceIntervalMs,
+      log,
+    });
     gateway = await startGateway({
       port: options.port,
       stage,
       handlers: gatewayHandlers,
       authorizerCacheTtlSeconds: options.authorizerCacheTtlSeconds ?? limits.authorizerCacheTtlSeconds,
+      ...(faults ? { faults } : {}),
       log,
     });
     dynamodb.destroy();
     s3.destroy();
-    const running = gateway;
+    const running = { gateway, poller, schedule };
     return {
-      url: running.url,
+      url: running.gateway.url,
       apiKey: keys.apiKey,
       adminKey: keys.adminKey,
       engines,
+      faultInjection: Boolean(faults),
       stop: async () => {
-        await running.stop();
+        await running.gateway.stop();
+        await running.schedule.stop();
+        await running.poller.stop();
         await engines.stop();
       },
     };
   } catch (error) {
     await gateway?.stop();
+    await schedule?.stop();
+    await poller?.stop();
     await engines.stop();
     throw error;
   }

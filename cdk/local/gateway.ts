@@ -30,8 +30,16 @@ export interface GatewayOptions {
   handlers: GatewayHandlers;
   /** API Gateway's authorizer result cache TTL; revocations take effect after it. */
   authorizerCacheTtlSeconds: number;
+  /**
+   * Test runs only (RINGSTORE_FAULT_INJECTION=1): `GET /_faults` shows and `PUT /_faults` replaces the fault
+   * plan (crash points, shard outages, broken modes). Not an API Gateway route: it never exists in AWS.
+   */
+  faults?: { apply(plan: unknown): void; status(): unknown };
   log?: (line: string) => void;
 }
+
+/** The local-only path of the fault plan. */
+export const faultsPath = '/_faults';
 
 export interface RunningGateway {
   url: string;
@@ -157,6 +165,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     const method = (request.method ?? 'GET').toUpperCase();
     // API Gateway ignores one trailing slash: /v1/kv/ is /v1/kv.
     const path = url.pathname.length > 1 && url.pathname.endsWith('/') ? url.pathname.slice(0, -1) : url.pathname;
+    if (path === faultsPath && options.faults) return handleFaults(request, response, method, options.faults);
     const matched = matchRoute(method, path);
     if (matched === 'badEncoding') return sendError(response, 400, 'request.invalid', 'path is not valid percent-encoding');
     if (!matched) return sendError(response, 404, 'route.notFound', `no route ${method} ${url.pathname}`);
@@ -205,7 +214,14 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
 
     const proxy = handlers.proxies[route.handler];
     if (!proxy) throw new Error(`no handler loaded for ${route.handler}`);
-    const result = await proxy(event, lambdaContext(route.handler));
+    let result: APIGatewayProxyResult;
+    try {
+      result = await proxy(event, lambdaContext(route.handler));
+    } catch (error) {
+      // A function that throws (or crashes, as injected crash points do) is a 502 from API Gateway.
+      options.log?.(`${route.handler} failed: ${error instanceof Error ? error.message : String(error)}`);
+      return send(response, 502, { 'content-type': 'application/json' }, JSON.stringify({ message: 'Internal server error' }));
+    }
     const resultBytes = oversizedPayloadBytes(result, result.body);
     if (resultBytes !== undefined) {
       // What API Gateway answers when a Lambda response exceeds the invocation payload limit.
@@ -219,6 +235,25 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       return;
     }
     send(response, result.statusCode, responseHeaders, responseBody);
+  }
+
+  async function handleFaults(
+    request: IncomingMessage,
+    response: ServerResponse,
+    method: string,
+    faults: NonNullable<GatewayOptions['faults']>,
+  ): Promise<void> {
+    if (method === 'PUT') {
+      const body = await readBody(request, 64 * 1024);
+      try {
+        faults.apply(body === 'tooLarge' ? undefined : JSON.parse(body.toString('utf8') || '{}'));
+      } catch (error) {
+        return sendError(response, 400, 'request.invalid', `fault plan: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    } else if (method !== 'GET') {
+      return sendError(response, 404, 'route.notFound', `no route ${method} ${faultsPath}`);
+    }
+    send(response, 200, { 'content-type': 'application/json' }, JSON.stringify(faults.status()));
   }
 
   const server: Server = createServer((request, response) => {

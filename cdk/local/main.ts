@@ -10,6 +10,8 @@ const settings = z
     RINGSTORE_VENDOR_DIR: z.string().optional(),
     RINGSTORE_SHARD_COUNT: z.coerce.number().int().min(1).max(64).optional(),
     RINGSTORE_AUTH_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(3600).optional(),
+    RINGSTORE_FAULT_INJECTION: z.enum(['0', '1']).default('0'),
+    RINGSTORE_MAINTENANCE_INTERVAL_MS: z.coerce.number().int().min(0).max(3_600_000).optional(),
   })
   .safeParse(process.env);
 
@@ -31,6 +33,8 @@ async function main(): Promise<void> {
     ...(env.RINGSTORE_VENDOR_DIR ? { vendorDir: env.RINGSTORE_VENDOR_DIR } : {}),
     ...(env.RINGSTORE_SHARD_COUNT ? { shardCount: env.RINGSTORE_SHARD_COUNT } : {}),
     ...(env.RINGSTORE_AUTH_CACHE_TTL_SECONDS !== undefined ? { authorizerCacheTtlSeconds: env.RINGSTORE_AUTH_CACHE_TTL_SECONDS } : {}),
+    ...(env.RINGSTORE_MAINTENANCE_INTERVAL_MS !== undefined ? { maintenanceIntervalMs: env.RINGSTORE_MAINTENANCE_INTERVAL_MS } : {}),
+    faultInjection: env.RINGSTORE_FAULT_INJECTION === '1',
     log,
   });
   log(`ready in ${((Date.now() - started) / 1000).toFixed(1)} s; data in ${env.RINGSTORE_HOME}`);
@@ -39,6 +43,9 @@ async function main(): Promise<void> {
   console.log(`API key: ${cloud.apiKey}`);
   console.log(`Admin key: ${cloud.adminKey}`);
   console.log(`Docs: ${cloud.url}/docs`);
+  console.log(`DynamoDB: ${cloud.engines.dynamodbEndpoint}`);
+  if (cloud.engines.redisUrl) console.log(`Redis: ${cloud.engines.redisUrl}`);
+  if (cloud.faultInjection) console.log(`Faults: ${cloud.url}/_faults`);
 
   let stopping = false;
   const stop = (signal: string) => {

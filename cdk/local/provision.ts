@@ -9,7 +9,7 @@ import {
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, HeadBucketCommand, type S3Client } from '@aws-sdk/client-s3';
-import { controlSchema, type Names, shardSchema } from '../../lambdas/topology';
+import { controlSchema, hintsSchema, type Names, shardSchema } from '../../lambdas/topology';
 
 export function shardTableInput(tableName: string): CreateTableCommandInput {
   const { tokenIndex, keyIndex } = shardSchema;
@@ -61,6 +61,21 @@ export function controlTableInput(tableName: string): CreateTableCommandInput {
   };
 }
 
+export function hintsTableInput(tableName: string): CreateTableCommandInput {
+  return {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: [
+      { AttributeName: hintsSchema.partitionKey, AttributeType: 'S' },
+      { AttributeName: hintsSchema.sortKey, AttributeType: 'S' },
+    ],
+    KeySchema: [
+      { AttributeName: hintsSchema.partitionKey, KeyType: 'HASH' },
+      { AttributeName: hintsSchema.sortKey, KeyType: 'RANGE' },
+    ],
+  };
+}
+
 async function existingTables(dynamodb: DynamoDBClient): Promise<Set<string>> {
   const names = new Set<string>();
   let start: string | undefined;
@@ -95,6 +110,7 @@ export async function provision(options: {
   const existing = await existingTables(dynamodb);
   const wanted = [
     controlTableInput(names.controlTable),
+    hintsTableInput(names.hintsTable),
     ...Array.from({ length: shardCount }, (_, id) => shardTableInput(names.shardTable(id))),
   ];
   for (const input of wanted) {

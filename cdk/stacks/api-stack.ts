@@ -1,16 +1,21 @@
-// The request path of a deployment: VPC, L2 cache, one Lambda per topology handler, and the REST API.
+// The request path of a deployment: VPC, L2 cache, one Lambda per topology handler, the REST API, and
+// what invokes the background handlers (shard stream subscriptions, schedules).
 import { CfnOutput, CustomResource, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import { envVars, handlers, namesFor, routes, type HandlerName, type Names } from '../../lambdas/topology';
+import { envVars, handlers, namesFor, replicationDefaults, routes, type HandlerName, type Names } from '../../lambdas/topology';
 import { Cache } from '../constructs/cache';
 import { dataRefs } from '../constructs/data-refs';
 import { HandlerFunction } from '../constructs/handler-function';
 import { Network } from '../constructs/network';
 import { RingstoreRestApi } from '../constructs/rest-api';
+import { Every } from '../constructs/schedule';
+import { ShardStreams } from '../constructs/shard-streams';
 import type { RingstoreConfig } from './config';
 
 export interface ApiStackProps extends StackProps {
   config: RingstoreConfig;
+  /** Stream ARN of each shard table, in shard order (DataStack.shardStreamArns). */
+  shardStreamArns: readonly string[];
 }
 
 /** Handler names in topology order, typed. */
@@ -28,12 +33,16 @@ export class ApiStack extends Stack {
   readonly cache: Cache;
   readonly functions: Record<HandlerName, HandlerFunction>;
   readonly restApi: RingstoreRestApi;
+  /** Stream subscriptions of each handler whose spec says `shardStreams`. */
+  readonly shardStreams: Partial<Record<HandlerName, ShardStreams>> = {};
+  /** Schedules of each handler whose spec says `everyMinutes`. */
+  readonly schedules: Partial<Record<HandlerName, Every>> = {};
 
   constructor(scope: Construct, id: string, props: ApiStackProps) {
     super(scope, id, props);
     const { config } = props;
     this.names = namesFor(config.stage, this.account);
-    const data = dataRefs(this, this.names, config.shardCount);
+    const data = dataRefs(this, this.names, config.shardCount, props.shardStreamArns);
 
     this.network = new Network(this, 'Network');
     this.cache = new Cache(this, 'Cache', {
@@ -41,12 +50,12 @@ export class ApiStack extends Stack {
       vpc: this.network.vpc,
       subnets: this.network.privateSubnets,
       clientSecurityGroup: this.network.lambdaSecurityGroup,
-      evictionPolicy: config.cacheEvictionPolicy,
-      dataStorageGbMax: config.cacheDataStorageGbMax,
-      ecpuPerSecondMax: config.cacheEcpuPerSecondMax,
+      evictionPolicy: config.l2EvictionPolicy,
+      nodeType: config.cacheNodeType,
     });
 
-    // What lambdas/config.ts parses; the endpoint overrides are for the local cloud only.
+    // What lambdas/config.ts parses; the endpoint overrides are for the local cloud only, and
+    // envVars.faultInjection is never set here (production bundles refuse it anyway).
     const environment: Record<string, string> = {
       [envVars.stage]: config.stage,
       [envVars.shardCount]: String(config.shardCount),
@@ -60,18 +69,36 @@ export class ApiStack extends Stack {
     const functions = mapHandlers(
       (name) =>
         new HandlerFunction(this, `Handler-${name}`, {
-        handlerName: name,
-        spec: handlers[name],
-        names: this.names,
-        data,
-        vpc: this.network.vpc,
-        subnets: this.network.privateSubnets,
-        securityGroup: this.network.lambdaSecurityGroup,
+          handlerName: name,
+          spec: handlers[name],
+          names: this.names,
+          data,
+          vpc: this.network.vpc,
+          subnets: this.network.privateSubnets,
+          securityGroup: this.network.lambdaSecurityGroup,
           environment,
           logLevel: config.logLevel,
         }),
     );
     this.functions = functions;
+
+    for (const name of handlerNames) {
+      const spec = handlers[name];
+      if (spec.shardStreams) {
+        this.shardStreams[name] = new ShardStreams(this, `Streams-${name}`, {
+          target: functions[name].function,
+          streamArns: props.shardStreamArns,
+          batchSize: replicationDefaults.streamBatchSize,
+        });
+      }
+      if (spec.everyMinutes !== undefined) {
+        this.schedules[name] = new Every(this, `Schedule-${name}`, {
+          target: functions[name].function,
+          everyMinutes: spec.everyMinutes,
+          description: `${this.names.functionName(name)}: ${spec.description}`,
+        });
+      }
+    }
 
     // The initial ring, written once by the bootstrap handler (conditional put: never overwrites a ring).
     new CustomResource(this, 'RingBootstrap', {
@@ -97,8 +124,14 @@ export class ApiStack extends Stack {
     new CfnOutput(this, 'ApiUrl', { description: 'Base URL of the Ringstore REST API', value: this.restApi.api.url });
     new CfnOutput(this, 'CacheEndpoint', { value: this.cache.url });
     new CfnOutput(this, 'CacheEvictionPolicy', {
-      description: 'Intended maxmemory-policy (ElastiCache Serverless manages eviction itself)',
-      value: config.cacheEvictionPolicy,
+      description: 'maxmemory-policy of the L2 cache (its parameter group)',
+      value: config.l2EvictionPolicy,
     });
+    for (const [name, streams] of Object.entries(this.shardStreams)) {
+      new CfnOutput(this, `StreamFailureQueue${name}`, {
+        description: `Stream batches ${name} gave up on (anti-entropy repairs what they missed)`,
+        value: streams.failures.queueUrl,
+      });
+    }
   }
 }

@@ -15,10 +15,28 @@ export const shardCountMax = 24;
 /** Upper bound on virtual nodes per shard: the ring is rebuilt in every cold start. */
 export const vnodesPerShardMax = 1024;
 
-/** Redis/Valkey `maxmemory-policy` values. */
-export const evictionPolicies = [
-  'allkeys-lru', 'allkeys-lfu', 'allkeys-random', 'volatile-lru', 'volatile-lfu', 'volatile-random', 'volatile-ttl', 'noeviction',
-] as const;
+/**
+ * `maxmemory-policy` values the L2 cache may run with. Only the two `allkeys-*` policies: every L2 entry
+ * is a disposable copy of a stored value, so any key may be evicted, and `noeviction` would turn a full
+ * cache into write errors on the request path.
+ */
+export const l2EvictionPolicies = ['allkeys-lru', 'allkeys-lfu'] as const;
+
+/** A small Graviton node: the L2 holds hot values only (each entry has a TTL), not the data set. */
+export const defaultCacheNodeType = 'cache.t4g.small';
+
+/** ElastiCache node type names, e.g. `cache.t4g.small`, `cache.r7g.large`. */
+const cacheNodeTypePattern = /^cache\.[a-z][a-z0-9-]*\.[a-z0-9]+$/;
+
+/**
+ * Context keys that existed once and no longer do. Set on the command line or in cdk.json they would be
+ * silently ignored, so they are refused with the key that replaced them.
+ */
+export const retiredContextKeys: Record<string, string> = {
+  cacheEvictionPolicy: 'replaced by l2EvictionPolicy (allkeys-lru | allkeys-lfu), now applied through a parameter group',
+  cacheDataStorageGbMax: 'the L2 cache is a node-based replication group now: size it with cacheNodeType',
+  cacheEcpuPerSecondMax: 'the L2 cache is a node-based replication group now: size it with cacheNodeType',
+};
 
 export const logLevels = ['DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
 
@@ -34,16 +52,17 @@ export const configSchema = z
     replicationFactor: count(shardCountMax).default(defaults.replicationFactor),
     vnodesPerShard: count(vnodesPerShardMax).default(defaults.vnodesPerShard),
     /**
-     * Placeholder for the L2 cache's eviction policy. ElastiCache Serverless takes no parameter group,
-     * so today it is only recorded (tag + output); it applies once the cache moves to a node-based
-     * cluster. The adapter sets a TTL on every cache entry, which makes the two LRU policies agree.
+     * `maxmemory-policy` of the L2 cache, set in its parameter group: what Valkey evicts when the
+     * cache's memory is full. The adapter gives every entry a TTL, so entries also expire on their own.
      */
-    cacheEvictionPolicy: z.enum(evictionPolicies).default('allkeys-lru'),
+    l2EvictionPolicy: z.enum(l2EvictionPolicies).default('allkeys-lru'),
+    /** Node type of the L2 cache's two nodes (primary + replica in another AZ). */
+    cacheNodeType: z
+      .string()
+      .regex(cacheNodeTypePattern, 'must be an ElastiCache node type such as cache.t4g.small')
+      .default(defaultCacheNodeType),
     /** Eviction policy of each handler's in-memory L1 cache (lambdas/core/l1-cache.ts). */
     l1CachePolicy: z.enum(['lru', 'lfu', 'fifo']).default(cacheDefaults.l1Policy),
-    /** Hard ceilings on the serverless cache, so a runaway client cannot run up the bill. */
-    cacheDataStorageGbMax: count(5000).default(10),
-    cacheEcpuPerSecondMax: z.coerce.number().int().min(1000).max(15_000_000).default(5000),
     /** Steady-state requests per second across the whole API stage (API Gateway token bucket). */
     apiRateLimitPerSecond: z.coerce.number().positive().max(10_000).default(500),
     /** Burst size of the same token bucket. */
@@ -85,18 +104,22 @@ export const contextKeys = Object.keys(configSchema.shape) as (keyof RingstoreCo
  * const config = parseConfig({ stage: 'dev', shardCount: '8' });
  */
 export function parseConfig(raw: Record<string, unknown>): RingstoreConfig {
+  const retired = Object.keys(raw)
+    .filter((key) => Object.hasOwn(retiredContextKeys, key))
+    .map((key) => `  -c ${key}: no longer read; ${retiredContextKeys[key]}`);
   const result = configSchema.safeParse(raw);
-  if (!result.success) {
-    const problems = result.error.issues.map((issue) => `  -c ${issue.path.join('.') || '?'}: ${issue.message}`);
-    throw new Error(`invalid Ringstore CDK context:\n${problems.join('\n')}`);
-  }
+  const problems = [
+    ...retired,
+    ...(result.success ? [] : result.error.issues.map((issue) => `  -c ${issue.path.join('.') || '?'}: ${issue.message}`)),
+  ];
+  if (problems.length > 0 || !result.success) throw new Error(`invalid Ringstore CDK context:\n${problems.join('\n')}`);
   return result.data;
 }
 
-/** Reads every known context key from a construct tree (cdk.json, `-c` flags). */
+/** Reads every known context key, and every retired one (to refuse it), from a construct tree (cdk.json, `-c` flags). */
 export function readContext(tryGetContext: (key: string) => unknown): Record<string, unknown> {
   const raw: Record<string, unknown> = {};
-  for (const key of contextKeys) {
+  for (const key of [...contextKeys, ...Object.keys(retiredContextKeys)]) {
     const value = tryGetContext(key);
     if (value !== undefined) raw[key] = value;
   }

@@ -1,4 +1,4 @@
-// Stateful resources of a deployment: shard tables, control table, blob bucket. Kept apart from the
+// Stateful resources of a deployment: shard tables, control table, hints table, blob bucket. Kept apart from the
 // API stack so code deploys never touch data, and data resources are retained when a stack goes.
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
@@ -6,7 +6,7 @@ import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { namesFor, type Names } from '../../lambdas/topology';
 import { BlobBucket } from '../constructs/blob-bucket';
-import { ControlTable, ShardTables } from '../constructs/tables';
+import { ControlTable, HintsTable, ShardTables } from '../constructs/tables';
 
 export interface DataStackProps extends StackProps {
   stage: string;
@@ -14,9 +14,22 @@ export interface DataStackProps extends StackProps {
 }
 
 export class DataStack extends Stack {
+  /**
+   * Stream ARN of each shard table, in shard order. The one data-plane value that cannot be rebuilt from
+   * topology names (it carries the stream's creation time): the API stack's stream subscriptions read it
+   * through weak cross-stack references (cdk.json, `Fn::GetStackOutput`), so no export pins a shard.
+   */
+  get shardStreamArns(): string[] {
+    return this.shardTables.map((table, shardId) => {
+      if (!table.tableStreamArn) throw new Error(`shard table ${shardId} has no stream`);
+      return table.tableStreamArn;
+    });
+  }
+
   readonly names: Names;
   readonly shardTables: readonly Table[];
   readonly controlTable: Table;
+  readonly hintsTable: Table;
   readonly blobBucket: Bucket;
 
   constructor(scope: Construct, id: string, props: DataStackProps) {
@@ -25,6 +38,7 @@ export class DataStack extends Stack {
 
     this.shardTables = new ShardTables(this, 'ShardTables', { names: this.names, shardCount: props.shardCount }).tables;
     this.controlTable = new ControlTable(this, 'ControlTable', { names: this.names }).table;
+    this.hintsTable = new HintsTable(this, 'HintsTable', { names: this.names }).table;
     this.blobBucket = new BlobBucket(this, 'BlobBucket', { names: this.names }).bucket;
 
     new CfnOutput(this, 'ShardTableNames', {
@@ -32,6 +46,7 @@ export class DataStack extends Stack {
       value: this.shardTables.map((table) => table.tableName).join(','),
     });
     new CfnOutput(this, 'ControlTableName', { value: this.controlTable.tableName });
+    new CfnOutput(this, 'HintsTableName', { value: this.hintsTable.tableName });
     new CfnOutput(this, 'BlobBucketName', { value: this.blobBucket.bucketName });
   }
 }

@@ -21,7 +21,7 @@ export function addRingstore(app: App, config: RingstoreConfig, env?: Environmen
   const { prefix } = namesFor(config.stage);
   const data = new DataStack(app, `${prefix}-data`, {
     stackName: `${prefix}-data`,
-    description: `Ringstore ${config.stage}: shard tables, control table, blob bucket`,
+    description: `Ringstore ${config.stage}: shard tables, control table, hints table, blob bucket`,
     ...(env ? { env } : {}),
     stage: config.stage,
     shardCount: config.shardCount,
@@ -31,8 +31,10 @@ export function addRingstore(app: App, config: RingstoreConfig, env?: Environmen
     description: `Ringstore ${config.stage}: REST API, Lambda handlers, cache, VPC`,
     ...(env ? { env } : {}),
     config,
+    shardStreamArns: data.shardStreamArns,
   });
-  // The API stack addresses the data by topology names, not exports: deploy data first.
+  // The API stack addresses the data by topology names (stream ARNs by weak reference, no exports):
+  // deploy data first.
   api.addStackDependency(data, 'handlers read and write the data stack\'s tables and bucket');
   for (const stack of [data, api]) {
     Tags.of(stack).add('project', 'ringstore');

@@ -14,12 +14,18 @@ import {
   string,
 } from 'dynamodb-toolbox';
 import { Ring, type RingState } from '../core/ring';
-import type { ApiKeyRecord, ApiKeyStore, Clock, RingSource, Role } from '../ports';
+import type {
+  ApiKeyRecord, ApiKeyStore, Clock, Consistency, NamespaceSettings, NamespaceSettingsStore, RingSource, Role, ShardHealth,
+  ShardHealthStatus, ShardHealthStore,
+} from '../ports';
 import { controlSchema } from '../topology';
 import { translateAwsError } from './aws-errors';
 
 const ringKey = { pk: 'ring', sk: 'current' } as const;
 const apiKeyPartition = 'apikeys';
+const healthPartition = 'shardHealth';
+const namespacePartition = 'namespace';
+const maintenanceKey = { pk: 'maintenance', sk: 'state' } as const;
 
 function controlTable(name: string, documentClient: DynamoDBDocumentClient) {
   return new Table({
@@ -66,15 +72,151 @@ function apiKeyEntity(table: ReturnType<typeof controlTable>) {
   });
 }
 
-export class DynamoControlStore implements ApiKeyStore {
+function healthEntity(table: ReturnType<typeof controlTable>) {
+  return new Entity({
+    name: 'shardHealth',
+    table,
+    entityAttribute: false,
+    timestamps: false,
+    schema: item({
+      pk: string().key(),
+      sk: string().key(),
+      status: string().enum('available', 'unavailable', 'recovering'),
+      sinceMs: number(),
+      reason: string().optional(),
+    }),
+  });
+}
+
+function namespaceEntity(table: ReturnType<typeof controlTable>) {
+  return new Entity({
+    name: 'namespaceSettings',
+    table,
+    entityAttribute: false,
+    timestamps: false,
+    schema: item({
+      pk: string().key(),
+      sk: string().key(),
+      readConsistency: string().enum('eventual', 'strong'),
+      writeConsistency: string().enum('eventual', 'strong'),
+    }),
+  });
+}
+
+function maintenanceEntity(table: ReturnType<typeof controlTable>) {
+  return new Entity({
+    name: 'maintenance',
+    table,
+    entityAttribute: false,
+    timestamps: false,
+    schema: item({ pk: string().key(), sk: string().key(), nextRange: number(), lastReport: string() }),
+  });
+}
+
+/** Where the maintenance job resumes, and what its last run did (JSON, for the status page). */
+export interface MaintenanceState {
+  nextRange: number;
+  lastReport: unknown;
+}
+
+export class DynamoControlStore implements ApiKeyStore, ShardHealthStore, NamespaceSettingsStore {
   private readonly table: ReturnType<typeof controlTable>;
   private readonly rings: ReturnType<typeof ringEntity>;
   private readonly apiKeys: ReturnType<typeof apiKeyEntity>;
+  private readonly healthRecords: ReturnType<typeof healthEntity>;
+  private readonly namespaces: ReturnType<typeof namespaceEntity>;
+  private readonly maintenance: ReturnType<typeof maintenanceEntity>;
 
   constructor(documentClient: DynamoDBDocumentClient, tableName: string) {
     this.table = controlTable(tableName, documentClient);
     this.rings = ringEntity(this.table);
     this.apiKeys = apiKeyEntity(this.table);
+    this.healthRecords = healthEntity(this.table);
+    this.namespaces = namespaceEntity(this.table);
+    this.maintenance = maintenanceEntity(this.table);
+  }
+
+  async all(): Promise<Map<string, ShardHealth>> {
+    const { Items = [] } = await this.call('shard health read', () =>
+      this.table.build(QueryCommand).entities(this.healthRecords).query({ partition: healthPartition }).options({ consistent: true }).send(),
+    );
+    return new Map(
+      Items.map((raw) => [
+        raw.sk,
+        { table: raw.sk, status: raw.status as ShardHealthStatus, sinceMs: raw.sinceMs, ...(raw.reason ? { reason: raw.reason } : {}) },
+      ]),
+    );
+  }
+
+  async markUnavailable(table: string, reason: string, nowMs: number): Promise<void> {
+    // Only a change of status is written, so a burst of failed writes costs one control-table write.
+    await this.transition(table, { status: 'unavailable', sinceMs: nowMs, reason: reason.slice(0, 500) }, {
+      attr: 'status', ne: 'unavailable',
+    });
+  }
+
+  beginRecovery(table: string, nowMs: number): Promise<boolean> {
+    return this.transition(table, { status: 'recovering', sinceMs: nowMs }, { attr: 'status', eq: 'unavailable' });
+  }
+
+  completeRecovery(table: string, nowMs: number): Promise<boolean> {
+    return this.transition(table, { status: 'available', sinceMs: nowMs }, { attr: 'status', eq: 'recovering' });
+  }
+
+  private async transition(
+    table: string,
+    next: { status: ShardHealthStatus; sinceMs: number; reason?: string },
+    condition: { attr: 'status'; eq: ShardHealthStatus } | { attr: 'status'; ne: ShardHealthStatus },
+  ): Promise<boolean> {
+    try {
+      await this.healthRecords
+        .build(PutItemCommand)
+        .item({ pk: healthPartition, sk: table, ...next })
+        .options({ condition: 'ne' in condition ? { or: [{ attr: 'pk', exists: false }, condition] } : condition })
+        .send();
+      return true;
+    } catch (error) {
+      if ((error as { name?: string }).name === 'ConditionalCheckFailedException') return false;
+      throw translateAwsError(error, `shard health update of ${table}`);
+    }
+  }
+
+  async settingsOf(namespace: string): Promise<NamespaceSettings | undefined> {
+    const { Item } = await this.call('namespace settings read', () =>
+      this.namespaces.build(GetItemCommand).key({ pk: namespacePartition, sk: namespace }).send(),
+    );
+    if (!Item) return undefined;
+    return {
+      namespace,
+      readConsistency: Item.readConsistency as Consistency,
+      writeConsistency: Item.writeConsistency as Consistency,
+    };
+  }
+
+  async saveSettings(settings: NamespaceSettings): Promise<void> {
+    await this.call('namespace settings write', () =>
+      this.namespaces
+        .build(PutItemCommand)
+        .item({
+          pk: namespacePartition, sk: settings.namespace,
+          readConsistency: settings.readConsistency, writeConsistency: settings.writeConsistency,
+        })
+        .send(),
+    );
+  }
+
+  async readMaintenanceState(): Promise<MaintenanceState | undefined> {
+    const { Item } = await this.call('maintenance state read', () => this.maintenance.build(GetItemCommand).key(maintenanceKey).send());
+    return Item ? { nextRange: Item.nextRange, lastReport: JSON.parse(Item.lastReport) as unknown } : undefined;
+  }
+
+  async saveMaintenanceState(state: MaintenanceState): Promise<void> {
+    await this.call('maintenance state write', () =>
+      this.maintenance
+        .build(PutItemCommand)
+        .item({ ...maintenanceKey, nextRange: state.nextRange, lastReport: JSON.stringify(state.lastReport) })
+        .send(),
+    );
   }
 
   async readRing(): Promise<RingState | undefined> {

@@ -7,6 +7,7 @@ import {
   $remove,
   Entity,
   GetItemCommand,
+  PutItemCommand,
   QueryCommand,
   Table,
   UpdateItemCommand,
@@ -16,18 +17,18 @@ import {
   number,
   string,
 } from 'dynamodb-toolbox';
-import { PreconditionFailedError } from '../core/errors';
-import type { KeySummary, StoredItem } from '../core/item';
-import { tokenBucket } from '../core/ring';
-import type { ItemWrite, ListPage, ListQuery, ShardStore, WritePrecondition, WriteResult } from '../ports';
+import { PreconditionFailedError, RingstoreError } from '../core/errors';
+import { type KeySummary, type StoredItem, tombstoneRetentionSeconds } from '../core/item';
+import { tokenBucket, tokenSpace } from '../core/ring';
+import type { ItemWrite, ListPage, ListQuery, ShardStore, VersionEntry, WritePrecondition, WriteResult } from '../ports';
 import { shardSchema } from '../topology';
 import { translateAwsError } from './aws-errors';
 
 /** Bounded work per shard per listing call (conventions §8): pages read before answering "more". */
 export const listPagesPerShardMax = 8;
 
-/** How long a tombstone is kept so that replicas and late writers still see the delete's version. */
-export const tombstoneRetentionSeconds = 7 * 24 * 3600;
+/** Index pages read per token bucket by one anti-entropy comparison (conventions §8). */
+export const rangePagesPerBucketMax = 1_000;
 
 export function shardTable(documentClient?: DynamoDBDocumentClient) {
   return new Table({
@@ -56,22 +57,26 @@ export function kvEntity(table: ReturnType<typeof shardTable>) {
     table,
     entityAttribute: false,
     timestamps: false,
-    schema: item({
-      pk: string().key(),
-      ns: string(),
-      k: string(),
-      v: number(),
-      tok: number(),
-      tb: number(),
-      ct: string(),
-      size: number(),
-      sha: string(),
-      tomb: boolean(),
-      ttl: number().optional(),
-      val: binary().optional(),
-      blob: string().optional(),
-    }),
+    schema: item({ pk: string().key(), tb: number(), ...storedItemAttributes() }),
   });
+}
+
+/** The attributes of a stored item; the hints table keeps whole items with the same ones. */
+export function storedItemAttributes() {
+  return {
+    ns: string(),
+    k: string(),
+    v: number(),
+    tok: number(),
+    ct: string(),
+    size: number(),
+    sha: string(),
+    tomb: boolean(),
+    ttl: number().optional(),
+    val: binary().optional(),
+    blob: string().optional(),
+    mt: number().optional(),
+  };
 }
 
 type KvEntity = ReturnType<typeof kvEntity>;
@@ -80,7 +85,7 @@ export function partitionKeyOf(namespace: string, key: string): string {
   return `${namespace}#${key}`;
 }
 
-interface RawItem {
+export interface RawItem {
   pk: string;
   ns: string;
   k: string;
@@ -93,9 +98,10 @@ interface RawItem {
   ttl?: number;
   val?: Uint8Array;
   blob?: string;
+  mt?: number;
 }
 
-function toStoredItem(raw: RawItem): StoredItem {
+export function toStoredItem(raw: RawItem): StoredItem {
   return {
     namespace: raw.ns,
     key: raw.k,
@@ -108,6 +114,26 @@ function toStoredItem(raw: RawItem): StoredItem {
     ...(raw.ttl === undefined ? {} : { expiresAtSeconds: Number(raw.ttl) }),
     ...(raw.val === undefined ? {} : { value: raw.val }),
     ...(raw.blob === undefined ? {} : { blob: { objectKey: raw.blob } }),
+    ...(raw.mt === undefined ? {} : { modifiedAtMs: Number(raw.mt) }),
+  };
+}
+
+/** The table attributes of an item (the inverse of toStoredItem). */
+export function toRawItem(item: StoredItem): RawItem {
+  return {
+    pk: partitionKeyOf(item.namespace, item.key),
+    ns: item.namespace,
+    k: item.key,
+    v: item.version,
+    tok: item.token,
+    ct: item.contentType,
+    size: item.size,
+    sha: item.sha256,
+    tomb: item.tombstone,
+    ...(item.expiresAtSeconds === undefined ? {} : { ttl: item.expiresAtSeconds }),
+    ...(item.value === undefined ? {} : { val: item.value }),
+    ...(item.blob === undefined ? {} : { blob: item.blob.objectKey }),
+    ...(item.modifiedAtMs === undefined ? {} : { mt: item.modifiedAtMs }),
   };
 }
 
@@ -160,7 +186,9 @@ export class DynamoShardStore implements ShardStore {
 
   async write(tableName: string, write: ItemWrite): Promise<WriteResult> {
     const { namespace, key, token, content } = write;
-    const identity = { pk: partitionKeyOf(namespace, key), ns: namespace, k: key, tok: token, tb: tokenBucket(token) };
+    const identity = {
+      pk: partitionKeyOf(namespace, key), ns: namespace, k: key, tok: token, tb: tokenBucket(token), mt: write.modifiedAtMs,
+    };
     const body = content
       ? {
           ct: content.contentType,
@@ -195,6 +223,72 @@ export class DynamoShardStore implements ShardStore {
       }
       throw translateAwsError(error, `write of ${key} to ${tableName}`);
     }
+  }
+
+  async applyReplica(tableName: string, item: StoredItem, options: { nowSeconds: number }): Promise<boolean> {
+    try {
+      await this.entity
+        .build(PutItemCommand)
+        .item({ ...toRawItem(item), tb: tokenBucket(item.token) })
+        .options({
+          tableName,
+          // Strictly newer only; an expired item (TTL passed, DynamoDB has not removed it yet) counts as
+          // absent, so a key rewritten after its expiry replicates even though its version restarted.
+          condition: {
+            or: [
+              { attr: 'pk', exists: false },
+              { attr: 'v', lt: item.version },
+              { attr: 'ttl', lte: options.nowSeconds },
+            ],
+          },
+        })
+        .send();
+      return true;
+    } catch (error) {
+      if (isConditionalCheckFailure(error)) return false;
+      throw translateAwsError(error, `replica write of ${item.key} to ${tableName}`);
+    }
+  }
+
+  async versionsInRange(tableName: string, range: { start: number; end: number }): Promise<VersionEntry[]> {
+    const entries: VersionEntry[] = [];
+    // (start, end] may wrap past the top of the token space: then it is (start, max] and [0, end].
+    const spans: Array<[number, number]> =
+      range.start < range.end ? [[range.start + 1, range.end]] : [[range.start + 1, tokenSpace - 1], [0, range.end]];
+    try {
+      for (const [low, high] of spans) {
+        if (low > high) continue;
+        for (let bucket = tokenBucket(low); bucket <= tokenBucket(high); bucket += 1) {
+          let startKey: Record<string, unknown> | undefined;
+          let pages = 0;
+          do {
+            const { Items = [], LastEvaluatedKey } = await this.table
+              .build(QueryCommand)
+              .query({ index: shardSchema.tokenIndex.name, partition: bucket, range: { between: [low, high] } })
+              .options({ tableName, ...(startKey ? { exclusiveStartKey: startKey } : {}) })
+              .send();
+            for (const raw of Items as unknown as Pick<RawItem, 'pk' | 'tok' | 'v' | 'tomb'>[]) {
+              const separator = raw.pk.indexOf('#');
+              entries.push({
+                namespace: raw.pk.slice(0, separator),
+                key: raw.pk.slice(separator + 1),
+                token: Number(raw.tok),
+                version: Number(raw.v),
+                tombstone: Boolean(raw.tomb),
+              });
+            }
+            startKey = LastEvaluatedKey;
+            pages += 1;
+            if (pages > rangePagesPerBucketMax) {
+              throw new RingstoreError('internal', `token bucket ${bucket} of ${tableName} has more than ${rangePagesPerBucketMax} index pages`);
+            }
+          } while (startKey);
+        }
+      }
+    } catch (error) {
+      throw translateAwsError(error, `token range scan of ${tableName}`);
+    }
+    return entries;
   }
 
   async list(tableName: string, query: ListQuery): Promise<ListPage> {

@@ -3,13 +3,19 @@ import { timingSafeEqual } from 'node:crypto';
 import { RingstoreError } from './errors';
 import { sha256Hex } from './kv';
 import { validateNamespace } from './validation';
-import type { ApiKeyRecord, ApiKeyStore, Clock, IdSource, Role } from '../ports';
+import type { ApiKeyRecord, ApiKeyStore, Clock, Consistency, IdSource, Role } from '../ports';
 
 /** Who is calling, as the authorizer hands it to the handlers. */
 export interface Principal {
   keyId: string;
   namespace: string;
   role: Role;
+}
+
+/** The principal with its namespace's defaults, as the handlers receive it. */
+export interface RequestPrincipal extends Principal {
+  readConsistency: Consistency;
+  writeConsistency: Consistency;
 }
 
 // The key id travels inside the secret so a lookup is one GetItem: `rs_<keyId>_<secret>`.

@@ -1,5 +1,8 @@
 // What a shard table holds for one key, independent of how DynamoDB stores it.
 
+/** How long a tombstone is kept so that replicas and late writers still see the delete's version. */
+export const tombstoneRetentionSeconds = 7 * 24 * 3600;
+
 /** Where a value larger than the inline limit lives; the item keeps only this pointer. */
 export interface BlobPointer {
   objectKey: string;
@@ -20,6 +23,8 @@ export interface StoredItem {
   /** Inline value (at most the inline limit). Absent for tombstones and blob values. */
   value?: Uint8Array;
   blob?: BlobPointer;
+  /** When the owner stored this version (epoch ms); replicas keep it, so their lag can be measured. */
+  modifiedAtMs?: number;
 }
 
 /** True when the item is a value a reader may see at `nowSeconds`. */

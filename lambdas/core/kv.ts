@@ -1,14 +1,18 @@
 // The KV use cases: route a key to its owner shard, version every write, keep large values in S3.
 import { createHash } from 'node:crypto';
 import { PreconditionFailedError, RingstoreError } from './errors';
-import { isLive, type KeySummary, type StoredItem } from './item';
-import { tokenOf } from './ring';
+import type { FaultInjector } from './faults';
+import { isLive, type KeySummary, type StoredItem, tombstoneRetentionSeconds } from './item';
+import { type RingShard, tokenOf } from './ring';
+import { isReadable, isShardFailure, type ReplicationService } from './replication';
 import { validateKey } from './validation';
-import type { BlobStore, Clock, IdSource, ItemWrite, RingSource, ShardStore, ValueCache, WritePrecondition } from '../ports';
+import type {
+  BlobStore, Clock, Consistency, IdSource, ItemWrite, RingSource, ShardHealthStore, ShardStore, ValueCache, WritePrecondition,
+} from '../ports';
 import type { CacheEntry } from './l1-cache';
 import { blobPrefixes } from '../topology';
 
-export type Consistency = 'eventual' | 'strong';
+export type { Consistency } from '../ports';
 
 export interface KvLimits {
   keyBytesMax: number;
@@ -27,8 +31,14 @@ export interface KvDeps {
   clock: Clock;
   ids: IdSource;
   limits: KvLimits;
+  /** Strong writes fan out through it; eventual reads ask it which replicas may serve. */
+  replication: ReplicationService;
+  /** Listing skips shards that may not serve reads. */
+  health: ShardHealthStore;
   /** Serves eventual reads and is written through on every write; absent: every read goes to DynamoDB. */
   cache?: ValueCache;
+  /** Crash points and broken modes: test runs only. */
+  faults?: FaultInjector;
 }
 
 /** Conditional-write headers as the client sent them. */
@@ -41,11 +51,20 @@ export interface PutInput extends Conditions {
   value: Uint8Array;
   contentType: string;
   ttlSeconds?: number;
+  /** Default `eventual`; the HTTP layer applies the namespace's default first. */
+  consistency?: Consistency;
+}
+
+export interface DeleteInput extends Pick<Conditions, 'ifMatchVersion'> {
+  consistency?: Consistency;
 }
 
 export interface WriteAck {
   key: string;
   version: number;
+  consistency: Consistency;
+  /** Shards that held this version when the write was acknowledged (strong writes; the owner included). */
+  copies?: number;
 }
 
 export type ReadResult =
@@ -76,6 +95,7 @@ export interface CommitInput extends Conditions {
   sha256: string;
   contentType: string;
   ttlSeconds?: number;
+  consistency?: Consistency;
 }
 
 const uploadIdPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -96,7 +116,14 @@ export class KvService {
       const url = await this.deps.blobs.presignGet(objectKey, { expiresInSeconds: this.deps.limits.presignedUrlTtlSeconds });
       return { kind: 'redirect', item, url };
     }
-    return { kind: 'value', item, value: await this.deps.blobs.get(objectKey) };
+    try {
+      return { kind: 'value', item, value: await this.deps.blobs.get(objectKey) };
+    } catch (error) {
+      // A lagging replica can point at a blob the owner already replaced (and deleted): the owner's
+      // current version is the answer then.
+      if (consistency === 'strong') throw error;
+      return this.get(namespace, key, 'strong');
+    }
   }
 
   /** The metadata of a live key (HEAD). */
@@ -122,20 +149,20 @@ export class KvService {
     if (size <= limits.inlineValueBytesMax) {
       return this.writeContent(namespace, key, precondition, {
         contentType: input.contentType, size, sha256, expiresAtSeconds, value: input.value,
-      });
+      }, input.consistency);
     }
     const objectKey = this.blobKey(namespace);
     await this.deps.blobs.put(objectKey, input.value, input.contentType);
     return this.writeContent(namespace, key, precondition, {
       contentType: input.contentType, size, sha256, expiresAtSeconds, blob: { objectKey },
-    });
+    }, input.consistency);
   }
 
-  async delete(namespace: string, key: string, conditions: Pick<Conditions, 'ifMatchVersion'>): Promise<WriteAck> {
+  async delete(namespace: string, key: string, input: DeleteInput): Promise<WriteAck> {
     validateKey(key, this.deps.limits);
     const precondition: WritePrecondition =
-      conditions.ifMatchVersion === undefined ? { kind: 'live' } : { kind: 'versionIs', version: conditions.ifMatchVersion };
-    return this.writeContent(namespace, key, precondition, undefined);
+      input.ifMatchVersion === undefined ? { kind: 'live' } : { kind: 'versionIs', version: input.ifMatchVersion };
+    return this.writeContent(namespace, key, precondition, undefined, input.consistency);
   }
 
   /** Keys of a namespace in key order across every shard, `limit` at a time. */
@@ -149,8 +176,16 @@ export class KvService {
     const afterKey = input.cursor === undefined ? undefined : decodeCursor(input.cursor, prefix);
     const ring = await this.deps.ring.current();
     const nowSeconds = this.nowSeconds();
+    // Every key lives on RF shards, so the listing reads only shards that may serve reads; with fewer
+    // than RF of them out, every key is still seen.
+    const health = await this.deps.health.all();
+    const readable = ring.shards.filter((shard) => isReadable(health, shard.table));
+    const outCount = ring.shards.length - readable.length;
+    if (outCount >= Math.min(ring.state.replicationFactor, ring.shards.length)) {
+      throw new RingstoreError('shard.unavailable', `${outCount} shards are unavailable: a listing could miss keys`, { retryable: true });
+    }
     const pages = await Promise.all(
-      ring.shards.map((shard) => this.deps.shards.list(shard.table, { namespace, prefix, afterKey, limit, nowSeconds })),
+      readable.map((shard) => this.deps.shards.list(shard.table, { namespace, prefix, afterKey, limit, nowSeconds })),
     );
     // Each shard returned its first live keys after the cursor, up to `limit`, and stopped either at
     // the end of its keys or after `resumeAfter`. Keys up to the smallest such stop are complete, so
@@ -213,12 +248,12 @@ export class KvService {
     const content = { contentType: input.contentType, size, sha256, expiresAtSeconds };
     let ack: WriteAck;
     if (size <= limits.inlineValueBytesMax) {
-      ack = await this.writeContent(namespace, key, precondition, { ...content, value: await blobs.get(uploadObject) });
+      ack = await this.writeContent(namespace, key, precondition, { ...content, value: await blobs.get(uploadObject) }, input.consistency);
     } else {
       // Uploads expire by a lifecycle rule; committed bytes move under blobs/ where they stay.
       const objectKey = this.blobKey(namespace);
       await blobs.copy(uploadObject, objectKey);
-      ack = await this.writeContent(namespace, key, precondition, { ...content, blob: { objectKey } });
+      ack = await this.writeContent(namespace, key, precondition, { ...content, blob: { objectKey } }, input.consistency);
     }
     await blobs.delete(uploadObject);
     return ack;
@@ -229,18 +264,49 @@ export class KvService {
     const { cache } = this.deps;
     const nowSeconds = this.nowSeconds();
     // Strong reads never use the cache (linearizable per key); eventual reads try it first.
-    if (cache && consistency === 'eventual') {
-      const entry = await cache.get(namespace, key);
-      if (entry && !isLiveEntry(entry, nowSeconds)) throw notFound(key);
-      if (entry?.value) return itemOf(namespace, key, entry, entry.value);
-    }
+    const entry = cache && consistency === 'eventual' ? await cache.get(namespace, key) : undefined;
+    if (entry && !isLiveEntry(entry, nowSeconds)) throw notFound(key);
+    if (entry?.value) return itemOf(namespace, key, entry, entry.value);
     const ring = await this.deps.ring.current();
-    const owner = ring.ownerOf(tokenOf(namespace, key));
-    const item = await this.deps.shards.get(owner.table, namespace, key, { consistent: consistency === 'strong' });
+    const [owner, ...others] = ring.replicasOf(tokenOf(namespace, key));
+    const item =
+      consistency === 'strong'
+        ? await this.readStrong(owner!, others, namespace, key)
+        : await this.readEventual([owner!, ...others], namespace, key, entry?.version ?? 0);
     // Every read refreshes the cache, strong ones too; the version guard keeps only the newest.
     if (cache && item) await cache.refresh(namespace, key, entryOf(item));
     if (!isLive(item, nowSeconds)) throw notFound(key);
     return item;
+  }
+
+  /** The owner with ConsistentRead: linearizable per key. */
+  private async readStrong(owner: RingShard, others: RingShard[], namespace: string, key: string): Promise<StoredItem | undefined> {
+    // The deliberately broken mode the linearizability checker must catch (tests only).
+    const broken = this.deps.faults?.isBroken('strongReadFromReplica') && others.length > 0;
+    const shard = broken ? others[others.length - 1]! : owner;
+    return this.deps.shards.get(shard.table, namespace, key, { consistent: !broken });
+  }
+
+  /**
+   * Any replica that may serve reads, spread by rotation; an unreachable one is skipped. A replica
+   * older than a version this instance already knows (from its cache) is skipped too, and the owner
+   * is the last resort: an instance never reads a version older than one it has served or written.
+   */
+  private async readEventual(replicas: RingShard[], namespace: string, key: string, knownVersion: number): Promise<StoredItem | undefined> {
+    const [owner] = replicas;
+    const order = await this.deps.replication.readOrder(replicas);
+    if (!order.includes(owner!)) order.push(owner!);
+    let failure: unknown;
+    for (const shard of order) {
+      try {
+        const item = await this.deps.shards.get(shard.table, namespace, key, { consistent: shard === owner });
+        if ((item?.version ?? 0) >= knownVersion || shard === owner) return item;
+      } catch (error) {
+        if (!isShardFailure(error)) throw error;
+        failure = error;
+      }
+    }
+    throw failure ?? new RingstoreError('shard.unavailable', `no replica of ${key} could serve the read`, { retryable: true });
   }
 
   private async writeContent(
@@ -248,24 +314,42 @@ export class KvService {
     key: string,
     precondition: WritePrecondition,
     content: ItemWrite['content'],
+    consistency: Consistency = 'eventual',
   ): Promise<WriteAck> {
+    const { faults } = this.deps;
     const ring = await this.deps.ring.current();
     const token = tokenOf(namespace, key);
-    const owner = ring.ownerOf(token);
-    const nowSeconds = this.nowSeconds();
+    const [owner, ...replicas] = ring.replicasOf(token);
+    const modifiedAtMs = this.deps.clock.nowMs();
+    const nowSeconds = Math.floor(modifiedAtMs / 1000);
     let result;
     try {
-      result = await this.deps.shards.write(owner.table, { namespace, key, token, content, precondition, nowSeconds });
+      faults?.reach('write.beforeOwner');
+      result = await this.deps.shards.write(owner!.table, { namespace, key, token, content, precondition, nowSeconds, modifiedAtMs });
     } catch (error) {
       if (content?.blob) await this.deps.blobs.delete(content.blob.objectKey).catch(() => undefined);
       if (error instanceof PreconditionFailedError) throw explainPrecondition(key, precondition, error, nowSeconds);
       throw error;
     }
-    await this.deps.cache?.put(namespace, key, entryOf({ version: result.version, tombstone: !content, ...(content ?? emptyContent) }));
+    faults?.reach('write.afterOwner');
+    const item = storedItemOf({ namespace, key, token, content, nowSeconds, modifiedAtMs }, result.version);
+    await this.deps.cache?.put(namespace, key, entryOf(item));
     const replacedBlob = result.previous?.blob?.objectKey;
     // Best effort: an object left behind by a failed delete costs storage, never correctness.
     if (replacedBlob) await this.deps.blobs.delete(replacedBlob).catch(() => undefined);
-    return { key, version: result.version };
+    if (consistency === 'eventual' || replicas.length === 0) return { key, version: result.version, consistency };
+    // Strong: acknowledged when the owner and at least one replica hold the version; every other
+    // replica holds it too or has a hint that replays it before that replica serves again.
+    const { holders, outcomes } = await this.deps.replication.fanOut(item, replicas);
+    if (holders < 2) {
+      throw new RingstoreError(
+        'shard.unavailable',
+        `no replica of ${key} could take version ${result.version}: the write is not acknowledged ` +
+          '(the owner holds it and replicates it when a replica returns; retry, or read strongly to see whether it applied)',
+        { retryable: true, details: { version: result.version, replicas: outcomes } },
+      );
+    }
+    return { key, version: result.version, consistency, copies: holders };
   }
 
   private expiresAt(ttlSeconds: number | undefined): number | undefined {
@@ -289,6 +373,24 @@ export class KvService {
 }
 
 const emptyContent = { contentType: '', size: 0, sha256: '' };
+
+/** The item the owner now holds after a write (as the owner table's stream would carry it). */
+function storedItemOf(write: Omit<ItemWrite, 'precondition'>, version: number): StoredItem {
+  const { namespace, key, token, content, modifiedAtMs } = write;
+  if (!content) {
+    return {
+      namespace, key, token, version, modifiedAtMs, ...emptyContent, tombstone: true,
+      expiresAtSeconds: write.nowSeconds + tombstoneRetentionSeconds,
+    };
+  }
+  return {
+    namespace, key, token, version, modifiedAtMs, tombstone: false,
+    contentType: content.contentType, size: content.size, sha256: content.sha256,
+    ...(content.expiresAtSeconds === undefined ? {} : { expiresAtSeconds: content.expiresAtSeconds }),
+    ...(content.value === undefined ? {} : { value: content.value }),
+    ...(content.blob === undefined ? {} : { blob: { objectKey: content.blob.objectKey } }),
+  };
+}
 
 type CacheableItem = Pick<StoredItem, 'version' | 'tombstone' | 'contentType' | 'size' | 'sha256' | 'expiresAtSeconds' | 'value'>;
 

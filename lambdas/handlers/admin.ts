@@ -1,7 +1,7 @@
-// /v1/admin/*: API key management, for admin keys only.
+// /v1/admin/*: API keys, namespace defaults, shard health and repair; admin keys only.
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { CreateApiKeyBody } from '../../schemas/api';
+import { CreateApiKeyBody, NamespaceParam, NamespaceSettingsBody } from '../../schemas/api';
 import { requireAdmin } from '../core/auth';
 import type { ApiKeyRecord } from '../ports';
 import { httpErrors } from '../http/errors';
@@ -10,7 +10,7 @@ import { json } from '../http/response';
 import { router } from '../http/router';
 import { runtime } from '../runtime';
 
-const { apiKeys, logger } = runtime();
+const { apiKeys, namespaces, maintenance, ring, health, stats, logger } = runtime();
 
 /** Never return the secret's hash. */
 const publicView = ({ secretHash: _hash, ...info }: ApiKeyRecord) => info;
@@ -30,5 +30,21 @@ export const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
         const { keyId, revokedAt } = await apiKeys.revoke(pathParam(event, 'keyId'));
         return json(200, { keyId, revokedAt });
       },
+      getNamespaceSettings: async (event) => {
+        const { namespace } = parseWith(NamespaceParam, event.pathParameters, 'path');
+        return json(200, await namespaces.settingsOf(namespace));
+      },
+      putNamespaceSettings: async (event) => {
+        const { namespace } = parseWith(NamespaceParam, event.pathParameters, 'path');
+        const patch = parseWith(NamespaceSettingsBody, jsonBody(event), 'body');
+        return json(200, await namespaces.update(namespace, patch));
+      },
+      describeShards: async () => {
+        // Shard health as the control table holds it now, not this instance's cached view.
+        health.invalidate();
+        return json(200, { ...(await maintenance.status(await ring.current())), replication: stats.summary() });
+      },
+      // A full pass now: every shard's hints, every token range.
+      repair: async () => json(200, await maintenance.run(await ring.current(), { rangesMax: Number.MAX_SAFE_INTEGER })),
     }),
   );

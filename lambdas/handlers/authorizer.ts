@@ -4,7 +4,7 @@ import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } fro
 import { isRingstoreError } from '../core/errors';
 import { runtime } from '../runtime';
 
-const { apiKeys } = runtime();
+const { apiKeys, namespaces } = runtime();
 
 /** The policy covers every method of the stage, because API Gateway caches it per key, not per route. */
 function policy(event: APIGatewayRequestAuthorizerEvent, effect: 'Allow' | 'Deny', principalId: string): APIGatewayAuthorizerResult {
@@ -24,7 +24,9 @@ export const handler = middy<APIGatewayRequestAuthorizerEvent, APIGatewayAuthori
   if (!header) throw new Error('Unauthorized');
   try {
     const principal = await apiKeys.authenticate(header);
-    return { ...policy(event, 'Allow', principal.keyId), context: { ...principal } };
+    // The namespace's default consistency rides along, cached with the answer (a change applies within the TTL).
+    const { readConsistency, writeConsistency } = await namespaces.settingsOf(principal.namespace);
+    return { ...policy(event, 'Allow', principal.keyId), context: { ...principal, readConsistency, writeConsistency } };
   } catch (error) {
     if (isRingstoreError(error, 'auth.invalidKey')) return policy(event, 'Deny', 'anonymous');
     throw error;

@@ -15,14 +15,16 @@ export const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
   .handler(
     router('kvRead', {
       getValue: async (event) => {
-        const { consistency = 'eventual' } = parseWith(ReadValueQuery, event.queryStringParameters, 'query');
-        const result = await kv.get(principalOf(event).namespace, pathParam(event, 'key'), consistency);
+        const { consistency } = parseWith(ReadValueQuery, event.queryStringParameters, 'query');
+        const principal = principalOf(event);
+        const result = await kv.get(principal.namespace, pathParam(event, 'key'), consistency ?? principal.readConsistency);
         if (result.kind === 'redirect') return { statusCode: 303, headers: { ...valueHeaders(result.item), location: result.url }, body: '' };
         return bytes(200, result.value, valueHeaders(result.item));
       },
       headValue: async (event) => {
-        const { consistency = 'eventual' } = parseWith(ReadValueQuery, event.queryStringParameters, 'query');
-        const item = await kv.head(principalOf(event).namespace, pathParam(event, 'key'), consistency);
+        const { consistency } = parseWith(ReadValueQuery, event.queryStringParameters, 'query');
+        const principal = principalOf(event);
+        const item = await kv.head(principal.namespace, pathParam(event, 'key'), consistency ?? principal.readConsistency);
         return { statusCode: 200, headers: { ...valueHeaders(item), 'content-length': String(item.size) }, body: '' };
       },
       listKeys: async (event) => {

@@ -1,8 +1,9 @@
 // PUT/DELETE /v1/kv/{key} and the two-step upload of large values.
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { CommitUploadBody, CreateUploadBody, DeleteValueQuery, PutValueQuery } from '../../schemas/api';
+import { CommitUploadBody, CommitUploadQuery, CreateUploadBody, DeleteValueQuery, PutValueQuery } from '../../schemas/api';
 import { RingstoreError } from '../core/errors';
+import type { WriteAck } from '../core/kv';
 import { httpErrors } from '../http/errors';
 import { bodyBytes, conditionsOf, headersOf, jsonBody, parseWith, pathParam, principalOf } from '../http/request';
 import { etagOf, json } from '../http/response';
@@ -15,26 +16,31 @@ const rejectEmptyKey = async () => {
   throw new RingstoreError('kv.keyInvalid', 'key must not be empty: use /v1/kv/{key}', { details: { field: 'key' } });
 };
 
-const acknowledged = (status: number, ack: { key: string; version: number }) => json(status, ack, { etag: etagOf(ack.version) });
+const acknowledged = (status: number, ack: WriteAck) => json(status, ack, { etag: etagOf(ack.version) });
 
 export const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
   .use(httpErrors(logger))
   .handler(
     router('kvWrite', {
       putValue: async (event) => {
-        const { ttlSeconds } = parseWith(PutValueQuery, event.queryStringParameters, 'query');
+        const { ttlSeconds, consistency } = parseWith(PutValueQuery, event.queryStringParameters, 'query');
         const contentType = headersOf(event)['content-type'] || 'application/octet-stream';
-        const ack = await kv.put(principalOf(event).namespace, pathParam(event, 'key'), {
+        const principal = principalOf(event);
+        const ack = await kv.put(principal.namespace, pathParam(event, 'key'), {
           value: bodyBytes(event), contentType, ttlSeconds, ...conditionsOf(event),
+          consistency: consistency ?? principal.writeConsistency,
         });
         return acknowledged(200, ack);
       },
       putEmptyKey: rejectEmptyKey,
       deleteEmptyKey: rejectEmptyKey,
       deleteValue: async (event) => {
-        parseWith(DeleteValueQuery, event.queryStringParameters, 'query');
+        const { consistency } = parseWith(DeleteValueQuery, event.queryStringParameters, 'query');
         const { ifMatchVersion } = conditionsOf(event);
-        return acknowledged(200, await kv.delete(principalOf(event).namespace, pathParam(event, 'key'), { ifMatchVersion }));
+        const principal = principalOf(event);
+        return acknowledged(200, await kv.delete(principal.namespace, pathParam(event, 'key'), {
+          ifMatchVersion, consistency: consistency ?? principal.writeConsistency,
+        }));
       },
       createUpload: async (event) => {
         const body = parseWith(CreateUploadBody, jsonBody(event), 'body');
@@ -42,8 +48,10 @@ export const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
       },
       commitUpload: async (event) => {
         const body = parseWith(CommitUploadBody, jsonBody(event), 'body');
-        const ack = await kv.commitUpload(principalOf(event).namespace, pathParam(event, 'key'), pathParam(event, 'uploadId'), {
-          ...body, ...conditionsOf(event),
+        const { consistency } = parseWith(CommitUploadQuery, event.queryStringParameters, 'query');
+        const principal = principalOf(event);
+        const ack = await kv.commitUpload(principal.namespace, pathParam(event, 'key'), pathParam(event, 'uploadId'), {
+          ...body, ...conditionsOf(event), consistency: consistency ?? principal.writeConsistency,
         });
         return acknowledged(200, ack);
       },

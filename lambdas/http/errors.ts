@@ -2,6 +2,7 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { type ErrorCode, RingstoreError } from '../core/errors';
+import { isCrashInjected } from '../core/faults';
 
 export const statusOf: Record<ErrorCode, number> = {
   'request.invalid': 400,
@@ -52,6 +53,8 @@ export function httpErrors<Event extends { httpMethod?: string }>(logger: ErrorL
   return {
     onError: async (request) => {
       const error = request.error;
+      // An injected crash is a dying function, not an error response: let it propagate (API Gateway: 502).
+      if (isCrashInjected(error)) return;
       const method = request.event?.httpMethod;
       if (error instanceof RingstoreError && error.code !== 'internal') {
         request.response = errorResponse(error, method);

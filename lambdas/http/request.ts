@@ -2,7 +2,7 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import type { z } from 'zod';
 import { ConditionalHeaders } from '../../schemas/api';
-import type { Principal } from '../core/auth';
+import type { RequestPrincipal } from '../core/auth';
 import { type ErrorCode, RingstoreError } from '../core/errors';
 
 /** Fields whose failures have a code of their own; everything else is `request.invalid`. */
@@ -57,8 +57,10 @@ export function conditionsOf(event: APIGatewayProxyEvent): { ifMatchVersion?: nu
   return { ifMatchVersion: headers['if-match'], ifNoneMatchAny: headers['if-none-match'] === '*' };
 }
 
-/** The caller, as the authorizer put it into the request context. */
-export function principalOf(event: APIGatewayProxyEvent): Principal {
+const consistencyOf = (value: unknown) => (value === 'strong' ? 'strong' : 'eventual');
+
+/** The caller and its namespace's defaults, as the authorizer put them into the request context. */
+export function principalOf(event: APIGatewayProxyEvent): RequestPrincipal {
   const context = event.requestContext?.authorizer as Record<string, unknown> | null | undefined;
   const namespace = context?.namespace;
   const role = context?.role;
@@ -66,5 +68,9 @@ export function principalOf(event: APIGatewayProxyEvent): Principal {
   if (typeof namespace !== 'string' || (role !== 'user' && role !== 'admin') || typeof keyId !== 'string') {
     throw new RingstoreError('auth.missingKey', 'request was not authenticated');
   }
-  return { namespace, role, keyId };
+  return {
+    namespace, role, keyId,
+    readConsistency: consistencyOf(context?.readConsistency),
+    writeConsistency: consistencyOf(context?.writeConsistency),
+  };
 }

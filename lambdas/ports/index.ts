@@ -2,6 +2,7 @@
 import type { KeySummary, StoredItem } from '../core/item';
 import type { CacheEntry } from '../core/l1-cache';
 import type { Ring } from '../core/ring';
+export type { FaultInjector } from '../core/faults';
 
 export interface Clock {
   nowMs(): number;
@@ -40,6 +41,8 @@ export interface ItemWrite {
   precondition: WritePrecondition;
   /** Evaluation time of `absent`/`live` (expired keys count as absent). */
   nowSeconds: number;
+  /** Stored with the version (epoch ms), for the replication-lag metric. */
+  modifiedAtMs: number;
 }
 
 export interface WriteResult {
@@ -61,12 +64,86 @@ export type ListPage =
   /** The shard stopped early: it may hold more matching keys after `resumeAfter` (the last key it examined). */
   | { items: KeySummary[]; more: true; resumeAfter: string };
 
+/** A key's version as the token-ordered index holds it (anti-entropy compares these). */
+export interface VersionEntry {
+  namespace: string;
+  key: string;
+  token: number;
+  version: number;
+  tombstone: boolean;
+}
+
 /** One DynamoDB shard table per call; the table name routes the request. */
 export interface ShardStore {
   get(table: string, namespace: string, key: string, options: { consistent: boolean }): Promise<StoredItem | undefined>;
   /** Writes atomically with the next version; throws PreconditionFailedError carrying the current item. */
   write(table: string, write: ItemWrite): Promise<WriteResult>;
+  /**
+   * Stores a copy of an owner's item on a replica only if it is strictly newer than what the replica
+   * holds (or what it holds has expired). Returns false when the replica already had this version or newer.
+   */
+  applyReplica(table: string, item: StoredItem, options: { nowSeconds: number }): Promise<boolean>;
   list(table: string, query: ListQuery): Promise<ListPage>;
+  /** The versions of every key whose token is in (start, end], in token order, read from the token index. */
+  versionsInRange(table: string, range: { start: number; end: number }): Promise<VersionEntry[]>;
+}
+
+/** A replica write that could not be made: replayed on the replica before it serves reads again. */
+export interface Hint {
+  /** The replica's table. */
+  target: string;
+  item: StoredItem;
+  createdAtMs: number;
+}
+
+/** The failure log (the `hints` table). */
+export interface HintStore {
+  add(hint: Hint): Promise<void>;
+  /** The oldest hints of a target in (key, version) order, at most `limit`. */
+  list(target: string, limit: number): Promise<Hint[]>;
+  remove(hint: Hint): Promise<void>;
+  /** Hints waiting per target (bounded count, for status pages). */
+  count(target: string): Promise<number>;
+}
+
+export type ShardHealthStatus = 'available' | 'unavailable' | 'recovering';
+
+export interface ShardHealth {
+  table: string;
+  status: ShardHealthStatus;
+  sinceMs: number;
+  reason?: string;
+}
+
+/** Which shards may serve reads: a shard marked unavailable serves again only after its hints are replayed. */
+export interface ShardHealthStore {
+  /** Every shard with a health record; a shard without one is available. Adapters may cache briefly. */
+  all(): Promise<Map<string, ShardHealth>>;
+  markUnavailable(table: string, reason: string, nowMs: number): Promise<void>;
+  /** unavailable -> recovering; false when the shard was not unavailable. */
+  beginRecovery(table: string, nowMs: number): Promise<boolean>;
+  /** recovering -> available; false when someone marked it unavailable again meanwhile. */
+  completeRecovery(table: string, nowMs: number): Promise<boolean>;
+}
+
+export type Consistency = 'eventual' | 'strong';
+
+/** Per-namespace defaults for requests that do not name a consistency. */
+export interface NamespaceSettings {
+  namespace: string;
+  readConsistency: Consistency;
+  writeConsistency: Consistency;
+}
+
+export interface NamespaceSettingsStore {
+  settingsOf(namespace: string): Promise<NamespaceSettings | undefined>;
+  saveSettings(settings: NamespaceSettings): Promise<void>;
+}
+
+/** Replication observations (lag, hints, repairs); adapters publish them as metrics. */
+export interface ReplicationMetrics {
+  replicaApplied(lagMs: number): void;
+  hintWritten(target: string): void;
 }
 
 export interface BlobStore {
@@ -122,4 +199,10 @@ export interface ValueCache {
   put(namespace: string, key: string, entry: CacheEntry): Promise<void>;
   /** Population by a read; may skip levels that already hold this version. */
   refresh(namespace: string, key: string, entry: CacheEntry): Promise<void>;
+}
+
+/** Where the maintenance job resumes its walk of the ring, and what its last run reported. */
+export interface MaintenanceStateStore {
+  readMaintenanceState(): Promise<{ nextRange: number; lastReport: unknown } | undefined>;
+  saveMaintenanceState(state: { nextRange: number; lastReport: unknown }): Promise<void>;
 }

@@ -1,10 +1,20 @@
 // API stack: one Lambda per topology handler, one API method per topology route, the authorizer,
-// error responses, throttling, and the cache reachable only from the Lambdas.
+// error responses, throttling, the cache reachable only from the Lambdas, and what invokes the background
+// handlers (shard stream subscriptions, schedules).
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { statusOf } from '../../lambdas/http/errors';
-import { defaults, envVars, handlers, limits, namesFor, routes, type HandlerName } from '../../lambdas/topology';
+import {
+  defaults,
+  envVars,
+  handlers,
+  limits,
+  namesFor,
+  replicationDefaults,
+  routes,
+  type HandlerName,
+} from '../../lambdas/topology';
 import { handlerNames } from '../../cdk/stacks/api-stack';
-import { logicalIdOf, synth, type Synthesized } from './support';
+import { logicalIdOf, render, shardStreamOutputs, streamArnSamples, synth, type Synthesized } from './support';
 
 type Resource = { Type: string; Properties: Record<string, any>; DependsOn?: string[] };
 
@@ -80,7 +90,9 @@ describe('ApiStack', () => {
       expect(p.Handler).toBe('index.handler');
       expect(p.MemorySize).toBe(handlers[name].memoryMb);
       expect(p.Timeout).toBe(handlers[name].timeoutSeconds);
-      expect(p.Timeout * 1000).toBeLessThan(limits.apiGatewayTimeoutMs);
+      // Behind API Gateway a handler must answer before the integration times out.
+      if (routes.some((route) => route.handler === name)) expect(p.Timeout * 1000).toBeLessThan(limits.apiGatewayTimeoutMs);
+      expect(p.Timeout).toBeLessThanOrEqual(900);
       expect(p.VpcConfig.SubnetIds.length).toBeGreaterThanOrEqual(2);
       expect(p.TracingConfig).toEqual({ Mode: 'Active' });
     });
@@ -98,10 +110,29 @@ describe('ApiStack', () => {
         POWERTOOLS_LOG_LEVEL: 'INFO',
       });
       expect(env[envVars.blobBucket]).toBeDefined();
-      expect(JSON.stringify(env[envVars.redisUrl])).toContain('rediss://');
       // Local-cloud endpoint overrides never reach AWS.
       expect(env[envVars.dynamodbEndpoint]).toBeUndefined();
       expect(env[envVars.s3Endpoint]).toBeUndefined();
+      // Fault injection is for test runs only: the CDK app never arms it.
+      expect(env[envVars.faultInjection]).toBeUndefined();
+      expect(Object.values(env).map((value) => JSON.stringify(value))).not.toContain(JSON.stringify(envVars.faultInjection));
+    });
+
+    it.each(handlerNames)('points %s at the L2 primary endpoint over TLS', (name) => {
+      const groupId = logicalIdOf(s.api, { node: { defaultChild: s.api.cache.replicationGroup } });
+      const env = fnOf(name).Properties.Environment.Variables as Record<string, unknown>;
+
+      expect(env[envVars.redisUrl]).toEqual({
+        'Fn::Join': [
+          '',
+          [
+            'rediss://',
+            { 'Fn::GetAtt': [groupId, 'PrimaryEndPoint.Address'] },
+            ':',
+            { 'Fn::GetAtt': [groupId, 'PrimaryEndPoint.Port'] },
+          ],
+        ],
+      });
     });
   });
 
@@ -248,17 +279,58 @@ describe('ApiStack', () => {
       expect(services.some((e) => e.service.includes('.s3'))).toBe(true);
     });
 
-    it('runs an ElastiCache Serverless cache in the VPC subnets, behind its own security group', () => {
+    it('runs a two-node Valkey replication group in the VPC subnets, behind its own security group', () => {
       const cacheSg = logicalIdOf(s.api, s.api.cache.securityGroup);
       const subnets = s.api.network.vpc.isolatedSubnets.map((subnet) => logicalIdOf(s.api, subnet));
+      const [subnetGroupId] = Object.keys(t.findResources('AWS::ElastiCache::SubnetGroup'));
+      const parameterGroupId = logicalIdOf(s.api, { node: { defaultChild: s.api.cache.parameterGroup } });
 
-      t.resourceCountIs('AWS::ElastiCache::ServerlessCache', 1);
-      t.hasResourceProperties('AWS::ElastiCache::ServerlessCache', {
+      t.resourceCountIs('AWS::ElastiCache::ServerlessCache', 0);
+      t.resourceCountIs('AWS::ElastiCache::ReplicationGroup', 1);
+      t.resourceCountIs('AWS::ElastiCache::SubnetGroup', 1);
+      t.hasResourceProperties('AWS::ElastiCache::SubnetGroup', { SubnetIds: subnets.map((id) => ({ Ref: id })) });
+      t.hasResourceProperties('AWS::ElastiCache::ReplicationGroup', {
         Engine: 'valkey',
+        CacheNodeType: 'cache.t4g.small',
+        NumCacheClusters: 2,
+        AutomaticFailoverEnabled: true,
+        MultiAZEnabled: true,
+        TransitEncryptionEnabled: true,
+        AtRestEncryptionEnabled: true,
+        Port: 6379,
         SecurityGroupIds: [{ 'Fn::GetAtt': [cacheSg, 'GroupId'] }],
-        SubnetIds: subnets.map((id) => ({ Ref: id })),
-        CacheUsageLimits: Match.objectLike({ DataStorage: Match.objectLike({ Unit: 'GB' }) }),
+        CacheSubnetGroupName: { Ref: subnetGroupId },
+        CacheParameterGroupName: { Ref: parameterGroupId },
       });
+      expect(subnets.length).toBeGreaterThanOrEqual(2);
+    });
+
+    it('matches the parameter group family to the engine version', () => {
+      const [group] = Object.values(t.findResources('AWS::ElastiCache::ReplicationGroup'));
+      const [parameters] = Object.values(t.findResources('AWS::ElastiCache::ParameterGroup'));
+      const major = String(group?.Properties.EngineVersion).split('.')[0];
+
+      expect(parameters?.Properties.CacheParameterGroupFamily).toBe(`${group?.Properties.Engine}${major}`);
+    });
+
+    it.each(['allkeys-lru', 'allkeys-lfu'] as const)('sets maxmemory-policy from l2EvictionPolicy=%s', (policy) => {
+      const other = synth({ l2EvictionPolicy: policy });
+
+      const groups = Object.values(other.apiTemplate.findResources('AWS::ElastiCache::ParameterGroup'));
+
+      expect(groups).toHaveLength(1);
+      expect(groups[0]?.Properties.Properties).toEqual({ 'maxmemory-policy': policy });
+    });
+
+    it('refuses a bad l2EvictionPolicy before building anything, naming the key', () => {
+      // Context arrives untyped (cdk.json, -c), hence the cast.
+      expect(() => synth({ l2EvictionPolicy: 'volatile-lru' } as never)).toThrow(/-c l2EvictionPolicy:/);
+    });
+
+    it('takes the node type from cacheNodeType', () => {
+      const other = synth({ cacheNodeType: 'cache.r7g.large' });
+
+      other.apiTemplate.hasResourceProperties('AWS::ElastiCache::ReplicationGroup', { CacheNodeType: 'cache.r7g.large' });
     });
 
     it('lets only the Lambdas\' security group reach the cache', () => {
@@ -276,7 +348,7 @@ describe('ApiStack', () => {
         expect(rule.SourceSecurityGroupId).toEqual({ 'Fn::GetAtt': [lambdaSg, 'GroupId'] });
         expect(rule.CidrIp).toBeUndefined();
         expect(rule.CidrIpv6).toBeUndefined();
-        expect([rule.FromPort, rule.ToPort]).toEqual([6379, 6380]);
+        expect([rule.FromPort, rule.ToPort]).toEqual([6379, 6379]);
       }
     });
 
@@ -289,6 +361,123 @@ describe('ApiStack', () => {
           VpcConfig: Match.objectLike({ SecurityGroupIds: [{ 'Fn::GetAtt': [lambdaSg, 'GroupId'] }] }),
         });
       }
+    });
+  });
+
+  describe('shard stream subscriptions', () => {
+    const streamed = handlerNames.filter((name) => handlers[name].shardStreams);
+    const mappingsOf = (template: Template, synthesized: Synthesized, name: HandlerName) => {
+      const fnId = logicalIdOf(synthesized.api, synthesized.api.functions[name].function);
+      return (Object.values(template.findResources('AWS::Lambda::EventSourceMapping')) as Resource[]).filter(
+        (m) => JSON.stringify(m.Properties.FunctionName) === JSON.stringify({ Ref: fnId }),
+      );
+    };
+
+    it('subscribes the replicator (and only the handlers whose spec says shardStreams)', () => {
+      expect(streamed).toContain('replicator');
+      for (const name of handlerNames.filter((n) => !handlers[n].shardStreams)) expect(mappingsOf(t, s, name)).toEqual([]);
+    });
+
+    it.each(streamed)('gives %s one mapping per shard table stream, each stream once', (name) => {
+      const samples = streamArnSamples(s);
+
+      const sources = mappingsOf(t, s, name).map((m) => render(m.Properties.EventSourceArn, undefined, samples));
+
+      expect(sources.sort()).toEqual(shardStreamOutputs(s).map((o) => o.arn).sort());
+    });
+
+    it.each(streamed)('follows shardCount for %s', (name) => {
+      const other = synth({ shardCount: 7, replicationFactor: 3 });
+
+      expect(mappingsOf(other.apiTemplate, other, name)).toHaveLength(7);
+    });
+
+    it.each(streamed)('reads the streams of %s from the data stack by weak reference, not by export', (name) => {
+      for (const mapping of mappingsOf(t, s, name)) {
+        expect(mapping.Properties.EventSourceArn).toEqual({
+          'Fn::GetStackOutput': expect.objectContaining({ StackName: s.data.stackName, OutputName: expect.any(String) }),
+        });
+      }
+      expect(JSON.stringify(t.toJSON())).not.toContain('Fn::ImportValue');
+    });
+
+    it.each(streamed)('retries %s batches item by item, bisecting, bounded, and never drops one silently', (name) => {
+      const queueId = logicalIdOf(s.api, s.api.shardStreams[name]!.failures);
+
+      for (const mapping of mappingsOf(t, s, name)) {
+        expect(mapping.Properties).toMatchObject({
+          StartingPosition: 'TRIM_HORIZON',
+          BatchSize: replicationDefaults.streamBatchSize,
+          BisectBatchOnFunctionError: true,
+          FunctionResponseTypes: ['ReportBatchItemFailures'],
+          ParallelizationFactor: 1,
+          DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [queueId, 'Arn'] } } },
+        });
+        expect(mapping.Properties.MaximumRetryAttempts).toBeGreaterThanOrEqual(1);
+        expect(mapping.Properties.MaximumRetryAttempts).toBeLessThanOrEqual(10_000);
+        expect(mapping.Properties.MaximumRecordAgeInSeconds).toBeGreaterThanOrEqual(60);
+        // Streams keep records 24 h: a record must be given up (and reported) before it expires unseen.
+        expect(mapping.Properties.MaximumRecordAgeInSeconds).toBeLessThan(24 * 3600);
+      }
+    });
+
+    it.each(streamed)('keeps the failure queue of %s encrypted and TLS-only', (name) => {
+      const queueId = logicalIdOf(s.api, s.api.shardStreams[name]!.failures);
+      const queue = t.toJSON().Resources[queueId];
+
+      expect(queue.Properties.SqsManagedSseEnabled ?? queue.Properties.KmsMasterKeyId).toBeTruthy();
+      t.hasResourceProperties('AWS::SQS::QueuePolicy', {
+        Queues: [{ Ref: queueId }],
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+          ]),
+        },
+      });
+    });
+  });
+
+  describe('schedules', () => {
+    const scheduled = handlerNames.filter((name) => handlers[name].everyMinutes !== undefined);
+    const rulesTargeting = (name: HandlerName) => {
+      const fnId = logicalIdOf(s.api, s.api.functions[name].function);
+      return (Object.values(t.findResources('AWS::Events::Rule')) as Resource[]).filter((rule) =>
+        (rule.Properties.Targets as { Arn: unknown }[]).some(
+          (target) => JSON.stringify(target.Arn) === JSON.stringify({ 'Fn::GetAtt': [fnId, 'Arn'] }),
+        ),
+      );
+    };
+
+    it('schedules maintenance (and only the handlers whose spec says everyMinutes)', () => {
+      expect(scheduled).toContain('maintenance');
+      for (const name of handlerNames.filter((n) => handlers[n].everyMinutes === undefined)) expect(rulesTargeting(name)).toEqual([]);
+    });
+
+    it.each(scheduled)('runs %s at the rate its spec says, without retries piling up', (name) => {
+      const minutes = handlers[name].everyMinutes as number;
+      const fnId = logicalIdOf(s.api, s.api.functions[name].function);
+
+      const rules = rulesTargeting(name);
+
+      expect(rules).toHaveLength(1);
+      expect(rules[0]?.Properties.ScheduleExpression).toBe(`rate(${minutes} ${minutes === 1 ? 'minute' : 'minutes'})`);
+      expect(rules[0]?.Properties.State).toBe('ENABLED');
+      expect(rules[0]?.Properties.Targets[0].RetryPolicy).toEqual({ MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: minutes * 60 });
+      t.hasResourceProperties('AWS::Lambda::EventInvokeConfig', { FunctionName: { Ref: fnId }, MaximumRetryAttempts: 0 });
+    });
+
+    it.each(scheduled)('lets EventBridge, from that rule only, invoke %s', (name) => {
+      const fnId = logicalIdOf(s.api, s.api.functions[name].function);
+      const [ruleId] = Object.entries(t.findResources('AWS::Events::Rule')).find(([, rule]) =>
+        JSON.stringify(rule.Properties.Targets).includes(fnId),
+      ) as [string, unknown];
+
+      t.hasResourceProperties('AWS::Lambda::Permission', {
+        Action: 'lambda:InvokeFunction',
+        FunctionName: { 'Fn::GetAtt': [fnId, 'Arn'] },
+        Principal: 'events.amazonaws.com',
+        SourceArn: { 'Fn::GetAtt': [ruleId, 'Arn'] },
+      });
     });
   });
 });

@@ -1,6 +1,6 @@
 // CDK context parsing: defaults from topology, coercion of command-line strings, fail-fast messages.
 import { defaults } from '../../lambdas/topology';
-import { contextKeys, parseConfig, readContext, shardCountMax } from '../../cdk/stacks/config';
+import { contextKeys, parseConfig, readContext, retiredContextKeys, shardCountMax } from '../../cdk/stacks/config';
 
 describe('parseConfig', () => {
   it('defaults to topology', () => {
@@ -11,8 +11,17 @@ describe('parseConfig', () => {
       shardCount: defaults.shardCount,
       replicationFactor: defaults.replicationFactor,
       vnodesPerShard: defaults.vnodesPerShard,
-      cacheEvictionPolicy: 'allkeys-lru',
+      l2EvictionPolicy: 'allkeys-lru',
+      cacheNodeType: 'cache.t4g.small',
     });
+  });
+
+  it.each(['allkeys-lru', 'allkeys-lfu'])('takes l2EvictionPolicy=%s', (policy) => {
+    expect(parseConfig({ l2EvictionPolicy: policy }).l2EvictionPolicy).toBe(policy);
+  });
+
+  it('takes another cache node type', () => {
+    expect(parseConfig({ cacheNodeType: 'cache.r7g.large' }).cacheNodeType).toBe('cache.r7g.large');
   });
 
   it('accepts the strings `cdk -c key=value` passes', () => {
@@ -27,10 +36,25 @@ describe('parseConfig', () => {
     [{ shardCount: '2.5' }, 'shardCount'],
     [{ shardCount: '2', replicationFactor: '3' }, 'replicationFactor'],
     [{ stage: 'Prod' }, 'stage'],
-    [{ cacheEvictionPolicy: 'lru' }, 'cacheEvictionPolicy'],
+    [{ l2EvictionPolicy: 'lru' }, 'l2EvictionPolicy'],
+    // Policies that could evict nothing or only TTL'd keys are refused: every L2 entry is disposable.
+    [{ l2EvictionPolicy: 'volatile-lru' }, 'l2EvictionPolicy'],
+    [{ l2EvictionPolicy: 'noeviction' }, 'l2EvictionPolicy'],
+    [{ cacheNodeType: 't4g.small' }, 'cacheNodeType'],
+    [{ cacheNodeType: 'cache.t4g.small; rm' }, 'cacheNodeType'],
     [{ logLevel: 'TRACE' }, 'logLevel'],
   ])('refuses %j, naming %s', (raw, key) => {
     expect(() => parseConfig(raw)).toThrow(new RegExp(`-c ${key}:`));
+  });
+
+  it.each(Object.keys(retiredContextKeys))('refuses the retired key %s, saying what replaced it', (key) => {
+    expect(() => parseConfig({ [key]: 'allkeys-lru' })).toThrow(new RegExp(`-c ${key}: no longer read; .*(l2EvictionPolicy|cacheNodeType)`));
+  });
+
+  it('reports a retired key and a bad value together', () => {
+    expect(() => parseConfig({ cacheEvictionPolicy: 'allkeys-lfu', l2EvictionPolicy: 'lfu' })).toThrow(
+      /-c cacheEvictionPolicy:[^]*-c l2EvictionPolicy:/,
+    );
   });
 
   it('reads exactly its keys from the context', () => {
@@ -39,6 +63,15 @@ describe('parseConfig', () => {
     const raw = readContext((key) => context[key]);
 
     expect(raw).toEqual({ shardCount: 6 });
-    expect(contextKeys).toContain('stage');
+    expect(contextKeys).toEqual(expect.arrayContaining(['stage', 'l2EvictionPolicy', 'cacheNodeType']));
+  });
+
+  it('reads retired keys too, so that they are refused rather than ignored', () => {
+    const context: Record<string, unknown> = { cacheEvictionPolicy: 'allkeys-lfu' };
+
+    const raw = readContext((key) => context[key]);
+
+    expect(raw).toEqual({ cacheEvictionPolicy: 'allkeys-lfu' });
+    expect(() => parseConfig(raw)).toThrow(/-c cacheEvictionPolicy:/);
   });
 });

@@ -1,7 +1,7 @@
-// Data stack: the ring's shard tables, the control table and the blob bucket, as topology names them.
+// Data stack: the ring's shard tables, the control and hints tables and the blob bucket, as topology names them.
 import { Match } from 'aws-cdk-lib/assertions';
-import { controlSchema, defaults, namesFor, shardSchema } from '../../lambdas/topology';
-import { render, synth, type Synthesized } from './support';
+import { controlSchema, defaults, hintsSchema, namesFor, shardSchema } from '../../lambdas/topology';
+import { render, shardStreamOutputs, synth, type Synthesized } from './support';
 
 const shardTableNamePattern = /^ringstore-[a-z0-9-]+-shard-\d+$/;
 
@@ -15,7 +15,7 @@ describe('DataStack', () => {
     s = synth();
   });
 
-  it('has one shard table per shard, named by topology, plus the control table', () => {
+  it('has one shard table per shard, named by topology, plus the control and hints tables', () => {
     // Prepare
     const names = namesFor(defaults.stage);
     const expected = Array.from({ length: defaults.shardCount }, (_, i) => names.shardTable(i));
@@ -26,7 +26,8 @@ describe('DataStack', () => {
     // Assess
     expect(shards.sort()).toEqual(expected.sort());
     expect(tableNames(s)).toContain(names.controlTable);
-    s.dataTemplate.resourceCountIs('AWS::DynamoDB::Table', defaults.shardCount + 1);
+    expect(tableNames(s)).toContain(names.hintsTable);
+    s.dataTemplate.resourceCountIs('AWS::DynamoDB::Table', defaults.shardCount + 2);
   });
 
   it.each([1, 7])('follows shardCount=%i', (shardCount) => {
@@ -113,6 +114,70 @@ describe('DataStack', () => {
     });
   });
 
+  describe('hints table', () => {
+    const tableNamed = (name: string) => {
+      const found = Object.values(s.dataTemplate.findResources('AWS::DynamoDB::Table', { Properties: { TableName: name } }));
+      expect(found).toHaveLength(1);
+      return found[0] as { Properties: Record<string, any>; DeletionPolicy?: string; UpdateReplacePolicy?: string };
+    };
+
+    it('keys hints by target/sk (strings), on demand, with PITR, retained on delete', () => {
+      s.dataTemplate.hasResource('AWS::DynamoDB::Table', {
+        Properties: Match.objectLike({
+          TableName: namesFor(defaults.stage).hintsTable,
+          KeySchema: [
+            { AttributeName: hintsSchema.partitionKey, KeyType: 'HASH' },
+            { AttributeName: hintsSchema.sortKey, KeyType: 'RANGE' },
+          ],
+          AttributeDefinitions: [
+            { AttributeName: hintsSchema.partitionKey, AttributeType: 'S' },
+            { AttributeName: hintsSchema.sortKey, AttributeType: 'S' },
+          ],
+          BillingMode: 'PAY_PER_REQUEST',
+          PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true, RecoveryPeriodInDays: 35 },
+        }),
+        DeletionPolicy: 'Retain',
+        UpdateReplacePolicy: 'Retain',
+      });
+    });
+
+    it('is encrypted and protected exactly like the control table', () => {
+      const names = namesFor(defaults.stage);
+      const hints = tableNamed(names.hintsTable);
+      const control = tableNamed(names.controlTable);
+
+      expect(hints.Properties.SSESpecification).toEqual(control.Properties.SSESpecification);
+      expect(hints.Properties.DeletionProtectionEnabled).toEqual(control.Properties.DeletionProtectionEnabled);
+      expect([hints.DeletionPolicy, hints.UpdateReplacePolicy]).toEqual([control.DeletionPolicy, control.UpdateReplacePolicy]);
+    });
+
+    it('follows the stage', () => {
+      expect(tableNames(synth({ stage: 'dev' }))).toContain(namesFor('dev').hintsTable);
+    });
+  });
+
+  describe('shard streams', () => {
+    it('publishes each shard table\'s stream ARN as a plain output, in shard order (no export pins a shard)', () => {
+      const outputs = s.dataTemplate.toJSON().Outputs as Record<string, { Export?: unknown }>;
+
+      const published = shardStreamOutputs(s);
+
+      expect(published).toHaveLength(defaults.shardCount);
+      expect(new Set(published.map((p) => p.outputName)).size).toBe(defaults.shardCount);
+      for (const [shardId, { arn }] of published.entries()) {
+        expect(arn).toContain(`:table/${namesFor(defaults.stage).shardTable(shardId)}/stream/`);
+      }
+      for (const output of Object.values(outputs)) expect(output.Export).toBeUndefined();
+    });
+
+    it('hands the API stack one stream ARN per shard', () => {
+      const other = synth({ shardCount: 7, replicationFactor: 3 });
+
+      expect(other.data.shardStreamArns).toHaveLength(7);
+      expect(shardStreamOutputs(other)).toHaveLength(7);
+    });
+  });
+
   describe('blob bucket', () => {
     const blobBucket = () => {
       const buckets = Object.entries(s.dataTemplate.findResources('AWS::S3::Bucket')).filter(
@@ -191,6 +256,8 @@ describe('DataStack', () => {
   it('outputs the bucket and table names', () => {
     const outputs = s.dataTemplate.toJSON().Outputs as Record<string, { Value: unknown }>;
 
-    expect(Object.keys(outputs)).toEqual(expect.arrayContaining(['ShardTableNames', 'ControlTableName', 'BlobBucketName']));
+    expect(Object.keys(outputs)).toEqual(
+      expect.arrayContaining(['ShardTableNames', 'ControlTableName', 'HintsTableName', 'BlobBucketName']),
+    );
   });
 });

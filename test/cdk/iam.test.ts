@@ -2,13 +2,28 @@
 import { defaults, handlers, namesFor, type HandlerName, type HandlerSpec } from '../../lambdas/topology';
 import { handlerNames } from '../../cdk/stacks/api-stack';
 import { shardCountMax } from '../../cdk/stacks/config';
-import { dynamoWriteActions, s3WriteActions } from '../../cdk/constructs/access';
-import { asArray, logicalIdOf, policiesOfRole, render, statementsOfRole, synth, type Statement, type Synthesized } from './support';
+import { dynamoWriteActions, s3WriteActions, streamListAction, streamReadActions } from '../../cdk/constructs/access';
+import {
+  asArray,
+  defaultSamples,
+  logicalIdOf,
+  policiesOfRole,
+  render,
+  shardStreamOutputs,
+  statementsOfRole,
+  streamArnSamples,
+  synth,
+  type Statement,
+  type Synthesized,
+} from './support';
 
 const account = '123456789012';
 const names = namesFor(defaults.stage, account);
 const shardArn = new RegExp(`:table/${names.prefix}-shard-\\d+(/index/[A-Za-z]+)?$`);
 const controlArn = new RegExp(`:table/${names.controlTable}$`);
+const hintsArn = new RegExp(`:table/${names.hintsTable}$`);
+const streamArn = new RegExp(`:table/${names.prefix}-shard-\\d+/stream/[^/*]+$`);
+const streamActions: string[] = [...streamReadActions, streamListAction];
 const bucketArn = new RegExp(`^arn:aws:s3:::${names.blobBucket}(/.*)?$`);
 
 interface Grant {
@@ -22,7 +37,7 @@ function grantsOf(s: Synthesized, handler: HandlerName): Grant[] {
     .filter((statement: Statement) => statement.Effect === 'Allow')
     .map((statement) => ({
       actions: asArray(statement.Action),
-      resources: asArray(statement.Resource).map((resource) => render(resource)),
+      resources: asArray(statement.Resource).map((resource) => render(resource, defaultSamples, streamArnSamples(s))),
     }));
 }
 
@@ -84,20 +99,70 @@ describe('IAM least privilege', () => {
       }
     });
 
+    it(`reaches the hints table only as "${spec.hintsTable}"`, () => {
+      const grants = grantsOf(s, name);
+      const actions = actionsOn(grants, hintsArn);
+
+      if (spec.hintsTable === 'none') {
+        expect(touches(grants, hintsArn)).toEqual([]);
+      } else if (spec.hintsTable === 'read') {
+        expect(actions).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:Query']));
+        for (const write of dynamoWriteActions) expect(actions).not.toContain(write);
+      } else {
+        expect(actions).toEqual(expect.arrayContaining(['dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:DeleteItem']));
+      }
+    });
+
+    it(`reads the shard streams ${spec.shardStreams ? 'of every shard, and nothing else' : 'not at all'}`, () => {
+      const grants = grantsOf(s, name);
+      const withStreamActions = grants.filter((g) => g.actions.some((a) => streamActions.includes(a)));
+
+      if (!spec.shardStreams) {
+        expect(withStreamActions).toEqual([]);
+        return;
+      }
+      // Reading: exactly the shard streams, each by its full ARN.
+      const readGrants = grants.filter((g) => g.actions.some((a) => (streamReadActions as readonly string[]).includes(a)));
+      const readResources = new Set(readGrants.flatMap((g) => g.resources));
+      expect([...readResources].sort()).toEqual(shardStreamOutputs(s).map((o) => o.arn).sort());
+      for (const grant of readGrants) expect(grant.actions.sort()).toEqual([...streamReadActions].sort());
+      // Listing: on "*" only (ListStreams has no resource-level permission; CDK may merge it with the
+      // other "*" actions into one statement).
+      const listGrants = grants.filter((g) => g.actions.includes(streamListAction));
+      expect(listGrants.length).toBeGreaterThan(0);
+      for (const grant of listGrants) expect(grant.resources).toEqual(['*']);
+    });
+
+    it(`sends to a stream failure queue ${spec.shardStreams ? 'of its own only' : 'never'}`, () => {
+      const sqsGrants = grantsOf(s, name).filter((g) => g.actions.some((a) => a.startsWith('sqs:')));
+
+      if (!spec.shardStreams) {
+        expect(sqsGrants).toEqual([]);
+        return;
+      }
+      const queueId = logicalIdOf(s.api, s.api.shardStreams[name]!.failures);
+      expect(sqsGrants.flatMap((g) => g.actions)).toContain('sqs:SendMessage');
+      for (const grant of sqsGrants) expect(grant.resources).toEqual([`<${queueId}.Arn>`]);
+    });
+
     it('reaches no other data and uses no action wildcards', () => {
       const grants = grantsOf(s, name);
 
       for (const grant of grants) {
         for (const action of grant.actions) expect(action).not.toContain('*');
-        const dataActions = grant.actions.filter((a) => a.startsWith('dynamodb:') || a.startsWith('s3:'));
+        const dataActions = grant.actions.filter((a) => (a.startsWith('dynamodb:') && a !== streamListAction) || a.startsWith('s3:'));
         if (dataActions.length === 0) continue;
         for (const resource of grant.resources) {
-          expect([shardArn, controlArn, bucketArn].some((pattern) => pattern.test(resource))).toBe(true);
+          expect([shardArn, controlArn, hintsArn, streamArn, bucketArn].some((pattern) => pattern.test(resource))).toBe(true);
         }
       }
-      // "*" only where AWS offers no resource-level permission: Lambda's VPC ENIs and X-Ray.
+      // "*" only where AWS offers no resource-level permission: Lambda's VPC ENIs, X-Ray, and (stream
+      // readers only) listing streams.
       const star = grants.filter((g) => g.resources.includes('*')).flatMap((g) => g.actions);
-      for (const action of star) expect(action).toMatch(/^(ec2:(Create|Describe|Delete|Assign|Unassign)[A-Za-z]+|xray:Put[A-Za-z]+)$/);
+      const allowed = spec.shardStreams
+        ? /^(ec2:(Create|Describe|Delete|Assign|Unassign)[A-Za-z]+|xray:Put[A-Za-z]+|dynamodb:ListStreams)$/
+        : /^(ec2:(Create|Describe|Delete|Assign|Unassign)[A-Za-z]+|xray:Put[A-Za-z]+)$/;
+      for (const action of star) expect(action).toMatch(allowed);
     });
   });
 
@@ -109,7 +174,9 @@ describe('IAM least privilege', () => {
 
   it('grants read-only handlers nothing that writes, anywhere', () => {
     const readOnly = handlerNames.filter((name) =>
-      [handlers[name].shardTables, handlers[name].controlTable, handlers[name].blobBucket].every((a) => a !== 'readWrite'),
+      [handlers[name].shardTables, handlers[name].controlTable, handlers[name].hintsTable, handlers[name].blobBucket].every(
+        (a) => a !== 'readWrite',
+      ),
     );
     expect(readOnly.length).toBeGreaterThan(0);
 
@@ -124,6 +191,7 @@ describe('IAM least privilege', () => {
     // Prepare: the longest names a deployment can have.
     const big = synth({ stage: 'a-twenty-char-stage1', shardCount: shardCountMax, replicationFactor: 3 });
     const samples = { 'AWS::Partition': 'aws-us-gov', 'AWS::Region': 'us-gov-west-1', 'AWS::AccountId': account };
+    const streams = streamArnSamples(big, samples);
 
     for (const name of handlerNames) {
       // Act: each document as IAM stores it, tokens resolved, without whitespace.
@@ -132,7 +200,7 @@ describe('IAM least privilege', () => {
         kind,
         size: JSON.stringify({
           Version: '2012-10-17',
-          Statement: statements.map((st) => ({ ...st, Resource: asArray(st.Resource).map((r) => render(r, samples)) })),
+          Statement: statements.map((st) => ({ ...st, Resource: asArray(st.Resource).map((r) => render(r, samples, streams)) })),
         }).length,
       }));
 
@@ -149,5 +217,16 @@ describe('IAM least privilege', () => {
     const resources = new Set(kvWrite.flatMap((st) => asArray(st.Resource).map((r) => render(r))));
     const bigShardArn = /:table\/ringstore-a-twenty-char-stage1-shard-\d+(\/index\/[A-Za-z]+)?$/;
     expect([...resources].filter((r) => bigShardArn.test(r))).toHaveLength(shardCountMax * 3);
+    // Nor the stream grants of the stream readers.
+    for (const name of handlerNames.filter((n) => handlers[n].shardStreams)) {
+      const statements = statementsOfRole(big.apiTemplate, logicalIdOf(big.api, big.api.functions[name].role));
+      const streamResources = new Set(
+        statements
+          .filter((st) => asArray(st.Action).includes('dynamodb:GetRecords'))
+          .flatMap((st) => asArray(st.Resource).map((r) => render(r, samples, streams))),
+      );
+      expect([...streamResources].sort()).toEqual(Object.values(streams).sort());
+      expect(streamResources.size).toBe(shardCountMax);
+    }
   });
 });

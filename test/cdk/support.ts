@@ -41,15 +41,24 @@ type Json = unknown;
 
 /**
  * Renders a CloudFormation value as a plain string the way the deployed value reads, with pseudo
- * parameters replaced by samples (`Fn::Join` of refs → `arn:aws:…:123456789012:…`).
+ * parameters replaced by samples (`Fn::Join` of refs → `arn:aws:…:123456789012:…`) and weak cross-stack
+ * references (`Fn::GetStackOutput`) by `stackOutputs[OutputName]`, else `<StackName.OutputName>`.
  */
-export function render(value: Json, samples: Record<string, string> = defaultSamples): string {
+export function render(
+  value: Json,
+  samples: Record<string, string> = defaultSamples,
+  stackOutputs: Record<string, string> = {},
+): string {
   if (typeof value === 'string') return value;
   if (value && typeof value === 'object') {
     const obj = value as Record<string, Json>;
     if ('Fn::Join' in obj) {
       const [delimiter, parts] = obj['Fn::Join'] as [string, Json[]];
-      return parts.map((part) => render(part, samples)).join(delimiter);
+      return parts.map((part) => render(part, samples, stackOutputs)).join(delimiter);
+    }
+    if ('Fn::GetStackOutput' in obj) {
+      const { StackName, OutputName } = obj['Fn::GetStackOutput'] as { StackName: string; OutputName: string };
+      return stackOutputs[OutputName] ?? `<${StackName}.${OutputName}>`;
     }
     if ('Ref' in obj) return samples[obj.Ref as string] ?? `<${String(obj.Ref)}>`;
     if ('Fn::GetAtt' in obj) return `<${(obj['Fn::GetAtt'] as string[]).join('.')}>`;
@@ -63,6 +72,29 @@ export const defaultSamples: Record<string, string> = {
   'AWS::AccountId': '123456789012',
   'AWS::URLSuffix': 'amazonaws.com',
 };
+
+/**
+ * The data stack's outputs that publish a shard table's stream ARN, in shard order: what the API stack
+ * reads with `Fn::GetStackOutput`. `arn` is a sample of the deployed value, as long as a real one.
+ */
+export function shardStreamOutputs(s: Synthesized, samples: Record<string, string> = defaultSamples): { outputName: string; arn: string }[] {
+  const { Outputs: outputs, Resources: resources } = s.dataTemplate.toJSON();
+  return s.data.shardTables.map((table) => {
+    const tableId = s.data.getLogicalId(table.node.defaultChild as never);
+    const found = Object.entries(outputs as Record<string, { Value: Json; Export?: unknown }>).filter(
+      ([, output]) => JSON.stringify(output.Value) === JSON.stringify({ 'Fn::GetAtt': [tableId, 'StreamArn'] }),
+    );
+    if (found.length !== 1) throw new Error(`expected one stream output for ${tableId}, found ${found.length}`);
+    const tableName = resources[tableId].Properties.TableName as string;
+    const arn = `arn:${samples['AWS::Partition']}:dynamodb:${samples['AWS::Region']}:${samples['AWS::AccountId']}:table/${tableName}/stream/2026-01-01T00:00:00.000`;
+    return { outputName: (found[0] as [string, unknown])[0], arn };
+  });
+}
+
+/** `shardStreamOutputs` as the `stackOutputs` argument of `render`. */
+export function streamArnSamples(s: Synthesized, samples: Record<string, string> = defaultSamples): Record<string, string> {
+  return Object.fromEntries(shardStreamOutputs(s, samples).map(({ outputName, arn }) => [outputName, arn]));
+}
 
 export interface Statement {
   Effect: 'Allow' | 'Deny';

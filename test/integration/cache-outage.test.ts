@@ -22,7 +22,7 @@ describe('L2 cache outage', () => {
     const cloud = await startLocalCloudProcess({ home, env: { RINGSTORE_L1_ENTRIES_MAX: '0' } });
     try {
       const headers = { 'x-api-key': cloud.apiKey };
-      expect((await fetch(`${cloud.url}/v1/kv/before`, { method: 'PUT', headers, body: 'cached' })).status).toBe(200);
+      expect((await fetch(`${cloud.url}/v1/kv/before?consistency=strong`, { method: 'PUT', headers, body: 'cached' })).status).toBe(200);
       expect(await (await fetch(`${cloud.url}/v1/kv/before`, { headers })).text()).toBe('cached');
 
       const pids = childRedisPids(cloud.pid);
@@ -30,7 +30,8 @@ describe('L2 cache outage', () => {
       process.kill(pids[0]!, 'SIGKILL');
 
       expect(await (await fetch(`${cloud.url}/v1/kv/before`, { headers })).text()).toBe('cached');
-      expect((await fetch(`${cloud.url}/v1/kv/after`, { method: 'PUT', headers, body: 'written' })).status).toBe(200);
+      // A strong write is on every available replica when acknowledged, so any replica serves it now.
+      expect((await fetch(`${cloud.url}/v1/kv/after?consistency=strong`, { method: 'PUT', headers, body: 'written' })).status).toBe(200);
       const read = await fetch(`${cloud.url}/v1/kv/after`, { headers });
       expect(read.status).toBe(200);
       expect(await read.text()).toBe('written');

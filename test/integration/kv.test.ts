@@ -16,7 +16,7 @@ describe('PUT/GET/HEAD/DELETE', () => {
   it('stores bytes with their content type and returns the version as ETag', async () => {
     const written = await put('greeting', 'hello', { 'content-type': 'text/plain; charset=utf-8' });
     expect(written.status).toBe(200);
-    expect(await written.json()).toEqual({ key: 'greeting', version: 1 });
+    expect(await written.json()).toEqual({ key: 'greeting', version: 1, consistency: 'eventual' });
     expect(written.headers.get('etag')).toBe('"1"');
 
     const read = await get('greeting');
@@ -44,12 +44,12 @@ describe('PUT/GET/HEAD/DELETE', () => {
     await put('doomed', 'x');
     const deleted = await call(kvPath('doomed'), { method: 'DELETE', key });
     expect(deleted.status).toBe(200);
-    expect(await deleted.json()).toEqual({ key: 'doomed', version: 2 });
+    expect(await deleted.json()).toEqual({ key: 'doomed', version: 2, consistency: 'eventual' });
     expect(await errorOf(await get('doomed'))).toMatchObject({ status: 404, code: 'kv.notFound' });
     expect((await call(kvPath('doomed'), { method: 'HEAD', key })).status).toBe(404);
     expect(await errorOf(await call(kvPath('doomed'), { method: 'DELETE', key }))).toMatchObject({ status: 404, code: 'kv.notFound' });
     // The version keeps growing across the delete.
-    expect(await (await put('doomed', 'again')).json()).toEqual({ key: 'doomed', version: 3 });
+    expect(await (await put('doomed', 'again')).json()).toEqual({ key: 'doomed', version: 3, consistency: 'eventual' });
   });
 
   it('reads strongly and eventually', async () => {
@@ -142,7 +142,7 @@ describe('sizes', () => {
       body: JSON.stringify({ sha256, contentType: 'application/x-test' }),
     });
     expect(committed.status).toBe(200);
-    expect(await committed.json()).toEqual({ key: 'big-upload', version: 1 });
+    expect(await committed.json()).toEqual({ key: 'big-upload', version: 1, consistency: 'eventual' });
 
     const read = await get('big-upload');
     expect(read.status).toBe(303);

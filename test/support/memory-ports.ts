@@ -1,9 +1,14 @@
 // In-memory test doubles of the ports, for unit tests of the core (no I/O).
-import { PreconditionFailedError } from '../../lambdas/core/errors';
-import { isLive, type KeySummary, type StoredItem } from '../../lambdas/core/item';
+import { PreconditionFailedError, RingstoreError } from '../../lambdas/core/errors';
+import { type BrokenMode, type CrashPoint, CrashInjectedError, type FaultInjector } from '../../lambdas/core/faults';
+import { isLive, type KeySummary, type StoredItem, tombstoneRetentionSeconds } from '../../lambdas/core/item';
 import { compareKeys } from '../../lambdas/core/kv';
 import { Ring, initialRingState } from '../../lambdas/core/ring';
-import type { BlobStore, Clock, IdSource, ItemWrite, ListPage, ListQuery, RingSource, ShardStore, WriteResult } from '../../lambdas/ports';
+import { ReplicationService } from '../../lambdas/core/replication';
+import type {
+  BlobStore, Clock, Hint, HintStore, IdSource, ItemWrite, ListPage, ListQuery, RingSource, ShardHealth, ShardHealthStore,
+  ShardStore, VersionEntry, WriteResult,
+} from '../../lambdas/ports';
 import { createHash } from 'node:crypto';
 
 export class ManualClock implements Clock {
@@ -29,17 +34,48 @@ export class CountingIds implements IdSource {
 
 export class MemoryShardStore implements ShardStore {
   readonly tables = new Map<string, Map<string, StoredItem>>();
+  /** Tables that answer every call with `shard.unavailable` (a shard outage). */
+  readonly down = new Set<string>();
   /** Items a listing examines per call before it stops early (emulates DynamoDB's page bound). */
   constructor(private readonly examineMax = Number.POSITIVE_INFINITY) {}
 
-  private table(name: string): Map<string, StoredItem> {
+  table(name: string): Map<string, StoredItem> {
+    this.reachable(name);
     let table = this.tables.get(name);
     if (!table) this.tables.set(name, (table = new Map()));
     return table;
   }
 
+  /** What a table holds, read past any outage (for assertions). */
+  peek(name: string, namespace: string, key: string): StoredItem | undefined {
+    return this.tables.get(name)?.get(`${namespace}#${key}`);
+  }
+
+  private reachable(name: string): void {
+    if (this.down.has(name)) throw new RingstoreError('shard.unavailable', `${name} is down`, { retryable: true });
+  }
+
   async get(table: string, namespace: string, key: string): Promise<StoredItem | undefined> {
     return this.table(table).get(`${namespace}#${key}`);
+  }
+
+  async applyReplica(table: string, item: StoredItem, options: { nowSeconds: number }): Promise<boolean> {
+    const items = this.table(table);
+    const id = `${item.namespace}#${item.key}`;
+    const current = items.get(id);
+    const expired = current?.expiresAtSeconds !== undefined && current.expiresAtSeconds <= options.nowSeconds;
+    if (current && current.version >= item.version && !expired) return false;
+    items.set(id, { ...item });
+    return true;
+  }
+
+  async versionsInRange(table: string, range: { start: number; end: number }): Promise<VersionEntry[]> {
+    const inRange = (token: number) =>
+      range.start < range.end ? token > range.start && token <= range.end : token > range.start || token <= range.end;
+    return [...this.table(table).values()]
+      .filter((item) => inRange(item.token))
+      .sort((a, b) => a.token - b.token)
+      .map(({ namespace, key, token, version, tombstone }) => ({ namespace, key, token, version, tombstone }));
   }
 
   async write(table: string, write: ItemWrite): Promise<WriteResult> {
@@ -54,12 +90,15 @@ export class MemoryShardStore implements ShardStore {
       (write.precondition.kind === 'versionIs' && live && previous!.version === write.precondition.version);
     if (!holds) throw new PreconditionFailedError('condition failed', previous);
     const version = (previous?.version ?? 0) + 1;
-    const base = { namespace: write.namespace, key: write.key, token: write.token, version };
+    const base = { namespace: write.namespace, key: write.key, token: write.token, version, modifiedAtMs: write.modifiedAtMs };
     items.set(
       id,
       write.content
         ? { ...base, ...write.content, tombstone: false }
-        : { ...base, contentType: '', size: 0, sha256: '', tombstone: true },
+        : {
+            ...base, contentType: '', size: 0, sha256: '', tombstone: true,
+            expiresAtSeconds: write.nowSeconds + tombstoneRetentionSeconds,
+          },
     );
     return previous ? { version, previous } : { version };
   }
@@ -115,4 +154,87 @@ export class MemoryBlobStore implements BlobStore {
 export function staticRing(shardCount = 4): RingSource {
   const ring = new Ring(initialRingState({ shardCount, replicationFactor: 3, vnodesPerShard: 16, tableName: (id) => `shard-${id}` }));
   return { current: async () => ring };
+}
+
+export class MemoryHintStore implements HintStore {
+  readonly hints = new Map<string, Hint>();
+  failing = false;
+
+  private id(hint: Hint): string {
+    return `${hint.target}|${hint.item.namespace}#${hint.item.key}#${String(hint.item.version).padStart(15, '0')}`;
+  }
+  async add(hint: Hint): Promise<void> {
+    if (this.failing) throw new RingstoreError('shard.unavailable', 'hints table is down', { retryable: true });
+    this.hints.set(this.id(hint), hint);
+  }
+  async list(target: string, limit: number): Promise<Hint[]> {
+    return [...this.hints.entries()]
+      .filter(([, hint]) => hint.target === target)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .slice(0, limit)
+      .map(([, hint]) => hint);
+  }
+  async remove(hint: Hint): Promise<void> {
+    this.hints.delete(this.id(hint));
+  }
+  async count(target: string): Promise<number> {
+    return [...this.hints.values()].filter((hint) => hint.target === target).length;
+  }
+}
+
+export class MemoryHealthStore implements ShardHealthStore {
+  readonly records = new Map<string, ShardHealth>();
+  async all(): Promise<Map<string, ShardHealth>> {
+    return new Map(this.records);
+  }
+  async markUnavailable(table: string, reason: string, nowMs: number): Promise<void> {
+    if (this.records.get(table)?.status === 'unavailable') return;
+    this.records.set(table, { table, status: 'unavailable', sinceMs: nowMs, reason });
+  }
+  async beginRecovery(table: string, nowMs: number): Promise<boolean> {
+    if (this.records.get(table)?.status !== 'unavailable') return false;
+    this.records.set(table, { table, status: 'recovering', sinceMs: nowMs });
+    return true;
+  }
+  async completeRecovery(table: string, nowMs: number): Promise<boolean> {
+    if (this.records.get(table)?.status !== 'recovering') return false;
+    this.records.set(table, { table, status: 'available', sinceMs: nowMs });
+    return true;
+  }
+}
+
+/** Arms crash points by name: `crashAt(point, { after })` crashes on the (after+1)-th reach. */
+export class ScriptedFaults implements FaultInjector {
+  private readonly armed = new Map<CrashPoint, number>();
+  readonly broken = new Set<BrokenMode>();
+  readonly reached: CrashPoint[] = [];
+
+  crashAt(point: CrashPoint, options: { after?: number } = {}): void {
+    this.armed.set(point, options.after ?? 0);
+  }
+  disarm(): void {
+    this.armed.clear();
+  }
+  reach(point: CrashPoint): void {
+    this.reached.push(point);
+    const remaining = this.armed.get(point);
+    if (remaining === undefined) return;
+    if (remaining > 0) {
+      this.armed.set(point, remaining - 1);
+      return;
+    }
+    this.armed.delete(point);
+    throw new CrashInjectedError(point);
+  }
+  isBroken(mode: BrokenMode): boolean {
+    return this.broken.has(mode);
+  }
+}
+
+/** The replication dependencies of a KvService on in-memory ports. */
+export function memoryReplication(shards: ShardStore, clock: Clock, faults?: FaultInjector) {
+  const hints = new MemoryHintStore();
+  const health = new MemoryHealthStore();
+  const replication = new ReplicationService({ shards, hints, health, clock, ...(faults ? { faults } : {}) });
+  return { hints, health, replication };
 }

@@ -6,7 +6,7 @@ import { KvService } from '../../lambdas/core/kv';
 import { TwoLevelCache } from '../../lambdas/core/two-level-cache';
 import type { RemoteCache } from '../../lambdas/ports';
 import { limits } from '../../lambdas/topology';
-import { CountingIds, ManualClock, MemoryBlobStore, MemoryShardStore, staticRing } from '../support/memory-ports';
+import { CountingIds, ManualClock, MemoryBlobStore, MemoryShardStore, memoryReplication, staticRing } from '../support/memory-ports';
 
 const text = (value: string) => new TextEncoder().encode(value);
 const decode = (value: Uint8Array) => new TextDecoder().decode(value);
@@ -34,7 +34,8 @@ function setup(remote?: RemoteCache) {
   const shards = new CountingShards();
   const l1 = new L1Cache({ policy: 'lru', entriesMax: 100, bytesMax: 1 << 20, ttlMs: 1000, clock });
   const cache = new TwoLevelCache(l1, remote, 60_000);
-  const kv = new KvService({ shards, blobs: new MemoryBlobStore(), ring: staticRing(), clock, ids: new CountingIds(), limits, cache });
+  const { replication, health } = memoryReplication(shards, clock);
+  const kv = new KvService({ shards, blobs: new MemoryBlobStore(), ring: staticRing(), clock, ids: new CountingIds(), limits, cache, replication, health });
   return { kv, shards, clock, cache };
 }
 

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { isRingstoreError } from '../../lambdas/core/errors';
 import { KvService, sha256Hex, uploadKey } from '../../lambdas/core/kv';
 import { limits } from '../../lambdas/topology';
-import { CountingIds, ManualClock, MemoryBlobStore, MemoryShardStore, staticRing } from '../support/memory-ports';
+import { CountingIds, ManualClock, MemoryBlobStore, MemoryShardStore, memoryReplication, staticRing } from '../support/memory-ports';
 
 const text = (value: string) => new TextEncoder().encode(value);
 
@@ -10,7 +10,8 @@ function setup(examineMax?: number) {
   const shards = new MemoryShardStore(examineMax);
   const blobs = new MemoryBlobStore();
   const clock = new ManualClock();
-  const kv = new KvService({ shards, blobs, ring: staticRing(4), clock, ids: new CountingIds(), limits });
+  const { replication, health } = memoryReplication(shards, clock);
+  const kv = new KvService({ shards, blobs, ring: staticRing(4), clock, ids: new CountingIds(), limits, replication, health });
   return { kv, shards, blobs, clock };
 }
 
@@ -26,14 +27,14 @@ async function codeOf(action: Promise<unknown>): Promise<string | undefined> {
 describe('KvService writes and reads', () => {
   it('versions every write, deletes included, and reads back what was written', async () => {
     const { kv } = setup();
-    expect(await kv.put('ns', 'k', { value: text('a'), contentType: 'text/plain' })).toEqual({ key: 'k', version: 1 });
-    expect(await kv.put('ns', 'k', { value: text('b'), contentType: 'text/plain' })).toEqual({ key: 'k', version: 2 });
+    expect(await kv.put('ns', 'k', { value: text('a'), contentType: 'text/plain' })).toEqual({ key: 'k', version: 1, consistency: 'eventual' });
+    expect(await kv.put('ns', 'k', { value: text('b'), contentType: 'text/plain' })).toEqual({ key: 'k', version: 2, consistency: 'eventual' });
     const read = await kv.get('ns', 'k', 'strong');
     expect(read.kind === 'value' && Buffer.from(read.value).toString()).toBe('b');
     expect(read.item.contentType).toBe('text/plain');
-    expect(await kv.delete('ns', 'k', {})).toEqual({ key: 'k', version: 3 });
+    expect(await kv.delete('ns', 'k', {})).toEqual({ key: 'k', version: 3, consistency: 'eventual' });
     expect(await codeOf(kv.get('ns', 'k', 'strong'))).toBe('kv.notFound');
-    expect(await kv.put('ns', 'k', { value: text('c'), contentType: 'text/plain' })).toEqual({ key: 'k', version: 4 });
+    expect(await kv.put('ns', 'k', { value: text('c'), contentType: 'text/plain' })).toEqual({ key: 'k', version: 4, consistency: 'eventual' });
   });
 
   it('keeps namespaces apart', async () => {
@@ -49,7 +50,7 @@ describe('KvService writes and reads', () => {
     expect(await codeOf(kv.put('ns', 'k', { value: text('x'), contentType: 'text/plain', ifNoneMatchAny: true }))).toBe('kv.preconditionFailed');
     expect(await codeOf(kv.put('ns', 'k', { value: text('x'), contentType: 'text/plain', ifMatchVersion: 7 }))).toBe('kv.preconditionFailed');
     expect(await codeOf(kv.delete('ns', 'k', { ifMatchVersion: 7 }))).toBe('kv.preconditionFailed');
-    expect(await kv.put('ns', 'k', { value: text('v2'), contentType: 'text/plain', ifMatchVersion: 1 })).toEqual({ key: 'k', version: 2 });
+    expect(await kv.put('ns', 'k', { value: text('v2'), contentType: 'text/plain', ifMatchVersion: 1 })).toEqual({ key: 'k', version: 2, consistency: 'eventual' });
     const read = await kv.get('ns', 'k', 'strong');
     expect(read.kind === 'value' && Buffer.from(read.value).toString()).toBe('v2');
     expect(await codeOf(kv.put('ns', 'k', { value: text('x'), contentType: 'a', ifMatchVersion: 1, ifNoneMatchAny: true }))).toBe('request.invalid');
@@ -69,7 +70,7 @@ describe('KvService writes and reads', () => {
     clock.advanceSeconds(1);
     expect(await codeOf(kv.get('ns', 'k', 'eventual'))).toBe('kv.notFound');
     expect((await kv.list('ns', { prefix: '', limit: 10 })).items).toEqual([]);
-    expect(await kv.put('ns', 'k', { value: text('y'), contentType: 'a', ifNoneMatchAny: true })).toEqual({ key: 'k', version: 2 });
+    expect(await kv.put('ns', 'k', { value: text('y'), contentType: 'a', ifNoneMatchAny: true })).toEqual({ key: 'k', version: 2, consistency: 'eventual' });
     expect(await codeOf(kv.put('ns', 'k', { value: text('y'), contentType: 'a', ttlSeconds: 0 }))).toBe('kv.ttlInvalid');
   });
 
@@ -99,7 +100,7 @@ describe('KvService uploads', () => {
     const bytes = new Uint8Array(5 * 1024 * 1024).fill(1);
     await blobs.put(uploadKey('ns', 'huge', ticket.uploadId), bytes);
     expect(await codeOf(kv.commitUpload('ns', 'huge', ticket.uploadId, { sha256: '0'.repeat(64), contentType: 'a' }))).toBe('kv.checksumMismatch');
-    expect(await kv.commitUpload('ns', 'huge', ticket.uploadId, { sha256: sha256Hex(bytes), contentType: 'a' })).toEqual({ key: 'huge', version: 1 });
+    expect(await kv.commitUpload('ns', 'huge', ticket.uploadId, { sha256: sha256Hex(bytes), contentType: 'a' })).toEqual({ key: 'huge', version: 1, consistency: 'eventual' });
     const read = await kv.get('ns', 'huge', 'eventual');
     expect(read.kind).toBe('redirect');
     expect([...blobs.objects.keys()].every((key) => key.startsWith('blobs/'))).toBe(true);

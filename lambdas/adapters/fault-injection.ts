@@ -1,0 +1,106 @@
+// Fault injection for tests (design §5): armed crash points, shard outages and broken modes, driven by a
+// plan. It exists only when RINGSTORE_FAULT_INJECTION=1, and a production bundle refuses to start with it.
+import { z } from 'zod';
+import { RingstoreError } from '../core/errors';
+import { type BrokenMode, brokenModes, type CrashPoint, CrashInjectedError, crashPoints, type FaultInjector } from '../core/faults';
+import type { ShardStore } from '../ports';
+
+/** What a test asks for: replaces the whole current plan. */
+export const FaultPlan = z
+  .object({
+    /** Crash at `point` on its (after+1)-th reach, `times` times in a row (default once). */
+    crashes: z
+      .array(z.object({ point: z.enum(crashPoints), after: z.number().int().min(0).default(0), times: z.number().int().min(1).default(1) }).strict())
+      .default([]),
+    /** Shard tables that answer every call with shard.unavailable. */
+    downShards: z.array(z.string().min(1)).default([]),
+    broken: z.array(z.enum(brokenModes)).default([]),
+  })
+  .strict();
+
+export type FaultPlanInput = z.input<typeof FaultPlan>;
+
+interface ArmedCrash {
+  skip: number;
+  remaining: number;
+}
+
+export class FaultController implements FaultInjector {
+  private crashes = new Map<CrashPoint, ArmedCrash>();
+  private down = new Set<string>();
+  private brokenModes = new Set<BrokenMode>();
+  private readonly reachedCounts = new Map<CrashPoint, number>();
+  private readonly crashedCounts = new Map<CrashPoint, number>();
+
+  apply(input: unknown): void {
+    const plan = FaultPlan.parse(input);
+    this.crashes = new Map(plan.crashes.map((crash) => [crash.point, { skip: crash.after, remaining: crash.times }]));
+    this.down = new Set(plan.downShards);
+    this.brokenModes = new Set(plan.broken);
+  }
+
+  reach(point: CrashPoint): void {
+    this.reachedCounts.set(point, (this.reachedCounts.get(point) ?? 0) + 1);
+    const armed = this.crashes.get(point);
+    if (!armed) return;
+    if (armed.skip > 0) {
+      armed.skip -= 1;
+      return;
+    }
+    armed.remaining -= 1;
+    if (armed.remaining <= 0) this.crashes.delete(point);
+    this.crashedCounts.set(point, (this.crashedCounts.get(point) ?? 0) + 1);
+    throw new CrashInjectedError(point);
+  }
+
+  isBroken(mode: BrokenMode): boolean {
+    return this.brokenModes.has(mode);
+  }
+
+  isDown(table: string): boolean {
+    return this.down.has(table);
+  }
+
+  /** What is armed now and what has happened, for the test that drives it. */
+  status() {
+    return {
+      crashes: [...this.crashes].map(([point, armed]) => ({ point, after: armed.skip, times: armed.remaining })),
+      downShards: [...this.down],
+      broken: [...this.brokenModes],
+      reached: Object.fromEntries(this.reachedCounts),
+      crashed: Object.fromEntries(this.crashedCounts),
+    };
+  }
+}
+
+/** A ShardStore whose tables can be taken down: every call to a down table fails as an outage would. */
+export class FaultyShardStore implements ShardStore {
+  constructor(
+    private readonly inner: ShardStore,
+    private readonly faults: FaultController,
+  ) {}
+
+  private check(table: string): void {
+    if (this.faults.isDown(table)) {
+      throw new RingstoreError('shard.unavailable', `shard ${table} is unavailable (injected outage)`, { retryable: true });
+    }
+  }
+
+  get: ShardStore['get'] = async (table, ...rest) => (this.check(table), this.inner.get(table, ...rest));
+  write: ShardStore['write'] = async (table, ...rest) => (this.check(table), this.inner.write(table, ...rest));
+  applyReplica: ShardStore['applyReplica'] = async (table, ...rest) => (this.check(table), this.inner.applyReplica(table, ...rest));
+  list: ShardStore['list'] = async (table, ...rest) => (this.check(table), this.inner.list(table, ...rest));
+  versionsInRange: ShardStore['versionsInRange'] = async (table, ...rest) => (this.check(table), this.inner.versionsInRange(table, ...rest));
+}
+
+/**
+ * Whether this process runs with fault injection. A production bundle (CDK defines
+ * RINGSTORE_PRODUCTION_BUILD at bundle time, so no environment can change it) refuses to start with it.
+ */
+export function faultInjectionRequested(flag: string | undefined, productionBuild = process.env.RINGSTORE_PRODUCTION_BUILD): boolean {
+  const requested = flag === '1' || flag === 'true';
+  if (requested && productionBuild === 'true') {
+    throw new Error('fault injection (RINGSTORE_FAULT_INJECTION) is refused in a production bundle: it exists for tests only');
+  }
+  return requested;
+}

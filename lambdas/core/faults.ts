@@ -1,0 +1,55 @@
+// Named crash points and deliberately broken modes (design §5). The core only ever asks an injector;
+// the injector exists only in test runs (RINGSTORE_FAULT_INJECTION), and production bundles refuse it.
+
+/** Where a crash can be injected in the write and replication paths. */
+export const crashPoints = [
+  /** A write is about to reach the owner: nothing is stored yet. */
+  'write.beforeOwner',
+  /** The owner holds the new version; no replica does yet (strong writes). */
+  'write.afterOwner',
+  /** One replica answered; the others are still in flight (strong writes). */
+  'write.afterFirstReplica',
+  /** A replica was unreachable and its hint is about to be written. */
+  'write.beforeHint',
+  /** Hint replay applied a hint but has not removed it from the failure log. */
+  'hints.duringReplay',
+  /** The replicator is about to apply a stream record to a replica. */
+  'replicator.beforeApply',
+  /** The replicator applied a stream record to a replica and has not acknowledged the batch. */
+  'replicator.afterApply',
+] as const;
+
+export type CrashPoint = (typeof crashPoints)[number];
+
+/** Deliberately wrong behaviours that the proof tests must catch (so the checkers are known to work). */
+export const brokenModes = [
+  /** Strong reads go to a replica instead of the owner: not linearizable during replication lag. */
+  'strongReadFromReplica',
+] as const;
+
+export type BrokenMode = (typeof brokenModes)[number];
+
+/** What the core asks at each crash point; absent in production. */
+export interface FaultInjector {
+  /** Throws CrashInjectedError when the point is armed. */
+  reach(point: CrashPoint): void;
+  isBroken(mode: BrokenMode): boolean;
+}
+
+/**
+ * A simulated process death at a crash point. It is not a RingstoreError on purpose: nothing may catch
+ * it as a domain failure; it unwinds the request like a crashed Lambda (the gateway answers 502).
+ */
+export class CrashInjectedError extends Error {
+  readonly point: CrashPoint;
+
+  constructor(point: CrashPoint) {
+    super(`crash injected at ${point}`);
+    this.name = 'CrashInjectedError';
+    this.point = point;
+  }
+}
+
+export function isCrashInjected(error: unknown): error is CrashInjectedError {
+  return error instanceof CrashInjectedError;
+}

@@ -1,0 +1,240 @@
+// Bringing replicas back in line (design §1): hinted handoff replays the failure log onto a shard that
+// returns, before it serves reads again; anti-entropy compares replicas range by range and repairs what
+// every other path missed (a record the stream dropped, a hint that could not be written).
+import { isShardFailure, forEachBounded } from './replication';
+import { isCrashInjected, type FaultInjector } from './faults';
+import type { Ring, TokenRange } from './ring';
+import type { Clock, Hint, HintStore, MaintenanceStateStore, ShardHealthStore, ShardStore, VersionEntry } from '../ports';
+
+export interface MaintenanceDeps {
+  shards: ShardStore;
+  hints: HintStore;
+  health: ShardHealthStore;
+  clock: Clock;
+  state: MaintenanceStateStore;
+  faults?: FaultInjector;
+  limits: { hintReplayPageSize: number; hintReplayConcurrency: number; antiEntropyRangesPerRun: number };
+}
+
+export interface MaintenanceReport {
+  startedAt: string;
+  handoff: ReplayReport[];
+  antiEntropy: AntiEntropyReport;
+}
+
+export interface ReplayReport {
+  table: string;
+  /** The health transition this pass made, if any. */
+  transition?: 'recovering' | 'available';
+  /** Hints applied to the replica (it did not hold that version yet). */
+  applied: number;
+  /** Hints the replica no longer needed (it already held that version or a newer one). */
+  alreadyCurrent: number;
+  durationMs: number;
+  /** Hints replayed per second during this pass (0 when there were none). */
+  hintsPerSecond: number;
+  /** False when the shard failed again during replay: it stays out of reads. */
+  completed: boolean;
+}
+
+export interface Repair {
+  table: string;
+  namespace: string;
+  key: string;
+  /** The version the replica held (0: none). */
+  from: number;
+  to: number;
+}
+
+export interface AntiEntropyReport {
+  rangesCompared: number;
+  keysCompared: number;
+  repairedCount: number;
+  /** The first repairs, for the report (bounded). */
+  repairs: Repair[];
+  /** Ranges skipped because a replica was unavailable (hinted handoff covers those). */
+  rangesSkipped: number;
+  /** Index of the range the next run starts at (the job walks the ring in slices). */
+  nextRange: number;
+  durationMs: number;
+}
+
+/** Repairs listed in a report; the count is always exact. */
+export const repairsReportedMax = 100;
+
+/** The key a probe reads to see whether a shard answers again; it never exists. */
+const probeKey = { namespace: '~ringstore', key: 'probe' } as const;
+
+export class MaintenanceService {
+  constructor(private readonly deps: MaintenanceDeps) {}
+
+  /** Each shard's health and waiting hints, with the last run's report. */
+  async status(ring: Ring) {
+    const health = await this.deps.health.all();
+    const shards = await Promise.all(
+      ring.shards.map(async (shard) => {
+        const record = health.get(shard.table);
+        return {
+          id: shard.id,
+          table: shard.table,
+          health: record?.status ?? ('available' as const),
+          ...(record ? { since: new Date(record.sinceMs).toISOString() } : {}),
+          ...(record?.reason ? { reason: record.reason } : {}),
+          pendingHints: await this.deps.hints.count(shard.table),
+        };
+      }),
+    );
+    const state = await this.deps.state.readMaintenanceState();
+    return { epoch: ring.epoch, shards, ...(state ? { lastMaintenance: state.lastReport as MaintenanceReport } : {}) };
+  }
+
+  /**
+   * One maintenance run: hinted handoff on every shard, then anti-entropy over the next slice of the
+   * ring (`rangesMax`, default the configured slice), resuming where the previous run stopped.
+   */
+  async run(ring: Ring, options: { rangesMax?: number } = {}): Promise<MaintenanceReport> {
+    const startedAt = new Date(this.deps.clock.nowMs()).toISOString();
+    const handoff = await this.handoff(ring);
+    const state = await this.deps.state.readMaintenanceState();
+    const antiEntropy = await this.antiEntropy(ring, {
+      fromRange: state?.nextRange ?? 0,
+      rangesMax: options.rangesMax ?? this.deps.limits.antiEntropyRangesPerRun,
+    });
+    const report = { startedAt, handoff, antiEntropy };
+    await this.deps.state.saveMaintenanceState({ nextRange: antiEntropy.nextRange, lastReport: report });
+    return report;
+  }
+
+  /**
+   * One hinted-handoff pass over every shard: an unavailable shard that answers a probe moves to
+   * recovering; a recovering shard has its hints replayed (per key in version order) and becomes
+   * available only when none are left; an available shard's stray hints are replayed as well.
+   */
+  async handoff(ring: Ring): Promise<ReplayReport[]> {
+    const health = await this.deps.health.all();
+    const reports: ReplayReport[] = [];
+    for (const shard of ring.shards) {
+      const status = health.get(shard.table)?.status ?? 'available';
+      if (status === 'unavailable') {
+        if (!(await this.answers(shard.table))) continue;
+        if (!(await this.deps.health.beginRecovery(shard.table, this.deps.clock.nowMs()))) continue;
+        reports.push(await this.replay(shard.table, true));
+      } else {
+        const report = await this.replay(shard.table, status === 'recovering');
+        if (report.transition || report.applied + report.alreadyCurrent > 0 || !report.completed) reports.push(report);
+      }
+    }
+    return reports;
+  }
+
+  /** Replays every hint of `table`; with `recovering`, makes the shard available when the log is empty. */
+  async replay(table: string, recovering: boolean): Promise<ReplayReport> {
+    const started = this.deps.clock.nowMs();
+    const report: ReplayReport = {
+      table, applied: 0, alreadyCurrent: 0, durationMs: 0, hintsPerSecond: 0, completed: true,
+      ...(recovering ? { transition: 'recovering' as const } : {}),
+    };
+    const { hintReplayPageSize, hintReplayConcurrency } = this.deps.limits;
+    try {
+      for (;;) {
+        const page = await this.deps.hints.list(table, hintReplayPageSize);
+        if (page.length === 0) break;
+        // Keys replay concurrently; the hints of one key replay one by one, oldest version first.
+        const byKey = new Map<string, Hint[]>();
+        for (const hint of page) {
+          const id = `${hint.item.namespace}#${hint.item.key}`;
+          byKey.set(id, [...(byKey.get(id) ?? []), hint]);
+        }
+        await forEachBounded([...byKey.values()], hintReplayConcurrency, async (hints) => {
+          for (const hint of hints.sort((a, b) => a.item.version - b.item.version)) {
+            const nowSeconds = Math.floor(this.deps.clock.nowMs() / 1000);
+            const applied = await this.deps.shards.applyReplica(table, hint.item, { nowSeconds });
+            this.deps.faults?.reach('hints.duringReplay');
+            await this.deps.hints.remove(hint);
+            if (applied) report.applied += 1;
+            else report.alreadyCurrent += 1;
+          }
+        });
+      }
+      if (recovering && (await this.deps.health.completeRecovery(table, this.deps.clock.nowMs()))) report.transition = 'available';
+    } catch (error) {
+      if (isCrashInjected(error) || !isShardFailure(error)) throw error;
+      report.completed = false;
+      await this.deps.health.markUnavailable(table, `failed during hint replay: ${(error as Error).message}`, this.deps.clock.nowMs());
+    }
+    report.durationMs = this.deps.clock.nowMs() - started;
+    const replayed = report.applied + report.alreadyCurrent;
+    report.hintsPerSecond = replayed === 0 ? 0 : Math.round((replayed * 1000) / Math.max(1, report.durationMs));
+    return report;
+  }
+
+  /**
+   * Compares the replicas of `rangesMax` token ranges starting at `fromRange` and copies the newest
+   * version of every key to each replica that lacks it. The token index makes each range one ordered
+   * query per replica; values are read only for keys that are copied.
+   */
+  async antiEntropy(ring: Ring, options: { fromRange: number; rangesMax: number }): Promise<AntiEntropyReport> {
+    const started = this.deps.clock.nowMs();
+    const ranges = ring.ranges();
+    const report: AntiEntropyReport = {
+      rangesCompared: 0, keysCompared: 0, repairedCount: 0, repairs: [], rangesSkipped: 0, nextRange: 0, durationMs: 0,
+    };
+    const health = await this.deps.health.all();
+    const count = Math.min(options.rangesMax, ranges.length);
+    for (let step = 0; step < count; step += 1) {
+      const index = (options.fromRange + step) % ranges.length;
+      const range = ranges[index]!;
+      const tables = range.replicas.map((id) => ring.shard(id).table);
+      if (tables.some((table) => (health.get(table)?.status ?? 'available') !== 'available')) {
+        report.rangesSkipped += 1;
+      } else {
+        await this.compareRange(range, tables, report);
+        report.rangesCompared += 1;
+      }
+      report.nextRange = (index + 1) % ranges.length;
+    }
+    report.durationMs = this.deps.clock.nowMs() - started;
+    return report;
+  }
+
+  private async compareRange(range: TokenRange, tables: string[], report: AntiEntropyReport): Promise<void> {
+    const views = await Promise.all(tables.map((table) => this.deps.shards.versionsInRange(table, range)));
+    const held = views.map((entries) => new Map(entries.map((entry) => [`${entry.namespace}#${entry.key}`, entry])));
+    const newest = new Map<string, { entry: VersionEntry; source: number }>();
+    views.forEach((entries, source) => {
+      for (const entry of entries) {
+        const id = `${entry.namespace}#${entry.key}`;
+        const seen = newest.get(id);
+        if (!seen || seen.entry.version < entry.version) newest.set(id, { entry, source });
+      }
+    });
+    report.keysCompared += newest.size;
+    for (const [id, { entry, source }] of newest) {
+      const lagging = tables.filter((_, index) => index !== source && (held[index]!.get(id)?.version ?? 0) < entry.version);
+      if (lagging.length === 0) continue;
+      // The index may lag the table: the item itself is read (consistently) and copied with the
+      // version guard, so a repair can never move a replica backwards.
+      const item = await this.deps.shards.get(tables[source]!, entry.namespace, entry.key, { consistent: true });
+      if (!item) continue;
+      const nowSeconds = Math.floor(this.deps.clock.nowMs() / 1000);
+      for (const table of lagging) {
+        if (!(await this.deps.shards.applyReplica(table, item, { nowSeconds }))) continue;
+        report.repairedCount += 1;
+        if (report.repairs.length < repairsReportedMax) {
+          const from = held[tables.indexOf(table)]!.get(id)?.version ?? 0;
+          report.repairs.push({ table, namespace: item.namespace, key: item.key, from, to: item.version });
+        }
+      }
+    }
+  }
+
+  private async answers(table: string): Promise<boolean> {
+    try {
+      await this.deps.shards.get(table, probeKey.namespace, probeKey.key, { consistent: true });
+      return true;
+    } catch (error) {
+      if (isShardFailure(error)) return false;
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,178 @@
+// Keeps every key on its RF shards (design §1). Strong writes fan out from the owner; the stream path
+// catches replicas up after eventual writes; a replica that cannot be reached gets a hint. Versions
+// make every step idempotent: a replica applies only a strictly newer version, so duplicated,
+// reordered and replayed copies are harmless.
+import { isRingstoreError } from './errors';
+import { type FaultInjector, isCrashInjected } from './faults';
+import type { StoredItem } from './item';
+import type { Ring, RingShard } from './ring';
+import type { Clock, HintStore, ReplicationMetrics, ShardHealth, ShardHealthStore, ShardStore } from '../ports';
+
+export interface ReplicationDeps {
+  shards: ShardStore;
+  hints: HintStore;
+  health: ShardHealthStore;
+  clock: Clock;
+  faults?: FaultInjector;
+  metrics?: ReplicationMetrics;
+}
+
+/**
+ * What became of one replica copy: `applied` (stored now), `current` (it already held this version or
+ * newer), `hinted` (unreachable: the failure log holds it), `missed` (unreachable and the hint could not
+ * be written either: the stream path and anti-entropy still converge it, but it is not counted).
+ */
+export type ReplicaOutcome = 'applied' | 'current' | 'hinted' | 'missed';
+
+export interface FanOutResult {
+  /** Shards holding the version when the fan-out ended, the owner included. */
+  holders: number;
+  outcomes: Record<string, ReplicaOutcome>;
+}
+
+/** One owner write seen on the owner table's stream. */
+export interface OwnerChange {
+  /** The table whose stream carried the record. */
+  sourceTable: string;
+  item: StoredItem;
+}
+
+export interface StreamApplyResult {
+  applied: number;
+  current: number;
+  hinted: number;
+  /** Records of replica writes (echoes of replication) or of keys this table no longer owns. */
+  ignored: number;
+  /** Index of the first change that could not be replicated; the stream retries from there. */
+  firstFailedIndex?: number;
+}
+
+/** Concurrent keys per stream batch: bounded so a batch cannot exhaust the handler's sockets. */
+export const streamApplyConcurrency = 8;
+
+/** Shard errors that mean "this replica is unreachable now", as opposed to bugs. */
+export function isShardFailure(error: unknown): boolean {
+  return isRingstoreError(error, 'shard.unavailable') || isRingstoreError(error, 'throttled');
+}
+
+export function isReadable(health: ReadonlyMap<string, ShardHealth>, table: string): boolean {
+  return (health.get(table)?.status ?? 'available') === 'available';
+}
+
+export class ReplicationService {
+  private rotation = 0;
+
+  constructor(private readonly deps: ReplicationDeps) {}
+
+  /** Strong write, second phase: the owner holds `item`; copy it to every other replica in parallel. */
+  async fanOut(item: StoredItem, replicas: readonly RingShard[]): Promise<FanOutResult> {
+    const health = await this.deps.health.all();
+    let firstDone = false;
+    const outcomes = await Promise.all(
+      replicas.map(async (replica) => {
+        const outcome = await this.copyTo(replica.table, item, health);
+        if (!firstDone) {
+          firstDone = true;
+          this.deps.faults?.reach('write.afterFirstReplica');
+        }
+        return [replica.table, outcome] as const;
+      }),
+    );
+    const held = outcomes.filter(([, outcome]) => outcome === 'applied' || outcome === 'current').length;
+    return { holders: 1 + held, outcomes: Object.fromEntries(outcomes) };
+  }
+
+  /**
+   * The shards an eventual read may use, in the order to try them: only available shards (a shard
+   * that is down or still replaying its hints does not serve), starting at a rotating offset so reads
+   * spread over the replicas.
+   */
+  async readOrder(replicas: readonly RingShard[]): Promise<RingShard[]> {
+    const health = await this.deps.health.all();
+    const readable = replicas.filter((replica) => isReadable(health, replica.table));
+    if (readable.length <= 1) return readable;
+    const start = this.rotation % readable.length;
+    this.rotation = (this.rotation + 1) % 1_000_000;
+    return [...readable.slice(start), ...readable.slice(0, start)];
+  }
+
+  /**
+   * The stream path (eventual writes, and the safety net of strong ones): copies each owner write to
+   * the key's other replicas. Only the owner's records replicate; a replica's own stream carries
+   * echoes of replication, which are ignored. Within a batch only the newest version per key is copied.
+   */
+  async applyOwnerChanges(changes: readonly OwnerChange[], ring: Ring): Promise<StreamApplyResult> {
+    const result: StreamApplyResult = { applied: 0, current: 0, hinted: 0, ignored: 0 };
+    const newest = new Map<string, { index: number; change: OwnerChange; replicas: RingShard[] }>();
+    changes.forEach((change, index) => {
+      const [owner, ...replicas] = ring.replicasOf(change.item.token);
+      if (owner?.table !== change.sourceTable) {
+        result.ignored += 1;
+        return;
+      }
+      const id = `${change.item.namespace}#${change.item.key}`;
+      const seen = newest.get(id);
+      if (seen && seen.change.item.version >= change.item.version) return;
+      newest.set(id, { index, change, replicas });
+    });
+    const health = await this.deps.health.all();
+    const failedIndexes: number[] = [];
+    await forEachBounded([...newest.values()], streamApplyConcurrency, async ({ index, change, replicas }) => {
+      this.deps.faults?.reach('replicator.beforeApply');
+      const outcomes = await Promise.all(replicas.map((replica) => this.copyTo(replica.table, change.item, health)));
+      this.deps.faults?.reach('replicator.afterApply');
+      for (const outcome of outcomes) {
+        if (outcome === 'missed') failedIndexes.push(index);
+        else result[outcome] += 1;
+      }
+    });
+    if (failedIndexes.length) result.firstFailedIndex = Math.min(...failedIndexes);
+    return result;
+  }
+
+  /** Copies `item` to one replica, or records a hint when the replica cannot take it now. */
+  async copyTo(table: string, item: StoredItem, health: ReadonlyMap<string, ShardHealth>): Promise<ReplicaOutcome> {
+    // A shard known to be down is not tried: the write would only wait for its timeout.
+    if (health.get(table)?.status === 'unavailable') return this.hint(table, item, 'marked unavailable');
+    const nowMs = this.deps.clock.nowMs();
+    try {
+      const applied = await this.deps.shards.applyReplica(table, item, { nowSeconds: Math.floor(nowMs / 1000) });
+      if (applied && item.modifiedAtMs !== undefined) {
+        this.deps.metrics?.replicaApplied(Math.max(0, this.deps.clock.nowMs() - item.modifiedAtMs));
+      }
+      return applied ? 'applied' : 'current';
+    } catch (error) {
+      if (isCrashInjected(error) || !isShardFailure(error)) throw error;
+      const reason = error instanceof Error ? error.message : String(error);
+      const outcome = await this.hint(table, item, reason);
+      // Marked after the hint: whichever order a concurrent replay sees them in, the hint is replayed.
+      await this.deps.health.markUnavailable(table, reason, nowMs).catch(() => undefined);
+      return outcome;
+    }
+  }
+
+  private async hint(table: string, item: StoredItem, _reason: string): Promise<ReplicaOutcome> {
+    this.deps.faults?.reach('write.beforeHint');
+    try {
+      await this.deps.hints.add({ target: table, item, createdAtMs: this.deps.clock.nowMs() });
+      this.deps.metrics?.hintWritten(table);
+      return 'hinted';
+    } catch (error) {
+      if (isCrashInjected(error)) throw error;
+      return 'missed';
+    }
+  }
+}
+
+/** Runs `work` over `items`, at most `concurrency` at a time; the first failure rejects. */
+export async function forEachBounded<T>(items: readonly T[], concurrency: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const workers = Array.from({ length: Math.min(concurrency, items.length) }, async () => {
+    while (next < items.length) {
+      const item = items[next]!;
+      next += 1;
+      await work(item);
+    }
+  });
+  await Promise.all(workers);
+}

@@ -1,0 +1,15 @@
+// Scheduled: probes unavailable shards, replays their hints before they serve again, then compares the
+// next slice of token ranges across replicas and repairs what differs (anti-entropy).
+import middy from '@middy/core';
+import type { ScheduledEvent } from 'aws-lambda';
+import type { MaintenanceReport } from '../core/maintenance';
+import { runtime } from '../runtime';
+
+const { maintenance, ring, logger } = runtime();
+
+export const handler = middy<ScheduledEvent, MaintenanceReport>().handler(async () => {
+  const report = await maintenance.run(await ring.current());
+  const { antiEntropy, handoff } = report;
+  if (handoff.length || antiEntropy.repairedCount) logger.info('maintenance repaired replicas', { ...report });
+  return report;
+});
