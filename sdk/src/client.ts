@@ -2,6 +2,14 @@
 // per command for callers who prefer `client.get(key)` to `client.send(new GetCommand(...))`.
 
 import {
+  DescribeShardsCommand,
+  type DescribeShardsCommandOutput,
+  GetNamespaceSettingsCommand,
+  type NamespaceSettings,
+  RepairCommand,
+  type RepairCommandOutput,
+  SetNamespaceSettingsCommand,
+  type SetNamespaceSettingsCommandInput,
   CreateApiKeyCommand,
   DeleteCommand,
   GetCommand,
@@ -294,5 +302,57 @@ export class RingstoreClient {
    */
   listApiKeys(options?: SendOptions): Promise<ListApiKeysCommandOutput> {
     return this.send(new ListApiKeysCommand(), options);
+  }
+
+  /**
+   * A namespace's default read and write consistency; needs an admin key.
+   *
+   * @example
+   * ```ts
+   * const { writeConsistency } = await admin.getNamespaceSettings('team');
+   * ```
+   */
+  getNamespaceSettings(namespace: string, options?: SendOptions): Promise<NamespaceSettings> {
+    return this.send(new GetNamespaceSettingsCommand({ namespace }), options);
+  }
+
+  /**
+   * Changes a namespace's defaults (the ones given); needs an admin key.
+   *
+   * @example
+   * ```ts
+   * await admin.setNamespaceSettings('team', { writeConsistency: 'strong' });
+   * ```
+   */
+  setNamespaceSettings(
+    namespace: string,
+    settings: Omit<SetNamespaceSettingsCommandInput, 'namespace'>,
+    options?: SendOptions,
+  ): Promise<NamespaceSettings> {
+    return this.send(new SetNamespaceSettingsCommand({ namespace, ...settings }), options);
+  }
+
+  /**
+   * Shard health, hints waiting per shard and replication lag; needs an admin key.
+   *
+   * @example
+   * ```ts
+   * const { shards } = await admin.describeShards();
+   * ```
+   */
+  describeShards(options?: SendOptions): Promise<DescribeShardsCommandOutput> {
+    return this.send(new DescribeShardsCommand(), options);
+  }
+
+  /**
+   * Replays hints and runs a full anti-entropy pass now, returning what was repaired; needs an admin key.
+   *
+   * @example
+   * ```ts
+   * const { antiEntropy } = await admin.repair();
+   * ```
+   */
+  repair(options?: SendOptions): Promise<RepairCommandOutput> {
+    return this.send(new RepairCommand(), options);
   }
 }

@@ -103,9 +103,12 @@ function requireArray(response: HttpResponse, record: Record<string, unknown>, n
   return value;
 }
 
-function keyVersion(response: HttpResponse): { key: string; version: number } {
+/** The acknowledgement of a write: key, version, the consistency it got, and (strong) the copies made. */
+function keyVersion(response: HttpResponse): WriteOutput {
   const record = readJsonObject(response);
-  return { key: requireString(response, record, 'key'), version: requireNumber(response, record, 'version') };
+  const consistency = record.consistency === 'strong' ? 'strong' : 'eventual';
+  const copies = typeof record.copies === 'number' ? { copies: record.copies } : {};
+  return { key: requireString(response, record, 'key'), version: requireNumber(response, record, 'version'), consistency, ...copies };
 }
 
 function conditionHeaders(input: { ifMatch?: number; ifNoneMatch?: '*' }): Record<string, string> {
@@ -309,6 +312,23 @@ export interface PutCommandInput {
 }
 
 /**
+ * What every write answers: the key, its new version (also its ETag), the consistency the write got,
+ * and for a strong write the number of shards that held the version when it was acknowledged.
+ *
+ * @example
+ * ```ts
+ * const { version, copies }: WriteOutput = await client.put('k', 'v', { consistency: 'strong' });
+ * ```
+ */
+export interface WriteOutput {
+  key: string;
+  version: number;
+  consistency: Consistency;
+  /** Strong writes: shards holding the version at the acknowledgement, the owner included. */
+  copies?: number;
+}
+
+/**
  * Result of a write: the key and its new version.
  *
  * @example
@@ -316,10 +336,7 @@ export interface PutCommandInput {
  * const { version }: PutCommandOutput = await client.put('k', 'v');
  * ```
  */
-export interface PutCommandOutput {
-  key: string;
-  version: number;
-}
+export type PutCommandOutput = WriteOutput;
 
 /**
  * Body and answer of `POST /v1/kv/{key}/uploads`.
@@ -463,6 +480,7 @@ export interface DeleteCommandInput {
   key: string;
   /** Delete only if the current version is this one. */
   ifMatch?: number;
+  consistency?: Consistency;
 }
 
 /**
@@ -473,10 +491,7 @@ export interface DeleteCommandInput {
  * const { version }: DeleteCommandOutput = await client.delete('users/42');
  * ```
  */
-export interface DeleteCommandOutput {
-  key: string;
-  version: number;
-}
+export type DeleteCommandOutput = WriteOutput;
 
 /**
  * Deletes a key (`DELETE /v1/kv/{key}`). Throws {@link NotFoundError} when it does not exist.
@@ -490,7 +505,9 @@ export class DeleteCommand extends RingstoreCommand<DeleteCommandInput, DeleteCo
   override async execute({ transport, signal }: CommandContext): Promise<DeleteCommandOutput> {
     const path = `/v1/kv/${encodeKey(this.input.key)}`;
     const headers = conditionHeaders(this.input);
-    const response = await transport.send({ method: 'DELETE', path, headers, authenticated: true }, signal);
+    assertConsistency(this.input.consistency);
+    const query = { consistency: this.input.consistency };
+    const response = await transport.send({ method: 'DELETE', path, headers, query, authenticated: true }, signal);
     return keyVersion(response);
   }
 }
@@ -895,5 +912,166 @@ export class ListApiKeysCommand extends RingstoreCommand<ListApiKeysCommandInput
       return key;
     });
     return { keys };
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// ADMIN: namespace defaults, shard health, repair
+
+/**
+ * A namespace's default consistency: what a request that names none gets.
+ *
+ * @example
+ * ```ts
+ * const settings: NamespaceSettings = { namespace: 'team', readConsistency: 'eventual', writeConsistency: 'strong' };
+ * ```
+ */
+export interface NamespaceSettings {
+  namespace: string;
+  readConsistency: Consistency;
+  writeConsistency: Consistency;
+}
+
+function namespaceSettingsOf(response: HttpResponse): NamespaceSettings {
+  const record = readJsonObject(response);
+  const level = (field: string): Consistency => (record[field] === 'strong' ? 'strong' : 'eventual');
+  return {
+    namespace: requireString(response, record, 'namespace'),
+    readConsistency: level('readConsistency'),
+    writeConsistency: level('writeConsistency'),
+  };
+}
+
+/**
+ * Input of {@link GetNamespaceSettingsCommand}.
+ *
+ * @example
+ * ```ts
+ * const input: GetNamespaceSettingsCommandInput = { namespace: 'team' };
+ * ```
+ */
+export interface GetNamespaceSettingsCommandInput {
+  namespace: string;
+}
+
+/**
+ * Reads a namespace's defaults (`GET /v1/admin/namespaces/{namespace}`); needs an admin key.
+ *
+ * @example
+ * ```ts
+ * const settings = await admin.send(new GetNamespaceSettingsCommand({ namespace: 'team' }));
+ * ```
+ */
+export class GetNamespaceSettingsCommand extends RingstoreCommand<GetNamespaceSettingsCommandInput, NamespaceSettings> {
+  override async execute({ transport, signal }: CommandContext): Promise<NamespaceSettings> {
+    const path = `/v1/admin/namespaces/${encodeURIComponent(this.input.namespace)}`;
+    return namespaceSettingsOf(await transport.send({ method: 'GET', path, authenticated: true }, signal));
+  }
+}
+
+/**
+ * Input of {@link SetNamespaceSettingsCommand}: the defaults to change (the others stay).
+ *
+ * @example
+ * ```ts
+ * const input: SetNamespaceSettingsCommandInput = { namespace: 'team', writeConsistency: 'strong' };
+ * ```
+ */
+export interface SetNamespaceSettingsCommandInput {
+  namespace: string;
+  readConsistency?: Consistency;
+  writeConsistency?: Consistency;
+}
+
+/**
+ * Sets a namespace's defaults (`PUT /v1/admin/namespaces/{namespace}`); needs an admin key. Requests
+ * see the change within the authorizer cache TTL (60 s by default).
+ *
+ * @example
+ * ```ts
+ * await admin.send(new SetNamespaceSettingsCommand({ namespace: 'team', readConsistency: 'strong' }));
+ * ```
+ */
+export class SetNamespaceSettingsCommand extends RingstoreCommand<SetNamespaceSettingsCommandInput, NamespaceSettings> {
+  override async execute({ transport, signal }: CommandContext): Promise<NamespaceSettings> {
+    const { namespace, ...patch } = this.input;
+    assertConsistency(patch.readConsistency);
+    assertConsistency(patch.writeConsistency);
+    const path = `/v1/admin/namespaces/${encodeURIComponent(namespace)}`;
+    const body = new TextEncoder().encode(JSON.stringify(patch));
+    const headers = { 'content-type': 'application/json' };
+    return namespaceSettingsOf(await transport.send({ method: 'PUT', path, headers, body, authenticated: true }, signal));
+  }
+}
+
+/**
+ * Shard health, hints waiting, the last maintenance report and replication lag, as the server
+ * reports them (see the `Shards` schema in the OpenAPI document).
+ *
+ * @example
+ * ```ts
+ * const { shards }: DescribeShardsCommandOutput = await admin.describeShards();
+ * ```
+ */
+export interface DescribeShardsCommandOutput {
+  epoch: number;
+  shards: Array<{ id: number; table: string; health: 'available' | 'unavailable' | 'recovering'; since?: string; reason?: string; pendingHints: number }>;
+  lastMaintenance?: Record<string, unknown>;
+  replication: { replicasApplied: number; hintsWritten: number; lagMs: { p50: number; p99: number; max: number; samples: number } };
+}
+
+/**
+ * Describes shard health (`GET /v1/admin/shards`); needs an admin key.
+ *
+ * @example
+ * ```ts
+ * const status = await admin.send(new DescribeShardsCommand());
+ * ```
+ */
+export class DescribeShardsCommand extends RingstoreCommand<Record<string, never>, DescribeShardsCommandOutput> {
+  constructor(input: Record<string, never> = {}) {
+    super(input);
+  }
+
+  override async execute({ transport, signal }: CommandContext): Promise<DescribeShardsCommandOutput> {
+    const response = await transport.send({ method: 'GET', path: '/v1/admin/shards', authenticated: true }, signal);
+    const record = readJsonObject(response);
+    requireArray(response, record, 'shards');
+    return record as unknown as DescribeShardsCommandOutput;
+  }
+}
+
+/**
+ * What one repair run did: hints replayed per shard and the anti-entropy comparison.
+ *
+ * @example
+ * ```ts
+ * const { antiEntropy }: RepairCommandOutput = await admin.repair();
+ * ```
+ */
+export interface RepairCommandOutput {
+  startedAt: string;
+  handoff: Array<{ table: string; applied: number; alreadyCurrent: number; hintsPerSecond: number; completed: boolean; transition?: string }>;
+  antiEntropy: { rangesCompared: number; keysCompared: number; repairedCount: number; repairs: Array<Record<string, unknown>>; rangesSkipped: number };
+}
+
+/**
+ * Runs hinted handoff and a full anti-entropy pass now (`POST /v1/admin/repair`); needs an admin key.
+ *
+ * @example
+ * ```ts
+ * const report = await admin.send(new RepairCommand());
+ * ```
+ */
+export class RepairCommand extends RingstoreCommand<Record<string, never>, RepairCommandOutput> {
+  constructor(input: Record<string, never> = {}) {
+    super(input);
+  }
+
+  override async execute({ transport, signal }: CommandContext): Promise<RepairCommandOutput> {
+    const response = await transport.send({ method: 'POST', path: '/v1/admin/repair', authenticated: true }, signal);
+    const record = readJsonObject(response);
+    requireArray(response, record, 'handoff');
+    return record as unknown as RepairCommandOutput;
   }
 }

@@ -36,7 +36,7 @@ describe('RingstoreClient', () => {
     const got = await client.send(new GetCommand({ key: 'greeting' }));
 
     // Assess
-    expect(put).toEqual({ key: 'greeting', version: 1 });
+    expect(put).toEqual({ key: 'greeting', version: 1, consistency: 'eventual' });
     expect(got.key).toBe('greeting');
     expect(got.version).toBe(1);
     expect(got.contentType).toBe('text/plain; charset=utf-8');
@@ -143,7 +143,7 @@ describe('RingstoreClient', () => {
 
     const deleted = await client.delete('gone');
 
-    expect(deleted).toEqual({ key: 'gone', version: 2 });
+    expect(deleted).toEqual({ key: 'gone', version: 2, consistency: 'eventual' });
     await expect(client.get('gone')).rejects.toBeInstanceOf(NotFoundError);
   });
 

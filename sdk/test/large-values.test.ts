@@ -40,7 +40,7 @@ describe('large values', () => {
 
     const result = await client.put('videos/clip.bin', value, { contentType: 'video/mp4', ttlSeconds: 600, ifNoneMatch: '*' });
 
-    expect(result).toEqual({ key: 'videos/clip.bin', version: 1 });
+    expect(result).toEqual({ key: 'videos/clip.bin', version: 1, consistency: 'eventual' });
     const [create, transfer, commit, ...rest] = fake.requests;
     expect(rest).toHaveLength(0);
     expect(create?.method).toBe('POST');
@@ -162,7 +162,7 @@ describe('large values', () => {
     try {
       const result = await new RingstoreClient({ endpoint: server.url, apiKey: 'k', sleep: async () => {} }).put('k', pattern(DIRECT_BODY_BYTES_MAX + 10));
 
-      expect(result).toEqual({ key: 'k', version: 2 });
+      expect(result).toEqual({ key: 'k', version: 2, consistency: 'eventual' });
       expect(s3Calls).toBe(2);
       expect(server.requests.at(-1)?.pathname).toBe('/v1/kv/k/uploads/u%201/commit');
     } finally {

@@ -71,7 +71,7 @@ describe('retries', () => {
 
     const result = await client().put('k', 'v');
 
-    expect(result).toEqual({ key: 'k', version: 9 });
+    expect(result).toEqual({ key: 'k', version: 9, consistency: 'eventual' });
     expect(server.requests).toHaveLength(2);
     expect(sleeps).toEqual([1000]);
   });
@@ -117,7 +117,7 @@ describe('retries', () => {
       res.writeHead(504, { 'content-type': 'text/html' });
       res.end('<html>timeout</html>');
     });
-    await expect(client({ maxAttempts: 4 }).put('k', 'v')).resolves.toEqual({ key: 'k', version: 9 });
+    await expect(client({ maxAttempts: 4 }).put('k', 'v')).resolves.toEqual({ key: 'k', version: 9, consistency: 'eventual' });
     expect(server.requests).toHaveLength(5);
   });
 

@@ -257,7 +257,7 @@ export function buildProgram(session: Session): Command {
         ...(options.ifAbsent === true ? { ifNoneMatch: '*' as const } : {}),
         ...(options.consistency === undefined ? {} : { consistency: options.consistency }),
       });
-      out(`stored ${showKey(result.key)} (version ${result.version})`);
+      out(`stored ${showKey(result.key)} (version ${result.version}${copiesNote(result)})`);
     });
 
   program
@@ -306,11 +306,16 @@ export function buildProgram(session: Session): Command {
     .description('delete a key')
     .argument('<key>', 'the key')
     .option('--if-match <version>', 'delete only if the current version is this one', parseInteger(0))
-    .action(async (key: string, options: { ifMatch?: number }) => {
+    .addOption(consistencyOption())
+    .action(async (key: string, options: { ifMatch?: number; consistency?: Consistency }) => {
       const ringstore = await client();
       const result = await withKey(key, () =>
-        ringstore.delete(key, { ...call(), ...(options.ifMatch === undefined ? {} : { ifMatch: options.ifMatch }) }));
-      out(`deleted ${showKey(result.key)} (version ${result.version})`);
+        ringstore.delete(key, {
+          ...call(),
+          ...(options.ifMatch === undefined ? {} : { ifMatch: options.ifMatch }),
+          ...(options.consistency === undefined ? {} : { consistency: options.consistency }),
+        }));
+      out(`deleted ${showKey(result.key)} (version ${result.version}${copiesNote(result)})`);
     });
 
   program
@@ -382,4 +387,9 @@ export async function runCommandLine(session: Session, words: readonly string[])
  * COMMAND_NAMES.includes('keyrange'); // true
  * ```
  */
+/** Strong writes say how many shards held the version when acknowledged. */
+function copiesNote(result: { consistency: Consistency; copies?: number }): string {
+  return result.consistency === 'strong' && result.copies !== undefined ? `; strong, on ${result.copies} shards` : '';
+}
+
 export const COMMAND_NAMES = ['connect', 'disconnect', 'put', 'get', 'head', 'delete', 'list', 'keyrange', 'help', 'quit', 'exit'] as const;
