@@ -1,0 +1,40 @@
+// Stream records as the replicator reads them: the source table from the ARN, new images as items.
+import { marshall } from '@aws-sdk/util-dynamodb';
+import type { DynamoDBRecord } from 'aws-lambda';
+import { ownerChangesOf, tableOfStreamArn } from '../../lambdas/adapters/dynamodb-stream';
+
+const arn = 'arn:aws:dynamodb:us-east-1:123456789012:table/ringstore-dev-shard-2/stream/2026-11-22T00:00:00.000';
+
+function record(eventName: DynamoDBRecord['eventName'], image: Record<string, unknown> | undefined, sequence: string): DynamoDBRecord {
+  return {
+    eventName,
+    eventSourceARN: arn,
+    dynamodb: { SequenceNumber: sequence, ...(image ? { NewImage: marshall(image, { removeUndefinedValues: true }) as never } : {}) },
+  };
+}
+
+describe('stream records', () => {
+  it('names the table of a stream ARN, and nothing for a foreign ARN', () => {
+    expect(tableOfStreamArn(arn)).toBe('ringstore-dev-shard-2');
+    expect(tableOfStreamArn('arn:aws:sqs:us-east-1:1:queue')).toBeUndefined();
+  });
+
+  it('turns inserts and modifies into owner changes with their sequence numbers, and skips removals', () => {
+    const image = { pk: 'ns#k', ns: 'ns', k: 'k', v: 4, tok: 99, tb: 0, ct: 'text/plain', size: 1, sha: 'ab', tomb: false, val: new Uint8Array([120]), mt: 1700 };
+    const { changes, sequenceNumbers } = ownerChangesOf([
+      record('INSERT', image, '1'),
+      record('REMOVE', undefined, '2'),
+      record('MODIFY', { ...image, v: 5, tomb: true, val: undefined, ttl: 1800 }, '3'),
+    ]);
+    expect(sequenceNumbers).toEqual(['1', '3']);
+    expect(changes[0]).toEqual({
+      sourceTable: 'ringstore-dev-shard-2',
+      item: {
+        namespace: 'ns', key: 'k', version: 4, token: 99, contentType: 'text/plain', size: 1, sha256: 'ab', tombstone: false,
+        value: new Uint8Array([120]), modifiedAtMs: 1700,
+      },
+    });
+    expect(changes[1]!.item).toMatchObject({ version: 5, tombstone: true, expiresAtSeconds: 1800 });
+    expect(changes[1]!.item.value).toBeUndefined();
+  });
+});
