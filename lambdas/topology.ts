@@ -64,6 +64,11 @@ export const hintsSchema = { partitionKey: 'target', sortKey: 'sk' } as const;
 export const replicationDefaults = {
   /** How long a handler trusts its copy of the shard health records before re-reading them. */
   healthRefreshMs: 1_000,
+  /**
+   * A recovering shard serves reads again only after this long (and an empty hint log): writers may
+   * act on a health view up to healthRefreshMs old, so late hints arrive within it.
+   */
+  recoverySettleMs: 2_000,
   /** Hints replayed per query page; a shard's replay loops over pages until none are left. */
   hintReplayPageSize: 100,
   /** Concurrent replica writes while replaying hints. */

@@ -13,7 +13,16 @@ export interface MaintenanceDeps {
   clock: Clock;
   state: MaintenanceStateStore;
   faults?: FaultInjector;
-  limits: { hintReplayPageSize: number; hintReplayConcurrency: number; antiEntropyRangesPerRun: number };
+  limits: {
+    hintReplayPageSize: number;
+    hintReplayConcurrency: number;
+    antiEntropyRangesPerRun: number;
+    /**
+     * How long a shard stays recovering before it may serve again: writers decide "hint, do not try"
+     * from a health view up to this old, so a hint can still arrive this long after recovery began.
+     */
+    recoverySettleMs: number;
+  };
 }
 
 export interface MaintenanceReport {
@@ -117,19 +126,25 @@ export class MaintenanceService {
       const status = health.get(shard.table)?.status ?? 'available';
       if (status === 'unavailable') {
         if (!(await this.answers(shard.table))) continue;
-        if (!(await this.deps.health.beginRecovery(shard.table, this.deps.clock.nowMs()))) continue;
-        reports.push(await this.replay(shard.table, true));
+        const since = this.deps.clock.nowMs();
+        if (!(await this.deps.health.beginRecovery(shard.table, since))) continue;
+        reports.push(await this.replay(shard.table, since));
       } else {
-        const report = await this.replay(shard.table, status === 'recovering');
+        const recoveringSince = status === 'recovering' ? health.get(shard.table)!.sinceMs : undefined;
+        const report = await this.replay(shard.table, recoveringSince);
         if (report.transition || report.applied + report.alreadyCurrent > 0 || !report.completed) reports.push(report);
       }
     }
     return reports;
   }
 
-  /** Replays every hint of `table`; with `recovering`, makes the shard available when the log is empty. */
-  async replay(table: string, recovering: boolean): Promise<ReplayReport> {
+  /**
+   * Replays every hint of `table`. A shard recovering since `recoveringSinceMs` becomes available when
+   * its log is empty and it has been recovering for the settle time (else the next run completes it).
+   */
+  async replay(table: string, recoveringSinceMs?: number): Promise<ReplayReport> {
     const started = this.deps.clock.nowMs();
+    const recovering = recoveringSinceMs !== undefined;
     const report: ReplayReport = {
       table, applied: 0, alreadyCurrent: 0, durationMs: 0, hintsPerSecond: 0, completed: true,
       ...(recovering ? { transition: 'recovering' as const } : {}),
@@ -156,7 +171,8 @@ export class MaintenanceService {
           }
         });
       }
-      if (recovering && (await this.deps.health.completeRecovery(table, this.deps.clock.nowMs()))) report.transition = 'available';
+      const settled = recovering && this.deps.clock.nowMs() - recoveringSinceMs >= this.deps.limits.recoverySettleMs;
+      if (settled && (await this.deps.health.completeRecovery(table, this.deps.clock.nowMs()))) report.transition = 'available';
     } catch (error) {
       if (isCrashInjected(error) || !isShardFailure(error)) throw error;
       report.completed = false;

@@ -7,6 +7,12 @@ export interface LocalCloudProcess {
   url: string;
   apiKey: string;
   adminKey: string;
+  /** The DynamoDB Local endpoint the cloud's tables live on (`DynamoDB:` line). */
+  dynamodbEndpoint: string;
+  /** The L2 cache (`Redis:` line); undefined when the machine has no redis-server. */
+  redisUrl: string | undefined;
+  /** `GET`/`PUT` the fault plan here (`Faults:` line); undefined unless started with RINGSTORE_FAULT_INJECTION=1. */
+  faultsUrl: string | undefined;
   pid: number;
   stop(): Promise<void>;
 }
@@ -15,11 +21,15 @@ const root = join(__dirname, '..', '..');
 /** Bounded wait for a start (the first start on a fresh machine may also fetch jars). */
 export const startTimeoutMs = 240_000;
 
+/** The `Name: value` lines main.ts prints, one fact each. */
+const factLine = /^(API|API key|Admin key|DynamoDB|Redis|Faults): (\S+)$/;
+
 export async function startLocalCloudProcess(options: { home: string; env?: Record<string, string> }): Promise<LocalCloudProcess> {
+  const env: NodeJS.ProcessEnv = { ...process.env, RINGSTORE_PORT: '0', RINGSTORE_HOME: options.home, ...options.env };
   // `node --import tsx`, as `npm start` runs it: one process, so a signal reaches the launcher itself.
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', join(root, 'cdk', 'local', 'main.ts')], {
     cwd: root,
-    env: { ...process.env, RINGSTORE_PORT: '0', RINGSTORE_HOME: options.home, ...options.env },
+    env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
@@ -27,6 +37,9 @@ export async function startLocalCloudProcess(options: { home: string; env?: Reco
     stderr += chunk.toString();
     if (stderr.length > 20_000) stderr = stderr.slice(-20_000);
   });
+  // main.ts prints Redis (when it runs) before Faults, and both right after DynamoDB; with fault
+  // injection requested, the Faults line is the last one to wait for.
+  const faultsRequested = env.RINGSTORE_FAULT_INJECTION === '1';
   const facts = await new Promise<Record<string, string>>((resolve, reject) => {
     const found: Record<string, string> = {};
     let stdout = '';
@@ -34,10 +47,10 @@ export async function startLocalCloudProcess(options: { home: string; env?: Reco
     child.stdout!.on('data', (chunk: Buffer) => {
       stdout += chunk.toString();
       for (const line of stdout.split('\n')) {
-        const match = /^(API|API key|Admin key): (\S+)$/.exec(line.trim());
+        const match = factLine.exec(line.trim());
         if (match) found[match[1]!] = match[2]!;
       }
-      if (found.API && found['API key'] && found['Admin key']) {
+      if (found.API && found['API key'] && found['Admin key'] && found.DynamoDB && (!faultsRequested || found.Faults)) {
         clearTimeout(timer);
         resolve(found);
       }
@@ -52,6 +65,14 @@ export async function startLocalCloudProcess(options: { home: string; env?: Reco
     url: facts.API!,
     apiKey: facts['API key']!,
     adminKey: facts['Admin key']!,
+    dynamodbEndpoint: facts.DynamoDB!,
+    // Read on access: without fault injection the Redis line may arrive just after the ones awaited.
+    get redisUrl() {
+      return facts.Redis;
+    },
+    get faultsUrl() {
+      return facts.Faults;
+    },
     pid: child.pid!,
     stop: async () => {
       if (child.exitCode === null) child.kill('SIGTERM');

@@ -28,7 +28,7 @@ function setup() {
   const maintenance = new MaintenanceService({
     shards, hints, health, clock, faults,
     state: { readMaintenanceState: async () => state.saved, saveMaintenanceState: async (s) => void (state.saved = s) },
-    limits: { hintReplayPageSize: 3, hintReplayConcurrency: 2, antiEntropyRangesPerRun: 8 },
+    limits: { hintReplayPageSize: 3, hintReplayConcurrency: 2, antiEntropyRangesPerRun: 8, recoverySettleMs: 2_000 },
   });
   /** Every owner item as the owner's stream would carry it now. */
   const ownerChanges = (): OwnerChange[] =>
@@ -124,22 +124,47 @@ describe('eventual reads', () => {
     expect((await kv.get('ns', 'k', 'eventual')).item.version).toBe(1);
   });
 
-  it('do not use a shard marked unavailable until its hints are replayed', async () => {
-    const { kv, shards, health, maintenance } = setup();
+  it('do not use a shard marked unavailable until its hints are replayed and it has settled', async () => {
+    const { kv, shards, health, maintenance, clock } = setup();
     const [, lagging] = tablesOf('k');
     shards.down.add(lagging!);
     await kv.put('ns', 'k', { value: text('v1'), contentType: 'text/plain', consistency: 'strong' });
     shards.down.delete(lagging!);
     expect((await health.all()).get(lagging!)?.status).toBe('unavailable');
-    const reports = await maintenance.handoff(ring);
-    expect(reports.find((report) => report.table === lagging)).toMatchObject({ applied: 1, transition: 'available', completed: true });
+    const first = await maintenance.handoff(ring);
+    expect(first.find((report) => report.table === lagging)).toMatchObject({ applied: 1, transition: 'recovering', completed: true });
     expect(shards.peek(lagging!, 'ns', 'k')?.version).toBe(1);
+    // Replayed, but a writer with an older health view may still hint it: not readable yet.
+    expect((await health.all()).get(lagging!)?.status).toBe('recovering');
+    clock.advanceSeconds(3);
+    const second = await maintenance.handoff(ring);
+    expect(second.find((report) => report.table === lagging)).toMatchObject({ transition: 'available' });
+  });
+
+  it('replay a hint written by a writer that still saw the shard as unavailable during recovery', async () => {
+    const { kv, shards, health, hints, maintenance, clock, replication } = setup();
+    const [, lagging] = tablesOf('k');
+    shards.down.add(lagging!);
+    await kv.put('ns', 'k', { value: text('v1'), contentType: 'text/plain', consistency: 'strong' });
+    shards.down.delete(lagging!);
+    const staleView = await health.all();
+    await maintenance.handoff(ring);
+    // A writer acting on its older view hints the shard instead of writing to it.
+    const v2 = { ...shards.peek(tablesOf('k')[0]!, 'ns', 'k')!, version: 2 };
+    expect(await replication.copyTo(lagging!, v2, staleView)).toBe('hinted');
+    // The shard must not serve reads while that hint waits.
+    expect((await health.all()).get(lagging!)?.status).toBe('recovering');
+    clock.advanceSeconds(3);
+    await maintenance.handoff(ring);
+    expect((await health.all()).get(lagging!)?.status).toBe('available');
+    expect(shards.peek(lagging!, 'ns', 'k')?.version).toBe(2);
+    expect(await hints.count(lagging!)).toBe(0);
   });
 });
 
 describe('hinted handoff', () => {
   it('replays per key in version order and keeps the shard out of reads while replay fails', async () => {
-    const { kv, shards, health, hints, maintenance, faults } = setup();
+    const { kv, shards, health, hints, maintenance, faults, clock } = setup();
     const [, down] = tablesOf('k');
     shards.down.add(down!);
     for (const value of ['a', 'b', 'c']) await kv.put('ns', 'k', { value: text(value), contentType: 'text/plain', consistency: 'strong' });
@@ -154,6 +179,8 @@ describe('hinted handoff', () => {
     const applied: number[] = [];
     const original = shards.applyReplica.bind(shards);
     shards.applyReplica = async (table, item, options) => (applied.push(item.version), original(table, item, options));
+    await maintenance.handoff(ring);
+    clock.advanceSeconds(3);
     await maintenance.handoff(ring);
     expect(applied).toEqual([...applied].sort((a, b) => a - b));
     expect(shards.peek(down!, 'ns', 'k')?.version).toBe(3);
@@ -237,7 +264,7 @@ describe('convergence under crashes and outages (seeded)', () => {
           { minLength: 1, maxLength: 25 },
         ),
         async (steps) => {
-          const { kv, shards, replication, maintenance, faults } = setup();
+          const { kv, shards, replication, maintenance, faults, clock } = setup();
           const stream = new MemoryStream(shards);
           const acked = new Map<string, { version: number; sha256?: string }>();
           for (const [index, step] of steps.entries()) {
@@ -257,12 +284,15 @@ describe('convergence under crashes and outages (seeded)', () => {
             // The stream and the maintenance job run between requests, and may crash too.
             await stream.deliver(replication).catch(() => undefined);
             if (step.maintenance) await maintenance.handoff(ring).catch(() => undefined);
+            clock.advanceSeconds(1);
           }
           // Recovery: every shard back, no faults; the stream drains and hinted handoff runs. No
           // anti-entropy: it would mask a write that the stream and hints both lost.
           shards.down.clear();
           faults.disarm();
           await stream.deliver(replication);
+          await maintenance.handoff(ring);
+          clock.advanceSeconds(3);
           await maintenance.handoff(ring);
           await stream.deliver(replication);
           for (const key of ['a', 'b', 'c', 'd']) {

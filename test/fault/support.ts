@@ -1,0 +1,511 @@
+// Shared by the fault suites (and reusable by bench/): a fault-enabled local cloud per suite, a small
+// HTTP client that reports statuses instead of throwing, seeded randomness, and direct reads of every
+// replica table in DynamoDB Local to judge convergence.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { BatchGetCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { localCredentials, localRegion } from '../../cdk/local/engines';
+import type { CrashPoint } from '../../lambdas/core/faults';
+import { Ring, type RingState, tokenOf } from '../../lambdas/core/ring';
+import { type LocalCloudProcess, startLocalCloudProcess } from '../support/local-cloud-process';
+
+/** The namespace of the API key the local cloud prints. */
+export const localNamespace = 'local';
+
+/** Bound on one HTTP call: a hung request must fail the run, not hang it. */
+const requestTimeoutMs = 15_000;
+/** Keys per BatchGetItem (DynamoDB's limit). */
+const batchGetKeysMax = 100;
+/** Rounds of UnprocessedKeys retries per batch before giving up. */
+const batchGetRoundsMax = 10;
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+// ---------------------------------------------------------------------------------------------------
+// Seeds
+
+/**
+ * The run's base seed: `RINGSTORE_FAULT_SEED` to replay a failure, else one derived from the clock.
+ *
+ * @example
+ * const seed = baseSeed(); // RINGSTORE_FAULT_SEED=12345 replays a run
+ */
+export function baseSeed(): number {
+  const fromEnv = process.env.RINGSTORE_FAULT_SEED;
+  if (fromEnv !== undefined && fromEnv !== '') {
+    const seed = Number(fromEnv);
+    if (!Number.isInteger(seed) || seed < 0) throw new Error(`RINGSTORE_FAULT_SEED must be a non-negative integer (got ${fromEnv})`);
+    return seed;
+  }
+  return Date.now() % 2 ** 31;
+}
+
+/** A per-test seed from the base seed and a label, so one printed base seed replays every test. */
+export function deriveSeed(base: number, label: string): number {
+  let hash = base >>> 0;
+  for (const char of label) hash = Math.imul(hash ^ char.charCodeAt(0), 0x01000193) >>> 0;
+  return hash;
+}
+
+/** A small seeded PRNG (mulberry32): the same seed gives the same workload. */
+export class Rng {
+  private state: number;
+
+  constructor(seed: number) {
+    this.state = seed >>> 0;
+  }
+
+  /** Uniform in [0, 1). */
+  next(): number {
+    this.state = (this.state + 0x6d2b79f5) >>> 0;
+    let t = this.state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  }
+
+  /** Uniform integer in [low, high]. */
+  int(low: number, high: number): number {
+    return low + Math.floor(this.next() * (high - low + 1));
+  }
+
+  chance(probability: number): boolean {
+    return this.next() < probability;
+  }
+
+  pick<T>(items: readonly T[]): T {
+    return items[Math.floor(this.next() * items.length)]!;
+  }
+}
+
+/**
+ * Runs `body`; a failure is rethrown with the seed and how to replay it in front of its message, so
+ * every failing run can be reproduced (conventions §9).
+ */
+export async function withSeed<T>(seed: number, replay: string, body: () => Promise<T>): Promise<T> {
+  try {
+    return await body();
+  } catch (error) {
+    const prefix = `[seed ${seed}] replay: ${replay}\n`;
+    if (error instanceof Error) {
+      error.message = `${prefix}${error.message}`;
+      throw error;
+    }
+    throw new Error(`${prefix}${String(error)}`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The cloud
+
+export interface FaultCloud extends LocalCloudProcess {
+  api: KvApi;
+  ring: Ring;
+  ddb: DynamoDBDocumentClient;
+  home: string;
+  /** Stops the cloud and removes its home. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a local cloud of its own (own temp home) with fault injection on.
+ *
+ * @example
+ * beforeAll(async () => (cloud = await startFaultCloud('crash', { RINGSTORE_MAINTENANCE_INTERVAL_MS: '0' })));
+ */
+export async function startFaultCloud(name: string, env: Record<string, string> = {}): Promise<FaultCloud> {
+  // Jars are shared with `npm start` so a machine fetches them once.
+  process.env.RINGSTORE_VENDOR_DIR ??= join(__dirname, '..', '..', '.ringstore', 'vendor');
+  const home = mkdtempSync(join(tmpdir(), `ringstore-fault-${name}-`));
+  let cloud: LocalCloudProcess;
+  try {
+    cloud = await startLocalCloudProcess({ home, env: { RINGSTORE_FAULT_INJECTION: '1', ...env } });
+  } catch (error) {
+    rmSync(home, { recursive: true, force: true });
+    throw error;
+  }
+  const api = new KvApi(cloud);
+  const ddb = documentClientFor(cloud.dynamodbEndpoint);
+  const ring = await api.ring();
+  return Object.assign(cloud, {
+    api,
+    ring,
+    ddb,
+    home,
+    close: async () => {
+      ddb.destroy();
+      await cloud.stop();
+      rmSync(home, { recursive: true, force: true });
+    },
+  });
+}
+
+/** A document client on the cloud's DynamoDB Local, as the handlers see it. */
+export function documentClientFor(endpoint: string): DynamoDBDocumentClient {
+  return DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint, region: localRegion, credentials: { ...localCredentials } }));
+}
+
+// ---------------------------------------------------------------------------------------------------
+// HTTP
+
+export type Consistency = 'eventual' | 'strong';
+
+/**
+ * What one call answered. `status` 0 means no HTTP answer (connection error or timeout). `version` is
+ * the written version (writes) or the read version (reads); `value` the body of a successful read.
+ */
+export interface Reply {
+  status: number;
+  version?: number;
+  value?: string;
+  code?: string;
+  message?: string;
+}
+
+export interface WriteOptions {
+  consistency: Consistency;
+  ifMatch?: number;
+  ifNoneMatch?: boolean;
+}
+
+export interface FaultPlan {
+  crashes?: Array<{ point: CrashPoint; after?: number; times?: number }>;
+  downShards?: string[];
+  broken?: Array<'strongReadFromReplica'>;
+}
+
+export interface FaultStatus {
+  crashes: Array<{ point: CrashPoint; after: number; times: number }>;
+  downShards: string[];
+  broken: string[];
+  reached: Partial<Record<CrashPoint, number>>;
+  crashed: Partial<Record<CrashPoint, number>>;
+}
+
+export interface ShardStatus {
+  shards: Array<{ id: number; table: string; health: string; pendingHints: number }>;
+}
+
+/** The Ringstore HTTP API as the fault suites use it: every outcome is a Reply, nothing throws. */
+export class KvApi {
+  constructor(private readonly cloud: Pick<LocalCloudProcess, 'url' | 'apiKey' | 'adminKey' | 'faultsUrl'>) {}
+
+  put(key: string, value: string, options: WriteOptions): Promise<Reply> {
+    return this.write('PUT', key, options, value);
+  }
+
+  delete(key: string, options: Omit<WriteOptions, 'ifNoneMatch'>): Promise<Reply> {
+    return this.write('DELETE', key, options);
+  }
+
+  async get(key: string, consistency: Consistency): Promise<Reply> {
+    return this.call(`/v1/kv/${encodeURIComponent(key)}?consistency=${consistency}`, { method: 'GET' }, async (response) => {
+      const version = Number(response.headers.get('x-ringstore-version'));
+      return { version, value: await response.text() };
+    });
+  }
+
+  async setFaults(plan: FaultPlan): Promise<FaultStatus> {
+    return this.faultCall({ method: 'PUT', body: JSON.stringify(plan), headers: { 'content-type': 'application/json' } });
+  }
+
+  async faults(): Promise<FaultStatus> {
+    return this.faultCall({ method: 'GET' });
+  }
+
+  /** POST /v1/admin/repair: a crashed run answers 502. */
+  async repair(): Promise<Reply> {
+    return this.call('/v1/admin/repair', { method: 'POST', key: this.cloud.adminKey }, async () => ({}));
+  }
+
+  async shards(): Promise<ShardStatus> {
+    const response = await fetch(`${this.cloud.url}/v1/admin/shards`, {
+      headers: { 'x-api-key': this.cloud.adminKey }, signal: AbortSignal.timeout(requestTimeoutMs),
+    });
+    if (response.status !== 200) throw new Error(`GET /v1/admin/shards answered ${response.status}: ${await response.text()}`);
+    return (await response.json()) as ShardStatus;
+  }
+
+  /** The ring as GET /v1/ring describes it, checked against the ranges it lists. */
+  async ring(): Promise<Ring> {
+    const response = await fetch(`${this.cloud.url}/v1/ring`, {
+      headers: { 'x-api-key': this.cloud.apiKey }, signal: AbortSignal.timeout(requestTimeoutMs),
+    });
+    if (response.status !== 200) throw new Error(`GET /v1/ring answered ${response.status}`);
+    const body = (await response.json()) as RingState & { ranges: Array<{ end: number; replicas: number[] }> };
+    const ring = new Ring({ epoch: body.epoch, replicationFactor: body.replicationFactor, vnodesPerShard: body.vnodesPerShard, shards: body.shards });
+    for (const range of body.ranges) {
+      const computed = ring.replicasOf(range.end).map((shard) => shard.id);
+      if (computed.join() !== range.replicas.join()) {
+        throw new Error(`ring mismatch at token ${range.end}: API says ${range.replicas}, the ring code says ${computed}`);
+      }
+    }
+    return ring;
+  }
+
+  private async faultCall(init: RequestInit): Promise<FaultStatus> {
+    if (!this.cloud.faultsUrl) throw new Error('the cloud runs without fault injection (no Faults: line)');
+    const response = await fetch(this.cloud.faultsUrl, { ...init, signal: AbortSignal.timeout(requestTimeoutMs) });
+    if (response.status !== 200) throw new Error(`${init.method} /_faults answered ${response.status}: ${await response.text()}`);
+    return (await response.json()) as FaultStatus;
+  }
+
+  private write(method: 'PUT' | 'DELETE', key: string, options: WriteOptions, body?: string): Promise<Reply> {
+    const headers: Record<string, string> = {};
+    if (options.ifMatch !== undefined) headers['if-match'] = `"${options.ifMatch}"`;
+    if (options.ifNoneMatch) headers['if-none-match'] = '*';
+    if (body !== undefined) headers['content-type'] = 'text/plain';
+    return this.call(
+      `/v1/kv/${encodeURIComponent(key)}?consistency=${options.consistency}`,
+      { method, headers, ...(body === undefined ? {} : { body }) },
+      async (response) => ({ version: ((await response.json()) as { version: number }).version }),
+    );
+  }
+
+  private async call(
+    path: string,
+    init: RequestInit & { key?: string; headers?: Record<string, string> },
+    onOk: (response: Response) => Promise<Omit<Reply, 'status'>>,
+  ): Promise<Reply> {
+    const { key, ...rest } = init;
+    let response: Response;
+    try {
+      response = await fetch(`${this.cloud.url}${path}`, {
+        ...rest,
+        headers: { ...init.headers, 'x-api-key': key ?? this.cloud.apiKey },
+        signal: AbortSignal.timeout(requestTimeoutMs),
+      });
+    } catch (error) {
+      return { status: 0, message: error instanceof Error ? error.message : String(error) };
+    }
+    try {
+      if (response.status === 200) return { status: 200, ...(await onOk(response)) };
+      const text = await response.text();
+      const parsed = safeJson(text) as { error?: { code?: string; message?: string }; message?: string } | undefined;
+      return {
+        status: response.status,
+        ...(parsed?.error?.code ? { code: parsed.error.code } : {}),
+        message: parsed?.error?.message ?? parsed?.message ?? text.slice(0, 200),
+      };
+    } catch (error) {
+      // The answer was cut off: as unknown as a lost connection.
+      return { status: 0, message: error instanceof Error ? error.message : String(error) };
+    }
+  }
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Replicas, read directly from DynamoDB Local
+
+/** The attributes of a shard item the checks compare (see lambdas/adapters/dynamodb-shard-store.ts). */
+export interface ShardItem {
+  pk: string;
+  v: number;
+  tomb: boolean;
+  sha: string;
+  val?: Uint8Array;
+  blob?: string;
+}
+
+export interface ReplicaView {
+  table: string;
+  /** Undefined: the table holds no item for the key. */
+  item?: ShardItem;
+}
+
+/** The key's shard tables, owner first. */
+export function replicaTablesOf(ring: Ring, namespace: string, key: string): string[] {
+  return ring.replicasOf(tokenOf(namespace, key)).map((shard) => shard.table);
+}
+
+/**
+ * Every replica's copy of every key (consistent reads), owner first per key.
+ *
+ * @example
+ * const views = await readReplicas(ddb, ring, 'local', ['k1']);
+ * views.get('k1')![0]!.item?.v; // the owner's version
+ */
+export async function readReplicas(
+  ddb: DynamoDBDocumentClient,
+  ring: Ring,
+  namespace: string,
+  keys: readonly string[],
+): Promise<Map<string, ReplicaView[]>> {
+  const wanted = keys.flatMap((key) => replicaTablesOf(ring, namespace, key).map((table) => ({ key, table, pk: `${namespace}#${key}` })));
+  const found = new Map<string, ShardItem>();
+  for (let start = 0; start < wanted.length; start += batchGetKeysMax) {
+    let requestItems: Record<string, { Keys: Array<{ pk: string }>; ConsistentRead: boolean }> = {};
+    for (const { table, pk } of wanted.slice(start, start + batchGetKeysMax)) {
+      (requestItems[table] ??= { Keys: [], ConsistentRead: true }).Keys.push({ pk });
+    }
+    for (let round = 0; Object.keys(requestItems).length > 0; round += 1) {
+      if (round >= batchGetRoundsMax) throw new Error(`BatchGetItem left keys unprocessed after ${batchGetRoundsMax} rounds`);
+      const { Responses = {}, UnprocessedKeys = {} } = await ddb.send(new BatchGetCommand({ RequestItems: requestItems }));
+      for (const [table, items] of Object.entries(Responses)) {
+        for (const item of items) found.set(`${table}|${String(item.pk)}`, item as ShardItem);
+      }
+      requestItems = UnprocessedKeys as typeof requestItems;
+      if (Object.keys(requestItems).length > 0) await sleep(50 * (round + 1));
+    }
+  }
+  const views = new Map<string, ReplicaView[]>();
+  for (const { key, table, pk } of wanted) {
+    const item = found.get(`${table}|${pk}`);
+    views.set(key, [...(views.get(key) ?? []), item ? { table, item } : { table }]);
+  }
+  return views;
+}
+
+/** Same version and content (value bytes, digest, tombstone, blob), or both absent. */
+export function sameItem(a: ShardItem | undefined, b: ShardItem | undefined): boolean {
+  if (!a || !b) return a === b;
+  return (
+    Number(a.v) === Number(b.v) &&
+    a.tomb === b.tomb &&
+    a.sha === b.sha &&
+    a.blob === b.blob &&
+    (a.val === undefined ? b.val === undefined : b.val !== undefined && Buffer.from(a.val).equals(Buffer.from(b.val)))
+  );
+}
+
+export function describeItem(item: ShardItem | undefined): string {
+  if (!item) return 'absent';
+  if (item.tomb) return `tombstone@v${item.v}`;
+  return `${JSON.stringify(item.val === undefined ? `<blob ${item.blob}>` : Buffer.from(item.val).toString('utf8'))}@v${item.v}`;
+}
+
+/** Keys whose replicas do not all hold exactly the owner's item, each with what every table holds. */
+export function divergence(views: ReadonlyMap<string, ReplicaView[]>): string[] {
+  const problems: string[] = [];
+  for (const [key, [owner, ...others]] of views) {
+    if (others.every((view) => sameItem(owner!.item, view.item))) continue;
+    problems.push(`${key}: ${[owner!, ...others].map((view) => `${view.table}=${describeItem(view.item)}`).join(', ')}`);
+  }
+  return problems;
+}
+
+export interface ConvergenceResult {
+  converged: boolean;
+  elapsedMs: number;
+  polls: number;
+  /** What still differed at the last poll (empty once converged). */
+  divergent: string[];
+}
+
+/**
+ * Polls DynamoDB until every replica of every key holds the owner's item, or `boundMs` passes.
+ * `between` runs after each poll that found divergence (e.g. to ask for a repair).
+ */
+export async function waitForConvergence(options: {
+  ddb: DynamoDBDocumentClient;
+  ring: Ring;
+  namespace?: string;
+  keys: readonly string[];
+  boundMs: number;
+  pollMs?: number;
+  between?: (elapsedMs: number) => Promise<void>;
+}): Promise<ConvergenceResult> {
+  const started = performance.now();
+  const namespace = options.namespace ?? localNamespace;
+  let polls = 0;
+  for (;;) {
+    polls += 1;
+    const divergent = divergence(await readReplicas(options.ddb, options.ring, namespace, options.keys));
+    const elapsedMs = Math.round(performance.now() - started);
+    if (divergent.length === 0) return { converged: true, elapsedMs, polls, divergent };
+    if (elapsedMs > options.boundMs) return { converged: false, elapsedMs, polls, divergent };
+    await options.between?.(elapsedMs);
+    await sleep(options.pollMs ?? 50);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Convergence after a burst (the test reports it; bench/ can run the same measurement)
+
+export interface BurstOptions {
+  /** A running cloud: its API, a user key of `namespace`, and its DynamoDB Local endpoint. */
+  url: string;
+  apiKey: string;
+  dynamodbEndpoint: string;
+  namespace?: string;
+  /** Eventual writes in the burst (default 300), spread round-robin over `keys` keys (default 30). */
+  writes?: number;
+  keys?: number;
+  /** Writes in flight at once (default 16). */
+  concurrency?: number;
+  /** Keys are `<keyPrefix><n>`; default a unique prefix per call. */
+  keyPrefix?: string;
+  /** Give up waiting for convergence after this long (default 60 s). */
+  boundMs?: number;
+}
+
+export interface BurstConvergence {
+  writes: number;
+  keys: number;
+  /** Writes acknowledged (200); the others failed and are reported, not retried. */
+  acknowledged: number;
+  failures: string[];
+  /** From the first write sent to the last acknowledgement. */
+  burstMs: number;
+  /** From the last acknowledgement until every replica of every key held the owner's item. */
+  convergenceMs: number;
+  converged: boolean;
+  /** What still differed when the bound passed (empty when converged). */
+  divergent: string[];
+}
+
+/**
+ * Sends a burst of eventual writes, then measures how long the stream path takes to bring every
+ * replica to the owner's version (polling DynamoDB directly, about every 20 ms).
+ *
+ * @example
+ * const result = await measureBurstConvergence({ url, apiKey, dynamodbEndpoint, writes: 300, keys: 30 });
+ * console.log(`convergence after burst of ${result.writes} writes: ${result.convergenceMs} ms`);
+ */
+export async function measureBurstConvergence(options: BurstOptions): Promise<BurstConvergence> {
+  const writes = options.writes ?? 300;
+  const keyCount = options.keys ?? 30;
+  const concurrency = options.concurrency ?? 16;
+  const namespace = options.namespace ?? localNamespace;
+  const prefix = options.keyPrefix ?? `burst-${Date.now().toString(36)}-`;
+  const keys = Array.from({ length: keyCount }, (_, n) => `${prefix}${n}`);
+  const api = new KvApi({ url: options.url, apiKey: options.apiKey, adminKey: '', faultsUrl: undefined });
+  const ring = await api.ring();
+  const ddb = documentClientFor(options.dynamodbEndpoint);
+  try {
+    const failures: string[] = [];
+    let acknowledged = 0;
+    let next = 0;
+    const started = performance.now();
+    await Promise.all(
+      Array.from({ length: Math.min(concurrency, writes) }, async () => {
+        while (next < writes) {
+          const n = next;
+          next += 1;
+          const key = keys[n % keyCount]!;
+          const reply = await api.put(key, `burst value ${n}`, { consistency: 'eventual' });
+          if (reply.status === 200) acknowledged += 1;
+          else failures.push(`write ${n} of ${key}: ${reply.status} ${reply.code ?? ''} ${reply.message ?? ''}`.trim());
+        }
+      }),
+    );
+    const burstMs = Math.round(performance.now() - started);
+    const result = await waitForConvergence({ ddb, ring, namespace, keys, boundMs: options.boundMs ?? 60_000, pollMs: 20 });
+    return {
+      writes, keys: keyCount, acknowledged, failures, burstMs,
+      convergenceMs: result.elapsedMs, converged: result.converged, divergent: result.divergent,
+    };
+  } finally {
+    ddb.destroy();
+  }
+}
