@@ -4,6 +4,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import {
   type Condition,
   $add,
+  $get,
   $remove,
   Entity,
   GetItemCommand,
@@ -17,10 +18,10 @@ import {
   number,
   string,
 } from 'dynamodb-toolbox';
-import { PreconditionFailedError, RingstoreError } from '../core/errors';
-import { type KeySummary, type StoredItem, tombstoneRetentionSeconds } from '../core/item';
+import { IntentConflictError, PreconditionFailedError, RingstoreError } from '../core/errors';
+import { type Intent, type KeySummary, type StoredItem, tombstoneRetentionSeconds } from '../core/item';
 import { tokenBucket, tokenSpace } from '../core/ring';
-import type { ItemWrite, ListPage, ListQuery, ShardStore, VersionEntry, WritePrecondition, WriteResult } from '../ports';
+import type { IntentPlacement, ItemWrite, ListPage, ListQuery, ShardStore, VersionEntry, WritePrecondition, WriteResult } from '../ports';
 import { shardSchema } from '../topology';
 import { translateAwsError } from './aws-errors';
 
@@ -57,9 +58,24 @@ export function kvEntity(table: ReturnType<typeof shardTable>) {
     table,
     entityAttribute: false,
     timestamps: false,
-    schema: item({ pk: string().key(), tb: number(), ...storedItemAttributes() }),
+    schema: item({ pk: string().key(), tb: number(), ...storedItemAttributes(), ...intentAttributes() }),
   });
 }
+
+/** A transaction's intent, kept beside the committed content on the owner's item (never replicated). */
+function intentAttributes() {
+  return {
+    itx: string().optional(),
+    iop: string().enum('put', 'delete').optional(),
+    ict: string().optional(),
+    isize: number().optional(),
+    isha: string().optional(),
+    ival: binary().optional(),
+    its: number().optional(),
+  };
+}
+
+const noIntent = { itx: $remove(), iop: $remove(), ict: $remove(), isize: $remove(), isha: $remove(), ival: $remove(), its: $remove() };
 
 /** The attributes of a stored item; the hints table keeps whole items with the same ones. */
 export function storedItemAttributes() {
@@ -99,6 +115,13 @@ export interface RawItem {
   val?: Uint8Array;
   blob?: string;
   mt?: number;
+  itx?: string;
+  iop?: 'put' | 'delete';
+  ict?: string;
+  isize?: number;
+  isha?: string;
+  ival?: Uint8Array;
+  its?: number;
 }
 
 export function toStoredItem(raw: RawItem): StoredItem {
@@ -115,6 +138,19 @@ export function toStoredItem(raw: RawItem): StoredItem {
     ...(raw.val === undefined ? {} : { value: raw.val }),
     ...(raw.blob === undefined ? {} : { blob: { objectKey: raw.blob } }),
     ...(raw.mt === undefined ? {} : { modifiedAtMs: Number(raw.mt) }),
+    ...(raw.itx === undefined ? {} : { intent: intentOf(raw) }),
+  };
+}
+
+function intentOf(raw: RawItem): Intent {
+  return {
+    txid: raw.itx!,
+    kind: raw.iop ?? 'put',
+    contentType: raw.ict ?? '',
+    size: Number(raw.isize ?? 0),
+    sha256: raw.isha ?? '',
+    ...(raw.ival === undefined ? {} : { value: raw.ival }),
+    placedAtMs: Number(raw.its ?? 0),
   };
 }
 
@@ -200,7 +236,9 @@ export class DynamoShardStore implements ShardStore {
           blob: content.blob?.objectKey ?? $remove(),
         }
       : { ct: '', size: 0, sha: '', tomb: true, ttl: write.nowSeconds + tombstoneRetentionSeconds, val: $remove(), blob: $remove() };
-    const condition = conditionFor(write.precondition, write.nowSeconds);
+    const precondition = conditionFor(write.precondition, write.nowSeconds);
+    // A key locked by a transaction's intent takes no plain write until the intent is resolved.
+    const unlocked: Condition<KvEntity> = { attr: 'itx', exists: false };
     try {
       const { Attributes } = await this.entity
         .build(UpdateItemCommand)
@@ -210,18 +248,76 @@ export class DynamoShardStore implements ShardStore {
           tableName,
           returnValues: 'ALL_OLD',
           returnValuesOnConditionFalse: 'ALL_OLD',
-          ...(condition ? { condition } : {}),
+          condition: precondition ? { and: [unlocked, precondition] } : unlocked,
         })
         .send();
       const previous = Attributes ? toStoredItem(Attributes as RawItem) : undefined;
       return { version: (previous?.version ?? 0) + 1, ...(previous ? { previous } : {}) };
     } catch (error) {
-      if (isConditionalCheckFailure(error)) {
-        const raw = (error as { Item?: Record<string, unknown> }).Item;
-        const current = raw ? toStoredItem(unmarshall(raw as never) as RawItem) : undefined;
-        throw new PreconditionFailedError<StoredItem>(`condition failed for ${key}`, current);
-      }
-      throw translateAwsError(error, `write of ${key} to ${tableName}`);
+      throw conditionFailure(error, key, `write of ${key} to ${tableName}`);
+    }
+  }
+
+  async placeIntent(tableName: string, input: IntentPlacement): Promise<StoredItem | undefined> {
+    const { namespace, key, token, intent } = input;
+    const expectation = expectationOf(input);
+    try {
+      const { Attributes } = await this.entity
+        .build(UpdateItemCommand)
+        .item({
+          pk: partitionKeyOf(namespace, key), ns: namespace, k: key, tok: token, tb: tokenBucket(token),
+          // A key that does not exist yet gets a version-0 tombstone to hold the intent.
+          v: $get('v', 0), tomb: $get('tomb', true), ct: $get('ct', ''), size: $get('size', 0), sha: $get('sha', ''),
+          itx: intent.txid, iop: intent.kind, ict: intent.contentType, isize: intent.size, isha: intent.sha256,
+          ival: intent.value ?? $remove(), its: intent.placedAtMs,
+        })
+        .options({
+          tableName,
+          returnValues: 'ALL_OLD',
+          returnValuesOnConditionFalse: 'ALL_OLD',
+          condition: {
+            and: [{ or: [{ attr: 'itx', exists: false }, { attr: 'itx', eq: intent.txid }] }, ...(expectation ? [expectation] : [])],
+          },
+        })
+        .send();
+      return Attributes ? toStoredItem(Attributes as RawItem) : undefined;
+    } catch (error) {
+      throw conditionFailure(error, key, `intent on ${key} in ${tableName}`, intent.txid);
+    }
+  }
+
+  async applyIntent(
+    tableName: string,
+    input: { namespace: string; key: string; txid: string; kind: Intent['kind']; nowSeconds: number; modifiedAtMs: number },
+  ): Promise<StoredItem | undefined> {
+    const content =
+      input.kind === 'put'
+        ? { ct: $get('ict', ''), size: $get('isize', 0), sha: $get('isha', ''), val: $get('ival', new Uint8Array(0)), tomb: false, ttl: $remove() }
+        : { ct: '', size: 0, sha: '', tomb: true, ttl: input.nowSeconds + tombstoneRetentionSeconds, val: $remove() };
+    try {
+      const { Attributes } = await this.entity
+        .build(UpdateItemCommand)
+        .item({ pk: partitionKeyOf(input.namespace, input.key), ...content, blob: $remove(), mt: input.modifiedAtMs, v: $add(1), ...noIntent })
+        .options({ tableName, returnValues: 'ALL_NEW', condition: { attr: 'itx', eq: input.txid } })
+        .send();
+      return Attributes ? toStoredItem(Attributes as RawItem) : undefined;
+    } catch (error) {
+      if (isConditionalCheckFailure(error)) return undefined;
+      throw translateAwsError(error, `commit of ${input.key} in ${tableName}`);
+    }
+  }
+
+  async clearIntent(tableName: string, input: { namespace: string; key: string; txid: string }): Promise<boolean> {
+    try {
+      await this.entity
+        .build(UpdateItemCommand)
+        .item({ pk: partitionKeyOf(input.namespace, input.key), ...noIntent })
+        .options({ tableName, condition: { attr: 'itx', eq: input.txid } })
+        .send();
+      return true;
+    } catch (error) {
+      if (isConditionalCheckFailure(error)) return false;
+      throw translateAwsError(error, `abort of ${input.key} in ${tableName}`);
     }
   }
 
@@ -331,6 +427,24 @@ export class DynamoShardStore implements ShardStore {
     const resumeAfter = startKey ? String(startKey[shardSchema.keyIndex.sortKey]) : undefined;
     return resumeAfter === undefined ? { items, more: false } : { items, more: true, resumeAfter };
   }
+}
+
+/** What a placement expects of the key's committed content, as a condition. */
+function expectationOf(input: IntentPlacement): Condition<KvEntity> | undefined {
+  if (input.expectVersion === 0) return conditionFor({ kind: 'absent' }, input.nowSeconds);
+  if (input.expectVersion !== undefined) return conditionFor({ kind: 'versionIs', version: input.expectVersion }, input.nowSeconds);
+  return input.mustBeLive ? conditionFor({ kind: 'live' }, input.nowSeconds) : undefined;
+}
+
+/** A failed condition: a transaction's intent is in the way, or the write's own condition did not hold. */
+function conditionFailure(error: unknown, key: string, what: string, ownTxid?: string): RingstoreError {
+  if (!isConditionalCheckFailure(error)) return translateAwsError(error, what);
+  const raw = (error as { Item?: Record<string, unknown> }).Item;
+  const current = raw ? toStoredItem(unmarshall(raw as never) as RawItem) : undefined;
+  if (current?.intent && current.intent.txid !== ownTxid) {
+    return new IntentConflictError<StoredItem>(`key ${key} is locked by transaction ${current.intent.txid}`, current);
+  }
+  return new PreconditionFailedError<StoredItem>(`condition failed for ${key}`, current);
 }
 
 function isConditionalCheckFailure(error: unknown): boolean {

@@ -91,6 +91,9 @@ export class FaultyShardStore implements ShardStore {
   applyReplica: ShardStore['applyReplica'] = async (table, ...rest) => (this.check(table), this.inner.applyReplica(table, ...rest));
   list: ShardStore['list'] = async (table, ...rest) => (this.check(table), this.inner.list(table, ...rest));
   versionsInRange: ShardStore['versionsInRange'] = async (table, ...rest) => (this.check(table), this.inner.versionsInRange(table, ...rest));
+  placeIntent: ShardStore['placeIntent'] = async (table, ...rest) => (this.check(table), this.inner.placeIntent(table, ...rest));
+  applyIntent: ShardStore['applyIntent'] = async (table, ...rest) => (this.check(table), this.inner.applyIntent(table, ...rest));
+  clearIntent: ShardStore['clearIntent'] = async (table, ...rest) => (this.check(table), this.inner.clearIntent(table, ...rest));
 }
 
 /**

@@ -16,6 +16,8 @@ export const errorCodes = [
   'auth.invalidKey',
   'auth.forbidden',
   'admin.keyNotFound',
+  'txn.conflict',
+  'txn.timeout',
   'throttled',
   'shard.unavailable',
   'internal',
@@ -61,6 +63,17 @@ export class PreconditionFailedError<Current = unknown> extends RingstoreError {
   constructor(message: string, current: Current | undefined) {
     super('kv.preconditionFailed', message);
     this.name = 'PreconditionFailedError';
+    this.current = current;
+  }
+}
+
+/** Another transaction holds an intent on the key; carries the item with that intent. */
+export class IntentConflictError<Current = unknown> extends RingstoreError {
+  readonly current: Current;
+
+  constructor(message: string, current: Current) {
+    super('txn.conflict', message, { retryable: true });
+    this.name = 'IntentConflictError';
     this.current = current;
   }
 }

@@ -2,7 +2,7 @@
 // the injector exists only in test runs (RINGSTORE_FAULT_INJECTION), and production bundles refuse it.
 
 /** Where a crash can be injected in the write and replication paths. */
-export const crashPoints = [
+export const replicationCrashPoints = [
   /** A write is about to reach the owner: nothing is stored yet. */
   'write.beforeOwner',
   /** The owner holds the new version; no replica does yet (strong writes). */
@@ -18,6 +18,22 @@ export const crashPoints = [
   /** The replicator applied a stream record to a replica and has not acknowledged the batch. */
   'replicator.afterApply',
 ] as const;
+
+/** Where a crash can be injected in a transaction: the coordinator's state boundaries and a participant around its intent. */
+export const transactionCrashPoints = [
+  /** The coordinator wrote the pending transaction record; no intent is placed yet. */
+  'txn.afterBegin',
+  /** A participant is about to place an intent (or read a key). */
+  'txn.beforeIntent',
+  /** A participant placed an intent and has not reported it. */
+  'txn.afterIntent',
+  /** Every participant prepared; nothing is decided. */
+  'txn.afterPrepare',
+  /** The decision is written; no intent is applied or cleared yet. */
+  'txn.afterDecide',
+] as const;
+
+export const crashPoints = [...replicationCrashPoints, ...transactionCrashPoints] as const;
 
 export type CrashPoint = (typeof crashPoints)[number];
 

@@ -25,6 +25,19 @@ export interface StoredItem {
   blob?: BlobPointer;
   /** When the owner stored this version (epoch ms); replicas keep it, so their lag can be measured. */
   modifiedAtMs?: number;
+  /** A transaction's write waiting on this key (owner only; never replicated): the key is locked. */
+  intent?: Intent;
+}
+
+/** What a transaction will make of a key if it commits; the item keeps its committed content meanwhile. */
+export interface Intent {
+  txid: string;
+  kind: 'put' | 'delete';
+  contentType: string;
+  size: number;
+  sha256: string;
+  value?: Uint8Array;
+  placedAtMs: number;
 }
 
 /** True when the item is a value a reader may see at `nowSeconds`. */

@@ -1,6 +1,7 @@
 // The KV use cases: route a key to its owner shard, version every write, keep large values in S3.
 import { createHash } from 'node:crypto';
-import { PreconditionFailedError, RingstoreError } from './errors';
+import { IntentConflictError, PreconditionFailedError, RingstoreError } from './errors';
+import { cacheEntryOf, type IntentResolver } from './intents';
 import type { FaultInjector } from './faults';
 import { isLive, type KeySummary, type StoredItem, tombstoneRetentionSeconds } from './item';
 import { type RingShard, tokenOf } from './ring';
@@ -39,7 +40,12 @@ export interface KvDeps {
   cache?: ValueCache;
   /** Crash points and broken modes: test runs only. */
   faults?: FaultInjector;
+  /** Resolves transactions' intents met by reads and writes (absent: intents are not expected). */
+  intents?: IntentResolver;
 }
+
+/** Plain writes that meet a transaction's intent resolve it and try again, this many times in all. */
+export const intentWriteAttemptsMax = 3;
 
 /** Conditional-write headers as the client sent them. */
 export interface Conditions {
@@ -274,7 +280,7 @@ export class KvService {
         ? await this.readStrong(owner!, others, namespace, key)
         : await this.readEventual([owner!, ...others], namespace, key, entry?.version ?? 0);
     // Every read refreshes the cache, strong ones too; the version guard keeps only the newest.
-    if (cache && item) await cache.refresh(namespace, key, entryOf(item));
+    if (cache && item) await cache.refresh(namespace, key, cacheEntryOf(item));
     if (!isLive(item, nowSeconds)) throw notFound(key);
     return item;
   }
@@ -284,7 +290,22 @@ export class KvService {
     // The deliberately broken mode the linearizability checker must catch (tests only).
     const broken = this.deps.faults?.isBroken('strongReadFromReplica') && others.length > 0;
     const shard = broken ? others[others.length - 1]! : owner;
-    return this.deps.shards.get(shard.table, namespace, key, { consistent: !broken });
+    const item = await this.deps.shards.get(shard.table, namespace, key, { consistent: !broken });
+    return this.withoutIntent(shard.table, item);
+  }
+
+  /**
+   * The item as a reader must see it: a committed transaction's intent is rolled forward, an aborted
+   * or expired one cleared; a pending one leaves the committed content (it never blocks a read).
+   */
+  private async withoutIntent(table: string, item: StoredItem | undefined): Promise<StoredItem | undefined> {
+    if (!item?.intent || !this.deps.intents) return item;
+    const resolution = await this.deps.intents.resolve(table, item);
+    if (resolution.state === 'pending') {
+      const { intent: _pending, ...committed } = item;
+      return committed;
+    }
+    return resolution.item;
   }
 
   /**
@@ -299,7 +320,8 @@ export class KvService {
     let failure: unknown;
     for (const shard of order) {
       try {
-        const item = await this.deps.shards.get(shard.table, namespace, key, { consistent: shard === owner });
+        const read = await this.deps.shards.get(shard.table, namespace, key, { consistent: shard === owner });
+        const item = shard === owner ? await this.withoutIntent(shard.table, read) : read;
         if ((item?.version ?? 0) >= knownVersion || shard === owner) return item;
       } catch (error) {
         if (!isShardFailure(error)) throw error;
@@ -325,7 +347,7 @@ export class KvService {
     let result;
     try {
       faults?.reach('write.beforeOwner');
-      result = await this.deps.shards.write(owner!.table, { namespace, key, token, content, precondition, nowSeconds, modifiedAtMs });
+      result = await this.writeOwner(owner!.table, { namespace, key, token, content, precondition, nowSeconds, modifiedAtMs });
     } catch (error) {
       if (content?.blob) await this.deps.blobs.delete(content.blob.objectKey).catch(() => undefined);
       if (error instanceof PreconditionFailedError) throw explainPrecondition(key, precondition, error, nowSeconds);
@@ -333,7 +355,7 @@ export class KvService {
     }
     faults?.reach('write.afterOwner');
     const item = storedItemOf({ namespace, key, token, content, nowSeconds, modifiedAtMs }, result.version);
-    await this.deps.cache?.put(namespace, key, entryOf(item));
+    await this.deps.cache?.put(namespace, key, cacheEntryOf(item));
     const replacedBlob = result.previous?.blob?.objectKey;
     // Best effort: an object left behind by a failed delete costs storage, never correctness.
     if (replacedBlob) await this.deps.blobs.delete(replacedBlob).catch(() => undefined);
@@ -350,6 +372,23 @@ export class KvService {
       );
     }
     return { key, version: result.version, consistency, copies: holders };
+  }
+
+  /** The owner's write; a transaction's intent in the way is resolved first (a pending one: 409, retryable). */
+  private async writeOwner(table: string, write: ItemWrite) {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await this.deps.shards.write(table, write);
+      } catch (error) {
+        if (!(error instanceof IntentConflictError) || !this.deps.intents || attempt >= intentWriteAttemptsMax) throw error;
+        const resolution = await this.deps.intents.resolve(table, error.current as StoredItem);
+        if (resolution.state === 'pending') {
+          throw new RingstoreError('txn.conflict', `key ${write.key} is locked by transaction ${resolution.record.txid}; retry`, {
+            retryable: true, details: { key: write.key, txid: resolution.record.txid },
+          });
+        }
+      }
+    }
   }
 
   private expiresAt(ttlSeconds: number | undefined): number | undefined {
@@ -389,21 +428,6 @@ function storedItemOf(write: Omit<ItemWrite, 'precondition'>, version: number): 
     ...(content.expiresAtSeconds === undefined ? {} : { expiresAtSeconds: content.expiresAtSeconds }),
     ...(content.value === undefined ? {} : { value: content.value }),
     ...(content.blob === undefined ? {} : { blob: { objectKey: content.blob.objectKey } }),
-  };
-}
-
-type CacheableItem = Pick<StoredItem, 'version' | 'tombstone' | 'contentType' | 'size' | 'sha256' | 'expiresAtSeconds' | 'value'>;
-
-/** The cache entry of an item: values kept inline are cached; for a blob only its version is. */
-function entryOf(item: CacheableItem): CacheEntry {
-  return {
-    version: item.version,
-    tombstone: item.tombstone,
-    contentType: item.contentType,
-    size: item.size,
-    sha256: item.sha256,
-    ...(item.expiresAtSeconds === undefined ? {} : { expiresAtSeconds: item.expiresAtSeconds }),
-    ...(item.value === undefined ? {} : { value: item.value }),
   };
 }
 

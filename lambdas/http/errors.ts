@@ -18,6 +18,8 @@ export const statusOf: Record<ErrorCode, number> = {
   'kv.uploadNotFound': 404,
   'admin.keyNotFound': 404,
   'kv.preconditionFailed': 412,
+  'txn.conflict': 409,
+  'txn.timeout': 409,
   'kv.valueTooLarge': 413,
   'request.tooLarge': 413,
   throttled: 429,

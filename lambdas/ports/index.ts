@@ -1,5 +1,5 @@
 // The few methods the core needs from the outside world (conventions §2). Adapters implement them.
-import type { KeySummary, StoredItem } from '../core/item';
+import type { Intent, KeySummary, StoredItem } from '../core/item';
 import type { CacheEntry } from '../core/l1-cache';
 import type { Ring } from '../core/ring';
 export type { FaultInjector } from '../core/faults';
@@ -86,6 +86,58 @@ export interface ShardStore {
   list(table: string, query: ListQuery): Promise<ListPage>;
   /** The versions of every key whose token is in (start, end], in token order, read from the token index. */
   versionsInRange(table: string, range: { start: number; end: number }): Promise<VersionEntry[]>;
+  /**
+   * Places a transaction's intent on a key, atomically with its expectations, and returns the item
+   * as it was (its committed content). Throws IntentConflictError when another transaction's intent
+   * is there, PreconditionFailedError (carrying the item) when an expectation does not hold.
+   */
+  placeIntent(table: string, input: IntentPlacement): Promise<StoredItem | undefined>;
+  /** Makes the intent of `txid` the key's content with the next version; undefined when it is not there. */
+  applyIntent(table: string, input: { namespace: string; key: string; txid: string; kind: Intent['kind']; nowSeconds: number; modifiedAtMs: number }): Promise<StoredItem | undefined>;
+  /** Removes the intent of `txid` (abort); false when it was not there. */
+  clearIntent(table: string, input: { namespace: string; key: string; txid: string }): Promise<boolean>;
+}
+
+export interface IntentPlacement {
+  namespace: string;
+  key: string;
+  token: number;
+  intent: Intent;
+  /** The version the key must be at (0: not live). */
+  expectVersion?: number;
+  mustBeLive: boolean;
+  nowSeconds: number;
+}
+
+export type TxnStatus = 'pending' | 'committed' | 'aborted';
+
+/** A key a transaction writes, as its record lists it for recovery. */
+export interface TxnKeyRef {
+  table: string;
+  namespace: string;
+  key: string;
+  kind: Intent['kind'];
+}
+
+export interface TxnRecord {
+  txid: string;
+  status: TxnStatus;
+  createdAtMs: number;
+  /** After this a pending transaction may be aborted by anyone (its coordinator is presumed gone). */
+  deadlineMs: number;
+  keys: TxnKeyRef[];
+  reason?: string;
+  conflictKey?: string;
+}
+
+/** The transaction table: one record per writing transaction; the decision is one conditional write. */
+export interface TxnRecordStore {
+  begin(record: TxnRecord): Promise<void>;
+  find(txid: string): Promise<TxnRecord | undefined>;
+  /** pending -> status; returns the record as it ends up (someone else's decision stands). */
+  decide(txid: string, status: Exclude<TxnStatus, 'pending'>, details?: { reason?: string; conflictKey?: string }): Promise<TxnRecord | undefined>;
+  /** Records whose deadline is in [fromMs, toMs), oldest first, at most `limit` (the recovery sweeper's walk). */
+  dueBetween(fromMs: number, toMs: number, limit: number): Promise<TxnRecord[]>;
 }
 
 /** A replica write that could not be made: replayed on the replica before it serves reads again. */

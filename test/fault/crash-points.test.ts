@@ -1,7 +1,7 @@
 // Crash at every named point of the write and replication paths, recover, and judge the replicas in
 // DynamoDB directly: acknowledged writes survive on every replica, no replica runs ahead of its owner,
 // and the read caches never serve a version older than one already read strongly.
-import { type CrashPoint, crashPoints } from '../../lambdas/core/faults';
+import { type CrashPoint, replicationCrashPoints } from '../../lambdas/core/faults';
 import {
   baseSeed, type Consistency, deriveSeed, describeItem, divergence, type FaultCloud, type FaultPlan, localNamespace, readReplicas,
   type Reply, replicaTablesOf, Rng, sleep, startFaultCloud, waitForConvergence, withSeed,
@@ -53,7 +53,7 @@ interface Ledger {
 type Content = { tombstone: true } | { tombstone: false; value: string };
 
 describe('crash points', () => {
-  it.each(crashPoints.map((point) => [point]))('%s: acknowledged writes survive a crash there, and replicas converge', async (point) => {
+  it.each(replicationCrashPoints.map((point) => [point]))('%s: acknowledged writes survive a crash there, and replicas converge', async (point) => {
     const testSeed = deriveSeed(seed, point);
     const replay = `RINGSTORE_FAULT_SEED=${seed} npx jest --selectProjects fault -t '${point}' test/fault/crash-points.test.ts`;
     await withSeed(seed, replay, () => runCrashPoint(point, new Rng(testSeed)));

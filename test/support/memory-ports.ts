@@ -1,13 +1,13 @@
 // In-memory test doubles of the ports, for unit tests of the core (no I/O).
-import { PreconditionFailedError, RingstoreError } from '../../lambdas/core/errors';
+import { IntentConflictError, PreconditionFailedError, RingstoreError } from '../../lambdas/core/errors';
 import { type BrokenMode, type CrashPoint, CrashInjectedError, type FaultInjector } from '../../lambdas/core/faults';
 import { isLive, type KeySummary, type StoredItem, tombstoneRetentionSeconds } from '../../lambdas/core/item';
 import { compareKeys } from '../../lambdas/core/kv';
 import { Ring, initialRingState } from '../../lambdas/core/ring';
 import { ReplicationService } from '../../lambdas/core/replication';
 import type {
-  BlobStore, Clock, Hint, HintStore, IdSource, ItemWrite, ListPage, ListQuery, RingSource, ShardHealth, ShardHealthStore,
-  ShardStore, VersionEntry, WriteResult,
+  BlobStore, Clock, Hint, HintStore, IdSource, IntentPlacement, ItemWrite, ListPage, ListQuery, RingSource, ShardHealth,
+  ShardHealthStore, ShardStore, TxnRecord, TxnRecordStore, TxnStatus, VersionEntry, WriteResult,
 } from '../../lambdas/ports';
 import { createHash } from 'node:crypto';
 
@@ -78,10 +78,62 @@ export class MemoryShardStore implements ShardStore {
       .map(({ namespace, key, token, version, tombstone }) => ({ namespace, key, token, version, tombstone }));
   }
 
+  async placeIntent(table: string, input: IntentPlacement): Promise<StoredItem | undefined> {
+    const items = this.table(table);
+    const id = `${input.namespace}#${input.key}`;
+    const previous = items.get(id);
+    if (previous?.intent && previous.intent.txid !== input.intent.txid) throw new IntentConflictError('locked', previous);
+    const live = isLive(previous, input.nowSeconds);
+    const holds =
+      input.expectVersion === 0 ? !live
+      : input.expectVersion !== undefined ? live && previous!.version === input.expectVersion
+      : !input.mustBeLive || live;
+    if (!holds) throw new PreconditionFailedError('condition failed', previous);
+    const base = previous ?? {
+      namespace: input.namespace, key: input.key, token: input.token, version: 0, contentType: '', size: 0, sha256: '', tombstone: true,
+    };
+    items.set(id, { ...base, intent: input.intent });
+    return previous;
+  }
+
+  async applyIntent(
+    table: string,
+    input: { namespace: string; key: string; txid: string; kind: 'put' | 'delete'; nowSeconds: number; modifiedAtMs: number },
+  ): Promise<StoredItem | undefined> {
+    const items = this.table(table);
+    const id = `${input.namespace}#${input.key}`;
+    const current = items.get(id);
+    if (current?.intent?.txid !== input.txid) return undefined;
+    const { intent, value: _value, blob: _blob, expiresAtSeconds: _ttl, ...rest } = current;
+    const next: StoredItem =
+      input.kind === 'put'
+        ? {
+            ...rest, version: current.version + 1, modifiedAtMs: input.modifiedAtMs, tombstone: false,
+            contentType: intent.contentType, size: intent.size, sha256: intent.sha256, value: intent.value ?? new Uint8Array(0),
+          }
+        : {
+            ...rest, version: current.version + 1, modifiedAtMs: input.modifiedAtMs, tombstone: true, contentType: '', size: 0, sha256: '',
+            expiresAtSeconds: input.nowSeconds + tombstoneRetentionSeconds,
+          };
+    items.set(id, next);
+    return next;
+  }
+
+  async clearIntent(table: string, input: { namespace: string; key: string; txid: string }): Promise<boolean> {
+    const items = this.table(table);
+    const id = `${input.namespace}#${input.key}`;
+    const current = items.get(id);
+    if (current?.intent?.txid !== input.txid) return false;
+    const { intent: _intent, ...rest } = current;
+    items.set(id, rest);
+    return true;
+  }
+
   async write(table: string, write: ItemWrite): Promise<WriteResult> {
     const items = this.table(table);
     const id = `${write.namespace}#${write.key}`;
     const previous = items.get(id);
+    if (previous?.intent) throw new IntentConflictError('locked', previous);
     const live = isLive(previous, write.nowSeconds);
     const holds =
       write.precondition.kind === 'none' ||
@@ -237,4 +289,29 @@ export function memoryReplication(shards: ShardStore, clock: Clock, faults?: Fau
   const health = new MemoryHealthStore();
   const replication = new ReplicationService({ shards, hints, health, clock, ...(faults ? { faults } : {}) });
   return { hints, health, replication };
+}
+
+export class MemoryTxnRecords implements TxnRecordStore {
+  readonly records = new Map<string, TxnRecord>();
+  async begin(record: TxnRecord): Promise<void> {
+    if (this.records.has(record.txid)) throw new Error(`transaction ${record.txid} exists`);
+    this.records.set(record.txid, structuredClone(record));
+  }
+  async find(txid: string): Promise<TxnRecord | undefined> {
+    const record = this.records.get(txid);
+    return record ? structuredClone(record) : undefined;
+  }
+  async decide(txid: string, status: Exclude<TxnStatus, 'pending'>, details: { reason?: string; conflictKey?: string } = {}) {
+    const record = this.records.get(txid);
+    if (!record) return undefined;
+    if (record.status === 'pending') Object.assign(record, { status }, details);
+    return structuredClone(record);
+  }
+  async dueBetween(fromMs: number, toMs: number, limit: number): Promise<TxnRecord[]> {
+    return [...this.records.values()]
+      .filter((record) => record.deadlineMs >= fromMs && record.deadlineMs < toMs)
+      .sort((a, b) => a.deadlineMs - b.deadlineMs)
+      .slice(0, limit)
+      .map((record) => structuredClone(record));
+  }
 }

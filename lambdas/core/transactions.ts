@@ -1,0 +1,442 @@
+// Multi-key ACID transactions (design §1, §5): two-phase commit over the shard tables, with write
+// intents as locks (2PL on the write set), validation of the read set (as Silo does: versions read
+// must be unchanged once every write is locked), one conditional write of the transaction record as
+// the decision, and presumed commit. Each step below is one state of the Step Functions machine in
+// schemas/txn-state-machine.asl.json; the state carries the plan, never more than the payload limit.
+import { IntentConflictError, PreconditionFailedError, RingstoreError, isRingstoreError } from './errors';
+import { isCrashInjected, type FaultInjector } from './faults';
+import { cacheEntryOf, IntentResolver } from './intents';
+import { isLive, type StoredItem } from './item';
+import type { ReplicationService } from './replication';
+import type { Consistency, Clock, IdSource, RingSource, ShardStore, TxnRecordStore, ValueCache } from '../ports';
+import { planTransaction, type PlannedWrite, type TxnLimits, type TxnOp } from './txn-plan';
+
+export interface TxnServiceLimits extends TxnLimits {
+  txnTimeoutMsDefault: number;
+  /** Bytes of values a transaction may return (they travel through the state machine's state). */
+  txnReadBytesMax: number;
+  /** Attempts to place one intent while resolving other transactions' intents on the key. */
+  intentAttemptsMax: number;
+}
+
+export interface TxnDeps {
+  shards: ShardStore;
+  records: TxnRecordStore;
+  ring: RingSource;
+  clock: Clock;
+  ids: IdSource;
+  replication: ReplicationService;
+  cache?: ValueCache;
+  faults?: FaultInjector;
+  limits: TxnServiceLimits;
+}
+
+/** A write as the state carries it: the value base64-encoded (the state is JSON). */
+export interface WriteJson {
+  kind: PlannedWrite['kind'];
+  valueBase64?: string;
+  contentType: string;
+  size: number;
+  sha256: string;
+}
+
+export interface ParticipantKey {
+  key: string;
+  token: number;
+  expectVersion?: number;
+  mustBeLive: boolean;
+  write?: WriteJson;
+}
+
+/** The keys of one owner shard: one Map iteration of prepare, validate, commit and abort. */
+export interface Participant {
+  table: string;
+  keys: ParticipantKey[];
+}
+
+/** The execution input of the state machine. */
+export interface TxnExecution {
+  txid: string;
+  namespace: string;
+  consistency: Consistency;
+  createdAtMs: number;
+  deadlineMs: number;
+  kind: 'readOnly' | 'writeOnly' | 'readWrite';
+  participants: Participant[];
+  /** One per `get` op, in request order. */
+  reads: Array<{ key: string; from: 'committed' } | { key: string; from: 'transaction'; write: WriteJson }>;
+}
+
+export type AbortReason = 'conflict' | 'precondition' | 'notFound' | 'timeout' | 'tooLarge' | 'unavailable';
+
+export interface Abort {
+  reason: AbortReason;
+  key?: string;
+  message: string;
+}
+
+/** What a participant saw of a key when it locked or read it. */
+export interface Observed {
+  key: string;
+  version: number;
+  found: boolean;
+  valueBase64?: string;
+  contentType?: string;
+}
+
+export interface PrepareResult {
+  table: string;
+  abort?: Abort;
+  observed: Observed[];
+}
+
+export interface Decision {
+  status: 'committed' | 'aborted';
+  abort?: Abort;
+}
+
+export type TxnOutcome =
+  | {
+      status: 'committed';
+      txid: string;
+      writes: Array<{ key: string; version: number }>;
+      reads: Array<{ key: string; found: boolean; version?: number; valueBase64?: string; contentType?: string }>;
+    }
+  | { status: 'aborted'; txid: string; reason: AbortReason; key?: string; message: string };
+
+export interface SweepReport {
+  examined: number;
+  aborted: number;
+  rolledForward: number;
+  cleared: number;
+  /** Deadlines before this are done; the next sweep starts here. */
+  sweptUntilMs: number;
+}
+
+/** Runs an execution through the state machine (Step Functions in AWS, aws-local-stepfunctions locally). */
+export interface Orchestrator {
+  run(execution: TxnExecution): Promise<TxnOutcome>;
+}
+
+const base64 = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64');
+
+export class TransactionService {
+  readonly intents: IntentResolver;
+
+  constructor(private readonly deps: TxnDeps) {
+    this.intents = new IntentResolver({ shards: deps.shards, records: deps.records, clock: deps.clock, ...(deps.cache ? { cache: deps.cache } : {}) });
+  }
+
+  /** Validates and plans a request into the state machine's input. */
+  async plan(namespace: string, ops: readonly TxnOp[], options: { timeoutMs?: number; consistency: Consistency }): Promise<TxnExecution> {
+    const { limits, clock, ids } = this.deps;
+    const timeoutMs = options.timeoutMs ?? limits.txnTimeoutMsDefault;
+    if (!Number.isInteger(timeoutMs) || timeoutMs < 100 || timeoutMs > limits.txnTimeoutMsMax) {
+      throw new RingstoreError('request.invalid', `timeoutMs must be an integer from 100 to ${limits.txnTimeoutMsMax}`, { details: { field: 'timeoutMs' } });
+    }
+    const plan = planTransaction(namespace, ops, limits);
+    const ring = await this.deps.ring.current();
+    const byTable = new Map<string, Participant>();
+    for (const keyPlan of plan.keys) {
+      const table = ring.ownerOf(keyPlan.token).table;
+      const participant = byTable.get(table) ?? { table, keys: [] };
+      byTable.set(table, participant);
+      participant.keys.push({
+        key: keyPlan.key,
+        token: keyPlan.token,
+        mustBeLive: keyPlan.mustBeLive,
+        ...(keyPlan.expectVersion === undefined ? {} : { expectVersion: keyPlan.expectVersion }),
+        ...(keyPlan.write ? { write: writeJsonOf(keyPlan.write) } : {}),
+      });
+    }
+    const createdAtMs = clock.nowMs();
+    // Ids sort by start time, so age (for wound-wait) can also be read from the id.
+    const txid = `${createdAtMs.toString(36).padStart(9, '0')}-${ids.newId().replace(/-/g, '')}`;
+    return {
+      txid,
+      namespace,
+      consistency: options.consistency,
+      createdAtMs,
+      deadlineMs: createdAtMs + timeoutMs,
+      kind: plan.kind,
+      participants: [...byTable.values()],
+      reads: plan.reads.map((read) => (read.from === 'committed' ? read : { key: read.key, from: 'transaction', write: writeJsonOf(read.write) })),
+    };
+  }
+
+  /** State Begin: the pending record, written before any intent (read-only transactions have none). */
+  async begin(execution: TxnExecution): Promise<void> {
+    if (execution.kind === 'readOnly') return;
+    await this.deps.records.begin({
+      txid: execution.txid,
+      status: 'pending',
+      createdAtMs: execution.createdAtMs,
+      deadlineMs: execution.deadlineMs,
+      keys: execution.participants.flatMap((participant) =>
+        participant.keys.filter((key) => key.write).map((key) => ({ table: participant.table, namespace: execution.namespace, key: key.key, kind: key.write!.kind })),
+      ),
+    });
+  }
+
+  /**
+   * State Prepare (one Map iteration per participant): locks every written key with an intent that
+   * checks its expected version, and reads every key the transaction only reads or checks.
+   */
+  async prepare(execution: TxnExecution, table: string): Promise<PrepareResult> {
+    const participant = participantOf(execution, table);
+    const observed: Observed[] = [];
+    for (const key of participant.keys) {
+      if (this.deps.clock.nowMs() > execution.deadlineMs) return { table, observed, abort: { reason: 'timeout', key: key.key, message: 'the transaction ran past its deadline' } };
+      this.deps.faults?.reach('txn.beforeIntent');
+      let result;
+      try {
+        result = key.write ? await this.lock(execution, table, key) : await this.readCommitted(execution, table, key);
+      } catch (error) {
+        if (!isRingstoreError(error, 'request.tooLarge')) throw error;
+        return { table, observed, abort: { reason: 'tooLarge', key: key.key, message: error.message } };
+      }
+      this.deps.faults?.reach('txn.afterIntent');
+      if ('abort' in result) return { table, observed, abort: result.abort };
+      observed.push(result.observed);
+    }
+    return { table, observed };
+  }
+
+  /**
+   * State Validate (read-write and read-only transactions): every key read without a lock must still
+   * be at the version prepare saw, with no other transaction's write committed or (read-write only)
+   * pending on it. Then the reads and the writes hold at one instant: the decision.
+   */
+  async validate(execution: TxnExecution, table: string, prepared: PrepareResult): Promise<{ table: string; abort?: Abort }> {
+    const participant = participantOf(execution, table);
+    for (const key of participant.keys) {
+      if (key.write) continue;
+      const seen = prepared.observed.find((entry) => entry.key === key.key);
+      let item = await this.deps.shards.get(table, execution.namespace, key.key, { consistent: true });
+      if (item?.intent && item.intent.txid !== execution.txid) {
+        const resolution = await this.intents.resolve(table, item);
+        // A read-only transaction reads before a pending writer; a read-write one could form a cycle with it.
+        if (resolution.state === 'pending' && execution.kind !== 'readOnly') {
+          return { table, abort: { reason: 'conflict', key: key.key, message: `key ${key.key} is locked by transaction ${resolution.record.txid}` } };
+        }
+        if (resolution.state === 'gone') item = resolution.item;
+      }
+      const version = isLive(item, this.nowSeconds()) ? item.version : 0;
+      if (version !== (seen?.version ?? -1)) {
+        return { table, abort: { reason: 'conflict', key: key.key, message: `key ${key.key} changed while the transaction ran` } };
+      }
+    }
+    return { table };
+  }
+
+  /** State Decide: one conditional write of the record. A read-only transaction decides without one. */
+  async decide(execution: TxnExecution, results: Array<{ abort?: Abort }>): Promise<Decision> {
+    const failed = results.find((result) => result.abort)?.abort;
+    const late = this.deps.clock.nowMs() > execution.deadlineMs;
+    const abort = failed ?? (late ? { reason: 'timeout' as const, message: 'the transaction ran past its deadline' } : undefined);
+    if (execution.kind === 'readOnly') return abort ? { status: 'aborted', abort } : { status: 'committed' };
+    const record = await this.deps.records.decide(execution.txid, abort ? 'aborted' : 'committed', abort ? { reason: abort.reason, ...(abort.key ? { conflictKey: abort.key } : {}) } : {});
+    if (!record) throw new RingstoreError('internal', `transaction ${execution.txid} has no record`);
+    if (record.status === 'committed') return { status: 'committed' };
+    // Someone else may have decided first: an older transaction (wound) or the sweeper (deadline).
+    return {
+      status: 'aborted',
+      abort: abort ?? { reason: record.reason === 'timeout' ? 'timeout' : 'conflict', ...(record.conflictKey ? { key: record.conflictKey } : {}), message: `transaction ${execution.txid} was aborted (${record.reason ?? 'by another transaction'})` },
+    };
+  }
+
+  /** State Commit (per participant): every intent becomes its key's value with the next version. */
+  async commit(execution: TxnExecution, table: string): Promise<void> {
+    const participant = participantOf(execution, table);
+    const ring = await this.deps.ring.current();
+    await Promise.all(
+      participant.keys.filter((key) => key.write).map(async (key) => {
+        const nowMs = this.deps.clock.nowMs();
+        const applied = await this.deps.shards.applyIntent(table, {
+          namespace: execution.namespace, key: key.key, txid: execution.txid, kind: key.write!.kind, nowSeconds: Math.floor(nowMs / 1000), modifiedAtMs: nowMs,
+        });
+        // Already applied (a retried step, or a reader rolled it forward): nothing left to do.
+        if (!applied) return;
+        await this.deps.cache?.put(execution.namespace, key.key, cacheEntryOf(applied));
+        if (execution.consistency === 'strong') {
+          const [, ...replicas] = ring.replicasOf(key.token);
+          await this.deps.replication.fanOut(applied, replicas);
+        }
+      }),
+    );
+  }
+
+  /** State Abort (per participant): every intent of the transaction is removed. */
+  async abort(execution: TxnExecution, table: string): Promise<void> {
+    const participant = participantOf(execution, table);
+    await Promise.all(
+      participant.keys.filter((key) => key.write).map((key) => this.deps.shards.clearIntent(table, { namespace: execution.namespace, key: key.key, txid: execution.txid })),
+    );
+  }
+
+  /** State Done: the answer, from the plan, what prepare saw, and the decision. */
+  outcome(execution: TxnExecution, prepared: PrepareResult[], decision: Decision): TxnOutcome {
+    if (decision.status === 'aborted') {
+      const abort = decision.abort ?? { reason: 'conflict' as const, message: 'aborted' };
+      return { status: 'aborted', txid: execution.txid, reason: abort.reason, ...(abort.key ? { key: abort.key } : {}), message: abort.message };
+    }
+    const observed = new Map(prepared.flatMap((result) => result.observed).map((entry) => [entry.key, entry]));
+    const writes = execution.participants.flatMap((participant) =>
+      participant.keys.filter((key) => key.write).map((key) => ({ key: key.key, version: (observed.get(key.key)?.version ?? 0) + 1 })),
+    );
+    const reads = execution.reads.map((read) => {
+      if (read.from === 'transaction') {
+        if (read.write.kind === 'delete') return { key: read.key, found: false };
+        return { key: read.key, found: true, valueBase64: read.write.valueBase64 ?? '', contentType: read.write.contentType };
+      }
+      const seen = observed.get(read.key);
+      if (!seen?.found) return { key: read.key, found: false };
+      return { key: read.key, found: true, version: seen.version, valueBase64: seen.valueBase64 ?? '', contentType: seen.contentType ?? '' };
+    });
+    return { status: 'committed', txid: execution.txid, writes, reads };
+  }
+
+  /**
+   * The recovery sweeper: every transaction whose deadline fell in [fromMs, toMs) is finished. A
+   * pending one (its coordinator is gone) is aborted and its intents cleared; a committed one whose
+   * intents are still there is rolled forward; an aborted one has any intent left cleared.
+   */
+  async sweep(fromMs: number, toMs: number, limit: number): Promise<SweepReport> {
+    const report: SweepReport = { examined: 0, aborted: 0, rolledForward: 0, cleared: 0, sweptUntilMs: toMs };
+    const records = await this.deps.records.dueBetween(fromMs, toMs, limit);
+    if (records.length === limit) report.sweptUntilMs = records[records.length - 1]!.deadlineMs;
+    for (const found of records) {
+      report.examined += 1;
+      let record = found;
+      if (record.status === 'pending') {
+        record = (await this.deps.records.decide(record.txid, 'aborted', { reason: 'timeout' })) ?? record;
+        if (record.status === 'aborted') report.aborted += 1;
+      }
+      for (const ref of record.keys) {
+        const item = await this.deps.shards.get(ref.table, ref.namespace, ref.key, { consistent: true });
+        if (item?.intent?.txid !== record.txid) continue;
+        if (record.status === 'committed') {
+          await this.intents.rollForward(ref.table, item, item.intent);
+          report.rolledForward += 1;
+        } else if (await this.deps.shards.clearIntent(ref.table, { namespace: ref.namespace, key: ref.key, txid: record.txid })) {
+          report.cleared += 1;
+        }
+      }
+    }
+    return report;
+  }
+
+  /** Runs every state in order, as the state machine does (used by tests and by the in-process orchestrator). */
+  async runInProcess(execution: TxnExecution): Promise<TxnOutcome> {
+    const { faults } = this.deps;
+    await this.begin(execution);
+    faults?.reach('txn.afterBegin');
+    let prepared: PrepareResult[] = [];
+    let decision: Decision;
+    try {
+      prepared = await Promise.all(execution.participants.map((participant) => this.prepare(execution, participant.table)));
+      faults?.reach('txn.afterPrepare');
+      const needsValidation = execution.kind !== 'writeOnly' && prepared.every((result) => !result.abort);
+      const validated = needsValidation
+        ? await Promise.all(prepared.map((result) => this.validate(execution, result.table, result)))
+        : [];
+      decision = await this.decide(execution, [...prepared, ...validated]);
+    } catch (error) {
+      if (isCrashInjected(error)) throw error;
+      decision = await this.decide(execution, [{ abort: abortOf(error) }]);
+    }
+    faults?.reach('txn.afterDecide');
+    const step = decision.status === 'committed' ? this.commit.bind(this) : this.abort.bind(this);
+    await Promise.all(execution.participants.map((participant) => step(execution, participant.table)));
+    return this.outcome(execution, prepared, decision);
+  }
+
+  private async lock(execution: TxnExecution, table: string, key: ParticipantKey): Promise<{ observed: Observed } | { abort: Abort }> {
+    const { limits } = this.deps;
+    for (let attempt = 0; attempt < limits.intentAttemptsMax; attempt += 1) {
+      try {
+        const previous = await this.deps.shards.placeIntent(table, {
+          namespace: execution.namespace,
+          key: key.key,
+          token: key.token,
+          intent: { txid: execution.txid, ...intentContentOf(key.write!), placedAtMs: this.deps.clock.nowMs() },
+          mustBeLive: key.mustBeLive,
+          nowSeconds: this.nowSeconds(),
+          ...(key.expectVersion === undefined ? {} : { expectVersion: key.expectVersion }),
+        });
+        return { observed: this.observe(key.key, previous) };
+      } catch (error) {
+        if (error instanceof PreconditionFailedError) return { abort: this.preconditionAbort(key, error.current as StoredItem | undefined) };
+        if (!(error instanceof IntentConflictError)) throw error;
+        const resolution = await this.intents.resolve(table, error.current as StoredItem, execution);
+        if (resolution.state === 'pending') {
+          return { abort: { reason: 'conflict', key: key.key, message: `key ${key.key} is locked by an older transaction (${resolution.record.txid})` } };
+        }
+      }
+    }
+    return { abort: { reason: 'conflict', key: key.key, message: `key ${key.key} stayed contended after ${limits.intentAttemptsMax} attempts` } };
+  }
+
+  private async readCommitted(execution: TxnExecution, table: string, key: ParticipantKey): Promise<{ observed: Observed } | { abort: Abort }> {
+    let item = await this.deps.shards.get(table, execution.namespace, key.key, { consistent: true });
+    if (item?.intent && item.intent.txid !== execution.txid) {
+      const resolution = await this.intents.resolve(table, item);
+      // Pending: its write is not committed, so the committed content is what this transaction reads.
+      if (resolution.state === 'gone') item = resolution.item;
+    }
+    const observed = this.observe(key.key, item);
+    if (key.expectVersion !== undefined && observed.version !== key.expectVersion) {
+      return { abort: this.preconditionAbort(key, item) };
+    }
+    return { observed };
+  }
+
+  private observe(key: string, item: StoredItem | undefined): Observed {
+    if (!isLive(item, this.nowSeconds())) return { key, version: 0, found: false };
+    const bytes = item.value?.byteLength ?? 0;
+    if (bytes > this.deps.limits.txnReadBytesMax || item.blob) {
+      throw new RingstoreError('request.tooLarge', `key ${key} holds ${item.size} bytes: a transaction reads values up to ${this.deps.limits.txnReadBytesMax} bytes`, {
+        details: { field: 'ops', key },
+      });
+    }
+    return { key, version: item.version, found: true, valueBase64: base64(item.value ?? new Uint8Array(0)), contentType: item.contentType };
+  }
+
+  private preconditionAbort(key: ParticipantKey, current: StoredItem | undefined): Abort {
+    const live = isLive(current, this.nowSeconds());
+    if (key.expectVersion === undefined && key.mustBeLive) return { reason: 'notFound', key: key.key, message: `key ${key.key} not found` };
+    const actual = live ? `version ${current.version}` : 'absent';
+    return { reason: 'precondition', key: key.key, message: `key ${key.key} is ${actual}, not ${key.expectVersion === 0 ? 'absent' : `version ${key.expectVersion}`}` };
+  }
+
+  private nowSeconds(): number {
+    return Math.floor(this.deps.clock.nowMs() / 1000);
+  }
+}
+
+/** The abort a failed step stands for (a step that failed before the decision aborts the transaction). */
+export function abortOf(error: unknown): Abort {
+  const message = error instanceof Error ? error.message : String(error);
+  if (isRingstoreError(error, 'shard.unavailable') || isRingstoreError(error, 'throttled')) return { reason: 'unavailable', message };
+  return { reason: 'conflict', message };
+}
+
+function writeJsonOf(write: PlannedWrite): WriteJson {
+  return {
+    kind: write.kind, contentType: write.contentType, size: write.size, sha256: write.sha256,
+    ...(write.value === undefined ? {} : { valueBase64: base64(write.value) }),
+  };
+}
+
+function intentContentOf(write: WriteJson) {
+  return {
+    kind: write.kind, contentType: write.contentType, size: write.size, sha256: write.sha256,
+    ...(write.kind === 'put' ? { value: Buffer.from(write.valueBase64 ?? '', 'base64') } : {}),
+  };
+}
+
+function participantOf(execution: TxnExecution, table: string): Participant {
+  const participant = execution.participants.find((entry) => entry.table === table);
+  if (!participant) throw new RingstoreError('internal', `transaction ${execution.txid} has no participant ${table}`);
+  return participant;
+}

@@ -1,0 +1,202 @@
+// Transactions in the core: planning, 2PC with intents, wound-wait, readers meeting intents, recovery.
+import fc from 'fast-check';
+import { isRingstoreError } from '../../lambdas/core/errors';
+import { KvService } from '../../lambdas/core/kv';
+import { Ring, initialRingState, tokenOf } from '../../lambdas/core/ring';
+import { TransactionService, type TxnOutcome } from '../../lambdas/core/transactions';
+import type { TxnOp } from '../../lambdas/core/txn-plan';
+import { limits } from '../../lambdas/topology';
+import {
+  CountingIds, ManualClock, MemoryBlobStore, MemoryShardStore, MemoryTxnRecords, ScriptedFaults, memoryReplication,
+} from '../support/memory-ports';
+
+const text = (value: string) => new TextEncoder().encode(value);
+const decode = (base64: string | undefined) => Buffer.from(base64 ?? '', 'base64').toString('utf8');
+const ring = new Ring(initialRingState({ shardCount: 4, replicationFactor: 3, vnodesPerShard: 16, tableName: (id) => `shard-${id}` }));
+const ownerOf = (key: string) => ring.ownerOf(tokenOf('ns', key)).table;
+
+const txnLimits = {
+  ...limits, txnOpsMax: 1000, txnValueBytesMax: 160 * 1024, txnTimeoutMsMax: 30_000, txnTimeoutMsDefault: 5_000,
+  txnReadBytesMax: 160 * 1024, intentAttemptsMax: 4,
+};
+
+function setup() {
+  const shards = new MemoryShardStore();
+  const clock = new ManualClock();
+  const faults = new ScriptedFaults();
+  const records = new MemoryTxnRecords();
+  const { replication, health } = memoryReplication(shards, clock);
+  const ringSource = { current: async () => ring };
+  const txns = new TransactionService({ shards, records, ring: ringSource, clock, ids: new CountingIds(), replication, faults, limits: txnLimits });
+  const kv = new KvService({
+    shards, blobs: new MemoryBlobStore(), ring: ringSource, clock, ids: new CountingIds(), limits, replication, health, intents: txns.intents,
+  });
+  const run = async (ops: TxnOp[], consistency: 'eventual' | 'strong' = 'eventual') =>
+    txns.runInProcess(await txns.plan('ns', ops, { consistency }));
+  const valueOf = async (key: string) => {
+    const read = await kv.get('ns', key, 'strong').catch((error: unknown) => (isRingstoreError(error, 'kv.notFound') ? undefined : Promise.reject(error)));
+    return read?.kind === 'value' ? { value: new TextDecoder().decode(read.value), version: read.item.version } : undefined;
+  };
+  return { shards, clock, faults, records, txns, kv, run, valueOf };
+}
+
+const put = (key: string, value: string, ifVersion?: number): TxnOp => ({ op: 'put', key, value: text(value), ...(ifVersion === undefined ? {} : { ifVersion }) });
+
+describe('planning', () => {
+  it('refuses empty, oversized and self-contradicting transactions with a 400 naming the field', async () => {
+    const { txns } = setup();
+    const codeOf = (ops: TxnOp[]) => txns.plan('ns', ops, { consistency: 'eventual' }).then(() => 'ok', (e: { code?: string; details?: { field?: string } }) => `${e.code} ${e.details?.field}`);
+    expect(await codeOf([])).toBe('request.invalid ops');
+    expect(await codeOf([{ op: 'check', key: 'a', ifVersion: 1 }, put('a', 'x', 2)])).toBe('request.invalid ops.1.ifVersion');
+    expect(await codeOf([{ op: 'get', key: '' }])).toBe('request.invalid ops.0.key');
+    expect(await codeOf(Array.from({ length: 1001 }, (_, i) => ({ op: 'get' as const, key: `k${i}` })))).toBe('request.invalid ops');
+    expect(await codeOf([put('big', 'x'.repeat(400_000))])).toBe('kv.valueTooLarge ops.0.value');
+  });
+
+  it('spreads more than 100 keys over every shard (beyond one TransactWriteItems call)', async () => {
+    const { txns, run, valueOf } = setup();
+    const ops = Array.from({ length: 150 }, (_, i) => put(`many-${i}`, `v${i}`));
+    const execution = await txns.plan('ns', ops, { consistency: 'eventual' });
+    expect(execution.participants).toHaveLength(4);
+    const outcome = await run(ops);
+    expect(outcome.status).toBe('committed');
+    expect(await valueOf('many-149')).toEqual({ value: 'v149', version: 1 });
+  });
+});
+
+describe('commit and abort', () => {
+  it('commits a read-write transaction atomically: new versions, the values read, several ops on one key', async () => {
+    const { kv, run, valueOf } = setup();
+    await kv.put('ns', 'a', { value: text('10'), contentType: 'text/plain' });
+    const outcome = await run([{ op: 'get', key: 'a' }, put('a', '11'), { op: 'get', key: 'a' }, put('b', 'new'), { op: 'delete', key: 'b' }, put('b', 'again')]);
+    expect(outcome.status).toBe('committed');
+    const committed = outcome as Extract<TxnOutcome, { status: 'committed' }>;
+    expect(committed.reads.map((read) => [read.key, read.found, decode(read.valueBase64)])).toEqual([['a', true, '10'], ['a', true, '11']]);
+    expect(committed.writes).toEqual(expect.arrayContaining([{ key: 'a', version: 2 }, { key: 'b', version: 1 }]));
+    expect(await valueOf('a')).toEqual({ value: '11', version: 2 });
+    expect(await valueOf('b')).toEqual({ value: 'again', version: 1 });
+  });
+
+  it('aborts when a check fails, changes nothing and leaves no intent', async () => {
+    const { kv, shards, run, valueOf } = setup();
+    await kv.put('ns', 'a', { value: text('1'), contentType: 'text/plain' });
+    const outcome = await run([put('a', '2'), { op: 'check', key: 'c', ifVersion: 3 }, put('b', 'x')]);
+    expect(outcome).toMatchObject({ status: 'aborted', reason: 'precondition', key: 'c' });
+    expect(await valueOf('a')).toEqual({ value: '1', version: 1 });
+    expect(await valueOf('b')).toBeUndefined();
+    for (const key of ['a', 'b', 'c']) expect(shards.peek(ownerOf(key), 'ns', key)?.intent).toBeUndefined();
+  });
+
+  it('aborts a delete of a missing key with notFound, and `ifVersion: 0` asserts absence', async () => {
+    const { run } = setup();
+    expect(await run([{ op: 'delete', key: 'ghost' }])).toMatchObject({ status: 'aborted', reason: 'notFound', key: 'ghost' });
+    expect((await run([put('fresh', 'x', 0)])).status).toBe('committed');
+    expect(await run([put('fresh', 'y', 0)])).toMatchObject({ status: 'aborted', reason: 'precondition', key: 'fresh' });
+  });
+});
+
+describe('conflicts', () => {
+  it('an older transaction wounds a younger one holding a key; a younger one aborts at an older one', async () => {
+    const { txns, clock, records } = setup();
+    const older = await txns.plan('ns', [put('k', 'old')], { consistency: 'eventual' });
+    clock.now += 10;
+    const younger = await txns.plan('ns', [put('k', 'young')], { consistency: 'eventual' });
+    // The younger one locks first, then the older one arrives and wounds it.
+    await txns.begin(younger);
+    await txns.prepare(younger, ownerOf('k'));
+    const outcome = await txns.runInProcess(older);
+    expect(outcome.status).toBe('committed');
+    expect((await records.find(younger.txid))?.status).toBe('aborted');
+    // The younger one's decision follows its record.
+    expect(await txns.decide(younger, [])).toMatchObject({ status: 'aborted' });
+    // And the other way round: the older one holds the key, the younger one aborts with the key named.
+    const holder = await txns.plan('ns', [put('k', 'hold')], { consistency: 'eventual' });
+    await txns.begin(holder);
+    await txns.prepare(holder, ownerOf('k'));
+    clock.now += 10;
+    expect(await txns.runInProcess(await txns.plan('ns', [put('k', 'late')], { consistency: 'eventual' }))).toMatchObject({ status: 'aborted', reason: 'conflict', key: 'k' });
+  });
+
+  it('a pending intent never blocks a read: it sees the last committed value; a plain write gets a retryable 409', async () => {
+    const { kv, txns, valueOf } = setup();
+    await kv.put('ns', 'k', { value: text('committed'), contentType: 'text/plain' });
+    const pending = await txns.plan('ns', [put('k', 'staged')], { consistency: 'eventual' });
+    await txns.begin(pending);
+    await txns.prepare(pending, ownerOf('k'));
+    expect(await valueOf('k')).toEqual({ value: 'committed', version: 1 });
+    const error = await kv.put('ns', 'k', { value: text('plain'), contentType: 'text/plain' }).catch((e: unknown) => e);
+    expect(isRingstoreError(error, 'txn.conflict') && error.retryable).toBe(true);
+  });
+
+  it('a reader rolls a committed transaction forward when the coordinator died after deciding', async () => {
+    const { txns, faults, valueOf, shards } = setup();
+    faults.crashAt('txn.afterDecide');
+    await expect(txns.runInProcess(await txns.plan('ns', [put('x', '1'), put('y', '2')], { consistency: 'eventual' }))).rejects.toThrow('crash injected');
+    expect(shards.peek(ownerOf('x'), 'ns', 'x')?.intent).toBeDefined();
+    expect(await valueOf('x')).toEqual({ value: '1', version: 1 });
+    expect(shards.peek(ownerOf('x'), 'ns', 'x')?.intent).toBeUndefined();
+  });
+});
+
+describe('recovery', () => {
+  const boundaries = ['txn.afterBegin', 'txn.beforeIntent', 'txn.afterIntent', 'txn.afterPrepare', 'txn.afterDecide'] as const;
+
+  it.each(boundaries.map((point) => [point]))('after a coordinator crash at %s the sweeper leaves it all-or-nothing with no intent', async (point) => {
+    const { txns, faults, clock, shards, valueOf } = setup();
+    faults.crashAt(point, { after: point === 'txn.afterIntent' || point === 'txn.beforeIntent' ? 1 : 0 });
+    const keys = ['p', 'q', 'r', 's', 't'];
+    const execution = await txns.plan('ns', keys.map((key) => put(key, `${point}`)), { consistency: 'eventual' });
+    await expect(txns.runInProcess(execution)).rejects.toThrow('crash injected');
+    clock.now = execution.deadlineMs + 1;
+    const report = await txns.sweep(0, clock.now, 100);
+    expect(report.examined).toBe(1);
+    const values = await Promise.all(keys.map(valueOf));
+    const committed = point === 'txn.afterDecide';
+    expect(values.every((value) => (committed ? value?.value === point : value === undefined))).toBe(true);
+    for (const key of keys) expect(shards.peek(ownerOf(key), 'ns', key)?.intent).toBeUndefined();
+  });
+});
+
+describe('bank invariant (seeded, in memory)', () => {
+  it('concurrent transfers keep the total, and read-only transactions always see it', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.record({ from: fc.integer({ min: 0, max: 9 }), to: fc.integer({ min: 0, max: 9 }), amount: fc.integer({ min: 1, max: 30 }) }), { minLength: 5, maxLength: 30 }),
+        async (transfers) => {
+          const { run } = setup();
+          const accounts = Array.from({ length: 10 }, (_, i) => `acct-${i}`);
+          await run(accounts.map((key) => put(key, '100')));
+          const balanceOf = (outcome: TxnOutcome, key: string) =>
+            outcome.status === 'committed' ? Number(decode(outcome.reads.find((read) => read.key === key)?.valueBase64)) : NaN;
+          const transfer = async ({ from, to, amount }: { from: number; to: number; amount: number }) => {
+            if (from === to) return;
+            const read = await run([{ op: 'get', key: accounts[from]! }, { op: 'get', key: accounts[to]! }]);
+            if (read.status !== 'committed') return;
+            const versions = new Map(read.reads.map((r) => [r.key, r.version!]));
+            await run([
+              put(accounts[from]!, String(balanceOf(read, accounts[from]!) - amount), versions.get(accounts[from]!)),
+              put(accounts[to]!, String(balanceOf(read, accounts[to]!) + amount), versions.get(accounts[to]!)),
+            ]);
+          };
+          const audits: number[] = [];
+          const audit = async () => {
+            const outcome = await run(accounts.map((key) => ({ op: 'get' as const, key })));
+            if (outcome.status === 'committed') audits.push(accounts.reduce((sum, key) => sum + balanceOf(outcome, key), 0));
+          };
+          // Auditors keep reading while the transfers run, so their reads interleave with commits.
+          let transfersDone = false;
+          const auditor = async () => {
+            for (let i = 0; i < 40 && !transfersDone; i += 1) await audit();
+          };
+          await Promise.all([
+            Promise.all(transfers.map(transfer)).then(() => (transfersDone = true)),
+            auditor(), auditor(),
+          ]);
+          await audit();
+          expect(new Set(audits)).toEqual(new Set([1000]));
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+});
