@@ -21,6 +21,7 @@ const configSchema = z.object({
   [envVars.l1TtlMs]: z.coerce.number().int().min(0).max(60_000).default(cacheDefaults.l1TtlMs),
   [envVars.l2TtlSeconds]: z.coerce.number().int().min(1).max(86_400).default(cacheDefaults.l2TtlSeconds),
   [envVars.faultInjection]: z.enum(['0', '1', 'true', 'false']).optional(),
+  [envVars.txnStateMachineArn]: z.string().startsWith('arn:').optional(),
   AWS_REGION: z.string().default('us-east-1'),
 });
 
@@ -31,6 +32,9 @@ export interface RingstoreConfig {
   vnodesPerShard: number;
   controlTable: string;
   hintsTable: string;
+  txnTable: string;
+  /** The transaction state machine (AWS); locally the local cloud runs the same definition in process. */
+  txnStateMachineArn?: string;
   blobBucket: string;
   /** Crash points and shard outages armed by tests (never in a production bundle). */
   faultInjection: boolean;
@@ -72,6 +76,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RingstoreConfi
     vnodesPerShard: values[envVars.vnodesPerShard],
     controlTable: names.controlTable,
     hintsTable: names.hintsTable,
+    txnTable: names.txnTable,
+    ...(values[envVars.txnStateMachineArn] ? { txnStateMachineArn: values[envVars.txnStateMachineArn] } : {}),
     faultInjection: faultInjectionRequested(values[envVars.faultInjection]),
     blobBucket: values[envVars.blobBucket] ?? names.blobBucket,
     region: values.AWS_REGION,

@@ -2,12 +2,15 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
+import { SFNClient } from '@aws-sdk/client-sfn';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { CachedShardHealth } from './adapters/cached-shard-health';
 import { CachedRingSource, DynamoControlStore } from './adapters/dynamodb-control-store';
 import { DynamoHintStore } from './adapters/dynamodb-hint-store';
 import { DynamoShardStore } from './adapters/dynamodb-shard-store';
+import { DynamoTxnRecordStore } from './adapters/dynamodb-txn-store';
+import { SfnOrchestrator } from './adapters/sfn-orchestrator';
 import { FaultController, FaultyShardStore } from './adapters/fault-injection';
 import { powertoolsMetrics, ReplicationStats } from './adapters/replication-metrics';
 import { RedisCache } from './adapters/redis-cache';
@@ -19,9 +22,10 @@ import { KvService } from './core/kv';
 import { MaintenanceService } from './core/maintenance';
 import { NamespaceSettingsService } from './core/namespaces';
 import { ReplicationService } from './core/replication';
+import { type Orchestrator, TransactionService } from './core/transactions';
 import { loadConfig, type RingstoreConfig } from './config';
 import type { Clock, IdSource, ShardStore } from './ports';
-import { limits, replicationDefaults } from './topology';
+import { limits, replicationDefaults, txnLimits } from './topology';
 
 export const systemClock: Clock = { nowMs: () => Date.now() };
 
@@ -67,7 +71,12 @@ export function buildRuntime(config: RingstoreConfig = loadConfig()) {
   const stats = new ReplicationStats(process.env.AWS_LAMBDA_FUNCTION_NAME ? powertoolsMetrics() : undefined);
   const injected = faults ? { faults } : {};
   const replication = new ReplicationService({ shards, hints, health, clock: systemClock, metrics: stats, ...injected });
+  const txns = new TransactionService({
+    shards, records: new DynamoTxnRecordStore(dynamodb, config.txnTable), ring, clock: systemClock, ids: randomIds, replication,
+    limits: { ...limits, ...txnLimits }, ...(cache ? { cache } : {}), ...injected,
+  });
   const kv = new KvService({
+    intents: txns.intents,
     cache,
     shards,
     blobs: new S3BlobStore(s3, config.blobBucket),
@@ -84,8 +93,13 @@ export function buildRuntime(config: RingstoreConfig = loadConfig()) {
   });
   const apiKeys = new ApiKeyService({ keys: control, ids: randomIds, clock: systemClock });
   const namespaces = new NamespaceSettingsService(control);
+  // In AWS the state machine runs in Step Functions; the local cloud installs its in-process runner.
+  const orchestrator: { current?: Orchestrator } = config.txnStateMachineArn
+    ? { current: new SfnOrchestrator(new SFNClient(clientOptions(config, undefined)), config.txnStateMachineArn) }
+    : {};
   return {
     config, logger, dynamodb, s3, control, ring, kv, apiKeys, namespaces, l2, replication, maintenance, health, hints, stats, faults,
+    txns, orchestrator,
   };
 }
 

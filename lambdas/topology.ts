@@ -60,6 +60,39 @@ export const controlSchema = { partitionKey: 'pk', sortKey: 'sk' } as const;
  */
 export const hintsSchema = { partitionKey: 'target', sortKey: 'sk' } as const;
 
+/**
+ * Transaction table: pk = txid. The `byDeadline` index (pk = the deadline's minute, sk = the deadline)
+ * lets the recovery sweeper walk transactions in deadline order, one minute bucket per query.
+ */
+export const txnSchema = {
+  partitionKey: 'txid',
+  deadlineIndex: { name: 'byDeadline', partitionKey: 'db', sortKey: 'dl' },
+  ttlAttribute: 'ttl',
+} as const;
+
+/** Transaction limits (design §1): enforced with 400s, documented in docs/api.md. */
+export const txnLimits = {
+  /** Ops per transaction; far more than DynamoDB's 100-item TransactWriteItems (intents are per key). */
+  txnOpsMax: 1_000,
+  /**
+   * Bytes of values written, and separately of values read, per transaction: the plan and the values
+   * travel through the state machine's state, which Step Functions caps at 256 KB (base64 adds a third).
+   */
+  txnValueBytesMax: 160 * 1024,
+  txnReadBytesMax: 160 * 1024,
+  txnTimeoutMsDefault: 5_000,
+  txnTimeoutMsMax: 30_000,
+  /** Attempts to place one intent while resolving other transactions' intents on the key. */
+  intentAttemptsMax: 4,
+  /** Records swept per sweeper run; the next run continues. */
+  sweepBatchMax: 500,
+  /** How long decided records are kept (DynamoDB TTL): presumed commit covers a record gone after that. */
+  recordRetentionSeconds: 24 * 3600,
+  /** How often the sweeper runs in AWS, and locally. */
+  sweeperEveryMinutes: 1,
+  localSweeperIntervalMs: 2_000,
+} as const;
+
 /** Replication settings (design §1); each is a bound of conventions §8. */
 export const replicationDefaults = {
   /** How long a handler trusts its copy of the shard health records before re-reading them. */
@@ -92,7 +125,10 @@ export type HandlerName =
   | 'docs'
   | 'bootstrap'
   | 'replicator'
-  | 'maintenance';
+  | 'maintenance'
+  | 'txn'
+  | 'txnStep'
+  | 'txnSweeper';
 
 /** What a handler may touch; the CDK app grants exactly this (least privilege). */
 export interface HandlerSpec {
@@ -103,6 +139,11 @@ export interface HandlerSpec {
   controlTable: 'none' | 'read' | 'readWrite';
   hintsTable: 'none' | 'read' | 'readWrite';
   blobBucket: 'none' | 'read' | 'readWrite';
+  txnTable?: 'none' | 'read' | 'readWrite';
+  /** May start (synchronous) executions of the transaction state machine. */
+  startsTransactions?: boolean;
+  /** A task of the transaction state machine (invoked by Step Functions, never by API Gateway). */
+  stateMachineTask?: boolean;
   /** Invoked by the shard tables' streams (one event source mapping per shard). */
   shardStreams?: boolean;
   /** Invoked on a schedule (EventBridge in AWS, a timer in the local cloud). */
@@ -162,7 +203,31 @@ export const handlers: Record<HandlerName, HandlerSpec> = {
     shardTables: 'readWrite', controlTable: 'readWrite', hintsTable: 'readWrite', blobBucket: 'none',
     everyMinutes: replicationDefaults.maintenanceEveryMinutes, memoryMb: 512, timeoutSeconds: 300,
   },
+  txn: {
+    entry: 'lambdas/handlers/txn.ts',
+    description: 'POST /v1/txn: plans a transaction and runs the state machine synchronously',
+    // Reads the ring only; every data access happens in the state machine's tasks.
+    shardTables: 'none', controlTable: 'read', hintsTable: 'none', blobBucket: 'none', txnTable: 'none',
+    startsTransactions: true, memoryMb: 512, timeoutSeconds: 28,
+  },
+  txnStep: {
+    entry: 'lambdas/handlers/txn-step.ts',
+    description: 'The tasks of the transaction state machine: begin, prepare, validate, decide, commit, abort',
+    shardTables: 'readWrite', controlTable: 'readWrite', hintsTable: 'readWrite', blobBucket: 'none', txnTable: 'readWrite',
+    stateMachineTask: true, memoryMb: 1024, timeoutSeconds: 20,
+  },
+  txnSweeper: {
+    entry: 'lambdas/handlers/txn-sweeper.ts',
+    description: 'Aborts transactions past their deadline, rolls committed ones forward, clears their intents',
+    shardTables: 'readWrite', controlTable: 'readWrite', hintsTable: 'none', blobBucket: 'none', txnTable: 'readWrite',
+    everyMinutes: txnLimits.sweeperEveryMinutes, memoryMb: 512, timeoutSeconds: 120,
+  },
 };
+
+/** The transaction state machine (ASL, in schemas/): CDK deploys this file, the local cloud runs it. */
+export const stateMachines = {
+  transaction: { definitionFile: 'schemas/txn-state-machine.asl.json', taskHandler: 'txnStep' as HandlerName, type: 'EXPRESS' },
+} as const;
 
 /** Key prefixes of the blob bucket: presigned uploads land in one, committed values live in the other. */
 export const blobPrefixes = { uploads: 'uploads/', blobs: 'blobs/' } as const;
@@ -196,6 +261,7 @@ export const routes: readonly RouteSpec[] = [
     operationId: 'commitUpload', authorized: true,
   },
   { method: 'GET', path: '/v1/ring', handler: 'ring', operationId: 'describeRing', authorized: true },
+  { method: 'POST', path: '/v1/txn', handler: 'txn', operationId: 'transact', authorized: true },
   { method: 'GET', path: '/v1/admin/keys', handler: 'admin', operationId: 'listApiKeys', authorized: true, admin: true },
   { method: 'POST', path: '/v1/admin/keys', handler: 'admin', operationId: 'createApiKey', authorized: true, admin: true },
   {
@@ -227,6 +293,7 @@ export interface Names {
   pendingTable: string;
   blobBucket: string;
   apiName: string;
+  transactionStateMachine: string;
   functionName(handler: HandlerName): string;
 }
 
@@ -247,6 +314,7 @@ export function namesFor(stage: string = defaults.stage, account = ''): Names {
     // Bucket names are global in AWS: the account id (when known) keeps them unique.
     blobBucket: account ? `${prefix}-blobs-${account}` : `${prefix}-blobs`,
     apiName: `${prefix}-api`,
+    transactionStateMachine: `${prefix}-txn`,
     functionName: (handler) => `${prefix}-${handler}`,
   };
 }
@@ -268,6 +336,8 @@ export const envVars = {
   l2TtlSeconds: 'RINGSTORE_L2_TTL_SECONDS',
   /** `1` arms crash points and shard outages for tests; production bundles refuse to start with it. */
   faultInjection: 'RINGSTORE_FAULT_INJECTION',
+  /** ARN of the transaction state machine (AWS); unset locally, where the local runner executes it. */
+  txnStateMachineArn: 'RINGSTORE_TXN_STATE_MACHINE_ARN',
 } as const;
 
 /** Cache defaults (design §1): a small, short-lived L1 per instance, a longer-lived shared L2. */

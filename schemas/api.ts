@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { errorCodes } from '../lambdas/core/errors';
 import { namespacePattern } from '../lambdas/core/validation';
-import { limits } from '../lambdas/topology';
+import { limits, txnLimits } from '../lambdas/topology';
 
 export const Consistency = z.enum(['eventual', 'strong']).meta({
   id: 'Consistency',
@@ -88,6 +88,56 @@ export const WriteAck = z
     copies: z.number().int().optional().meta({ description: 'Strong writes: shards holding the version at the acknowledgement, the owner included' }),
   })
   .meta({ id: 'WriteAck' });
+
+const txnKey = z.string().min(1).max(limits.keyBytesMax * 4);
+const txnVersion = z.number().int().min(0).meta({ description: 'The version the key must be at before the transaction; 0: absent' });
+
+export const TxnOp = z
+  .discriminatedUnion('op', [
+    z.object({ op: z.literal('get'), key: txnKey }).strict(),
+    z
+      .object({
+        op: z.literal('put'),
+        key: txnKey,
+        value: z.string().meta({ description: 'The value: text, or base64 with encoding "base64"' }),
+        encoding: z.enum(['utf8', 'base64']).default('utf8'),
+        contentType: z.string().min(1).max(256).optional(),
+        ifVersion: txnVersion.optional(),
+      })
+      .strict(),
+    z.object({ op: z.literal('delete'), key: txnKey, ifVersion: txnVersion.optional() }).strict(),
+    z.object({ op: z.literal('check'), key: txnKey, ifVersion: txnVersion }).strict(),
+  ])
+  .meta({ id: 'TxnOp' });
+
+export const TxnBody = z
+  .object({
+    ops: z.array(TxnOp).min(1).max(txnLimits.txnOpsMax),
+    timeoutMs: z.number().int().min(100).max(txnLimits.txnTimeoutMsMax).optional().meta({
+      description: `After this the transaction aborts (default ${txnLimits.txnTimeoutMsDefault})`,
+    }),
+  })
+  .strict()
+  .meta({ id: 'TxnRequest' });
+
+export const TxnQuery = z.object({ consistency: Consistency.optional() });
+
+export const TxnCommitted = z
+  .object({
+    status: z.literal('committed'),
+    txid: z.string(),
+    writes: z.array(z.object({ key: z.string(), version: z.number().int() })),
+    reads: z.array(
+      z.object({
+        key: z.string(),
+        found: z.boolean(),
+        version: z.number().int().optional(),
+        value: z.string().optional().meta({ description: 'base64' }),
+        contentType: z.string().optional(),
+      }),
+    ).meta({ description: 'One per get op, in request order; a get after a write of the same key sees that write' }),
+  })
+  .meta({ id: 'TxnCommitted' });
 
 export const NamespaceSettingsBody = z
   .object({ readConsistency: Consistency.optional(), writeConsistency: Consistency.optional() })

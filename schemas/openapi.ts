@@ -1,7 +1,7 @@
 // Builds the OpenAPI 3.1 document from the zod schemas (schemas/api.ts) and the routes (topology).
 import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import { limits, routes } from '../lambdas/topology';
+import { limits, routes, txnLimits } from '../lambdas/topology';
 import * as api from './api';
 
 type Operation = Omit<RouteConfig, 'method' | 'path'>;
@@ -85,6 +85,18 @@ const operations: Record<string, Operation> = {
   describeRing: {
     summary: 'Describe the ring: epoch, shards, token ranges with owners and replicas',
     responses: { 200: json(api.RingResponse, 'The ring') },
+  },
+  transact: {
+    summary: `Run a transaction: up to ${txnLimits.txnOpsMax} get, put, delete and check ops over any keys, atomic and serializable`,
+    request: { query: api.TxnQuery, body: { content: { 'application/json': { schema: api.TxnBody } } } },
+    responses: {
+      200: json(api.TxnCommitted, 'Committed: the new versions and the values read'),
+      404: error('Aborted: a delete of a key that does not exist (details: txid, key)'),
+      409: error('Aborted: another transaction holds a key, or a read key changed, or the deadline passed; retry (details: txid, reason, key)'),
+      412: error('Aborted: a check or ifVersion did not hold (details: txid, key)'),
+      413: error('Values written or read over the transaction limit'),
+      503: error('The outcome is not known yet (txn.outcomeUnknown): read the keys strongly before retrying'),
+    },
   },
   listApiKeys: { summary: 'List API keys (admin)', responses: { 200: json(api.ApiKeyList, 'All keys, without secrets') } },
   createApiKey: {

@@ -8,12 +8,13 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoControlStore } from '../../lambdas/adapters/dynamodb-control-store';
 import { ApiKeyService } from '../../lambdas/core/auth';
 import { randomIds, systemClock } from '../../lambdas/runtime';
-import { envVars, type HandlerName, handlers, limits, namesFor, replicationDefaults, routes } from '../../lambdas/topology';
+import { envVars, type HandlerName, handlers, limits, namesFor, replicationDefaults, routes, txnLimits } from '../../lambdas/topology';
 import { localCredentials, localRegion, startEngines, type RunningEngines } from './engines';
 import { type GatewayHandlers, type RunningGateway, startGateway } from './gateway';
 import { provision } from './provision';
 import { startStreamPoller, type RunningStreamPoller } from './stream-poller';
 import { startSchedule, type RunningSchedule } from './schedule';
+import { localTransactionOrchestrator } from './state-machine';
 
 export interface LocalCloudOptions {
   /** Where engines keep data and jars (`.ringstore/` by default). */
@@ -31,6 +32,8 @@ export interface LocalCloudOptions {
   faultInjection?: boolean;
   /** How often the maintenance job (hint replay, anti-entropy) runs; 0 turns the timer off. */
   maintenanceIntervalMs?: number;
+  /** How often the transaction sweeper runs; 0 turns it off. */
+  sweeperIntervalMs?: number;
   log?: (line: string) => void;
 }
 
@@ -75,6 +78,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   let gateway: RunningGateway | undefined;
   let poller: RunningStreamPoller | undefined;
   let schedule: RunningSchedule | undefined;
+  let sweeper: RunningSchedule | undefined;
   try {
     const env: Record<string, string> = {
       [envVars.stage]: stage,
@@ -125,6 +129,8 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     // is the one the gateway's /_faults drives.
     const { runtime } = await import('../../lambdas/runtime');
     const faults = runtime().faults;
+    // POST /v1/txn runs the same ASL file CDK deploys, with its tasks mapped to the txnStep handler.
+    runtime().orchestrator.current = localTransactionOrchestrator(await load('txnStep'), join(__dirname, '..', '..'));
     // The shard streams feed the replicator, as the event source mappings do in AWS.
     poller = await startStreamPoller({
       endpoint: engines.dynamodbEndpoint,
@@ -140,6 +146,12 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       everyMs: options.maintenanceIntervalMs ?? replicationDefaults.localMaintenanceIntervalMs,
       log,
     });
+    sweeper = startSchedule({
+      handler: await load('txnSweeper'),
+      name: 'txnSweeper',
+      everyMs: options.sweeperIntervalMs ?? txnLimits.localSweeperIntervalMs,
+      log,
+    });
     gateway = await startGateway({
       port: options.port,
       stage,
@@ -150,7 +162,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     });
     dynamodb.destroy();
     s3.destroy();
-    const running = { gateway, poller, schedule };
+    const running = { gateway, poller, schedule, sweeper };
     return {
       url: running.gateway.url,
       apiKey: keys.apiKey,
@@ -160,6 +172,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       stop: async () => {
         await running.gateway.stop();
         await running.schedule.stop();
+        await running.sweeper.stop();
         await running.poller.stop();
         await engines.stop();
       },
@@ -167,6 +180,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   } catch (error) {
     await gateway?.stop();
     await schedule?.stop();
+    await sweeper?.stop();
     await poller?.stop();
     await engines.stop();
     throw error;

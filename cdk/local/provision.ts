@@ -9,7 +9,7 @@ import {
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, HeadBucketCommand, type S3Client } from '@aws-sdk/client-s3';
-import { controlSchema, hintsSchema, type Names, shardSchema } from '../../lambdas/topology';
+import { controlSchema, hintsSchema, type Names, shardSchema, txnSchema } from '../../lambdas/topology';
 
 export function shardTableInput(tableName: string): CreateTableCommandInput {
   const { tokenIndex, keyIndex } = shardSchema;
@@ -76,6 +76,30 @@ export function hintsTableInput(tableName: string): CreateTableCommandInput {
   };
 }
 
+export function txnTableInput(tableName: string): CreateTableCommandInput {
+  const { deadlineIndex } = txnSchema;
+  return {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: [
+      { AttributeName: txnSchema.partitionKey, AttributeType: 'S' },
+      { AttributeName: deadlineIndex.partitionKey, AttributeType: 'N' },
+      { AttributeName: deadlineIndex.sortKey, AttributeType: 'N' },
+    ],
+    KeySchema: [{ AttributeName: txnSchema.partitionKey, KeyType: 'HASH' }],
+    GlobalSecondaryIndexes: [
+      {
+        IndexName: deadlineIndex.name,
+        KeySchema: [
+          { AttributeName: deadlineIndex.partitionKey, KeyType: 'HASH' },
+          { AttributeName: deadlineIndex.sortKey, KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'ALL' },
+      },
+    ],
+  };
+}
+
 async function existingTables(dynamodb: DynamoDBClient): Promise<Set<string>> {
   const names = new Set<string>();
   let start: string | undefined;
@@ -111,6 +135,7 @@ export async function provision(options: {
   const wanted = [
     controlTableInput(names.controlTable),
     hintsTableInput(names.hintsTable),
+    txnTableInput(names.txnTable),
     ...Array.from({ length: shardCount }, (_, id) => shardTableInput(names.shardTable(id))),
   ];
   for (const input of wanted) {

@@ -26,6 +26,7 @@ const apiKeyPartition = 'apikeys';
 const healthPartition = 'shardHealth';
 const namespacePartition = 'namespace';
 const maintenanceKey = { pk: 'maintenance', sk: 'state' } as const;
+const sweeperKey = { pk: 'txnSweeper', sk: 'state' } as const;
 
 function controlTable(name: string, documentClient: DynamoDBDocumentClient) {
   return new Table({
@@ -119,6 +120,16 @@ export interface MaintenanceState {
   lastReport: unknown;
 }
 
+function sweeperEntity(table: ReturnType<typeof controlTable>) {
+  return new Entity({
+    name: 'txnSweeper',
+    table,
+    entityAttribute: false,
+    timestamps: false,
+    schema: item({ pk: string().key(), sk: string().key(), sweptUntilMs: number() }),
+  });
+}
+
 export class DynamoControlStore implements ApiKeyStore, ShardHealthStore, NamespaceSettingsStore {
   private readonly table: ReturnType<typeof controlTable>;
   private readonly rings: ReturnType<typeof ringEntity>;
@@ -126,6 +137,7 @@ export class DynamoControlStore implements ApiKeyStore, ShardHealthStore, Namesp
   private readonly healthRecords: ReturnType<typeof healthEntity>;
   private readonly namespaces: ReturnType<typeof namespaceEntity>;
   private readonly maintenance: ReturnType<typeof maintenanceEntity>;
+  private readonly sweeper: ReturnType<typeof sweeperEntity>;
 
   constructor(documentClient: DynamoDBDocumentClient, tableName: string) {
     this.table = controlTable(tableName, documentClient);
@@ -134,6 +146,17 @@ export class DynamoControlStore implements ApiKeyStore, ShardHealthStore, Namesp
     this.healthRecords = healthEntity(this.table);
     this.namespaces = namespaceEntity(this.table);
     this.maintenance = maintenanceEntity(this.table);
+    this.sweeper = sweeperEntity(this.table);
+  }
+
+  /** Where the transaction sweeper resumes: deadlines before this are done. */
+  async readSweeperState(): Promise<{ sweptUntilMs: number } | undefined> {
+    const { Item } = await this.call('sweeper state read', () => this.sweeper.build(GetItemCommand).key(sweeperKey).send());
+    return Item ? { sweptUntilMs: Item.sweptUntilMs } : undefined;
+  }
+
+  async saveSweeperState(state: { sweptUntilMs: number }): Promise<void> {
+    await this.call('sweeper state write', () => this.sweeper.build(PutItemCommand).item({ ...sweeperKey, ...state }).send());
   }
 
   async all(): Promise<Map<string, ShardHealth>> {

@@ -18,6 +18,7 @@ export const errorCodes = [
   'admin.keyNotFound',
   'txn.conflict',
   'txn.timeout',
+  'txn.outcomeUnknown',
   'throttled',
   'shard.unavailable',
   'internal',

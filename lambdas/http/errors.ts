@@ -20,6 +20,7 @@ export const statusOf: Record<ErrorCode, number> = {
   'kv.preconditionFailed': 412,
   'txn.conflict': 409,
   'txn.timeout': 409,
+  'txn.outcomeUnknown': 503,
   'kv.valueTooLarge': 413,
   'request.tooLarge': 413,
   throttled: 429,

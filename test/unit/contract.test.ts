@@ -28,7 +28,7 @@ describe('error mapping', () => {
     for (const code of errorCodes) {
       const status = statusOf[code];
       expect(status).toBeGreaterThanOrEqual(400);
-      if (status >= 500) expect(['internal', 'shard.unavailable']).toContain(code);
+      if (status >= 500) expect(['internal', 'shard.unavailable', 'txn.outcomeUnknown']).toContain(code);
     }
   });
 

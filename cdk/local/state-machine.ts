@@ -1,0 +1,59 @@
+// The local Step Functions: runs the same ASL file CDK deploys (schemas/) with aws-local-stepfunctions,
+// every Task state mapped to the in-process handler that Lambda runs in AWS.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Context } from 'aws-lambda';
+import { StateMachine } from 'aws-local-stepfunctions';
+import { outcomeUnknown } from '../../lambdas/adapters/sfn-orchestrator';
+import type { Orchestrator, TxnExecution, TxnOutcome } from '../../lambdas/core/transactions';
+import { stateMachines } from '../../lambdas/topology';
+import { lambdaContext } from './lambda-events';
+
+// aws-local-stepfunctions 3 uses Promise.withResolvers (Node 22); Node 20 lacks it.
+const promiseStatics = Promise as unknown as { withResolvers?: () => unknown };
+promiseStatics.withResolvers ??= function withResolvers<T>() {
+  let resolve!: (value: T) => void;
+  let reject!: (reason?: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+};
+
+type TaskHandler = (event: never, context: Context) => Promise<unknown>;
+
+/** Retries wait this long locally (the definition's 1 s minimum is for AWS). */
+const localRetryIntervalMs = 20;
+
+export function taskStateNames(definition: { States: Record<string, { Type: string; Iterator?: { States: Record<string, { Type: string }> } }> }): string[] {
+  return Object.entries(definition.States).flatMap(([name, state]) => [
+    ...(state.Type === 'Task' ? [name] : []),
+    ...(state.Iterator ? taskStateNames(state.Iterator as never) : []),
+  ]);
+}
+
+export function localTransactionOrchestrator(handler: TaskHandler, root: string): Orchestrator {
+  // The file names its Lambda as a CDK definition substitution; locally every Task runs in process.
+  const text = readFileSync(join(root, stateMachines.transaction.definitionFile), 'utf8').replaceAll(
+    '${TxnStepFunctionArn}',
+    'arn:aws:lambda:us-east-1:000000000000:function:ringstore-local-txnStep',
+  );
+  const definition = JSON.parse(text);
+  const machine = new StateMachine(definition, { validationOptions: { checkArn: false } });
+  const names = taskStateNames(definition);
+  const invoke = (input: unknown) => handler(input as never, lambdaContext('txnStep')) as Promise<never>;
+  const taskResourceLocalHandlers = Object.fromEntries(names.map((name) => [name, invoke]));
+  const retryIntervalOverrides = Object.fromEntries(names.map((name) => [name, localRetryIntervalMs]));
+  return {
+    async run(execution: TxnExecution): Promise<TxnOutcome> {
+      const running = machine.run({ execution } as never, { overrides: { taskResourceLocalHandlers, retryIntervalOverrides } });
+      try {
+        return (await running.result) as TxnOutcome;
+      } catch (error) {
+        // The execution failed (a crashed task, an unknown decision): as in AWS, the outcome is unknown.
+        throw outcomeUnknown(execution, error instanceof Error ? error.message : String(error));
+      }
+    },
+  };
+}

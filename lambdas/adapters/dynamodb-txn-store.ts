@@ -1,0 +1,144 @@
+// TxnRecordStore on the transaction table. The decision is one conditional update (pending -> decided);
+// the `byDeadline` index, partitioned by the deadline's minute, is the recovery sweeper's walk.
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { Entity, GetItemCommand, PutItemCommand, QueryCommand, Table, UpdateItemCommand, item, list, map, number, string } from 'dynamodb-toolbox';
+import type { TxnRecord, TxnRecordStore, TxnStatus } from '../ports';
+import { txnLimits, txnSchema } from '../topology';
+import { translateAwsError } from './aws-errors';
+
+const minuteMs = 60_000;
+
+function txnTable(name: string, documentClient: DynamoDBDocumentClient) {
+  return new Table({
+    name,
+    partitionKey: { name: txnSchema.partitionKey, type: 'string' },
+    indexes: {
+      [txnSchema.deadlineIndex.name]: {
+        type: 'global',
+        partitionKey: { name: txnSchema.deadlineIndex.partitionKey, type: 'number' },
+        sortKey: { name: txnSchema.deadlineIndex.sortKey, type: 'number' },
+      },
+    },
+    documentClient,
+  });
+}
+
+function recordEntity(table: ReturnType<typeof txnTable>) {
+  return new Entity({
+    name: 'txn',
+    table,
+    entityAttribute: false,
+    timestamps: false,
+    schema: item({
+      txid: string().key(),
+      status: string().enum('pending', 'committed', 'aborted'),
+      createdAtMs: number(),
+      dl: number(),
+      db: number(),
+      keys: list(map({ table: string(), namespace: string(), key: string(), kind: string().enum('put', 'delete') })),
+      reason: string().optional(),
+      conflictKey: string().optional(),
+      ttl: number(),
+    }),
+  });
+}
+
+type RawRecord = {
+  txid: string;
+  status: string;
+  createdAtMs: number;
+  dl: number;
+  keys: Array<{ table: string; namespace: string; key: string; kind: string }>;
+  reason?: string;
+  conflictKey?: string;
+};
+
+function toRecord(raw: RawRecord): TxnRecord {
+  return {
+    txid: raw.txid,
+    status: raw.status as TxnStatus,
+    createdAtMs: Number(raw.createdAtMs),
+    deadlineMs: Number(raw.dl),
+    keys: raw.keys.map((ref) => ({ ...ref, kind: ref.kind as 'put' | 'delete' })),
+    ...(raw.reason ? { reason: raw.reason } : {}),
+    ...(raw.conflictKey ? { conflictKey: raw.conflictKey } : {}),
+  };
+}
+
+export class DynamoTxnRecordStore implements TxnRecordStore {
+  private readonly table: ReturnType<typeof txnTable>;
+  private readonly records: ReturnType<typeof recordEntity>;
+
+  constructor(documentClient: DynamoDBDocumentClient, tableName: string) {
+    this.table = txnTable(tableName, documentClient);
+    this.records = recordEntity(this.table);
+  }
+
+  async begin(record: TxnRecord): Promise<void> {
+    await this.call(`record of ${record.txid}`, () =>
+      this.records
+        .build(PutItemCommand)
+        .item({
+          txid: record.txid,
+          status: record.status,
+          createdAtMs: record.createdAtMs,
+          dl: record.deadlineMs,
+          db: Math.floor(record.deadlineMs / minuteMs),
+          keys: record.keys,
+          // Kept a day after the deadline, then removed by TTL: an intent left without a record is
+          // presumed committed, and by then every intent has long been applied or cleared.
+          ttl: Math.ceil(record.deadlineMs / 1000) + txnLimits.recordRetentionSeconds,
+        })
+        .options({ condition: { attr: 'txid', exists: false } })
+        .send(),
+    );
+  }
+
+  async find(txid: string): Promise<TxnRecord | undefined> {
+    const { Item } = await this.call(`record of ${txid}`, () => this.records.build(GetItemCommand).key({ txid }).options({ consistent: true }).send());
+    return Item ? toRecord(Item) : undefined;
+  }
+
+  async decide(txid: string, status: Exclude<TxnStatus, 'pending'>, details: { reason?: string; conflictKey?: string } = {}): Promise<TxnRecord | undefined> {
+    try {
+      const { Attributes } = await this.records
+        .build(UpdateItemCommand)
+        .item({ txid, status, ...(details.reason ? { reason: details.reason } : {}), ...(details.conflictKey ? { conflictKey: details.conflictKey } : {}) })
+        .options({ condition: { attr: 'status', eq: 'pending' }, returnValues: 'ALL_NEW' })
+        .send();
+      return Attributes ? toRecord(Attributes as RawRecord) : undefined;
+    } catch (error) {
+      // Decided already (by the coordinator, an older transaction or the sweeper), or never begun.
+      if ((error as { name?: string }).name === 'ConditionalCheckFailedException') return this.find(txid);
+      throw translateAwsError(error, `decision of ${txid}`);
+    }
+  }
+
+  async dueBetween(fromMs: number, toMs: number, limit: number): Promise<TxnRecord[]> {
+    const found: TxnRecord[] = [];
+    for (let bucket = Math.floor(fromMs / minuteMs); bucket <= Math.floor((toMs - 1) / minuteMs) && found.length < limit; bucket += 1) {
+      let startKey: Record<string, unknown> | undefined;
+      do {
+        const page = await this.call('transactions due', () =>
+          this.table
+            .build(QueryCommand)
+            .entities(this.records)
+            .query({ index: txnSchema.deadlineIndex.name, partition: bucket, range: { between: [fromMs, toMs - 1] } })
+            .options({ limit: limit - found.length, ...(startKey ? { exclusiveStartKey: startKey } : {}) })
+            .send(),
+        );
+        found.push(...(page.Items ?? []).map((raw) => toRecord(raw as RawRecord)));
+        startKey = page.LastEvaluatedKey;
+      } while (startKey && found.length < limit);
+    }
+    return found;
+  }
+
+  private async call<T>(what: string, action: () => Promise<T>): Promise<T> {
+    try {
+      return await action();
+    } catch (error) {
+      throw translateAwsError(error, what);
+    }
+  }
+}

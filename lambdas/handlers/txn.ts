@@ -1,0 +1,39 @@
+// POST /v1/txn: plans the transaction and runs the state machine synchronously; the outcome is the answer.
+import middy from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { TxnBody, TxnQuery } from '../../schemas/api';
+import { txnAbortError } from '../core/txn-errors';
+import { RingstoreError } from '../core/errors';
+import { httpErrors } from '../http/errors';
+import { jsonBody, parseWith, principalOf } from '../http/request';
+import { json } from '../http/response';
+import { router } from '../http/router';
+import { runtime } from '../runtime';
+
+const { txns, orchestrator, logger } = runtime();
+
+export const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+  .use(httpErrors(logger))
+  .handler(
+    router('txn', {
+      transact: async (event) => {
+        const body = parseWith(TxnBody, jsonBody(event), 'body');
+        const { consistency } = parseWith(TxnQuery, event.queryStringParameters, 'query');
+        const principal = principalOf(event);
+        const ops = body.ops.map((op) =>
+          op.op === 'put'
+            ? { ...op, value: new Uint8Array(Buffer.from(op.value, op.encoding === 'base64' ? 'base64' : 'utf8')) }
+            : op,
+        );
+        const execution = await txns.plan(principal.namespace, ops, {
+          consistency: consistency ?? principal.writeConsistency,
+          ...(body.timeoutMs === undefined ? {} : { timeoutMs: body.timeoutMs }),
+        });
+        if (!orchestrator.current) throw new RingstoreError('internal', 'no transaction orchestrator is configured');
+        const outcome = await orchestrator.current.run(execution);
+        if (outcome.status === 'aborted') throw txnAbortError(outcome);
+        const reads = outcome.reads.map(({ valueBase64, ...read }) => ({ ...read, ...(valueBase64 === undefined ? {} : { value: valueBase64 }) }));
+        return json(200, { ...outcome, reads });
+      },
+    }),
+  );
