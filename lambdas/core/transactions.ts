@@ -236,6 +236,8 @@ export class TransactionService {
     const abort = failed ?? (late ? { reason: 'timeout' as const, message: 'the transaction ran past its deadline' } : undefined);
     if (execution.kind === 'readOnly') return abort ? { status: 'aborted', abort } : { status: 'committed' };
     const record = await this.deps.records.decide(execution.txid, abort ? 'aborted' : 'committed', abort ? { reason: abort.reason, ...(abort.key ? { conflictKey: abort.key } : {}) } : {});
+    // No record: Begin never wrote it, so no intent exists either; an abort needs nothing more.
+    if (!record && abort) return { status: 'aborted', abort };
     if (!record) throw new RingstoreError('internal', `transaction ${execution.txid} has no record`);
     if (record.status === 'committed') return { status: 'committed' };
     // Someone else may have decided first: an older transaction (wound) or the sweeper (deadline).
@@ -364,7 +366,7 @@ export class TransactionService {
           nowSeconds: this.nowSeconds(),
           ...(key.expectVersion === undefined ? {} : { expectVersion: key.expectVersion }),
         });
-        return { observed: this.observe(key.key, previous) };
+        return { observed: this.observe(execution, key.key, previous) };
       } catch (error) {
         if (error instanceof PreconditionFailedError) return { abort: this.preconditionAbort(key, error.current as StoredItem | undefined) };
         if (!(error instanceof IntentConflictError)) throw error;
@@ -384,15 +386,18 @@ export class TransactionService {
       // Pending: its write is not committed, so the committed content is what this transaction reads.
       if (resolution.state === 'gone') item = resolution.item;
     }
-    const observed = this.observe(key.key, item);
+    const observed = this.observe(execution, key.key, item);
     if (key.expectVersion !== undefined && observed.version !== key.expectVersion) {
       return { abort: this.preconditionAbort(key, item) };
     }
     return { observed };
   }
 
-  private observe(key: string, item: StoredItem | undefined): Observed {
+  private observe(execution: TxnExecution, key: string, item: StoredItem | undefined): Observed {
     if (!isLive(item, this.nowSeconds())) return { key, version: 0, found: false };
+    // Only a key a `get` reads in its committed state needs its value carried to the answer.
+    const needed = execution.reads.some((read) => read.key === key && read.from === 'committed');
+    if (!needed) return { key, version: item.version, found: true };
     const bytes = item.value?.byteLength ?? 0;
     if (bytes > this.deps.limits.txnReadBytesMax || item.blob) {
       throw new RingstoreError('request.tooLarge', `key ${key} holds ${item.size} bytes: a transaction reads values up to ${this.deps.limits.txnReadBytesMax} bytes`, {
