@@ -1,7 +1,8 @@
-// Renders p50/p99 per case as an SVG bar chart with Vega-Lite (pure JS: SVG needs no canvas).
+// Renders p50/p99 per case, and the targeted ratios against their targets, as SVG charts with
+// Vega-Lite (pure JS: SVG needs no canvas).
 // Vega 6 is ESM-only with top-level await, so it is loaded with import() rather than a static import.
 import { join } from 'node:path';
-import type { CaseResult } from './report';
+import type { CaseResult, Ratio } from './report';
 
 interface Datum {
   case: string;
@@ -28,9 +29,7 @@ const round = (value: number) => Math.round(value * 100) / 100;
  * await writeFile('docs/benchmarks-latest.svg', await renderSvg(results, 'Ringstore foundation, 2 cores'));
  */
 export async function renderSvg(results: CaseResult[], subtitle: string): Promise<string> {
-  const vega = await import('vega');
-  const { compile } = await import('vega-lite');
-  const { spec } = compile({
+  return toSvg({
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     title: { text: 'Latency per case: p50 and p99 (ms, lower is better)', subtitle },
     data: { values: data(results) as unknown as Record<string, unknown>[] },
@@ -49,7 +48,12 @@ export async function renderSvg(results: CaseResult[], subtitle: string): Promis
     resolve: { scale: { x: 'independent' } },
     config: { font: 'sans-serif', background: 'white' },
   });
-  const view = new vega.View(vega.parse(spec), { renderer: 'none' });
+}
+
+async function toSvg(spec: Record<string, unknown>): Promise<string> {
+  const vega = await import('vega');
+  const { compile } = await import('vega-lite');
+  const view = new vega.View(vega.parse(compile(spec as never).spec), { renderer: 'none' });
   try {
     return await view.toSVG();
   } finally {
@@ -57,10 +61,67 @@ export async function renderSvg(results: CaseResult[], subtitle: string): Promis
   }
 }
 
-/** Where `npm run bench` writes the plot. */
+/**
+ * The targeted ratios against their targets: p50 bar (coloured by verdict), the target as a black tick.
+ *
+ * @example
+ * await writeFile(replicationSvgPath, await renderReplicationSvg(ratios(results), ['2 cores, Node v20']));
+ */
+export async function renderReplicationSvg(rows: Ratio[], subtitle: string[]): Promise<string> {
+  const values = rows
+    .filter((r) => r.targeted && r.target !== undefined)
+    .map((r, order) => ({
+      ratio: r.name,
+      order,
+      p50: round(r.p50),
+      p99: round(r.p99),
+      target: r.target!,
+      verdict: r.verdict,
+      label: `${r.p50.toFixed(2)}x (target ${r.bound === 'below' ? '<' : '<='} ${r.target}x)`,
+    }));
+  const y = { field: 'ratio', type: 'nominal', sort: { field: 'order', op: 'min' }, title: null, axis: { labelLimit: 400 } };
+  return toSvg({
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    title: { text: 'Ringstore / raw DynamoDB Local, p50 at concurrency 1 (bar), target (black tick), p99 (grey dot)', subtitle },
+    data: { values },
+    width: 420,
+    height: { step: 34 },
+    layer: [
+      {
+        mark: { type: 'bar', tooltip: true, height: 18 },
+        encoding: {
+          y,
+          x: { field: 'p50', type: 'quantitative', title: 'times the raw call (lower is better)', scale: { domainMin: 0 } },
+          color: { field: 'verdict', type: 'nominal', title: 'verdict', scale: { domain: ['PASS', 'MISS'], range: ['#54a24b', '#e45756'] } },
+        },
+      },
+      { mark: { type: 'point', filled: true, color: '#888888', size: 40 }, encoding: { y, x: { field: 'p99', type: 'quantitative' } } },
+      { mark: { type: 'tick', color: 'black', thickness: 3, size: 30 }, encoding: { y, x: { field: 'target', type: 'quantitative' } } },
+      { mark: { type: 'text', align: 'left', dx: 6, dy: -14, fontSize: 10 }, encoding: { y, x: { field: 'target', type: 'quantitative' }, text: { field: 'label' } } },
+    ],
+    config: { font: 'sans-serif', background: 'white' },
+  });
+}
+
+/** Where `npm run bench` writes the plots. */
 export const svgPath = join(__dirname, '..', 'docs', 'benchmarks-latest.svg');
+export const replicationSvgPath = join(__dirname, '..', 'docs', 'benchmarks-replication.svg');
 
 export function subtitleOf(saved: { machine: { nproc: number; node: string; dynamodbLocal: string }; settings: { valueBytes: number; rounds: number } }): string {
   const { machine, settings } = saved;
   return `${machine.nproc} cores, Node ${machine.node}, DynamoDB Local ${machine.dynamodbLocal}; ${settings.valueBytes} B values, median of ${settings.rounds} rounds`;
+}
+
+/** The replication plot's subtitle: the machine, then the replication measurements that have no ratio bar. */
+export function replicationSubtitleOf(saved: Parameters<typeof subtitleOf>[0] & {
+  replication?: {
+    convergence?: { writes: number; polledConvergedAfterLastAckMs: number; perKeyLagMs: { p50: number; p99: number } };
+    hintReplay?: { hintsPerSecond: number; hintsPerRawPutItem?: number };
+  };
+}): string[] {
+  const lines = [subtitleOf(saved)];
+  const { convergence: c, hintReplay: h } = saved.replication ?? {};
+  if (h) lines.push(`hint replay ${h.hintsPerSecond} hints/s${h.hintsPerRawPutItem === undefined ? '' : ` (${h.hintsPerRawPutItem.toFixed(2)}x raw PutItem ops/s at concurrency 8)`}`);
+  if (c) lines.push(`${c.writes} eventual PUTs: replicas converged ${c.polledConvergedAfterLastAckMs} ms after the last ack; per-key lag p50 ${c.perKeyLagMs.p50} ms, p99 ${c.perKeyLagMs.p99} ms`);
+  return lines;
 }

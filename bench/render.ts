@@ -1,9 +1,9 @@
-// Re-renders the tables, ratios and plot from saved results without measuring again:
+// Re-renders the tables, ratios and plots from saved results without measuring again:
 // `npx tsx bench/render.ts [bench/results/latest.json]` (after a change to report.ts or plot.ts).
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { renderSvg, subtitleOf, svgPath } from './plot';
-import { type CaseResult, markdownTables, ratios, ratioTable, resultsTable } from './report';
+import { renderReplicationSvg, renderSvg, replicationSubtitleOf, replicationSvgPath, subtitleOf, svgPath } from './plot';
+import { type CaseResult, markdownTables, ratios, ratioTable, replicationLines, type ReplicationResults, resultsTable } from './report';
 
 interface SavedResults {
   results: CaseResult[];
@@ -11,6 +11,7 @@ interface SavedResults {
   settings: { valueBytes: number; rounds: number };
   ratios?: unknown;
   markdown?: unknown;
+  replication?: ReplicationResults;
 }
 
 async function main(): Promise<void> {
@@ -20,10 +21,13 @@ async function main(): Promise<void> {
   const updated = { ...saved, ratios: ratioRows, markdown: markdownTables(saved.results, ratioRows) };
   await writeFile(source, `${JSON.stringify(updated, null, 2)}\n`);
   await writeFile(svgPath, await renderSvg(saved.results, subtitleOf(saved)));
+  await writeFile(replicationSvgPath, await renderReplicationSvg(ratioRows, replicationSubtitleOf(saved)));
   console.log(resultsTable(saved.results));
   console.log('');
   console.log(ratioTable(ratioRows));
-  console.error(`re-rendered ${source} and ${svgPath}`);
+  console.log('');
+  for (const line of replicationLines(saved.replication ?? {})) console.log(line);
+  console.error(`re-rendered ${source}, ${svgPath} and ${replicationSvgPath}`);
 }
 
 main().catch((error: unknown) => {

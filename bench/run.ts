@@ -1,54 +1,65 @@
-// `npm run bench`: raw DynamoDB Local vs Ringstore (in-process handler and HTTP) on one local cloud.
-// Prints the results and ratios, writes bench/results/latest.json and docs/benchmarks-latest.svg.
-import { existsSync, mkdirSync, mkdtempSync, symlinkSync } from 'node:fs';
+// `npm run bench`: raw DynamoDB Local vs Ringstore (in-process handler and HTTP) on one local cloud,
+// then replication's own measurements (convergence after a burst, hint replay). Prints the results and
+// ratios, writes bench/results/latest.json, docs/benchmarks-latest.svg and docs/benchmarks-replication.svg.
 import { mkdir, rm, writeFile } from 'node:fs/promises';
-import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { loadavg } from 'node:os';
 import { Agent } from 'node:http';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { z } from 'zod';
 import { startLocalCloud } from '../cdk/local/cloud';
-import { DYNAMODB_LOCAL } from '../cdk/local/engines/dynamodb-local';
-import { QUICK_START_JVM_FLAGS } from '../cdk/local/engines/java';
 import { keyIdOf } from '../lambdas/core/auth';
 import { namesFor } from '../lambdas/topology';
 import { captureShardRequests } from './capture';
 import {
-  type BenchCase,
   type CaseDeps,
   createRawTable,
   diagnosticCases,
+  expectAck,
   handlerCases,
   httpCases,
+  httpPut,
   fetchCases,
+  prepareReplayKeys,
   preloadRaw,
+  replayReplicaPuts,
   rawCases,
   rawClient,
 } from './cases';
 import { echoCases, startEchoTargets } from './echo';
+import { benchHome, benchRoot, codeVersion, commonSettingsShape, machineFacts, startWatchdog } from './environment';
 import { kvEvent, lambdaContext } from './events';
-import { type Block, measure, measureBlock, type RunStats, statsOf } from './measure';
-import { renderSvg, subtitleOf, svgPath } from './plot';
+import { strongGetLadderCases, strongGetStepCosts } from './ladder';
+import { measure } from './measure';
+import { renderReplicationSvg, renderSvg, replicationSubtitleOf, replicationSvgPath, subtitleOf, svgPath } from './plot';
 import { withCpuProfile } from './profile';
-import { type CaseResult, markdownTables, ratios, ratioTable, resultsTable, summarise, targetRatioMax } from './report';
+import { runRounds } from './rounds';
+import { type BurstDeps, type ConvergenceReport, type HintReplayReport, measureConvergence, measureHintReplay, watchReplicaWrites } from './replication';
+import { type CaseResult, markdownTables, ratios, ratioTable, replicationLines, resultsTable, summarise, targets } from './report';
 import { keyCount, makeWorkload, valueBytes } from './workload';
 
-const root = resolve(__dirname, '..');
 
 /** Defaults are the documented configuration; the variables exist for quick trial runs and profiling. */
 const settings = z
   .object({
+    ...commonSettingsShape,
     BENCH_WARMUP_OPS: z.coerce.number().int().min(0).default(200),
     BENCH_LATENCY_OPS: z.coerce.number().int().min(100).default(300),
     BENCH_THROUGHPUT_OPS: z.coerce.number().int().min(100).default(300),
-    BENCH_ROUNDS: z.coerce.number().int().min(1).max(9).default(5),
     /** Only cases whose id starts with one of these (comma-separated), e.g. `http.,raw.`. */
     BENCH_CASES: z.string().optional(),
     /** After the measured rounds, profiles one more concurrency-1 run of each case into this folder. */
     BENCH_PROFILE_DIR: z.string().optional(),
-    /** Bound on the whole run; a stuck engine ends it instead of hanging CI. */
-    BENCH_TIMEOUT_SECONDS: z.coerce.number().int().min(30).default(600),
-    RINGSTORE_VENDOR_DIR: z.string().default(join(root, '.ringstore', 'vendor')),
+    /** Eventual PUTs of the convergence burst (fresh keys, concurrency 8); 0 skips the measurement. */
+    BENCH_BURST_WRITES: z.coerce.number().int().min(0).max(20_000).default(1_000),
+    /** Strong PUTs made while one replica is down, whose hints are then replayed and timed; 0 skips it. */
+    BENCH_HINT_WRITES: z.coerce.number().int().min(0).max(20_000).default(2_000),
+    /**
+     * Diagnosis only: hold the replicator during the warm-up and the rounds (the stream is not read), to
+     * price what eventual writes' background replication costs the measured calls. Use with
+     * BENCH_BURST_WRITES=0 BENCH_HINT_WRITES=0: the backlog would distort them.
+     */
+    BENCH_PAUSE_REPLICATION: z.enum(['0', '1']).default('0'),
   })
   .parse(process.env);
 
@@ -57,43 +68,38 @@ const throughputConcurrency = 8;
 /** Calls per turn of a case; the cases take turns until each has made its calls for the round. */
 const latencyBlockOps = 50;
 const throughputBlockOps = 100;
-const resultsDir = join(root, 'bench', 'results');
+const resultsDir = join(benchRoot, 'bench', 'results');
 
 const log = (line: string) => console.error(`[bench] ${line}`);
 
 type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
-/** A throwaway home whose vendor/ is the shared jar cache, so the engines start from a clean database. */
-function benchHome(): string {
-  const home = mkdtempSync(join(tmpdir(), 'ringstore-bench-'));
-  if (!existsSync(settings.RINGSTORE_VENDOR_DIR)) mkdirSync(settings.RINGSTORE_VENDOR_DIR, { recursive: true });
-  symlinkSync(settings.RINGSTORE_VENDOR_DIR, join(home, 'vendor'), 'dir');
-  return home;
-}
-
-/** Turns alternate forward and backward, so no case always runs first or after the same neighbour. */
-function orderFor(turn: number, cases: BenchCase[]): BenchCase[] {
-  return turn % 2 === 0 ? cases : [...cases].reverse();
-}
-
 async function main(): Promise<void> {
-  const watchdog = setTimeout(() => {
-    console.error(`[bench] gave up after ${settings.BENCH_TIMEOUT_SECONDS} s`);
-    process.exit(2);
-  }, settings.BENCH_TIMEOUT_SECONDS * 1000);
-  watchdog.unref();
+  startWatchdog(settings.BENCH_TIMEOUT_SECONDS, 'bench');
   const started = Date.now();
   const loadBefore = loadavg();
-  const home = benchHome();
+  const code = codeVersion();
+  const home = benchHome(settings.RINGSTORE_VENDOR_DIR);
   log(`starting the local cloud in ${home}`);
-  const cloud = await startLocalCloud({ home, port: 0, log });
+  // Maintenance off: in AWS it runs once a minute, here every 2 s, and its anti-entropy scans would land
+  // on whichever cases happened to be running. The stream poller stays on: replicating eventual writes
+  // is part of what a write costs the system. Fault injection is on only so the hint replay measurement
+  // can take a shard down; with no plan armed it is a pass-through (one Set lookup per shard call).
+  const cloud = await startLocalCloud({ home, port: 0, log, maintenanceIntervalMs: 0, faultInjection: true });
   /** Undone in reverse order when the run ends, however it ends. */
   const cleanups: Array<() => Promise<void> | void> = [];
+  let closeRuntime: (() => Promise<void>) | undefined;
   try {
     // The handlers read their config at import, so they are imported only once the cloud has set it.
     const { handler: readHandler } = (await import('../lambdas/handlers/kv-read')) as { handler: ProxyHandler };
     const { handler: writeHandler } = (await import('../lambdas/handlers/kv-write')) as { handler: ProxyHandler };
     const { runtime } = await import('../lambdas/runtime');
+    // The handlers' shared clients: Redis reconnects forever once its server stops, keeping the process alive.
+    closeRuntime = async () => {
+      await runtime().l2?.close();
+      runtime().dynamodb.destroy();
+      runtime().s3.destroy();
+    };
 
     const keyId = keyIdOf(cloud.apiKey);
     if (!keyId) throw new Error('the local API key has no key id');
@@ -106,17 +112,29 @@ async function main(): Promise<void> {
 
     log(`preloading ${keyCount} keys of ${valueBytes} bytes (raw table and Ringstore)`);
     await preloadRaw(client, workload, caller.namespace);
-    const capture = captureShardRequests(runtime().dynamodb, namesFor('local').shardTable(0).replace(/0$/, ''));
+    const names = namesFor('local');
+    const shardPrefix = names.shardTable(0).replace(/0$/, '');
+    const capture = captureShardRequests(runtime().dynamodb, shardPrefix);
     for (let i = 0; i < keyCount; i += 1) {
-      const put = await writeHandler(kvEvent({ method: 'PUT', key: workload.keyOf(i), caller, bodyBase64: workload.valueBase64Of(i) }), lambdaContext('kvWrite'));
+      // Strong writes: every replica holds the key from the start, and the capture sees the replica PutItems.
+      const put = await writeHandler(
+        kvEvent({ method: 'PUT', key: workload.keyOf(i), caller, bodyBase64: workload.valueBase64Of(i), query: { consistency: 'strong' } }),
+        lambdaContext('kvWrite'),
+      );
       // A strong read: eventual ones are answered by the cache and would send no GetItem to capture.
       const get = await readHandler(kvEvent({ method: 'GET', key: workload.keyOf(i), caller, query: { consistency: 'strong' } }), lambdaContext('kvRead'));
       if (put.statusCode !== 200 || get.statusCode !== 200) throw new Error(`preload of ${workload.keyOf(i)} failed: ${put.statusCode} ${put.body}`);
+      expectAck(put.body, true, `preload PUT of ${workload.keyOf(i)}`);
     }
     const captured = capture.stop();
-    if (captured.updates.size !== keyCount || captured.gets.size !== keyCount) {
-      throw new Error(`captured ${captured.updates.size} UpdateItem and ${captured.gets.size} GetItem requests, expected ${keyCount} each`);
+    const replicaPuts = [...captured.replicaPuts.values()].reduce((n, puts) => n + puts.length, 0);
+    if (captured.updates.size !== keyCount || captured.gets.size !== keyCount || replicaPuts !== 2 * keyCount) {
+      throw new Error(
+        `captured ${captured.updates.size} UpdateItem, ${captured.gets.size} GetItem and ${replicaPuts} replica PutItem requests, ` +
+          `expected ${keyCount}, ${keyCount} and ${2 * keyCount}`,
+      );
     }
+    await prepareReplayKeys(client, captured);
 
     const echo = await startEchoTargets(workload, 'local');
     cleanups.push(echo.stop);
@@ -129,41 +147,45 @@ async function main(): Promise<void> {
       ...handlerCases(deps),
       ...httpCases(deps, httpAgent),
       ...diagnosticCases(client, workload, captured),
+      ...(await strongGetLadderCases(runtime(), workload, caller.namespace)),
       ...fetchCases(deps),
       ...echoCases(echo, workload),
     ].filter((c) => !prefixes || prefixes.some((p) => c.id.startsWith(p)));
+
+    let resumeReplication: (() => void) | undefined;
+    if (settings.BENCH_PAUSE_REPLICATION === '1') {
+      const replication = runtime().replication;
+      const apply = replication.applyOwnerChanges.bind(replication);
+      const held = new Promise<void>((resolve) => {
+        resumeReplication = () => {
+          replication.applyOwnerChanges = apply;
+          resolve();
+        };
+      });
+      replication.applyOwnerChanges = async (...args) => {
+        await held;
+        return apply(...args);
+      };
+      cleanups.push(() => resumeReplication?.());
+      log('replication held until the rounds end (BENCH_PAUSE_REPLICATION=1, a diagnosis)');
+    }
 
     if (settings.BENCH_WARMUP_OPS > 0) {
       log(`warm-up: ${settings.BENCH_WARMUP_OPS} ops per case at concurrency ${throughputConcurrency}`);
       for (const benchCase of cases) await measure(benchCase.run, { ops: settings.BENCH_WARMUP_OPS, concurrency: throughputConcurrency });
     }
 
-    const latencyRuns = new Map<string, RunStats[]>(cases.map((c) => [c.id, []]));
-    const throughputRuns = new Map<string, RunStats[]>(cases.map((c) => [c.id, []]));
-    const loadPerRound: number[] = [];
-    for (let round = 0; round < settings.BENCH_ROUNDS; round += 1) {
-      const roundStarted = Date.now();
-      const firstIndex = round * 100_003;
-      // Blocks of every case take turns, so a burst of load from elsewhere on the machine falls on
-      // all cases alike instead of on whichever case happened to be running.
-      const interleaved = async (mode: 'latency' | 'throughput'): Promise<Map<string, Block[]>> => {
-        const { ops, blockOps, concurrency } = mode === 'latency'
-          ? { ops: settings.BENCH_LATENCY_OPS, blockOps: latencyBlockOps, concurrency: latencyConcurrency }
-          : { ops: settings.BENCH_THROUGHPUT_OPS, blockOps: throughputBlockOps, concurrency: throughputConcurrency };
-        const blocks = new Map<string, Block[]>(cases.map((c) => [c.id, []]));
-        for (let done = 0, turn = 0; done < ops; done += blockOps, turn += 1) {
-          const size = Math.min(blockOps, ops - done);
-          for (const benchCase of orderFor(round + turn, cases)) {
-            blocks.get(benchCase.id)!.push(await measureBlock(benchCase.run, { ops: size, concurrency, firstIndex: firstIndex + done }));
-          }
-        }
-        return blocks;
-      };
-      for (const [id, blocks] of await interleaved('latency')) latencyRuns.get(id)!.push(statsOf(blocks));
-      for (const [id, blocks] of await interleaved('throughput')) throughputRuns.get(id)!.push(statsOf(blocks));
-      loadPerRound.push(loadavg()[0]!);
-      log(`round ${round + 1}/${settings.BENCH_ROUNDS} done in ${((Date.now() - roundStarted) / 1000).toFixed(1)} s`);
-    }
+    const { runs, loadPerRound } = await runRounds(
+      cases,
+      [
+        { name: 'latency', ops: settings.BENCH_LATENCY_OPS, blockOps: latencyBlockOps, concurrency: latencyConcurrency },
+        { name: 'throughput', ops: settings.BENCH_THROUGHPUT_OPS, blockOps: throughputBlockOps, concurrency: throughputConcurrency },
+      ],
+      settings.BENCH_ROUNDS,
+      log,
+    );
+    const latencyRuns = runs.get('latency')!;
+    const throughputRuns = runs.get('throughput')!;
 
     if (settings.BENCH_PROFILE_DIR) {
       // An extra round, not counted: the sampling profiler slows every call down.
@@ -175,19 +197,57 @@ async function main(): Promise<void> {
         `summarise with: npx tsx bench/profile-summary.ts --ops=${settings.BENCH_LATENCY_OPS} ${settings.BENCH_PROFILE_DIR}/*.cpuprofile`);
     }
 
+    resumeReplication?.();
+    log('strong GET: pricing the in-process steps one by one');
+    const strongGetSteps = await strongGetStepCosts(runtime(), workload, caller.namespace);
+
+    // Replication's own measurements, after the rounds so they disturb none of them.
+    let convergence: ConvergenceReport | undefined;
+    let hintReplay: HintReplayReport | undefined;
+    if (settings.BENCH_BURST_WRITES > 0 || settings.BENCH_HINT_WRITES > 0) {
+      const burstKeyPrefix = 'bench/burst-';
+      const watch = watchReplicaWrites(runtime().dynamodb, { shardPrefix, hints: runtime().config.hintsTable }, burstKeyPrefix);
+      cleanups.push(() => watch.stop());
+      const burstDeps: BurstDeps = {
+        ring: await runtime().ring.current(),
+        namespace: caller.namespace,
+        raw: client,
+        watch,
+        runtime: runtime(),
+        put: (key, n, strong) => httpPut(httpAgent, `${cloud.url}/v1/kv/${encodeURIComponent(key)}`, cloud.apiKey, workload.valueOf(n), strong),
+      };
+      if (settings.BENCH_BURST_WRITES > 0) {
+        log(`convergence: ${settings.BENCH_BURST_WRITES} eventual PUTs at concurrency ${throughputConcurrency}, then polling every replica`);
+        convergence = await measureConvergence(burstDeps, { writes: settings.BENCH_BURST_WRITES, concurrency: throughputConcurrency, keyPrefix: burstKeyPrefix });
+      }
+      if (settings.BENCH_HINT_WRITES > 0) {
+        log(`hint replay: ${settings.BENCH_HINT_WRITES} strong PUTs with one replica down, then one hinted handoff`);
+        hintReplay = await measureHintReplay(burstDeps, { writes: settings.BENCH_HINT_WRITES, concurrency: throughputConcurrency, keyPrefix: 'bench/hint-' });
+      }
+    }
+
     const results: CaseResult[] = cases.map((c) => summarise(c, latencyRuns.get(c.id)!, throughputRuns.get(c.id)!));
     const ratioRows = ratios(results);
+    const rawPutOpsPerSecond = results.find((r) => r.id === 'raw.put')?.throughput.opsPerSecond;
+    const replication = {
+      ...(convergence ? { convergence } : {}),
+      ...(hintReplay
+        ? {
+            hintReplay: {
+              ...hintReplay,
+              ...(rawPutOpsPerSecond ? { rawPutItemOpsPerSecondAtConcurrency8: Math.round(rawPutOpsPerSecond), hintsPerRawPutItem: hintReplay.hintsPerSecond / rawPutOpsPerSecond } : {}),
+            },
+          }
+        : {}),
+      strongGetSteps,
+      replayReplicaPuts: { ...replayReplicaPuts },
+    };
     const machine = {
-      nproc: availableParallelism(),
-      cpuModel: cpus()[0]?.model ?? 'unknown',
-      totalMemoryMb: Math.round(totalmem() / 2 ** 20),
-      node: process.version,
-      platform: `${process.platform} ${process.arch}`,
-      dynamodbLocal: DYNAMODB_LOCAL.version,
-      dynamodbLocalQuickStartJvmFlags: QUICK_START_JVM_FLAGS,
+      ...machineFacts(),
       loadAverageBefore: loadBefore,
       loadAverageAfter: loadavg(),
       loadAverage1mAfterEachRound: loadPerRound,
+      code,
     };
     const output = {
       finishedAt: new Date().toISOString(),
@@ -202,15 +262,24 @@ async function main(): Promise<void> {
         interleaving: 'each round, cases take turns in blocks, alternating forward and backward order',
         rounds: settings.BENCH_ROUNDS,
         summary: 'median over rounds, per metric',
-        targetRatioMax,
+        background: {
+          maintenance: 'off (maintenanceIntervalMs 0)',
+          streamPoller: settings.BENCH_PAUSE_REPLICATION === '1' ? 'replicator held during the rounds (diagnosis)' : 'on',
+          faultInjection: 'on, nothing armed during the rounds',
+        },
+        targets,
+        burstWrites: settings.BENCH_BURST_WRITES,
+        hintWrites: settings.BENCH_HINT_WRITES,
       },
       results,
       ratios: ratioRows,
+      replication,
       markdown: markdownTables(results, ratioRows),
     };
 
     console.log(`\nRingstore bench: ${keyCount} keys, ${valueBytes} B values, ${settings.BENCH_ROUNDS} rounds (median), ` +
-      `${machine.nproc} cores, Node ${machine.node}, load ${loadBefore.map((l) => l.toFixed(2)).join(' ')}\n`);
+      `${machine.nproc} cores, Node ${machine.node}, load ${loadBefore.map((l) => l.toFixed(2)).join(' ')}, ` +
+      `code ${code.commit}${code.uncommitted.length ? ` + uncommitted ${code.uncommitted.join(' ')}` : ''}\n`);
     console.log(resultsTable(results));
     console.log('');
     console.log(ratioTable(ratioRows));
@@ -219,8 +288,10 @@ async function main(): Promise<void> {
     console.log(!judged
       ? '\ntarget not judged: this run has no HTTP case with its raw baseline'
       : misses.length
-      ? `\ntargets (p50): MISS on ${misses.map((r) => `${r.name} (${r.p50.toFixed(2)}x > ${r.target}x)`).join('; ')}`
+      ? `\ntargets (p50): MISS on ${misses.map((r) => `${r.name} (${r.p50.toFixed(2)}x against ${r.target}x)`).join('; ')}`
       : '\ntargets (p50): all PASS');
+    console.log('');
+    for (const line of replicationLines(replication)) console.log(line);
 
     await mkdir(resultsDir, { recursive: true });
     // A run of some cases only (BENCH_CASES) must not replace the full run's results and plot.
@@ -230,11 +301,13 @@ async function main(): Promise<void> {
     } else {
       await writeFile(join(resultsDir, 'latest.json'), `${JSON.stringify(output, null, 2)}\n`);
       await writeFile(svgPath, await renderSvg(results, subtitleOf(output)));
-      log(`wrote bench/results/latest.json and docs/benchmarks-latest.svg in ${output.durationSeconds} s`);
+      await writeFile(replicationSvgPath, await renderReplicationSvg(ratioRows, replicationSubtitleOf(output)));
+      log(`wrote bench/results/latest.json, docs/benchmarks-latest.svg and docs/benchmarks-replication.svg in ${output.durationSeconds} s`);
     }
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup();
     await cloud.stop();
+    await closeRuntime?.();
     await rm(home, { recursive: true, force: true });
   }
 }

@@ -1,6 +1,7 @@
 // What a shard table's shape costs a write on DynamoDB Local, apart from any Ringstore code:
-// PutItem on a plain table, on one with the shard GSIs, on the real shard shape (GSIs + stream), and
-// the UpdateItem form Ringstore uses. `npx tsx bench/write-model.ts` (about 40 s; engines only).
+// PutItem on a plain table, on one with the shard GSIs, on the real shard shape (GSIs + stream), the
+// UpdateItem form Ringstore uses, and whether DynamoDB Local runs writes to different tables in
+// parallel (a strong write's replica copies). `npx tsx bench/write-model.ts` (about 1 min; engines only).
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, symlinkSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
@@ -27,7 +28,7 @@ async function main(): Promise<void> {
       TableName: 'plain', BillingMode: 'PAY_PER_REQUEST',
       AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }], KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
     }));
-    await client.send(new CreateTableCommand(shardTableInput('shard')));
+    for (const table of ['shard', 'replica-a', 'replica-b']) await client.send(new CreateTableCommand(shardTableInput(table)));
     const { StreamSpecification: _stream, ...withoutStream } = shardTableInput('indexed');
     await client.send(new CreateTableCommand(withoutStream));
 
@@ -51,6 +52,12 @@ async function main(): Promise<void> {
         ReturnValues: returnValues,
       }));
     };
+    const both = (...operations: Operation[]): Operation => async (i) => {
+      await Promise.all(operations.map((operation) => operation(i)));
+    };
+    const then = (...operations: Operation[]): Operation => async (i) => {
+      for (const operation of operations) await operation(i);
+    };
     const cases: Array<[string, Operation]> = [
       ['PutItem, plain table', put('plain')],
       ['PutItem, table with the 2 shard GSIs', put('indexed')],
@@ -58,6 +65,10 @@ async function main(): Promise<void> {
       ['UpdateItem ADD v, plain table, NONE', update('plain', 'NONE')],
       ['UpdateItem ADD v, plain table, ALL_OLD', update('plain', 'ALL_OLD')],
       ['UpdateItem ADD v, shard table, ALL_OLD', update('shard', 'ALL_OLD')],
+      // A strong write's shape: are two writes to two tables, sent together, as fast as one?
+      ['PutItem on 2 shard tables in parallel', both(put('replica-a'), put('replica-b'))],
+      ['PutItem on 2 shard tables, one after the other', then(put('replica-a'), put('replica-b'))],
+      ['UpdateItem, then 2 PutItems in parallel', then(update('shard', 'ALL_OLD'), both(put('replica-a'), put('replica-b')))],
     ];
     for (const [, op] of cases) await measure(op, { ops: warmupOps, concurrency: 4 });
     const p50s = new Map<string, number[]>(cases.map(([name]) => [name, []]));

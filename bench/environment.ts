@@ -1,0 +1,65 @@
+// What every benchmark run shares: a throwaway local-cloud home, and the facts that say what was
+// measured on what (the code, the machine), recorded beside the results.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, symlinkSync } from 'node:fs';
+import { availableParallelism, cpus, tmpdir, totalmem } from 'node:os';
+import { join, resolve } from 'node:path';
+import { z } from 'zod';
+import { DYNAMODB_LOCAL } from '../cdk/local/engines/dynamodb-local';
+import { QUICK_START_JVM_FLAGS } from '../cdk/local/engines/java';
+
+export const benchRoot = resolve(__dirname, '..');
+
+/** A throwaway home whose vendor/ is the shared jar cache, so the engines start from a clean database. */
+export function benchHome(vendorDir: string): string {
+  const home = mkdtempSync(join(tmpdir(), 'ringstore-bench-'));
+  if (!existsSync(vendorDir)) mkdirSync(vendorDir, { recursive: true });
+  symlinkSync(vendorDir, join(home, 'vendor'), 'dir');
+  return home;
+}
+
+/** The code measured: the commit, and the server-side paths that differ from it (uncommitted work). */
+export function codeVersion(): { commit: string; uncommitted: string[] } {
+  const git = (...args: string[]) => {
+    try {
+      // trimEnd only: porcelain lines start with a status column that may be a space.
+      return execFileSync('git', args, { cwd: benchRoot, encoding: 'utf8' }).trimEnd();
+    } catch {
+      return '';
+    }
+  };
+  const status = git('status', '--porcelain', '--', 'lambdas', 'cdk', 'schemas');
+  // A copy of the tree without .git (git archive) names its commit in BENCH_CODE_VERSION.
+  const commit = git('rev-parse', '--short', 'HEAD') || process.env.BENCH_CODE_VERSION || 'unknown';
+  return { commit, uncommitted: status ? status.split('\n').map((line) => line.slice(3)) : [] };
+}
+
+/** The machine and engine a run measured on. */
+export function machineFacts() {
+  return {
+    nproc: availableParallelism(),
+    cpuModel: cpus()[0]?.model ?? 'unknown',
+    totalMemoryMb: Math.round(totalmem() / 2 ** 20),
+    node: process.version,
+    platform: `${process.platform} ${process.arch}`,
+    dynamodbLocal: DYNAMODB_LOCAL.version,
+    dynamodbLocalQuickStartJvmFlags: QUICK_START_JVM_FLAGS,
+  };
+}
+
+/** The settings every benchmark takes from the environment; each adds its own to this shape. */
+export const commonSettingsShape = {
+  BENCH_ROUNDS: z.coerce.number().int().min(1).max(9).default(5),
+  /** Bound on the whole run; a stuck engine ends it instead of hanging CI. */
+  BENCH_TIMEOUT_SECONDS: z.coerce.number().int().min(30).default(900),
+  RINGSTORE_VENDOR_DIR: z.string().default(join(benchRoot, '.ringstore', 'vendor')),
+};
+
+/** Ends the process (exit 2) after `seconds`, so a stuck engine ends the run instead of hanging it. */
+export function startWatchdog(seconds: number, tag: string): void {
+  const watchdog = setTimeout(() => {
+    console.error(`[${tag}] gave up after ${seconds} s`);
+    process.exit(2);
+  }, seconds * 1000);
+  watchdog.unref();
+}

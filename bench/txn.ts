@@ -1,0 +1,279 @@
+// `npm run bench:txn`: write transactions of 3 puts on 3 different shards, through the REST API of the
+// local cloud (the ASL state machine run by aws-local-stepfunctions), against the bound
+// `raw conditional PutItems per second / writes per transaction`, both measured in the same run on the
+// same DynamoDB Local. Writes bench/results/txn-latest.json and docs/benchmarks-txn.svg.
+import { performance } from 'node:perf_hooks';
+import { Agent } from 'node:http';
+import { writeFile, mkdir, rm } from 'node:fs/promises';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import { type DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { z } from 'zod';
+import { startLocalCloud } from '../cdk/local/cloud';
+import { tokenOf } from '../lambdas/core/ring';
+import type { TxnOp } from '../lambdas/core/txn-plan';
+import { namesFor } from '../lambdas/topology';
+import { type BenchCase, callTimeoutMs, createRawTable, nodeHttpRequest, rawClient, rawTableName } from './cases';
+import { benchHome, benchRoot, codeVersion, commonSettingsShape, machineFacts, startWatchdog } from './environment';
+import { measure, median } from './measure';
+import { renderSvg } from './plot';
+import { type CaseResult, resultsTable, summarise } from './report';
+import { runRounds } from './rounds';
+
+const settings = z
+  .object({
+    ...commonSettingsShape,
+    /** Transactions (and raw writes) per case per round, at concurrency 1 and again at 8 and 16. */
+    BENCH_TXN_OPS: z.coerce.number().int().min(50).default(200),
+    BENCH_WARMUP_OPS: z.coerce.number().int().min(0).default(150),
+    /** Transactions whose DynamoDB requests are counted (writes per transaction), at concurrency 1. */
+    BENCH_TXN_COUNTED: z.coerce.number().int().min(10).default(200),
+  })
+  .parse(process.env);
+
+/** Keys per transaction, each owned by a different shard (the issue's "3 ops over 3 shards"). */
+const keysPerTxn = 3;
+/** Distinct key triples: consecutive calls (and the calls in flight together) never share a key. */
+const tripleCount = 1_000;
+/** Bytes per value: small, as a transaction's ops typically are (the reference measured 3-op writes). */
+const valueBytes = 100;
+const valuePoolSize = 16;
+/** The issue's target: transactions/s at least this share of the bound. */
+const targetShareOfBound = 0.7;
+const modes = [
+  { name: 'latency', concurrency: 1, blockOps: 50 },
+  { name: 'throughput', concurrency: 8, blockOps: 100 },
+  { name: 'throughput16', concurrency: 16, blockOps: 100 },
+] as const;
+const resultsDir = join(benchRoot, 'bench', 'results');
+export const txnSvgPath = join(benchRoot, 'docs', 'benchmarks-txn.svg');
+
+const log = (line: string) => console.error(`[bench:txn] ${line}`);
+
+/** `tripleCount` sets of keys, each key of a set owned by a different shard. */
+function keyTriples(ownerOf: (key: string) => string): string[][] {
+  const triples: string[][] = [];
+  for (let n = 0, candidate = 0; n < tripleCount; n += 1) {
+    const triple: string[] = [];
+    const owners = new Set<string>();
+    while (triple.length < keysPerTxn) {
+      const key = `bench/txn-${String(n).padStart(4, '0')}-${candidate++}`;
+      const owner = ownerOf(key);
+      if (owners.has(owner)) continue;
+      owners.add(owner);
+      triple.push(key);
+    }
+    triples.push(triple);
+  }
+  return triples;
+}
+
+/** Spreads successive indexes over the triples (a stride coprime with their count). */
+const tripleIndexOf = (i: number) => (i * 389) % tripleCount;
+
+/** DynamoDB requests of the handlers' client, by command and by what the table is. */
+interface RequestCounter {
+  counts: Map<string, number>;
+  counting: boolean;
+  /** Resolves once no request was made for `quietMs`. */
+  quiet(quietMs: number): Promise<void>;
+}
+
+function countRequests(client: DynamoDBDocumentClient, tables: { shardPrefix: string; txn: string }): RequestCounter {
+  let lastRequestAt = performance.now();
+  const counter: RequestCounter = {
+    counts: new Map(),
+    counting: false,
+    quiet: async (quietMs) => {
+      const deadline = performance.now() + 30_000;
+      while (performance.now() - lastRequestAt < quietMs && performance.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    },
+  };
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const table = (args.input as { TableName?: string }).TableName ?? '';
+      const kind = table === tables.txn ? 'txn table' : table.startsWith(tables.shardPrefix) ? 'shard tables' : 'other tables';
+      if (kind !== 'other tables') lastRequestAt = performance.now();
+      if (counter.counting) {
+        const name = `${(context.commandName ?? 'Unknown').replace(/Command$/, '')} ${kind}`;
+        counter.counts.set(name, (counter.counts.get(name) ?? 0) + 1);
+      }
+      return next(args);
+    },
+    { step: 'initialize', name: 'ringstoreBenchTxnCounter' },
+  );
+  return counter;
+}
+
+async function main(): Promise<void> {
+  startWatchdog(settings.BENCH_TIMEOUT_SECONDS, 'bench:txn');
+  const started = Date.now();
+  const loadBefore = loadavg();
+  const code = codeVersion();
+  const home = benchHome(settings.RINGSTORE_VENDOR_DIR);
+  log(`starting the local cloud in ${home}`);
+  // Maintenance off (its anti-entropy scans would land on whichever case was running); the stream
+  // poller (replication of the committed values) and the transaction sweeper stay on, as in AWS.
+  const cloud = await startLocalCloud({ home, port: 0, log, maintenanceIntervalMs: 0 });
+  const cleanups: Array<() => Promise<void> | void> = [];
+  let closeRuntime: (() => Promise<void>) | undefined;
+  try {
+    // The handlers read their config at import, so the runtime is imported only once the cloud has set it.
+    const { runtime } = await import('../lambdas/runtime');
+    closeRuntime = async () => {
+      await runtime().l2?.close();
+      runtime().dynamodb.destroy();
+      runtime().s3.destroy();
+    };
+    const principal = await runtime().apiKeys.authenticate(cloud.apiKey);
+    const ring = await runtime().ring.current();
+    const triples = keyTriples((key) => ring.ownerOf(tokenOf(principal.namespace, key)).table);
+    const values = Array.from({ length: valuePoolSize }, (_, n) => Buffer.alloc(valueBytes, 97 + n));
+    const client: DynamoDBClient = rawClient(cloud.engines.dynamodbEndpoint);
+    cleanups.push(() => client.destroy());
+    await createRawTable(client);
+    const agent = new Agent({ keepAlive: true, maxSockets: 16 });
+    cleanups.push(() => agent.destroy());
+    const txnUrl = `${cloud.url}/v1/txn`;
+
+    const opsOf = (i: number) => triples[tripleIndexOf(i)]!.map((key, j) => ({ key, value: values[(i + j) % valuePoolSize]! }));
+    const httpTxn = async (i: number) => {
+      const body = Buffer.from(JSON.stringify({
+        ops: opsOf(i).map(({ key, value }) => ({ op: 'put', key, value: value.toString('base64'), encoding: 'base64' })),
+      }));
+      const response = await nodeHttpRequest(agent, txnUrl, {
+        method: 'POST',
+        headers: { 'x-api-key': cloud.apiKey, 'content-type': 'application/json', 'content-length': String(body.length) },
+        body,
+      });
+      const text = response.body.toString();
+      if (response.status !== 200 || !text.includes('"committed"')) throw new Error(`POST /v1/txn answered ${response.status}: ${text.slice(0, 300)}`);
+    };
+    // The same transaction without the state machine (the service's own sequence in this process).
+    const inProcessTxn = async (i: number) => {
+      const ops: TxnOp[] = opsOf(i).map(({ key, value }) => ({ op: 'put', key, value: new Uint8Array(value) }));
+      const execution = await runtime().txns.plan(principal.namespace, ops, { consistency: 'eventual' });
+      const outcome = await runtime().txns.runInProcess(execution);
+      if (outcome.status !== 'committed') throw new Error(`in-process transaction ${outcome.status}: ${JSON.stringify(outcome)}`);
+    };
+    // What one intent costs DynamoDB: a conditional write of a transaction-sized item (condition: no
+    // other intent on it), on a plain table. Every write of a transaction is at least this.
+    const rawConditionalPut = async (i: number) => {
+      const { key, value } = opsOf(i)[i % keysPerTxn]!;
+      await client.send(
+        new PutItemCommand({
+          TableName: rawTableName,
+          Item: {
+            pk: { S: `${principal.namespace}#${key}` }, ns: { S: principal.namespace }, k: { S: key }, v: { N: String(i + 1) },
+            ct: { S: 'application/octet-stream' }, size: { N: String(value.length) }, val: { B: value },
+          },
+          ConditionExpression: 'attribute_not_exists(#itx)',
+          ExpressionAttributeNames: { '#itx': 'itx' },
+        }),
+        { abortSignal: AbortSignal.timeout(callTimeoutMs) },
+      );
+    };
+    const cases: BenchCase[] = [
+      { id: 'raw.conditionalPut', label: 'raw conditional PutItem', layer: 'raw', kind: 'conditionalPut', run: rawConditionalPut },
+      { id: 'http.txn', label: 'HTTP transaction, 3 puts on 3 shards', layer: 'http', kind: 'txn', run: httpTxn },
+      { id: 'diag.txnInProcess', label: 'same transaction in process, no state machine', layer: 'diagnostic', kind: 'txn', run: inProcessTxn },
+    ];
+
+    // Every triple written once first, so every measured transaction overwrites existing keys.
+    log(`writing ${tripleCount} key triples once, then a warm-up of ${settings.BENCH_WARMUP_OPS} calls per case`);
+    await measure(httpTxn, { ops: tripleCount, concurrency: 8 });
+    for (const benchCase of cases) await measure(benchCase.run, { ops: settings.BENCH_WARMUP_OPS, concurrency: 8 });
+
+    // Writes per transaction: every DynamoDB request of a batch of transactions, replication included.
+    const names = namesFor('local');
+    const counter = countRequests(runtime().dynamodb, { shardPrefix: names.shardTable(0).replace(/0$/, ''), txn: runtime().config.txnTable });
+    await counter.quiet(1_000);
+    counter.counting = true;
+    await measure(httpTxn, { ops: settings.BENCH_TXN_COUNTED, firstIndex: 500_000, concurrency: 1 });
+    await counter.quiet(1_500);
+    counter.counting = false;
+    const perTxn = Object.fromEntries([...counter.counts].sort().map(([name, n]) => [name, n / settings.BENCH_TXN_COUNTED]));
+    const perTxnOf = (name: string) => perTxn[name] ?? 0;
+    const coordinatorWrites = perTxnOf('PutItem txn table') + perTxnOf('UpdateItem txn table') + perTxnOf('UpdateItem shard tables');
+    const replicationWrites = perTxnOf('PutItem shard tables');
+    log(`writes per transaction: ${coordinatorWrites.toFixed(2)} by the protocol, ${replicationWrites.toFixed(2)} by replication`);
+
+    const { runs, loadPerRound } = await runRounds(
+      cases,
+      modes.map((mode) => ({ ...mode, ops: settings.BENCH_TXN_OPS })),
+      settings.BENCH_ROUNDS,
+      log,
+    );
+    const results: CaseResult[] = cases.map((c) => summarise(c, runs.get('latency')!.get(c.id)!, runs.get('throughput')!.get(c.id)!));
+    const opsPerSecondAt16 = (id: string) => median(runs.get('throughput16')!.get(id)!.map((r) => r.opsPerSecond));
+    const byId = new Map(results.map((r) => [r.id, r]));
+    const rawAt8 = byId.get('raw.conditionalPut')!.throughput.opsPerSecond;
+    const txnAt8 = byId.get('http.txn')!.throughput.opsPerSecond;
+    const rawAt16 = opsPerSecondAt16('raw.conditionalPut');
+    const txnAt16 = opsPerSecondAt16('http.txn');
+    // Each side at its better concurrency: the bound is a throughput bound, and a transaction keeps
+    // fewer writes in flight per call than a raw write does (its steps are sequential).
+    const rawBest = Math.max(rawAt8, rawAt16);
+    const txnBest = Math.max(txnAt8, txnAt16);
+    const boundTxnPerSecond = rawBest / coordinatorWrites;
+    const shareOfBound = txnBest / boundTxnPerSecond;
+    const verdict = shareOfBound >= targetShareOfBound ? 'PASS' : 'MISS';
+    const txnLatency = byId.get('http.txn')!.latency;
+    const inProcess = byId.get('diag.txnInProcess')!;
+
+    const summary = {
+      writesPerTxn: { protocol: coordinatorWrites, replication: replicationWrites, target: 2 * keysPerTxn + 2, requests: perTxn },
+      rawConditionalPutsPerSecond: { c8: rawAt8, c16: rawAt16 },
+      txnPerSecond: { c8: txnAt8, c16: txnAt16 },
+      inProcessTxnPerSecond: { c8: inProcess.throughput.opsPerSecond, c16: opsPerSecondAt16('diag.txnInProcess') },
+      boundTxnPerSecond,
+      shareOfBound,
+      target: targetShareOfBound,
+      verdict,
+      latencyMs: { p50: txnLatency.p50Ms, p99: txnLatency.p99Ms },
+      stateMachineShareOfLatency: 1 - inProcess.latency.p50Ms / txnLatency.p50Ms,
+      reference: { writeTxnPerSecond: 250, writeLatencyMs: '18-22', opsPerTxn: 3 },
+    };
+    const output = {
+      finishedAt: new Date().toISOString(),
+      durationSeconds: Math.round((Date.now() - started) / 1000),
+      machine: { ...machineFacts(), loadAverageBefore: loadBefore, loadAverageAfter: loadavg(), loadAverage1mAfterEachRound: loadPerRound, code },
+      settings: {
+        keysPerTxn, tripleCount, valueBytes, rounds: settings.BENCH_ROUNDS, opsPerCasePerRound: settings.BENCH_TXN_OPS,
+        modes, countedTxns: settings.BENCH_TXN_COUNTED, consistency: 'eventual (namespace default)',
+      },
+      results,
+      summary,
+    };
+
+    const f = (n: number) => n.toFixed(0);
+    console.log(`\nRingstore transaction bench: ${keysPerTxn} puts of ${valueBytes} B on ${keysPerTxn} shards, ${settings.BENCH_ROUNDS} rounds (median), ` +
+      `code ${code.commit}${code.uncommitted.length ? ` + uncommitted ${code.uncommitted.join(' ')}` : ''}\n`);
+    console.log(resultsTable(results));
+    console.log('');
+    console.log(`concurrency 16: raw conditional PutItem ${f(rawAt16)} ops/s, HTTP transaction ${f(txnAt16)} txn/s, in process ${f(summary.inProcessTxnPerSecond.c16)} txn/s`);
+    console.log(`DynamoDB requests per transaction: ${Object.entries(perTxn).map(([name, n]) => `${name} ${n.toFixed(2)}`).join(', ')}`);
+    console.log(`writes per transaction: ${coordinatorWrites.toFixed(2)} by the protocol (target ${summary.writesPerTxn.target} = 2 per key + 2), ` +
+      `${replicationWrites.toFixed(2)} replica writes by the stream`);
+    console.log(`bound: ${f(rawBest)} raw conditional writes/s / ${coordinatorWrites.toFixed(2)} = ${f(boundTxnPerSecond)} txn/s; ` +
+      `measured ${f(txnBest)} txn/s = ${shareOfBound.toFixed(2)} of the bound (target >= ${targetShareOfBound}): ${verdict}`);
+    console.log(`latency at concurrency 1: p50 ${txnLatency.p50Ms.toFixed(1)} ms, p99 ${txnLatency.p99Ms.toFixed(1)} ms ` +
+      `(in process without the state machine: p50 ${inProcess.latency.p50Ms.toFixed(1)} ms)`);
+
+    await mkdir(resultsDir, { recursive: true });
+    await writeFile(join(resultsDir, 'txn-latest.json'), `${JSON.stringify(output, null, 2)}\n`);
+    await writeFile(txnSvgPath, await renderSvg(results, `transactions of 3 puts on 3 shards, ${output.machine.nproc} cores, code ${code.commit}`));
+    log(`wrote bench/results/txn-latest.json and docs/benchmarks-txn.svg in ${output.durationSeconds} s`);
+  } finally {
+    for (const cleanup of cleanups.reverse()) await cleanup();
+    await cloud.stop();
+    await closeRuntime?.();
+    await rm(home, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(`[bench:txn] failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  process.exitCode = 1;
+});
