@@ -80,6 +80,28 @@ function streamStatements(spec: HandlerSpec, tables: DataRefs['shardTables']): P
   ];
 }
 
+/** Starting a transaction: one synchronous execution of the Express state machine, which answers with the outcome. */
+export const transactionStartActions = ['states:StartSyncExecution'] as const;
+
+/** The state machines of a deployment, known only once they exist (they invoke handler functions). */
+export interface WorkflowRefs {
+  transactionStateMachineArn: string;
+}
+
+/**
+ * The IAM statements one handler needs for the state machines: StartSyncExecution on the transaction
+ * state machine (that ARN only) when its spec says `startsTransactions`, else none.
+ *
+ * @example
+ * for (const statement of workflowStatements(handlers.txn, { transactionStateMachineArn })) role.addToPolicy(statement);
+ */
+export function workflowStatements(spec: HandlerSpec, workflows: WorkflowRefs): PolicyStatement[] {
+  if (!spec.startsTransactions) return [];
+  return [
+    new PolicyStatement({ effect: Effect.ALLOW, actions: [...transactionStartActions], resources: [workflows.transactionStateMachineArn] }),
+  ];
+}
+
 /**
  * The IAM statements one handler needs for its data: nothing beyond what its spec declares.
  *
@@ -91,6 +113,7 @@ export function accessStatements(spec: HandlerSpec, data: DataRefs): PolicyState
     ...tableStatements(spec.shardTables, data.shardTables),
     ...tableStatements(spec.controlTable, [data.controlTable]),
     ...tableStatements(spec.hintsTable, [data.hintsTable]),
+    ...tableStatements(spec.txnTable ?? 'none', [data.txnTable]),
     ...streamStatements(spec, data.shardTables),
     ...bucketStatements(spec.blobBucket, data.blobBucket),
   ];

@@ -5,12 +5,15 @@
 // as a weak reference (`Fn::GetStackOutput`, cdk.json's defaultCrossStackReferences), never an export.
 import { Stack } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import { shardSchema, type Names } from '../../lambdas/topology';
+import { shardSchema, txnSchema, type Names } from '../../lambdas/topology';
 
 export { blobPrefixes } from '../../lambdas/topology';
 
 /** Indexes of every shard table, by name, from topology. */
 export const shardIndexNames = [shardSchema.tokenIndex.name, shardSchema.keyIndex.name] as const;
+
+/** Indexes of the transaction table: the recovery sweeper queries the deadline index. */
+export const txnIndexNames = [txnSchema.deadlineIndex.name] as const;
 
 export interface TableRef {
   name: string;
@@ -28,11 +31,13 @@ export interface DataRefs {
   shardTables: ShardTableRef[];
   controlTable: TableRef;
   hintsTable: TableRef;
+  /** Transaction records (2PC coordinator state) and their deadline index. */
+  txnTable: TableRef;
   blobBucket: { name: string; arn: string; objectArn(prefix: string): string };
 }
 
 /**
- * ARNs of the shard tables (and their streams, when given), the control and hints tables and the blob
+ * ARNs of the shard tables (and their streams, when given), the control, hints and transaction tables and the blob
  * bucket of one deployment, in `scope`'s stack (same account and region as the data stack).
  */
 export function dataRefs(scope: Construct, names: Names, shardCount: number, shardStreamArns?: readonly string[]): DataRefs {
@@ -52,6 +57,7 @@ export function dataRefs(scope: Construct, names: Names, shardCount: number, sha
     })),
     controlTable: table(names.controlTable, []),
     hintsTable: table(names.hintsTable, []),
+    txnTable: table(names.txnTable, txnIndexNames),
     blobBucket: { name: names.blobBucket, arn: bucketArn, objectArn: (prefix) => `${bucketArn}/${prefix}*` },
   };
 }

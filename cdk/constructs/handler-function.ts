@@ -8,8 +8,8 @@ import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { productionBuildDefine, type HandlerName, type HandlerSpec, type Names } from '../../lambdas/topology';
-import { accessStatements } from './access';
+import { envVars, productionBuildDefine, type HandlerName, type HandlerSpec, type Names } from '../../lambdas/topology';
+import { accessStatements, workflowStatements, type WorkflowRefs } from './access';
 import type { DataRefs } from './data-refs';
 import { acknowledge, nagFindingName } from './nag';
 
@@ -39,10 +39,12 @@ export interface HandlerFunctionProps {
 export class HandlerFunction extends Construct {
   readonly function: NodejsFunction;
   readonly role: Role;
+  private readonly spec: HandlerSpec;
 
   constructor(scope: Construct, id: string, props: HandlerFunctionProps) {
     super(scope, id);
     const { spec, names } = props;
+    this.spec = spec;
     const functionName = names.functionName(props.handlerName);
 
     // Our own role instead of the default one, which would attach the AWS managed
@@ -141,5 +143,18 @@ export class HandlerFunction extends Construct {
       'AwsSolutions-L1',
       `Runtime pinned to ${lambdaRuntime.name} on purpose: the handler stack (middy 6) is built and tested on Node 20/22; moving to Node 24 is a one-line change once it is tested there.`,
     );
+  }
+
+  /**
+   * Gives the handler what its spec declares of the state machines, which exist only after the functions
+   * they invoke: a handler that starts transactions may start that state machine (and no other) and finds
+   * its ARN in the environment; any other handler gets nothing.
+   *
+   * @example
+   * functions.txn.useWorkflows({ transactionStateMachineArn: transactions.stateMachine.stateMachineArn });
+   */
+  useWorkflows(workflows: WorkflowRefs): void {
+    for (const statement of workflowStatements(this.spec, workflows)) this.role.addToPrincipalPolicy(statement);
+    if (this.spec.startsTransactions) this.function.addEnvironment(envVars.txnStateMachineArn, workflows.transactionStateMachineArn);
   }
 }

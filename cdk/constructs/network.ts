@@ -1,10 +1,12 @@
-// A VPC with no internet path: Lambdas reach DynamoDB and S3 through gateway endpoints (free, no NAT)
-// and the cache inside the VPC.
+// A VPC with no internet path: Lambdas reach DynamoDB and S3 through gateway endpoints (free, no NAT),
+// the cache inside the VPC, and any other AWS API they call through an interface endpoint of its own.
 import { RemovalPolicy } from 'aws-cdk-lib';
 import {
   FlowLogDestination,
   FlowLogTrafficType,
   GatewayVpcEndpointAwsService,
+  InterfaceVpcEndpoint,
+  type InterfaceVpcEndpointAwsService,
   SecurityGroup,
   SubnetType,
   Vpc,
@@ -49,5 +51,24 @@ export class Network extends Construct {
       description: 'Ringstore Lambda functions',
       allowAllOutbound: true,
     });
+  }
+
+  /**
+   * An interface endpoint (private DNS) for an AWS API without a gateway endpoint, reachable on 443 from the
+   * Lambdas' security group only. The endpoint's policy narrows what may pass through it.
+   *
+   * @example
+   * network.addInterfaceEndpoint('SyncStates', InterfaceVpcEndpointAwsService.STEP_FUNCTIONS_SYNC);
+   */
+  addInterfaceEndpoint(id: string, service: InterfaceVpcEndpointAwsService): InterfaceVpcEndpoint {
+    const endpoint = new InterfaceVpcEndpoint(this, id, {
+      vpc: this.vpc,
+      service,
+      subnets: this.privateSubnets,
+      privateDnsEnabled: true,
+      open: false,
+    });
+    endpoint.connections.allowDefaultPortFrom(this.lambdaSecurityGroup, 'HTTPS from the Ringstore Lambdas');
+    return endpoint;
   }
 }

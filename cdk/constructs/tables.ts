@@ -1,13 +1,18 @@
-// The DynamoDB tables of a deployment: the ring's shard tables, the control table and the hints table (design §2).
+// The DynamoDB tables of a deployment: the ring's shard tables, the control, hints and transaction tables (design §2).
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
-import { controlSchema, hintsSchema, shardSchema, type Names } from '../../lambdas/topology';
+import { controlSchema, hintsSchema, shardSchema, txnSchema, type Names } from '../../lambdas/topology';
 
 /** PITR keeps the longest window DynamoDB offers; the blob bucket keeps old versions as long (see BlobBucket). */
 export const pitrRetentionDays = 35;
 
-const pointInTimeRecoverySpecification = { pointInTimeRecoveryEnabled: true, recoveryPeriodInDays: pitrRetentionDays };
+/** How every table is kept: on demand, PITR, and retained when its stack goes (stored data outlives a deployment). */
+const keptTable = {
+  billingMode: BillingMode.PAY_PER_REQUEST,
+  pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true, recoveryPeriodInDays: pitrRetentionDays },
+  removalPolicy: RemovalPolicy.RETAIN,
+} as const;
 
 /** A global secondary index as topology's shardSchema describes it. */
 interface IndexSpec {
@@ -46,12 +51,9 @@ export class ShardTables extends Construct {
       const table = new Table(this, `Shard${shardId}`, {
         tableName: props.names.shardTable(shardId),
         partitionKey: { name: shardSchema.partitionKey, type: AttributeType.STRING },
-        billingMode: BillingMode.PAY_PER_REQUEST,
         stream: StreamViewType.NEW_AND_OLD_IMAGES,
-        pointInTimeRecoverySpecification,
         timeToLiveAttribute: shardSchema.ttlAttribute,
-        // Stored values outlive any one deployment of the code.
-        removalPolicy: RemovalPolicy.RETAIN,
+        ...keptTable,
       });
       // Token order (tb = token bucket, tok = token): a token range is one sequential Query, so
       // rebalancing and anti-entropy work range by range. Projection as topology decides (versions
@@ -78,9 +80,7 @@ export class ControlTable extends Construct {
       tableName: props.names.controlTable,
       partitionKey: { name: controlSchema.partitionKey, type: AttributeType.STRING },
       sortKey: { name: controlSchema.sortKey, type: AttributeType.STRING },
-      billingMode: BillingMode.PAY_PER_REQUEST,
-      pointInTimeRecoverySpecification,
-      removalPolicy: RemovalPolicy.RETAIN,
+      ...keptTable,
     });
   }
 }
@@ -103,9 +103,39 @@ export class HintsTable extends Construct {
       tableName: props.names.hintsTable,
       partitionKey: { name: hintsSchema.partitionKey, type: AttributeType.STRING },
       sortKey: { name: hintsSchema.sortKey, type: AttributeType.STRING },
-      billingMode: BillingMode.PAY_PER_REQUEST,
-      pointInTimeRecoverySpecification,
-      removalPolicy: RemovalPolicy.RETAIN,
+      ...keptTable,
     });
+  }
+}
+
+export interface TxnTableProps {
+  names: Names;
+}
+
+/**
+ * Transaction records: the coordinator state of two-phase commit (pk = txid), the one conditional write
+ * that decides a transaction. The `byDeadline` index lets the recovery sweeper walk records in deadline
+ * order; it projects ALL because the sweeper needs the whole record (status, the keys it wrote) to finish
+ * a transaction, and records are small and short-lived (TTL removes decided ones after
+ * txnLimits.recordRetentionSeconds). Kept like the other tables (PITR, retained): intents are read under
+ * presumed commit, so losing the record of an undecided transaction would roll its intents forward.
+ */
+export class TxnTable extends Construct {
+  readonly table: Table;
+
+  constructor(scope: Construct, id: string, props: TxnTableProps) {
+    super(scope, id);
+    this.table = new Table(this, 'Table', {
+      tableName: props.names.txnTable,
+      partitionKey: { name: txnSchema.partitionKey, type: AttributeType.STRING },
+      timeToLiveAttribute: txnSchema.ttlAttribute,
+      ...keptTable,
+    });
+    // db = the deadline's minute bucket, dl = the deadline (ms): one Query per minute bucket, in order.
+    addIndex(
+      this.table,
+      { ...txnSchema.deadlineIndex, projection: 'ALL' },
+      { partitionKey: AttributeType.NUMBER, sortKey: AttributeType.NUMBER },
+    );
   }
 }

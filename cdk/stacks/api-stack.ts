@@ -1,8 +1,20 @@
-// The request path of a deployment: VPC, L2 cache, one Lambda per topology handler, the REST API, and
-// what invokes the background handlers (shard stream subscriptions, schedules).
+// The request path of a deployment: VPC, L2 cache, one Lambda per topology handler, the REST API, the
+// transaction state machine, and what invokes the background handlers (shard stream subscriptions, schedules).
 import { CfnOutput, CustomResource, Stack, type StackProps } from 'aws-cdk-lib';
+import { InterfaceVpcEndpointAwsService } from 'aws-cdk-lib/aws-ec2';
+import { AnyPrincipal, Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { Construct } from 'constructs';
-import { envVars, handlers, namesFor, replicationDefaults, routes, type HandlerName, type Names } from '../../lambdas/topology';
+import {
+  envVars,
+  handlers,
+  namesFor,
+  replicationDefaults,
+  routes,
+  stateMachines,
+  type HandlerName,
+  type Names,
+} from '../../lambdas/topology';
+import { transactionStartActions } from '../constructs/access';
 import { Cache } from '../constructs/cache';
 import { dataRefs } from '../constructs/data-refs';
 import { HandlerFunction } from '../constructs/handler-function';
@@ -10,6 +22,7 @@ import { Network } from '../constructs/network';
 import { RingstoreRestApi } from '../constructs/rest-api';
 import { Every } from '../constructs/schedule';
 import { ShardStreams } from '../constructs/shard-streams';
+import { TransactionStateMachine } from '../constructs/transaction-state-machine';
 import type { RingstoreConfig } from './config';
 
 export interface ApiStackProps extends StackProps {
@@ -33,6 +46,8 @@ export class ApiStack extends Stack {
   readonly cache: Cache;
   readonly functions: Record<HandlerName, HandlerFunction>;
   readonly restApi: RingstoreRestApi;
+  /** The coordinator of POST /v1/txn (Express, run synchronously by the handlers that start transactions). */
+  readonly transactions: TransactionStateMachine;
   /** Stream subscriptions of each handler whose spec says `shardStreams`. */
   readonly shardStreams: Partial<Record<HandlerName, ShardStreams>> = {};
   /** Schedules of each handler whose spec says `everyMinutes`. */
@@ -82,6 +97,31 @@ export class ApiStack extends Stack {
     );
     this.functions = functions;
 
+    // The one Lambda the state machine invokes is the one handler whose spec says it is a task of it.
+    const { taskHandler } = stateMachines.transaction;
+    const tasks = handlerNames.filter((name) => handlers[name].stateMachineTask);
+    if (tasks.length !== 1 || tasks[0] !== taskHandler) {
+      throw new Error(
+        `stateMachines.transaction.taskHandler is ${taskHandler}, but the handlers marked stateMachineTask are [${tasks.join(', ')}]`,
+      );
+    }
+    this.transactions = new TransactionStateMachine(this, 'Transactions', { names: this.names, task: functions[taskHandler].function });
+    const workflows = { transactionStateMachineArn: this.transactions.stateMachine.stateMachineArn };
+    for (const name of handlerNames) functions[name].useWorkflows(workflows);
+    // StartSyncExecution is served by sync-states.<region>.amazonaws.com, which the isolated subnets reach
+    // only through an endpoint; it carries nothing but that call on this state machine.
+    if (handlerNames.some((name) => handlers[name].startsTransactions)) {
+      const syncStates = this.network.addInterfaceEndpoint('SyncStates', InterfaceVpcEndpointAwsService.STEP_FUNCTIONS_SYNC);
+      syncStates.addToPolicy(
+        new PolicyStatement({
+          effect: Effect.ALLOW,
+          principals: [new AnyPrincipal()],
+          actions: [...transactionStartActions],
+          resources: [workflows.transactionStateMachineArn],
+        }),
+      );
+    }
+
     for (const name of handlerNames) {
       const spec = handlers[name];
       if (spec.shardStreams) {
@@ -122,6 +162,11 @@ export class ApiStack extends Stack {
     });
 
     new CfnOutput(this, 'ApiUrl', { description: 'Base URL of the Ringstore REST API', value: this.restApi.api.url });
+    new CfnOutput(this, 'TransactionStateMachineArn', { value: workflows.transactionStateMachineArn });
+    new CfnOutput(this, 'TransactionLogGroup', {
+      description: 'Execution events of the transaction state machine (no input or output data)',
+      value: this.transactions.logGroup.logGroupName,
+    });
     new CfnOutput(this, 'CacheEndpoint', { value: this.cache.url });
     new CfnOutput(this, 'CacheEvictionPolicy', {
       description: 'maxmemory-policy of the L2 cache (its parameter group)',

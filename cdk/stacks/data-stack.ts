@@ -1,4 +1,4 @@
-// Stateful resources of a deployment: shard tables, control table, hints table, blob bucket. Kept apart from the
+// Stateful resources of a deployment: shard tables, control, hints and transaction tables, blob bucket. Kept apart from the
 // API stack so code deploys never touch data, and data resources are retained when a stack goes.
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
@@ -6,7 +6,7 @@ import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { namesFor, type Names } from '../../lambdas/topology';
 import { BlobBucket } from '../constructs/blob-bucket';
-import { ControlTable, HintsTable, ShardTables } from '../constructs/tables';
+import { ControlTable, HintsTable, ShardTables, TxnTable } from '../constructs/tables';
 
 export interface DataStackProps extends StackProps {
   stage: string;
@@ -30,6 +30,7 @@ export class DataStack extends Stack {
   readonly shardTables: readonly Table[];
   readonly controlTable: Table;
   readonly hintsTable: Table;
+  readonly txnTable: Table;
   readonly blobBucket: Bucket;
 
   constructor(scope: Construct, id: string, props: DataStackProps) {
@@ -39,6 +40,7 @@ export class DataStack extends Stack {
     this.shardTables = new ShardTables(this, 'ShardTables', { names: this.names, shardCount: props.shardCount }).tables;
     this.controlTable = new ControlTable(this, 'ControlTable', { names: this.names }).table;
     this.hintsTable = new HintsTable(this, 'HintsTable', { names: this.names }).table;
+    this.txnTable = new TxnTable(this, 'TxnTable', { names: this.names }).table;
     this.blobBucket = new BlobBucket(this, 'BlobBucket', { names: this.names }).bucket;
 
     new CfnOutput(this, 'ShardTableNames', {
@@ -47,6 +49,7 @@ export class DataStack extends Stack {
     });
     new CfnOutput(this, 'ControlTableName', { value: this.controlTable.tableName });
     new CfnOutput(this, 'HintsTableName', { value: this.hintsTable.tableName });
+    new CfnOutput(this, 'TxnTableName', { value: this.txnTable.tableName });
     new CfnOutput(this, 'BlobBucketName', { value: this.blobBucket.bucketName });
   }
 }

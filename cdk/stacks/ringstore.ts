@@ -21,14 +21,14 @@ export function addRingstore(app: App, config: RingstoreConfig, env?: Environmen
   const { prefix } = namesFor(config.stage);
   const data = new DataStack(app, `${prefix}-data`, {
     stackName: `${prefix}-data`,
-    description: `Ringstore ${config.stage}: shard tables, control table, hints table, blob bucket`,
+    description: `Ringstore ${config.stage}: shard tables, control, hints and transaction tables, blob bucket`,
     ...(env ? { env } : {}),
     stage: config.stage,
     shardCount: config.shardCount,
   });
   const api = new ApiStack(app, `${prefix}-api`, {
     stackName: `${prefix}-api`,
-    description: `Ringstore ${config.stage}: REST API, Lambda handlers, cache, VPC`,
+    description: `Ringstore ${config.stage}: REST API, Lambda handlers, transaction state machine, cache, VPC`,
     ...(env ? { env } : {}),
     config,
     shardStreamArns: data.shardStreamArns,

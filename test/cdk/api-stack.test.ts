@@ -1,6 +1,8 @@
 // API stack: one Lambda per topology handler, one API method per topology route, the authorizer,
-// error responses, throttling, the cache reachable only from the Lambdas, and what invokes the background
-// handlers (shard stream subscriptions, schedules).
+// error responses, throttling, the cache reachable only from the Lambdas, the transaction state machine, and
+// what invokes the background handlers (shard stream subscriptions, schedules).
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { statusOf } from '../../lambdas/http/errors';
 import {
@@ -11,8 +13,11 @@ import {
   namesFor,
   replicationDefaults,
   routes,
+  stateMachines,
   type HandlerName,
 } from '../../lambdas/topology';
+import { repoRoot } from '../../cdk/constructs/handler-function';
+import { definitionPlaceholders, taskArnSubstitution } from '../../cdk/constructs/transaction-state-machine';
 import { handlerNames } from '../../cdk/stacks/api-stack';
 import { logicalIdOf, render, shardStreamOutputs, streamArnSamples, synth, type Synthesized } from './support';
 
@@ -116,6 +121,17 @@ describe('ApiStack', () => {
       // Fault injection is for test runs only: the CDK app never arms it.
       expect(env[envVars.faultInjection]).toBeUndefined();
       expect(Object.values(env).map((value) => JSON.stringify(value))).not.toContain(JSON.stringify(envVars.faultInjection));
+    });
+
+    it.each(handlerNames)('tells %s the transaction state machine ARN only if its spec says startsTransactions', (name) => {
+      const env = fnOf(name).Properties.Environment.Variables as Record<string, unknown>;
+      const stateMachineId = logicalIdOf(s.api, s.api.transactions.stateMachine);
+
+      if (handlers[name].startsTransactions) {
+        expect(env[envVars.txnStateMachineArn]).toEqual({ Ref: stateMachineId });
+      } else {
+        expect(env[envVars.txnStateMachineArn]).toBeUndefined();
+      }
     });
 
     it.each(handlerNames)('points %s at the L2 primary endpoint over TLS', (name) => {
@@ -266,17 +282,50 @@ describe('ApiStack', () => {
   });
 
   describe('network and cache', () => {
-    it('has no internet path: no NAT or internet gateway, gateway endpoints for DynamoDB and S3', () => {
+    const endpoints = () =>
+      Object.entries(t.findResources('AWS::EC2::VPCEndpoint')).map(([id, e]) => ({
+        id,
+        type: e.Properties.VpcEndpointType as string,
+        service: JSON.stringify(e.Properties.ServiceName),
+        properties: e.Properties as Record<string, any>,
+      }));
+
+    it('has no internet path: no NAT or internet gateway, gateway endpoints for DynamoDB and S3, one interface endpoint for sync Step Functions', () => {
       t.resourceCountIs('AWS::EC2::NatGateway', 0);
       t.resourceCountIs('AWS::EC2::InternetGateway', 0);
-      const services = Object.values(t.findResources('AWS::EC2::VPCEndpoint')).map((e) => ({
-        type: e.Properties.VpcEndpointType,
-        service: JSON.stringify(e.Properties.ServiceName),
-      }));
-      expect(services).toHaveLength(2);
-      expect(services.every((e) => e.type === 'Gateway')).toBe(true);
-      expect(services.some((e) => e.service.includes('.dynamodb'))).toBe(true);
-      expect(services.some((e) => e.service.includes('.s3'))).toBe(true);
+      const gateways = endpoints().filter((e) => e.type === 'Gateway');
+      const interfaces = endpoints().filter((e) => e.type === 'Interface');
+
+      expect(gateways).toHaveLength(2);
+      expect(gateways.some((e) => e.service.includes('.dynamodb'))).toBe(true);
+      expect(gateways.some((e) => e.service.includes('.s3'))).toBe(true);
+      expect(interfaces.map((e) => e.service)).toEqual([expect.stringContaining('.sync-states')]);
+      expect(endpoints()).toHaveLength(3);
+    });
+
+    it('lets the sync-states endpoint carry only StartSyncExecution on the transaction state machine, from the Lambdas only', () => {
+      const [endpoint] = endpoints().filter((e) => e.type === 'Interface');
+      const lambdaSg = logicalIdOf(s.api, s.api.network.lambdaSecurityGroup);
+      const stateMachineId = logicalIdOf(s.api, s.api.transactions.stateMachine);
+      const securityGroups = endpoint?.properties.SecurityGroupIds as { 'Fn::GetAtt': string[] }[];
+      const [endpointSg] = securityGroups.map((ref) => ref['Fn::GetAtt'][0] as string);
+      const inline = t.toJSON().Resources[endpointSg as string].Properties.SecurityGroupIngress ?? [];
+      const separate = Object.values(t.findResources('AWS::EC2::SecurityGroupIngress'))
+        .map((r) => r.Properties)
+        .filter((p) => p.GroupId?.['Fn::GetAtt']?.[0] === endpointSg);
+
+      const rules = [...inline, ...separate];
+
+      expect(endpoint?.properties.PrivateDnsEnabled).toBe(true);
+      expect(endpoint?.properties.PolicyDocument.Statement).toEqual([
+        { Action: 'states:StartSyncExecution', Effect: 'Allow', Principal: { AWS: '*' }, Resource: { Ref: stateMachineId } },
+      ]);
+      expect(rules.length).toBeGreaterThan(0);
+      for (const rule of rules) {
+        expect(rule.SourceSecurityGroupId).toEqual({ 'Fn::GetAtt': [lambdaSg, 'GroupId'] });
+        expect(rule.CidrIp).toBeUndefined();
+        expect([rule.FromPort, rule.ToPort]).toEqual([443, 443]);
+      }
     });
 
     it('runs a two-node Valkey replication group in the VPC subnets, behind its own security group', () => {
@@ -364,6 +413,79 @@ describe('ApiStack', () => {
     });
   });
 
+  describe('transaction state machine', () => {
+    const definitionFromFile = () => JSON.parse(readFileSync(path.join(repoRoot, stateMachines.transaction.definitionFile), 'utf8'));
+    const machine = () => {
+      const found = Object.values(t.findResources('AWS::StepFunctions::StateMachine')) as Resource[];
+      expect(found).toHaveLength(1);
+      return (found[0] as Resource).Properties;
+    };
+    /** Every Task state's Resource, Map iterators included. */
+    const taskResources = (states: Record<string, any>): unknown[] =>
+      Object.values(states).flatMap((state) => [
+        ...(state.Type === 'Task' ? [state.Resource] : []),
+        ...(state.Iterator ? taskResources(state.Iterator.States) : []),
+        ...(state.ItemProcessor ? taskResources(state.ItemProcessor.States) : []),
+      ]);
+
+    it('is an Express state machine named by topology', () => {
+      expect(machine()).toMatchObject({ StateMachineName: names.transactionStateMachine, StateMachineType: 'EXPRESS' });
+      expect(stateMachines.transaction.type).toBe('EXPRESS');
+    });
+
+    it('deploys the ASL file the local cloud runs, unchanged', () => {
+      expect(JSON.parse(machine().DefinitionString)).toEqual(definitionFromFile());
+    });
+
+    it('substitutes every Task\'s Lambda with the task handler\'s function, and nothing else', () => {
+      const taskFn = logicalIdOf(s.api, s.api.functions[stateMachines.transaction.taskHandler].function);
+      const definition = machine().DefinitionString as string;
+
+      const resources = new Set(taskResources(JSON.parse(definition).States));
+
+      expect(stateMachines.transaction.taskHandler).toBe('txnStep');
+      expect([...resources]).toEqual([`\${${taskArnSubstitution}}`]);
+      expect(definitionPlaceholders(definition)).toEqual([taskArnSubstitution]);
+      expect(machine().DefinitionSubstitutions).toEqual({ [taskArnSubstitution]: { 'Fn::GetAtt': [taskFn, 'Arn'] } });
+    });
+
+    it('logs every event to its own log group, never the execution\'s input or output, and is traced', () => {
+      const logGroupId = logicalIdOf(s.api, s.api.transactions.logGroup);
+
+      expect(machine().LoggingConfiguration).toEqual({
+        Destinations: [{ CloudWatchLogsLogGroup: { LogGroupArn: { 'Fn::GetAtt': [logGroupId, 'Arn'] } } }],
+        IncludeExecutionData: false,
+        Level: 'ALL',
+      });
+      expect(machine().TracingConfiguration).toEqual({ Enabled: true });
+      t.hasResourceProperties('AWS::Logs::LogGroup', {
+        LogGroupName: `/aws/vendedlogs/states/${names.transactionStateMachine}`,
+        RetentionInDays: 30,
+      });
+    });
+
+    it('runs under its own role, which only Step Functions of this account may assume', () => {
+      const roleId = logicalIdOf(s.api, s.api.transactions.stateMachine.role as never);
+      const role = t.toJSON().Resources[roleId];
+
+      expect(machine().RoleArn).toEqual({ 'Fn::GetAtt': [roleId, 'Arn'] });
+      expect(role.Properties.AssumeRolePolicyDocument.Statement).toEqual([
+        expect.objectContaining({
+          Principal: { Service: 'states.amazonaws.com' },
+          Condition: expect.objectContaining({ StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } } }),
+        }),
+      ]);
+    });
+
+    it('finds each ${…} placeholder of a definition once, ignoring JSONPath (what the synth compares with the substitutions)', () => {
+      expect(definitionPlaceholders('{"Resource": "${A}", "Other": "${B}", "Again": "${A}", "Path.$": "$.x"}')).toEqual(['A', 'B']);
+    });
+
+    it('outputs its ARN and log group', () => {
+      expect(Object.keys(t.toJSON().Outputs)).toEqual(expect.arrayContaining(['TransactionStateMachineArn', 'TransactionLogGroup']));
+    });
+  });
+
   describe('shard stream subscriptions', () => {
     const streamed = handlerNames.filter((name) => handlers[name].shardStreams);
     const mappingsOf = (template: Template, synthesized: Synthesized, name: HandlerName) => {
@@ -448,8 +570,8 @@ describe('ApiStack', () => {
       );
     };
 
-    it('schedules maintenance (and only the handlers whose spec says everyMinutes)', () => {
-      expect(scheduled).toContain('maintenance');
+    it('schedules maintenance and the transaction sweeper (and only the handlers whose spec says everyMinutes)', () => {
+      expect(scheduled).toEqual(expect.arrayContaining(['maintenance', 'txnSweeper']));
       for (const name of handlerNames.filter((n) => handlers[n].everyMinutes === undefined)) expect(rulesTargeting(name)).toEqual([]);
     });
 

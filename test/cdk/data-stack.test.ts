@@ -1,6 +1,6 @@
-// Data stack: the ring's shard tables, the control and hints tables and the blob bucket, as topology names them.
+// Data stack: the ring's shard tables, the control, hints and transaction tables and the blob bucket, as topology names them.
 import { Match } from 'aws-cdk-lib/assertions';
-import { controlSchema, defaults, hintsSchema, namesFor, shardSchema } from '../../lambdas/topology';
+import { controlSchema, defaults, hintsSchema, namesFor, shardSchema, txnSchema } from '../../lambdas/topology';
 import { render, shardStreamOutputs, synth, type Synthesized } from './support';
 
 const shardTableNamePattern = /^ringstore-[a-z0-9-]+-shard-\d+$/;
@@ -15,7 +15,7 @@ describe('DataStack', () => {
     s = synth();
   });
 
-  it('has one shard table per shard, named by topology, plus the control and hints tables', () => {
+  it('has one shard table per shard, named by topology, plus the control, hints and transaction tables', () => {
     // Prepare
     const names = namesFor(defaults.stage);
     const expected = Array.from({ length: defaults.shardCount }, (_, i) => names.shardTable(i));
@@ -27,7 +27,8 @@ describe('DataStack', () => {
     expect(shards.sort()).toEqual(expected.sort());
     expect(tableNames(s)).toContain(names.controlTable);
     expect(tableNames(s)).toContain(names.hintsTable);
-    s.dataTemplate.resourceCountIs('AWS::DynamoDB::Table', defaults.shardCount + 2);
+    expect(tableNames(s)).toContain(names.txnTable);
+    s.dataTemplate.resourceCountIs('AWS::DynamoDB::Table', defaults.shardCount + 3);
   });
 
   it.each([1, 7])('follows shardCount=%i', (shardCount) => {
@@ -114,13 +115,13 @@ describe('DataStack', () => {
     });
   });
 
-  describe('hints table', () => {
-    const tableNamed = (name: string) => {
-      const found = Object.values(s.dataTemplate.findResources('AWS::DynamoDB::Table', { Properties: { TableName: name } }));
-      expect(found).toHaveLength(1);
-      return found[0] as { Properties: Record<string, any>; DeletionPolicy?: string; UpdateReplacePolicy?: string };
-    };
+  const tableNamed = (name: string) => {
+    const found = Object.values(s.dataTemplate.findResources('AWS::DynamoDB::Table', { Properties: { TableName: name } }));
+    expect(found).toHaveLength(1);
+    return found[0] as { Properties: Record<string, any>; DeletionPolicy?: string; UpdateReplacePolicy?: string };
+  };
 
+  describe('hints table', () => {
     it('keys hints by target/sk (strings), on demand, with PITR, retained on delete', () => {
       s.dataTemplate.hasResource('AWS::DynamoDB::Table', {
         Properties: Match.objectLike({
@@ -153,6 +154,71 @@ describe('DataStack', () => {
 
     it('follows the stage', () => {
       expect(tableNames(synth({ stage: 'dev' }))).toContain(namesFor('dev').hintsTable);
+    });
+  });
+
+  describe('transaction table', () => {
+    const names = namesFor(defaults.stage);
+
+    it('keys records by txid (string), on demand, with PITR, retained on delete', () => {
+      s.dataTemplate.hasResource('AWS::DynamoDB::Table', {
+        Properties: Match.objectLike({
+          TableName: names.txnTable,
+          KeySchema: [{ AttributeName: txnSchema.partitionKey, KeyType: 'HASH' }],
+          BillingMode: 'PAY_PER_REQUEST',
+          PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true, RecoveryPeriodInDays: 35 },
+        }),
+        DeletionPolicy: 'Retain',
+        UpdateReplacePolicy: 'Retain',
+      });
+    });
+
+    it('expires decided records by TTL on the attribute topology names', () => {
+      expect(tableNamed(names.txnTable).Properties.TimeToLiveSpecification).toEqual({
+        AttributeName: txnSchema.ttlAttribute,
+        Enabled: true,
+      });
+    });
+
+    it('indexes records by deadline (minute bucket, then deadline; numbers), projecting the whole record for the sweeper', () => {
+      const { deadlineIndex } = txnSchema;
+
+      const { GlobalSecondaryIndexes: indexes, AttributeDefinitions: attributes } = tableNamed(names.txnTable).Properties;
+
+      expect(indexes).toEqual([
+        {
+          IndexName: deadlineIndex.name,
+          KeySchema: [
+            { AttributeName: deadlineIndex.partitionKey, KeyType: 'HASH' },
+            { AttributeName: deadlineIndex.sortKey, KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'ALL' },
+        },
+      ]);
+      expect(attributes).toEqual(
+        expect.arrayContaining([
+          { AttributeName: txnSchema.partitionKey, AttributeType: 'S' },
+          { AttributeName: deadlineIndex.partitionKey, AttributeType: 'N' },
+          { AttributeName: deadlineIndex.sortKey, AttributeType: 'N' },
+        ]),
+      );
+      expect(attributes).toHaveLength(3);
+    });
+
+    it('has no stream (nothing replicates transaction records)', () => {
+      expect(tableNamed(names.txnTable).Properties.StreamSpecification).toBeUndefined();
+    });
+
+    it('is encrypted and protected exactly like the control table', () => {
+      const txn = tableNamed(names.txnTable);
+      const control = tableNamed(names.controlTable);
+
+      expect(txn.Properties.SSESpecification).toEqual(control.Properties.SSESpecification);
+      expect(txn.Properties.DeletionProtectionEnabled).toEqual(control.Properties.DeletionProtectionEnabled);
+    });
+
+    it('follows the stage', () => {
+      expect(tableNames(synth({ stage: 'dev' }))).toContain(namesFor('dev').txnTable);
     });
   });
 
@@ -257,7 +323,7 @@ describe('DataStack', () => {
     const outputs = s.dataTemplate.toJSON().Outputs as Record<string, { Value: unknown }>;
 
     expect(Object.keys(outputs)).toEqual(
-      expect.arrayContaining(['ShardTableNames', 'ControlTableName', 'HintsTableName', 'BlobBucketName']),
+      expect.arrayContaining(['ShardTableNames', 'ControlTableName', 'HintsTableName', 'TxnTableName', 'BlobBucketName']),
     );
   });
 });

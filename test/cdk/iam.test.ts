@@ -1,8 +1,14 @@
 // Least privilege: each handler's role reaches exactly the data its HandlerSpec declares.
-import { defaults, handlers, namesFor, type HandlerName, type HandlerSpec } from '../../lambdas/topology';
+import { defaults, handlers, namesFor, stateMachines, txnSchema, type HandlerName, type HandlerSpec } from '../../lambdas/topology';
 import { handlerNames } from '../../cdk/stacks/api-stack';
 import { shardCountMax } from '../../cdk/stacks/config';
-import { dynamoWriteActions, s3WriteActions, streamListAction, streamReadActions } from '../../cdk/constructs/access';
+import {
+  dynamoWriteActions,
+  s3WriteActions,
+  streamListAction,
+  streamReadActions,
+  transactionStartActions,
+} from '../../cdk/constructs/access';
 import {
   asArray,
   defaultSamples,
@@ -22,6 +28,8 @@ const names = namesFor(defaults.stage, account);
 const shardArn = new RegExp(`:table/${names.prefix}-shard-\\d+(/index/[A-Za-z]+)?$`);
 const controlArn = new RegExp(`:table/${names.controlTable}$`);
 const hintsArn = new RegExp(`:table/${names.hintsTable}$`);
+const txnArn = new RegExp(`:table/${names.txnTable}(/index/[A-Za-z]+)?$`);
+const txnIndexArn = new RegExp(`:table/${names.txnTable}/index/${txnSchema.deadlineIndex.name}$`);
 const streamArn = new RegExp(`:table/${names.prefix}-shard-\\d+/stream/[^/*]+$`);
 const streamActions: string[] = [...streamReadActions, streamListAction];
 const bucketArn = new RegExp(`^arn:aws:s3:::${names.blobBucket}(/.*)?$`);
@@ -32,7 +40,10 @@ interface Grant {
 }
 
 function grantsOf(s: Synthesized, handler: HandlerName): Grant[] {
-  const roleId = logicalIdOf(s.api, s.api.functions[handler].role);
+  return grantsOfRole(s, logicalIdOf(s.api, s.api.functions[handler].role));
+}
+
+function grantsOfRole(s: Synthesized, roleId: string): Grant[] {
   return statementsOfRole(s.apiTemplate, roleId)
     .filter((statement: Statement) => statement.Effect === 'Allow')
     .map((statement) => ({
@@ -43,6 +54,9 @@ function grantsOf(s: Synthesized, handler: HandlerName): Grant[] {
 
 const touches = (grants: Grant[], pattern: RegExp) => grants.filter((g) => g.resources.some((r) => pattern.test(r)));
 const actionsOn = (grants: Grant[], pattern: RegExp) => touches(grants, pattern).flatMap((g) => g.actions);
+const isWrite = (action: string) => (dynamoWriteActions as readonly string[]).includes(action);
+/** How the transaction state machine appears in a rendered policy: its Ref, which is its ARN. */
+const stateMachineRef = (s: Synthesized) => `<${logicalIdOf(s.api, s.api.transactions.stateMachine)}>`;
 
 describe('IAM least privilege', () => {
   let s: Synthesized;
@@ -113,6 +127,35 @@ describe('IAM least privilege', () => {
       }
     });
 
+    it(`reaches the transaction table only as "${spec.txnTable ?? 'none'}"`, () => {
+      const grants = grantsOf(s, name);
+      const actions = actionsOn(grants, txnArn);
+
+      if ((spec.txnTable ?? 'none') === 'none') {
+        expect(touches(grants, txnArn)).toEqual([]);
+        return;
+      }
+      // The sweeper's walk is a Query on the deadline index, granted on that index's ARN, Query only.
+      const onIndex = touches(grants, txnIndexArn);
+      expect(onIndex.flatMap((g) => g.actions)).toEqual(['dynamodb:Query']);
+      expect(actions).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:Query']));
+      if (spec.txnTable === 'read') {
+        expect(actions.filter(isWrite)).toEqual([]);
+      } else {
+        expect(actions).toEqual(expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem']));
+      }
+    });
+
+    it(`starts ${spec.startsTransactions ? 'synchronous executions of the transaction state machine only' : 'no state machine'}`, () => {
+      const stateGrants = grantsOf(s, name).filter((g) => g.actions.some((a) => a.startsWith('states:')));
+
+      if (!spec.startsTransactions) {
+        expect(stateGrants).toEqual([]);
+        return;
+      }
+      expect(stateGrants).toEqual([{ actions: [...transactionStartActions], resources: [stateMachineRef(s)] }]);
+    });
+
     it(`reads the shard streams ${spec.shardStreams ? 'of every shard, and nothing else' : 'not at all'}`, () => {
       const grants = grantsOf(s, name);
       const withStreamActions = grants.filter((g) => g.actions.some((a) => streamActions.includes(a)));
@@ -153,7 +196,7 @@ describe('IAM least privilege', () => {
         const dataActions = grant.actions.filter((a) => (a.startsWith('dynamodb:') && a !== streamListAction) || a.startsWith('s3:'));
         if (dataActions.length === 0) continue;
         for (const resource of grant.resources) {
-          expect([shardArn, controlArn, hintsArn, streamArn, bucketArn].some((pattern) => pattern.test(resource))).toBe(true);
+          expect([shardArn, controlArn, hintsArn, txnArn, streamArn, bucketArn].some((pattern) => pattern.test(resource))).toBe(true);
         }
       }
       // "*" only where AWS offers no resource-level permission: Lambda's VPC ENIs, X-Ray, and (stream
@@ -174,9 +217,13 @@ describe('IAM least privilege', () => {
 
   it('grants read-only handlers nothing that writes, anywhere', () => {
     const readOnly = handlerNames.filter((name) =>
-      [handlers[name].shardTables, handlers[name].controlTable, handlers[name].hintsTable, handlers[name].blobBucket].every(
-        (a) => a !== 'readWrite',
-      ),
+      [
+        handlers[name].shardTables,
+        handlers[name].controlTable,
+        handlers[name].hintsTable,
+        handlers[name].blobBucket,
+        handlers[name].txnTable ?? 'none',
+      ].every((a) => a !== 'readWrite'),
     );
     expect(readOnly.length).toBeGreaterThan(0);
 
@@ -185,6 +232,49 @@ describe('IAM least privilege', () => {
       expect(actions.filter((a) => (dynamoWriteActions as readonly string[]).includes(a))).toEqual([]);
       expect(actions.filter((a) => (s3WriteActions as readonly string[]).includes(a))).toEqual([]);
     }
+  });
+
+  describe('transactions', () => {
+    it('lets only the transaction steps and the sweeper write the transaction table', () => {
+      const writers = handlerNames.filter((name) => actionsOn(grantsOf(s, name), txnArn).some(isWrite));
+
+      expect(writers.sort()).toEqual(['txnStep', 'txnSweeper']);
+    });
+
+    it('lets only the handlers whose spec says startsTransactions start the state machine, the txn handler among them', () => {
+      const starters = handlerNames.filter((name) => grantsOf(s, name).some((g) => g.resources.includes(stateMachineRef(s))));
+
+      expect(starters).toEqual(handlerNames.filter((name) => handlers[name].startsTransactions));
+      expect(starters).toContain('txn');
+    });
+
+    it('lets the state machine invoke its task function and nothing else', () => {
+      const { taskHandler } = stateMachines.transaction;
+      const taskFn = logicalIdOf(s.api, s.api.functions[taskHandler].function);
+      const roleId = logicalIdOf(s.api, s.api.transactions.stateMachine.role as never);
+
+      const grants = grantsOfRole(s, roleId);
+
+      const invokes = grants.filter((g) => g.actions.some((a) => a.startsWith('lambda:')));
+      expect(invokes).toEqual([{ actions: ['lambda:InvokeFunction'], resources: [`<${taskFn}.Arn>`] }]);
+      // Everything else is log delivery and tracing, which IAM grants on "*" only; no data at all.
+      const logDeliveryOrTracing = /^(logs:[A-Za-z]+Log(Delivery|Deliveries|Groups)|logs:(Put|Describe)ResourcePolic(y|ies)|xray:[A-Za-z]+)$/;
+      for (const grant of grants.filter((g) => !invokes.includes(g))) {
+        expect(grant.resources).toEqual(['*']);
+        for (const action of grant.actions) expect(action).toMatch(logDeliveryOrTracing);
+      }
+    });
+
+    it('gives the task function no route: only Step Functions invokes it', () => {
+      const tasks = handlerNames.filter((name) => handlers[name].stateMachineTask);
+      const permissions = Object.values(s.apiTemplate.findResources('AWS::Lambda::Permission'));
+
+      for (const name of tasks) {
+        const fnId = logicalIdOf(s.api, s.api.functions[name].function);
+        const onIt = permissions.filter((p) => JSON.stringify(p.Properties.FunctionName).includes(fnId));
+        expect(onIt).toEqual([]);
+      }
+    });
   });
 
   it(`keeps every role within IAM's policy size limits at shardCount=${shardCountMax}`, () => {

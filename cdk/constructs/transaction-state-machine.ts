@@ -1,0 +1,71 @@
+// The transaction coordinator in AWS: the ASL file of schemas/ (the one the local cloud runs) deployed as an
+// Express state machine whose Task states invoke one Lambda, logged and traced without any value in the logs.
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { RemovalPolicy } from 'aws-cdk-lib';
+import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
+import { Construct } from 'constructs';
+import { stateMachines, type Names } from '../../lambdas/topology';
+import { repoRoot } from './handler-function';
+import { acknowledge } from './nag';
+
+/** The definition substitution the ASL file names its Task Lambda by (`"Resource": "${TxnStepFunctionArn}"`). */
+export const taskArnSubstitution = 'TxnStepFunctionArn';
+
+/** The `${Name}` placeholders of an ASL text, each once: what CloudFormation's DefinitionSubstitutions replace. */
+export function definitionPlaceholders(definition: string): string[] {
+  return [...new Set([...definition.matchAll(/\$\{([A-Za-z0-9_]+)\}/g)].map((match) => match[1] as string))];
+}
+
+export interface TransactionStateMachineProps {
+  names: Names;
+  /** The function every Task state invokes (topology's `stateMachines.transaction.taskHandler`). */
+  task: IFunction;
+}
+
+export class TransactionStateMachine extends Construct {
+  readonly stateMachine: StateMachine;
+  readonly logGroup: LogGroup;
+
+  constructor(scope: Construct, id: string, props: TransactionStateMachineProps) {
+    super(scope, id);
+    const { definitionFile, type } = stateMachines.transaction;
+    // Parsed and re-serialised: a malformed file fails the synth, and the template carries it compact.
+    const definition = JSON.stringify(JSON.parse(readFileSync(path.join(repoRoot, definitionFile), 'utf8')));
+    const substitutions = { [taskArnSubstitution]: props.task.functionArn };
+    // A placeholder left unsubstituted would deploy a machine whose Tasks name no function.
+    const missing = definitionPlaceholders(definition).filter((name) => !(name in substitutions));
+    if (missing.length > 0) throw new Error(`${definitionFile} uses \${${missing.join('}, ${')}}, which CDK does not substitute`);
+
+    // The /aws/vendedlogs/ prefix keeps Step Functions' log delivery off the account's size-limited
+    // CloudWatch Logs resource policy.
+    this.logGroup = new LogGroup(this, 'Logs', {
+      logGroupName: `/aws/vendedlogs/states/${props.names.transactionStateMachine}`,
+      retention: RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    this.stateMachine = new StateMachine(this, 'StateMachine', {
+      stateMachineName: props.names.transactionStateMachine,
+      stateMachineType: StateMachineType[type],
+      definitionBody: DefinitionBody.fromString(definition),
+      definitionSubstitutions: substitutions,
+      // Express executions have no history but these logs. Every event is logged (which state ran, how
+      // long, which failed), never its input or output: those carry the transaction's values.
+      logs: { destination: this.logGroup, level: LogLevel.ALL, includeExecutionData: false },
+      tracingEnabled: true,
+    });
+    // Exactly the one function, unqualified as the definition names it.
+    this.stateMachine.addToRolePolicy(
+      new PolicyStatement({ effect: Effect.ALLOW, actions: ['lambda:InvokeFunction'], resources: [props.task.functionArn] }),
+    );
+
+    acknowledge(
+      this.stateMachine,
+      'AwsSolutions-IAM5[Resource::*]',
+      'Resource "*" only for actions without resource-level permissions: the CloudWatch Logs log-delivery actions Step Functions needs to write execution logs (logs:CreateLogDelivery and friends) and xray:PutTraceSegments/PutTelemetryRecords/GetSampling*; invoking Lambda is granted on the one task function ARN only.',
+    );
+  }
+}
