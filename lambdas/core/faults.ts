@@ -41,6 +41,8 @@ export type CrashPoint = (typeof crashPoints)[number];
 export const brokenModes = [
   /** Strong reads go to a replica instead of the owner: not linearizable during replication lag. */
   'strongReadFromReplica',
+  /** Transactions skip read-set validation: reads are no longer checked at the commit point (write skew). */
+  'txnSkipValidation',
 ] as const;
 
 export type BrokenMode = (typeof brokenModes)[number];

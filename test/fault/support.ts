@@ -5,9 +5,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { localCredentials, localRegion } from '../../cdk/local/engines';
-import type { CrashPoint } from '../../lambdas/core/faults';
+import type { BrokenMode, CrashPoint } from '../../lambdas/core/faults';
 import { Ring, type RingState, tokenOf } from '../../lambdas/core/ring';
 import { type LocalCloudProcess, startLocalCloudProcess } from '../support/local-cloud-process';
 
@@ -173,7 +173,7 @@ export interface WriteOptions {
 export interface FaultPlan {
   crashes?: Array<{ point: CrashPoint; after?: number; times?: number }>;
   downShards?: string[];
-  broken?: Array<'strongReadFromReplica'>;
+  broken?: BrokenMode[];
 }
 
 export interface FaultStatus {
@@ -182,6 +182,24 @@ export interface FaultStatus {
   broken: string[];
   reached: Partial<Record<CrashPoint, number>>;
   crashed: Partial<Record<CrashPoint, number>>;
+}
+
+/** One op of POST /v1/txn (schemas/api.ts TxnOp), values as text. */
+export type TxnOpInput =
+  | { op: 'get'; key: string }
+  | { op: 'put'; key: string; value: string; ifVersion?: number }
+  | { op: 'delete'; key: string; ifVersion?: number }
+  | { op: 'check'; key: string; ifVersion: number };
+
+/** What POST /v1/txn answered: the committed outcome (200), or the error's code and the txid it names. */
+export interface TxnReply {
+  status: number;
+  code?: string;
+  message?: string;
+  txid?: string;
+  writes?: Array<{ key: string; version: number }>;
+  /** One per get op, in request order; `value` decoded from base64. */
+  reads?: Array<{ key: string; found: boolean; version?: number; value?: string }>;
 }
 
 export interface ShardStatus {
@@ -205,6 +223,45 @@ export class KvApi {
       const version = Number(response.headers.get('x-ringstore-version'));
       return { version, value: await response.text() };
     });
+  }
+
+  /** POST /v1/txn; every outcome (committed, aborted, unknown, no answer) is a TxnReply. */
+  async txn(ops: readonly TxnOpInput[], options: { timeoutMs?: number; consistency?: Consistency } = {}): Promise<TxnReply> {
+    const query = options.consistency ? `?consistency=${options.consistency}` : '';
+    let response: Response;
+    try {
+      response = await fetch(`${this.cloud.url}/v1/txn${query}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': this.cloud.apiKey },
+        body: JSON.stringify({ ops, ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }) }),
+        signal: AbortSignal.timeout(requestTimeoutMs),
+      });
+    } catch (error) {
+      return { status: 0, message: error instanceof Error ? error.message : String(error) };
+    }
+    let text: string;
+    try {
+      text = await response.text();
+    } catch (error) {
+      return { status: 0, message: error instanceof Error ? error.message : String(error) };
+    }
+    const parsed = safeJson(text) as
+      | { txid?: string; writes?: TxnReply['writes']; reads?: Array<{ key: string; found: boolean; version?: number; value?: string }>; error?: { code?: string; message?: string; details?: { txid?: string } } }
+      | undefined;
+    if (response.status === 200 && parsed?.writes && parsed.reads) {
+      return {
+        status: 200,
+        ...(parsed.txid ? { txid: parsed.txid } : {}),
+        writes: parsed.writes,
+        reads: parsed.reads.map((read) => ({ ...read, ...(read.value === undefined ? {} : { value: Buffer.from(read.value, 'base64').toString('utf8') }) })),
+      };
+    }
+    return {
+      status: response.status === 200 ? 0 : response.status,
+      ...(parsed?.error?.code ? { code: parsed.error.code } : {}),
+      ...(parsed?.error?.details?.txid ? { txid: parsed.error.details.txid } : {}),
+      message: parsed?.error?.message ?? text.slice(0, 200),
+    };
   }
 
   async setFaults(plan: FaultPlan): Promise<FaultStatus> {
@@ -507,5 +564,80 @@ export async function measureBurstConvergence(options: BurstOptions): Promise<Bu
     };
   } finally {
     ddb.destroy();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Transactions, judged in DynamoDB directly
+
+/** `count` keys `<prefix><n>` per shard, chosen by ring owner, so a set of them spans every shard. */
+export function keysOwnedByEachShard(ring: Ring, prefix: string, count: number, namespace = localNamespace): Map<string, string[]> {
+  const byShard = new Map(ring.shards.map((shard) => [shard.table, [] as string[]]));
+  for (let n = 0; [...byShard.values()].some((keys) => keys.length < count); n += 1) {
+    if (n > 100_000) throw new Error('could not find keys for every shard');
+    const key = `${prefix}${n}`;
+    const owned = byShard.get(ring.ownerOf(tokenOf(namespace, key)).table)!;
+    if (owned.length < count) owned.push(key);
+  }
+  return byShard;
+}
+
+/** Every item of the shard tables that still holds an intent (the `itx` attribute). */
+export async function intentsLeft(ddb: DynamoDBDocumentClient, ring: Ring): Promise<Array<{ table: string; pk: string; txid: string }>> {
+  const found: Array<{ table: string; pk: string; txid: string }> = [];
+  for (const { table } of ring.shards) {
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const page = await ddb.send(new ScanCommand({
+        TableName: table, ConsistentRead: true, FilterExpression: 'attribute_exists(itx)', ProjectionExpression: 'pk, itx',
+        ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+      }));
+      for (const item of page.Items ?? []) found.push({ table, pk: String(item.pk), txid: String(item.itx) });
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+  }
+  return found;
+}
+
+/** The transaction table of the cloud whose shard tables the ring names (lambdas/topology.ts namesFor). */
+export function txnTableOf(ring: Ring): string {
+  return ring.shards[0]!.table.replace(/-shard-[^-]+$/, '-txn');
+}
+
+/** The status of each transaction record (consistent reads); absent: no record. */
+export async function txnStatuses(ddb: DynamoDBDocumentClient, ring: Ring, txids: readonly string[]): Promise<Map<string, string | undefined>> {
+  const table = txnTableOf(ring);
+  const statuses = new Map<string, string | undefined>(txids.map((txid) => [txid, undefined]));
+  const unique = [...statuses.keys()];
+  for (let start = 0; start < unique.length; start += batchGetKeysMax) {
+    let requestItems: Record<string, { Keys: Array<{ txid: string }>; ConsistentRead: boolean; ProjectionExpression: string; ExpressionAttributeNames: Record<string, string> }> = {
+      [table]: { Keys: unique.slice(start, start + batchGetKeysMax).map((txid) => ({ txid })), ConsistentRead: true, ProjectionExpression: 'txid, #s', ExpressionAttributeNames: { '#s': 'status' } },
+    };
+    for (let round = 0; Object.keys(requestItems).length > 0; round += 1) {
+      if (round >= batchGetRoundsMax) throw new Error(`BatchGetItem left keys unprocessed after ${batchGetRoundsMax} rounds`);
+      const { Responses = {}, UnprocessedKeys = {} } = await ddb.send(new BatchGetCommand({ RequestItems: requestItems }));
+      for (const item of Responses[table] ?? []) statuses.set(String(item.txid), String(item.status));
+      requestItems = UnprocessedKeys as typeof requestItems;
+      if (Object.keys(requestItems).length > 0) await sleep(50 * (round + 1));
+    }
+  }
+  return statuses;
+}
+
+/**
+ * Waits (bounded) until the recovery sweeper and readers have finished every transaction: no intent
+ * in any shard table and no listed record still pending. Answers what was left when the bound passed.
+ */
+export async function waitForTxnRecovery(options: { ddb: DynamoDBDocumentClient; ring: Ring; txids: readonly string[]; boundMs: number; pollMs?: number }) {
+  const started = Date.now();
+  for (;;) {
+    const intents = await intentsLeft(options.ddb, options.ring);
+    const statuses = await txnStatuses(options.ddb, options.ring, options.txids);
+    const pending = [...statuses].filter(([, status]) => status === 'pending').map(([txid]) => txid);
+    const elapsedMs = Date.now() - started;
+    if ((intents.length === 0 && pending.length === 0) || elapsedMs > options.boundMs) {
+      return { recovered: intents.length === 0 && pending.length === 0, elapsedMs, intents, pending, statuses };
+    }
+    await sleep(options.pollMs ?? 250);
   }
 }

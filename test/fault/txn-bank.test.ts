@@ -1,0 +1,146 @@
+// The bank invariant through faults: 20 accounts on every shard, concurrent transfers (a read-only
+// transaction reads both balances, a write transaction puts both with ifVersion) and auditors (a
+// read-only transaction reads all 20), while coordinator crashes are armed and then a shard goes down
+// and comes back. Every committed audit sees the total; after recovery the total holds, no intent left.
+import { transactionCrashPoints } from '../../lambdas/core/faults';
+import {
+  baseSeed, deriveSeed, type FaultCloud, keysOwnedByEachShard, Rng, sleep, startFaultCloud, type TxnReply, waitForTxnRecovery, withSeed,
+} from './support';
+
+const accountsPerShard = 5;
+const initialBalance = 100;
+const transferClients = 3;
+/**
+ * Transfers pause between rounds (up to this long): an audit reads all 20 accounts, and a transfer
+ * committed on any of them while it runs (or pending at its validation) aborts it, so audits need gaps.
+ */
+const transferPauseMsMax = 600;
+const auditors = 3;
+/** Transfers each client attempts (counts, not time: the progress checks must not depend on speed). */
+const transfersPerClient = 15;
+/** Crashes are re-armed this often (each at a random later reach) from a quarter to half of the transfers. */
+const crashEveryMs = 700;
+/** Then a shard is down until seven tenths of the transfers were attempted. */
+const outageUntilShare = 0.7;
+const txnTimeoutMs = 1_000;
+/** An audit reads 20 keys on 4 shards: it gets more time. */
+const auditTimeoutMs = 3_000;
+const recoveryBoundMs = 30_000;
+const backoffAfterFailureMs = 100;
+
+const seed = baseSeed();
+let cloud: FaultCloud;
+
+beforeAll(async () => {
+  // A quick maintenance timer: the shard that comes back is probed healthy within the run.
+  cloud = await startFaultCloud('txnbank', { RINGSTORE_MAINTENANCE_INTERVAL_MS: '500' });
+}, 240_000);
+
+afterAll(async () => {
+  await cloud?.close();
+});
+
+describe('bank invariant', () => {
+  it('transfers between 20 accounts on every shard keep the total through crashes and a shard outage', async () => {
+    const replay = `RINGSTORE_FAULT_SEED=${seed} npx jest --selectProjects fault test/fault/txn-bank.test.ts`;
+    await withSeed(seed, replay, () => runBank(new Rng(deriveSeed(seed, 'bank'))));
+  });
+});
+
+async function runBank(rng: Rng): Promise<void> {
+  // Prepare: 20 accounts, 5 owned by each shard, 100 each.
+  const { api, ring, ddb } = cloud;
+  const prefix = `bank-${rng.int(0, 1e9).toString(36)}-acct-`;
+  const accounts = [...keysOwnedByEachShard(ring, prefix, accountsPerShard).values()].flat();
+  const total = accounts.length * initialBalance;
+  const opened = await api.txn(accounts.map((key) => ({ op: 'put', key, value: String(initialBalance), ifVersion: 0 })));
+  expect(opened.status).toBe(200);
+  const downShard = rng.pick(ring.shards).table;
+  const violations: string[] = [];
+  const unexpected: string[] = [];
+  const txids: string[] = [];
+  const counts: Record<string, number> = {};
+  const count = (name: string, reply: TxnReply) => {
+    if (reply.txid) txids.push(reply.txid);
+    const key = `${name} ${reply.status}${reply.code ? ` ${reply.code}` : ''}`;
+    counts[key] = (counts[key] ?? 0) + 1;
+    if (![200, 409, 412, 502, 503, 0].includes(reply.status)) unexpected.push(`${name}: ${reply.status} ${reply.code ?? ''} ${reply.message ?? ''}`);
+  };
+  const balanceOf = (reply: TxnReply, key: string) => Number(reply.reads!.find((read) => read.key === key)!.value);
+
+  let attempted = 0;
+  const transfers = async (clientRng: Rng) => {
+    for (let n = 0; n < transfersPerClient; n += 1, attempted += 1) {
+      const from = clientRng.pick(accounts);
+      const to = clientRng.pick(accounts.filter((key) => key !== from));
+      const read = await api.txn([{ op: 'get', key: from }, { op: 'get', key: to }], { timeoutMs: txnTimeoutMs });
+      count('read', read);
+      if (read.status !== 200) {
+        await sleep(backoffAfterFailureMs);
+        continue;
+      }
+      const [fromRead, toRead] = read.reads!;
+      if (!fromRead!.found || !toRead!.found) {
+        violations.push(`a transfer read found no balance: ${JSON.stringify(read.reads)}`);
+        continue;
+      }
+      const amount = clientRng.int(1, 25);
+      const write = await api.txn([
+        { op: 'put', key: from, value: String(balanceOf(read, from) - amount), ifVersion: fromRead!.version! },
+        { op: 'put', key: to, value: String(balanceOf(read, to) + amount), ifVersion: toRead!.version! },
+      ], { timeoutMs: txnTimeoutMs });
+      count('transfer', write);
+      await sleep(write.status >= 500 || write.status === 0 ? backoffAfterFailureMs : clientRng.int(100, transferPauseMsMax));
+    }
+  };
+
+  const audit = async (name: string): Promise<number | undefined> => {
+    const reply = await api.txn(accounts.map((key) => ({ op: 'get', key })), { timeoutMs: auditTimeoutMs });
+    count(name, reply);
+    if (reply.status !== 200) return undefined;
+    const sum = accounts.reduce((acc, key) => acc + balanceOf(reply, key), 0);
+    if (sum !== total) violations.push(`${name} committed with a total of ${sum}: ${accounts.map((key) => `${key.slice(prefix.length)}=${balanceOf(reply, key)}`).join(' ')}`);
+    return sum;
+  };
+  let transfersDone = false;
+  const auditor = async () => {
+    while (!transfersDone) if ((await audit('audit')) === undefined) await sleep(backoffAfterFailureMs);
+  };
+
+  // Act: auditors run while the transfers do; the faults follow the transfers' progress.
+  const transferAttempts = transferClients * transfersPerClient;
+  const clients = Promise.all([
+    Promise.all(Array.from({ length: transferClients }, () => transfers(new Rng(rng.int(0, 2 ** 31))))).finally(() => (transfersDone = true)),
+    ...Array.from({ length: auditors }, () => auditor()),
+  ]);
+  while (!transfersDone && attempted < transferAttempts / 2) {
+    if (attempted >= transferAttempts / 4) await api.setFaults({ crashes: [{ point: rng.pick(transactionCrashPoints), after: rng.int(2, 12) }] });
+    await sleep(crashEveryMs);
+  }
+  const crashed = (await api.faults()).crashed;
+  await api.setFaults({ downShards: [downShard] });
+  while (!transfersDone && attempted < transferAttempts * outageUntilShare) await sleep(100);
+  await api.setFaults({});
+  await clients;
+
+  // Recovery, then the final state: strongly read balances and a final audit.
+  const recovery = await waitForTxnRecovery({ ddb, ring, txids, boundMs: recoveryBoundMs });
+  const finalReads = await Promise.all(accounts.map((key) => api.get(key, 'strong')));
+  const finalTotal = finalReads.reduce((acc, read) => acc + Number(read.value), 0);
+  const finalAudit = await audit('final audit');
+
+  // Assess
+  const committed = (name: string) => counts[`${name} 200`] ?? 0;
+  const context = `accounts ${prefix}*, down shard ${downShard}, counts ${JSON.stringify(counts)}, crashed ${JSON.stringify(crashed)}, ` +
+    `recovery ${recovery.elapsedMs} ms`;
+  if (process.env.RINGSTORE_FAULT_VERBOSE === '1') console.log(context);
+  expect({ context, unexpected }).toEqual({ context, unexpected: [] });
+  expect({ context, violations }).toEqual({ context, violations: [] });
+  expect({ context, recovered: recovery.recovered, intents: recovery.intents, pending: recovery.pending }).toEqual({ context, recovered: true, intents: [], pending: [] });
+  expect({ context, finalReads: finalReads.every((read) => read.status === 200), finalTotal, finalAudit }).toEqual({ context, finalReads: true, finalTotal: total, finalAudit: total });
+  // Progress, and the faults were felt.
+  const crashes = Object.values(crashed).reduce((acc, n) => acc + (n ?? 0), 0);
+  const outageFelt = Object.keys(counts).some((name) => name.endsWith('shard.unavailable'));
+  expect({ context, transfers: committed('transfer') >= 10, audits: committed('audit') >= 2, crashes: crashes >= 1, outageFelt })
+    .toEqual({ context, transfers: true, audits: true, crashes: true, outageFelt: true });
+}

@@ -1,0 +1,125 @@
+// Crash a transaction at every named point (the coordinator's state boundaries, a participant before and
+// after its intent), let the recovery sweeper finish it, and judge the shards in DynamoDB directly:
+// every transaction is all or nothing, its record ends committed or aborted, what was acknowledged as
+// committed is visible, and no intent is left anywhere.
+import { type CrashPoint, transactionCrashPoints } from '../../lambdas/core/faults';
+import {
+  baseSeed, deriveSeed, type FaultCloud, keysOwnedByEachShard, Rng, startFaultCloud, type TxnOpInput, type TxnReply, waitForTxnRecovery, withSeed,
+} from './support';
+
+const clientCount = 3;
+const txnsPerClient = 4;
+/** Short deadlines: the sweeper (every 2 s locally, 1 s after a deadline) finishes a crashed one soon. */
+const txnTimeoutMs = 1_000;
+const recoveryBoundMs = 30_000;
+
+const seed = baseSeed();
+let cloud: FaultCloud;
+
+beforeAll(async () => {
+  cloud = await startFaultCloud('txncrash', { RINGSTORE_MAINTENANCE_INTERVAL_MS: '0' });
+}, 240_000);
+
+afterAll(async () => {
+  await cloud?.close();
+});
+
+/** One transaction of the run: its own key on every shard, plus the shared hot key. */
+interface Attempt {
+  tag: string;
+  keys: string[];
+  reply: TxnReply;
+}
+
+describe('transaction crash points', () => {
+  it.each(transactionCrashPoints.map((point) => [point]))('%s: every transaction ends all or nothing, decided, with no intent left', async (point) => {
+    const replay = `RINGSTORE_FAULT_SEED=${seed} npx jest --selectProjects fault -t '${point}' test/fault/txn-crash.test.ts`;
+    await withSeed(seed, replay, () => runCrashPoint(point, new Rng(deriveSeed(seed, point))));
+  });
+});
+
+async function runCrashPoint(point: CrashPoint, rng: Rng): Promise<void> {
+  // Prepare
+  const { api, ring, ddb } = cloud;
+  const prefix = `txncrash-${point}-${rng.int(0, 1e9).toString(36)}-`;
+  const hotKey = `${prefix}hot`;
+  const readKey = `${prefix}read`;
+  const attempts: Attempt[] = [];
+  const unexpected: string[] = [];
+  const arm = () => api.setFaults({ crashes: [{ point, after: rng.int(0, 2), times: rng.int(1, 2) }] });
+
+  const client = async (clientId: number) => {
+    for (let n = 0; n < txnsPerClient; n += 1) {
+      const tag = `${prefix}c${clientId}t${n}`;
+      const keys = [...keysOwnedByEachShard(ring, `${tag}-k`, 1).values()].flat();
+      // Half read a key they do not write, so Validate runs too (read-write rather than write-only).
+      const ops: TxnOpInput[] = [
+        ...(n % 2 === 0 ? [{ op: 'get' as const, key: readKey }] : []),
+        ...keys.map((key) => ({ op: 'put' as const, key, value: tag })),
+        { op: 'put', key: hotKey, value: tag },
+      ];
+      const reply = await api.txn(ops, { timeoutMs: txnTimeoutMs });
+      attempts.push({ tag, keys, reply });
+      if (![200, 409, 412, 502, 503, 0].includes(reply.status)) unexpected.push(`${tag}: ${reply.status} ${reply.code ?? ''} ${reply.message ?? ''}`);
+    }
+  };
+
+  // Act: armed at the start and again half way, so each run crashes more than once.
+  await arm();
+  await Promise.all(Array.from({ length: clientCount }, (_, n) => client(n)));
+  const faultsMid = await api.faults();
+  await arm();
+  await Promise.all(Array.from({ length: clientCount }, (_, n) => client(clientCount + n)));
+  const faultStatus = await api.faults();
+  await api.setFaults({});
+  const crashed = (faultStatus.crashed[point] ?? 0);
+  const txids = attempts.flatMap((attempt) => (attempt.reply.txid ? [attempt.reply.txid] : []));
+  const recovery = await waitForTxnRecovery({ ddb, ring, txids, boundMs: recoveryBoundMs });
+
+  // Assess: each transaction's own keys (one per shard) hold its value at version 1, all or none.
+  const violations: string[] = [];
+  let committedCount = 0;
+  for (const attempt of attempts) {
+    const reads = await Promise.all(attempt.keys.map((key) => api.get(key, 'strong')));
+    const failed = reads.filter((read) => read.status !== 200 && read.status !== 404);
+    if (failed.length > 0) unexpected.push(`${attempt.tag}: strong reads answered ${failed.map((read) => read.status)}`);
+    const present = reads.filter((read) => read.status === 200);
+    const visible = present.length === attempt.keys.length;
+    if (present.length > 0 && !visible) violations.push(`${attempt.tag}: ${present.length} of its ${attempt.keys.length} writes are visible`);
+    for (const read of present) {
+      if (read.value !== attempt.tag || read.version !== 1) violations.push(`${attempt.tag}: a key holds ${read.value}@${read.version}`);
+    }
+    if (visible) committedCount += 1;
+    const { reply } = attempt;
+    const status = reply.txid ? recovery.statuses.get(reply.txid) : undefined;
+    if (reply.status === 200 && !visible) violations.push(`${attempt.tag}: acknowledged committed, but not visible`);
+    if (reply.status === 200 && reply.writes!.some((write) => write.key !== hotKey && write.version !== 1)) {
+      violations.push(`${attempt.tag}: acknowledged versions ${JSON.stringify(reply.writes)}`);
+    }
+    if ((reply.status === 409 || reply.status === 412) && visible) violations.push(`${attempt.tag}: answered ${reply.status} ${reply.code}, but its writes are visible`);
+    if (reply.txid && status !== undefined && status !== (visible ? 'committed' : 'aborted')) {
+      violations.push(`${attempt.tag}: record ${reply.txid} is ${status}, but its writes are ${visible ? '' : 'not '}visible`);
+    }
+    if (reply.txid && status === undefined && visible) violations.push(`${attempt.tag}: visible, but has no record ${reply.txid}`);
+  }
+  // The hot key: written once by every committed transaction, so its version counts them.
+  const hot = await api.get(hotKey, 'strong');
+  const hotVersion = hot.status === 200 ? hot.version! : 0;
+  if (hotVersion !== committedCount) violations.push(`hot key at v${hotVersion}, but ${committedCount} transactions committed`);
+  if (hot.status === 200 && !attempts.some((attempt) => attempt.tag === hot.value)) violations.push(`hot key holds ${hot.value}`);
+
+  const outcomes = attempts.reduce<Record<string, number>>((tally, attempt) => {
+    const name = `${attempt.reply.status}${attempt.reply.code ? ` ${attempt.reply.code}` : ''}`;
+    tally[name] = (tally[name] ?? 0) + 1;
+    return tally;
+  }, {});
+  const context = `keys ${prefix}*, outcomes ${JSON.stringify(outcomes)}, committed ${committedCount}, crashed ${crashed}x ` +
+    `(${faultsMid.crashed[point] ?? 0} in the first half), recovery ${recovery.elapsedMs} ms`;
+  if (process.env.RINGSTORE_FAULT_VERBOSE === '1') console.log(`${point}: ${context}`);
+  expect({ context, crashed: crashed >= 1, outcomeUnknown: (outcomes['503 txn.outcomeUnknown'] ?? 0) >= 1 }).toEqual({ context, crashed: true, outcomeUnknown: true });
+  expect({ context, unexpected }).toEqual({ context, unexpected: [] });
+  expect({ context, recovered: recovery.recovered, intents: recovery.intents, pending: recovery.pending }).toEqual({ context, recovered: true, intents: [], pending: [] });
+  expect({ context, violations }).toEqual({ context, violations: [] });
+  // Something committed, so the checks judged real data.
+  expect({ context, committed: committedCount > 0 }).toEqual({ context, committed: true });
+}
