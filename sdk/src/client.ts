@@ -35,6 +35,10 @@ import {
   type RevokeApiKeyCommandOutput,
   type RingCommandOutput,
   type RingstoreCommand,
+  TransactCommand,
+  type TransactCommandInput,
+  type TransactCommandOutput,
+  type TransactOp,
 } from './commands';
 import { RingstoreError, ValidationError } from './errors';
 import { DEFAULT_MAX_ATTEMPTS, DEFAULT_REQUEST_TIMEOUT_MS, LIST_ALL_PAGES_MAX, MAX_ATTEMPTS_LIMIT } from './limits';
@@ -253,6 +257,31 @@ export class RingstoreClient {
     throw new RingstoreError({
       code: 'client.tooManyPages', message: `listAll stopped after ${LIST_ALL_PAGES_MAX} pages`, status: 0, retryable: false,
     });
+  }
+
+  /**
+   * Runs ops atomically over any keys of the namespace: all commit or none do. Resolves with the
+   * version of each written key and one read per `get` op (bytes, with `text()` and `json()`).
+   * Rejects with {@link TransactionAbortedError} (nothing was written; `reason`, `key`, `txid`
+   * say why) or {@link TransactionOutcomeUnknownError} (it may have committed: read the keys
+   * strongly before running it again). The SDK never repeats a transaction on its own, except
+   * after a conflict when `conflictRetries` is given.
+   *
+   * @example
+   * ```ts
+   * const { writes, reads } = await client.transact([
+   *   { op: 'check', key: 'config', ifVersion: 3 },
+   *   { op: 'put', key: 'balance/a', value: '90', ifVersion: 7 },
+   *   { op: 'put', key: 'balance/b', value: '110', ifVersion: 2 },
+   *   { op: 'get', key: 'limits' },
+   * ], { timeoutMs: 2000, conflictRetries: 3 });
+   * const limits = reads[0];
+   * if (limits?.found) console.log(limits.text(), writes);
+   * ```
+   */
+  transact(ops: readonly TransactOp[], options?: Omit<TransactCommandInput, 'ops'> & SendOptions): Promise<TransactCommandOutput> {
+    const [input, send] = splitSendOptions(options);
+    return this.send(new TransactCommand({ ...input, ops }), send);
   }
 
   /**

@@ -19,6 +19,40 @@ export function toBytes(value: Uint8Array | string): Uint8Array {
   return typeof value === 'string' ? encoder.encode(value) : value;
 }
 
+// btoa/atob take "binary strings"; chunks keep String.fromCharCode's argument list short.
+const BASE64_CHUNK_BYTES = 0x8000;
+
+/**
+ * Base64-encodes bytes (standard alphabet, padded), with web-platform APIs only.
+ *
+ * @example
+ * ```ts
+ * bytesToBase64(new Uint8Array([104, 105])); // 'aGk='
+ * ```
+ */
+export function bytesToBase64(bytes: Uint8Array): string {
+  let binary = '';
+  for (let start = 0; start < bytes.byteLength; start += BASE64_CHUNK_BYTES) {
+    binary += String.fromCharCode(...bytes.subarray(start, start + BASE64_CHUNK_BYTES));
+  }
+  return btoa(binary);
+}
+
+/**
+ * Decodes standard base64 into bytes; throws on a string that is not base64.
+ *
+ * @example
+ * ```ts
+ * base64ToBytes('aGk='); // Uint8Array [104, 105]
+ * ```
+ */
+export function base64ToBytes(text: string): Uint8Array {
+  const binary = atob(text);
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return bytes;
+}
+
 /**
  * Decodes UTF-8 bytes (invalid sequences become U+FFFD).
  *

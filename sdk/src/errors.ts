@@ -21,6 +21,8 @@ export interface RingstoreErrorOptions {
   requestId?: string;
   /** Seconds from the `Retry-After` header, when the server sent one. */
   retryAfterSeconds?: number;
+  /** Machine-readable facts the server sent with the error (`field`, a transaction's `txid`, `reason`, `key`). */
+  details?: Readonly<Record<string, unknown>>;
   cause?: unknown;
 }
 
@@ -44,12 +46,17 @@ export class RingstoreError extends Error {
   readonly code: string;
   /** HTTP status; 0 when no response arrived (network failure, client-side refusal). */
   readonly status: number;
-  /** True when retrying the same request may succeed (the SDK already retried it). */
+  /**
+   * True when retrying the same request may succeed. The SDK already retried it, except for
+   * transactions, which it never repeats on its own (see {@link TransactionAbortedError}).
+   */
   readonly retryable: boolean;
   /** Request id reported by the server or API Gateway, for support tickets. */
   readonly requestId?: string;
   /** Seconds the server asked the client to wait (`Retry-After`), when given. */
   readonly retryAfterSeconds?: number;
+  /** The `details` object of the server's error, when it sent one (e.g. `details.field`). */
+  readonly details?: Readonly<Record<string, unknown>>;
 
   constructor(options: RingstoreErrorOptions) {
     super(options.message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -58,6 +65,7 @@ export class RingstoreError extends Error {
     this.retryable = options.retryable;
     if (options.requestId !== undefined) this.requestId = options.requestId;
     if (options.retryAfterSeconds !== undefined) this.retryAfterSeconds = options.retryAfterSeconds;
+    if (options.details !== undefined) this.details = options.details;
   }
 }
 
@@ -221,6 +229,82 @@ export class NetworkError extends RingstoreError {
   override readonly name: string = 'NetworkError';
 }
 
+/**
+ * Why a transaction aborted, as the server reports it in `details.reason`: `conflict` (another
+ * transaction holds or changed a key), `precondition` (a `check` or `ifVersion` did not hold),
+ * `notFound` (a `delete` of a key that does not exist), `timeout` (the deadline passed),
+ * `tooLarge` (a value read is over the transaction limit), `unavailable` (a shard could not be
+ * reached). Other strings may come from newer servers.
+ *
+ * @example
+ * ```ts
+ * const reason: TransactionAbortReason = 'conflict';
+ * ```
+ */
+export type TransactionAbortReason = 'conflict' | 'precondition' | 'notFound' | 'timeout' | 'tooLarge' | 'unavailable' | (string & {});
+
+/**
+ * A transaction aborted as a whole: none of its writes happened. `reason` says why, `key` names
+ * the key that made it abort (when there is one) and `txid` the transaction. `code` and `status`
+ * stay the server's: `txn.conflict` / `txn.timeout` (409), `kv.preconditionFailed` (412),
+ * `kv.notFound` (404), `request.tooLarge` (413), `shard.unavailable` (503).
+ *
+ * The SDK does not retry an aborted transaction unless `conflictRetries` asks it to (for
+ * `reason === 'conflict'` only); `retryable` says whether running it again may succeed.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await client.transact([{ op: 'check', key: 'stock', ifVersion: 4 }, { op: 'put', key: 'order/1', value: 'x' }]);
+ * } catch (err) {
+ *   if (err instanceof TransactionAbortedError && err.reason === 'precondition') console.error('stock changed:', err.key);
+ * }
+ * ```
+ */
+export class TransactionAbortedError extends RingstoreError {
+  override readonly name: string = 'TransactionAbortedError';
+  readonly reason: TransactionAbortReason;
+  /** The key that made the transaction abort, when the server named one. */
+  readonly key?: string;
+  /** The transaction's id, when the server sent it. */
+  readonly txid?: string;
+
+  constructor(options: RingstoreErrorOptions & { reason: TransactionAbortReason; key?: string; txid?: string }) {
+    super(options);
+    this.reason = options.reason;
+    if (options.key !== undefined) this.key = options.key;
+    if (options.txid !== undefined) this.txid = options.txid;
+  }
+}
+
+/**
+ * A transaction may or may not have committed: the server answered `503 txn.outcomeUnknown` (its
+ * coordinator stopped; the transaction is committed or aborted as a whole soon after its deadline),
+ * or no definite answer arrived (network failure, timeout, abort by the caller, any other 5xx).
+ * `code` and `status` are those of the underlying failure; `cause` holds it when it was not the
+ * server's own `txn.outcomeUnknown`.
+ *
+ * Never retried by the SDK (`retryable` is false): a transaction that did commit would be applied
+ * twice. Read the keys with `consistency: 'strong'` to learn what happened before running it again.
+ *
+ * @example
+ * ```ts
+ * await client.transact(ops).catch(async (err) => {
+ *   if (err instanceof TransactionOutcomeUnknownError) console.error('check the keys before retrying', err.txid);
+ * });
+ * ```
+ */
+export class TransactionOutcomeUnknownError extends RingstoreError {
+  override readonly name: string = 'TransactionOutcomeUnknownError';
+  /** The transaction's id, when the server sent it. */
+  readonly txid?: string;
+
+  constructor(options: RingstoreErrorOptions & { txid?: string }) {
+    super({ ...options, retryable: false });
+    if (options.txid !== undefined) this.txid = options.txid;
+  }
+}
+
 type ErrorClass = new (options: RingstoreErrorOptions) => RingstoreError;
 
 const classByStatus: Readonly<Record<number, ErrorClass>> = {
@@ -273,6 +357,7 @@ interface ErrorEnvelope {
   message?: string;
   retryable?: boolean;
   requestId?: string;
+  details?: Record<string, unknown>;
 }
 
 function parseEnvelope(body: Uint8Array): ErrorEnvelope | undefined {
@@ -293,6 +378,9 @@ function parseEnvelope(body: Uint8Array): ErrorEnvelope | undefined {
   if (typeof inner.message === 'string') envelope.message = inner.message;
   if (typeof inner.retryable === 'boolean') envelope.retryable = inner.retryable;
   if (typeof inner.requestId === 'string') envelope.requestId = inner.requestId;
+  if (typeof inner.details === 'object' && inner.details !== null && !Array.isArray(inner.details)) {
+    envelope.details = inner.details as Record<string, unknown>;
+  }
   return envelope;
 }
 
@@ -350,9 +438,18 @@ export function errorFromResponse(parts: ErrorResponseParts & { nowMs: number })
     ?? parts.headers.get('x-request-id')
     ?? undefined;
   const retryAfterSeconds = parseRetryAfterSeconds(parts.headers.get('retry-after'), parts.nowMs);
-  const ErrorType = classByStatus[status] ?? (status >= 500 ? ServerError : RingstoreError);
   const options: RingstoreErrorOptions = { code, message, status, retryable };
   if (requestId !== undefined) options.requestId = requestId;
   if (retryAfterSeconds !== undefined) options.retryAfterSeconds = retryAfterSeconds;
+  const details = envelope?.details;
+  if (details !== undefined) options.details = details;
+  const txid = typeof details?.txid === 'string' ? { txid: details.txid } : {};
+  if (code === 'txn.outcomeUnknown') return new TransactionOutcomeUnknownError({ ...options, ...txid });
+  // The server marks every abort of a transaction, whatever its status, with details.status.
+  if (details?.status === 'aborted' && typeof details.reason === 'string') {
+    const key = typeof details.key === 'string' ? { key: details.key } : {};
+    return new TransactionAbortedError({ ...options, retryable: envelope?.retryable ?? retryable, reason: details.reason, ...key, ...txid });
+  }
+  const ErrorType = classByStatus[status] ?? (status >= 500 ? ServerError : RingstoreError);
   return new ErrorType(options);
 }

@@ -17,6 +17,11 @@ export {
   SetNamespaceSettingsCommand,
   DescribeShardsCommand,
   RepairCommand,
+  TransactCommand,
+  type TransactOp,
+  type TransactCommandInput,
+  type TransactCommandOutput,
+  type TransactRead,
   type CommandContext,
   type WriteOutput,
   type NamespaceSettings,
@@ -63,6 +68,9 @@ export {
   ServiceUnavailableError,
   ServerError,
   NetworkError,
+  TransactionAbortedError,
+  TransactionOutcomeUnknownError,
+  type TransactionAbortReason,
   type RingstoreErrorOptions,
 } from './errors';
 export { backoffDelayMs, defaultSleep, type Sleep, type Transport, type HttpRequest, type HttpResponse } from './transport';
@@ -78,4 +86,9 @@ export {
   RETRY_AFTER_MAX_MS,
   DEFAULT_REQUEST_TIMEOUT_MS,
   LIST_ALL_PAGES_MAX,
+  TXN_OPS_MAX,
+  TXN_VALUE_BYTES_MAX,
+  TXN_TIMEOUT_MS_MIN,
+  TXN_TIMEOUT_MS_MAX,
+  TXN_CONFLICT_RETRIES_MAX,
 } from './limits';

@@ -112,3 +112,55 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
  * ```
  */
 export const LIST_ALL_PAGES_MAX = 1000;
+
+/**
+ * Most ops (`get`, `put`, `delete`, `check`) in one transaction.
+ *
+ * @example
+ * ```ts
+ * if (ops.length > TXN_OPS_MAX) throw new Error('split the transaction');
+ * ```
+ */
+export const TXN_OPS_MAX = 1000;
+
+/**
+ * Most bytes of values all the `put`s of one transaction may carry together: 160 KiB (the plan
+ * travels through the server's workflow state). The values its `get`s return have the same bound.
+ *
+ * @example
+ * ```ts
+ * const bytes = puts.reduce((sum, op) => sum + new TextEncoder().encode(op.value).byteLength, 0);
+ * bytes <= TXN_VALUE_BYTES_MAX;
+ * ```
+ */
+export const TXN_VALUE_BYTES_MAX = 160 * 1024;
+
+/**
+ * Shortest deadline (`timeoutMs`) a transaction may ask for.
+ *
+ * @example
+ * ```ts
+ * await client.transact(ops, { timeoutMs: TXN_TIMEOUT_MS_MIN });
+ * ```
+ */
+export const TXN_TIMEOUT_MS_MIN = 100;
+
+/**
+ * Longest deadline (`timeoutMs`) a transaction may ask for; the server's default is 5 s.
+ *
+ * @example
+ * ```ts
+ * await client.transact(ops, { timeoutMs: TXN_TIMEOUT_MS_MAX });
+ * ```
+ */
+export const TXN_TIMEOUT_MS_MAX = 30_000;
+
+/**
+ * Upper bound of `conflictRetries`, so a hot key cannot make a transaction retry forever.
+ *
+ * @example
+ * ```ts
+ * await client.transact(ops, { conflictRetries: TXN_CONFLICT_RETRIES_MAX });
+ * ```
+ */
+export const TXN_CONFLICT_RETRIES_MAX = 10;

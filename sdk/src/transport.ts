@@ -82,6 +82,11 @@ export interface HttpRequest {
   errorCodePrefix?: string;
   /** Code of a 404 whose body carries none (a HEAD answer has no body). */
   notFoundCode?: string;
+  /**
+   * False for a request that must not run twice (a transaction): only a 429, which the server
+   * answers before doing anything, is retried; every other failure is thrown at once.
+   */
+  idempotent?: boolean;
 }
 
 /**
@@ -173,6 +178,7 @@ export class Transport {
         error = caught;
       }
       if (!error.retryable || attempt >= this.options.maxAttempts) throw error;
+      if (request.idempotent === false && error.status !== 429) throw error;
       const delayMs = this.retryDelayMs(attempt, error);
       if (delayMs === undefined) throw error;
       try {
@@ -180,6 +186,23 @@ export class Transport {
       } catch (cause) {
         throw aborted(cause);
       }
+    }
+  }
+
+  /**
+   * Waits the jittered backoff of the `retry`-th retry (1 for the first), for callers that retry
+   * a whole operation themselves; rejects with `network.aborted` when `signal` aborts.
+   *
+   * @example
+   * ```ts
+   * await transport.backoff(1, signal); // up to RETRY_BASE_DELAY_MS
+   * ```
+   */
+  async backoff(retry: number, signal?: AbortSignal): Promise<void> {
+    try {
+      await this.options.sleep(backoffDelayMs(retry, this.options.random), signal);
+    } catch (cause) {
+      throw aborted(cause);
     }
   }
 

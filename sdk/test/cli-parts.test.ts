@@ -1,9 +1,10 @@
-// Pure parts of the CLI: word splitting, flag scanning, which connection wins, ring layout.
+// Pure parts of the CLI: word splitting, flag scanning, which connection wins, ring layout, txn ops.
 
 import { resolveConnection } from '../src/cli/connection';
 import { formatRing, rangeSize } from '../src/cli/format';
 import { scanGlobalFlags } from '../src/cli/main';
 import { tokenize } from '../src/cli/tokenize';
+import { formatTransaction, parseTxnFile, parseTxnWords } from '../src/cli/txn-ops';
 import { FAKE_RING } from './support/fake-server';
 
 describe('tokenize', () => {
@@ -66,5 +67,73 @@ describe('ring layout', () => {
 
     expect(formatRing(FAKE_RING)).not.toContain('warning');
     expect(formatRing(broken)).toContain(`warning: the ranges cover ${2 ** 32 - 2 ** 29} tokens, not ${2 ** 32}`);
+  });
+});
+
+describe('txn ops', () => {
+  it('parses words with fixed arity, so keys and values may hold any character', () => {
+    expect(parseTxnWords(['get', 'a', 'put', 'b=1', 'x@3 if', 'delete', 'if', 'if', '0', 'check', 'put', '3', 'del', 'e'])).toEqual([
+      { op: 'get', key: 'a' },
+      { op: 'put', key: 'b=1', value: 'x@3 if' },
+      { op: 'delete', key: 'if', ifVersion: 0 },
+      { op: 'check', key: 'put', ifVersion: 3 },
+      { op: 'delete', key: 'e' },
+    ]);
+    expect(parseTxnWords(['put', 'k', 'v', 'if', '7', 'get', 'k'])).toEqual([
+      { op: 'put', key: 'k', value: 'v', ifVersion: 7 },
+      { op: 'get', key: 'k' },
+    ]);
+  });
+
+  it.each([
+    [['get'], 'get needs a key'],
+    [['put', 'k'], 'put k needs a value'],
+    [['check', 'k'], 'check k needs a version'],
+    [['check', 'k', 'three'], 'version must be an integer >= 0'],
+    [['put', 'k', 'v', 'if'], 'needs a version'],
+    [['increment', 'k'], 'unknown op "increment"'],
+  ])('refuses %j', (words, message) => {
+    expect(() => parseTxnWords(words)).toThrow(message);
+  });
+
+  it('reads a JSON file as the REST body or a bare array, decoding base64 values', () => {
+    expect(parseTxnFile('{"ops":[{"op":"put","key":"a","value":"aGk=","encoding":"base64","ifVersion":0}],"timeoutMs":900}')).toEqual({
+      ops: [{ op: 'put', key: 'a', value: new Uint8Array([104, 105]), ifVersion: 0 }],
+      timeoutMs: 900,
+    });
+    expect(parseTxnFile('[{"op":"put","key":"a","value":"text"},{"op":"get","key":"b"}]')).toEqual({
+      ops: [{ op: 'put', key: 'a', value: 'text' }, { op: 'get', key: 'b' }],
+    });
+    expect(() => parseTxnFile('{"op":"get"}')).toThrow('expected {"ops": [...]} or an array of ops');
+    expect(() => parseTxnFile('not json')).toThrow('the ops are not JSON');
+    expect(() => parseTxnFile('[{"op":"put","key":"a","value":"x","encoding":"hex"}]')).toThrow('ops[0].encoding');
+  });
+
+  it('lays out writes and reads, quoting what would break the line', () => {
+    const text = (value: string) => new TextEncoder().encode(value);
+    const found = (key: string, bytes: Uint8Array, contentType: string, version?: number) => ({
+      key, found: true as const, value: bytes, contentType, ...(version === undefined ? {} : { version }),
+      text: () => new TextDecoder().decode(bytes), json: <T>() => JSON.parse(new TextDecoder().decode(bytes)) as T,
+    });
+
+    const shown = formatTransaction({
+      txid: 't-1',
+      writes: [{ key: 'b', version: 4 }],
+      reads: [
+        found('a', text('hello'), 'text/plain', 3),
+        found('b', text('two\nlines'), 'text/plain'),
+        found('bin', new Uint8Array([0, 1, 2]), 'application/octet-stream', 1),
+        { key: 'gone', found: false },
+      ],
+    });
+
+    expect(shown.split('\n')).toEqual([
+      'committed t-1 (1 write, 4 reads)',
+      'wrote  b     version 4',
+      'read   a     version 3  hello',
+      'read   b     this txn   "two\\nlines"',
+      'read   bin   version 1  <3 bytes of application/octet-stream>',
+      'read   gone  not found',
+    ]);
   });
 });

@@ -57,7 +57,7 @@ describe('ringstore CLI', () => {
     const result = await ringstore(['help']);
 
     expect(result.code).toBe(0);
-    for (const command of ['connect', 'disconnect', 'put', 'get', 'delete', 'list', 'keyrange', 'quit']) {
+    for (const command of ['connect', 'disconnect', 'put', 'get', 'delete', 'list', 'keyrange', 'txn', 'quit']) {
       expect(result.stdout).toContain(command);
     }
   });
@@ -166,6 +166,45 @@ describe('ringstore CLI', () => {
     expect(badTtl.code).toBe(1);
     expect(badTtl.stderr).toContain('--ttl');
     expect(fake.requests.filter((r) => r.method === 'PUT')).toHaveLength(0);
+  });
+
+  it('runs a transaction from words, prints versions and values, and exits 1 naming the reason and key on abort', async () => {
+    // Prepare
+    await ringstore(['put', 'stock', '5'], { env: connected() });
+
+    // Act
+    const committed = await ringstore(['txn', 'get', 'stock', 'put', 'order/1', 'one item', 'if', '0', 'check', 'stock', '1'], { env: connected() });
+    const aborted = await ringstore(['txn', 'put', 'order/2', 'x', 'check', 'stock', '9'], { env: connected() });
+    const usage = await ringstore(['txn', 'put', 'k'], { env: connected() });
+
+    // Assess
+    expect(committed.code).toBe(0);
+    expect(committed.stdout).toMatch(/^committed fake-\S+ \(1 write, 1 read\)$/m);
+    expect(committed.stdout).toMatch(/^wrote\s+order\/1\s+version 1$/m);
+    expect(committed.stdout).toMatch(/^read\s+stock\s+version 1\s+5$/m);
+    expect(fake.store.get('test#order/1')?.value.toString('utf8')).toBe('one item');
+    expect(aborted.code).toBe(1);
+    expect(aborted.stderr).toMatch(/^error: transaction aborted \(precondition\) on key "stock": nothing was written; .*\(kv\.preconditionFailed; txid fake-/);
+    expect(fake.store.has('test#order/2')).toBe(false);
+    expect(usage).toMatchObject({ code: 1, stdout: '' });
+    expect(usage.stderr).toContain('put k needs a value');
+  });
+
+  it('runs a transaction from a JSON file on stdin and prints --json as the REST API answers', async () => {
+    const ops = { ops: [{ op: 'put', key: 'bin', value: 'AAEC', encoding: 'base64' }, { op: 'get', key: 'bin' }], timeoutMs: 900 };
+
+    const result = await ringstore(['txn', '--file', '-', '--json', '--consistency', 'strong'], { env: connected(), input: JSON.stringify(ops) });
+
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    const printed = JSON.parse(result.stdout) as { status: string; writes: unknown; reads: unknown };
+    expect(printed).toMatchObject({
+      status: 'committed',
+      writes: [{ key: 'bin', version: 1 }],
+      reads: [{ key: 'bin', found: true, value: 'AAEC', contentType: 'application/octet-stream' }],
+    });
+    const request = fake.requests.find((r) => r.pathname === '/v1/txn');
+    expect(request?.query.get('consistency')).toBe('strong');
+    expect(JSON.parse(request?.body.toString('utf8') ?? '')).toMatchObject({ timeoutMs: 900 });
   });
 
   it('runs piped commands line by line, continues after an error, stops at quit', async () => {

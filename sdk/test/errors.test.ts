@@ -14,6 +14,8 @@ import {
   ServerError,
   ServiceUnavailableError,
   ThrottledError,
+  TransactionAbortedError,
+  TransactionOutcomeUnknownError,
   ValidationError,
 } from '../src';
 import { startServer, type RunningServer } from './support/fake-server';
@@ -107,6 +109,23 @@ describe('error mapping', () => {
     expect(gateway).toMatchObject({ name: 'ForbiddenError', code: 'http.forbidden', message: 'Forbidden' });
     expect(bare).toMatchObject({ name: 'ServerError', code: 'http.badGateway', status: 502 });
     expect(unknown).toMatchObject({ name: 'RingstoreError', code: 'http.418', status: 418, retryable: false });
+  });
+
+  it('maps any error marked details.status aborted to TransactionAbortedError, and txn.outcomeUnknown to its own class', async () => {
+    const details = { txid: 't-9', status: 'aborted', reason: 'precondition', key: 'k' };
+    next = { status: 412, body: JSON.stringify({ error: { code: 'kv.preconditionFailed', message: 'transaction aborted', retryable: false, details } }) };
+    const aborted = await client().get('k').catch((err: unknown) => err);
+    next = { status: 412, body: JSON.stringify({ error: { code: 'kv.preconditionFailed', message: 'plain', retryable: false, details: { field: 'if-match' } } }) };
+    const plain = await client().get('k').catch((err: unknown) => err);
+    next = { status: 503, body: JSON.stringify({ error: { code: 'txn.outcomeUnknown', message: 'unknown', retryable: false, details: { txid: 't-8' } } }) };
+    const unknown = await client().get('k').catch((err: unknown) => err);
+
+    expect(aborted).toBeInstanceOf(TransactionAbortedError);
+    expect(aborted).toMatchObject({ reason: 'precondition', key: 'k', txid: 't-9', code: 'kv.preconditionFailed', status: 412, details });
+    expect(plain).toBeInstanceOf(PreconditionFailedError);
+    expect(plain).toMatchObject({ details: { field: 'if-match' } });
+    expect(unknown).toBeInstanceOf(TransactionOutcomeUnknownError);
+    expect(unknown).toMatchObject({ txid: 't-8', status: 503, retryable: false });
   });
 
   it('maps an unreachable endpoint to NetworkError with status 0', async () => {

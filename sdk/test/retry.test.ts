@@ -11,22 +11,17 @@ import {
   type RingstoreClientConfig,
   type RingstoreError,
 } from '../src';
-import { sendError, sendJson, startServer, type RunningServer } from './support/fake-server';
-
-type Reply = (res: import('node:http').ServerResponse) => void;
+import { sendError, sendJson, startScriptedServer, type Reply, type RunningServer } from './support/fake-server';
 
 describe('retries', () => {
-  let server: RunningServer;
+  let server: RunningServer & { replies: Reply[] };
   let replies: Reply[];
   let sleeps: number[];
 
   beforeEach(async () => {
-    replies = [];
     sleeps = [];
-    server = await startServer((_req, res) => {
-      const reply = replies.shift() ?? ((r: import('node:http').ServerResponse) => sendJson(r, 200, { key: 'k', version: 9 }));
-      reply(res);
-    });
+    server = await startScriptedServer((r) => sendJson(r, 200, { key: 'k', version: 9 }));
+    replies = server.replies;
   });
 
   afterEach(async () => {

@@ -17,5 +17,7 @@ export default async function globalSetup(): Promise<void> {
   process.env.RINGSTORE_IT_API_KEY = cloud.apiKey;
   process.env.RINGSTORE_IT_ADMIN_KEY = cloud.adminKey;
   process.env.RINGSTORE_IT_HOME = home;
+  // For fixtures no request can make (a transaction whose coordinator is gone): its table items.
+  process.env.RINGSTORE_IT_DYNAMODB = cloud.dynamodbEndpoint;
   (globalThis as { ringstoreCloud?: typeof cloud }).ringstoreCloud = cloud;
 }

@@ -1,6 +1,6 @@
 // Text the CLI prints: tables for listings and the ring, one-line error descriptions.
 
-import { NotFoundError, RingstoreError } from '../errors';
+import { NotFoundError, RingstoreError, TransactionAbortedError, TransactionOutcomeUnknownError } from '../errors';
 import type { ListItem, RingCommandOutput } from '../commands';
 
 function oneLine(text: string): string {
@@ -21,6 +21,27 @@ export function showKey(key: string): string {
 }
 
 /**
+ * Whether bytes of this content type read as text: a textual type, or valid UTF-8 without
+ * control characters other than tab, CR and LF.
+ *
+ * @example
+ * ```ts
+ * isTextual('application/octet-stream', new TextEncoder().encode('hi')); // true
+ * ```
+ */
+export function isTextual(contentType: string, bytes: Uint8Array): boolean {
+  if (/^text\/|[/+](json|xml|yaml|javascript)\b|charset=/i.test(contentType)) return true;
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return false;
+  }
+  // Valid UTF-8 without NULs or other C0 controls (tab/CR/LF aside) reads as text.
+  // eslint-disable-next-line no-control-regex
+  return !/[\u0000-\u0008\u000e-\u001f]/.test(new TextDecoder().decode(bytes));
+}
+
+/**
  * Describes any error in one line, with the dotted code when there is one.
  *
  * @example
@@ -29,6 +50,14 @@ export function showKey(key: string): string {
  * ```
  */
 export function describeError(err: unknown, key?: string): string {
+  if (err instanceof TransactionAbortedError) {
+    const on = err.key === undefined ? '' : ` on key ${JSON.stringify(err.key)}`;
+    const txid = err.txid === undefined ? '' : `; txid ${err.txid}`;
+    return `transaction aborted (${err.reason})${on}: nothing was written; ${oneLine(err.message).replace(/^transaction aborted: /, '')} (${err.code}${txid})`;
+  }
+  if (err instanceof TransactionOutcomeUnknownError) {
+    return `transaction outcome unknown: it may have committed; read its keys with --consistency strong before running it again. ${oneLine(err.message)} (${err.code})`;
+  }
   if (err instanceof NotFoundError && key !== undefined) return `key ${JSON.stringify(key)} not found (${err.code})`;
   if (err instanceof RingstoreError) {
     let text = `${oneLine(err.message)} (${err.code})`;

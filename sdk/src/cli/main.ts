@@ -146,6 +146,7 @@ async function runInteractive(session: Session, io: CliIo): Promise<number> {
 export async function run(argv: readonly string[], io: CliIo = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env }): Promise<number> {
   const { flags, rest } = scanGlobalFlags(argv);
   const session: Session = { env: io.env, flags, stdout: io.stdout, stderr: io.stderr, quit: false };
-  if (rest.length > 0) return runCommandLine(session, rest);
+  // One command from the arguments may read stdin (txn --file -); piped lines are commands themselves.
+  if (rest.length > 0) return runCommandLine({ ...session, stdin: io.stdin }, rest);
   return io.stdin.isTTY === true ? runInteractive(session, io) : runPiped(session, io);
 }

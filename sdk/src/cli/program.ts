@@ -6,9 +6,9 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { RingstoreClient } from '../client';
-import type { Consistency, ListItem } from '../commands';
-import { NotFoundError } from '../errors';
-import { LIST_LIMIT_MAX } from '../limits';
+import type { Consistency, ListItem, TransactOp } from '../commands';
+import { NotFoundError, TransactionAbortedError } from '../errors';
+import { LIST_LIMIT_MAX, TXN_CONFLICT_RETRIES_MAX, TXN_TIMEOUT_MS_MAX, TXN_TIMEOUT_MS_MIN } from '../limits';
 import {
   ENV,
   loadSavedConnection,
@@ -18,7 +18,8 @@ import {
   type CliEnv,
   type Connection,
 } from './connection';
-import { describeError, formatList, formatRing, showKey } from './format';
+import { describeError, formatList, formatRing, isTextual, showKey } from './format';
+import { formatTransaction, parseTxnFile, parseTxnWords, transactionJson, TXN_GRAMMAR } from './txn-ops';
 
 /**
  * Where the CLI writes; process streams in production, buffers in tests.
@@ -52,6 +53,8 @@ export interface Session {
   quit: boolean;
   /** Aborts the command in flight (Ctrl-C in the interactive session). */
   signal?: AbortSignal;
+  /** Standard input, when a command may read it (`txn --file -`); absent when stdin carries the commands. */
+  stdin?: NodeJS.ReadableStream;
 }
 
 function packageVersion(): string {
@@ -91,25 +94,31 @@ const contentTypeByExtension: Readonly<Record<string, string>> = {
   '.pdf': 'application/pdf',
 };
 
-function parseInteger(min: number) {
+/** A value argument: text, `@path` (the file's bytes, typed by extension) or `@@text` (the text `@text`). */
+async function valueArgument(value: string): Promise<{ body: Uint8Array | string; contentType?: string }> {
+  if (value.startsWith('@@')) return { body: value.slice(1) };
+  if (!value.startsWith('@')) return { body: value };
+  const path = value.slice(1);
+  try {
+    return { body: await readFile(path), contentType: contentTypeByExtension[extname(path).toLowerCase()] ?? 'application/octet-stream' };
+  } catch (err) {
+    throw new CommandFailure(`cannot read ${path}: ${(err as Error).message}`);
+  }
+}
+
+async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function parseInteger(min: number, max = Number.MAX_SAFE_INTEGER) {
   return (raw: string): number => {
-    if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw)) || Number(raw) < min) {
-      throw new InvalidArgumentError(`expected an integer >= ${min}`);
+    if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw)) || Number(raw) < min || Number(raw) > max) {
+      throw new InvalidArgumentError(max === Number.MAX_SAFE_INTEGER ? `expected an integer >= ${min}` : `expected an integer from ${min} to ${max}`);
     }
     return Number(raw);
   };
-}
-
-function isTextual(contentType: string, bytes: Uint8Array): boolean {
-  if (/^text\/|[/+](json|xml|yaml|javascript)\b|charset=/i.test(contentType)) return true;
-  try {
-    new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch {
-    return false;
-  }
-  // Valid UTF-8 without NULs or other C0 controls (tab/CR/LF aside) reads as text.
-  // eslint-disable-next-line no-control-regex
-  return !/[\u0000-\u0008\u000e-\u001f]/.test(new TextDecoder().decode(bytes));
 }
 
 async function currentConnection(session: Session, perLine: { endpoint?: string; apiKey?: string }): Promise<Connection | undefined> {
@@ -168,6 +177,7 @@ export function buildProgram(session: Session): Command {
         '  ringstore get photo.png --out ./copy.png',
         '  ringstore list users/',
         '  ringstore keyrange',
+        '  ringstore txn get a put b hello delete c check d 3',
         '',
         'Run with no command for an interactive session (or pipe commands, one per line).',
         `The saved connection lives in $${ENV.configDir}/cli.json (default ~/.config/ringstore/cli.json).`,
@@ -188,6 +198,18 @@ export function buildProgram(session: Session): Command {
       throw err;
     }
   };
+  const readOpsFile = async (file: string): Promise<string> => {
+    if (file !== '-') {
+      try {
+        return await readFile(file, 'utf8');
+      } catch (err) {
+        throw new CommandFailure(`cannot read ${file}: ${(err as Error).message}`);
+      }
+    }
+    if (session.stdin === undefined) throw new CommandFailure('--file - reads stdin, which is busy with commands here: give a file');
+    return readAll(session.stdin);
+  };
+
   const consistencyOption = () => new Option('--consistency <level>', 'read/write consistency').choices(['eventual', 'strong']);
 
   program
@@ -235,19 +257,9 @@ export function buildProgram(session: Session): Command {
     .action(async (key: string, value: string, options: {
       ttl?: number; contentType?: string; ifMatch?: number; ifAbsent?: boolean; consistency?: Consistency;
     }) => {
-      let body: Uint8Array | string = value;
-      let contentType = options.contentType;
-      if (value.startsWith('@@')) {
-        body = value.slice(1);
-      } else if (value.startsWith('@')) {
-        const path = value.slice(1);
-        try {
-          body = await readFile(path);
-        } catch (err) {
-          throw new CommandFailure(`cannot read ${path}: ${(err as Error).message}`);
-        }
-        contentType ??= contentTypeByExtension[extname(path).toLowerCase()] ?? 'application/octet-stream';
-      }
+      const read = await valueArgument(value);
+      const body = read.body;
+      const contentType = options.contentType ?? read.contentType;
       const ringstore = await client();
       const result = await ringstore.put(key, body, {
         ...call(),
@@ -349,6 +361,70 @@ export function buildProgram(session: Session): Command {
     });
 
   program
+    .command('txn')
+    .description('run ops atomically: all commit or none does')
+    .argument('[ops...]', TXN_GRAMMAR.join(' | '))
+    .option('--file <path>', 'read the ops from a JSON file ("-": stdin): {"ops": [...]} as the REST API takes it, or just the array')
+    .option('--timeout <ms>', `deadline of the transaction (${TXN_TIMEOUT_MS_MIN}..${TXN_TIMEOUT_MS_MAX} ms; server default 5000)`, parseInteger(TXN_TIMEOUT_MS_MIN, TXN_TIMEOUT_MS_MAX))
+    .option('--conflict-retries <n>', `run again up to n times after an abort by conflict (0..${TXN_CONFLICT_RETRIES_MAX})`, parseInteger(0, TXN_CONFLICT_RETRIES_MAX))
+    .addOption(consistencyOption())
+    .option('--json', 'print the outcome as JSON, as the REST API answers it (values base64)')
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Ops are words: get <key> | put <key> <value> [if <version>] | delete <key> [if <version>] | check <key> <version>.',
+        '"if <version>" and check require the key to be at that version before the transaction (0: absent).',
+        'A put value is text, @path for a file\'s bytes, or @@text for text starting with @. Quote keys and values',
+        'with spaces; put "--" before the ops if a value starts with "-".',
+        '',
+        'Examples:',
+        '  ringstore txn get a put b hello delete c check d 3',
+        '  ringstore txn put balance/a 90 if 7 put balance/b 110 if 2 --timeout 2000',
+        '  ringstore txn --file ops.json --json',
+        '  echo \'[{"op":"get","key":"a"}]\' | ringstore txn --file -',
+        '',
+        'On an abort nothing is written; the error names the reason and the key, and the exit code is 1.',
+      ].join('\n'),
+    )
+    .action(async (words: string[], options: {
+      file?: string; timeout?: number; conflictRetries?: number; consistency?: Consistency; json?: boolean;
+    }) => {
+      let ops: TransactOp[];
+      let timeoutMs = options.timeout;
+      if (options.file !== undefined) {
+        if (words.length > 0) throw new CommandFailure('give the ops either as words or with --file, not both');
+        const text = await readOpsFile(options.file);
+        const parsed = txnInput(() => parseTxnFile(text));
+        ops = parsed.ops;
+        timeoutMs ??= parsed.timeoutMs;
+      } else {
+        if (words.length === 0) throw new CommandFailure(`no ops: ${TXN_GRAMMAR.join(' | ')} (or --file)`);
+        ops = await Promise.all(txnInput(() => parseTxnWords(words)).map(async (op) => {
+          if (op.op !== 'put' || typeof op.value !== 'string') return op;
+          const read = await valueArgument(op.value);
+          const contentType = read.contentType === undefined ? {} : { contentType: read.contentType };
+          return { ...op, value: read.body, ...contentType };
+        }));
+      }
+      const ringstore = await client();
+      try {
+        const output = await ringstore.transact(ops, {
+          ...call(),
+          ...(timeoutMs === undefined ? {} : { timeoutMs }),
+          ...(options.conflictRetries === undefined ? {} : { conflictRetries: options.conflictRetries }),
+          ...(options.consistency === undefined ? {} : { consistency: options.consistency }),
+        });
+        out(options.json === true ? JSON.stringify(transactionJson(output), null, 2) : formatTransaction(output));
+      } catch (err) {
+        if (options.json === true && err instanceof TransactionAbortedError) {
+          out(JSON.stringify({ status: 'aborted', reason: err.reason, key: err.key, txid: err.txid, code: err.code, message: err.message }, null, 2));
+        }
+        throw err;
+      }
+    });
+
+  program
     .command('quit')
     .alias('exit')
     .description('leave the interactive session')
@@ -357,6 +433,15 @@ export function buildProgram(session: Session): Command {
     });
 
   return program;
+}
+
+/** Ops the user wrote wrong are a usage error, reported without a stack or a code. */
+function txnInput<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (err) {
+    throw new CommandFailure((err as Error).message);
+  }
 }
 
 /**
@@ -392,4 +477,4 @@ function copiesNote(result: { consistency: Consistency; copies?: number }): stri
   return result.consistency === 'strong' && result.copies !== undefined ? `; strong, on ${result.copies} shards` : '';
 }
 
-export const COMMAND_NAMES = ['connect', 'disconnect', 'put', 'get', 'head', 'delete', 'list', 'keyrange', 'help', 'quit', 'exit'] as const;
+export const COMMAND_NAMES = ['connect', 'disconnect', 'put', 'get', 'head', 'delete', 'list', 'keyrange', 'txn', 'help', 'quit', 'exit'] as const;

@@ -60,6 +60,15 @@ export async function startServer(handler: Handler): Promise<RunningServer> {
   };
 }
 
+export type Reply = (res: ServerResponse) => void;
+
+/** A server that answers each request with the next of `replies` (which tests push), else with `fallback`. */
+export async function startScriptedServer(fallback: Reply): Promise<RunningServer & { replies: Reply[] }> {
+  const replies: Reply[] = [];
+  const server = await startServer((_req, res) => (replies.shift() ?? fallback)(res));
+  return Object.assign(server, { replies });
+}
+
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
@@ -68,6 +77,15 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
 
 export function sendError(res: ServerResponse, status: number, code: string, message: string, retryable = false, headers: Record<string, string> = {}): void {
   sendJson(res, status, { error: { code, message, retryable } }, headers);
+}
+
+interface FakeTxnOp {
+  op: 'get' | 'put' | 'delete' | 'check';
+  key: string;
+  value?: string;
+  encoding?: 'utf8' | 'base64';
+  contentType?: string;
+  ifVersion?: number;
 }
 
 interface StoredValue {
@@ -171,6 +189,7 @@ export class FakeRingstore {
     if (segments[0] !== 'v1') return sendError(res, 404, 'route.notFound', 'no such route');
     if (segments[1] === 'ring' && req.method === 'GET') return sendJson(res, 200, FAKE_RING);
     if (segments[1] === 'admin' && segments[2] === 'keys') return this.handleAdmin(req, res, caller, segments[3]);
+    if (segments[1] === 'txn' && req.method === 'POST') return this.transact(req, res, caller.namespace);
     if (segments[1] !== 'kv') return sendError(res, 404, 'route.notFound', 'no such route');
     if (segments.length === 2 && req.method === 'GET') return this.list(req, res, caller.namespace);
     const key = decodeURIComponent(segments[2] ?? '');
@@ -304,6 +323,43 @@ export class FakeRingstore {
     this.uploads.delete(uploadId);
     const contentType = typeof body.contentType === 'string' ? body.contentType : upload.contentType;
     this.write(id, key, upload.bytes, contentType, typeof body.ttlSeconds === 'number' ? body.ttlSeconds : undefined, res);
+  }
+
+  /** A serial `POST /v1/txn`: versions are checked against the state before the transaction, as the server does. */
+  private transact(req: RecordedRequest, res: ServerResponse, namespace: string): void {
+    const body = JSON.parse(req.body.toString('utf8')) as { ops: FakeTxnOp[] };
+    const txid = `fake-${randomUUID()}`;
+    const abort = (status: number, code: string, reason: string, key: string, message: string): void =>
+      sendJson(res, status, { error: { code, message: `transaction aborted: ${message}`, retryable: reason === 'conflict', details: { txid, status: 'aborted', reason, key } } });
+    const pending = new Map<string, StoredValue | null>();
+    const reads: unknown[] = [];
+    for (const op of body.ops) {
+      const id = `${namespace}#${op.key}`;
+      const before = this.store.get(id);
+      if (op.ifVersion !== undefined && (before?.version ?? 0) !== op.ifVersion) {
+        return abort(412, 'kv.preconditionFailed', 'precondition', op.key, `key ${op.key} is at version ${before?.version ?? 0}`);
+      }
+      const current = pending.has(id) ? pending.get(id) ?? undefined : before;
+      if (op.op === 'get') {
+        reads.push(current === undefined ? { key: op.key, found: false } : {
+          key: op.key, found: true, value: current.value.toString('base64'), contentType: current.contentType,
+          ...(pending.has(id) ? {} : { version: current.version }),
+        });
+      } else if (op.op === 'put') {
+        const value = Buffer.from(op.value ?? '', op.encoding === 'base64' ? 'base64' : 'utf8');
+        pending.set(id, { value, contentType: op.contentType ?? 'application/octet-stream', version: (before?.version ?? 0) + 1 });
+      } else if (op.op === 'delete') {
+        if (current === undefined) return abort(404, 'kv.notFound', 'notFound', op.key, `key ${op.key} not found`);
+        pending.set(id, null);
+      }
+    }
+    const writes = [...pending.entries()].map(([id, value]) => {
+      const version = (this.store.get(id)?.version ?? 0) + 1;
+      if (value === null) this.store.delete(id);
+      else this.store.set(id, { ...value, version });
+      return { key: id.slice(namespace.length + 1), version };
+    });
+    sendJson(res, 200, { status: 'committed', txid, writes, reads });
   }
 
   private handleS3(req: RecordedRequest, res: ServerResponse, segments: string[]): void {
