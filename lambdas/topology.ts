@@ -81,9 +81,12 @@ export const txnLimits = {
   txnValueBytesMax: 160 * 1024,
   txnReadBytesMax: 160 * 1024,
   txnTimeoutMsDefault: 5_000,
-  txnTimeoutMsMax: 30_000,
+  /** Below API Gateway's 29 s integration timeout, with time left to decide and commit after it. */
+  txnTimeoutMsMax: 20_000,
   /** Attempts to place one intent while resolving other transactions' intents on the key. */
   intentAttemptsMax: 4,
+  /** Keys of one shard a transaction step works on at once: bounds a large transaction's burst. */
+  intentConcurrencyMax: 16,
   /** Records swept per sweeper run; the next run continues. */
   sweepBatchMax: 500,
   /** How long decided records are kept (DynamoDB TTL): presumed commit covers a record gone after that. */

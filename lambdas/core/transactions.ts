@@ -5,6 +5,7 @@
 // schemas/txn-state-machine.asl.json; the state carries the plan, never more than the payload limit.
 import { IntentConflictError, PreconditionFailedError, RingstoreError, isRingstoreError } from './errors';
 import { isCrashInjected, type FaultInjector } from './faults';
+import { forEachBounded } from './bounded';
 import { cacheEntryOf, IntentResolver } from './intents';
 import { isLive, type StoredItem } from './item';
 import type { ReplicationService } from './replication';
@@ -17,6 +18,8 @@ export interface TxnServiceLimits extends TxnLimits {
   txnReadBytesMax: number;
   /** Attempts to place one intent while resolving other transactions' intents on the key. */
   intentAttemptsMax: number;
+  /** Keys of one participant worked on at once (prepare, commit, abort). */
+  intentConcurrencyMax: number;
 }
 
 export interface TxnDeps {
@@ -185,21 +188,32 @@ export class TransactionService {
   async prepare(execution: TxnExecution, table: string): Promise<PrepareResult> {
     const participant = participantOf(execution, table);
     const observed: Observed[] = [];
-    for (const key of participant.keys) {
-      if (this.deps.clock.nowMs() > execution.deadlineMs) return { table, observed, abort: { reason: 'timeout', key: key.key, message: 'the transaction ran past its deadline' } };
+    let abort: Abort | undefined;
+    // Keys of one shard in parallel (bounded): a large transaction would otherwise spend its deadline
+    // on one round trip per key. Wound-wait needs no lock order, so the order intents land in is free.
+    await forEachBounded(participant.keys, this.deps.limits.intentConcurrencyMax, async (key) => {
+      if (this.deps.clock.nowMs() > execution.deadlineMs) {
+        abort ??= { reason: 'timeout', key: key.key, message: 'the transaction ran past its deadline' };
+        return 'stop';
+      }
       this.deps.faults?.reach('txn.beforeIntent');
       let result;
       try {
         result = key.write ? await this.lock(execution, table, key) : await this.readCommitted(execution, table, key);
       } catch (error) {
         if (!isRingstoreError(error, 'request.tooLarge')) throw error;
-        return { table, observed, abort: { reason: 'tooLarge', key: key.key, message: error.message } };
+        abort ??= { reason: 'tooLarge', key: key.key, message: error.message };
+        return 'stop';
       }
       this.deps.faults?.reach('txn.afterIntent');
-      if ('abort' in result) return { table, observed, abort: result.abort };
+      if ('abort' in result) {
+        abort ??= result.abort;
+        return 'stop';
+      }
       observed.push(result.observed);
-    }
-    return { table, observed };
+      return 'continue';
+    });
+    return abort ? { table, observed, abort } : { table, observed };
   }
 
   /**
@@ -254,29 +268,29 @@ export class TransactionService {
   async commit(execution: TxnExecution, table: string): Promise<void> {
     const participant = participantOf(execution, table);
     const ring = await this.deps.ring.current();
-    await Promise.all(
-      participant.keys.filter((key) => key.write).map(async (key) => {
-        const nowMs = this.deps.clock.nowMs();
-        const applied = await this.deps.shards.applyIntent(table, {
-          namespace: execution.namespace, key: key.key, txid: execution.txid, kind: key.write!.kind, nowSeconds: Math.floor(nowMs / 1000), modifiedAtMs: nowMs,
-        });
-        // Already applied (a retried step, or a reader rolled it forward): nothing left to do.
-        if (!applied) return;
-        await this.deps.cache?.put(execution.namespace, key.key, cacheEntryOf(applied));
-        if (execution.consistency === 'strong') {
-          const [, ...replicas] = ring.replicasOf(key.token);
-          await this.deps.replication.fanOut(applied, replicas);
-        }
-      }),
-    );
+    await forEachBounded(participant.keys.filter((key) => key.write), this.deps.limits.intentConcurrencyMax, async (key) => {
+      const nowMs = this.deps.clock.nowMs();
+      const applied = await this.deps.shards.applyIntent(table, {
+        namespace: execution.namespace, key: key.key, txid: execution.txid, kind: key.write!.kind, nowSeconds: Math.floor(nowMs / 1000), modifiedAtMs: nowMs,
+      });
+      // Already applied (a retried step, or a reader rolled it forward): nothing left to do.
+      if (!applied) return 'continue';
+      await this.deps.cache?.put(execution.namespace, key.key, cacheEntryOf(applied));
+      if (execution.consistency === 'strong') {
+        const [, ...replicas] = ring.replicasOf(key.token);
+        await this.deps.replication.fanOut(applied, replicas);
+      }
+      return 'continue';
+    });
   }
 
   /** State Abort (per participant): every intent of the transaction is removed. */
   async abort(execution: TxnExecution, table: string): Promise<void> {
     const participant = participantOf(execution, table);
-    await Promise.all(
-      participant.keys.filter((key) => key.write).map((key) => this.deps.shards.clearIntent(table, { namespace: execution.namespace, key: key.key, txid: execution.txid })),
-    );
+    await forEachBounded(participant.keys.filter((key) => key.write), this.deps.limits.intentConcurrencyMax, async (key) => {
+      await this.deps.shards.clearIntent(table, { namespace: execution.namespace, key: key.key, txid: execution.txid });
+      return 'continue';
+    });
   }
 
   /** State Done: the answer, from the plan, what prepare saw, and the decision. */
@@ -292,7 +306,9 @@ export class TransactionService {
     const reads = execution.reads.map((read) => {
       if (read.from === 'transaction') {
         if (read.write.kind === 'delete') return { key: read.key, found: false };
-        return { key: read.key, found: true, valueBase64: read.write.valueBase64 ?? '', contentType: read.write.contentType };
+        // The transaction's own write: the version it committed as.
+        const version = (observed.get(read.key)?.version ?? 0) + 1;
+        return { key: read.key, found: true, version, valueBase64: read.write.valueBase64 ?? '', contentType: read.write.contentType };
       }
       const seen = observed.get(read.key);
       if (!seen?.found) return { key: read.key, found: false };

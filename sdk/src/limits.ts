@@ -153,7 +153,7 @@ export const TXN_TIMEOUT_MS_MIN = 100;
  * await client.transact(ops, { timeoutMs: TXN_TIMEOUT_MS_MAX });
  * ```
  */
-export const TXN_TIMEOUT_MS_MAX = 30_000;
+export const TXN_TIMEOUT_MS_MAX = 20_000;
 
 /**
  * Upper bound of `conflictRetries`, so a hot key cannot make a transaction retry forever.

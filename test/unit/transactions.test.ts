@@ -17,7 +17,7 @@ const ownerOf = (key: string) => ring.ownerOf(tokenOf('ns', key)).table;
 
 const txnLimits = {
   ...limits, txnOpsMax: 1000, txnValueBytesMax: 160 * 1024, txnTimeoutMsMax: 30_000, txnTimeoutMsDefault: 5_000,
-  txnReadBytesMax: 160 * 1024, intentAttemptsMax: 4,
+  txnReadBytesMax: 160 * 1024, intentAttemptsMax: 4, intentConcurrencyMax: 4,
 };
 
 function setup() {
@@ -71,7 +71,8 @@ describe('commit and abort', () => {
     const outcome = await run([{ op: 'get', key: 'a' }, put('a', '11'), { op: 'get', key: 'a' }, put('b', 'new'), { op: 'delete', key: 'b' }, put('b', 'again')]);
     expect(outcome.status).toBe('committed');
     const committed = outcome as Extract<TxnOutcome, { status: 'committed' }>;
-    expect(committed.reads.map((read) => [read.key, read.found, decode(read.valueBase64)])).toEqual([['a', true, '10'], ['a', true, '11']]);
+    // The second read is the transaction's own write: it carries the version that write commits as.
+    expect(committed.reads.map((read) => [read.key, read.found, read.version, decode(read.valueBase64)])).toEqual([['a', true, 1, '10'], ['a', true, 2, '11']]);
     expect(committed.writes).toEqual(expect.arrayContaining([{ key: 'a', version: 2 }, { key: 'b', version: 1 }]));
     expect(await valueOf('a')).toEqual({ value: '11', version: 2 });
     expect(await valueOf('b')).toEqual({ value: 'again', version: 1 });

@@ -1,0 +1,36 @@
+// Bounded parallelism for the core's per-key work (a transaction's intents on one shard).
+// Hand-written rather than p-limit/p-map: those are ESM-only, which the CommonJS Lambda bundles and
+// jest transform do not load, and what is needed here is a dozen lines: stop starting work once one
+// item says stop or fails, let what is in flight finish, then report.
+
+/**
+ * Calls `work` for each item, at most `limit` at a time, in item order. Once a call answers 'stop' or
+ * throws, no further item is started; the calls in flight finish, then the first error (if any) is
+ * rethrown. Returns whether every item ran to 'continue'.
+ *
+ * @example
+ * const all = await forEachBounded(keys, 16, async (key) => ((await lock(key)) ? 'continue' : 'stop'));
+ */
+export async function forEachBounded<T>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T, index: number) => Promise<'continue' | 'stop'>,
+): Promise<boolean> {
+  let next = 0;
+  let stopped = false;
+  let failure: { error: unknown } | undefined;
+  const worker = async (): Promise<void> => {
+    while (!stopped && next < items.length) {
+      const index = next++;
+      try {
+        if ((await work(items[index]!, index)) === 'stop') stopped = true;
+      } catch (error) {
+        failure ??= { error };
+        stopped = true;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
+  if (failure) throw failure.error;
+  return !stopped;
+}
