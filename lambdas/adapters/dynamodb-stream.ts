@@ -10,7 +10,7 @@ export function tableOfStreamArn(arn: string): string | undefined {
   return /:table\/([^/]+)\/stream\//.exec(arn)?.[1];
 }
 
-/** Each record that carries a new image, with the sequence number to report if it fails. */
+/** Each record that carries a new image (and the old version, if any), with the sequence number to report if it fails. */
 export function ownerChangesOf(records: readonly DynamoDBRecord[]): { changes: OwnerChange[]; sequenceNumbers: string[] } {
   const changes: OwnerChange[] = [];
   const sequenceNumbers: string[] = [];
@@ -19,7 +19,13 @@ export function ownerChangesOf(records: readonly DynamoDBRecord[]): { changes: O
     const image = record.dynamodb?.NewImage;
     const sourceTable = tableOfStreamArn(record.eventSourceARN ?? '');
     if (record.eventName === 'REMOVE' || !image || !sourceTable) continue;
-    changes.push({ sourceTable, item: toStoredItem(unmarshall(image as Record<string, AttributeValue>) as RawItem) });
+    const old = record.dynamodb?.OldImage?.v as AttributeValue | undefined;
+    const previousVersion = old?.N === undefined ? undefined : Number(old.N);
+    changes.push({
+      sourceTable,
+      item: toStoredItem(unmarshall(image as Record<string, AttributeValue>) as RawItem),
+      ...(previousVersion === undefined ? {} : { previousVersion }),
+    });
     sequenceNumbers.push(record.dynamodb?.SequenceNumber ?? '');
   }
   return { changes, sequenceNumbers };

@@ -35,13 +35,25 @@ export interface OwnerChange {
   /** The table whose stream carried the record. */
   sourceTable: string;
   item: StoredItem;
+  /** The version before the change, when the record carries the old image. */
+  previousVersion?: number;
+}
+
+/**
+ * Whether a change carries committed content a replica may lack. Placing or clearing a transaction's
+ * intent leaves the version alone (the replicas got that version from its own record, and never hold
+ * intents), and version 0 is the tombstone that holds an intent on a new key: "absent", as a replica
+ * without the key already is. Copying them would cost two refused or useless replica writes each.
+ */
+export function carriesCommittedChange(change: OwnerChange): boolean {
+  return change.item.version > 0 && change.previousVersion !== change.item.version;
 }
 
 export interface StreamApplyResult {
   applied: number;
   current: number;
   hinted: number;
-  /** Records of replica writes (echoes of replication) or of keys this table no longer owns. */
+  /** Records of replica writes (echoes of replication), of keys this table no longer owns, or of intents only. */
   ignored: number;
   /** Index of the first change that could not be replicated; the stream retries from there. */
   firstFailedIndex?: number;
@@ -99,14 +111,15 @@ export class ReplicationService {
   /**
    * The stream path (eventual writes, and the safety net of strong ones): copies each owner write to
    * the key's other replicas. Only the owner's records replicate; a replica's own stream carries
-   * echoes of replication, which are ignored. Within a batch only the newest version per key is copied.
+   * echoes of replication, which are ignored, as are intent-only changes (carriesCommittedChange).
+   * Within a batch only the newest version per key is copied.
    */
   async applyOwnerChanges(changes: readonly OwnerChange[], ring: Ring): Promise<StreamApplyResult> {
     const result: StreamApplyResult = { applied: 0, current: 0, hinted: 0, ignored: 0 };
     const newest = new Map<string, { index: number; change: OwnerChange; replicas: RingShard[] }>();
     changes.forEach((change, index) => {
       const [owner, ...replicas] = ring.replicasOf(change.item.token);
-      if (owner?.table !== change.sourceTable) {
+      if (owner?.table !== change.sourceTable || !carriesCommittedChange(change)) {
         result.ignored += 1;
         return;
       }

@@ -5,11 +5,17 @@ import { ownerChangesOf, tableOfStreamArn } from '../../lambdas/adapters/dynamod
 
 const arn = 'arn:aws:dynamodb:us-east-1:123456789012:table/ringstore-dev-shard-2/stream/2026-11-22T00:00:00.000';
 
-function record(eventName: DynamoDBRecord['eventName'], image: Record<string, unknown> | undefined, sequence: string): DynamoDBRecord {
+function record(
+  eventName: DynamoDBRecord['eventName'],
+  image: Record<string, unknown> | undefined,
+  sequence: string,
+  oldImage?: Record<string, unknown>,
+): DynamoDBRecord {
+  const marshalled = (item: Record<string, unknown>) => marshall(item, { removeUndefinedValues: true }) as never;
   return {
     eventName,
     eventSourceARN: arn,
-    dynamodb: { SequenceNumber: sequence, ...(image ? { NewImage: marshall(image, { removeUndefinedValues: true }) as never } : {}) },
+    dynamodb: { SequenceNumber: sequence, ...(image ? { NewImage: marshalled(image) } : {}), ...(oldImage ? { OldImage: marshalled(oldImage) } : {}) },
   };
 }
 
@@ -36,5 +42,11 @@ describe('stream records', () => {
     });
     expect(changes[1]!.item).toMatchObject({ version: 5, tombstone: true, expiresAtSeconds: 1800 });
     expect(changes[1]!.item.value).toBeUndefined();
+  });
+
+  it('carries the old version when the record has the old image', () => {
+    const image = { pk: 'ns#k', ns: 'ns', k: 'k', v: 4, tok: 99, tb: 0, ct: 'text/plain', size: 1, sha: 'ab', tomb: false };
+    const { changes } = ownerChangesOf([record('MODIFY', { ...image, itx: 't1' }, '1', image), record('INSERT', image, '2')]);
+    expect(changes.map((change) => change.previousVersion)).toEqual([4, undefined]);
   });
 });

@@ -92,6 +92,20 @@ describe('eventual writes and the stream path', () => {
     expect(echoes).toMatchObject({ applied: 0, current: 2, ignored: 2 });
   });
 
+  it('skip intent-only changes: a placed or cleared intent, and the version-0 tombstone holding one on a new key', async () => {
+    const { kv, shards, replication, ownerChanges } = setup();
+    await kv.put('ns', 'k', { value: text('a'), contentType: 'text/plain', consistency: 'strong' });
+    const [written] = ownerChanges();
+    const owner = tablesOf('k')[0]!;
+    const intentOnly: OwnerChange[] = [
+      { sourceTable: owner, item: { ...written!.item, intent: { txid: 't1', kind: 'put', contentType: '', size: 0, sha256: '', placedAtMs: 1 } }, previousVersion: 1 },
+      { sourceTable: owner, item: { ...written!.item, key: 'new', version: 0, tombstone: true }, previousVersion: undefined },
+    ];
+    const result = await replication.applyOwnerChanges(intentOnly, ring);
+    expect(result).toMatchObject({ applied: 0, current: 0, ignored: 2 });
+    for (const table of tablesOf('k').slice(1)) expect(shards.peek(table, 'ns', 'new')).toBeUndefined();
+  });
+
   it('copy tombstones, so a delete reaches every replica with its version', async () => {
     const { kv, shards, replication, ownerChanges } = setup();
     await kv.put('ns', 'k', { value: text('a'), contentType: 'text/plain', consistency: 'strong' });
