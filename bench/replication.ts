@@ -389,3 +389,21 @@ export async function measureHintReplay(deps: BurstDeps, options: { writes: numb
     verifiedKeys,
   };
 }
+
+/**
+ * Diagnosis: holds the replicator (stream batches wait, nothing is lost) until the returned function is
+ * called, to price what background replication costs the calls measured meanwhile.
+ */
+export function holdReplication(replication: Runtime['replication']): () => void {
+  const apply = replication.applyOwnerChanges.bind(replication);
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  replication.applyOwnerChanges = async (...args) => {
+    await held;
+    return apply(...args);
+  };
+  return () => {
+    replication.applyOwnerChanges = apply;
+    release();
+  };
+}

@@ -34,7 +34,7 @@ import { measure } from './measure';
 import { renderReplicationSvg, renderSvg, replicationSubtitleOf, replicationSvgPath, subtitleOf, svgPath } from './plot';
 import { withCpuProfile } from './profile';
 import { runRounds } from './rounds';
-import { type BurstDeps, type ConvergenceReport, type HintReplayReport, measureConvergence, measureHintReplay, watchReplicaWrites } from './replication';
+import { type BurstDeps, type ConvergenceReport, type HintReplayReport, holdReplication, measureConvergence, measureHintReplay, watchReplicaWrites } from './replication';
 import { type CaseResult, markdownTables, ratios, ratioTable, replicationLines, resultsTable, summarise, targets } from './report';
 import { keyCount, makeWorkload, valueBytes } from './workload';
 
@@ -154,18 +154,7 @@ async function main(): Promise<void> {
 
     let resumeReplication: (() => void) | undefined;
     if (settings.BENCH_PAUSE_REPLICATION === '1') {
-      const replication = runtime().replication;
-      const apply = replication.applyOwnerChanges.bind(replication);
-      const held = new Promise<void>((resolve) => {
-        resumeReplication = () => {
-          replication.applyOwnerChanges = apply;
-          resolve();
-        };
-      });
-      replication.applyOwnerChanges = async (...args) => {
-        await held;
-        return apply(...args);
-      };
+      resumeReplication = holdReplication(runtime().replication);
       cleanups.push(() => resumeReplication?.());
       log('replication held until the rounds end (BENCH_PAUSE_REPLICATION=1, a diagnosis)');
     }

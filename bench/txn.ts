@@ -19,6 +19,7 @@ import { benchHome, benchRoot, codeVersion, commonSettingsShape, machineFacts, s
 import { measure, median } from './measure';
 import { renderSvg } from './plot';
 import { type CaseResult, resultsTable, summarise } from './report';
+import { holdReplication } from './replication';
 import { runRounds } from './rounds';
 
 const settings = z
@@ -29,6 +30,12 @@ const settings = z
     BENCH_WARMUP_OPS: z.coerce.number().int().min(0).default(150),
     /** Transactions whose DynamoDB requests are counted (writes per transaction), at concurrency 1. */
     BENCH_TXN_COUNTED: z.coerce.number().int().min(10).default(200),
+    /**
+     * Diagnosis only: hold the replicator during the rounds, to price what replicating the committed
+     * values costs the transactions on a machine where it shares DynamoDB Local. Such a run writes
+     * bench/results/txn-diagnosis.json and leaves txn-latest.json and the plot alone.
+     */
+    BENCH_PAUSE_REPLICATION: z.enum(['0', '1']).default('0'),
   })
   .parse(process.env);
 
@@ -199,12 +206,16 @@ async function main(): Promise<void> {
     const replicationWrites = perTxnOf('PutItem shard tables');
     log(`writes per transaction: ${coordinatorWrites.toFixed(2)} by the protocol, ${replicationWrites.toFixed(2)} by replication`);
 
+    const paused = settings.BENCH_PAUSE_REPLICATION === '1';
+    const resumeReplication = paused ? holdReplication(runtime().replication) : undefined;
+    if (paused) log('replication held during the rounds (BENCH_PAUSE_REPLICATION=1, a diagnosis)');
     const { runs, loadPerRound } = await runRounds(
       cases,
       modes.map((mode) => ({ ...mode, ops: settings.BENCH_TXN_OPS })),
       settings.BENCH_ROUNDS,
       log,
     );
+    resumeReplication?.();
     const results: CaseResult[] = cases.map((c) => summarise(c, runs.get('latency')!.get(c.id)!, runs.get('throughput')!.get(c.id)!));
     const opsPerSecondAt16 = (id: string) => median(runs.get('throughput16')!.get(id)!.map((r) => r.opsPerSecond));
     const byId = new Map(results.map((r) => [r.id, r]));
@@ -242,6 +253,7 @@ async function main(): Promise<void> {
       settings: {
         keysPerTxn, tripleCount, valueBytes, rounds: settings.BENCH_ROUNDS, opsPerCasePerRound: settings.BENCH_TXN_OPS,
         modes, countedTxns: settings.BENCH_TXN_COUNTED, consistency: 'eventual (namespace default)',
+        replication: paused ? 'held during the rounds (diagnosis)' : 'on',
       },
       results,
       summary,
@@ -262,9 +274,14 @@ async function main(): Promise<void> {
       `(in process without the state machine: p50 ${inProcess.latency.p50Ms.toFixed(1)} ms)`);
 
     await mkdir(resultsDir, { recursive: true });
-    await writeFile(join(resultsDir, 'txn-latest.json'), `${JSON.stringify(output, null, 2)}\n`);
-    await writeFile(txnSvgPath, await renderSvg(results, `transactions of 3 puts on 3 shards, ${output.machine.nproc} cores, code ${code.commit}`));
-    log(`wrote bench/results/txn-latest.json and docs/benchmarks-txn.svg in ${output.durationSeconds} s`);
+    if (paused) {
+      await writeFile(join(resultsDir, 'txn-diagnosis.json'), `${JSON.stringify(output, null, 2)}\n`);
+      log(`wrote bench/results/txn-diagnosis.json in ${output.durationSeconds} s`);
+    } else {
+      await writeFile(join(resultsDir, 'txn-latest.json'), `${JSON.stringify(output, null, 2)}\n`);
+      await writeFile(txnSvgPath, await renderSvg(results, `transactions of 3 puts on 3 shards, ${output.machine.nproc} cores, code ${code.commit}`));
+      log(`wrote bench/results/txn-latest.json and docs/benchmarks-txn.svg in ${output.durationSeconds} s`);
+    }
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup();
     await cloud.stop();
