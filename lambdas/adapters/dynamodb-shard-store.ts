@@ -1,5 +1,5 @@
 // ShardStore on DynamoDB: one entity definition (dynamodb-toolbox), routed to a shard by `tableName`.
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import {
   type Condition,
@@ -21,7 +21,7 @@ import {
 import { IntentConflictError, PreconditionFailedError, RingstoreError } from '../core/errors';
 import { type Intent, type KeySummary, type StoredItem, tombstoneRetentionSeconds } from '../core/item';
 import { tokenBucket, tokenSpace } from '../core/ring';
-import type { IntentPlacement, ItemWrite, ListPage, ListQuery, ShardStore, VersionEntry, WritePrecondition, WriteResult } from '../ports';
+import type { IntentPlacement, ItemWrite, KeyRef, ListPage, ListQuery, ShardStore, VersionEntry, WritePrecondition, WriteResult } from '../ports';
 import { shardSchema } from '../topology';
 import { translateAwsError } from './aws-errors';
 
@@ -198,13 +198,54 @@ function conditionFor(precondition: WritePrecondition, nowSeconds: number): Cond
   }
 }
 
+/** DynamoDB's bound on keys per BatchGetItem request. */
+const batchGetKeysMax = 100;
+/** Requests per batch of keys before unprocessed keys (throttling) count as an outage. */
+const batchGetAttemptsMax = 5;
+
 export class DynamoShardStore implements ShardStore {
   private readonly entity: KvEntity;
   private readonly table: ReturnType<typeof shardTable>;
 
-  constructor(documentClient: DynamoDBDocumentClient) {
+  constructor(private readonly documentClient: DynamoDBDocumentClient) {
     this.table = shardTable(documentClient);
     this.entity = kvEntity(this.table);
+  }
+
+  // BatchGetItem through lib-dynamodb rather than dynamodb-toolbox: toolbox batches are built per Table
+  // instance, while one request here spans several shard tables routed by name. Only the key and the
+  // intent's two attributes are read (a projection: no value crosses the wire).
+  async intentsOf(keys: readonly KeyRef[]): Promise<Array<Pick<Intent, 'txid' | 'kind'> | undefined>> {
+    const found = new Map<string, Pick<Intent, 'txid' | 'kind'>>();
+    const idOf = (table: string, pk: string) => `${table}\u0000${pk}`;
+    for (let start = 0; start < keys.length; start += batchGetKeysMax) {
+      let pending: Record<string, { Keys: Array<Record<string, unknown>> }> = {};
+      for (const { table, namespace, key } of keys.slice(start, start + batchGetKeysMax)) {
+        const keysOfTable = (pending[table] ??= { Keys: [] }).Keys;
+        const pk = partitionKeyOf(namespace, key);
+        // BatchGetItem refuses a key twice in one request.
+        if (!keysOfTable.some((existing) => existing.pk === pk)) keysOfTable.push({ pk });
+      }
+      for (let attempt = 0; Object.keys(pending).length > 0; attempt += 1) {
+        if (attempt >= batchGetAttemptsMax) {
+          throw new RingstoreError('shard.unavailable', `intents of ${keys.length} keys: keys left unprocessed after ${attempt} attempts`, { retryable: true });
+        }
+        if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 2 ** attempt * 10));
+        const requestItems = Object.fromEntries(Object.entries(pending).map(([table, { Keys }]) => [table, {
+          Keys, ConsistentRead: true, ProjectionExpression: '#pk, #itx, #iop', ExpressionAttributeNames: { '#pk': 'pk', '#itx': 'itx', '#iop': 'iop' },
+        }]));
+        try {
+          const { Responses = {}, UnprocessedKeys = {} } = await this.documentClient.send(new BatchGetCommand({ RequestItems: requestItems }));
+          for (const [table, items] of Object.entries(Responses)) {
+            for (const item of items) if (item.itx !== undefined) found.set(idOf(table, item.pk as string), { txid: item.itx as string, kind: (item.iop as Intent['kind'] | undefined) ?? 'put' });
+          }
+          pending = Object.fromEntries(Object.entries(UnprocessedKeys).map(([table, { Keys = [] }]) => [table, { Keys }]));
+        } catch (error) {
+          throw translateAwsError(error, `intents of ${keys.length} keys`);
+        }
+      }
+    }
+    return keys.map(({ table, namespace, key }) => found.get(idOf(table, partitionKeyOf(namespace, key))));
   }
 
   async get(tableName: string, namespace: string, key: string, options: { consistent: boolean }): Promise<StoredItem | undefined> {

@@ -94,6 +94,10 @@ export class FaultyShardStore implements ShardStore {
   placeIntent: ShardStore['placeIntent'] = async (table, ...rest) => (this.check(table), this.inner.placeIntent(table, ...rest));
   applyIntent: ShardStore['applyIntent'] = async (table, ...rest) => (this.check(table), this.inner.applyIntent(table, ...rest));
   clearIntent: ShardStore['clearIntent'] = async (table, ...rest) => (this.check(table), this.inner.clearIntent(table, ...rest));
+  intentsOf: ShardStore['intentsOf'] = async (keys) => {
+    for (const { table } of keys) this.check(table);
+    return this.inner.intentsOf(keys);
+  };
 }
 
 /**

@@ -51,7 +51,7 @@ export class IntentResolver {
   }
 
   /** Makes a committed transaction's intent the key's value (idempotent: a second apply finds nothing). */
-  async rollForward(table: string, item: StoredItem, intent: Intent): Promise<StoredItem | undefined> {
+  async rollForward(table: string, item: Pick<StoredItem, 'namespace' | 'key'>, intent: Pick<Intent, 'txid' | 'kind'>): Promise<StoredItem | undefined> {
     const nowMs = this.deps.clock.nowMs();
     const applied = await this.deps.shards.applyIntent(table, {
       namespace: item.namespace, key: item.key, txid: intent.txid, kind: intent.kind, nowSeconds: Math.floor(nowMs / 1000), modifiedAtMs: nowMs,

@@ -324,28 +324,36 @@ export class TransactionService {
    */
   async sweep(fromMs: number, toMs: number, limit: number): Promise<SweepReport> {
     const report: SweepReport = { examined: 0, aborted: 0, rolledForward: 0, cleared: 0, sweptUntilMs: toMs };
-    const records = await this.deps.records.dueBetween(fromMs, toMs, limit);
-    if (records.length === limit) report.sweptUntilMs = records[records.length - 1]!.deadlineMs;
-    for (const found of records) {
+    const found = await this.deps.records.dueBetween(fromMs, toMs, limit);
+    if (found.length === limit) report.sweptUntilMs = found[found.length - 1]!.deadlineMs;
+    const records = [];
+    for (const record of found) {
       report.examined += 1;
-      let record = found;
-      if (record.status === 'pending') {
-        record = (await this.deps.records.decide(record.txid, 'aborted', { reason: 'timeout' })) ?? record;
-        if (record.status === 'aborted') report.aborted += 1;
+      if (record.status !== 'pending') {
+        records.push(record);
+        continue;
       }
-      for (const ref of record.keys) {
-        const item = await this.deps.shards.get(ref.table, ref.namespace, ref.key, { consistent: true });
-        if (item?.intent?.txid !== record.txid) continue;
-        if (record.status === 'committed') {
-          await this.intents.rollForward(ref.table, item, item.intent);
-          report.rolledForward += 1;
-        } else if (await this.deps.shards.clearIntent(ref.table, { namespace: ref.namespace, key: ref.key, txid: record.txid })) {
-          report.cleared += 1;
-        }
+      const decided = (await this.deps.records.decide(record.txid, 'aborted', { reason: 'timeout' })) ?? record;
+      if (decided.status === 'aborted') report.aborted += 1;
+      records.push(decided);
+    }
+    // One batched read of every key of every record: almost every decided transaction has applied or
+    // cleared its intents already, so this is usually all the sweeper does per transaction.
+    const refs = records.flatMap((record) => record.keys.map((ref) => ({ record, ref })));
+    const intents = await this.deps.shards.intentsOf(refs.map(({ ref }) => ref));
+    for (const [index, { record, ref }] of refs.entries()) {
+      const intent = intents[index];
+      if (intent?.txid !== record.txid) continue;
+      if (record.status === 'committed') {
+        await this.intents.rollForward(ref.table, ref, intent);
+        report.rolledForward += 1;
+      } else if (await this.deps.shards.clearIntent(ref.table, { namespace: ref.namespace, key: ref.key, txid: record.txid })) {
+        report.cleared += 1;
       }
     }
     return report;
   }
+
 
   /** Runs every state in order, as the state machine does (used by tests and by the in-process orchestrator). */
   async runInProcess(execution: TxnExecution): Promise<TxnOutcome> {

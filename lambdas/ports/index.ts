@@ -96,6 +96,19 @@ export interface ShardStore {
   applyIntent(table: string, input: { namespace: string; key: string; txid: string; kind: Intent['kind']; nowSeconds: number; modifiedAtMs: number }): Promise<StoredItem | undefined>;
   /** Removes the intent of `txid` (abort); false when it was not there. */
   clearIntent(table: string, input: { namespace: string; key: string; txid: string }): Promise<boolean>;
+  /**
+   * The intent on each key (undefined: none, or no such key), read consistently, in the order given;
+   * keys may be on any shard tables. Batched: the recovery sweeper asks for every key of a batch of
+   * transactions at once.
+   */
+  intentsOf(keys: readonly KeyRef[]): Promise<Array<Pick<Intent, 'txid' | 'kind'> | undefined>>;
+}
+
+/** A key on one shard table. */
+export interface KeyRef {
+  table: string;
+  namespace: string;
+  key: string;
 }
 
 export interface IntentPlacement {

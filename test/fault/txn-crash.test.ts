@@ -4,7 +4,7 @@
 // committed is visible, and no intent is left anywhere.
 import { type CrashPoint, transactionCrashPoints } from '../../lambdas/core/faults';
 import {
-  baseSeed, deriveSeed, type FaultCloud, keysOwnedByEachShard, Rng, startFaultCloud, type TxnOpInput, type TxnReply, waitForTxnRecovery, withSeed,
+  baseSeed, deriveSeed, type FaultCloud, keysOwnedByEachShard, Rng, sleep, startFaultCloud, type TxnOpInput, type TxnReply, waitForTxnRecovery, withSeed,
 } from './support';
 
 const clientCount = 3;
@@ -12,6 +12,8 @@ const txnsPerClient = 4;
 /** Short deadlines: the sweeper (every 2 s locally, 1 s after a deadline) finishes a crashed one soon. */
 const txnTimeoutMs = 1_000;
 const recoveryBoundMs = 30_000;
+/** Half a deadline: a client's four attempts span more than one crashed transaction's deadline. */
+const conflictBackoffMs = txnTimeoutMs / 2;
 
 const seed = baseSeed();
 let cloud: FaultCloud;
@@ -61,6 +63,9 @@ async function runCrashPoint(point: CrashPoint, rng: Rng): Promise<void> {
       const reply = await api.txn(ops, { timeoutMs: txnTimeoutMs });
       attempts.push({ tag, keys, reply });
       if (![200, 409, 412, 502, 503, 0].includes(reply.status)) unexpected.push(`${tag}: ${reply.status} ${reply.code ?? ''} ${reply.message ?? ''}`);
+      // As a client would: back off after a conflict. A crashed transaction holds the hot key until its
+      // deadline; without the pause every attempt could fall inside it and nothing would commit.
+      if (reply.status === 409) await sleep(conflictBackoffMs);
     }
   };
 

@@ -1,12 +1,12 @@
 // In-memory test doubles of the ports, for unit tests of the core (no I/O).
 import { IntentConflictError, PreconditionFailedError, RingstoreError } from '../../lambdas/core/errors';
 import { type BrokenMode, type CrashPoint, CrashInjectedError, type FaultInjector } from '../../lambdas/core/faults';
-import { isLive, type KeySummary, type StoredItem, tombstoneRetentionSeconds } from '../../lambdas/core/item';
+import { type Intent, isLive, type KeySummary, type StoredItem, tombstoneRetentionSeconds } from '../../lambdas/core/item';
 import { compareKeys } from '../../lambdas/core/kv';
 import { Ring, initialRingState } from '../../lambdas/core/ring';
 import { ReplicationService } from '../../lambdas/core/replication';
 import type {
-  BlobStore, Clock, Hint, HintStore, IdSource, IntentPlacement, ItemWrite, ListPage, ListQuery, RingSource, ShardHealth,
+  BlobStore, Clock, Hint, HintStore, IdSource, IntentPlacement, ItemWrite, KeyRef, ListPage, ListQuery, RingSource, ShardHealth,
   ShardHealthStore, ShardStore, TxnRecord, TxnRecordStore, TxnStatus, VersionEntry, WriteResult,
 } from '../../lambdas/ports';
 import { createHash } from 'node:crypto';
@@ -57,6 +57,17 @@ export class MemoryShardStore implements ShardStore {
 
   async get(table: string, namespace: string, key: string): Promise<StoredItem | undefined> {
     return this.table(table).get(`${namespace}#${key}`);
+  }
+
+  /** Requests of intentsOf, so a test can see the sweeper batch. */
+  intentBatches = 0;
+
+  async intentsOf(keys: readonly KeyRef[]): Promise<Array<Pick<Intent, 'txid' | 'kind'> | undefined>> {
+    this.intentBatches += 1;
+    return keys.map(({ table, namespace, key }) => {
+      const intent = this.table(table).get(`${namespace}#${key}`)?.intent;
+      return intent ? { txid: intent.txid, kind: intent.kind } : undefined;
+    });
   }
 
   async applyReplica(table: string, item: StoredItem, options: { nowSeconds: number }): Promise<boolean> {

@@ -198,6 +198,23 @@ describe('recovery', () => {
   });
 });
 
+describe('the recovery sweeper', () => {
+  it('reads the keys of all the transactions it sweeps in one batch, and finishes only what is left', async () => {
+    const { txns, faults, clock, shards, valueOf } = setup();
+    await txns.runInProcess(await txns.plan('ns', [put('done-a', '1'), put('done-b', '1')], { consistency: 'eventual' }));
+    faults.crashAt('txn.afterDecide', { after: 0 });
+    const crashed = await txns.plan('ns', [put('left-a', '2'), put('left-b', '2')], { consistency: 'eventual' });
+    await expect(txns.runInProcess(crashed)).rejects.toThrow('crash injected');
+    clock.now = crashed.deadlineMs + 1;
+    const before = shards.intentBatches;
+    const report = await txns.sweep(0, clock.now, 100);
+    expect(shards.intentBatches - before).toBe(1);
+    expect(report).toMatchObject({ examined: 2, rolledForward: 2, cleared: 0, aborted: 0 });
+    expect(await valueOf('left-a')).toEqual({ value: '2', version: 1 });
+    expect(await valueOf('done-a')).toEqual({ value: '1', version: 1 });
+  });
+});
+
 describe('bank invariant (seeded, in memory)', () => {
   it('concurrent transfers keep the total, and read-only transactions always see it', async () => {
     await fc.assert(
