@@ -45,6 +45,8 @@ export interface WriteJson {
 
 export interface ParticipantKey {
   key: string;
+  /** Where the key first appears in the request: the answer lists writes in this order. */
+  position: number;
   token: number;
   expectVersion?: number;
   mustBeLive: boolean;
@@ -140,12 +142,13 @@ export class TransactionService {
     const plan = planTransaction(namespace, ops, limits);
     const ring = await this.deps.ring.current();
     const byTable = new Map<string, Participant>();
-    for (const keyPlan of plan.keys) {
+    for (const [position, keyPlan] of plan.keys.entries()) {
       const table = ring.ownerOf(keyPlan.token).table;
       const participant = byTable.get(table) ?? { table, keys: [] };
       byTable.set(table, participant);
       participant.keys.push({
         key: keyPlan.key,
+        position,
         token: keyPlan.token,
         mustBeLive: keyPlan.mustBeLive,
         ...(keyPlan.expectVersion === undefined ? {} : { expectVersion: keyPlan.expectVersion }),
@@ -300,9 +303,10 @@ export class TransactionService {
       return { status: 'aborted', txid: execution.txid, reason: abort.reason, ...(abort.key ? { key: abort.key } : {}), message: abort.message };
     }
     const observed = new Map(prepared.flatMap((result) => result.observed).map((entry) => [entry.key, entry]));
-    const writes = execution.participants.flatMap((participant) =>
-      participant.keys.filter((key) => key.write).map((key) => ({ key: key.key, version: (observed.get(key.key)?.version ?? 0) + 1 })),
-    );
+    const writes = execution.participants
+      .flatMap((participant) => participant.keys.filter((key) => key.write))
+      .sort((a, b) => a.position - b.position)
+      .map((key) => ({ key: key.key, version: (observed.get(key.key)?.version ?? 0) + 1 }));
     const reads = execution.reads.map((read) => {
       if (read.from === 'transaction') {
         if (read.write.kind === 'delete') return { key: read.key, found: false };

@@ -78,6 +78,14 @@ describe('commit and abort', () => {
     expect(await valueOf('b')).toEqual({ value: 'again', version: 1 });
   });
 
+  it('lists the writes in request order, though they are grouped by shard on the way', async () => {
+    const { run } = setup();
+    const keys = Array.from({ length: 12 }, (_, i) => `order-${11 - i}`);
+    expect(new Set(keys.map(ownerOf)).size).toBeGreaterThan(1);
+    const outcome = await run(keys.map((key) => put(key, key)));
+    expect(outcome.status === 'committed' && outcome.writes.map((write) => write.key)).toEqual(keys);
+  });
+
   it('aborts when a check fails, changes nothing and leaves no intent', async () => {
     const { kv, shards, run, valueOf } = setup();
     await kv.put('ns', 'a', { value: text('1'), contentType: 'text/plain' });
