@@ -11,6 +11,23 @@ import {
 import { CreateBucketCommand, HeadBucketCommand, type S3Client } from '@aws-sdk/client-s3';
 import { controlSchema, hintsSchema, type Names, shardSchema, txnSchema } from '../../lambdas/topology';
 
+type GlobalSecondaryIndexInput = NonNullable<CreateTableCommandInput['GlobalSecondaryIndexes']>[number];
+
+/** A global index keyed (HASH, RANGE) on two attributes, as topology describes it. */
+function globalIndexInput(
+  index: { name: string; partitionKey: string; sortKey: string },
+  projection: GlobalSecondaryIndexInput['Projection'],
+): GlobalSecondaryIndexInput {
+  return {
+    IndexName: index.name,
+    KeySchema: [
+      { AttributeName: index.partitionKey, KeyType: 'HASH' },
+      { AttributeName: index.sortKey, KeyType: 'RANGE' },
+    ],
+    Projection: projection,
+  };
+}
+
 export function shardTableInput(tableName: string): CreateTableCommandInput {
   const { tokenIndex, keyIndex } = shardSchema;
   return {
@@ -24,56 +41,35 @@ export function shardTableInput(tableName: string): CreateTableCommandInput {
       { AttributeName: keyIndex.sortKey, AttributeType: 'S' },
     ],
     KeySchema: [{ AttributeName: shardSchema.partitionKey, KeyType: 'HASH' }],
-    GlobalSecondaryIndexes: [
-      {
-        IndexName: tokenIndex.name,
-        KeySchema: [
-          { AttributeName: tokenIndex.partitionKey, KeyType: 'HASH' },
-          { AttributeName: tokenIndex.sortKey, KeyType: 'RANGE' },
-        ],
-        Projection: { ProjectionType: tokenIndex.projection, NonKeyAttributes: [...tokenIndex.nonKeyAttributes] },
-      },
-      {
-        IndexName: keyIndex.name,
-        KeySchema: [
-          { AttributeName: keyIndex.partitionKey, KeyType: 'HASH' },
-          { AttributeName: keyIndex.sortKey, KeyType: 'RANGE' },
-        ],
-        Projection: { ProjectionType: keyIndex.projection, NonKeyAttributes: [...keyIndex.nonKeyAttributes] },
-      },
-    ],
+    GlobalSecondaryIndexes: [tokenIndex, keyIndex].map((index) =>
+      globalIndexInput(index, { ProjectionType: index.projection, NonKeyAttributes: [...index.nonKeyAttributes] }),
+    ),
     StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' },
   };
 }
 
-export function controlTableInput(tableName: string): CreateTableCommandInput {
+/** A table keyed by two strings and nothing else: the control table and the hints table. */
+function stringKeyPairTableInput(tableName: string, keys: { partitionKey: string; sortKey: string }): CreateTableCommandInput {
   return {
     TableName: tableName,
     BillingMode: 'PAY_PER_REQUEST',
     AttributeDefinitions: [
-      { AttributeName: controlSchema.partitionKey, AttributeType: 'S' },
-      { AttributeName: controlSchema.sortKey, AttributeType: 'S' },
+      { AttributeName: keys.partitionKey, AttributeType: 'S' },
+      { AttributeName: keys.sortKey, AttributeType: 'S' },
     ],
     KeySchema: [
-      { AttributeName: controlSchema.partitionKey, KeyType: 'HASH' },
-      { AttributeName: controlSchema.sortKey, KeyType: 'RANGE' },
+      { AttributeName: keys.partitionKey, KeyType: 'HASH' },
+      { AttributeName: keys.sortKey, KeyType: 'RANGE' },
     ],
   };
 }
 
+export function controlTableInput(tableName: string): CreateTableCommandInput {
+  return stringKeyPairTableInput(tableName, controlSchema);
+}
+
 export function hintsTableInput(tableName: string): CreateTableCommandInput {
-  return {
-    TableName: tableName,
-    BillingMode: 'PAY_PER_REQUEST',
-    AttributeDefinitions: [
-      { AttributeName: hintsSchema.partitionKey, AttributeType: 'S' },
-      { AttributeName: hintsSchema.sortKey, AttributeType: 'S' },
-    ],
-    KeySchema: [
-      { AttributeName: hintsSchema.partitionKey, KeyType: 'HASH' },
-      { AttributeName: hintsSchema.sortKey, KeyType: 'RANGE' },
-    ],
-  };
+  return stringKeyPairTableInput(tableName, hintsSchema);
 }
 
 export function txnTableInput(tableName: string): CreateTableCommandInput {
@@ -87,16 +83,7 @@ export function txnTableInput(tableName: string): CreateTableCommandInput {
       { AttributeName: deadlineIndex.sortKey, AttributeType: 'N' },
     ],
     KeySchema: [{ AttributeName: txnSchema.partitionKey, KeyType: 'HASH' }],
-    GlobalSecondaryIndexes: [
-      {
-        IndexName: deadlineIndex.name,
-        KeySchema: [
-          { AttributeName: deadlineIndex.partitionKey, KeyType: 'HASH' },
-          { AttributeName: deadlineIndex.sortKey, KeyType: 'RANGE' },
-        ],
-        Projection: { ProjectionType: 'ALL' },
-      },
-    ],
+    GlobalSecondaryIndexes: [globalIndexInput(deadlineIndex, { ProjectionType: 'ALL' })],
   };
 }
 
