@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { type GatewayHandlers, startGateway } from '../cdk/local/gateway';
-import { handlers } from '../lambdas/topology';
+import { handlers } from '../schemas/topology';
 import { type BenchCase, callTimeoutMs } from './cases';
 import type { Operation } from './measure';
 import type { Workload } from './workload';

@@ -10,7 +10,7 @@ import { tokenOf } from '../lambdas/core/ring';
 import { validateKey } from '../lambdas/core/validation';
 import { randomIds, type Runtime, systemClock } from '../lambdas/runtime';
 import type { ShardStore } from '../lambdas/ports';
-import { limits } from '../lambdas/topology';
+import { limits } from '../schemas/topology';
 import type { BenchCase } from './cases';
 import type { Workload } from './workload';
 

@@ -9,7 +9,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import { z } from 'zod';
 import { startLocalCloud } from '../cdk/local/cloud';
 import { keyIdOf } from '../lambdas/core/auth';
-import { namesFor } from '../lambdas/topology';
+import { namesFor } from '../schemas/topology';
 import { captureShardRequests } from './capture';
 import {
   type CaseDeps,

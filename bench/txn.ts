@@ -13,7 +13,7 @@ import { z } from 'zod';
 import { startLocalCloud } from '../cdk/local/cloud';
 import { tokenOf } from '../lambdas/core/ring';
 import type { TxnOp } from '../lambdas/core/txn-plan';
-import { namesFor } from '../lambdas/topology';
+import { namesFor } from '../schemas/topology';
 import { type BenchCase, callTimeoutMs, createRawTable, nodeHttpRequest, rawClient, rawTableName } from './cases';
 import { benchHome, benchRoot, codeVersion, commonSettingsShape, machineFacts, startWatchdog } from './environment';
 import { measure, median } from './measure';

@@ -1,8 +1,7 @@
 // Handler configuration, parsed once from the environment; a bad value fails fast naming the variable.
 import { z } from 'zod';
 import { initialRingState, type RingState } from './core/ring';
-import { faultInjectionRequested } from './adapters/fault-injection';
-import { cacheDefaults, defaults, envVars, namesFor } from './topology';
+import { cacheDefaults, defaults, envVars, namesFor } from '../schemas/topology';
 
 const positiveInt = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
 
@@ -92,4 +91,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RingstoreConfi
       l2TtlSeconds: values[envVars.l2TtlSeconds],
     },
   };
+}
+
+/**
+ * Whether this process runs with fault injection. A production bundle (CDK defines
+ * RINGSTORE_PRODUCTION_BUILD at bundle time, so no environment can change it) refuses to start with it.
+ */
+export function faultInjectionRequested(flag: string | undefined, productionBuild = process.env.RINGSTORE_PRODUCTION_BUILD): boolean {
+  const requested = flag === '1' || flag === 'true';
+  if (requested && productionBuild === 'true') {
+    throw new Error('fault injection (RINGSTORE_FAULT_INJECTION) is refused in a production bundle: it exists for tests only');
+  }
+  return requested;
 }

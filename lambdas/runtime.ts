@@ -25,7 +25,7 @@ import { ReplicationService } from './core/replication';
 import { type Orchestrator, TransactionService } from './core/transactions';
 import { loadConfig, type RingstoreConfig } from './config';
 import type { Clock, IdSource, ShardStore } from './ports';
-import { limits, replicationDefaults, txnLimits } from './topology';
+import { limits, replicationDefaults, txnLimits } from '../schemas/topology';
 
 export const systemClock: Clock = { nowMs: () => Date.now() };
 

@@ -1,8 +1,7 @@
 // The API contract as zod schemas: handlers parse with them, the OpenAPI document is generated from them.
 import { z } from 'zod';
-import { errorCodes } from '../lambdas/core/errors';
-import { namespacePattern } from '../lambdas/core/validation';
-import { limits, txnLimits } from '../lambdas/topology';
+import { errorCodes } from './errors';
+import { limits, namespacePattern, txnLimits } from './topology';
 
 export const Consistency = z.enum(['eventual', 'strong']).meta({
   id: 'Consistency',

@@ -7,7 +7,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoControlStore } from '../lambdas/adapters/dynamodb-control-store';
 import { ApiKeyService } from '../lambdas/core/auth';
 import { randomIds, systemClock } from '../lambdas/runtime';
-import { namesFor } from '../lambdas/topology';
+import { namesFor } from '../schemas/topology';
 
 async function main(): Promise<void> {
   const { values } = parseArgs({

@@ -1,7 +1,7 @@
-// Turns a handler's HandlerSpec (lambdas/topology.ts) into IAM statements: exactly the access it
+// Turns a handler's HandlerSpec (schemas/topology.ts) into IAM statements: exactly the access it
 // declares, on named resources only (least privilege, design §2).
 import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import type { HandlerSpec } from '../../lambdas/topology';
+import type { HandlerSpec } from '../../schemas/topology';
 import { blobPrefixes, type DataRefs, type TableRef } from './data-refs';
 
 type Access = HandlerSpec['shardTables'];

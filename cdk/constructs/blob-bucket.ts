@@ -8,7 +8,7 @@ import {
   ObjectOwnership,
 } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
-import { limits, type Names } from '../../lambdas/topology';
+import { limits, type Names } from '../../schemas/topology';
 import { blobPrefixes } from './data-refs';
 import { pitrRetentionDays } from './tables';
 

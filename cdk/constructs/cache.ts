@@ -3,9 +3,16 @@
 import { Port, SecurityGroup, type ISecurityGroup, type IVpc, type SubnetSelection } from 'aws-cdk-lib/aws-ec2';
 import { CfnParameterGroup, CfnReplicationGroup, CfnSubnetGroup } from 'aws-cdk-lib/aws-elasticache';
 import { Construct } from 'constructs';
-import type { Names } from '../../lambdas/topology';
-import type { l2EvictionPolicies } from '../stacks/config';
+import type { Names } from '../../schemas/topology';
 import { acknowledge } from './nag';
+
+/**
+ * `maxmemory-policy` values the L2 cache may run with. Only the two `allkeys-*` policies: every L2 entry
+ * is a disposable copy of a stored value, so any key may be evicted, and `noeviction` would turn a full
+ * cache into write errors on the request path.
+ */
+export const l2EvictionPolicies = ['allkeys-lru', 'allkeys-lfu'] as const;
+export type L2EvictionPolicy = (typeof l2EvictionPolicies)[number];
 
 /** Primary and reader endpoints both listen here. */
 export const cachePort = 6379;
@@ -23,7 +30,7 @@ export interface CacheProps {
   /** The only security group allowed to connect. */
   clientSecurityGroup: ISecurityGroup;
   /** `maxmemory-policy` of the parameter group. */
-  evictionPolicy: (typeof l2EvictionPolicies)[number];
+  evictionPolicy: L2EvictionPolicy;
   /** e.g. `cache.t4g.small`. */
   nodeType: string;
 }

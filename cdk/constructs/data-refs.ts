@@ -1,13 +1,13 @@
 // ARNs of the data plane, rebuilt from topology names rather than imported from the data stack.
-// Names are the contract (lambdas/topology.ts): no CloudFormation exports tie the stacks together,
+// Names are the contract (schemas/topology.ts): no CloudFormation exports tie the stacks together,
 // so the shard count can grow or shrink without the export-in-use deadlock. The one exception is
 // each shard table's stream ARN (it carries the stream's creation time): it comes from the data stack
 // as a weak reference (`Fn::GetStackOutput`, cdk.json's defaultCrossStackReferences), never an export.
 import { Stack } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import { shardSchema, txnSchema, type Names } from '../../lambdas/topology';
+import { shardSchema, txnSchema, type Names } from '../../schemas/topology';
 
-export { blobPrefixes } from '../../lambdas/topology';
+export { blobPrefixes } from '../../schemas/topology';
 
 /** Indexes of every shard table, by name, from topology. */
 export const shardIndexNames = [shardSchema.tokenIndex.name, shardSchema.keyIndex.name] as const;

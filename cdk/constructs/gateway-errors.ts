@@ -1,8 +1,7 @@
 // Errors API Gateway answers by itself (no Lambda ran) in the project's JSON error shape (design §6),
-// with the same code-to-status mapping as the handlers (lambdas/http/errors.ts).
+// with the same code-to-status mapping as the handlers (schemas/errors.ts).
 import { ResponseType } from 'aws-cdk-lib/aws-apigateway';
-import type { ErrorCode } from '../../lambdas/core/errors';
-import { retryAfterSeconds, statusOf } from '../../lambdas/http/errors';
+import { type ErrorCode, retryAfterSeconds, statusOf } from '../../schemas/errors';
 
 export interface GatewayError {
   type: ResponseType;

@@ -8,7 +8,7 @@ import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { envVars, productionBuildDefine, type HandlerName, type HandlerSpec, type Names } from '../../lambdas/topology';
+import { envVars, productionBuildDefine, type HandlerName, type HandlerSpec, type Names } from '../../schemas/topology';
 import { accessStatements, workflowStatements, type WorkflowRefs } from './access';
 import type { DataRefs } from './data-refs';
 import { acknowledge, nagFindingName } from './nag';

@@ -17,7 +17,7 @@ import {
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { limits, type HandlerName, type Names, type RouteSpec } from '../../lambdas/topology';
+import { limits, type HandlerName, type Names, type RouteSpec } from '../../schemas/topology';
 import { errorHeaders, errorTemplate, gatewayErrors } from './gateway-errors';
 import { acknowledge, nagFindingName } from './nag';
 

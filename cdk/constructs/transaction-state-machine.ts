@@ -8,7 +8,7 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { stateMachines, type Names } from '../../lambdas/topology';
+import { stateMachines, type Names } from '../../schemas/topology';
 import { repoRoot } from './handler-function';
 import { acknowledge } from './nag';
 

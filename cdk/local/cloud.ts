@@ -8,7 +8,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoControlStore } from '../../lambdas/adapters/dynamodb-control-store';
 import { ApiKeyService } from '../../lambdas/core/auth';
 import { randomIds, systemClock } from '../../lambdas/runtime';
-import { envVars, type HandlerName, handlers, limits, namesFor, replicationDefaults, routes, txnLimits } from '../../lambdas/topology';
+import { envVars, type HandlerName, handlers, limits, namesFor, replicationDefaults, routes, txnLimits } from '../../schemas/topology';
 import { localCredentials, localRegion, startEngines, type RunningEngines } from './engines';
 import { type GatewayHandlers, type RunningGateway, startGateway } from './gateway';
 import { provision } from './provision';

@@ -12,7 +12,7 @@ import type {
 } from 'aws-lambda';
 import { LRUCache } from 'lru-cache';
 import { lambdaContext, proxyEvent } from './lambda-events';
-import { type HandlerName, limits, type RouteSpec, routes } from '../../lambdas/topology';
+import { type HandlerName, limits, type RouteSpec, routes } from '../../schemas/topology';
 
 type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 type AuthorizerHandler = (event: APIGatewayRequestAuthorizerEvent, context: Context) => Promise<APIGatewayAuthorizerResult>;

@@ -2,7 +2,7 @@
 // benchmark builds its in-process calls with the same functions so both see what Lambda would.
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
-import { limits } from '../../lambdas/topology';
+import { limits } from '../../schemas/topology';
 
 export interface ProxyEventInput {
   /** The route's resource path, e.g. `/v1/kv/{key}`. */

@@ -9,7 +9,7 @@ import {
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, HeadBucketCommand, type S3Client } from '@aws-sdk/client-s3';
-import { controlSchema, hintsSchema, type Names, shardSchema, txnSchema } from '../../lambdas/topology';
+import { controlSchema, hintsSchema, type Names, shardSchema, txnSchema } from '../../schemas/topology';
 
 type GlobalSecondaryIndexInput = NonNullable<CreateTableCommandInput['GlobalSecondaryIndexes']>[number];
 

@@ -6,7 +6,7 @@ import type { Context } from 'aws-lambda';
 import { StateMachine } from 'aws-local-stepfunctions';
 import { outcomeUnknown } from '../../lambdas/adapters/sfn-orchestrator';
 import type { Orchestrator, TxnExecution, TxnOutcome } from '../../lambdas/core/transactions';
-import { stateMachines } from '../../lambdas/topology';
+import { stateMachines } from '../../schemas/topology';
 import { lambdaContext } from './lambda-events';
 
 // aws-local-stepfunctions 3 uses Promise.withResolvers (Node 22); Node 20 lacks it.

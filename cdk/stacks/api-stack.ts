@@ -13,7 +13,7 @@ import {
   stateMachines,
   type HandlerName,
   type Names,
-} from '../../lambdas/topology';
+} from '../../schemas/topology';
 import { transactionStartActions } from '../constructs/access';
 import { Cache } from '../constructs/cache';
 import { dataRefs } from '../constructs/data-refs';

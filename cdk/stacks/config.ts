@@ -1,7 +1,8 @@
 // The deployment's knobs, read once from CDK context and checked before any construct is built.
-// Defaults come from lambdas/topology.ts so the deployed ring matches the local one.
+// Defaults come from schemas/topology.ts so the deployed ring matches the local one.
 import { z } from 'zod';
-import { cacheDefaults, defaults, namesFor } from '../../lambdas/topology';
+import { cacheDefaults, defaults, namesFor } from '../../schemas/topology';
+import { l2EvictionPolicies } from '../constructs/cache';
 
 /**
  * Most shard tables one deployment may have. Every handler role names each shard table and its two
@@ -14,13 +15,6 @@ export const shardCountMax = 24;
 
 /** Upper bound on virtual nodes per shard: the ring is rebuilt in every cold start. */
 export const vnodesPerShardMax = 1024;
-
-/**
- * `maxmemory-policy` values the L2 cache may run with. Only the two `allkeys-*` policies: every L2 entry
- * is a disposable copy of a stored value, so any key may be evicted, and `noeviction` would turn a full
- * cache into write errors on the request path.
- */
-export const l2EvictionPolicies = ['allkeys-lru', 'allkeys-lfu'] as const;
 
 /** A small Graviton node: the L2 holds hot values only (each entry has a TTL), not the data set. */
 export const defaultCacheNodeType = 'cache.t4g.small';

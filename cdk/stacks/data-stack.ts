@@ -4,7 +4,7 @@ import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
-import { namesFor, type Names } from '../../lambdas/topology';
+import { namesFor, type Names } from '../../schemas/topology';
 import { BlobBucket } from '../constructs/blob-bucket';
 import { ControlTable, HintsTable, ShardTables, TxnTable } from '../constructs/tables';
 

@@ -1,6 +1,6 @@
 // Composes one Ringstore deployment (data + API stacks) into an app; shared by cdk/app.ts and the tests.
 import { Tags, type App, type Environment } from 'aws-cdk-lib';
-import { namesFor } from '../../lambdas/topology';
+import { namesFor } from '../../schemas/topology';
 import { ApiStack } from './api-stack';
 import type { RingstoreConfig } from './config';
 import { DataStack } from './data-stack';

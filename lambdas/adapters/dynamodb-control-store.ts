@@ -18,7 +18,7 @@ import type {
   ApiKeyRecord, ApiKeyStore, Clock, Consistency, NamespaceSettings, NamespaceSettingsStore, RingSource, Role, ShardHealth,
   ShardHealthStatus, ShardHealthStore,
 } from '../ports';
-import { controlSchema } from '../topology';
+import { controlSchema } from '../../schemas/topology';
 import { translateAwsError } from './aws-errors';
 
 const ringKey = { pk: 'ring', sk: 'current' } as const;

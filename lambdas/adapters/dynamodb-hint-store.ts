@@ -4,7 +4,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DeleteItemCommand, Entity, PutItemCommand, QueryCommand, Table, item, number, string } from 'dynamodb-toolbox';
 import type { StoredItem } from '../core/item';
 import type { Hint, HintStore } from '../ports';
-import { hintsSchema } from '../topology';
+import { hintsSchema } from '../../schemas/topology';
 import { translateAwsError } from './aws-errors';
 import { storedItemAttributes, toRawItem, toStoredItem } from './dynamodb-shard-store';
 

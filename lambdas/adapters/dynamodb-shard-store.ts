@@ -22,7 +22,7 @@ import { IntentConflictError, PreconditionFailedError, RingstoreError } from '..
 import { type Intent, type KeySummary, type StoredItem, tombstoneRetentionSeconds } from '../core/item';
 import { tokenBucket, tokenSpace } from '../core/ring';
 import type { IntentPlacement, ItemWrite, KeyRef, ListPage, ListQuery, ShardStore, VersionEntry, WritePrecondition, WriteResult } from '../ports';
-import { shardSchema } from '../topology';
+import { shardSchema } from '../../schemas/topology';
 import { translateAwsError } from './aws-errors';
 
 /** Bounded work per shard per listing call (conventions §8): pages read before answering "more". */

@@ -3,7 +3,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Entity, GetItemCommand, PutItemCommand, QueryCommand, Table, UpdateItemCommand, item, list, map, number, string } from 'dynamodb-toolbox';
 import type { TxnRecord, TxnRecordStore, TxnStatus } from '../ports';
-import { txnLimits, txnSchema } from '../topology';
+import { txnLimits, txnSchema } from '../../schemas/topology';
 import { translateAwsError } from './aws-errors';
 
 const minuteMs = 60_000;

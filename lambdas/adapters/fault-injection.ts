@@ -99,15 +99,3 @@ export class FaultyShardStore implements ShardStore {
     return this.inner.intentsOf(keys);
   };
 }
-
-/**
- * Whether this process runs with fault injection. A production bundle (CDK defines
- * RINGSTORE_PRODUCTION_BUILD at bundle time, so no environment can change it) refuses to start with it.
- */
-export function faultInjectionRequested(flag: string | undefined, productionBuild = process.env.RINGSTORE_PRODUCTION_BUILD): boolean {
-  const requested = flag === '1' || flag === 'true';
-  if (requested && productionBuild === 'true') {
-    throw new Error('fault injection (RINGSTORE_FAULT_INJECTION) is refused in a production bundle: it exists for tests only');
-  }
-  return requested;
-}

@@ -1,30 +1,7 @@
-// Typed errors with literal dotted codes (conventions §4). Only lambdas/http maps codes to HTTP statuses.
+// Typed errors with literal dotted codes; the codes are the contract's (schemas/errors.ts). Only
+// lambdas/http turns an error into an HTTP response.
 
-export const errorCodes = [
-  'request.invalid',
-  'request.tooLarge',
-  'route.notFound',
-  'kv.keyInvalid',
-  'kv.ttlInvalid',
-  'kv.cursorInvalid',
-  'kv.notFound',
-  'kv.preconditionFailed',
-  'kv.valueTooLarge',
-  'kv.uploadNotFound',
-  'kv.checksumMismatch',
-  'auth.missingKey',
-  'auth.invalidKey',
-  'auth.forbidden',
-  'admin.keyNotFound',
-  'txn.conflict',
-  'txn.timeout',
-  'txn.outcomeUnknown',
-  'throttled',
-  'shard.unavailable',
-  'internal',
-] as const;
-
-export type ErrorCode = (typeof errorCodes)[number];
+import type { ErrorCode } from '../../schemas/errors';
 
 export interface RingstoreErrorOptions {
   retryable?: boolean;

@@ -11,7 +11,7 @@ import type {
   BlobStore, Clock, Consistency, IdSource, ItemWrite, RingSource, ShardHealthStore, ShardStore, ValueCache, WritePrecondition,
 } from '../ports';
 import type { CacheEntry } from './l1-cache';
-import { blobPrefixes } from '../topology';
+import { blobPrefixes } from '../../schemas/topology';
 
 export type { Consistency } from '../ports';
 

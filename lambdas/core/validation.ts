@@ -1,4 +1,5 @@
 // Input rules of the KV API that hold whatever transport carries the request.
+import { namespacePattern } from '../../schemas/topology';
 import { RingstoreError } from './errors';
 
 export interface KeyLimits {
@@ -22,8 +23,6 @@ export function validateKey(key: string, limits: KeyLimits): void {
   }
 }
 
-/** Namespaces come from API keys; `#` is the separator of the partition key. */
-export const namespacePattern = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
 export function validateNamespace(namespace: string): void {
   if (!namespacePattern.test(namespace)) {

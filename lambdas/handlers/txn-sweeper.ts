@@ -4,7 +4,7 @@ import middy from '@middy/core';
 import type { ScheduledEvent } from 'aws-lambda';
 import type { SweepReport } from '../core/transactions';
 import { runtime, systemClock } from '../runtime';
-import { txnLimits } from '../topology';
+import { txnLimits } from '../../schemas/topology';
 
 const { txns, control, logger } = runtime();
 

@@ -1,35 +1,10 @@
-// The only place error codes become HTTP statuses (design §6), and the middy middleware that does it.
+// Turns thrown errors into the JSON error shape with the status the contract gives each code
+// (schemas/errors.ts): the middy middleware every HTTP handler uses.
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { type ErrorCode, RingstoreError } from '../core/errors';
+import { retryAfterSeconds, statusOf } from '../../schemas/errors';
+import { RingstoreError } from '../core/errors';
 import { isCrashInjected } from '../core/faults';
-
-export const statusOf: Record<ErrorCode, number> = {
-  'request.invalid': 400,
-  'kv.keyInvalid': 400,
-  'kv.ttlInvalid': 400,
-  'kv.cursorInvalid': 400,
-  'kv.checksumMismatch': 400,
-  'auth.missingKey': 401,
-  'auth.invalidKey': 403,
-  'auth.forbidden': 403,
-  'route.notFound': 404,
-  'kv.notFound': 404,
-  'kv.uploadNotFound': 404,
-  'admin.keyNotFound': 404,
-  'kv.preconditionFailed': 412,
-  'txn.conflict': 409,
-  'txn.timeout': 409,
-  'txn.outcomeUnknown': 503,
-  'kv.valueTooLarge': 413,
-  'request.tooLarge': 413,
-  throttled: 429,
-  'shard.unavailable': 503,
-  internal: 500,
-};
-
-/** Seconds a client should wait before retrying a 429/503. */
-export const retryAfterSeconds = 1;
 
 export function errorResponse(error: RingstoreError, method?: string): APIGatewayProxyResult {
   const statusCode = statusOf[error.code];

@@ -3,7 +3,8 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import type { z } from 'zod';
 import { ConditionalHeaders } from '../../schemas/api';
 import type { RequestPrincipal } from '../core/auth';
-import { type ErrorCode, RingstoreError } from '../core/errors';
+import type { ErrorCode } from '../../schemas/errors';
+import { RingstoreError } from '../core/errors';
 
 /** Fields whose failures have a code of their own; everything else is `request.invalid`. */
 const fieldCodes: Record<string, ErrorCode> = {

@@ -1,7 +1,7 @@
 // Dispatches a proxy event to the operation that topology assigns its method and resource.
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { RingstoreError } from '../core/errors';
-import { type HandlerName, routes } from '../topology';
+import { type HandlerName, routes } from '../../schemas/topology';
 
 export type Operation = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
 

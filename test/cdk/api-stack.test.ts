@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
-import { statusOf } from '../../lambdas/http/errors';
+import { statusOf } from '../../schemas/errors';
 import {
   defaults,
   envVars,
@@ -15,7 +15,7 @@ import {
   routes,
   stateMachines,
   type HandlerName,
-} from '../../lambdas/topology';
+} from '../../schemas/topology';
 import { repoRoot } from '../../cdk/constructs/handler-function';
 import { definitionPlaceholders, taskArnSubstitution } from '../../cdk/constructs/transaction-state-machine';
 import { handlerNames } from '../../cdk/stacks/api-stack';

@@ -2,7 +2,7 @@
 // refuses fault injection. Bundling itself is skipped in tests; what NodejsFunction is given is recorded.
 import { transformSync } from 'esbuild';
 import type { NodejsFunctionProps } from 'aws-cdk-lib/aws-lambda-nodejs';
-import { envVars, productionBuildDefine } from '../../lambdas/topology';
+import { envVars, productionBuildDefine } from '../../schemas/topology';
 import { handlerNames } from '../../cdk/stacks/api-stack';
 import { synth } from './support';
 

@@ -1,5 +1,5 @@
 // CDK context parsing: defaults from topology, coercion of command-line strings, fail-fast messages.
-import { defaults } from '../../lambdas/topology';
+import { defaults } from '../../schemas/topology';
 import { contextKeys, parseConfig, readContext, retiredContextKeys, shardCountMax } from '../../cdk/stacks/config';
 
 describe('parseConfig', () => {

@@ -1,6 +1,6 @@
 // Data stack: the ring's shard tables, the control, hints and transaction tables and the blob bucket, as topology names them.
 import { Match } from 'aws-cdk-lib/assertions';
-import { controlSchema, defaults, hintsSchema, namesFor, shardSchema, txnSchema } from '../../lambdas/topology';
+import { controlSchema, defaults, hintsSchema, namesFor, shardSchema, txnSchema } from '../../schemas/topology';
 import { render, shardStreamOutputs, synth, type Synthesized } from './support';
 
 const shardTableNamePattern = /^ringstore-[a-z0-9-]+-shard-\d+$/;

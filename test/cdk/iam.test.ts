@@ -1,5 +1,5 @@
 // Least privilege: each handler's role reaches exactly the data its HandlerSpec declares.
-import { defaults, handlers, namesFor, stateMachines, txnSchema, type HandlerName, type HandlerSpec } from '../../lambdas/topology';
+import { defaults, handlers, namesFor, stateMachines, txnSchema, type HandlerName, type HandlerSpec } from '../../schemas/topology';
 import { handlerNames } from '../../cdk/stacks/api-stack';
 import { shardCountMax } from '../../cdk/stacks/config';
 import {

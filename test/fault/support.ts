@@ -599,7 +599,7 @@ export async function intentsLeft(ddb: DynamoDBDocumentClient, ring: Ring): Prom
   return found;
 }
 
-/** The transaction table of the cloud whose shard tables the ring names (lambdas/topology.ts namesFor). */
+/** The transaction table of the cloud whose shard tables the ring names (schemas/topology.ts namesFor). */
 export function txnTableOf(ring: Ring): string {
   return ring.shards[0]!.table.replace(/-shard-[^-]+$/, '-txn');
 }

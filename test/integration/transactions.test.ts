@@ -7,7 +7,7 @@ import { localCredentials, localRegion } from '../../cdk/local/engines/aws';
 import { DynamoShardStore } from '../../lambdas/adapters/dynamodb-shard-store';
 import { DynamoTxnRecordStore } from '../../lambdas/adapters/dynamodb-txn-store';
 import { tokenOf } from '../../lambdas/core/ring';
-import { namesFor, txnLimits } from '../../lambdas/topology';
+import { namesFor, txnLimits } from '../../schemas/topology';
 import type { z } from 'zod';
 import type { TxnCommitted, TxnOp as TxnOpSchema } from '../../schemas/api';
 import { RingstoreClient, TransactionAbortedError } from '../../sdk/src';

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { errorCodes } from '../../lambdas/core/errors';
-import { errorResponse, statusOf } from '../../lambdas/http/errors';
+import { errorCodes, statusOf } from '../../schemas/errors';
+import { errorResponse } from '../../lambdas/http/errors';
 import { RingstoreError } from '../../lambdas/core/errors';
-import { routes } from '../../lambdas/topology';
+import { routes } from '../../schemas/topology';
 import { buildOpenApiDocument } from '../../schemas/openapi';
 
 describe('OpenAPI document', () => {

@@ -2,7 +2,8 @@
 // outages make a table fail like an outage, and a production bundle refuses the flag.
 import { isRingstoreError } from '../../lambdas/core/errors';
 import { CrashInjectedError } from '../../lambdas/core/faults';
-import { FaultController, FaultyShardStore, faultInjectionRequested } from '../../lambdas/adapters/fault-injection';
+import { FaultController, FaultyShardStore } from '../../lambdas/adapters/fault-injection';
+import { faultInjectionRequested } from '../../lambdas/config';
 import { loadConfig } from '../../lambdas/config';
 import { MemoryShardStore } from '../support/memory-ports';
 

@@ -1,5 +1,5 @@
 import { matchRoute, oversizedPayloadBytes } from '../../cdk/local/gateway';
-import { limits, routes } from '../../lambdas/topology';
+import { limits, routes } from '../../schemas/topology';
 
 describe('local gateway routing', () => {
   it('matches every topology route by method and template', () => {

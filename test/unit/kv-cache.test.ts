@@ -5,7 +5,7 @@ import { L1Cache } from '../../lambdas/core/l1-cache';
 import { KvService } from '../../lambdas/core/kv';
 import { TwoLevelCache } from '../../lambdas/core/two-level-cache';
 import type { RemoteCache } from '../../lambdas/ports';
-import { limits } from '../../lambdas/topology';
+import { limits } from '../../schemas/topology';
 import { CountingIds, ManualClock, MemoryBlobStore, MemoryShardStore, memoryReplication, staticRing } from '../support/memory-ports';
 
 const text = (value: string) => new TextEncoder().encode(value);

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { isRingstoreError } from '../../lambdas/core/errors';
 import { KvService, sha256Hex, uploadKey } from '../../lambdas/core/kv';
-import { limits } from '../../lambdas/topology';
+import { limits } from '../../schemas/topology';
 import { CountingIds, ManualClock, MemoryBlobStore, MemoryShardStore, memoryReplication, staticRing } from '../support/memory-ports';
 
 const text = (value: string) => new TextEncoder().encode(value);

@@ -6,7 +6,7 @@ import { MaintenanceService } from '../../lambdas/core/maintenance';
 import { Ring, initialRingState, tokenOf } from '../../lambdas/core/ring';
 import type { OwnerChange } from '../../lambdas/core/replication';
 import type { StoredItem } from '../../lambdas/core/item';
-import { limits } from '../../lambdas/topology';
+import { limits } from '../../schemas/topology';
 import {
   CountingIds, ManualClock, MemoryBlobStore, MemoryShardStore, ScriptedFaults, memoryReplication,
 } from '../support/memory-ports';

@@ -5,7 +5,7 @@ import { KvService } from '../../lambdas/core/kv';
 import { Ring, initialRingState, tokenOf } from '../../lambdas/core/ring';
 import { TransactionService, type TxnOutcome } from '../../lambdas/core/transactions';
 import type { TxnOp } from '../../lambdas/core/txn-plan';
-import { limits } from '../../lambdas/topology';
+import { limits } from '../../schemas/topology';
 import {
   CountingIds, ManualClock, MemoryBlobStore, MemoryShardStore, MemoryTxnRecords, ScriptedFaults, memoryReplication,
 } from '../support/memory-ports';

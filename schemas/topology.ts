@@ -32,6 +32,9 @@ export const limits = {
   authorizerCacheTtlSeconds: 60,
 } as const;
 
+/** Namespaces come from API keys; `#` separates namespace and key in partition keys, so it is excluded. */
+export const namespacePattern = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+
 /** Attribute and index names of a shard table item (design §2). */
 export const shardSchema = {
   partitionKey: 'pk', // `${namespace}#${key}`

@@ -1,0 +1,57 @@
+// Every error code a client can see and the HTTP status it answers with: the contract shared by the
+// handlers (lambdas/http), the gateway's own error responses (cdk/) and the OpenAPI document.
+
+export const errorCodes = [
+  'request.invalid',
+  'request.tooLarge',
+  'route.notFound',
+  'kv.keyInvalid',
+  'kv.ttlInvalid',
+  'kv.cursorInvalid',
+  'kv.notFound',
+  'kv.preconditionFailed',
+  'kv.valueTooLarge',
+  'kv.uploadNotFound',
+  'kv.checksumMismatch',
+  'auth.missingKey',
+  'auth.invalidKey',
+  'auth.forbidden',
+  'admin.keyNotFound',
+  'txn.conflict',
+  'txn.timeout',
+  'txn.outcomeUnknown',
+  'throttled',
+  'shard.unavailable',
+  'internal',
+] as const;
+
+export type ErrorCode = (typeof errorCodes)[number];
+
+/** The HTTP status of each code; docs/api.md lists them for users. */
+export const statusOf: Record<ErrorCode, number> = {
+  'request.invalid': 400,
+  'kv.keyInvalid': 400,
+  'kv.ttlInvalid': 400,
+  'kv.cursorInvalid': 400,
+  'kv.checksumMismatch': 400,
+  'auth.missingKey': 401,
+  'auth.invalidKey': 403,
+  'auth.forbidden': 403,
+  'route.notFound': 404,
+  'kv.notFound': 404,
+  'kv.uploadNotFound': 404,
+  'admin.keyNotFound': 404,
+  'kv.preconditionFailed': 412,
+  'txn.conflict': 409,
+  'txn.timeout': 409,
+  'txn.outcomeUnknown': 503,
+  'kv.valueTooLarge': 413,
+  'request.tooLarge': 413,
+  throttled: 429,
+  'shard.unavailable': 503,
+  internal: 500,
+};
+
+/** Seconds a client should wait before retrying a 429/503. */
+export const retryAfterSeconds = 1;
+
