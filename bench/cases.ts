@@ -64,7 +64,7 @@ export async function createRawTable(client: DynamoDBClient): Promise<void> {
 }
 
 /**
- * The raw item carries the same attributes as a Ringstore shard item (design §2) with the same
+ * The raw item carries the same attributes as a Ringstore shard item (docs/architecture.md, "Tables") with the same
  * 1 KiB value, so both sides move the same bytes per call.
  */
 function rawItem(workload: Workload, namespace: string, i: number, sha256: string): Record<string, AttributeValue> {

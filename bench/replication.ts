@@ -5,7 +5,7 @@ import { type AttributeValue, type DynamoDBClient, GetItemCommand, ScanCommand }
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { partitionKeyOf } from '../lambdas/adapters/dynamodb-shard-store';
 import { type Ring, tokenOf } from '../lambdas/core/ring';
-import type { Runtime } from '../lambdas/runtime';
+import type { BenchRuntime as Runtime } from './runtime';
 import { callTimeoutMs } from './cases';
 
 const middlewareName = 'ringstoreBenchReplicaWatch';
@@ -14,7 +14,7 @@ const quietWaitMaxMs = 30_000;
 const convergenceWaitMaxMs = 60_000;
 /** Pause between two polls of the replica tables, so the polls leave the cores to replication. */
 const pollPauseMs = 20;
-/** Scan pages per table per poll (conventions §8); a burst of 20,000 keys needs fewer than 40. */
+/** Scan pages per table per poll (a bound); a burst of 20,000 keys needs fewer than 40. */
 const scanPagesMax = 200;
 /** The shard tables count as quiet after this long without a write. */
 const quietMs = 1_000;

@@ -34,6 +34,7 @@ import { measure } from './measure';
 import { renderReplicationSvg, renderSvg, replicationSubtitleOf, replicationSvgPath, subtitleOf, svgPath } from './plot';
 import { withCpuProfile } from './profile';
 import { runRounds } from './rounds';
+import { benchRuntime } from './runtime';
 import { type BurstDeps, type ConvergenceReport, type HintReplayReport, holdReplication, measureConvergence, measureHintReplay, watchReplicaWrites } from './replication';
 import { type CaseResult, markdownTables, ratios, ratioTable, replicationLines, resultsTable, summarise, targets } from './report';
 import { keyCount, makeWorkload, valueBytes } from './workload';
@@ -88,18 +89,11 @@ async function main(): Promise<void> {
   const cloud = await startLocalCloud({ home, port: 0, log, maintenanceIntervalMs: 0, faultInjection: true });
   /** Undone in reverse order when the run ends, however it ends. */
   const cleanups: Array<() => Promise<void> | void> = [];
-  let closeRuntime: (() => Promise<void>) | undefined;
   try {
-    // The handlers read their config at import, so they are imported only once the cloud has set it.
-    const { handler: readHandler } = (await import('../lambdas/handlers/kv-read')) as { handler: ProxyHandler };
-    const { handler: writeHandler } = (await import('../lambdas/handlers/kv-write')) as { handler: ProxyHandler };
-    const { runtime } = await import('../lambdas/runtime');
-    // The handlers' shared clients: Redis reconnects forever once its server stops, keeping the process alive.
-    closeRuntime = async () => {
-      await runtime().l2?.close();
-      runtime().dynamodb.destroy();
-      runtime().s3.destroy();
-    };
+    const rt = benchRuntime(cloud.wiring);
+    const runtime = () => rt;
+    const readHandler: ProxyHandler = rt.readHandler;
+    const writeHandler: ProxyHandler = rt.writeHandler;
 
     const keyId = keyIdOf(cloud.apiKey);
     if (!keyId) throw new Error('the local API key has no key id');
@@ -296,7 +290,6 @@ async function main(): Promise<void> {
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup();
     await cloud.stop();
-    await closeRuntime?.();
     await rm(home, { recursive: true, force: true });
   }
 }

@@ -21,6 +21,7 @@ import { renderSvg } from './plot';
 import { type CaseResult, resultsTable, summarise } from './report';
 import { holdReplication } from './replication';
 import { runRounds } from './rounds';
+import { benchRuntime } from './runtime';
 
 const settings = z
   .object({
@@ -124,15 +125,9 @@ async function main(): Promise<void> {
   // poller (replication of the committed values) and the transaction sweeper stay on, as in AWS.
   const cloud = await startLocalCloud({ home, port: 0, log, maintenanceIntervalMs: 0 });
   const cleanups: Array<() => Promise<void> | void> = [];
-  let closeRuntime: (() => Promise<void>) | undefined;
   try {
-    // The handlers read their config at import, so the runtime is imported only once the cloud has set it.
-    const { runtime } = await import('../lambdas/runtime');
-    closeRuntime = async () => {
-      await runtime().l2?.close();
-      runtime().dynamodb.destroy();
-      runtime().s3.destroy();
-    };
+    const rt = benchRuntime(cloud.wiring);
+    const runtime = () => rt;
     const principal = await runtime().apiKeys.authenticate(cloud.apiKey);
     const ring = await runtime().ring.current();
     const triples = keyTriples((key) => ring.ownerOf(tokenOf(principal.namespace, key)).table);
@@ -285,7 +280,6 @@ async function main(): Promise<void> {
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup();
     await cloud.stop();
-    await closeRuntime?.();
     await rm(home, { recursive: true, force: true });
   }
 }

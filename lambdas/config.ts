@@ -1,11 +1,12 @@
 // Handler configuration, parsed once from the environment; a bad value fails fast naming the variable.
 import { z } from 'zod';
-import { initialRingState, type RingState } from './core/ring';
+import { initialRingState } from './core/ring';
+import { type RingState } from './ports';
 import { cacheDefaults, defaults, envVars, namesFor } from '../schemas/topology';
 
 const positiveInt = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
 
-const configSchema = z.object({
+const runtimeEnvSchema = z.object({
   [envVars.stage]: z.string().default(defaults.stage),
   [envVars.shardCount]: positiveInt(defaults.shardCount),
   [envVars.replicationFactor]: positiveInt(defaults.replicationFactor),
@@ -22,9 +23,10 @@ const configSchema = z.object({
   [envVars.faultInjection]: z.enum(['0', '1', 'true', 'false']).optional(),
   [envVars.txnStateMachineArn]: z.string().startsWith('arn:').optional(),
   AWS_REGION: z.string().default('us-east-1'),
+  AWS_LAMBDA_FUNCTION_NAME: z.string().optional(),
 });
 
-export interface RingstoreConfig {
+export interface RuntimeConfig {
   stage: string;
   shardCount: number;
   replicationFactor: number;
@@ -38,6 +40,8 @@ export interface RingstoreConfig {
   /** Crash points and shard outages armed by tests (never in a production bundle). */
   faultInjection: boolean;
   region: string;
+  /** Running inside AWS Lambda (metrics go out as EMF log lines only there). */
+  inLambda: boolean;
   dynamodbEndpoint?: string;
   s3Endpoint?: string;
   redisUrl?: string;
@@ -51,7 +55,7 @@ export interface RingstoreConfig {
 }
 
 /** The ring a new deployment starts with, from its configuration. */
-export function initialRingOf(config: RingstoreConfig): RingState {
+export function initialRingOf(config: RuntimeConfig): RingState {
   return initialRingState({
     shardCount: config.shardCount,
     replicationFactor: config.replicationFactor,
@@ -60,8 +64,8 @@ export function initialRingOf(config: RingstoreConfig): RingState {
   });
 }
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): RingstoreConfig {
-  const parsed = configSchema.safeParse(env);
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): RuntimeConfig {
+  const parsed = runtimeEnvSchema.safeParse(env);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ');
     throw new Error(`invalid Ringstore configuration: ${problems}`);
@@ -80,6 +84,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RingstoreConfi
     faultInjection: faultInjectionRequested(values[envVars.faultInjection]),
     blobBucket: values[envVars.blobBucket] ?? names.blobBucket,
     region: values.AWS_REGION,
+    inLambda: values.AWS_LAMBDA_FUNCTION_NAME !== undefined,
     ...(values[envVars.dynamodbEndpoint] ? { dynamodbEndpoint: values[envVars.dynamodbEndpoint] } : {}),
     ...(values[envVars.s3Endpoint] ? { s3Endpoint: values[envVars.s3Endpoint] } : {}),
     ...(values[envVars.redisUrl] ? { redisUrl: values[envVars.redisUrl] } : {}),

@@ -35,45 +35,60 @@ export const limits = {
 /** Namespaces come from API keys; `#` separates namespace and key in partition keys, so it is excluded. */
 export const namespacePattern = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
-/** Attribute and index names of a shard table item (design §2). */
+/** DynamoDB's key attribute types, named as dynamodb-toolbox names them (CDK and the local cloud map them). */
+export type KeyAttributeType = 'string' | 'number' | 'binary';
+
+/** A key attribute of a table or index: its name and type are written here once. */
+export interface KeyAttribute {
+  readonly name: string;
+  readonly type: KeyAttributeType;
+}
+
+const stringKey = <Name extends string>(name: Name) => ({ name, type: 'string' }) as const;
+const numberKey = <Name extends string>(name: Name) => ({ name, type: 'number' }) as const;
+
+/** Attribute and index names of a shard table item (docs/architecture.md, "Tables"). */
 export const shardSchema = {
-  partitionKey: 'pk', // `${namespace}#${key}`
+  partitionKey: stringKey('pk'), // `${namespace}#${key}`
   // tb = token bucket (top 8 bits of tok). Range work (rebalancing, anti-entropy) walks a token range
   // here and compares versions from the index alone; it reads values from the table only for the
   // keys it copies. Projecting ALL would copy every value (up to 350 KB) into the index: twice the
   // write cost and storage, for reads that only rebalancing makes.
   tokenIndex: {
-    name: 'byToken', partitionKey: 'tb', sortKey: 'tok', projection: 'INCLUDE',
+    name: 'byToken', partitionKey: numberKey('tb'), sortKey: numberKey('tok'), projection: 'INCLUDE',
     nonKeyAttributes: ['v', 'tomb'],
   },
   // Ordered listing per namespace needs only the summary attributes, never the values.
   keyIndex: {
-    name: 'byKey', partitionKey: 'ns', sortKey: 'k', projection: 'INCLUDE',
+    name: 'byKey', partitionKey: stringKey('ns'), sortKey: stringKey('k'), projection: 'INCLUDE',
     nonKeyAttributes: ['v', 'size', 'ct', 'ttl', 'tomb'],
   },
   ttlAttribute: 'ttl',
 } as const;
 
-/** Control table: ring, API keys, shard health, namespace settings, (later) leases and membership. */
-export const controlSchema = { partitionKey: 'pk', sortKey: 'sk' } as const;
+/**
+ * Control table: one partition per record kind (the ring, API keys, shard health, namespace settings,
+ * the maintenance and sweeper state), the record's id as the sort key.
+ */
+export const controlSchema = { partitionKey: stringKey('pk'), sortKey: stringKey('sk') } as const;
 
 /**
  * Hints table (the failure log): pk = the replica table a write could not reach, sk = `<ns>#<key>#<version>`
  * with the version zero-padded, so one query returns a shard's hints per key in version order.
  */
-export const hintsSchema = { partitionKey: 'target', sortKey: 'sk' } as const;
+export const hintsSchema = { partitionKey: stringKey('target'), sortKey: stringKey('sk') } as const;
 
 /**
  * Transaction table: pk = txid. The `byDeadline` index (pk = the deadline's minute, sk = the deadline)
  * lets the recovery sweeper walk transactions in deadline order, one minute bucket per query.
  */
 export const txnSchema = {
-  partitionKey: 'txid',
-  deadlineIndex: { name: 'byDeadline', partitionKey: 'db', sortKey: 'dl' },
+  partitionKey: stringKey('txid'),
+  deadlineIndex: { name: 'byDeadline', partitionKey: numberKey('db'), sortKey: numberKey('dl') },
   ttlAttribute: 'ttl',
 } as const;
 
-/** Transaction limits (design §1): enforced with 400s, documented in docs/api.md. */
+/** Transaction limits: enforced with 400s, documented in docs/api.md. */
 export const txnLimits = {
   /** Ops per transaction; far more than DynamoDB's 100-item TransactWriteItems (intents are per key). */
   txnOpsMax: 1_000,
@@ -99,7 +114,7 @@ export const txnLimits = {
   localSweeperIntervalMs: 2_000,
 } as const;
 
-/** Replication settings (design §1); each is a bound of conventions §8. */
+/** Replication settings (docs/consistency.md); each bounds a wait, a batch or a rate. */
 export const replicationDefaults = {
   /** How long a handler trusts its copy of the shard health records before re-reading them. */
   healthRefreshMs: 1_000,
@@ -138,7 +153,7 @@ export type HandlerName =
 
 /** What a handler may touch; the CDK app grants exactly this (least privilege). */
 export interface HandlerSpec {
-  /** Path of the handler module, relative to the repository root. */
+  /** Path of the Lambda entry module (it wires the handler from the environment), relative to the repository root. */
   entry: string;
   description: string;
   shardTables: 'none' | 'read' | 'readWrite';
@@ -160,70 +175,74 @@ export interface HandlerSpec {
 
 export const handlers: Record<HandlerName, HandlerSpec> = {
   authorizer: {
-    entry: 'lambdas/handlers/authorizer.ts',
+    entry: 'lambdas/entries/authorizer.ts',
     description: 'Maps an x-api-key to a namespace and role',
     shardTables: 'none', controlTable: 'read', hintsTable: 'none', blobBucket: 'none', memoryMb: 256, timeoutSeconds: 5,
   },
   kvRead: {
-    entry: 'lambdas/handlers/kv-read.ts',
+    entry: 'lambdas/entries/kv-read.ts',
     description: 'GET/HEAD a key, list keys by prefix',
-    shardTables: 'read', controlTable: 'read', hintsTable: 'none', blobBucket: 'read', memoryMb: 1024, timeoutSeconds: 28,
+    // A read that meets a transaction's intent resolves it (docs/transactions.md, "Recovery"): it reads the
+    // transaction's record, rolls a committed one forward or aborts an expired one, so it writes both tables.
+    shardTables: 'readWrite', controlTable: 'read', hintsTable: 'none', blobBucket: 'read', txnTable: 'readWrite',
+    memoryMb: 1024, timeoutSeconds: 28,
   },
   kvWrite: {
-    entry: 'lambdas/handlers/kv-write.ts',
+    entry: 'lambdas/entries/kv-write.ts',
     description: 'PUT/DELETE a key, large-value uploads; strong writes reach every live replica',
-    // Control: a strong write that cannot reach a replica marks it unavailable (shard health).
-    shardTables: 'readWrite', controlTable: 'readWrite', hintsTable: 'readWrite', blobBucket: 'readWrite',
+    // Control: a strong write that cannot reach a replica marks it unavailable (shard health). Transaction
+    // records: a write that meets an intent resolves it, as a read does.
+    shardTables: 'readWrite', controlTable: 'readWrite', hintsTable: 'readWrite', blobBucket: 'readWrite', txnTable: 'readWrite',
     memoryMb: 1024, timeoutSeconds: 28,
   },
   ring: {
-    entry: 'lambdas/handlers/ring.ts',
+    entry: 'lambdas/entries/ring.ts',
     description: 'Describes the ring (keyrange)',
     shardTables: 'none', controlTable: 'read', hintsTable: 'none', blobBucket: 'none', memoryMb: 256, timeoutSeconds: 10,
   },
   admin: {
-    entry: 'lambdas/handlers/admin.ts',
+    entry: 'lambdas/entries/admin.ts',
     description: 'Admin API: API keys, namespace settings, shard health, repair on demand',
     shardTables: 'readWrite', controlTable: 'readWrite', hintsTable: 'readWrite', blobBucket: 'none',
     memoryMb: 512, timeoutSeconds: 28,
   },
   docs: {
-    entry: 'lambdas/handlers/docs.ts',
+    entry: 'lambdas/entries/docs.ts',
     description: 'Serves the OpenAPI document and the API page',
     shardTables: 'none', controlTable: 'none', hintsTable: 'none', blobBucket: 'none', memoryMb: 256, timeoutSeconds: 10,
   },
   bootstrap: {
-    entry: 'lambdas/handlers/bootstrap.ts',
+    entry: 'lambdas/entries/bootstrap.ts',
     description: 'Writes the initial ring at deploy time (CloudFormation custom resource)',
     shardTables: 'none', controlTable: 'readWrite', hintsTable: 'none', blobBucket: 'none', memoryMb: 256, timeoutSeconds: 20,
   },
   replicator: {
-    entry: 'lambdas/handlers/replicator.ts',
+    entry: 'lambdas/entries/replicator.ts',
     description: "Applies each owner write from the shard streams to the key's replicas (version-guarded)",
     shardTables: 'readWrite', controlTable: 'readWrite', hintsTable: 'readWrite', blobBucket: 'none',
     shardStreams: true, memoryMb: 512, timeoutSeconds: 60,
   },
   maintenance: {
-    entry: 'lambdas/handlers/maintenance.ts',
+    entry: 'lambdas/entries/maintenance.ts',
     description: 'Probes unavailable shards, replays their hints before they serve again, runs anti-entropy',
     shardTables: 'readWrite', controlTable: 'readWrite', hintsTable: 'readWrite', blobBucket: 'none',
     everyMinutes: replicationDefaults.maintenanceEveryMinutes, memoryMb: 512, timeoutSeconds: 300,
   },
   txn: {
-    entry: 'lambdas/handlers/txn.ts',
+    entry: 'lambdas/entries/txn.ts',
     description: 'POST /v1/txn: plans a transaction and runs the state machine synchronously',
     // Reads the ring only; every data access happens in the state machine's tasks.
     shardTables: 'none', controlTable: 'read', hintsTable: 'none', blobBucket: 'none', txnTable: 'none',
     startsTransactions: true, memoryMb: 512, timeoutSeconds: 28,
   },
   txnStep: {
-    entry: 'lambdas/handlers/txn-step.ts',
+    entry: 'lambdas/entries/txn-step.ts',
     description: 'The tasks of the transaction state machine: begin, prepare, validate, decide, commit, abort',
     shardTables: 'readWrite', controlTable: 'readWrite', hintsTable: 'readWrite', blobBucket: 'none', txnTable: 'readWrite',
     stateMachineTask: true, memoryMb: 1024, timeoutSeconds: 20,
   },
   txnSweeper: {
-    entry: 'lambdas/handlers/txn-sweeper.ts',
+    entry: 'lambdas/entries/txn-sweeper.ts',
     description: 'Aborts transactions past their deadline, rolls committed ones forward, clears their intents',
     shardTables: 'readWrite', controlTable: 'readWrite', hintsTable: 'none', blobBucket: 'none', txnTable: 'readWrite',
     everyMinutes: txnLimits.sweeperEveryMinutes, memoryMb: 512, timeoutSeconds: 120,
@@ -252,7 +271,7 @@ export interface RouteSpec {
   admin?: boolean;
 }
 
-export const routes: readonly RouteSpec[] = [
+export const routes = [
   { method: 'GET', path: '/v1/kv', handler: 'kvRead', operationId: 'listKeys', authorized: true },
   { method: 'GET', path: '/v1/kv/{key}', handler: 'kvRead', operationId: 'getValue', authorized: true },
   { method: 'HEAD', path: '/v1/kv/{key}', handler: 'kvRead', operationId: 'headValue', authorized: true },
@@ -286,7 +305,10 @@ export const routes: readonly RouteSpec[] = [
   { method: 'POST', path: '/v1/admin/repair', handler: 'admin', operationId: 'repair', authorized: true, admin: true },
   { method: 'GET', path: '/openapi.json', handler: 'docs', operationId: 'openApiDocument', authorized: false },
   { method: 'GET', path: '/docs', handler: 'docs', operationId: 'apiPage', authorized: false },
-];
+] as const satisfies readonly RouteSpec[];
+
+/** The operationIds of one handler's routes: its router must implement exactly these. */
+export type OperationIdOf<Handler extends HandlerName> = Extract<(typeof routes)[number], { handler: Handler }>['operationId'];
 
 /** Physical names of one deployment. */
 export interface Names {
@@ -296,7 +318,6 @@ export interface Names {
   controlTable: string;
   txnTable: string;
   hintsTable: string;
-  pendingTable: string;
   blobBucket: string;
   apiName: string;
   transactionStateMachine: string;
@@ -316,7 +337,6 @@ export function namesFor(stage: string = defaults.stage, account = ''): Names {
     controlTable: `${prefix}-control`,
     txnTable: `${prefix}-txn`,
     hintsTable: `${prefix}-hints`,
-    pendingTable: `${prefix}-pending`,
     // Bucket names are global in AWS: the account id (when known) keeps them unique.
     blobBucket: account ? `${prefix}-blobs-${account}` : `${prefix}-blobs`,
     apiName: `${prefix}-api`,
@@ -346,7 +366,7 @@ export const envVars = {
   txnStateMachineArn: 'RINGSTORE_TXN_STATE_MACHINE_ARN',
 } as const;
 
-/** Cache defaults (design §1): a small, short-lived L1 per instance, a longer-lived shared L2. */
+/** Cache defaults (docs/architecture.md, "Cache"): a small, short-lived L1 per instance, a longer-lived shared L2. */
 export const cacheDefaults = {
   l1Policy: 'lru',
   l1EntriesMax: 10_000,

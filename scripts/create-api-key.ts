@@ -2,12 +2,11 @@
 // mint the first admin key of a deployment, with the operator's own AWS credentials (the admin
 // API needs an admin key to create more). Writes the hashed key to the stage's control table.
 import { parseArgs } from 'node:util';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { DynamoControlStore } from '../lambdas/adapters/dynamodb-control-store';
-import { ApiKeyService } from '../lambdas/core/auth';
-import { randomIds, systemClock } from '../lambdas/runtime';
-import { namesFor } from '../schemas/topology';
+import { loadConfig } from '../lambdas/config';
+import { apiKeyService } from '../lambdas/wiring/control';
+import { closeConnections } from '../lambdas/wiring/data';
+import { Wiring } from '../lambdas/wiring/wiring';
+import { envVars } from '../schemas/topology';
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -23,16 +22,21 @@ async function main(): Promise<void> {
     console.error('usage: npm run create-api-key -- --namespace <ns> [--role user|admin] [--stage dev] [--endpoint url]');
     process.exit(2);
   }
-  const client = new DynamoDBClient(values.endpoint ? { endpoint: values.endpoint } : {});
-  const control = new DynamoControlStore(DynamoDBDocumentClient.from(client), namesFor(values.stage).controlTable);
-  const service = new ApiKeyService({ keys: control, ids: randomIds, clock: systemClock });
-  const { apiKey, record } = await service.create({
+  // The handlers' own configuration schema and builder, pointed at the stage (and a local endpoint if given).
+  const config = loadConfig({
+    ...process.env,
+    [envVars.stage]: values.stage,
+    ...(values.endpoint ? { [envVars.dynamodbEndpoint]: values.endpoint } : {}),
+  });
+  const wiring = Wiring.create({ config });
+  const { apiKey, record } = await apiKeyService(wiring).create({
     namespace: values.namespace,
     role: values.role,
     ...(values.description ? { description: values.description } : {}),
   });
   console.log(`API key: ${apiKey}`);
   console.log(`keyId: ${record.keyId} namespace: ${record.namespace} role: ${record.role}`);
+  await closeConnections(wiring);
 }
 
 main().catch((error: unknown) => {

@@ -1,5 +1,5 @@
 // Turns a handler's HandlerSpec (schemas/topology.ts) into IAM statements: exactly the access it
-// declares, on named resources only (least privilege, design §2).
+// declares, on named resources only (least privilege).
 import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { HandlerSpec } from '../../schemas/topology';
 import { blobPrefixes, type DataRefs, type TableRef } from './data-refs';

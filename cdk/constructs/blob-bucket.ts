@@ -1,4 +1,4 @@
-// The S3 bucket for values too large to inline in a shard item (design §1), and its access-log bucket.
+// The S3 bucket for values too large to inline in a shard item (over 350 KB: docs/api.md, "Large values"), and its access-log bucket.
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import {
   BlockPublicAccess,

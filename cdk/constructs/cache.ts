@@ -1,4 +1,4 @@
-// The L2 cache (design §1): a node-based Valkey replication group, so its eviction policy is ours to set
+// The L2 cache (docs/architecture.md, "Cache"): a node-based Valkey replication group, so its eviction policy is ours to set
 // (ElastiCache Serverless takes no parameter group). Reachable only from the Lambdas.
 import { Port, SecurityGroup, type ISecurityGroup, type IVpc, type SubnetSelection } from 'aws-cdk-lib/aws-ec2';
 import { CfnParameterGroup, CfnReplicationGroup, CfnSubnetGroup } from 'aws-cdk-lib/aws-elasticache';

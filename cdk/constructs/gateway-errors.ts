@@ -1,4 +1,4 @@
-// Errors API Gateway answers by itself (no Lambda ran) in the project's JSON error shape (design §6),
+// Errors API Gateway answers by itself (no Lambda ran) in the project's JSON error shape (docs/api.md, "Errors"),
 // with the same code-to-status mapping as the handlers (schemas/errors.ts).
 import { ResponseType } from 'aws-cdk-lib/aws-apigateway';
 import { type ErrorCode, retryAfterSeconds, statusOf } from '../../schemas/errors';

@@ -37,7 +37,7 @@ export interface RestApiProps {
   authorizer: HandlerName;
   rateLimitPerSecond: number;
   burstLimit: number;
-  /** See RingstoreConfig.manageApiGatewayAccountRole. */
+  /** See DeploymentConfig.manageApiGatewayAccountRole. */
   manageAccountRole: boolean;
 }
 

@@ -1,4 +1,4 @@
-// Runs a handler on a fixed rate (design §2: EventBridge schedule → maintenance).
+// Runs a handler on a fixed rate (EventBridge schedule → maintenance, docs/architecture.md).
 import { Duration } from 'aws-cdk-lib';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';

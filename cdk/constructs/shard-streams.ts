@@ -1,4 +1,4 @@
-// Feeds a handler from every shard table's stream (design §2: shard streams → replicator): one event
+// Feeds a handler from every shard table's stream (shard streams → replicator, docs/architecture.md): one event
 // source mapping per shard, with failed batches recorded in a queue rather than dropped.
 import { Duration } from 'aws-cdk-lib';
 import { SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';

@@ -1,8 +1,9 @@
-// The DynamoDB tables of a deployment: the ring's shard tables, the control, hints and transaction tables (design §2).
+// The DynamoDB tables of a deployment: the ring's shard tables, the control, hints and transaction tables,
+// with the key schemas the topology gives them.
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
-import { controlSchema, hintsSchema, shardSchema, txnSchema, type Names } from '../../schemas/topology';
+import { controlSchema, hintsSchema, type KeyAttribute, shardSchema, txnSchema, type Names } from '../../schemas/topology';
 
 /** PITR keeps the longest window DynamoDB offers; the blob bucket keeps old versions as long (see BlobBucket). */
 export const pitrRetentionDays = 35;
@@ -14,20 +15,26 @@ const keptTable = {
   removalPolicy: RemovalPolicy.RETAIN,
 } as const;
 
-/** A global secondary index as topology's shardSchema describes it. */
+/** CloudFormation's name for each of the topology's key attribute types. */
+const attributeTypes = { string: AttributeType.STRING, number: AttributeType.NUMBER, binary: AttributeType.BINARY } as const;
+
+/** A key attribute of the topology as CDK takes it. */
+const cdkKey = (key: KeyAttribute) => ({ name: key.name, type: attributeTypes[key.type] });
+
+/** A global secondary index as the topology describes it. */
 interface IndexSpec {
   name: string;
-  partitionKey: string;
-  sortKey: string;
+  partitionKey: KeyAttribute;
+  sortKey: KeyAttribute;
   projection: 'ALL' | 'KEYS_ONLY' | 'INCLUDE';
   nonKeyAttributes?: readonly string[];
 }
 
-function addIndex(table: Table, index: IndexSpec, keyTypes: { partitionKey: AttributeType; sortKey: AttributeType }): void {
+function addIndex(table: Table, index: IndexSpec): void {
   table.addGlobalSecondaryIndex({
     indexName: index.name,
-    partitionKey: { name: index.partitionKey, type: keyTypes.partitionKey },
-    sortKey: { name: index.sortKey, type: keyTypes.sortKey },
+    partitionKey: cdkKey(index.partitionKey),
+    sortKey: cdkKey(index.sortKey),
     projectionType: ProjectionType[index.projection],
     ...(index.projection === 'INCLUDE' ? { nonKeyAttributes: [...(index.nonKeyAttributes ?? [])] } : {}),
   });
@@ -50,7 +57,7 @@ export class ShardTables extends Construct {
     this.tables = Array.from({ length: props.shardCount }, (_, shardId) => {
       const table = new Table(this, `Shard${shardId}`, {
         tableName: props.names.shardTable(shardId),
-        partitionKey: { name: shardSchema.partitionKey, type: AttributeType.STRING },
+        partitionKey: cdkKey(shardSchema.partitionKey),
         stream: StreamViewType.NEW_AND_OLD_IMAGES,
         timeToLiveAttribute: shardSchema.ttlAttribute,
         ...keptTable,
@@ -58,9 +65,9 @@ export class ShardTables extends Construct {
       // Token order (tb = token bucket, tok = token): a token range is one sequential Query, so
       // rebalancing and anti-entropy work range by range. Projection as topology decides (versions
       // only: values are read from the table for the keys a copy moves).
-      addIndex(table, shardSchema.tokenIndex, { partitionKey: AttributeType.NUMBER, sortKey: AttributeType.NUMBER });
+      addIndex(table, shardSchema.tokenIndex);
       // Per-namespace key order for listing by prefix, with only the summary attributes a listing shows.
-      addIndex(table, shardSchema.keyIndex, { partitionKey: AttributeType.STRING, sortKey: AttributeType.STRING });
+      addIndex(table, shardSchema.keyIndex);
       return table;
     });
   }
@@ -70,7 +77,7 @@ export interface ControlTableProps {
   names: Names;
 }
 
-/** Ring, API keys (hashed), leases and membership: small, hot, read through a cache. */
+/** Ring, API keys (hashed), shard health, namespace settings, job state: small, hot, read through caches. */
 export class ControlTable extends Construct {
   readonly table: Table;
 
@@ -78,8 +85,8 @@ export class ControlTable extends Construct {
     super(scope, id);
     this.table = new Table(this, 'Table', {
       tableName: props.names.controlTable,
-      partitionKey: { name: controlSchema.partitionKey, type: AttributeType.STRING },
-      sortKey: { name: controlSchema.sortKey, type: AttributeType.STRING },
+      partitionKey: cdkKey(controlSchema.partitionKey),
+      sortKey: cdkKey(controlSchema.sortKey),
       ...keptTable,
     });
   }
@@ -101,8 +108,8 @@ export class HintsTable extends Construct {
     super(scope, id);
     this.table = new Table(this, 'Table', {
       tableName: props.names.hintsTable,
-      partitionKey: { name: hintsSchema.partitionKey, type: AttributeType.STRING },
-      sortKey: { name: hintsSchema.sortKey, type: AttributeType.STRING },
+      partitionKey: cdkKey(hintsSchema.partitionKey),
+      sortKey: cdkKey(hintsSchema.sortKey),
       ...keptTable,
     });
   }
@@ -127,15 +134,11 @@ export class TxnTable extends Construct {
     super(scope, id);
     this.table = new Table(this, 'Table', {
       tableName: props.names.txnTable,
-      partitionKey: { name: txnSchema.partitionKey, type: AttributeType.STRING },
+      partitionKey: cdkKey(txnSchema.partitionKey),
       timeToLiveAttribute: txnSchema.ttlAttribute,
       ...keptTable,
     });
     // db = the deadline's minute bucket, dl = the deadline (ms): one Query per minute bucket, in order.
-    addIndex(
-      this.table,
-      { ...txnSchema.deadlineIndex, projection: 'ALL' },
-      { partitionKey: AttributeType.NUMBER, sortKey: AttributeType.NUMBER },
-    );
+    addIndex(this.table, { ...txnSchema.deadlineIndex, projection: 'ALL' });
   }
 }

@@ -2,13 +2,17 @@
 // the in-process handlers. `npm start` and the integration tests both run this.
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { Logger } from '@aws-lambda-powertools/logger';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { DynamoControlStore } from '../../lambdas/adapters/dynamodb-control-store';
-import { ApiKeyService } from '../../lambdas/core/auth';
-import { randomIds, systemClock } from '../../lambdas/runtime';
-import { envVars, type HandlerName, handlers, limits, namesFor, replicationDefaults, routes, txnLimits } from '../../schemas/topology';
+import { FaultController } from '../../lambdas/adapters/fault-injection';
+import { initialRingOf, loadConfig } from '../../lambdas/config';
+import type { ApiKeyService } from '../../lambdas/core/auth';
+import { handlerFactories } from '../../lambdas/handlers';
+import { apiKeyService, ringStore } from '../../lambdas/wiring/control';
+import { closeConnections } from '../../lambdas/wiring/data';
+import { Wiring } from '../../lambdas/wiring/wiring';
+import { envVars, type HandlerName, limits, namesFor, replicationDefaults, routes, txnLimits } from '../../schemas/topology';
 import { localCredentials, localRegion, startEngines, type RunningEngines } from './engines';
 import { type GatewayHandlers, type RunningGateway, startGateway } from './gateway';
 import { provision } from './provision';
@@ -43,6 +47,8 @@ export interface LocalCloud {
   adminKey: string;
   engines: RunningEngines;
   faultInjection: boolean;
+  /** The process-wide instances every in-process handler uses (the bench measures through them). */
+  wiring: Wiring;
   stop(): Promise<void>;
 }
 
@@ -53,6 +59,12 @@ interface LocalKeysFile {
 }
 
 export const localNamespace = 'local';
+
+/** The handlers' log level locally: WARN unless POWERTOOLS_LOG_LEVEL asks for another (Lambda reads it itself). */
+function localLogLevel(requested: string | undefined): 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' {
+  const level = requested?.toUpperCase();
+  return level === 'DEBUG' || level === 'INFO' || level === 'ERROR' ? level : 'WARN';
+}
 
 async function ensureLocalKeys(home: string, service: ApiKeyService): Promise<LocalKeysFile> {
   const path = join(home, 'local-keys.json');
@@ -79,8 +91,11 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   let poller: RunningStreamPoller | undefined;
   let schedule: RunningSchedule | undefined;
   let sweeper: RunningSchedule | undefined;
+  let wiring: Wiring | undefined;
   try {
-    const env: Record<string, string> = {
+    // The configuration the handlers would read from their environment in Lambda, parsed by the same
+    // schema; nothing is written to this process's environment.
+    const config = loadConfig({
       [envVars.stage]: stage,
       [envVars.blobBucket]: names.blobBucket,
       [envVars.dynamodbEndpoint]: engines.dynamodbEndpoint,
@@ -91,16 +106,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       ...(options.vnodesPerShard ? { [envVars.vnodesPerShard]: String(options.vnodesPerShard) } : {}),
       [envVars.faultInjection]: options.faultInjection ? '1' : '0',
       AWS_REGION: localRegion,
-      AWS_ACCESS_KEY_ID: localCredentials.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: localCredentials.secretAccessKey,
-      POWERTOOLS_SERVICE_NAME: 'ringstore',
-      POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'WARN',
-      AWS_LAMBDA_NODEJS_DISABLE_CALLBACK_WARNING: 'true',
-    };
-    // The handlers read their configuration from the environment, exactly as in Lambda.
-    Object.assign(process.env, env);
-    const { initialRingOf, loadConfig } = await import('../../lambdas/config');
-    const config = loadConfig();
+    });
 
     const clientConfig = { region: localRegion, credentials: { ...localCredentials } };
     const dynamodb = new DynamoDBClient({ ...clientConfig, endpoint: engines.dynamodbEndpoint });
@@ -109,45 +115,49 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED',
     });
     const created = await provision({ dynamodb, s3, names, shardCount: config.shardCount });
+    dynamodb.destroy();
+    s3.destroy();
     if (created.length) log(`created ${created.join(', ')}`);
 
-    const control = new DynamoControlStore(DynamoDBDocumentClient.from(dynamodb), names.controlTable);
-    const ring = await control.ensureRing(initialRingOf(config));
+    // One process plays every function, as one Lambda instance each would, sharing one set of clients
+    // and caches; each handler sees it through its own HandlerSpec. The fault controller (driven by the
+    // gateway's /_faults) and the state machine runner are passed in, never filled in later.
+    const faults = config.faultInjection ? new FaultController() : undefined;
+    const logger = new Logger({ serviceName: 'ringstore', logLevel: localLogLevel(process.env.POWERTOOLS_LOG_LEVEL) });
+    const base = { config, logger, awsCredentials: { ...localCredentials }, ...(faults ? { faults } : {}) };
+    const build = <Name extends HandlerName>(name: Name, host: Wiring) =>
+      handlerFactories[name](host.forHandler(name)) as ReturnType<(typeof handlerFactories)[Name]>;
+    // POST /v1/txn runs the same ASL file CDK deploys, with its tasks mapped to the txnStep handler.
+    const host = Wiring.create(base);
+    const orchestrator = localTransactionOrchestrator(build('txnStep', host), join(__dirname, '..', '..'));
+    wiring = host.with({ orchestrator });
+
+    const ring = await ringStore(wiring).ensureRing(initialRingOf(config));
     if (ring.shards.length !== config.shardCount) {
       log(`the stored ring has ${ring.shards.length} shards (epoch ${ring.epoch}); ${config.shardCount} were configured: the stored ring wins`);
     }
-    const keys = await ensureLocalKeys(options.home, new ApiKeyService({ keys: control, ids: randomIds, clock: systemClock }));
+    const keys = await ensureLocalKeys(options.home, apiKeyService(wiring));
 
-    const load = async <T>(name: HandlerName): Promise<T> => {
-      const module = (await import(join('..', '..', handlers[name].entry.replace(/\.ts$/, '')))) as { handler: T };
-      return module.handler;
-    };
     const proxies: GatewayHandlers['proxies'] = {};
-    for (const name of new Set(routes.map((route) => route.handler))) proxies[name] = await load(name);
-    const gatewayHandlers: GatewayHandlers = { authorizer: await load('authorizer'), proxies };
-    // The handlers share one runtime per process (as one Lambda instance would); its fault controller
-    // is the one the gateway's /_faults drives.
-    const { runtime } = await import('../../lambdas/runtime');
-    const faults = runtime().faults;
-    // POST /v1/txn runs the same ASL file CDK deploys, with its tasks mapped to the txnStep handler.
-    runtime().orchestrator.current = localTransactionOrchestrator(await load('txnStep'), join(__dirname, '..', '..'));
+    for (const name of new Set(routes.map((route) => route.handler))) proxies[name] = build(name, wiring) as never;
+    const gatewayHandlers: GatewayHandlers = { authorizer: build('authorizer', wiring), proxies };
     // The shard streams feed the replicator, as the event source mappings do in AWS.
     poller = await startStreamPoller({
       endpoint: engines.dynamodbEndpoint,
       tables: ring.shards.map((shard) => shard.table),
-      handler: await load('replicator'),
+      handler: build('replicator', wiring),
       batchSize: replicationDefaults.streamBatchSize,
       checkpointFile: join(options.home, `stream-checkpoints-${stage}.json`),
       log,
     });
     schedule = startSchedule({
-      handler: await load('maintenance'),
+      handler: build('maintenance', wiring),
       name: 'maintenance',
       everyMs: options.maintenanceIntervalMs ?? replicationDefaults.localMaintenanceIntervalMs,
       log,
     });
     sweeper = startSchedule({
-      handler: await load('txnSweeper'),
+      handler: build('txnSweeper', wiring),
       name: 'txnSweeper',
       everyMs: options.sweeperIntervalMs ?? txnLimits.localSweeperIntervalMs,
       log,
@@ -160,20 +170,20 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       ...(faults ? { faults } : {}),
       log,
     });
-    dynamodb.destroy();
-    s3.destroy();
-    const running = { gateway, poller, schedule, sweeper };
+    const running = { gateway, poller, schedule, sweeper, wiring };
     return {
       url: running.gateway.url,
       apiKey: keys.apiKey,
       adminKey: keys.adminKey,
       engines,
       faultInjection: Boolean(faults),
+      wiring: running.wiring,
       stop: async () => {
         await running.gateway.stop();
         await running.schedule.stop();
         await running.sweeper.stop();
         await running.poller.stop();
+        await closeConnections(running.wiring);
         await engines.stop();
       },
     };
@@ -182,6 +192,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     await schedule?.stop();
     await sweeper?.stop();
     await poller?.stop();
+    if (wiring) await closeConnections(wiring);
     await engines.stop();
     throw error;
   }

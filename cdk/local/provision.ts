@@ -9,20 +9,30 @@ import {
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, HeadBucketCommand, type S3Client } from '@aws-sdk/client-s3';
-import { controlSchema, hintsSchema, type Names, shardSchema, txnSchema } from '../../schemas/topology';
+import { controlSchema, hintsSchema, type KeyAttribute, type Names, shardSchema, txnSchema } from '../../schemas/topology';
 
 type GlobalSecondaryIndexInput = NonNullable<CreateTableCommandInput['GlobalSecondaryIndexes']>[number];
+type AttributeDefinition = NonNullable<CreateTableCommandInput['AttributeDefinitions']>[number];
+
+/** DynamoDB's wire name for each of the topology's key attribute types. */
+const attributeTypes = { string: 'S', number: 'N', binary: 'B' } as const;
+
+/** The definitions of every key attribute a table and its indexes use, each once. */
+function attributeDefinitions(keys: readonly KeyAttribute[]): AttributeDefinition[] {
+  const byName = new Map(keys.map((key) => [key.name, { AttributeName: key.name, AttributeType: attributeTypes[key.type] }]));
+  return [...byName.values()];
+}
 
 /** A global index keyed (HASH, RANGE) on two attributes, as topology describes it. */
 function globalIndexInput(
-  index: { name: string; partitionKey: string; sortKey: string },
+  index: { name: string; partitionKey: KeyAttribute; sortKey: KeyAttribute },
   projection: GlobalSecondaryIndexInput['Projection'],
 ): GlobalSecondaryIndexInput {
   return {
     IndexName: index.name,
     KeySchema: [
-      { AttributeName: index.partitionKey, KeyType: 'HASH' },
-      { AttributeName: index.sortKey, KeyType: 'RANGE' },
+      { AttributeName: index.partitionKey.name, KeyType: 'HASH' },
+      { AttributeName: index.sortKey.name, KeyType: 'RANGE' },
     ],
     Projection: projection,
   };
@@ -33,14 +43,10 @@ export function shardTableInput(tableName: string): CreateTableCommandInput {
   return {
     TableName: tableName,
     BillingMode: 'PAY_PER_REQUEST',
-    AttributeDefinitions: [
-      { AttributeName: shardSchema.partitionKey, AttributeType: 'S' },
-      { AttributeName: tokenIndex.partitionKey, AttributeType: 'N' },
-      { AttributeName: tokenIndex.sortKey, AttributeType: 'N' },
-      { AttributeName: keyIndex.partitionKey, AttributeType: 'S' },
-      { AttributeName: keyIndex.sortKey, AttributeType: 'S' },
-    ],
-    KeySchema: [{ AttributeName: shardSchema.partitionKey, KeyType: 'HASH' }],
+    AttributeDefinitions: attributeDefinitions([
+      shardSchema.partitionKey, tokenIndex.partitionKey, tokenIndex.sortKey, keyIndex.partitionKey, keyIndex.sortKey,
+    ]),
+    KeySchema: [{ AttributeName: shardSchema.partitionKey.name, KeyType: 'HASH' }],
     GlobalSecondaryIndexes: [tokenIndex, keyIndex].map((index) =>
       globalIndexInput(index, { ProjectionType: index.projection, NonKeyAttributes: [...index.nonKeyAttributes] }),
     ),
@@ -48,28 +54,25 @@ export function shardTableInput(tableName: string): CreateTableCommandInput {
   };
 }
 
-/** A table keyed by two strings and nothing else: the control table and the hints table. */
-function stringKeyPairTableInput(tableName: string, keys: { partitionKey: string; sortKey: string }): CreateTableCommandInput {
+/** A table keyed by a partition and a sort key and nothing else: the control table and the hints table. */
+function keyPairTableInput(tableName: string, keys: { partitionKey: KeyAttribute; sortKey: KeyAttribute }): CreateTableCommandInput {
   return {
     TableName: tableName,
     BillingMode: 'PAY_PER_REQUEST',
-    AttributeDefinitions: [
-      { AttributeName: keys.partitionKey, AttributeType: 'S' },
-      { AttributeName: keys.sortKey, AttributeType: 'S' },
-    ],
+    AttributeDefinitions: attributeDefinitions([keys.partitionKey, keys.sortKey]),
     KeySchema: [
-      { AttributeName: keys.partitionKey, KeyType: 'HASH' },
-      { AttributeName: keys.sortKey, KeyType: 'RANGE' },
+      { AttributeName: keys.partitionKey.name, KeyType: 'HASH' },
+      { AttributeName: keys.sortKey.name, KeyType: 'RANGE' },
     ],
   };
 }
 
 export function controlTableInput(tableName: string): CreateTableCommandInput {
-  return stringKeyPairTableInput(tableName, controlSchema);
+  return keyPairTableInput(tableName, controlSchema);
 }
 
 export function hintsTableInput(tableName: string): CreateTableCommandInput {
-  return stringKeyPairTableInput(tableName, hintsSchema);
+  return keyPairTableInput(tableName, hintsSchema);
 }
 
 export function txnTableInput(tableName: string): CreateTableCommandInput {
@@ -77,12 +80,8 @@ export function txnTableInput(tableName: string): CreateTableCommandInput {
   return {
     TableName: tableName,
     BillingMode: 'PAY_PER_REQUEST',
-    AttributeDefinitions: [
-      { AttributeName: txnSchema.partitionKey, AttributeType: 'S' },
-      { AttributeName: deadlineIndex.partitionKey, AttributeType: 'N' },
-      { AttributeName: deadlineIndex.sortKey, AttributeType: 'N' },
-    ],
-    KeySchema: [{ AttributeName: txnSchema.partitionKey, KeyType: 'HASH' }],
+    AttributeDefinitions: attributeDefinitions([txnSchema.partitionKey, deadlineIndex.partitionKey, deadlineIndex.sortKey]),
+    KeySchema: [{ AttributeName: txnSchema.partitionKey.name, KeyType: 'HASH' }],
     GlobalSecondaryIndexes: [globalIndexInput(deadlineIndex, { ProjectionType: 'ALL' })],
   };
 }

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { Context } from 'aws-lambda';
 import { StateMachine } from 'aws-local-stepfunctions';
 import { outcomeUnknown } from '../../lambdas/adapters/sfn-orchestrator';
-import type { Orchestrator, TxnExecution, TxnOutcome } from '../../lambdas/core/transactions';
+import type { Orchestrator, TxnExecution, TxnOutcome } from '../../lambdas/ports';
 import { stateMachines } from '../../schemas/topology';
 import { lambdaContext } from './lambda-events';
 

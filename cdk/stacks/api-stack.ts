@@ -23,10 +23,10 @@ import { RingstoreRestApi } from '../constructs/rest-api';
 import { Every } from '../constructs/schedule';
 import { ShardStreams } from '../constructs/shard-streams';
 import { TransactionStateMachine } from '../constructs/transaction-state-machine';
-import type { RingstoreConfig } from './config';
+import type { DeploymentConfig } from './config';
 
 export interface ApiStackProps extends StackProps {
-  config: RingstoreConfig;
+  config: DeploymentConfig;
   /** Stream ARN of each shard table, in shard order (DataStack.shardStreamArns). */
   shardStreamArns: readonly string[];
 }

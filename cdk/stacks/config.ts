@@ -38,7 +38,7 @@ export const logLevels = ['DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
 // numbers, so numbers are coerced.
 const count = (max: number) => z.coerce.number().int().min(1).max(max);
 
-export const configSchema = z
+export const deploymentContextSchema = z
   .object({
     /** Prefix of every physical name (`ringstore-<stage>-…`). */
     stage: z.string().default(defaults.stage),
@@ -85,11 +85,11 @@ export const configSchema = z
     }
   });
 
-export type RingstoreConfig = z.output<typeof configSchema>;
-export type RingstoreConfigInput = z.input<typeof configSchema>;
+export type DeploymentConfig = z.output<typeof deploymentContextSchema>;
+export type RingstoreConfigInput = z.input<typeof deploymentContextSchema>;
 
 /** Context keys the app reads; `cdk synth -c <key>=<value>` overrides each. */
-export const contextKeys = Object.keys(configSchema.shape) as (keyof RingstoreConfigInput)[];
+export const contextKeys = Object.keys(deploymentContextSchema.shape) as (keyof RingstoreConfigInput)[];
 
 /**
  * Parses the configuration; fails fast with a message naming each bad context key.
@@ -97,11 +97,11 @@ export const contextKeys = Object.keys(configSchema.shape) as (keyof RingstoreCo
  * @example
  * const config = parseConfig({ stage: 'dev', shardCount: '8' });
  */
-export function parseConfig(raw: Record<string, unknown>): RingstoreConfig {
+export function parseConfig(raw: Record<string, unknown>): DeploymentConfig {
   const retired = Object.keys(raw)
     .filter((key) => Object.hasOwn(retiredContextKeys, key))
     .map((key) => `  -c ${key}: no longer read; ${retiredContextKeys[key]}`);
-  const result = configSchema.safeParse(raw);
+  const result = deploymentContextSchema.safeParse(raw);
   const problems = [
     ...retired,
     ...(result.success ? [] : result.error.issues.map((issue) => `  -c ${issue.path.join('.') || '?'}: ${issue.message}`)),

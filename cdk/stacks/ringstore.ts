@@ -2,7 +2,7 @@
 import { Tags, type App, type Environment } from 'aws-cdk-lib';
 import { namesFor } from '../../schemas/topology';
 import { ApiStack } from './api-stack';
-import type { RingstoreConfig } from './config';
+import type { DeploymentConfig } from './config';
 import { DataStack } from './data-stack';
 
 export interface Ringstore {
@@ -17,7 +17,7 @@ export interface Ringstore {
  * const app = new App();
  * addRingstore(app, parseConfig({ stage: 'dev' }));
  */
-export function addRingstore(app: App, config: RingstoreConfig, env?: Environment): Ringstore {
+export function addRingstore(app: App, config: DeploymentConfig, env?: Environment): Ringstore {
   const { prefix } = namesFor(config.stage);
   const data = new DataStack(app, `${prefix}-data`, {
     stackName: `${prefix}-data`,

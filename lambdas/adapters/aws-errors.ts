@@ -1,4 +1,5 @@
-// Translates AWS SDK exceptions into Ringstore errors (conventions §4), so no SDK type leaks upward.
+// Translates AWS SDK exceptions into Ringstore errors, so no SDK type leaks upward, and the one helper
+// every adapter runs its calls through.
 import { RingstoreError } from '../core/errors';
 
 const throttlingNames = new Set([
@@ -35,4 +36,40 @@ export function translateAwsError(error: unknown, what: string): RingstoreError 
     return new RingstoreError('shard.unavailable', `${what} failed: ${message}`, { retryable: true, cause: error });
   }
   return new RingstoreError('internal', `${what} failed: ${name || 'Error'}: ${message}`, { cause: error });
+}
+
+/**
+ * Runs one AWS call and translates its failure, so every adapter reports errors the same way.
+ *
+ * @example
+ * const { Item } = await awsCall('ring read', () => rings.build(GetItemCommand).key(ringKey).send());
+ */
+export async function awsCall<T>(what: string, action: () => Promise<T>): Promise<T> {
+  try {
+    return await action();
+  } catch (error) {
+    throw translateAwsError(error, what);
+  }
+}
+
+/** A DynamoDB write whose condition did not hold: an expected outcome, not a failure. */
+export function isConditionalCheckFailure(error: unknown): boolean {
+  return (error as { name?: string } | undefined)?.name === 'ConditionalCheckFailedException';
+}
+
+/**
+ * Runs a conditional write: `true` when it happened, `false` when its condition did not hold; any other
+ * failure is translated.
+ *
+ * @example
+ * const created = await conditionalWrite('ring creation', () => put.options({ condition: { attr: 'pk', exists: false } }).send());
+ */
+export async function conditionalWrite(what: string, action: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await action();
+    return true;
+  } catch (error) {
+    if (isConditionalCheckFailure(error)) return false;
+    throw translateAwsError(error, what);
+  }
 }

@@ -1,8 +1,8 @@
 // HintStore on the hints table: one partition per replica table, sorted by key then zero-padded version,
-// so a replica's hints come back per key in version order (design §1, hinted handoff).
+// so a replica's hints come back per key in version order (hinted handoff, docs/consistency.md).
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DeleteItemCommand, Entity, PutItemCommand, QueryCommand, Table, item, number, string } from 'dynamodb-toolbox';
-import type { StoredItem } from '../core/item';
+import type { StoredItem } from '../ports';
 import type { Hint, HintStore } from '../ports';
 import { hintsSchema } from '../../schemas/topology';
 import { translateAwsError } from './aws-errors';
@@ -14,8 +14,8 @@ export const hintCountMax = 10_000;
 function hintsTable(name: string, documentClient: DynamoDBDocumentClient) {
   return new Table({
     name,
-    partitionKey: { name: hintsSchema.partitionKey, type: 'string' },
-    sortKey: { name: hintsSchema.sortKey, type: 'string' },
+    partitionKey: hintsSchema.partitionKey,
+    sortKey: hintsSchema.sortKey,
     documentClient,
   });
 }

@@ -19,33 +19,34 @@ import {
   string,
 } from 'dynamodb-toolbox';
 import { IntentConflictError, PreconditionFailedError, RingstoreError } from '../core/errors';
-import { type Intent, type KeySummary, type StoredItem, tombstoneRetentionSeconds } from '../core/item';
+import { tombstoneRetentionSeconds } from '../core/item';
+import { type Intent, type KeySummary, type StoredItem } from '../ports';
 import { tokenBucket, tokenSpace } from '../core/ring';
 import type { IntentPlacement, ItemWrite, KeyRef, ListPage, ListQuery, ShardStore, VersionEntry, WritePrecondition, WriteResult } from '../ports';
 import { shardSchema } from '../../schemas/topology';
 import { translateAwsError } from './aws-errors';
 
-/** Bounded work per shard per listing call (conventions §8): pages read before answering "more". */
+/** Bounded work per shard per listing call: pages read before answering "more". */
 export const listPagesPerShardMax = 8;
 
-/** Index pages read per token bucket by one anti-entropy comparison (conventions §8). */
+/** Index pages read per token bucket by one anti-entropy comparison: a bound, so a runaway scan fails loudly. */
 export const rangePagesPerBucketMax = 1_000;
 
 export function shardTable(documentClient?: DynamoDBDocumentClient) {
   return new Table({
     // Every call names its shard with `tableName`; this default is never used for I/O.
     name: 'ringstore-shard',
-    partitionKey: { name: shardSchema.partitionKey, type: 'string' },
+    partitionKey: shardSchema.partitionKey,
     indexes: {
       [shardSchema.tokenIndex.name]: {
         type: 'global',
-        partitionKey: { name: shardSchema.tokenIndex.partitionKey, type: 'number' },
-        sortKey: { name: shardSchema.tokenIndex.sortKey, type: 'number' },
+        partitionKey: shardSchema.tokenIndex.partitionKey,
+        sortKey: shardSchema.tokenIndex.sortKey,
       },
       [shardSchema.keyIndex.name]: {
         type: 'global',
-        partitionKey: { name: shardSchema.keyIndex.partitionKey, type: 'string' },
-        sortKey: { name: shardSchema.keyIndex.sortKey, type: 'string' },
+        partitionKey: shardSchema.keyIndex.partitionKey,
+        sortKey: shardSchema.keyIndex.sortKey,
       },
     },
     ...(documentClient ? { documentClient } : {}),
@@ -465,7 +466,7 @@ export class DynamoShardStore implements ShardStore {
     } catch (error) {
       throw translateAwsError(error, `listing of ${tableName}`);
     }
-    const resumeAfter = startKey ? String(startKey[shardSchema.keyIndex.sortKey]) : undefined;
+    const resumeAfter = startKey ? String(startKey[shardSchema.keyIndex.sortKey.name]) : undefined;
     return resumeAfter === undefined ? { items, more: false } : { items, more: true, resumeAfter };
   }
 }

@@ -11,12 +11,12 @@ const minuteMs = 60_000;
 function txnTable(name: string, documentClient: DynamoDBDocumentClient) {
   return new Table({
     name,
-    partitionKey: { name: txnSchema.partitionKey, type: 'string' },
+    partitionKey: txnSchema.partitionKey,
     indexes: {
       [txnSchema.deadlineIndex.name]: {
         type: 'global',
-        partitionKey: { name: txnSchema.deadlineIndex.partitionKey, type: 'number' },
-        sortKey: { name: txnSchema.deadlineIndex.sortKey, type: 'number' },
+        partitionKey: txnSchema.deadlineIndex.partitionKey,
+        sortKey: txnSchema.deadlineIndex.sortKey,
       },
     },
     documentClient,

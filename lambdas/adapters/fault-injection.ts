@@ -1,8 +1,9 @@
-// Fault injection for tests (design §5): armed crash points, shard outages and broken modes, driven by a
+// Fault injection for tests (docs/architecture.md, "Fault injection"): armed crash points, shard outages and broken modes, driven by a
 // plan. It exists only when RINGSTORE_FAULT_INJECTION=1, and a production bundle refuses to start with it.
 import { z } from 'zod';
 import { RingstoreError } from '../core/errors';
-import { type BrokenMode, brokenModes, type CrashPoint, CrashInjectedError, crashPoints, type FaultInjector } from '../core/faults';
+import { CrashInjectedError } from '../core/faults';
+import { type BrokenMode, brokenModes, type CrashPoint, crashPoints, type FaultInjector } from '../ports';
 import type { ShardStore } from '../ports';
 
 /** What a test asks for: replaces the whole current plan. */

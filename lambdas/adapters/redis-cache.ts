@@ -2,10 +2,10 @@
 // script, so an entry is never replaced by an older version whatever order writers arrive in.
 // It never throws: a Redis outage turns every call into a miss and reads go to DynamoDB.
 import Redis from 'ioredis';
-import type { CacheEntry } from '../core/l1-cache';
+import type { CacheEntry } from '../ports';
 import type { RemoteCache } from '../ports';
 
-/** Bounded waits (conventions §8): a slow or absent Redis costs a read at most this, then it is a miss. */
+/** A bounded wait: a slow or absent Redis costs a read at most this, then it is a miss. */
 export const redisCommandTimeoutMs = 50;
 export const redisConnectTimeoutMs = 500;
 

@@ -2,7 +2,7 @@
 // so the API answers with the transaction's outcome while every step is retried and recorded.
 import { SFNClient, StartSyncExecutionCommand } from '@aws-sdk/client-sfn';
 import { RingstoreError } from '../core/errors';
-import type { Orchestrator, TxnExecution, TxnOutcome } from '../core/transactions';
+import type { Orchestrator, TxnExecution, TxnOutcome } from '../ports';
 import { translateAwsError } from './aws-errors';
 
 export class SfnOrchestrator implements Orchestrator {

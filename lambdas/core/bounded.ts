@@ -1,4 +1,5 @@
-// Bounded parallelism for the core's per-key work (a transaction's intents on one shard).
+// Bounded parallelism for the core's per-key work (a transaction's intents on one shard, stream records,
+// hint replay).
 // Hand-written rather than p-limit/p-map: those are ESM-only, which the CommonJS Lambda bundles and
 // jest transform do not load, and what is needed here is a dozen lines: stop starting work once one
 // item says stop or fails, let what is in flight finish, then report.
@@ -33,4 +34,18 @@ export async function forEachBounded<T>(
   await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
   if (failure) throw failure.error;
   return !stopped;
+}
+
+/**
+ * Calls `work` for every item, at most `limit` at a time, in item order. A failure stops new items from
+ * starting (a crashed process starts nothing more either); it is rethrown once the calls in flight finish.
+ *
+ * @example
+ * await forAllBounded(hints, 8, async (hint) => replay(hint));
+ */
+export async function forAllBounded<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  await forEachBounded(items, limit, async (item) => {
+    await work(item);
+    return 'continue';
+  });
 }

@@ -29,7 +29,7 @@ export function isRingstoreError(error: unknown, code?: ErrorCode): error is Rin
   return error instanceof RingstoreError && (code === undefined || error.code === code);
 }
 
-/** Fails loudly when an invariant of the domain does not hold (conventions §8). */
+/** Fails loudly when an invariant of the domain does not hold (versions only grow, the ring covers the token space). */
 export function invariant(condition: unknown, message: string): asserts condition {
   if (!condition) throw new RingstoreError('internal', `invariant violated: ${message}`);
 }

@@ -1,58 +1,6 @@
-// Named crash points and deliberately broken modes (design §5). The core only ever asks an injector;
+// The simulated death at a named crash point (the points are in ports/faults.ts). The core only asks an injector;
 // the injector exists only in test runs (RINGSTORE_FAULT_INJECTION), and production bundles refuse it.
-
-/** Where a crash can be injected in the write and replication paths. */
-export const replicationCrashPoints = [
-  /** A write is about to reach the owner: nothing is stored yet. */
-  'write.beforeOwner',
-  /** The owner holds the new version; no replica does yet (strong writes). */
-  'write.afterOwner',
-  /** One replica answered; the others are still in flight (strong writes). */
-  'write.afterFirstReplica',
-  /** A replica was unreachable and its hint is about to be written. */
-  'write.beforeHint',
-  /** Hint replay applied a hint but has not removed it from the failure log. */
-  'hints.duringReplay',
-  /** The replicator is about to apply a stream record to a replica. */
-  'replicator.beforeApply',
-  /** The replicator applied a stream record to a replica and has not acknowledged the batch. */
-  'replicator.afterApply',
-] as const;
-
-/** Where a crash can be injected in a transaction: the coordinator's state boundaries and a participant around its intent. */
-export const transactionCrashPoints = [
-  /** The coordinator wrote the pending transaction record; no intent is placed yet. */
-  'txn.afterBegin',
-  /** A participant is about to place an intent (or read a key). */
-  'txn.beforeIntent',
-  /** A participant placed an intent and has not reported it. */
-  'txn.afterIntent',
-  /** Every participant prepared; nothing is decided. */
-  'txn.afterPrepare',
-  /** The decision is written; no intent is applied or cleared yet. */
-  'txn.afterDecide',
-] as const;
-
-export const crashPoints = [...replicationCrashPoints, ...transactionCrashPoints] as const;
-
-export type CrashPoint = (typeof crashPoints)[number];
-
-/** Deliberately wrong behaviours that the proof tests must catch (so the checkers are known to work). */
-export const brokenModes = [
-  /** Strong reads go to a replica instead of the owner: not linearizable during replication lag. */
-  'strongReadFromReplica',
-  /** Transactions skip read-set validation: reads are no longer checked at the commit point (write skew). */
-  'txnSkipValidation',
-] as const;
-
-export type BrokenMode = (typeof brokenModes)[number];
-
-/** What the core asks at each crash point; absent in production. */
-export interface FaultInjector {
-  /** Throws CrashInjectedError when the point is armed. */
-  reach(point: CrashPoint): void;
-  isBroken(mode: BrokenMode): boolean;
-}
+import type { CrashPoint } from '../ports';
 
 /**
  * A simulated process death at a crash point. It is not a RingstoreError on purpose: nothing may catch

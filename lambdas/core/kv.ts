@@ -2,15 +2,16 @@
 import { createHash } from 'node:crypto';
 import { IntentConflictError, PreconditionFailedError, RingstoreError } from './errors';
 import { cacheEntryOf, type IntentResolver } from './intents';
-import type { FaultInjector } from './faults';
-import { isLive, type KeySummary, type StoredItem, tombstoneRetentionSeconds } from './item';
-import { type RingShard, tokenOf } from './ring';
+import type { FaultInjector } from '../ports';
+import { isLive, tombstoneRetentionSeconds } from './item';
+import { type KeySummary, type StoredItem } from '../ports';
+import { tokenOf } from './ring';
+import { type RingShard } from '../ports';
 import { isReadable, isShardFailure, type ReplicationService } from './replication';
 import { validateKey } from './validation';
-import type {
-  BlobStore, Clock, Consistency, IdSource, ItemWrite, RingSource, ShardHealthStore, ShardStore, ValueCache, WritePrecondition,
-} from '../ports';
-import type { CacheEntry } from './l1-cache';
+import type { BlobStore, Clock, Consistency, IdSource, ItemWrite, ShardHealthStore, ShardStore, ValueCache, WritePrecondition } from '../ports';
+import type { RingSource } from './ring-source';
+import type { CacheEntry } from '../ports';
 import { blobPrefixes } from '../../schemas/topology';
 
 export type { Consistency } from '../ports';

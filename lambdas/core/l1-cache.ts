@@ -1,4 +1,4 @@
-// L1: the bounded, short-lived, version-guarded cache in one Lambda instance's memory (design §1 "Cache").
+// L1: the bounded, short-lived, version-guarded cache in one Lambda instance's memory (docs/architecture.md, "Cache").
 // Bounded by entry count and bytes; an entry is served for at most `ttlMs` after it was stored.
 //
 // `lru` and `fifo` are the `lru-cache` package: a read-through `get` makes it LRU, a `peek` (no
@@ -6,6 +6,7 @@
 // O(1) frequency buckets (Shah, Mitra and Matani, "An O(1) algorithm for implementing the LFU
 // cache eviction scheme", 2010). lru-cache's own TTL is not used: it reads `performance.now()`
 // and caches it, while the core takes time only from the injected Clock.
+import type { CacheEntry } from '../ports';
 import { LRUCache } from 'lru-cache';
 import { invariant } from './errors';
 import type { Clock } from '../ports';
@@ -15,19 +16,6 @@ export type EvictionPolicy = 'lru' | 'lfu' | 'fifo';
 
 export const evictionPolicies: readonly EvictionPolicy[] = ['lru', 'lfu', 'fifo'];
 
-/** What the caches hold for a key: a value at a version, or a tombstone (the key was deleted at that version). */
-export interface CacheEntry {
-  version: number;
-  tombstone: boolean;
-  contentType: string;
-  /** Bytes of the value (0 for tombstones), also when the value itself is not cached (blob values). */
-  size: number;
-  sha256: string;
-  /** The key's own TTL: a cached entry past it is never returned. */
-  expiresAtSeconds?: number;
-  /** Absent for tombstones and for values the cache holds only the version of. */
-  value?: Uint8Array;
-}
 
 export interface L1CacheOptions {
   policy: EvictionPolicy;

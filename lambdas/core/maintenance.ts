@@ -1,8 +1,10 @@
-// Bringing replicas back in line (design §1): hinted handoff replays the failure log onto a shard that
+// Bringing replicas back in line (docs/consistency.md): hinted handoff replays the failure log onto a shard that
 // returns, before it serves reads again; anti-entropy compares replicas range by range and repairs what
 // every other path missed (a record the stream dropped, a hint that could not be written).
-import { isShardFailure, forEachBounded } from './replication';
-import { isCrashInjected, type FaultInjector } from './faults';
+import { forAllBounded } from './bounded';
+import { isShardFailure } from './replication';
+import { isCrashInjected } from './faults';
+import { type FaultInjector } from '../ports';
 import type { Ring, TokenRange } from './ring';
 import type { Clock, Hint, HintStore, MaintenanceStateStore, ShardHealthStore, ShardStore, VersionEntry } from '../ports';
 
@@ -160,7 +162,7 @@ export class MaintenanceService {
           const id = `${hint.item.namespace}#${hint.item.key}`;
           byKey.set(id, [...(byKey.get(id) ?? []), hint]);
         }
-        await forEachBounded([...byKey.values()], hintReplayConcurrency, async (hints) => {
+        await forAllBounded([...byKey.values()], hintReplayConcurrency, async (hints) => {
           for (const hint of hints.sort((a, b) => a.item.version - b.item.version)) {
             const nowSeconds = Math.floor(this.deps.clock.nowMs() / 1000);
             const applied = await this.deps.shards.applyReplica(table, hint.item, { nowSeconds });

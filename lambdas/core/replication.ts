@@ -1,11 +1,14 @@
-// Keeps every key on its RF shards (design §1). Strong writes fan out from the owner; the stream path
+// Keeps every key on its RF shards (docs/consistency.md). Strong writes fan out from the owner; the stream path
 // catches replicas up after eventual writes; a replica that cannot be reached gets a hint. Versions
 // make every step idempotent: a replica applies only a strictly newer version, so duplicated,
 // reordered and replayed copies are harmless.
+import { forAllBounded } from './bounded';
 import { isRingstoreError } from './errors';
-import { type FaultInjector, isCrashInjected } from './faults';
-import type { StoredItem } from './item';
-import type { Ring, RingShard } from './ring';
+import { isCrashInjected } from './faults';
+import { type FaultInjector } from '../ports';
+import type { StoredItem } from '../ports';
+import type { Ring } from './ring';
+import type { RingShard } from '../ports';
 import type { Clock, HintStore, ReplicationMetrics, ShardHealth, ShardHealthStore, ShardStore } from '../ports';
 
 export interface ReplicationDeps {
@@ -130,7 +133,7 @@ export class ReplicationService {
     });
     const health = await this.deps.health.all();
     const failedIndexes: number[] = [];
-    await forEachBounded([...newest.values()], streamApplyConcurrency, async ({ index, change, replicas }) => {
+    await forAllBounded([...newest.values()], streamApplyConcurrency, async ({ index, change, replicas }) => {
       this.deps.faults?.reach('replicator.beforeApply');
       const outcomes = await Promise.all(replicas.map((replica) => this.copyTo(replica.table, change.item, health)));
       this.deps.faults?.reach('replicator.afterApply');
@@ -175,17 +178,4 @@ export class ReplicationService {
       return 'missed';
     }
   }
-}
-
-/** Runs `work` over `items`, at most `concurrency` at a time; the first failure rejects. */
-export async function forEachBounded<T>(items: readonly T[], concurrency: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const workers = Array.from({ length: Math.min(concurrency, items.length) }, async () => {
-    while (next < items.length) {
-      const item = items[next]!;
-      next += 1;
-      await work(item);
-    }
-  });
-  await Promise.all(workers);
 }

@@ -7,27 +7,13 @@
 // stored with every item (the `tok` attribute), so the function can never change.
 // Ring libraries on npm (hashring, consistent-hash) hide the token ranges and replica walk
 // that the ring API, rebalancing and anti-entropy need, so the walk is written here.
+import type { RingShard, RingState } from '../ports';
 import { createHash } from 'node:crypto';
 import { invariant } from './errors';
 
 export const tokenBits = 32;
 export const tokenSpace = 2 ** tokenBits;
 
-export type ShardStatus = 'active';
-
-export interface RingShard {
-  id: number;
-  table: string;
-  status: ShardStatus;
-}
-
-/** What the control table stores under the ring record; the epoch fences every change. */
-export interface RingState {
-  epoch: number;
-  replicationFactor: number;
-  vnodesPerShard: number;
-  shards: RingShard[];
-}
 
 export interface TokenRange {
   /** Exclusive lower bound; the first range wraps around from the last vnode token. */

@@ -1,15 +1,19 @@
-// Multi-key ACID transactions (design §1, §5): two-phase commit over the shard tables, with write
+// Multi-key ACID transactions (docs/transactions.md): two-phase commit over the shard tables, with write
 // intents as locks (2PL on the write set), validation of the read set (as Silo does: versions read
 // must be unchanged once every write is locked), one conditional write of the transaction record as
 // the decision, and presumed commit. Each step below is one state of the Step Functions machine in
 // schemas/txn-state-machine.asl.json; the state carries the plan, never more than the payload limit.
+import type { Abort, AbortReason, Participant, TxnExecution, TxnOutcome, WriteJson, ParticipantKey } from '../ports';
 import { IntentConflictError, PreconditionFailedError, RingstoreError, isRingstoreError } from './errors';
-import { isCrashInjected, type FaultInjector } from './faults';
+import { isCrashInjected } from './faults';
+import { type FaultInjector } from '../ports';
 import { forEachBounded } from './bounded';
 import { cacheEntryOf, IntentResolver } from './intents';
-import { isLive, type StoredItem } from './item';
+import { isLive } from './item';
+import { type StoredItem } from '../ports';
 import type { ReplicationService } from './replication';
-import type { Consistency, Clock, IdSource, RingSource, ShardStore, TxnRecordStore, ValueCache } from '../ports';
+import type { Consistency, Clock, IdSource, ShardStore, TxnRecordStore, ValueCache } from '../ports';
+import type { RingSource } from './ring-source';
 import { planTransaction, type PlannedWrite, type TxnLimits, type TxnOp } from './txn-plan';
 
 export interface TxnServiceLimits extends TxnLimits {
@@ -34,52 +38,6 @@ export interface TxnDeps {
   limits: TxnServiceLimits;
 }
 
-/** A write as the state carries it: the value base64-encoded (the state is JSON). */
-export interface WriteJson {
-  kind: PlannedWrite['kind'];
-  valueBase64?: string;
-  contentType: string;
-  size: number;
-  sha256: string;
-}
-
-export interface ParticipantKey {
-  key: string;
-  /** Where the key first appears in the request: the answer lists writes in this order. */
-  position: number;
-  token: number;
-  expectVersion?: number;
-  mustBeLive: boolean;
-  write?: WriteJson;
-}
-
-/** The keys of one owner shard: one Map iteration of prepare, validate, commit and abort. */
-export interface Participant {
-  table: string;
-  keys: ParticipantKey[];
-}
-
-/** The execution input of the state machine. */
-export interface TxnExecution {
-  txid: string;
-  namespace: string;
-  consistency: Consistency;
-  createdAtMs: number;
-  deadlineMs: number;
-  kind: 'readOnly' | 'writeOnly' | 'readWrite';
-  participants: Participant[];
-  /** One per `get` op, in request order. */
-  reads: Array<{ key: string; from: 'committed' } | { key: string; from: 'transaction'; write: WriteJson }>;
-}
-
-export type AbortReason = 'conflict' | 'precondition' | 'notFound' | 'timeout' | 'tooLarge' | 'unavailable';
-
-export interface Abort {
-  reason: AbortReason;
-  key?: string;
-  message: string;
-}
-
 /** What a participant saw of a key when it locked or read it. */
 export interface Observed {
   key: string;
@@ -100,14 +58,6 @@ export interface Decision {
   abort?: Abort;
 }
 
-export type TxnOutcome =
-  | {
-      status: 'committed';
-      txid: string;
-      writes: Array<{ key: string; version: number }>;
-      reads: Array<{ key: string; found: boolean; version?: number; valueBase64?: string; contentType?: string }>;
-    }
-  | { status: 'aborted'; txid: string; reason: AbortReason; key?: string; message: string };
 
 export interface SweepReport {
   examined: number;
@@ -116,11 +66,6 @@ export interface SweepReport {
   cleared: number;
   /** Deadlines before this are done; the next sweep starts here. */
   sweptUntilMs: number;
-}
-
-/** Runs an execution through the state machine (Step Functions in AWS, aws-local-stepfunctions locally). */
-export interface Orchestrator {
-  run(execution: TxnExecution): Promise<TxnOutcome>;
 }
 
 const base64 = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64');

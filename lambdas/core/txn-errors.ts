@@ -1,6 +1,6 @@
 // An aborted transaction as the client sees it: the error of its reason, naming the key and the txid.
 import { RingstoreError } from './errors';
-import type { TxnOutcome } from './transactions';
+import type { TxnOutcome } from '../ports';
 
 export function txnAbortError(outcome: Extract<TxnOutcome, { status: 'aborted' }>): RingstoreError {
   const details = { txid: outcome.txid, status: 'aborted', reason: outcome.reason, ...(outcome.key ? { key: outcome.key } : {}) };

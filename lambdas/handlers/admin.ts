@@ -8,43 +8,55 @@ import { httpErrors } from '../http/errors';
 import { jsonBody, parseWith, pathParam, principalOf } from '../http/request';
 import { json } from '../http/response';
 import { router } from '../http/router';
-import { runtime } from '../runtime';
+import { apiKeyService, namespaceSettings, ringSource, shardHealth } from '../wiring/control';
+import { replicationStats } from '../wiring/data';
+import { maintenanceService } from '../wiring/services';
+import type { Wiring } from '../wiring/wiring';
 
-const { apiKeys, namespaces, maintenance, ring, health, stats, logger } = runtime();
 
 /** Never return the secret's hash. */
 const publicView = ({ secretHash: _hash, ...info }: ApiKeyRecord) => info;
 
-export const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-  .use(httpErrors(logger))
-  .use({ before: (request) => requireAdmin(principalOf(request.event)) })
-  .handler(
-    router('admin', {
-      createApiKey: async (event) => {
-        const input = parseWith(CreateApiKeyBody, jsonBody(event), 'body');
-        const { apiKey, record } = await apiKeys.create(input);
-        return json(201, { ...publicView(record), apiKey });
-      },
-      listApiKeys: async () => json(200, { keys: (await apiKeys.list()).map(publicView) }),
-      revokeApiKey: async (event) => {
-        const { keyId, revokedAt } = await apiKeys.revoke(pathParam(event, 'keyId'));
-        return json(200, { keyId, revokedAt });
-      },
-      getNamespaceSettings: async (event) => {
-        const { namespace } = parseWith(NamespaceParam, event.pathParameters, 'path');
-        return json(200, await namespaces.settingsOf(namespace));
-      },
-      putNamespaceSettings: async (event) => {
-        const { namespace } = parseWith(NamespaceParam, event.pathParameters, 'path');
-        const patch = parseWith(NamespaceSettingsBody, jsonBody(event), 'body');
-        return json(200, await namespaces.update(namespace, patch));
-      },
-      describeShards: async () => {
-        // Shard health as the control table holds it now, not this instance's cached view.
-        health.invalidate();
-        return json(200, { ...(await maintenance.status(await ring.current())), replication: stats.summary() });
-      },
-      // A full pass now: every shard's hints, every token range.
-      repair: async () => json(200, await maintenance.run(await ring.current(), { rangesMax: Number.MAX_SAFE_INTEGER })),
-    }),
-  );
+export function adminHandler(wiring: Wiring) {
+  const apiKeys = apiKeyService(wiring);
+  const namespaces = namespaceSettings(wiring);
+  const maintenance = maintenanceService(wiring);
+  const ring = ringSource(wiring);
+  const health = shardHealth(wiring);
+  const stats = replicationStats(wiring);
+  const { logger } = wiring;
+  
+  return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+    .use(httpErrors(logger))
+    .use({ before: (request) => requireAdmin(principalOf(request.event)) })
+    .handler(
+      router('admin', {
+        createApiKey: async (event) => {
+          const input = parseWith(CreateApiKeyBody, jsonBody(event), 'body');
+          const { apiKey, record } = await apiKeys.create(input);
+          return json(201, { ...publicView(record), apiKey });
+        },
+        listApiKeys: async () => json(200, { keys: (await apiKeys.list()).map(publicView) }),
+        revokeApiKey: async (event) => {
+          const { keyId, revokedAt } = await apiKeys.revoke(pathParam(event, 'keyId'));
+          return json(200, { keyId, revokedAt });
+        },
+        getNamespaceSettings: async (event) => {
+          const { namespace } = parseWith(NamespaceParam, event.pathParameters, 'path');
+          return json(200, await namespaces.settingsOf(namespace));
+        },
+        putNamespaceSettings: async (event) => {
+          const { namespace } = parseWith(NamespaceParam, event.pathParameters, 'path');
+          const patch = parseWith(NamespaceSettingsBody, jsonBody(event), 'body');
+          return json(200, await namespaces.update(namespace, patch));
+        },
+        describeShards: async () => {
+          // Shard health as the control table holds it now, not this instance's cached view.
+          health.invalidate();
+          return json(200, { ...(await maintenance.status(await ring.current())), replication: stats.summary() });
+        },
+        // A full pass now: every shard's hints, every token range.
+        repair: async () => json(200, await maintenance.run(await ring.current(), { rangesMax: Number.MAX_SAFE_INTEGER })),
+      }),
+    );
+}

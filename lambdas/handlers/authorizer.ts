@@ -2,9 +2,9 @@
 import middy from '@middy/core';
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { isRingstoreError } from '../core/errors';
-import { runtime } from '../runtime';
+import { apiKeyService, namespaceSettings } from '../wiring/control';
+import type { Wiring } from '../wiring/wiring';
 
-const { apiKeys, namespaces } = runtime();
 
 /** The policy covers every method of the stage, because API Gateway caches it per key, not per route. */
 function policy(event: APIGatewayRequestAuthorizerEvent, effect: 'Allow' | 'Deny', principalId: string): APIGatewayAuthorizerResult {
@@ -18,17 +18,22 @@ function policy(event: APIGatewayRequestAuthorizerEvent, effect: 'Allow' | 'Deny
   };
 }
 
-export const handler = middy<APIGatewayRequestAuthorizerEvent, APIGatewayAuthorizerResult>().handler(async (event) => {
-  const header = Object.entries(event.headers ?? {}).find(([name]) => name.toLowerCase() === 'x-api-key')?.[1];
-  // API Gateway's contract: throwing exactly "Unauthorized" answers 401; a Deny policy answers 403.
-  if (!header) throw new Error('Unauthorized');
-  try {
-    const principal = await apiKeys.authenticate(header);
-    // The namespace's default consistency rides along, cached with the answer (a change applies within the TTL).
-    const { readConsistency, writeConsistency } = await namespaces.settingsOf(principal.namespace);
-    return { ...policy(event, 'Allow', principal.keyId), context: { ...principal, readConsistency, writeConsistency } };
-  } catch (error) {
-    if (isRingstoreError(error, 'auth.invalidKey')) return policy(event, 'Deny', 'anonymous');
-    throw error;
-  }
-});
+export function authorizerHandler(wiring: Wiring) {
+  const apiKeys = apiKeyService(wiring);
+  const namespaces = namespaceSettings(wiring);
+  
+  return middy<APIGatewayRequestAuthorizerEvent, APIGatewayAuthorizerResult>().handler(async (event) => {
+    const header = Object.entries(event.headers ?? {}).find(([name]) => name.toLowerCase() === 'x-api-key')?.[1];
+    // API Gateway's contract: throwing exactly "Unauthorized" answers 401; a Deny policy answers 403.
+    if (!header) throw new Error('Unauthorized');
+    try {
+      const principal = await apiKeys.authenticate(header);
+      // The namespace's default consistency rides along, cached with the answer (a change applies within the TTL).
+      const { readConsistency, writeConsistency } = await namespaces.settingsOf(principal.namespace);
+      return { ...policy(event, 'Allow', principal.keyId), context: { ...principal, readConsistency, writeConsistency } };
+    } catch (error) {
+      if (isRingstoreError(error, 'auth.invalidKey')) return policy(event, 'Deny', 'anonymous');
+      throw error;
+    }
+  });
+}

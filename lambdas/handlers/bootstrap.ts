@@ -3,16 +3,22 @@
 import middy from '@middy/core';
 import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
 import { initialRingOf } from '../config';
-import { runtime } from '../runtime';
+import { ringStore } from '../wiring/control';
+import type { Wiring } from '../wiring/wiring';
 
-const { control, config, logger } = runtime();
 
 /** CloudFormation waits for this PUT to the presigned response URL; without it a deploy hangs for an hour. */
-async function respond(event: CloudFormationCustomResourceEvent, status: 'SUCCESS' | 'FAILED', reason: string, data: Record<string, unknown> = {}) {
+async function respond(
+  event: CloudFormationCustomResourceEvent,
+  stage: string,
+  status: 'SUCCESS' | 'FAILED',
+  reason: string,
+  data: Record<string, unknown> = {},
+) {
   const body = JSON.stringify({
     Status: status,
     Reason: reason.slice(0, 1000),
-    PhysicalResourceId: `${config.stage}-ring`,
+    PhysicalResourceId: `${stage}-ring`,
     StackId: event.StackId,
     RequestId: event.RequestId,
     LogicalResourceId: event.LogicalResourceId,
@@ -21,13 +27,18 @@ async function respond(event: CloudFormationCustomResourceEvent, status: 'SUCCES
   await fetch(event.ResponseURL, { method: 'PUT', headers: { 'content-type': '' }, body });
 }
 
-export const handler = middy<CloudFormationCustomResourceEvent, void>().handler(async (event) => {
-  if (event.RequestType === 'Delete') return respond(event, 'SUCCESS', 'the ring is kept with the control table');
-  try {
-    const ring = await control.ensureRing(initialRingOf(config));
-    await respond(event, 'SUCCESS', `ring at epoch ${ring.epoch}`, { epoch: ring.epoch, shardCount: ring.shards.length });
-  } catch (error) {
-    logger.error('ring bootstrap failed', { error: String(error) });
-    await respond(event, 'FAILED', error instanceof Error ? error.message : String(error));
-  }
-});
+export function bootstrapHandler(wiring: Wiring) {
+  const rings = ringStore(wiring);
+  const { config, logger } = wiring;
+  
+  return middy<CloudFormationCustomResourceEvent, void>().handler(async (event) => {
+    if (event.RequestType === 'Delete') return respond(event, config.stage, 'SUCCESS', 'the ring is kept with the control table');
+    try {
+      const ring = await rings.ensureRing(initialRingOf(config));
+      await respond(event, config.stage, 'SUCCESS', `ring at epoch ${ring.epoch}`, { epoch: ring.epoch, shardCount: ring.shards.length });
+    } catch (error) {
+      logger.error('ring bootstrap failed', { error: String(error) });
+      await respond(event, config.stage, 'FAILED', error instanceof Error ? error.message : String(error));
+    }
+  });
+}

@@ -6,35 +6,40 @@ import { httpErrors } from '../http/errors';
 import { parseWith, pathParam, principalOf } from '../http/request';
 import { bytes, json, valueHeaders } from '../http/response';
 import { router } from '../http/router';
-import { runtime } from '../runtime';
+import { kvService } from '../wiring/services';
+import type { Wiring } from '../wiring/wiring';
 
-const { kv, logger } = runtime();
 
-export const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-  .use(httpErrors(logger))
-  .handler(
-    router('kvRead', {
-      getValue: async (event) => {
-        const { consistency } = parseWith(ReadValueQuery, event.queryStringParameters, 'query');
-        const principal = principalOf(event);
-        const result = await kv.get(principal.namespace, pathParam(event, 'key'), consistency ?? principal.readConsistency);
-        if (result.kind === 'redirect') return { statusCode: 303, headers: { ...valueHeaders(result.item), location: result.url }, body: '' };
-        return bytes(200, result.value, valueHeaders(result.item));
-      },
-      headValue: async (event) => {
-        const { consistency } = parseWith(ReadValueQuery, event.queryStringParameters, 'query');
-        const principal = principalOf(event);
-        const item = await kv.head(principal.namespace, pathParam(event, 'key'), consistency ?? principal.readConsistency);
-        return { statusCode: 200, headers: { ...valueHeaders(item), 'content-length': String(item.size) }, body: '' };
-      },
-      listKeys: async (event) => {
-        const query = parseWith(ListKeysQuery, event.queryStringParameters, 'query');
-        const page = await kv.list(principalOf(event).namespace, query);
-        const items = page.items.map(({ expiresAtSeconds, ...summary }) => ({
-          ...summary,
-          ...(expiresAtSeconds === undefined ? {} : { expiresAt: new Date(expiresAtSeconds * 1000).toISOString() }),
-        }));
-        return json(200, page.cursor ? { items, cursor: page.cursor } : { items });
-      },
-    }),
-  );
+export function kvReadHandler(wiring: Wiring) {
+  const kv = kvService(wiring);
+  const { logger } = wiring;
+  
+  return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+    .use(httpErrors(logger))
+    .handler(
+      router('kvRead', {
+        getValue: async (event) => {
+          const { consistency } = parseWith(ReadValueQuery, event.queryStringParameters, 'query');
+          const principal = principalOf(event);
+          const result = await kv.get(principal.namespace, pathParam(event, 'key'), consistency ?? principal.readConsistency);
+          if (result.kind === 'redirect') return { statusCode: 303, headers: { ...valueHeaders(result.item), location: result.url }, body: '' };
+          return bytes(200, result.value, valueHeaders(result.item));
+        },
+        headValue: async (event) => {
+          const { consistency } = parseWith(ReadValueQuery, event.queryStringParameters, 'query');
+          const principal = principalOf(event);
+          const item = await kv.head(principal.namespace, pathParam(event, 'key'), consistency ?? principal.readConsistency);
+          return { statusCode: 200, headers: { ...valueHeaders(item), 'content-length': String(item.size) }, body: '' };
+        },
+        listKeys: async (event) => {
+          const query = parseWith(ListKeysQuery, event.queryStringParameters, 'query');
+          const page = await kv.list(principalOf(event).namespace, query);
+          const items = page.items.map(({ expiresAtSeconds, ...summary }) => ({
+            ...summary,
+            ...(expiresAtSeconds === undefined ? {} : { expiresAt: new Date(expiresAtSeconds * 1000).toISOString() }),
+          }));
+          return json(200, page.cursor ? { items, cursor: page.cursor } : { items });
+        },
+      }),
+    );
+}

@@ -8,9 +8,9 @@ import { httpErrors } from '../http/errors';
 import { bodyBytes, conditionsOf, headersOf, jsonBody, parseWith, pathParam, principalOf } from '../http/request';
 import { etagOf, json } from '../http/response';
 import { router } from '../http/router';
-import { runtime } from '../runtime';
+import { kvService } from '../wiring/services';
+import type { Wiring } from '../wiring/wiring';
 
-const { kv, logger } = runtime();
 
 const rejectEmptyKey = async () => {
   throw new RingstoreError('kv.keyInvalid', 'key must not be empty: use /v1/kv/{key}', { details: { field: 'key' } });
@@ -18,42 +18,47 @@ const rejectEmptyKey = async () => {
 
 const acknowledged = (status: number, ack: WriteAck) => json(status, ack, { etag: etagOf(ack.version) });
 
-export const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-  .use(httpErrors(logger))
-  .handler(
-    router('kvWrite', {
-      putValue: async (event) => {
-        const { ttlSeconds, consistency } = parseWith(PutValueQuery, event.queryStringParameters, 'query');
-        const contentType = headersOf(event)['content-type'] || 'application/octet-stream';
-        const principal = principalOf(event);
-        const ack = await kv.put(principal.namespace, pathParam(event, 'key'), {
-          value: bodyBytes(event), contentType, ttlSeconds, ...conditionsOf(event),
-          consistency: consistency ?? principal.writeConsistency,
-        });
-        return acknowledged(200, ack);
-      },
-      putEmptyKey: rejectEmptyKey,
-      deleteEmptyKey: rejectEmptyKey,
-      deleteValue: async (event) => {
-        const { consistency } = parseWith(DeleteValueQuery, event.queryStringParameters, 'query');
-        const { ifMatchVersion } = conditionsOf(event);
-        const principal = principalOf(event);
-        return acknowledged(200, await kv.delete(principal.namespace, pathParam(event, 'key'), {
-          ifMatchVersion, consistency: consistency ?? principal.writeConsistency,
-        }));
-      },
-      createUpload: async (event) => {
-        const body = parseWith(CreateUploadBody, jsonBody(event), 'body');
-        return json(201, await kv.createUpload(principalOf(event).namespace, pathParam(event, 'key'), body));
-      },
-      commitUpload: async (event) => {
-        const body = parseWith(CommitUploadBody, jsonBody(event), 'body');
-        const { consistency } = parseWith(CommitUploadQuery, event.queryStringParameters, 'query');
-        const principal = principalOf(event);
-        const ack = await kv.commitUpload(principal.namespace, pathParam(event, 'key'), pathParam(event, 'uploadId'), {
-          ...body, ...conditionsOf(event), consistency: consistency ?? principal.writeConsistency,
-        });
-        return acknowledged(200, ack);
-      },
-    }),
-  );
+export function kvWriteHandler(wiring: Wiring) {
+  const kv = kvService(wiring);
+  const { logger } = wiring;
+  
+  return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+    .use(httpErrors(logger))
+    .handler(
+      router('kvWrite', {
+        putValue: async (event) => {
+          const { ttlSeconds, consistency } = parseWith(PutValueQuery, event.queryStringParameters, 'query');
+          const contentType = headersOf(event)['content-type'] || 'application/octet-stream';
+          const principal = principalOf(event);
+          const ack = await kv.put(principal.namespace, pathParam(event, 'key'), {
+            value: bodyBytes(event), contentType, ttlSeconds, ...conditionsOf(event),
+            consistency: consistency ?? principal.writeConsistency,
+          });
+          return acknowledged(200, ack);
+        },
+        putEmptyKey: rejectEmptyKey,
+        deleteEmptyKey: rejectEmptyKey,
+        deleteValue: async (event) => {
+          const { consistency } = parseWith(DeleteValueQuery, event.queryStringParameters, 'query');
+          const { ifMatchVersion } = conditionsOf(event);
+          const principal = principalOf(event);
+          return acknowledged(200, await kv.delete(principal.namespace, pathParam(event, 'key'), {
+            ifMatchVersion, consistency: consistency ?? principal.writeConsistency,
+          }));
+        },
+        createUpload: async (event) => {
+          const body = parseWith(CreateUploadBody, jsonBody(event), 'body');
+          return json(201, await kv.createUpload(principalOf(event).namespace, pathParam(event, 'key'), body));
+        },
+        commitUpload: async (event) => {
+          const body = parseWith(CommitUploadBody, jsonBody(event), 'body');
+          const { consistency } = parseWith(CommitUploadQuery, event.queryStringParameters, 'query');
+          const principal = principalOf(event);
+          const ack = await kv.commitUpload(principal.namespace, pathParam(event, 'key'), pathParam(event, 'uploadId'), {
+            ...body, ...conditionsOf(event), consistency: consistency ?? principal.writeConsistency,
+          });
+          return acknowledged(200, ack);
+        },
+      }),
+    );
+}

@@ -3,13 +3,20 @@
 import middy from '@middy/core';
 import type { ScheduledEvent } from 'aws-lambda';
 import type { MaintenanceReport } from '../core/maintenance';
-import { runtime } from '../runtime';
+import { ringSource } from '../wiring/control';
+import { maintenanceService } from '../wiring/services';
+import type { Wiring } from '../wiring/wiring';
 
-const { maintenance, ring, logger } = runtime();
 
-export const handler = middy<ScheduledEvent, MaintenanceReport>().handler(async () => {
-  const report = await maintenance.run(await ring.current());
-  const { antiEntropy, handoff } = report;
-  if (handoff.length || antiEntropy.repairedCount) logger.info('maintenance repaired replicas', { ...report });
-  return report;
-});
+export function maintenanceHandler(wiring: Wiring) {
+  const maintenance = maintenanceService(wiring);
+  const ring = ringSource(wiring);
+  const { logger } = wiring;
+  
+  return middy<ScheduledEvent, MaintenanceReport>().handler(async () => {
+    const report = await maintenance.run(await ring.current());
+    const { antiEntropy, handoff } = report;
+    if (handoff.length || antiEntropy.repairedCount) logger.info('maintenance repaired replicas', { ...report });
+    return report;
+  });
+}

@@ -6,19 +6,24 @@ import { httpErrors } from '../http/errors';
 import { principalOf } from '../http/request';
 import { json } from '../http/response';
 import { router } from '../http/router';
-import { runtime } from '../runtime';
+import { ringSource } from '../wiring/control';
+import type { Wiring } from '../wiring/wiring';
 
-const { ring, logger } = runtime();
 
-export const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-  .use(httpErrors(logger))
-  .handler(
-    router('ring', {
-      describeRing: async (event) => {
-        principalOf(event);
-        const current = await ring.current();
-        const { epoch, replicationFactor, vnodesPerShard, shards } = current.state;
-        return json(200, { epoch, replicationFactor, vnodesPerShard, tokenBits, shards, ranges: current.ranges() });
-      },
-    }),
-  );
+export function ringHandler(wiring: Wiring) {
+  const ring = ringSource(wiring);
+  const { logger } = wiring;
+  
+  return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+    .use(httpErrors(logger))
+    .handler(
+      router('ring', {
+        describeRing: async (event) => {
+          principalOf(event);
+          const current = await ring.current();
+          const { epoch, replicationFactor, vnodesPerShard, shards } = current.state;
+          return json(200, { epoch, replicationFactor, vnodesPerShard, tokenBits, shards, ranges: current.ranges() });
+        },
+      }),
+    );
+}

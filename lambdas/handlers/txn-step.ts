@@ -3,10 +3,13 @@
 // Catch: `Ringstore.Retryable` (throttling, an unreachable shard) or `Ringstore.Failed`.
 import middy from '@middy/core';
 import { isRingstoreError } from '../core/errors';
-import { abortOf, type Abort, type PrepareResult, type TxnExecution } from '../core/transactions';
-import { runtime } from '../runtime';
+import { abortOf, type PrepareResult } from '../core/transactions';
+import { type Abort, type TxnExecution } from '../ports';
+import type { TransactionService } from '../core/transactions';
+import type { FaultInjector } from '../ports';
+import { transactionService } from '../wiring/services';
+import type { Wiring } from '../wiring/wiring';
 
-const { txns, faults } = runtime();
 
 export type TxnStepEvent =
   | { action: 'begin'; execution: TxnExecution }
@@ -15,7 +18,7 @@ export type TxnStepEvent =
   | { action: 'decide'; execution: TxnExecution; prepared: PrepareResult[]; validated: Array<{ abort?: Abort }> }
   | { action: 'decideAfterFailure'; execution: TxnExecution; failure: { Error?: string; Cause?: string } };
 
-async function step(event: TxnStepEvent): Promise<unknown> {
+async function step(txns: TransactionService, faults: FaultInjector | undefined, event: TxnStepEvent): Promise<unknown> {
   switch (event.action) {
     case 'begin':
       await txns.begin(event.execution);
@@ -53,13 +56,18 @@ function failureAbort(failure: { Error?: string; Cause?: string }): Abort {
   return failure.Error === 'Ringstore.Retryable' ? { reason: 'unavailable', message } : { reason: 'conflict', message };
 }
 
-export const handler = middy<TxnStepEvent, unknown>().handler(async (event) => {
-  try {
-    return await step(event);
-  } catch (error) {
-    if (!isRingstoreError(error)) throw error;
-    const renamed = new Error(JSON.stringify({ code: error.code, message: error.message, abort: abortOf(error) }));
-    renamed.name = error.retryable ? 'Ringstore.Retryable' : 'Ringstore.Failed';
-    throw renamed;
-  }
-});
+export function txnStepHandler(wiring: Wiring) {
+  const txns = transactionService(wiring);
+  const { faults } = wiring;
+  
+  return middy<TxnStepEvent, unknown>().handler(async (event) => {
+    try {
+      return await step(txns, faults, event);
+    } catch (error) {
+      if (!isRingstoreError(error)) throw error;
+      const renamed = new Error(JSON.stringify({ code: error.code, message: error.message, abort: abortOf(error) }));
+      renamed.name = error.retryable ? 'Ringstore.Retryable' : 'Ringstore.Failed';
+      throw renamed;
+    }
+  });
+}

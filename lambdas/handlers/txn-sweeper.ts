@@ -3,21 +3,28 @@
 import middy from '@middy/core';
 import type { ScheduledEvent } from 'aws-lambda';
 import type { SweepReport } from '../core/transactions';
-import { runtime, systemClock } from '../runtime';
+import { sweeperState } from '../wiring/control';
+import { transactionService } from '../wiring/services';
+import type { Wiring } from '../wiring/wiring';
 import { txnLimits } from '../../schemas/topology';
 
-const { txns, control, logger } = runtime();
 
 /** Deadlines are swept this long after they pass, so a coordinator finishing on time is never raced. */
 const sweepGraceMs = 1_000;
 /** A first sweep looks back this far. */
 const firstLookBackMs = 3_600_000;
 
-export const handler = middy<ScheduledEvent, SweepReport>().handler(async () => {
-  const now = systemClock.nowMs();
-  const state = await control.readSweeperState();
-  const report = await txns.sweep(state?.sweptUntilMs ?? now - firstLookBackMs, now - sweepGraceMs, txnLimits.sweepBatchMax);
-  await control.saveSweeperState({ sweptUntilMs: report.sweptUntilMs });
-  if (report.aborted + report.rolledForward + report.cleared > 0) logger.info('transactions recovered', { ...report });
-  return report;
-});
+export function txnSweeperHandler(wiring: Wiring) {
+  const txns = transactionService(wiring);
+  const sweep = sweeperState(wiring);
+  const { clock, logger } = wiring;
+  
+  return middy<ScheduledEvent, SweepReport>().handler(async () => {
+    const now = clock.nowMs();
+    const state = await sweep.readSweeperState();
+    const report = await txns.sweep(state?.sweptUntilMs ?? now - firstLookBackMs, now - sweepGraceMs, txnLimits.sweepBatchMax);
+    await sweep.saveSweeperState({ sweptUntilMs: report.sweptUntilMs });
+    if (report.aborted + report.rolledForward + report.cleared > 0) logger.info('transactions recovered', { ...report });
+    return report;
+  });
+}

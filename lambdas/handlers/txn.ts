@@ -3,37 +3,41 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { TxnBody, TxnQuery } from '../../schemas/api';
 import { txnAbortError } from '../core/txn-errors';
-import { RingstoreError } from '../core/errors';
 import { httpErrors } from '../http/errors';
 import { jsonBody, parseWith, principalOf } from '../http/request';
 import { json } from '../http/response';
 import { router } from '../http/router';
-import { runtime } from '../runtime';
+import { orchestrator, transactionService } from '../wiring/services';
+import type { Wiring } from '../wiring/wiring';
 
-const { txns, orchestrator, logger } = runtime();
 
-export const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-  .use(httpErrors(logger))
-  .handler(
-    router('txn', {
-      transact: async (event) => {
-        const body = parseWith(TxnBody, jsonBody(event), 'body');
-        const { consistency } = parseWith(TxnQuery, event.queryStringParameters, 'query');
-        const principal = principalOf(event);
-        const ops = body.ops.map((op) =>
-          op.op === 'put'
-            ? { ...op, value: new Uint8Array(Buffer.from(op.value, op.encoding === 'base64' ? 'base64' : 'utf8')) }
-            : op,
-        );
-        const execution = await txns.plan(principal.namespace, ops, {
-          consistency: consistency ?? principal.writeConsistency,
-          ...(body.timeoutMs === undefined ? {} : { timeoutMs: body.timeoutMs }),
-        });
-        if (!orchestrator.current) throw new RingstoreError('internal', 'no transaction orchestrator is configured');
-        const outcome = await orchestrator.current.run(execution);
-        if (outcome.status === 'aborted') throw txnAbortError(outcome);
-        const reads = outcome.reads.map(({ valueBase64, ...read }) => ({ ...read, ...(valueBase64 === undefined ? {} : { value: valueBase64 }) }));
-        return json(200, { ...outcome, reads });
-      },
-    }),
-  );
+export function txnHandler(wiring: Wiring) {
+  const txns = transactionService(wiring);
+  const transactions = orchestrator(wiring);
+  const { logger } = wiring;
+  
+  return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+    .use(httpErrors(logger))
+    .handler(
+      router('txn', {
+        transact: async (event) => {
+          const body = parseWith(TxnBody, jsonBody(event), 'body');
+          const { consistency } = parseWith(TxnQuery, event.queryStringParameters, 'query');
+          const principal = principalOf(event);
+          const ops = body.ops.map((op) =>
+            op.op === 'put'
+              ? { ...op, value: new Uint8Array(Buffer.from(op.value, op.encoding === 'base64' ? 'base64' : 'utf8')) }
+              : op,
+          );
+          const execution = await txns.plan(principal.namespace, ops, {
+            consistency: consistency ?? principal.writeConsistency,
+            ...(body.timeoutMs === undefined ? {} : { timeoutMs: body.timeoutMs }),
+          });
+            const outcome = await transactions.run(execution);
+          if (outcome.status === 'aborted') throw txnAbortError(outcome);
+          const reads = outcome.reads.map(({ valueBase64, ...read }) => ({ ...read, ...(valueBase64 === undefined ? {} : { value: valueBase64 }) }));
+          return json(200, { ...outcome, reads });
+        },
+      }),
+    );
+}

@@ -1,6 +1,6 @@
 // Building API Gateway proxy results: JSON, raw bytes (base64 as API Gateway expects), redirects.
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import type { StoredItem } from '../core/item';
+import type { StoredItem } from '../ports';
 
 export function json(statusCode: number, body: unknown, headers: Record<string, string> = {}): APIGatewayProxyResult {
   return { statusCode, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) };

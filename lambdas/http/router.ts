@@ -1,15 +1,19 @@
 // Dispatches a proxy event to the operation that topology assigns its method and resource.
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { RingstoreError } from '../core/errors';
-import { type HandlerName, routes } from '../../schemas/topology';
+import { type HandlerName, type OperationIdOf, routes } from '../../schemas/topology';
 
 export type Operation = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
 
-/** One handler's operations, keyed by operationId; the types make a missing operation a compile error. */
-export function router(handler: HandlerName, operations: Record<string, Operation>): Operation {
+/**
+ * One handler's operations, keyed by operationId: the type makes a missing or unknown operation a compile
+ * error, and the loop below re-checks at module load what the types cannot see (a cast at a call site).
+ */
+export function router<Handler extends HandlerName>(handler: Handler, operations: Record<OperationIdOf<Handler>, Operation>): Operation {
   const table = new Map<string, Operation>();
+  const byId: Partial<Record<string, Operation>> = operations;
   for (const route of routes.filter((r) => r.handler === handler)) {
-    const operation = operations[route.operationId];
+    const operation = byId[route.operationId];
     if (!operation) throw new Error(`handler ${handler} does not implement ${route.operationId}`);
     table.set(`${route.method} ${route.path}`, operation);
   }

@@ -1,8 +1,16 @@
-// The few methods the core needs from the outside world (conventions §2). Adapters implement them.
-import type { Intent, KeySummary, StoredItem } from '../core/item';
-import type { CacheEntry } from '../core/l1-cache';
-import type { Ring } from '../core/ring';
-export type { FaultInjector } from '../core/faults';
+// The ground floor: the few methods the core needs from the outside world, and the data types they
+// speak in. Adapters implement these; the core imports them; nothing here imports the core.
+import type { CacheEntry } from './cache-entry';
+import type { Consistency } from './consistency';
+import type { Intent, KeySummary, StoredItem } from './item';
+import type { RingState } from './ring-state';
+
+export type { CacheEntry } from './cache-entry';
+export type { Consistency } from './consistency';
+export * from './faults';
+export type { BlobPointer, Intent, KeySummary, StoredItem } from './item';
+export type * from './orchestrator';
+export type { RingShard, RingState, ShardStatus } from './ring-state';
 
 export interface Clock {
   nowMs(): number;
@@ -191,8 +199,6 @@ export interface ShardHealthStore {
   completeRecovery(table: string, nowMs: number): Promise<boolean>;
 }
 
-export type Consistency = 'eventual' | 'strong';
-
 /** Per-namespace defaults for requests that do not name a consistency. */
 export interface NamespaceSettings {
   namespace: string;
@@ -224,9 +230,12 @@ export interface BlobStore {
   presignGet(objectKey: string, options: { expiresInSeconds: number }): Promise<string>;
 }
 
-/** The current ring, cached by the adapter and refreshed when its epoch may have moved. */
-export interface RingSource {
-  current(): Promise<Ring>;
+/** The ring record of the control table; every change of it is fenced by its epoch. */
+export interface RingStore {
+  /** The ring in force, read consistently; undefined before the deployment's bootstrap wrote one. */
+  readRing(): Promise<RingState | undefined>;
+  /** Stores `initial` unless a ring exists; returns the ring in force either way. */
+  ensureRing(initial: RingState): Promise<RingState>;
 }
 
 export type Role = 'user' | 'admin';
@@ -266,8 +275,23 @@ export interface ValueCache {
   refresh(namespace: string, key: string, entry: CacheEntry): Promise<void>;
 }
 
-/** Where the maintenance job resumes its walk of the ring, and what its last run reported. */
+/** Where the maintenance job resumes its walk of the ring, and what its last run reported (for the status page). */
+export interface MaintenanceState {
+  nextRange: number;
+  lastReport: unknown;
+}
+
 export interface MaintenanceStateStore {
-  readMaintenanceState(): Promise<{ nextRange: number; lastReport: unknown } | undefined>;
-  saveMaintenanceState(state: { nextRange: number; lastReport: unknown }): Promise<void>;
+  readMaintenanceState(): Promise<MaintenanceState | undefined>;
+  saveMaintenanceState(state: MaintenanceState): Promise<void>;
+}
+
+/** Where the transaction sweeper resumes: deadlines before this are done. */
+export interface SweeperState {
+  sweptUntilMs: number;
+}
+
+export interface SweeperStateStore {
+  readSweeperState(): Promise<SweeperState | undefined>;
+  saveSweeperState(state: SweeperState): Promise<void>;
 }

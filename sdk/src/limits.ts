@@ -1,4 +1,4 @@
-// Limits of the REST contract and of the SDK's own behaviour, named once (conventions §8).
+// Limits of the REST contract and of the SDK's own behaviour, named once.
 // The server enforces the same numbers; the SDK checks them early to fail before a round trip.
 
 /**

@@ -52,7 +52,7 @@ describe('DataStack', () => {
       s.dataTemplate.hasResource('AWS::DynamoDB::Table', {
         Properties: Match.objectLike({
           TableName: names.shardTable(shardId),
-          KeySchema: [{ AttributeName: shardSchema.partitionKey, KeyType: 'HASH' }],
+          KeySchema: [{ AttributeName: shardSchema.partitionKey.name, KeyType: 'HASH' }],
           BillingMode: 'PAY_PER_REQUEST',
           StreamSpecification: { StreamViewType: 'NEW_AND_OLD_IMAGES' },
           PointInTimeRecoverySpecification: Match.objectLike({ PointInTimeRecoveryEnabled: true }),
@@ -75,26 +75,26 @@ describe('DataStack', () => {
       expect(indexes).toContainEqual({
         IndexName: tokenIndex.name,
         KeySchema: [
-          { AttributeName: tokenIndex.partitionKey, KeyType: 'HASH' },
-          { AttributeName: tokenIndex.sortKey, KeyType: 'RANGE' },
+          { AttributeName: tokenIndex.partitionKey.name, KeyType: 'HASH' },
+          { AttributeName: tokenIndex.sortKey.name, KeyType: 'RANGE' },
         ],
         Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: [...tokenIndex.nonKeyAttributes] },
       });
       expect(indexes).toContainEqual({
         IndexName: keyIndex.name,
         KeySchema: [
-          { AttributeName: keyIndex.partitionKey, KeyType: 'HASH' },
-          { AttributeName: keyIndex.sortKey, KeyType: 'RANGE' },
+          { AttributeName: keyIndex.partitionKey.name, KeyType: 'HASH' },
+          { AttributeName: keyIndex.sortKey.name, KeyType: 'RANGE' },
         ],
         Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: [...keyIndex.nonKeyAttributes] },
       });
       expect(attributes).toEqual(
         expect.arrayContaining([
-          { AttributeName: shardSchema.partitionKey, AttributeType: 'S' },
-          { AttributeName: tokenIndex.partitionKey, AttributeType: 'N' },
-          { AttributeName: tokenIndex.sortKey, AttributeType: 'N' },
-          { AttributeName: keyIndex.partitionKey, AttributeType: 'S' },
-          { AttributeName: keyIndex.sortKey, AttributeType: 'S' },
+          { AttributeName: shardSchema.partitionKey.name, AttributeType: 'S' },
+          { AttributeName: tokenIndex.partitionKey.name, AttributeType: 'N' },
+          { AttributeName: tokenIndex.sortKey.name, AttributeType: 'N' },
+          { AttributeName: keyIndex.partitionKey.name, AttributeType: 'S' },
+          { AttributeName: keyIndex.sortKey.name, AttributeType: 'S' },
         ]),
       );
     }
@@ -105,8 +105,8 @@ describe('DataStack', () => {
       Properties: Match.objectLike({
         TableName: namesFor(defaults.stage).controlTable,
         KeySchema: [
-          { AttributeName: controlSchema.partitionKey, KeyType: 'HASH' },
-          { AttributeName: controlSchema.sortKey, KeyType: 'RANGE' },
+          { AttributeName: controlSchema.partitionKey.name, KeyType: 'HASH' },
+          { AttributeName: controlSchema.sortKey.name, KeyType: 'RANGE' },
         ],
         BillingMode: 'PAY_PER_REQUEST',
         PointInTimeRecoverySpecification: Match.objectLike({ PointInTimeRecoveryEnabled: true }),
@@ -127,12 +127,12 @@ describe('DataStack', () => {
         Properties: Match.objectLike({
           TableName: namesFor(defaults.stage).hintsTable,
           KeySchema: [
-            { AttributeName: hintsSchema.partitionKey, KeyType: 'HASH' },
-            { AttributeName: hintsSchema.sortKey, KeyType: 'RANGE' },
+            { AttributeName: hintsSchema.partitionKey.name, KeyType: 'HASH' },
+            { AttributeName: hintsSchema.sortKey.name, KeyType: 'RANGE' },
           ],
           AttributeDefinitions: [
-            { AttributeName: hintsSchema.partitionKey, AttributeType: 'S' },
-            { AttributeName: hintsSchema.sortKey, AttributeType: 'S' },
+            { AttributeName: hintsSchema.partitionKey.name, AttributeType: 'S' },
+            { AttributeName: hintsSchema.sortKey.name, AttributeType: 'S' },
           ],
           BillingMode: 'PAY_PER_REQUEST',
           PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true, RecoveryPeriodInDays: 35 },
@@ -164,7 +164,7 @@ describe('DataStack', () => {
       s.dataTemplate.hasResource('AWS::DynamoDB::Table', {
         Properties: Match.objectLike({
           TableName: names.txnTable,
-          KeySchema: [{ AttributeName: txnSchema.partitionKey, KeyType: 'HASH' }],
+          KeySchema: [{ AttributeName: txnSchema.partitionKey.name, KeyType: 'HASH' }],
           BillingMode: 'PAY_PER_REQUEST',
           PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true, RecoveryPeriodInDays: 35 },
         }),
@@ -189,17 +189,17 @@ describe('DataStack', () => {
         {
           IndexName: deadlineIndex.name,
           KeySchema: [
-            { AttributeName: deadlineIndex.partitionKey, KeyType: 'HASH' },
-            { AttributeName: deadlineIndex.sortKey, KeyType: 'RANGE' },
+            { AttributeName: deadlineIndex.partitionKey.name, KeyType: 'HASH' },
+            { AttributeName: deadlineIndex.sortKey.name, KeyType: 'RANGE' },
           ],
           Projection: { ProjectionType: 'ALL' },
         },
       ]);
       expect(attributes).toEqual(
         expect.arrayContaining([
-          { AttributeName: txnSchema.partitionKey, AttributeType: 'S' },
-          { AttributeName: deadlineIndex.partitionKey, AttributeType: 'N' },
-          { AttributeName: deadlineIndex.sortKey, AttributeType: 'N' },
+          { AttributeName: txnSchema.partitionKey.name, AttributeType: 'S' },
+          { AttributeName: deadlineIndex.partitionKey.name, AttributeType: 'N' },
+          { AttributeName: deadlineIndex.sortKey.name, AttributeType: 'N' },
         ]),
       );
       expect(attributes).toHaveLength(3);

@@ -235,10 +235,10 @@ describe('IAM least privilege', () => {
   });
 
   describe('transactions', () => {
-    it('lets only the transaction steps and the sweeper write the transaction table', () => {
+    it('lets only the transaction steps, the sweeper and the KV handlers (which resolve the intents they meet) write the transaction table', () => {
       const writers = handlerNames.filter((name) => actionsOn(grantsOf(s, name), txnArn).some(isWrite));
 
-      expect(writers.sort()).toEqual(['txnStep', 'txnSweeper']);
+      expect(writers.sort()).toEqual(['kvRead', 'kvWrite', 'txnStep', 'txnSweeper']);
     });
 
     it('lets only the handlers whose spec says startsTransactions start the state machine, the txn handler among them', () => {

@@ -2,12 +2,12 @@
 import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import cdkJson from '../../cdk.json';
-import { parseConfig, type RingstoreConfig, type RingstoreConfigInput } from '../../cdk/stacks/config';
+import { parseConfig, type DeploymentConfig, type RingstoreConfigInput } from '../../cdk/stacks/config';
 import { addRingstore, type Ringstore } from '../../cdk/stacks/ringstore';
 
 export interface Synthesized extends Ringstore {
   app: App;
-  config: RingstoreConfig;
+  config: DeploymentConfig;
   dataTemplate: Template;
   apiTemplate: Template;
 }

@@ -1,7 +1,7 @@
 // Crash at every named point of the write and replication paths, recover, and judge the replicas in
 // DynamoDB directly: acknowledged writes survive on every replica, no replica runs ahead of its owner,
 // and the read caches never serve a version older than one already read strongly.
-import { type CrashPoint, replicationCrashPoints } from '../../lambdas/core/faults';
+import { type CrashPoint, replicationCrashPoints } from '../../lambdas/ports';
 import {
   baseSeed, type Consistency, deriveSeed, describeItem, divergence, type FaultCloud, type FaultPlan, localNamespace, readReplicas,
   type Reply, replicaTablesOf, Rng, sleep, startFaultCloud, waitForConvergence, withSeed,

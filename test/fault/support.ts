@@ -7,8 +7,9 @@ import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { localCredentials, localRegion } from '../../cdk/local/engines';
-import type { BrokenMode, CrashPoint } from '../../lambdas/core/faults';
-import { Ring, type RingState, tokenOf } from '../../lambdas/core/ring';
+import type { BrokenMode, CrashPoint } from '../../lambdas/ports';
+import { Ring, tokenOf } from '../../lambdas/core/ring';
+import { type RingState } from '../../lambdas/ports';
 import { type LocalCloudProcess, startLocalCloudProcess } from '../support/local-cloud-process';
 
 /** The namespace of the API key the local cloud prints. */
@@ -82,7 +83,7 @@ export class Rng {
 
 /**
  * Runs `body`; a failure is rethrown with the seed and how to replay it in front of its message, so
- * every failing run can be reproduced (conventions §9).
+ * every failing run can be reproduced.
  */
 export async function withSeed<T>(seed: number, replay: string, body: () => Promise<T>): Promise<T> {
   try {

@@ -2,7 +2,7 @@
 // transaction reads both balances, a write transaction puts both with ifVersion) and auditors (a
 // read-only transaction reads all 20), while coordinator crashes are armed and then a shard goes down
 // and comes back. Every committed audit sees the total; after recovery the total holds, no intent left.
-import { transactionCrashPoints } from '../../lambdas/core/faults';
+import { transactionCrashPoints } from '../../lambdas/ports';
 import {
   baseSeed, deriveSeed, type FaultCloud, keysOwnedByEachShard, Rng, sleep, startFaultCloud, type TxnReply, waitForTxnRecovery, withSeed,
 } from './support';

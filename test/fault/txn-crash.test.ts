@@ -2,7 +2,7 @@
 // after its intent), let the recovery sweeper finish it, and judge the shards in DynamoDB directly:
 // every transaction is all or nothing, its record ends committed or aborted, what was acknowledged as
 // committed is visible, and no intent is left anywhere.
-import { type CrashPoint, transactionCrashPoints } from '../../lambdas/core/faults';
+import { type CrashPoint, transactionCrashPoints } from '../../lambdas/ports';
 import {
   baseSeed, deriveSeed, type FaultCloud, keysOwnedByEachShard, Rng, sleep, startFaultCloud, type TxnOpInput, type TxnReply, waitForTxnRecovery, withSeed,
 } from './support';

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RedisCache } from '../../lambdas/adapters/redis-cache';
-import type { CacheEntry } from '../../lambdas/core/l1-cache';
+import type { CacheEntry } from '../../lambdas/ports';
 import { freePort } from '../../cdk/local/engines/free-port';
 import { findRedisServer, startRedis } from '../../cdk/local/engines/redis';
 import type { StartedEngine } from '../../cdk/local/engines/types';

@@ -1,14 +1,14 @@
 // In-memory test doubles of the ports, for unit tests of the core (no I/O).
 import { IntentConflictError, PreconditionFailedError, RingstoreError } from '../../lambdas/core/errors';
-import { type BrokenMode, type CrashPoint, CrashInjectedError, type FaultInjector } from '../../lambdas/core/faults';
-import { type Intent, isLive, type KeySummary, type StoredItem, tombstoneRetentionSeconds } from '../../lambdas/core/item';
+import { CrashInjectedError } from '../../lambdas/core/faults';
+import { type BrokenMode, type CrashPoint, type FaultInjector } from '../../lambdas/ports';
+import { isLive, tombstoneRetentionSeconds } from '../../lambdas/core/item';
+import { type Intent, type KeySummary, type StoredItem } from '../../lambdas/ports';
 import { compareKeys } from '../../lambdas/core/kv';
 import { Ring, initialRingState } from '../../lambdas/core/ring';
 import { ReplicationService } from '../../lambdas/core/replication';
-import type {
-  BlobStore, Clock, Hint, HintStore, IdSource, IntentPlacement, ItemWrite, KeyRef, ListPage, ListQuery, RingSource, ShardHealth,
-  ShardHealthStore, ShardStore, TxnRecord, TxnRecordStore, TxnStatus, VersionEntry, WriteResult,
-} from '../../lambdas/ports';
+import type { BlobStore, Clock, Hint, HintStore, IdSource, IntentPlacement, ItemWrite, KeyRef, ListPage, ListQuery, ShardHealth, ShardHealthStore, ShardStore, TxnRecord, TxnRecordStore, TxnStatus, VersionEntry, WriteResult } from '../../lambdas/ports';
+import type { RingSource } from '../../lambdas/core/ring-source';
 import { createHash } from 'node:crypto';
 
 export class ManualClock implements Clock {

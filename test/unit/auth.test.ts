@@ -2,7 +2,7 @@ import { ApiKeyService, keyIdOf, requireAdmin } from '../../lambdas/core/auth';
 import { isRingstoreError } from '../../lambdas/core/errors';
 import type { ApiKeyRecord, ApiKeyStore } from '../../lambdas/ports';
 import { ManualClock } from '../support/memory-ports';
-import { randomIds } from '../../lambdas/runtime';
+import { randomIds } from '../../lambdas/wiring/wiring';
 
 class MemoryKeys implements ApiKeyStore {
   readonly records = new Map<string, ApiKeyRecord>();

@@ -1,6 +1,6 @@
 // The KV service with its read cache: eventual reads from the cache, strong reads never, version guards.
 import { isRingstoreError } from '../../lambdas/core/errors';
-import type { CacheEntry } from '../../lambdas/core/l1-cache';
+import type { CacheEntry } from '../../lambdas/ports';
 import { L1Cache } from '../../lambdas/core/l1-cache';
 import { KvService } from '../../lambdas/core/kv';
 import { TwoLevelCache } from '../../lambdas/core/two-level-cache';

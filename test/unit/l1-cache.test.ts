@@ -2,16 +2,8 @@
 // property test that replays random operations against a naive O(n) model of all three policies.
 import fc from 'fast-check';
 import { isRingstoreError } from '../../lambdas/core/errors';
-import {
-  type CacheEntry,
-  cacheKeyOf,
-  entryBytesOf,
-  entryOverheadBytes,
-  type EvictionPolicy,
-  evictionPolicies,
-  L1Cache,
-  type L1CacheOptions,
-} from '../../lambdas/core/l1-cache';
+import { cacheKeyOf, entryBytesOf, entryOverheadBytes, type EvictionPolicy, evictionPolicies, L1Cache, type L1CacheOptions } from '../../lambdas/core/l1-cache';
+import { type CacheEntry } from '../../lambdas/ports';
 import { ManualClock } from '../support/memory-ports';
 
 const policies = evictionPolicies;

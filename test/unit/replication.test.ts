@@ -5,7 +5,7 @@ import { KvService } from '../../lambdas/core/kv';
 import { MaintenanceService } from '../../lambdas/core/maintenance';
 import { Ring, initialRingState, tokenOf } from '../../lambdas/core/ring';
 import type { OwnerChange } from '../../lambdas/core/replication';
-import type { StoredItem } from '../../lambdas/core/item';
+import type { StoredItem } from '../../lambdas/ports';
 import { limits } from '../../schemas/topology';
 import {
   CountingIds, ManualClock, MemoryBlobStore, MemoryShardStore, ScriptedFaults, memoryReplication,

@@ -3,7 +3,8 @@ import fc from 'fast-check';
 import { isRingstoreError } from '../../lambdas/core/errors';
 import { KvService } from '../../lambdas/core/kv';
 import { Ring, initialRingState, tokenOf } from '../../lambdas/core/ring';
-import { TransactionService, type TxnOutcome } from '../../lambdas/core/transactions';
+import { TransactionService } from '../../lambdas/core/transactions';
+import { type TxnOutcome } from '../../lambdas/ports';
 import type { TxnOp } from '../../lambdas/core/txn-plan';
 import { limits } from '../../schemas/topology';
 import {

@@ -1,4 +1,4 @@
-// Starts the local engines behind the AWS services Ringstore uses (design §3): DynamoDB Local,
+// Starts the local engines behind the AWS services Ringstore uses (docs/architecture.md, "The local cloud"): DynamoDB Local,
 // ElasticMQ, s3rver and redis-server, in parallel, each on 127.0.0.1 and its own port.
 //
 // Measured on the 2-core build machine, all four in parallel: ~1.2-1.8 s warm (jars in vendorDir,

@@ -1,0 +1,50 @@
+// The ring record of the control table (one item, fenced by its epoch).
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { Entity, GetItemCommand, PutItemCommand, item, list, map, number, string } from 'dynamodb-toolbox';
+import type { RingState, RingStore } from '../ports';
+import { awsCall, conditionalWrite } from './aws-errors';
+import { controlEntityOptions, controlTable } from './dynamodb-control-table';
+
+const ringKey = { pk: 'ring', sk: 'current' } as const;
+
+function ringEntity(tableName: string, documentClient: DynamoDBDocumentClient) {
+  return new Entity({
+    name: 'ring',
+    table: controlTable(tableName, documentClient),
+    ...controlEntityOptions,
+    schema: item({
+      pk: string().key(),
+      sk: string().key(),
+      epoch: number(),
+      replicationFactor: number(),
+      vnodesPerShard: number(),
+      shards: list(map({ id: number(), table: string(), status: string().enum('active') })),
+    }),
+  });
+}
+
+export class DynamoRingStore implements RingStore {
+  private readonly rings: ReturnType<typeof ringEntity>;
+
+  constructor(documentClient: DynamoDBDocumentClient, tableName: string) {
+    this.rings = ringEntity(tableName, documentClient);
+  }
+
+  async readRing(): Promise<RingState | undefined> {
+    const { Item } = await awsCall('ring read', () => this.rings.build(GetItemCommand).key(ringKey).options({ consistent: true }).send());
+    if (!Item) return undefined;
+    const { epoch, replicationFactor, vnodesPerShard, shards } = Item;
+    return { epoch, replicationFactor, vnodesPerShard, shards };
+  }
+
+  async ensureRing(initial: RingState): Promise<RingState> {
+    const created = await conditionalWrite('ring creation', () =>
+      this.rings.build(PutItemCommand).item({ ...ringKey, ...initial }).options({ condition: { attr: 'pk', exists: false } }).send(),
+    );
+    if (created) return initial;
+    const current = await this.readRing();
+    // The condition failed because a ring exists; it cannot have vanished since, short of a deleted table.
+    if (!current) throw new Error('ring creation failed: the ring record exists but could not be read back');
+    return current;
+  }
+}

@@ -1,0 +1,31 @@
+// Every handler factory by its topology name: the local cloud builds them all in one process.
+import type { HandlerName } from '../../schemas/topology';
+import type { Wiring } from '../wiring/wiring';
+import { authorizerHandler } from './authorizer';
+import { kvReadHandler } from './kv-read';
+import { kvWriteHandler } from './kv-write';
+import { ringHandler } from './ring';
+import { adminHandler } from './admin';
+import { docsHandler } from './docs';
+import { bootstrapHandler } from './bootstrap';
+import { replicatorHandler } from './replicator';
+import { maintenanceHandler } from './maintenance';
+import { txnHandler } from './txn';
+import { txnStepHandler } from './txn-step';
+import { txnSweeperHandler } from './txn-sweeper';
+
+/** The factories; each takes the wiring (a handler's view of the instances) and returns the middy handler. */
+export const handlerFactories = {
+  authorizer: authorizerHandler,
+  kvRead: kvReadHandler,
+  kvWrite: kvWriteHandler,
+  ring: ringHandler,
+  admin: adminHandler,
+  docs: docsHandler,
+  bootstrap: bootstrapHandler,
+  replicator: replicatorHandler,
+  maintenance: maintenanceHandler,
+  txn: txnHandler,
+  txnStep: txnStepHandler,
+  txnSweeper: txnSweeperHandler,
+} satisfies Record<HandlerName, (wiring: Wiring) => unknown>;

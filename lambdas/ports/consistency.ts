@@ -1,0 +1,3 @@
+// The two consistency levels a read or write may ask for.
+
+export type Consistency = 'eventual' | 'strong';

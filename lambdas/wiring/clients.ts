@@ -1,0 +1,48 @@
+// The AWS SDK clients, one of each per instance set, pointed at local engines when the config says so.
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
+import { SFNClient } from '@aws-sdk/client-sfn';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { Wiring } from './wiring';
+
+/** SDK attempts per call (the SDK's own jittered backoff between them). */
+const sdkAttemptsMax = 3;
+
+/** Options shared by every AWS client; endpoints are overridden only for local engines. */
+function clientOptions(wiring: Wiring, endpoint: string | undefined) {
+  const credentials = wiring.awsCredentials ? { credentials: { ...wiring.awsCredentials } } : {};
+  return { region: wiring.config.region, ...(endpoint ? { endpoint } : {}), ...credentials, maxAttempts: sdkAttemptsMax };
+}
+
+export function documentClient(wiring: Wiring): DynamoDBDocumentClient {
+  return wiring.shared('dynamodb', () =>
+    DynamoDBDocumentClient.from(new DynamoDBClient(clientOptions(wiring, wiring.config.dynamodbEndpoint)), {
+      marshallOptions: { removeUndefinedValues: true },
+    }),
+  );
+}
+
+export function s3Client(wiring: Wiring): S3Client {
+  return wiring.shared(
+    's3',
+    () =>
+      new S3Client({
+        ...clientOptions(wiring, wiring.config.s3Endpoint),
+        // Local S3 engines address buckets by path; AWS accepts both.
+        forcePathStyle: Boolean(wiring.config.s3Endpoint),
+        requestChecksumCalculation: 'WHEN_REQUIRED',
+        responseChecksumValidation: 'WHEN_REQUIRED',
+      }),
+  );
+}
+
+export function sfnClient(wiring: Wiring): SFNClient {
+  return wiring.shared('sfn', () => new SFNClient(clientOptions(wiring, undefined)));
+}
+
+/** Closes the clients an instance set opened (scripts and the bench end their process cleanly). */
+export function destroyClients(wiring: Wiring): void {
+  for (const name of ['dynamodb', 's3', 'sfn'] as const) {
+    wiring.built<{ destroy(): void }>(name)?.destroy();
+  }
+}

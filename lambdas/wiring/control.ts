@@ -1,0 +1,54 @@
+// Builders of what lives in the control table: the ring, API keys, shard health, namespace settings and
+// the scheduled jobs' state. Handlers that touch only the control table import only this module.
+import { replicationDefaults } from '../../schemas/topology';
+import { CachedShardHealth } from '../adapters/cached-shard-health';
+import { DynamoApiKeyStore } from '../adapters/dynamodb-api-key-store';
+import { DynamoMaintenanceStateStore, DynamoSweeperStateStore } from '../adapters/dynamodb-job-state-stores';
+import { DynamoNamespaceSettingsStore } from '../adapters/dynamodb-namespace-settings-store';
+import { DynamoRingStore } from '../adapters/dynamodb-ring-store';
+import { DynamoShardHealthStore } from '../adapters/dynamodb-shard-health-store';
+import { ApiKeyService } from '../core/auth';
+import { NamespaceSettingsService } from '../core/namespaces';
+import { CachedRingSource } from '../core/ring-source';
+import type { ApiKeyStore, MaintenanceStateStore, NamespaceSettingsStore, RingStore, SweeperStateStore } from '../ports';
+import { documentClient } from './clients';
+import type { Wiring } from './wiring';
+
+export function ringStore(wiring: Wiring): RingStore {
+  return wiring.port('controlTable', 'read', 'ringStore', () => new DynamoRingStore(documentClient(wiring), wiring.config.controlTable));
+}
+
+/** The ring this instance routes with, cached per instance. */
+export function ringSource(wiring: Wiring): CachedRingSource {
+  return wiring.shared('ring', () => new CachedRingSource(ringStore(wiring), wiring.clock));
+}
+
+export function apiKeyService(wiring: Wiring): ApiKeyService {
+  return wiring.perHandler('apiKeys', () => {
+    const keys = wiring.port<ApiKeyStore>('controlTable', 'read', 'apiKeyStore', () => new DynamoApiKeyStore(documentClient(wiring), wiring.config.controlTable));
+    return new ApiKeyService({ keys, ids: wiring.ids, clock: wiring.clock });
+  });
+}
+
+export function namespaceSettings(wiring: Wiring): NamespaceSettingsService {
+  return wiring.perHandler('namespaces', () => {
+    const store = wiring.port<NamespaceSettingsStore>('controlTable', 'read', 'namespaceStore', () => new DynamoNamespaceSettingsStore(documentClient(wiring), wiring.config.controlTable));
+    return new NamespaceSettingsService(store);
+  });
+}
+
+/** Shard health with a short per-instance cache: every read path asks for it. */
+export function shardHealth(wiring: Wiring): CachedShardHealth {
+  return wiring.port('controlTable', 'read', 'health', () => {
+    const store = new DynamoShardHealthStore(documentClient(wiring), wiring.config.controlTable);
+    return new CachedShardHealth(store, wiring.clock, replicationDefaults.healthRefreshMs);
+  });
+}
+
+export function maintenanceState(wiring: Wiring): MaintenanceStateStore {
+  return wiring.port('controlTable', 'readWrite', 'maintenanceState', () => new DynamoMaintenanceStateStore(documentClient(wiring), wiring.config.controlTable));
+}
+
+export function sweeperState(wiring: Wiring): SweeperStateStore {
+  return wiring.port('controlTable', 'readWrite', 'sweeperState', () => new DynamoSweeperStateStore(documentClient(wiring), wiring.config.controlTable));
+}

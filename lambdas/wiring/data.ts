@@ -1,0 +1,65 @@
+// Builders of the data path's adapters: shard tables (behind fault injection in test runs), hints, blobs,
+// transaction records, and the two-level value cache (L1 in the instance, L2 in Redis/ElastiCache).
+import { DynamoHintStore } from '../adapters/dynamodb-hint-store';
+import { DynamoShardStore } from '../adapters/dynamodb-shard-store';
+import { DynamoTxnRecordStore } from '../adapters/dynamodb-txn-store';
+import { FaultyShardStore } from '../adapters/fault-injection';
+import { RedisCache } from '../adapters/redis-cache';
+import { powertoolsMetrics, ReplicationStats } from '../adapters/replication-metrics';
+import { S3BlobStore } from '../adapters/s3-blob-store';
+import { L1Cache } from '../core/l1-cache';
+import { TwoLevelCache } from '../core/two-level-cache';
+import type { BlobStore, HintStore, ShardStore, TxnRecordStore } from '../ports';
+import { destroyClients, documentClient, s3Client } from './clients';
+import type { Wiring } from './wiring';
+
+export function shardStore(wiring: Wiring): ShardStore {
+  return wiring.port<ShardStore>('shardTables', 'read', 'shards', () => {
+    const real = new DynamoShardStore(documentClient(wiring));
+    // Fault injection wraps the real store; it exists only in test runs (the config refuses it in a production bundle).
+    return wiring.faults ? new FaultyShardStore(real, wiring.faults) : real;
+  });
+}
+
+export function hintStore(wiring: Wiring): HintStore {
+  return wiring.port('hintsTable', 'read', 'hints', () => new DynamoHintStore(documentClient(wiring), wiring.config.hintsTable));
+}
+
+export function blobStore(wiring: Wiring): BlobStore {
+  return wiring.port('blobBucket', 'read', 'blobs', () => new S3BlobStore(s3Client(wiring), wiring.config.blobBucket));
+}
+
+export function txnRecordStore(wiring: Wiring): TxnRecordStore {
+  return wiring.port('txnTable', 'read', 'txnRecords', () => new DynamoTxnRecordStore(documentClient(wiring), wiring.config.txnTable));
+}
+
+/** The L2 cache client, or undefined without a Redis URL (the local cloud without redis-server). */
+export function remoteCache(wiring: Wiring): RedisCache | undefined {
+  return wiring.shared('l2', () => (wiring.config.redisUrl ? new RedisCache(wiring.config.redisUrl) : undefined));
+}
+
+/** The value cache of eventual reads and write-through; undefined when both levels are off. */
+export function valueCache(wiring: Wiring): TwoLevelCache | undefined {
+  return wiring.shared('cache', () => {
+    const { cache: c } = wiring.config;
+    // L1 is off when sized to zero; L2 is off without a Redis URL.
+    const l1 =
+      c.l1EntriesMax > 0 && c.l1BytesMax > 0
+        ? new L1Cache({ policy: c.l1Policy, entriesMax: c.l1EntriesMax, bytesMax: c.l1BytesMax, ttlMs: c.l1TtlMs, clock: wiring.clock })
+        : undefined;
+    const l2 = remoteCache(wiring);
+    return l1 || l2 ? new TwoLevelCache(l1, l2, c.l2TtlSeconds * 1000) : undefined;
+  });
+}
+
+/** Replication observations; published as CloudWatch metrics (EMF lines) only inside Lambda. */
+export function replicationStats(wiring: Wiring): ReplicationStats {
+  // Locally the EMF lines would flood the console.
+  return wiring.shared('stats', () => new ReplicationStats(wiring.config.inLambda ? powertoolsMetrics() : undefined));
+}
+
+/** Closes what an instance set opened (the L2 connection, the AWS clients): hosts, scripts and the bench. */
+export async function closeConnections(wiring: Wiring): Promise<void> {
+  await wiring.built<RedisCache | undefined>('l2')?.close();
+  destroyClients(wiring);
+}
