@@ -1,7 +1,19 @@
 /** Jest projects by test level (docs/architecture.md, "Tests"): unit (no I/O), cdk (template), integration (local cloud),
  * fault (crash points and linearizability: each suite starts its own fault-enabled local cloud). */
 // Type checking is done once by `tsc --noEmit` in scripts/test.mjs; jest only transpiles, to CommonJS.
-const tsJest = ['ts-jest', { tsconfig: { isolatedModules: true, module: 'commonjs', moduleResolution: 'node10', target: 'ES2022', esModuleInterop: true, resolveJsonModule: true } }];
+const tsJest = [
+  'ts-jest',
+  {
+    tsconfig: {
+      isolatedModules: true,
+      module: 'commonjs',
+      moduleResolution: 'node10',
+      target: 'ES2022',
+      esModuleInterop: true,
+      resolveJsonModule: true,
+    },
+  },
+];
 const base = { testEnvironment: 'node', transform: { '^.+\\.ts$': tsJest }, moduleFileExtensions: ['ts', 'js', 'json'] };
 module.exports = {
   projects: [

@@ -98,16 +98,25 @@ export async function preloadRaw(client: DynamoDBClient, workload: Workload, nam
 export function rawCases(client: DynamoDBClient, workload: Workload, namespace: string): BenchCase[] {
   const shas = workload.values.map(shaOf);
   const options = () => ({ abortSignal: AbortSignal.timeout(callTimeoutMs) });
-  const get = (consistent: boolean): Operation => async (i) => {
-    const key = { pk: { S: `${namespace}#${workload.keyOf(i)}` } };
-    const { Item } = await client.send(new GetItemCommand({ TableName: rawTableName, Key: key, ConsistentRead: consistent }), options());
-    if (!Item?.val?.B || Item.val.B.length !== workload.valueOf(0).length) throw new Error(`raw GetItem of ${workload.keyOf(i)} found no value`);
-  };
+  const get =
+    (consistent: boolean): Operation =>
+    async (i) => {
+      const key = { pk: { S: `${namespace}#${workload.keyOf(i)}` } };
+      const { Item } = await client.send(new GetItemCommand({ TableName: rawTableName, Key: key, ConsistentRead: consistent }), options());
+      if (!Item?.val?.B || Item.val.B.length !== workload.valueOf(0).length)
+        throw new Error(`raw GetItem of ${workload.keyOf(i)} found no value`);
+    };
   return [
     {
-      id: 'raw.put', label: 'raw PutItem', layer: 'raw', kind: 'put',
+      id: 'raw.put',
+      label: 'raw PutItem',
+      layer: 'raw',
+      kind: 'put',
       run: async (i) => {
-        await client.send(new PutItemCommand({ TableName: rawTableName, Item: rawItem(workload, namespace, i, shas[i % shas.length]!) }), options());
+        await client.send(
+          new PutItemCommand({ TableName: rawTableName, Item: rawItem(workload, namespace, i, shas[i % shas.length]!) }),
+          options(),
+        );
       },
     },
     { id: 'raw.get', label: 'raw GetItem', layer: 'raw', kind: 'get', run: get(false) },
@@ -130,20 +139,28 @@ export function expectAck(body: string, strong: boolean, what: string): void {
 
 export function handlerCases(deps: CaseDeps): BenchCase[] {
   const { workload, caller, readHandler, writeHandler } = deps;
-  const get = (strong: boolean): Operation => async (i) => {
-    const event = kvEvent({ method: 'GET', key: workload.keyOf(i), caller, ...(strong ? { query: { consistency: 'strong' } } : {}) });
-    const result = await readHandler(event, lambdaContext('kvRead'));
-    expectStatus(result, 200, `handler GET ${workload.keyOf(i)}`);
-  };
-  const put = (strong: boolean): Operation => async (i) => {
-    const what = `handler PUT ${workload.keyOf(i)}`;
-    const event = kvEvent({
-      method: 'PUT', key: workload.keyOf(i), caller, bodyBase64: workload.valueBase64Of(i), ...(strong ? { query: { consistency: 'strong' } } : {}),
-    });
-    const result = await writeHandler(event, lambdaContext('kvWrite'));
-    expectStatus(result, 200, what);
-    expectAck(result.body, strong, what);
-  };
+  const get =
+    (strong: boolean): Operation =>
+    async (i) => {
+      const event = kvEvent({ method: 'GET', key: workload.keyOf(i), caller, ...(strong ? { query: { consistency: 'strong' } } : {}) });
+      const result = await readHandler(event, lambdaContext('kvRead'));
+      expectStatus(result, 200, `handler GET ${workload.keyOf(i)}`);
+    };
+  const put =
+    (strong: boolean): Operation =>
+    async (i) => {
+      const what = `handler PUT ${workload.keyOf(i)}`;
+      const event = kvEvent({
+        method: 'PUT',
+        key: workload.keyOf(i),
+        caller,
+        bodyBase64: workload.valueBase64Of(i),
+        ...(strong ? { query: { consistency: 'strong' } } : {}),
+      });
+      const result = await writeHandler(event, lambdaContext('kvWrite'));
+      expectStatus(result, 200, what);
+      expectAck(result.body, strong, what);
+    };
   return [
     { id: 'handler.put', label: 'handler PUT (eventual)', layer: 'handler', kind: 'put', run: put(false) },
     { id: 'handler.putStrong', label: 'handler PUT strong (RF=3)', layer: 'handler', kind: 'putStrong', run: put(true) },
@@ -160,19 +177,24 @@ export function fetchCases(deps: CaseDeps): BenchCase[] {
   const { workload, url, apiKey } = deps;
   const keyUrls = workload.keys.map((key) => `${url}/v1/kv/${encodeURIComponent(key)}`);
   const urlOf = (i: number) => keyUrls[workload.keyIndexOf(i)]!;
-  const get = (strong: boolean): Operation => async (i) => {
-    const response = await fetch(strong ? `${urlOf(i)}?consistency=strong` : urlOf(i), {
-      headers: { 'x-api-key': apiKey },
-      signal: AbortSignal.timeout(callTimeoutMs),
-    });
-    const body = await response.arrayBuffer();
-    if (response.status !== 200 || body.byteLength !== workload.valueOf(0).length) {
-      throw new Error(`HTTP GET ${urlOf(i)} answered ${response.status} with ${body.byteLength} bytes`);
-    }
-  };
+  const get =
+    (strong: boolean): Operation =>
+    async (i) => {
+      const response = await fetch(strong ? `${urlOf(i)}?consistency=strong` : urlOf(i), {
+        headers: { 'x-api-key': apiKey },
+        signal: AbortSignal.timeout(callTimeoutMs),
+      });
+      const body = await response.arrayBuffer();
+      if (response.status !== 200 || body.byteLength !== workload.valueOf(0).length) {
+        throw new Error(`HTTP GET ${urlOf(i)} answered ${response.status} with ${body.byteLength} bytes`);
+      }
+    };
   return [
     {
-      id: 'diag.fetchPut', label: 'HTTP PUT, fetch client', layer: 'diagnostic', kind: 'put',
+      id: 'diag.fetchPut',
+      label: 'HTTP PUT, fetch client',
+      layer: 'diagnostic',
+      kind: 'put',
       run: async (i) => {
         const response = await fetch(urlOf(i), {
           method: 'PUT',
@@ -212,24 +234,29 @@ export function httpCases(deps: CaseDeps, agent: Agent): BenchCase[] {
   const { workload, url, apiKey } = deps;
   const keyUrls = workload.keys.map((key) => `${url}/v1/kv/${encodeURIComponent(key)}`);
   const urlOf = (i: number) => keyUrls[workload.keyIndexOf(i)]!;
-  const get = (strong: boolean): Operation => async (i) => {
-    const target = strong ? `${urlOf(i)}?consistency=strong` : urlOf(i);
-    const response = await nodeHttpRequest(agent, target, { method: 'GET', headers: { 'x-api-key': apiKey } });
-    if (response.status !== 200 || response.body.length !== workload.valueOf(0).length) {
-      throw new Error(`HTTP GET ${target} answered ${response.status} with ${response.body.length} bytes`);
-    }
-  };
-  const put = (strong: boolean): Operation => async (i) => {
-    const body = workload.valueOf(i);
-    const target = strong ? `${urlOf(i)}?consistency=strong` : urlOf(i);
-    const response = await nodeHttpRequest(agent, target, {
-      method: 'PUT',
-      headers: { 'x-api-key': apiKey, 'content-type': 'application/octet-stream', 'content-length': String(body.length) },
-      body,
-    });
-    if (response.status !== 200) throw new Error(`HTTP PUT ${target} answered ${response.status}: ${response.body.toString().slice(0, 300)}`);
-    expectAck(response.body.toString(), strong, `HTTP PUT ${target}`);
-  };
+  const get =
+    (strong: boolean): Operation =>
+    async (i) => {
+      const target = strong ? `${urlOf(i)}?consistency=strong` : urlOf(i);
+      const response = await nodeHttpRequest(agent, target, { method: 'GET', headers: { 'x-api-key': apiKey } });
+      if (response.status !== 200 || response.body.length !== workload.valueOf(0).length) {
+        throw new Error(`HTTP GET ${target} answered ${response.status} with ${response.body.length} bytes`);
+      }
+    };
+  const put =
+    (strong: boolean): Operation =>
+    async (i) => {
+      const body = workload.valueOf(i);
+      const target = strong ? `${urlOf(i)}?consistency=strong` : urlOf(i);
+      const response = await nodeHttpRequest(agent, target, {
+        method: 'PUT',
+        headers: { 'x-api-key': apiKey, 'content-type': 'application/octet-stream', 'content-length': String(body.length) },
+        body,
+      });
+      if (response.status !== 200)
+        throw new Error(`HTTP PUT ${target} answered ${response.status}: ${response.body.toString().slice(0, 300)}`);
+      expectAck(response.body.toString(), strong, `HTTP PUT ${target}`);
+    };
   return [
     // Eventual is the namespace's default: the PUT sends no consistency parameter, as most clients would.
     { id: 'http.put', label: 'HTTP PUT (eventual)', layer: 'http', kind: 'put', run: put(false) },
@@ -240,7 +267,13 @@ export function httpCases(deps: CaseDeps, agent: Agent): BenchCase[] {
 }
 
 /** PUT through HTTP with node:http, for the replication measurements (ack body returned). */
-export async function httpPut(agent: Agent, url: string, apiKey: string, value: Buffer, strong: boolean): Promise<{ version: number; copies?: number }> {
+export async function httpPut(
+  agent: Agent,
+  url: string,
+  apiKey: string,
+  value: Buffer,
+  strong: boolean,
+): Promise<{ version: number; copies?: number }> {
   const target = strong ? `${url}?consistency=strong` : url;
   const response = await nodeHttpRequest(agent, target, {
     method: 'PUT',
@@ -302,7 +335,10 @@ function replayRequestsOf(captured: CapturedRequests, key: string): ReplayReques
     update: {
       ...update,
       Key: { ...update.Key, pk: pkOf(update.Key?.pk) },
-      ExpressionAttributeValues: { ...update.ExpressionAttributeValues, [placeholderOf(update, update.UpdateExpression, 'k', '=')]: replayKey },
+      ExpressionAttributeValues: {
+        ...update.ExpressionAttributeValues,
+        [placeholderOf(update, update.UpdateExpression, 'k', '=')]: replayKey,
+      },
     },
     get: { ...get, ConsistentRead: true },
     replicas: puts.map((input) => ({
@@ -320,7 +356,11 @@ function replayRequestsOf(captured: CapturedRequests, key: string): ReplayReques
 export const replayReplicaPuts = { sent: 0, refusedAsCurrent: 0 };
 
 /** The owner UpdateItem, then the replica PutItems in parallel carrying the version it assigned. */
-async function replayStrongWrite(client: DynamoDBClient, requests: ReplayRequests, signal: () => { abortSignal: AbortSignal }): Promise<void> {
+async function replayStrongWrite(
+  client: DynamoDBClient,
+  requests: ReplayRequests,
+  signal: () => { abortSignal: AbortSignal },
+): Promise<void> {
   const { Attributes } = await client.send(new UpdateItemCommand(requests.update), signal());
   const version = { N: String(Number(Attributes?.v?.N ?? '0') + 1) };
   await Promise.all(
@@ -369,17 +409,26 @@ export function diagnosticCases(client: DynamoDBClient, workload: Workload, capt
   const requestsOf = (i: number): ReplayRequests => requests.get(workload.keyOf(i))!;
   return [
     {
-      id: 'diag.shardUpdate', label: 'raw UpdateItem as Ringstore sends it', layer: 'diagnostic', kind: 'put',
+      id: 'diag.shardUpdate',
+      label: 'raw UpdateItem as Ringstore sends it',
+      layer: 'diagnostic',
+      kind: 'put',
       run: async (i) => {
         await client.send(new UpdateItemCommand(requestsOf(i).update), options());
       },
     },
     {
-      id: 'diag.shardStrongWrite', label: 'raw UpdateItem + 2 replica PutItems as Ringstore sends them', layer: 'diagnostic', kind: 'putStrong',
+      id: 'diag.shardStrongWrite',
+      label: 'raw UpdateItem + 2 replica PutItems as Ringstore sends them',
+      layer: 'diagnostic',
+      kind: 'putStrong',
       run: (i) => replayStrongWrite(client, requestsOf(i), options),
     },
     {
-      id: 'diag.shardGetStrong', label: 'raw GetItem as Ringstore sends it (strong)', layer: 'diagnostic', kind: 'getStrong',
+      id: 'diag.shardGetStrong',
+      label: 'raw GetItem as Ringstore sends it (strong)',
+      layer: 'diagnostic',
+      kind: 'getStrong',
       run: async (i) => {
         const { Item } = await client.send(new GetItemCommand(requestsOf(i).get), options());
         if (!Item) throw new Error(`shard GetItem of ${workload.keyOf(i)} found nothing`);

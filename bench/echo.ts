@@ -37,7 +37,11 @@ export async function startEchoTargets(workload: Workload, stage: string): Promi
         context: { namespace: 'bench', role: 'user', keyId: 'bench' },
       }),
       // Every route answers with the stub, whatever handlers topology lists.
-      proxies: Object.fromEntries(Object.keys(handlers).filter((name) => name !== 'authorizer').map((name) => [name, proxy])) as GatewayHandlers['proxies'],
+      proxies: Object.fromEntries(
+        Object.keys(handlers)
+          .filter((name) => name !== 'authorizer')
+          .map((name) => [name, proxy]),
+      ),
     },
   });
   const bare: Server = createServer((request, response) => {
@@ -69,16 +73,18 @@ export async function startEchoTargets(workload: Workload, stage: string): Promi
 function fetchCases(prefix: string, label: string, baseUrl: string, workload: Workload, apiKey: string): BenchCase[] {
   const keyUrls = workload.keys.map((key) => `${baseUrl}/v1/kv/${encodeURIComponent(key)}`);
   const urlOf = (i: number) => keyUrls[workload.keyIndexOf(i)]!;
-  const call = (method: 'GET' | 'PUT'): Operation => async (i) => {
-    const response = await fetch(urlOf(i), {
-      method,
-      headers: { 'x-api-key': apiKey, ...(method === 'PUT' ? { 'content-type': 'application/octet-stream' } : {}) },
-      ...(method === 'PUT' ? { body: workload.valueOf(i) } : {}),
-      signal: AbortSignal.timeout(callTimeoutMs),
-    });
-    await response.arrayBuffer();
-    if (response.status !== 200) throw new Error(`${label} ${method} answered ${response.status}`);
-  };
+  const call =
+    (method: 'GET' | 'PUT'): Operation =>
+    async (i) => {
+      const response = await fetch(urlOf(i), {
+        method,
+        headers: { 'x-api-key': apiKey, ...(method === 'PUT' ? { 'content-type': 'application/octet-stream' } : {}) },
+        ...(method === 'PUT' ? { body: workload.valueOf(i) } : {}),
+        signal: AbortSignal.timeout(callTimeoutMs),
+      });
+      await response.arrayBuffer();
+      if (response.status !== 200) throw new Error(`${label} ${method} answered ${response.status}`);
+    };
   return [
     { id: `${prefix}Put`, label: `${label} PUT (no backend)`, layer: 'diagnostic', kind: 'put', run: call('PUT') },
     { id: `${prefix}Get`, label: `${label} GET (no backend)`, layer: 'diagnostic', kind: 'get', run: call('GET') },

@@ -50,15 +50,30 @@ export async function strongGetLadderCases(rt: Runtime, workload: Workload, name
   };
   return [
     {
-      id: 'diag.storeGetStrong', label: 'shard store get strong (toolbox, document client)', layer: 'diagnostic', kind: 'getStrong',
+      id: 'diag.storeGetStrong',
+      label: 'shard store get strong (toolbox, document client)',
+      layer: 'diagnostic',
+      kind: 'getStrong',
       run: async (i) => {
         const key = workload.keyOf(i);
         const item = await shards.get(ownerOf.get(key)!, namespace, key, { consistent: true });
         expectValue(item?.value, `shard store get of ${key}`);
       },
     },
-    { id: 'diag.kvGetStrongNoCache', label: 'KvService.get strong, no cache', layer: 'diagnostic', kind: 'getStrong', run: viaKv(uncached, 'KvService.get without cache') },
-    { id: 'diag.kvGetStrong', label: 'KvService.get strong (the handler\'s call)', layer: 'diagnostic', kind: 'getStrong', run: viaKv(rt.kv, 'KvService.get') },
+    {
+      id: 'diag.kvGetStrongNoCache',
+      label: 'KvService.get strong, no cache',
+      layer: 'diagnostic',
+      kind: 'getStrong',
+      run: viaKv(uncached, 'KvService.get without cache'),
+    },
+    {
+      id: 'diag.kvGetStrong',
+      label: "KvService.get strong (the handler's call)",
+      layer: 'diagnostic',
+      kind: 'getStrong',
+      run: viaKv(rt.kv, 'KvService.get'),
+    },
   ];
 }
 

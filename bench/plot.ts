@@ -16,8 +16,22 @@ interface Datum {
 function data(results: CaseResult[]): Datum[] {
   return results.flatMap((r, order) =>
     [r.latency, r.throughput].flatMap((mode) => [
-      { case: r.label, order, layer: r.layer, metric: 'p50' as const, concurrency: `concurrency ${mode.concurrency}`, ms: round(mode.p50Ms) },
-      { case: r.label, order, layer: r.layer, metric: 'p99' as const, concurrency: `concurrency ${mode.concurrency}`, ms: round(mode.p99Ms) },
+      {
+        case: r.label,
+        order,
+        layer: r.layer,
+        metric: 'p50' as const,
+        concurrency: `concurrency ${mode.concurrency}`,
+        ms: round(mode.p50Ms),
+      },
+      {
+        case: r.label,
+        order,
+        layer: r.layer,
+        metric: 'p99' as const,
+        concurrency: `concurrency ${mode.concurrency}`,
+        ms: round(mode.p99Ms),
+      },
     ]),
   );
 }
@@ -92,12 +106,20 @@ export async function renderReplicationSvg(rows: Ratio[], subtitle: string[]): P
         encoding: {
           y,
           x: { field: 'p50', type: 'quantitative', title: 'times the raw call (lower is better)', scale: { domainMin: 0 } },
-          color: { field: 'verdict', type: 'nominal', title: 'verdict', scale: { domain: ['PASS', 'MISS'], range: ['#54a24b', '#e45756'] } },
+          color: {
+            field: 'verdict',
+            type: 'nominal',
+            title: 'verdict',
+            scale: { domain: ['PASS', 'MISS'], range: ['#54a24b', '#e45756'] },
+          },
         },
       },
       { mark: { type: 'point', filled: true, color: '#888888', size: 40 }, encoding: { y, x: { field: 'p99', type: 'quantitative' } } },
       { mark: { type: 'tick', color: 'black', thickness: 3, size: 30 }, encoding: { y, x: { field: 'target', type: 'quantitative' } } },
-      { mark: { type: 'text', align: 'left', dx: 6, dy: -14, fontSize: 10 }, encoding: { y, x: { field: 'target', type: 'quantitative' }, text: { field: 'label' } } },
+      {
+        mark: { type: 'text', align: 'left', dx: 6, dy: -14, fontSize: 10 },
+        encoding: { y, x: { field: 'target', type: 'quantitative' }, text: { field: 'label' } },
+      },
     ],
     config: { font: 'sans-serif', background: 'white' },
   });
@@ -107,21 +129,32 @@ export async function renderReplicationSvg(rows: Ratio[], subtitle: string[]): P
 export const svgPath = join(__dirname, '..', 'docs', 'benchmarks-latest.svg');
 export const replicationSvgPath = join(__dirname, '..', 'docs', 'benchmarks-replication.svg');
 
-export function subtitleOf(saved: { machine: { nproc: number; node: string; dynamodbLocal: string }; settings: { valueBytes: number; rounds: number } }): string {
+export function subtitleOf(saved: {
+  machine: { nproc: number; node: string; dynamodbLocal: string };
+  settings: { valueBytes: number; rounds: number };
+}): string {
   const { machine, settings } = saved;
   return `${machine.nproc} cores, Node ${machine.node}, DynamoDB Local ${machine.dynamodbLocal}; ${settings.valueBytes} B values, median of ${settings.rounds} rounds`;
 }
 
 /** The replication plot's subtitle: the machine, then the replication measurements that have no ratio bar. */
-export function replicationSubtitleOf(saved: Parameters<typeof subtitleOf>[0] & {
-  replication?: {
-    convergence?: { writes: number; polledConvergedAfterLastAckMs: number; perKeyLagMs: { p50: number; p99: number } };
-    hintReplay?: { hintsPerSecond: number; hintsPerRawPutItem?: number };
-  };
-}): string[] {
+export function replicationSubtitleOf(
+  saved: Parameters<typeof subtitleOf>[0] & {
+    replication?: {
+      convergence?: { writes: number; polledConvergedAfterLastAckMs: number; perKeyLagMs: { p50: number; p99: number } };
+      hintReplay?: { hintsPerSecond: number; hintsPerRawPutItem?: number };
+    };
+  },
+): string[] {
   const lines = [subtitleOf(saved)];
   const { convergence: c, hintReplay: h } = saved.replication ?? {};
-  if (h) lines.push(`hint replay ${h.hintsPerSecond} hints/s${h.hintsPerRawPutItem === undefined ? '' : ` (${h.hintsPerRawPutItem.toFixed(2)}x raw PutItem ops/s at concurrency 8)`}`);
-  if (c) lines.push(`${c.writes} eventual PUTs: replicas converged ${c.polledConvergedAfterLastAckMs} ms after the last ack; per-key lag p50 ${c.perKeyLagMs.p50} ms, p99 ${c.perKeyLagMs.p99} ms`);
+  if (h)
+    lines.push(
+      `hint replay ${h.hintsPerSecond} hints/s${h.hintsPerRawPutItem === undefined ? '' : ` (${h.hintsPerRawPutItem.toFixed(2)}x raw PutItem ops/s at concurrency 8)`}`,
+    );
+  if (c)
+    lines.push(
+      `${c.writes} eventual PUTs: replicas converged ${c.polledConvergedAfterLastAckMs} ms after the last ack; per-key lag p50 ${c.perKeyLagMs.p50} ms, p99 ${c.perKeyLagMs.p99} ms`,
+    );
   return lines;
 }

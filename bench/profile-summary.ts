@@ -66,7 +66,9 @@ function summarise(path: string, ops: number | undefined): void {
   }
   const pct = (micros: number) =>
     `${((micros / total) * 100).toFixed(1).padStart(5)}%` + (ops ? `  ${(micros / ops).toFixed(0).padStart(5)} us/call` : '');
-  console.log(`\n${basename(path)}: ${(total / 1000).toFixed(0)} ms profiled${ops ? `, ${(total / ops / 1000).toFixed(2)} ms per call` : ''}`);
+  console.log(
+    `\n${basename(path)}: ${(total / 1000).toFixed(0)} ms profiled${ops ? `, ${(total / ops / 1000).toFixed(2)} ms per call` : ''}`,
+  );
   for (const [area, micros] of [...byArea].sort((a, b) => b[1] - a[1])) console.log(`  ${pct(micros)}  ${area}`);
   console.log('  top functions (self time):');
   for (const [fn, micros] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`    ${pct(micros)}  ${fn}`);

@@ -59,7 +59,11 @@ export interface Ratio {
   verdict: 'PASS' | 'MISS' | '-';
 }
 
-export function summarise(benchCase: Pick<BenchCase, 'id' | 'label' | 'layer' | 'kind'>, latencyRounds: RunStats[], throughputRounds: RunStats[]): CaseResult {
+export function summarise(
+  benchCase: Pick<BenchCase, 'id' | 'label' | 'layer' | 'kind'>,
+  latencyRounds: RunStats[],
+  throughputRounds: RunStats[],
+): CaseResult {
   const mode = (rounds: RunStats[]): ModeSummary => ({
     concurrency: rounds[0]!.concurrency,
     ops: rounds[0]!.ops,
@@ -78,31 +82,99 @@ type RatioPair = Pick<Ratio, 'name' | 'ringstore' | 'raw' | 'targeted' | 'target
 const ratioPairs: RatioPair[] = [
   { name: 'HTTP eventual PUT / raw PutItem', ringstore: 'http.put', raw: 'raw.put', targeted: true, target: targets.eventualPut },
   { name: 'HTTP strong PUT (RF=3) / raw PutItem', ringstore: 'http.putStrong', raw: 'raw.put', targeted: true, target: targets.strongPut },
-  { name: 'HTTP strong GET / raw consistent GetItem', ringstore: 'http.getStrong', raw: 'raw.getStrong', targeted: true, target: targets.strongGet },
-  { name: 'HTTP eventual GET, warm cache / raw GetItem', ringstore: 'http.get', raw: 'raw.get', targeted: true, target: targets.cachedGet, bound: 'below' },
+  {
+    name: 'HTTP strong GET / raw consistent GetItem',
+    ringstore: 'http.getStrong',
+    raw: 'raw.getStrong',
+    targeted: true,
+    target: targets.strongGet,
+  },
+  {
+    name: 'HTTP eventual GET, warm cache / raw GetItem',
+    ringstore: 'http.get',
+    raw: 'raw.get',
+    targeted: true,
+    target: targets.cachedGet,
+    bound: 'below',
+  },
   { name: 'handler eventual PUT / raw PutItem', ringstore: 'handler.put', raw: 'raw.put', targeted: false },
   { name: 'handler strong PUT / raw PutItem', ringstore: 'handler.putStrong', raw: 'raw.put', targeted: false },
   { name: 'handler strong GET / raw consistent GetItem', ringstore: 'handler.getStrong', raw: 'raw.getStrong', targeted: false },
   { name: 'handler eventual GET, warm cache / raw GetItem', ringstore: 'handler.get', raw: 'raw.get', targeted: false },
   { name: 'HTTP strong PUT / HTTP eventual PUT (what strong adds)', ringstore: 'http.putStrong', raw: 'http.put', targeted: false },
   { name: 'handler strong PUT / handler eventual PUT', ringstore: 'handler.putStrong', raw: 'handler.put', targeted: false },
-  { name: 'HTTP eventual PUT / Ringstore UpdateItem replayed raw (what Ringstore adds)', ringstore: 'http.put', raw: 'diag.shardUpdate', targeted: false },
-  { name: 'HTTP strong PUT / Ringstore strong write replayed raw (what Ringstore adds)', ringstore: 'http.putStrong', raw: 'diag.shardStrongWrite', targeted: false },
-  { name: 'HTTP strong GET / Ringstore GetItem replayed raw (what Ringstore adds)', ringstore: 'http.getStrong', raw: 'diag.shardGetStrong', targeted: false },
+  {
+    name: 'HTTP eventual PUT / Ringstore UpdateItem replayed raw (what Ringstore adds)',
+    ringstore: 'http.put',
+    raw: 'diag.shardUpdate',
+    targeted: false,
+  },
+  {
+    name: 'HTTP strong PUT / Ringstore strong write replayed raw (what Ringstore adds)',
+    ringstore: 'http.putStrong',
+    raw: 'diag.shardStrongWrite',
+    targeted: false,
+  },
+  {
+    name: 'HTTP strong GET / Ringstore GetItem replayed raw (what Ringstore adds)',
+    ringstore: 'http.getStrong',
+    raw: 'diag.shardGetStrong',
+    targeted: false,
+  },
   { name: 'Ringstore UpdateItem replayed raw / raw PutItem (data model)', ringstore: 'diag.shardUpdate', raw: 'raw.put', targeted: false },
-  { name: 'Ringstore strong write replayed raw / raw PutItem (data model)', ringstore: 'diag.shardStrongWrite', raw: 'raw.put', targeted: false },
-  { name: 'Ringstore GetItem replayed raw / raw consistent GetItem (data model)', ringstore: 'diag.shardGetStrong', raw: 'raw.getStrong', targeted: false },
+  {
+    name: 'Ringstore strong write replayed raw / raw PutItem (data model)',
+    ringstore: 'diag.shardStrongWrite',
+    raw: 'raw.put',
+    targeted: false,
+  },
+  {
+    name: 'Ringstore GetItem replayed raw / raw consistent GetItem (data model)',
+    ringstore: 'diag.shardGetStrong',
+    raw: 'raw.getStrong',
+    targeted: false,
+  },
   { name: 'HTTP eventual PUT / handler eventual PUT (gateway share)', ringstore: 'http.put', raw: 'handler.put', targeted: false },
   { name: 'HTTP strong PUT / handler strong PUT (gateway share)', ringstore: 'http.putStrong', raw: 'handler.putStrong', targeted: false },
   { name: 'HTTP strong GET / handler strong GET (gateway share)', ringstore: 'http.getStrong', raw: 'handler.getStrong', targeted: false },
   { name: 'HTTP eventual GET / handler eventual GET (gateway share)', ringstore: 'http.get', raw: 'handler.get', targeted: false },
   { name: 'handler eventual PUT / Ringstore UpdateItem replayed raw', ringstore: 'handler.put', raw: 'diag.shardUpdate', targeted: false },
-  { name: 'handler strong PUT / Ringstore strong write replayed raw', ringstore: 'handler.putStrong', raw: 'diag.shardStrongWrite', targeted: false },
-  { name: 'handler strong GET / Ringstore GetItem replayed raw', ringstore: 'handler.getStrong', raw: 'diag.shardGetStrong', targeted: false },
-  { name: 'shard store get (toolbox) / Ringstore GetItem replayed raw', ringstore: 'diag.storeGetStrong', raw: 'diag.shardGetStrong', targeted: false },
-  { name: 'KvService.get strong, no cache / shard store get', ringstore: 'diag.kvGetStrongNoCache', raw: 'diag.storeGetStrong', targeted: false },
-  { name: 'KvService.get strong / KvService.get strong, no cache (cache refresh)', ringstore: 'diag.kvGetStrong', raw: 'diag.kvGetStrongNoCache', targeted: false },
-  { name: 'handler strong GET / KvService.get strong (middy, zod, response)', ringstore: 'handler.getStrong', raw: 'diag.kvGetStrong', targeted: false },
+  {
+    name: 'handler strong PUT / Ringstore strong write replayed raw',
+    ringstore: 'handler.putStrong',
+    raw: 'diag.shardStrongWrite',
+    targeted: false,
+  },
+  {
+    name: 'handler strong GET / Ringstore GetItem replayed raw',
+    ringstore: 'handler.getStrong',
+    raw: 'diag.shardGetStrong',
+    targeted: false,
+  },
+  {
+    name: 'shard store get (toolbox) / Ringstore GetItem replayed raw',
+    ringstore: 'diag.storeGetStrong',
+    raw: 'diag.shardGetStrong',
+    targeted: false,
+  },
+  {
+    name: 'KvService.get strong, no cache / shard store get',
+    ringstore: 'diag.kvGetStrongNoCache',
+    raw: 'diag.storeGetStrong',
+    targeted: false,
+  },
+  {
+    name: 'KvService.get strong / KvService.get strong, no cache (cache refresh)',
+    ringstore: 'diag.kvGetStrong',
+    raw: 'diag.kvGetStrongNoCache',
+    targeted: false,
+  },
+  {
+    name: 'handler strong GET / KvService.get strong (middy, zod, response)',
+    ringstore: 'handler.getStrong',
+    raw: 'diag.kvGetStrong',
+    targeted: false,
+  },
   { name: 'HTTP PUT, fetch client / raw PutItem', ringstore: 'diag.fetchPut', raw: 'raw.put', targeted: false },
   { name: 'HTTP GET, fetch client / raw GetItem', ringstore: 'diag.fetchGet', raw: 'raw.get', targeted: false },
 ];
@@ -125,13 +197,15 @@ export function ratios(results: CaseResult[]): Ratio[] {
     const raw = byId.get(pair.raw);
     if (!ringstore || !raw) return [];
     const p50 = ringstore.latency.p50Ms / raw.latency.p50Ms;
-    return [{
-      ...pair,
-      p50,
-      p99: ringstore.latency.p99Ms / raw.latency.p99Ms,
-      throughput: raw.throughput.opsPerSecond / ringstore.throughput.opsPerSecond,
-      verdict: pair.target !== undefined ? (meets(p50, pair) ? 'PASS' : 'MISS') : '-',
-    }];
+    return [
+      {
+        ...pair,
+        p50,
+        p99: ringstore.latency.p99Ms / raw.latency.p99Ms,
+        throughput: raw.throughput.opsPerSecond / ringstore.throughput.opsPerSecond,
+        verdict: pair.target !== undefined ? (meets(p50, pair) ? 'PASS' : 'MISS') : '-',
+      },
+    ];
   });
 }
 
@@ -153,8 +227,12 @@ export function resultsTable(results: CaseResult[]): string {
     ['case', 'p50 ms (c=1)', 'p99 ms (c=1)', 'ops/s (c=1)', 'p50 ms (c=8)', 'p99 ms (c=8)', 'ops/s (c=8)'],
     results.map((r) => [
       r.label,
-      ms(r.latency.p50Ms), ms(r.latency.p99Ms), r.latency.opsPerSecond.toFixed(0),
-      ms(r.throughput.p50Ms), ms(r.throughput.p99Ms), r.throughput.opsPerSecond.toFixed(0),
+      ms(r.latency.p50Ms),
+      ms(r.latency.p99Ms),
+      r.latency.opsPerSecond.toFixed(0),
+      ms(r.throughput.p50Ms),
+      ms(r.throughput.p99Ms),
+      r.throughput.opsPerSecond.toFixed(0),
     ]),
     (c) => c > 0,
   );
@@ -171,14 +249,22 @@ export function ratioTable(rows: Ratio[]): string {
 /** The same tables as Markdown, for docs/benchmarks.md. */
 export function markdownTables(results: CaseResult[], rows: Ratio[]): { results: string; ratios: string } {
   const md = (header: string[], body: string[][]) =>
-    [`| ${header.join(' | ')} |`, `|${header.map((_, c) => (c === 0 ? ' --- ' : ' ---: ')).join('|')}|`, ...body.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+    [
+      `| ${header.join(' | ')} |`,
+      `|${header.map((_, c) => (c === 0 ? ' --- ' : ' ---: ')).join('|')}|`,
+      ...body.map((r) => `| ${r.join(' | ')} |`),
+    ].join('\n');
   return {
     results: md(
       ['case', 'p50 ms (c=1)', 'p99 ms (c=1)', 'ops/s (c=1)', 'p50 ms (c=8)', 'p99 ms (c=8)', 'ops/s (c=8)'],
       results.map((r) => [
         r.label,
-        ms(r.latency.p50Ms), ms(r.latency.p99Ms), r.latency.opsPerSecond.toFixed(0),
-        ms(r.throughput.p50Ms), ms(r.throughput.p99Ms), r.throughput.opsPerSecond.toFixed(0),
+        ms(r.latency.p50Ms),
+        ms(r.latency.p99Ms),
+        r.latency.opsPerSecond.toFixed(0),
+        ms(r.throughput.p50Ms),
+        ms(r.throughput.p99Ms),
+        r.throughput.opsPerSecond.toFixed(0),
       ]),
     ),
     ratios: md(
@@ -214,7 +300,10 @@ export function replicationLines(r: ReplicationResults): string[] {
   }
   const h = r.hintReplay;
   if (h) {
-    const vsRaw = h.hintsPerRawPutItem === undefined ? '' : ` = ${h.hintsPerRawPutItem.toFixed(2)}x raw PutItem throughput at concurrency 8 (${h.rawPutItemOpsPerSecondAtConcurrency8} ops/s)`;
+    const vsRaw =
+      h.hintsPerRawPutItem === undefined
+        ? ''
+        : ` = ${h.hintsPerRawPutItem.toFixed(2)}x raw PutItem throughput at concurrency 8 (${h.rawPutItemOpsPerSecondAtConcurrency8} ops/s)`;
     lines.push(
       `hint replay: ${h.hintsWaiting} hints for ${h.downTable} replayed in ${h.handoffMs} ms: ${h.hintsPerSecond} hints/s${vsRaw}; ` +
         `the replay's own report: ${h.replay.hintsPerSecond} hints/s (${h.replay.applied} applied, ${h.replay.alreadyCurrent} already current, ` +
@@ -233,7 +322,9 @@ export function replicationLines(r: ReplicationResults): string[] {
   }
   const replay = r.replayReplicaPuts;
   if (replay?.sent) {
-    lines.push(`strong write replay: ${replay.refusedAsCurrent} of ${replay.sent} replica PutItems refused as already current (the replicator was first)`);
+    lines.push(
+      `strong write replay: ${replay.refusedAsCurrent} of ${replay.sent} replica PutItems refused as already current (the replicator was first)`,
+    );
   }
   return lines;
 }

@@ -52,7 +52,9 @@ export async function runRounds(
       for (let done = 0, turn = 0; done < mode.ops; done += mode.blockOps, turn += 1) {
         const size = Math.min(mode.blockOps, mode.ops - done);
         for (const benchCase of orderFor(round + turn, cases)) {
-          blocks.get(benchCase.id)!.push(await measureBlock(benchCase.run, { ops: size, concurrency: mode.concurrency, firstIndex: firstIndex + done }));
+          blocks
+            .get(benchCase.id)!
+            .push(await measureBlock(benchCase.run, { ops: size, concurrency: mode.concurrency, firstIndex: firstIndex + done }));
         }
       }
       for (const [id, caseBlocks] of blocks) runs.get(mode.name)!.get(id)!.push(statsOf(caseBlocks));

@@ -35,10 +35,17 @@ import { renderReplicationSvg, renderSvg, replicationSubtitleOf, replicationSvgP
 import { withCpuProfile } from './profile';
 import { runRounds } from './rounds';
 import { benchRuntime } from './runtime';
-import { type BurstDeps, type ConvergenceReport, type HintReplayReport, holdReplication, measureConvergence, measureHintReplay, watchReplicaWrites } from './replication';
+import {
+  type BurstDeps,
+  type ConvergenceReport,
+  type HintReplayReport,
+  holdReplication,
+  measureConvergence,
+  measureHintReplay,
+  watchReplicaWrites,
+} from './replication';
 import { type CaseResult, markdownTables, ratios, ratioTable, replicationLines, resultsTable, summarise, targets } from './report';
 import { keyCount, makeWorkload, valueBytes } from './workload';
-
 
 /** Defaults are the documented configuration; the variables exist for quick trial runs and profiling. */
 const settings = z
@@ -116,8 +123,12 @@ async function main(): Promise<void> {
         lambdaContext('kvWrite'),
       );
       // A strong read: eventual ones are answered by the cache and would send no GetItem to capture.
-      const get = await readHandler(kvEvent({ method: 'GET', key: workload.keyOf(i), caller, query: { consistency: 'strong' } }), lambdaContext('kvRead'));
-      if (put.statusCode !== 200 || get.statusCode !== 200) throw new Error(`preload of ${workload.keyOf(i)} failed: ${put.statusCode} ${put.body}`);
+      const get = await readHandler(
+        kvEvent({ method: 'GET', key: workload.keyOf(i), caller, query: { consistency: 'strong' } }),
+        lambdaContext('kvRead'),
+      );
+      if (put.statusCode !== 200 || get.statusCode !== 200)
+        throw new Error(`preload of ${workload.keyOf(i)} failed: ${put.statusCode} ${put.body}`);
       expectAck(put.body, true, `preload PUT of ${workload.keyOf(i)}`);
     }
     const captured = capture.stop();
@@ -134,8 +145,18 @@ async function main(): Promise<void> {
     cleanups.push(echo.stop);
     const httpAgent = new Agent({ keepAlive: true, maxSockets: throughputConcurrency });
     cleanups.push(() => httpAgent.destroy());
-    const deps: CaseDeps = { workload, dynamodbEndpoint: cloud.engines.dynamodbEndpoint, url: cloud.url, apiKey: cloud.apiKey, caller, readHandler, writeHandler };
-    const prefixes = settings.BENCH_CASES?.split(',').map((p) => p.trim()).filter(Boolean);
+    const deps: CaseDeps = {
+      workload,
+      dynamodbEndpoint: cloud.engines.dynamodbEndpoint,
+      url: cloud.url,
+      apiKey: cloud.apiKey,
+      caller,
+      readHandler,
+      writeHandler,
+    };
+    const prefixes = settings.BENCH_CASES?.split(',')
+      .map((p) => p.trim())
+      .filter(Boolean);
     const cases = [
       ...rawCases(client, workload, caller.namespace),
       ...handlerCases(deps),
@@ -176,8 +197,10 @@ async function main(): Promise<void> {
         const path = join(settings.BENCH_PROFILE_DIR, `${benchCase.id}.cpuprofile`);
         await withCpuProfile(path, () => measure(benchCase.run, { ops: settings.BENCH_LATENCY_OPS, concurrency: latencyConcurrency }));
       }
-      log(`wrote ${cases.length} CPU profiles (${settings.BENCH_LATENCY_OPS} calls each at concurrency 1) to ${settings.BENCH_PROFILE_DIR}; ` +
-        `summarise with: npx tsx bench/profile-summary.ts --ops=${settings.BENCH_LATENCY_OPS} ${settings.BENCH_PROFILE_DIR}/*.cpuprofile`);
+      log(
+        `wrote ${cases.length} CPU profiles (${settings.BENCH_LATENCY_OPS} calls each at concurrency 1) to ${settings.BENCH_PROFILE_DIR}; ` +
+          `summarise with: npx tsx bench/profile-summary.ts --ops=${settings.BENCH_LATENCY_OPS} ${settings.BENCH_PROFILE_DIR}/*.cpuprofile`,
+      );
     }
 
     resumeReplication?.();
@@ -197,15 +220,26 @@ async function main(): Promise<void> {
         raw: client,
         watch,
         runtime: runtime(),
-        put: (key, n, strong) => httpPut(httpAgent, `${cloud.url}/v1/kv/${encodeURIComponent(key)}`, cloud.apiKey, workload.valueOf(n), strong),
+        put: (key, n, strong) =>
+          httpPut(httpAgent, `${cloud.url}/v1/kv/${encodeURIComponent(key)}`, cloud.apiKey, workload.valueOf(n), strong),
       };
       if (settings.BENCH_BURST_WRITES > 0) {
-        log(`convergence: ${settings.BENCH_BURST_WRITES} eventual PUTs at concurrency ${throughputConcurrency}, then polling every replica`);
-        convergence = await measureConvergence(burstDeps, { writes: settings.BENCH_BURST_WRITES, concurrency: throughputConcurrency, keyPrefix: burstKeyPrefix });
+        log(
+          `convergence: ${settings.BENCH_BURST_WRITES} eventual PUTs at concurrency ${throughputConcurrency}, then polling every replica`,
+        );
+        convergence = await measureConvergence(burstDeps, {
+          writes: settings.BENCH_BURST_WRITES,
+          concurrency: throughputConcurrency,
+          keyPrefix: burstKeyPrefix,
+        });
       }
       if (settings.BENCH_HINT_WRITES > 0) {
         log(`hint replay: ${settings.BENCH_HINT_WRITES} strong PUTs with one replica down, then one hinted handoff`);
-        hintReplay = await measureHintReplay(burstDeps, { writes: settings.BENCH_HINT_WRITES, concurrency: throughputConcurrency, keyPrefix: 'bench/hint-' });
+        hintReplay = await measureHintReplay(burstDeps, {
+          writes: settings.BENCH_HINT_WRITES,
+          concurrency: throughputConcurrency,
+          keyPrefix: 'bench/hint-',
+        });
       }
     }
 
@@ -218,7 +252,12 @@ async function main(): Promise<void> {
         ? {
             hintReplay: {
               ...hintReplay,
-              ...(rawPutOpsPerSecond ? { rawPutItemOpsPerSecondAtConcurrency8: Math.round(rawPutOpsPerSecond), hintsPerRawPutItem: hintReplay.hintsPerSecond / rawPutOpsPerSecond } : {}),
+              ...(rawPutOpsPerSecond
+                ? {
+                    rawPutItemOpsPerSecondAtConcurrency8: Math.round(rawPutOpsPerSecond),
+                    hintsPerRawPutItem: hintReplay.hintsPerSecond / rawPutOpsPerSecond,
+                  }
+                : {}),
             },
           }
         : {}),
@@ -260,19 +299,23 @@ async function main(): Promise<void> {
       markdown: markdownTables(results, ratioRows),
     };
 
-    console.log(`\nRingstore bench: ${keyCount} keys, ${valueBytes} B values, ${settings.BENCH_ROUNDS} rounds (median), ` +
-      `${machine.nproc} cores, Node ${machine.node}, load ${loadBefore.map((l) => l.toFixed(2)).join(' ')}, ` +
-      `code ${code.commit}${code.uncommitted.length ? ` + uncommitted ${code.uncommitted.join(' ')}` : ''}\n`);
+    console.log(
+      `\nRingstore bench: ${keyCount} keys, ${valueBytes} B values, ${settings.BENCH_ROUNDS} rounds (median), ` +
+        `${machine.nproc} cores, Node ${machine.node}, load ${loadBefore.map((l) => l.toFixed(2)).join(' ')}, ` +
+        `code ${code.commit}${code.uncommitted.length ? ` + uncommitted ${code.uncommitted.join(' ')}` : ''}\n`,
+    );
     console.log(resultsTable(results));
     console.log('');
     console.log(ratioTable(ratioRows));
     const misses = ratioRows.filter((r) => r.verdict === 'MISS');
     const judged = ratioRows.some((r) => r.targeted);
-    console.log(!judged
-      ? '\ntarget not judged: this run has no HTTP case with its raw baseline'
-      : misses.length
-      ? `\ntargets (p50): MISS on ${misses.map((r) => `${r.name} (${r.p50.toFixed(2)}x against ${r.target}x)`).join('; ')}`
-      : '\ntargets (p50): all PASS');
+    console.log(
+      !judged
+        ? '\ntarget not judged: this run has no HTTP case with its raw baseline'
+        : misses.length
+          ? `\ntargets (p50): MISS on ${misses.map((r) => `${r.name} (${r.p50.toFixed(2)}x against ${r.target}x)`).join('; ')}`
+          : '\ntargets (p50): all PASS',
+    );
     console.log('');
     for (const line of replicationLines(replication)) console.log(line);
 

@@ -141,16 +141,19 @@ async function main(): Promise<void> {
 
     const opsOf = (i: number) => triples[tripleIndexOf(i)]!.map((key, j) => ({ key, value: values[(i + j) % valuePoolSize]! }));
     const httpTxn = async (i: number) => {
-      const body = Buffer.from(JSON.stringify({
-        ops: opsOf(i).map(({ key, value }) => ({ op: 'put', key, value: value.toString('base64'), encoding: 'base64' })),
-      }));
+      const body = Buffer.from(
+        JSON.stringify({
+          ops: opsOf(i).map(({ key, value }) => ({ op: 'put', key, value: value.toString('base64'), encoding: 'base64' })),
+        }),
+      );
       const response = await nodeHttpRequest(agent, txnUrl, {
         method: 'POST',
         headers: { 'x-api-key': cloud.apiKey, 'content-type': 'application/json', 'content-length': String(body.length) },
         body,
       });
       const text = response.body.toString();
-      if (response.status !== 200 || !text.includes('"committed"')) throw new Error(`POST /v1/txn answered ${response.status}: ${text.slice(0, 300)}`);
+      if (response.status !== 200 || !text.includes('"committed"'))
+        throw new Error(`POST /v1/txn answered ${response.status}: ${text.slice(0, 300)}`);
     };
     // The same transaction without the state machine (the service's own sequence in this process).
     const inProcessTxn = async (i: number) => {
@@ -167,8 +170,13 @@ async function main(): Promise<void> {
         new PutItemCommand({
           TableName: rawTableName,
           Item: {
-            pk: { S: `${principal.namespace}#${key}` }, ns: { S: principal.namespace }, k: { S: key }, v: { N: String(i + 1) },
-            ct: { S: 'application/octet-stream' }, size: { N: String(value.length) }, val: { B: value },
+            pk: { S: `${principal.namespace}#${key}` },
+            ns: { S: principal.namespace },
+            k: { S: key },
+            v: { N: String(i + 1) },
+            ct: { S: 'application/octet-stream' },
+            size: { N: String(value.length) },
+            val: { B: value },
           },
           ConditionExpression: 'attribute_not_exists(#itx)',
           ExpressionAttributeNames: { '#itx': 'itx' },
@@ -179,7 +187,13 @@ async function main(): Promise<void> {
     const cases: BenchCase[] = [
       { id: 'raw.conditionalPut', label: 'raw conditional PutItem', layer: 'raw', kind: 'conditionalPut', run: rawConditionalPut },
       { id: 'http.txn', label: 'HTTP transaction, 3 puts on 3 shards', layer: 'http', kind: 'txn', run: httpTxn },
-      { id: 'diag.txnInProcess', label: 'same transaction in process, no state machine', layer: 'diagnostic', kind: 'txn', run: inProcessTxn },
+      {
+        id: 'diag.txnInProcess',
+        label: 'same transaction in process, no state machine',
+        layer: 'diagnostic',
+        kind: 'txn',
+        run: inProcessTxn,
+      },
     ];
 
     // Every triple written once first, so every measured transaction overwrites existing keys.
@@ -189,7 +203,10 @@ async function main(): Promise<void> {
 
     // Writes per transaction: every DynamoDB request of a batch of transactions, replication included.
     const names = namesFor('local');
-    const counter = countRequests(runtime().dynamodb, { shardPrefix: names.shardTable(0).replace(/0$/, ''), txn: runtime().config.txnTable });
+    const counter = countRequests(runtime().dynamodb, {
+      shardPrefix: names.shardTable(0).replace(/0$/, ''),
+      txn: runtime().config.txnTable,
+    });
     await counter.quiet(1_000);
     counter.counting = true;
     await measure(httpTxn, { ops: settings.BENCH_TXN_COUNTED, firstIndex: 500_000, concurrency: 1 });
@@ -212,7 +229,13 @@ async function main(): Promise<void> {
     );
     resumeReplication?.();
     const results: CaseResult[] = cases.map((c) => summarise(c, runs.get('latency')!.get(c.id)!, runs.get('throughput')!.get(c.id)!));
-    const opsPerSecondAt16 = (id: string) => median(runs.get('throughput16')!.get(id)!.map((r) => r.opsPerSecond));
+    const opsPerSecondAt16 = (id: string) =>
+      median(
+        runs
+          .get('throughput16')!
+          .get(id)!
+          .map((r) => r.opsPerSecond),
+      );
     const byId = new Map(results.map((r) => [r.id, r]));
     const rawAt8 = byId.get('raw.conditionalPut')!.throughput.opsPerSecond;
     const txnAt8 = byId.get('http.txn')!.throughput.opsPerSecond;
@@ -244,10 +267,22 @@ async function main(): Promise<void> {
     const output = {
       finishedAt: new Date().toISOString(),
       durationSeconds: Math.round((Date.now() - started) / 1000),
-      machine: { ...machineFacts(), loadAverageBefore: loadBefore, loadAverageAfter: loadavg(), loadAverage1mAfterEachRound: loadPerRound, code },
+      machine: {
+        ...machineFacts(),
+        loadAverageBefore: loadBefore,
+        loadAverageAfter: loadavg(),
+        loadAverage1mAfterEachRound: loadPerRound,
+        code,
+      },
       settings: {
-        keysPerTxn, tripleCount, valueBytes, rounds: settings.BENCH_ROUNDS, opsPerCasePerRound: settings.BENCH_TXN_OPS,
-        modes, countedTxns: settings.BENCH_TXN_COUNTED, consistency: 'eventual (namespace default)',
+        keysPerTxn,
+        tripleCount,
+        valueBytes,
+        rounds: settings.BENCH_ROUNDS,
+        opsPerCasePerRound: settings.BENCH_TXN_OPS,
+        modes,
+        countedTxns: settings.BENCH_TXN_COUNTED,
+        consistency: 'eventual (namespace default)',
         replication: paused ? 'held during the rounds (diagnosis)' : 'on',
       },
       results,
@@ -255,18 +290,32 @@ async function main(): Promise<void> {
     };
 
     const f = (n: number) => n.toFixed(0);
-    console.log(`\nRingstore transaction bench: ${keysPerTxn} puts of ${valueBytes} B on ${keysPerTxn} shards, ${settings.BENCH_ROUNDS} rounds (median), ` +
-      `code ${code.commit}${code.uncommitted.length ? ` + uncommitted ${code.uncommitted.join(' ')}` : ''}\n`);
+    console.log(
+      `\nRingstore transaction bench: ${keysPerTxn} puts of ${valueBytes} B on ${keysPerTxn} shards, ${settings.BENCH_ROUNDS} rounds (median), ` +
+        `code ${code.commit}${code.uncommitted.length ? ` + uncommitted ${code.uncommitted.join(' ')}` : ''}\n`,
+    );
     console.log(resultsTable(results));
     console.log('');
-    console.log(`concurrency 16: raw conditional PutItem ${f(rawAt16)} ops/s, HTTP transaction ${f(txnAt16)} txn/s, in process ${f(summary.inProcessTxnPerSecond.c16)} txn/s`);
-    console.log(`DynamoDB requests per transaction: ${Object.entries(perTxn).map(([name, n]) => `${name} ${n.toFixed(2)}`).join(', ')}`);
-    console.log(`writes per transaction: ${coordinatorWrites.toFixed(2)} by the protocol (target ${summary.writesPerTxn.target} = 2 per key + 2), ` +
-      `${replicationWrites.toFixed(2)} replica writes by the stream`);
-    console.log(`bound: ${f(rawBest)} raw conditional writes/s / ${coordinatorWrites.toFixed(2)} = ${f(boundTxnPerSecond)} txn/s; ` +
-      `measured ${f(txnBest)} txn/s = ${shareOfBound.toFixed(2)} of the bound (target >= ${targetShareOfBound}): ${verdict}`);
-    console.log(`latency at concurrency 1: p50 ${txnLatency.p50Ms.toFixed(1)} ms, p99 ${txnLatency.p99Ms.toFixed(1)} ms ` +
-      `(in process without the state machine: p50 ${inProcess.latency.p50Ms.toFixed(1)} ms)`);
+    console.log(
+      `concurrency 16: raw conditional PutItem ${f(rawAt16)} ops/s, HTTP transaction ${f(txnAt16)} txn/s, in process ${f(summary.inProcessTxnPerSecond.c16)} txn/s`,
+    );
+    console.log(
+      `DynamoDB requests per transaction: ${Object.entries(perTxn)
+        .map(([name, n]) => `${name} ${n.toFixed(2)}`)
+        .join(', ')}`,
+    );
+    console.log(
+      `writes per transaction: ${coordinatorWrites.toFixed(2)} by the protocol (target ${summary.writesPerTxn.target} = 2 per key + 2), ` +
+        `${replicationWrites.toFixed(2)} replica writes by the stream`,
+    );
+    console.log(
+      `bound: ${f(rawBest)} raw conditional writes/s / ${coordinatorWrites.toFixed(2)} = ${f(boundTxnPerSecond)} txn/s; ` +
+        `measured ${f(txnBest)} txn/s = ${shareOfBound.toFixed(2)} of the bound (target >= ${targetShareOfBound}): ${verdict}`,
+    );
+    console.log(
+      `latency at concurrency 1: p50 ${txnLatency.p50Ms.toFixed(1)} ms, p99 ${txnLatency.p99Ms.toFixed(1)} ms ` +
+        `(in process without the state machine: p50 ${inProcess.latency.p50Ms.toFixed(1)} ms)`,
+    );
 
     await mkdir(resultsDir, { recursive: true });
     if (paused) {
@@ -274,7 +323,10 @@ async function main(): Promise<void> {
       log(`wrote bench/results/txn-diagnosis.json in ${output.durationSeconds} s`);
     } else {
       await writeFile(join(resultsDir, 'txn-latest.json'), `${JSON.stringify(output, null, 2)}\n`);
-      await writeFile(txnSvgPath, await renderSvg(results, `transactions of 3 puts on 3 shards, ${output.machine.nproc} cores, code ${code.commit}`));
+      await writeFile(
+        txnSvgPath,
+        await renderSvg(results, `transactions of 3 puts on 3 shards, ${output.machine.nproc} cores, code ${code.commit}`),
+      );
       log(`wrote bench/results/txn-latest.json and docs/benchmarks-txn.svg in ${output.durationSeconds} s`);
     }
   } finally {

@@ -24,40 +24,63 @@ async function main(): Promise<void> {
   const engines = await startEngines({ dataDir: join(home, 'data'), vendorDir: join(home, 'vendor') });
   const client = rawClient(engines.dynamodbEndpoint);
   try {
-    await client.send(new CreateTableCommand({
-      TableName: 'plain', BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }], KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
-    }));
+    await client.send(
+      new CreateTableCommand({
+        TableName: 'plain',
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+        KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+      }),
+    );
     for (const table of ['shard', 'replica-a', 'replica-b']) await client.send(new CreateTableCommand(shardTableInput(table)));
     const { StreamSpecification: _stream, ...withoutStream } = shardTableInput('indexed');
     await client.send(new CreateTableCommand(withoutStream));
 
     const value = randomBytes(valueBytes);
     const fields = (i: number): Record<string, AttributeValue> => ({
-      ns: { S: 'local' }, k: { S: `k${i % keyCount}` }, tok: { N: String(1000 + (i % keyCount)) }, tb: { N: String(i % 7) },
-      ct: { S: 'application/octet-stream' }, size: { N: String(valueBytes) }, sha: { S: 'f'.repeat(64) }, tomb: { BOOL: false }, val: { B: value },
+      ns: { S: 'local' },
+      k: { S: `k${i % keyCount}` },
+      tok: { N: String(1000 + (i % keyCount)) },
+      tb: { N: String(i % 7) },
+      ct: { S: 'application/octet-stream' },
+      size: { N: String(valueBytes) },
+      sha: { S: 'f'.repeat(64) },
+      tomb: { BOOL: false },
+      val: { B: value },
     });
-    const put = (table: string): Operation => async (i) => {
-      await client.send(new PutItemCommand({ TableName: table, Item: { pk: { S: `local#k${i % keyCount}` }, v: { N: '1' }, ...fields(i) } }));
-    };
-    const update = (table: string, returnValues: 'NONE' | 'ALL_OLD'): Operation => async (i) => {
-      const values = fields(i);
-      const names = Object.keys(values);
-      await client.send(new UpdateItemCommand({
-        TableName: table,
-        Key: { pk: { S: `local#k${i % keyCount}` } },
-        UpdateExpression: `SET ${names.map((n) => `#${n} = :${n}`).join(', ')} ADD #v :one`,
-        ExpressionAttributeNames: Object.fromEntries([...names, 'v'].map((n) => [`#${n}`, n])),
-        ExpressionAttributeValues: { ...Object.fromEntries(names.map((n) => [`:${n}`, values[n]!])), ':one': { N: '1' } },
-        ReturnValues: returnValues,
-      }));
-    };
-    const both = (...operations: Operation[]): Operation => async (i) => {
-      await Promise.all(operations.map((operation) => operation(i)));
-    };
-    const then = (...operations: Operation[]): Operation => async (i) => {
-      for (const operation of operations) await operation(i);
-    };
+    const put =
+      (table: string): Operation =>
+      async (i) => {
+        await client.send(
+          new PutItemCommand({ TableName: table, Item: { pk: { S: `local#k${i % keyCount}` }, v: { N: '1' }, ...fields(i) } }),
+        );
+      };
+    const update =
+      (table: string, returnValues: 'NONE' | 'ALL_OLD'): Operation =>
+      async (i) => {
+        const values = fields(i);
+        const names = Object.keys(values);
+        await client.send(
+          new UpdateItemCommand({
+            TableName: table,
+            Key: { pk: { S: `local#k${i % keyCount}` } },
+            UpdateExpression: `SET ${names.map((n) => `#${n} = :${n}`).join(', ')} ADD #v :one`,
+            ExpressionAttributeNames: Object.fromEntries([...names, 'v'].map((n) => [`#${n}`, n])),
+            ExpressionAttributeValues: { ...Object.fromEntries(names.map((n) => [`:${n}`, values[n]!])), ':one': { N: '1' } },
+            ReturnValues: returnValues,
+          }),
+        );
+      };
+    const both =
+      (...operations: Operation[]): Operation =>
+      async (i) => {
+        await Promise.all(operations.map((operation) => operation(i)));
+      };
+    const then =
+      (...operations: Operation[]): Operation =>
+      async (i) => {
+        for (const operation of operations) await operation(i);
+      };
     const cases: Array<[string, Operation]> = [
       ['PutItem, plain table', put('plain')],
       ['PutItem, table with the 2 shard GSIs', put('indexed')],
@@ -78,7 +101,8 @@ async function main(): Promise<void> {
       }
     }
     console.log(`p50 ms at concurrency 1, ${valueBytes} B values, median of ${rounds} rounds of ${opsPerRound}:`);
-    for (const [name, values] of p50s) console.log(`  ${name.padEnd(42)} ${median(values).toFixed(2)}   (rounds ${values.map((v) => v.toFixed(2)).join(' ')})`);
+    for (const [name, values] of p50s)
+      console.log(`  ${name.padEnd(42)} ${median(values).toFixed(2)}   (rounds ${values.map((v) => v.toFixed(2)).join(' ')})`);
   } finally {
     client.destroy();
     await engines.stop();

@@ -4,8 +4,7 @@
 
 type Json = Record<string, unknown>;
 
-const escapeHtml = (text: string) =>
-  text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 const block = (value: unknown) => `<pre>${escapeHtml(JSON.stringify(value, null, 2))}</pre>`;
 
@@ -17,9 +16,16 @@ function renderOperation(path: string, method: string, operation: Json): string 
   return `<section id="${escapeHtml(id)}">
   <h3><span class="m ${method}">${method.toUpperCase()}</span> <code>${escapeHtml(path)}</code></h3>
   <p>${escapeHtml(String(operation.summary ?? ''))}</p>
-  ${parameters.length ? `<h4>Parameters</h4><table><tr><th>name</th><th>in</th><th>required</th><th>description</th></tr>${parameters
-    .map((p) => `<tr><td><code>${escapeHtml(String(p.name))}</code></td><td>${escapeHtml(String(p.in))}</td><td>${p.required ? 'yes' : ''}</td><td>${escapeHtml(String((p.schema as Json | undefined)?.description ?? p.description ?? ''))}</td></tr>`)
-    .join('')}</table>` : ''}
+  ${
+    parameters.length
+      ? `<h4>Parameters</h4><table><tr><th>name</th><th>in</th><th>required</th><th>description</th></tr>${parameters
+          .map(
+            (p) =>
+              `<tr><td><code>${escapeHtml(String(p.name))}</code></td><td>${escapeHtml(String(p.in))}</td><td>${p.required ? 'yes' : ''}</td><td>${escapeHtml(String((p.schema as Json | undefined)?.description ?? p.description ?? ''))}</td></tr>`,
+          )
+          .join('')}</table>`
+      : ''
+  }
   ${body ? `<h4>Request body</h4>${block(body)}` : ''}
   <h4>Responses</h4><table>${Object.entries(responses)
     .map(([status, response]) => `<tr><td><b>${escapeHtml(status)}</b></td><td>${escapeHtml(String(response.description ?? ''))}</td></tr>`)
@@ -49,6 +55,8 @@ pre{background:#f6f8fa;padding:.6em;overflow:auto;font-size:.85em}table{border-c
 <h2>Operations</h2>
 ${sections.join('\n')}
 <h2>Schemas</h2>
-${Object.entries(schemas).map(([name, schema]) => `<h3 id="schema-${escapeHtml(name)}">${escapeHtml(name)}</h3>${block(schema)}`).join('\n')}
+${Object.entries(schemas)
+  .map(([name, schema]) => `<h3 id="schema-${escapeHtml(name)}">${escapeHtml(name)}</h3>${block(schema)}`)
+  .join('\n')}
 </body></html>`;
 }

@@ -6,7 +6,7 @@ import { limits, namespacePattern, txnLimits } from './topology';
 export const Consistency = z.enum(['eventual', 'strong']).meta({
   id: 'Consistency',
   description:
-    "Reads: eventual = cache or any available replica; strong = the owner with a consistent read, never a cache (linearizable per key). " +
+    'Reads: eventual = cache or any available replica; strong = the owner with a consistent read, never a cache (linearizable per key). ' +
     'Writes: eventual = acknowledged once the owner holds it, replicas follow from its stream; strong = acknowledged once the owner ' +
     'and every reachable replica hold it (at least one replica). Default: the namespace setting, else eventual.',
 });
@@ -55,7 +55,12 @@ export const ConditionalHeaders = z.object({
 
 export const CreateUploadBody = z
   .object({
-    size: z.number().int().min(0).optional().meta({ description: `Bytes to upload; over ${limits.valueBytesMax} is refused with 413` }),
+    size: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .meta({ description: `Bytes to upload; over ${limits.valueBytesMax} is refused with 413` }),
     contentType: z.string().min(1).max(256).default('application/octet-stream'),
   })
   .strict()
@@ -84,11 +89,18 @@ export const WriteAck = z
     key: z.string(),
     version: z.number().int(),
     consistency: Consistency,
-    copies: z.number().int().optional().meta({ description: 'Strong writes: shards holding the version at the acknowledgement, the owner included' }),
+    copies: z
+      .number()
+      .int()
+      .optional()
+      .meta({ description: 'Strong writes: shards holding the version at the acknowledgement, the owner included' }),
   })
   .meta({ id: 'WriteAck' });
 
-const txnKey = z.string().min(1).max(limits.keyBytesMax * 4);
+const txnKey = z
+  .string()
+  .min(1)
+  .max(limits.keyBytesMax * 4);
 const txnVersion = z.number().int().min(0).meta({ description: 'The version the key must be at before the transaction; 0: absent' });
 
 export const TxnOp = z
@@ -112,9 +124,15 @@ export const TxnOp = z
 export const TxnBody = z
   .object({
     ops: z.array(TxnOp).min(1).max(txnLimits.txnOpsMax),
-    timeoutMs: z.number().int().min(100).max(txnLimits.txnTimeoutMsMax).optional().meta({
-      description: `After this the transaction aborts (default ${txnLimits.txnTimeoutMsDefault})`,
-    }),
+    timeoutMs: z
+      .number()
+      .int()
+      .min(100)
+      .max(txnLimits.txnTimeoutMsMax)
+      .optional()
+      .meta({
+        description: `After this the transaction aborts (default ${txnLimits.txnTimeoutMsDefault})`,
+      }),
   })
   .strict()
   .meta({ id: 'TxnRequest' });
@@ -126,15 +144,17 @@ export const TxnCommitted = z
     status: z.literal('committed'),
     txid: z.string(),
     writes: z.array(z.object({ key: z.string(), version: z.number().int() })),
-    reads: z.array(
-      z.object({
-        key: z.string(),
-        found: z.boolean(),
-        version: z.number().int().optional(),
-        value: z.string().optional().meta({ description: 'base64' }),
-        contentType: z.string().optional(),
-      }),
-    ).meta({ description: 'One per get op, in request order; a get after a write of the same key sees that write' }),
+    reads: z
+      .array(
+        z.object({
+          key: z.string(),
+          found: z.boolean(),
+          version: z.number().int().optional(),
+          value: z.string().optional().meta({ description: 'base64' }),
+          contentType: z.string().optional(),
+        }),
+      )
+      .meta({ description: 'One per get op, in request order; a get after a write of the same key sees that write' }),
   })
   .meta({ id: 'TxnCommitted' });
 

@@ -54,4 +54,3 @@ export const statusOf: Record<ErrorCode, number> = {
 
 /** Seconds a client should wait before retrying a 429/503. */
 export const retryAfterSeconds = 1;
-

@@ -1,12 +1,6 @@
 // The S3 bucket for values too large to inline in a shard item (over 350 KB: docs/api.md, "Large values"), and its access-log bucket.
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
-import {
-  BlockPublicAccess,
-  Bucket,
-  BucketEncryption,
-  HttpMethods,
-  ObjectOwnership,
-} from 'aws-cdk-lib/aws-s3';
+import { BlockPublicAccess, Bucket, BucketEncryption, HttpMethods, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { limits, type Names } from '../../schemas/topology';
 import { blobPrefixes } from './data-refs';

@@ -88,7 +88,7 @@ export class Cache extends Construct {
     acknowledge(
       this.replicationGroup,
       'AwsSolutions-AEC6',
-      'No AUTH token: the cache is reachable only from the Lambdas\' security group inside isolated subnets with no internet path, TLS is required, and it holds only disposable copies of DynamoDB values guarded by version; an AUTH token would have to reach the Lambdas as a plaintext environment variable, since the VPC has no Secrets Manager endpoint. IAM authentication (user group) is the follow-up once the Redis adapter can sign tokens.',
+      "No AUTH token: the cache is reachable only from the Lambdas' security group inside isolated subnets with no internet path, TLS is required, and it holds only disposable copies of DynamoDB values guarded by version; an AUTH token would have to reach the Lambdas as a plaintext environment variable, since the VPC has no Secrets Manager endpoint. IAM authentication (user group) is the follow-up once the Redis adapter can sign tokens.",
     );
 
     this.url = `rediss://${this.replicationGroup.attrPrimaryEndPointAddress}:${this.replicationGroup.attrPrimaryEndPointPort}`;

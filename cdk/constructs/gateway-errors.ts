@@ -18,18 +18,27 @@ const status = (code: ErrorCode): number => statusOf[code];
 export const gatewayErrors: readonly GatewayError[] = [
   // No x-api-key header: API Gateway answers before the authorizer runs (or it threw "Unauthorized").
   {
-    type: ResponseType.UNAUTHORIZED, code: 'auth.missingKey', statusCode: status('auth.missingKey'), retryable: false,
+    type: ResponseType.UNAUTHORIZED,
+    code: 'auth.missingKey',
+    statusCode: status('auth.missingKey'),
+    retryable: false,
     message: 'Missing API key: send it in the x-api-key header',
   },
   // The authorizer answered Deny: the key is unknown or revoked (lambdas/handlers/authorizer.ts).
   {
-    type: ResponseType.ACCESS_DENIED, code: 'auth.invalidKey', statusCode: status('auth.invalidKey'), retryable: false,
+    type: ResponseType.ACCESS_DENIED,
+    code: 'auth.invalidKey',
+    statusCode: status('auth.invalidKey'),
+    retryable: false,
     message: 'Unknown or revoked API key',
   },
   // API Gateway's answer to a path or method no route declares.
   {
-    type: ResponseType.MISSING_AUTHENTICATION_TOKEN, code: 'route.notFound', statusCode: status('route.notFound'),
-    retryable: false, message: 'No such route',
+    type: ResponseType.MISSING_AUTHENTICATION_TOKEN,
+    code: 'route.notFound',
+    statusCode: status('route.notFound'),
+    retryable: false,
+    message: 'No such route',
   },
   { type: ResponseType.REQUEST_TOO_LARGE, code: 'request.tooLarge', statusCode: status('request.tooLarge'), retryable: false },
   { type: ResponseType.BAD_REQUEST_PARAMETERS, code: 'request.invalid', statusCode: status('request.invalid'), retryable: false },

@@ -152,9 +152,7 @@ export class RingstoreRestApi extends Construct {
     const methods = new Map<RouteSpec, Method>();
     for (const route of props.routes) {
       const resource = this.api.root.resourceForPath(route.path);
-      const requestParameters = Object.fromEntries(
-        pathParameters(route.path).map((name) => [`method.request.path.${name}`, true]),
-      );
+      const requestParameters = Object.fromEntries(pathParameters(route.path).map((name) => [`method.request.path.${name}`, true]));
       const method = resource.addMethod(route.method, integrationFor(route.handler), {
         operationName: route.operationId,
         requestParameters,
@@ -203,7 +201,7 @@ export class RingstoreRestApi extends Construct {
       acknowledge(
         this.api,
         `AwsSolutions-IAM4[Policy::${nagFindingName(this, pushToLogs.managedPolicyArn)}]`,
-        'API Gateway\'s CloudWatch role is one setting per account and region, shared by every REST API there; the AWS managed AmazonAPIGatewayPushToCloudWatchLogs policy is the documented one, and scoping it to Ringstore\'s log groups would break other APIs\' logging.',
+        "API Gateway's CloudWatch role is one setting per account and region, shared by every REST API there; the AWS managed AmazonAPIGatewayPushToCloudWatchLogs policy is the documented one, and scoping it to Ringstore's log groups would break other APIs' logging.",
       );
     }
   }

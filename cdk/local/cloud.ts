@@ -68,9 +68,19 @@ function localLogLevel(requested: string | undefined): 'DEBUG' | 'INFO' | 'WARN'
 
 async function ensureLocalKeys(home: string, service: ApiKeyService): Promise<LocalKeysFile> {
   const path = join(home, 'local-keys.json');
-  const saved = await readFile(path, 'utf8').then((text) => JSON.parse(text) as LocalKeysFile, () => undefined);
+  const saved = await readFile(path, 'utf8').then(
+    (text) => JSON.parse(text) as LocalKeysFile,
+    () => undefined,
+  );
   if (saved) {
-    const valid = await Promise.all([saved.apiKey, saved.adminKey].map((key) => service.authenticate(key).then(() => true, () => false)));
+    const valid = await Promise.all(
+      [saved.apiKey, saved.adminKey].map((key) =>
+        service.authenticate(key).then(
+          () => true,
+          () => false,
+        ),
+      ),
+    );
     if (valid.every(Boolean)) return saved;
   }
   const user = await service.create({ namespace: localNamespace, role: 'user', description: 'local key created by npm start' });
@@ -86,7 +96,11 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   const stage = options.stage ?? 'local';
   const names = namesFor(stage);
   await mkdir(options.home, { recursive: true });
-  const engines = await startEngines({ dataDir: join(options.home, 'data'), vendorDir: options.vendorDir ?? join(options.home, 'vendor'), log });
+  const engines = await startEngines({
+    dataDir: join(options.home, 'data'),
+    vendorDir: options.vendorDir ?? join(options.home, 'vendor'),
+    log,
+  });
   let gateway: RunningGateway | undefined;
   let poller: RunningStreamPoller | undefined;
   let schedule: RunningSchedule | undefined;
@@ -111,8 +125,11 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     const clientConfig = { region: localRegion, credentials: { ...localCredentials } };
     const dynamodb = new DynamoDBClient({ ...clientConfig, endpoint: engines.dynamodbEndpoint });
     const s3 = new S3Client({
-      ...clientConfig, endpoint: engines.s3Endpoint, forcePathStyle: true,
-      requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED',
+      ...clientConfig,
+      endpoint: engines.s3Endpoint,
+      forcePathStyle: true,
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
     });
     const created = await provision({ dynamodb, s3, names, shardCount: config.shardCount });
     dynamodb.destroy();
@@ -134,7 +151,9 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
 
     const ring = await ringStore(wiring).ensureRing(initialRingOf(config));
     if (ring.shards.length !== config.shardCount) {
-      log(`the stored ring has ${ring.shards.length} shards (epoch ${ring.epoch}); ${config.shardCount} were configured: the stored ring wins`);
+      log(
+        `the stored ring has ${ring.shards.length} shards (epoch ${ring.epoch}); ${config.shardCount} were configured: the stored ring wins`,
+      );
     }
     const keys = await ensureLocalKeys(options.home, apiKeyService(wiring));
 

@@ -167,13 +167,13 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     const path = url.pathname.length > 1 && url.pathname.endsWith('/') ? url.pathname.slice(0, -1) : url.pathname;
     if (path === faultsPath && options.faults) return handleFaults(request, response, method, options.faults);
     const matched = matchRoute(method, path);
-    if (matched === 'badEncoding') return sendError(response, 400, 'request.invalid', 'path is not valid percent-encoding');
-    if (!matched) return sendError(response, 404, 'route.notFound', `no route ${method} ${url.pathname}`);
+    if (matched === 'badEncoding') { sendError(response, 400, 'request.invalid', 'path is not valid percent-encoding'); return; }
+    if (!matched) { sendError(response, 404, 'route.notFound', `no route ${method} ${url.pathname}`); return; }
     const { route, params } = matched;
 
     const body = await readBody(request, limits.apiGatewayBodyBytesMax);
     if (body === 'tooLarge') {
-      return sendError(response, 413, 'request.tooLarge', `request body over ${limits.apiGatewayBodyBytesMax} bytes (API Gateway limit)`);
+      sendError(response, 413, 'request.tooLarge', `request body over ${limits.apiGatewayBodyBytesMax} bytes (API Gateway limit)`); return;
     }
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(request.headers)) {
@@ -183,8 +183,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     let authorizer: Record<string, unknown> | null = null;
     if (route.authorized) {
       const verdict = await authorize(route, url, headers);
-      if (verdict.status === 401) return sendError(response, 401, 'auth.missingKey', 'missing x-api-key header');
-      if (verdict.status === 403) return sendError(response, 403, 'auth.invalidKey', 'API key is not valid (unknown or revoked)');
+      if (verdict.status === 401) { sendError(response, 401, 'auth.missingKey', 'missing x-api-key header'); return; }
+      if (verdict.status === 403) { sendError(response, 403, 'auth.invalidKey', 'API key is not valid (unknown or revoked)'); return; }
       authorizer = { ...verdict.context, principalId: verdict.principalId };
     }
 
@@ -203,13 +203,13 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     });
     const eventBytes = oversizedPayloadBytes(event, event.body);
     if (eventBytes !== undefined) {
-      return sendError(
+      sendError(
         response,
         413,
         'request.tooLarge',
         `request is ${eventBytes} bytes as a Lambda event (the limit is ${limits.lambdaPayloadBytesMax}); ` +
           'send values over 4 MiB with POST /v1/kv/{key}/uploads',
-      );
+      ); return;
     }
 
     const proxy = handlers.proxies[route.handler];
@@ -220,12 +220,12 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     } catch (error) {
       // A function that throws (or crashes, as injected crash points do) is a 502 from API Gateway.
       options.log?.(`${route.handler} failed: ${error instanceof Error ? error.message : String(error)}`);
-      return send(response, 502, { 'content-type': 'application/json' }, JSON.stringify({ message: 'Internal server error' }));
+      send(response, 502, { 'content-type': 'application/json' }, JSON.stringify({ message: 'Internal server error' })); return;
     }
     const resultBytes = oversizedPayloadBytes(result, result.body);
     if (resultBytes !== undefined) {
       // What API Gateway answers when a Lambda response exceeds the invocation payload limit.
-      return sendError(response, 502, 'internal', `Lambda response of ${resultBytes} bytes exceeds ${limits.lambdaPayloadBytesMax}`);
+      sendError(response, 502, 'internal', `Lambda response of ${resultBytes} bytes exceeds ${limits.lambdaPayloadBytesMax}`); return;
     }
     const responseBody = result.body ? Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8') : Buffer.alloc(0);
     const responseHeaders = Object.fromEntries(Object.entries(result.headers ?? {}).map(([k, v]) => [k, String(v)]));
@@ -248,10 +248,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       try {
         faults.apply(body === 'tooLarge' ? undefined : JSON.parse(body.toString('utf8') || '{}'));
       } catch (error) {
-        return sendError(response, 400, 'request.invalid', `fault plan: ${error instanceof Error ? error.message : String(error)}`);
+        sendError(response, 400, 'request.invalid', `fault plan: ${error instanceof Error ? error.message : String(error)}`); return;
       }
     } else if (method !== 'GET') {
-      return sendError(response, 404, 'route.notFound', `no route ${method} ${faultsPath}`);
+      sendError(response, 404, 'route.notFound', `no route ${method} ${faultsPath}`); return;
     }
     send(response, 200, { 'content-type': 'application/json' }, JSON.stringify(faults.status()));
   }

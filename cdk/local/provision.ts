@@ -44,7 +44,11 @@ export function shardTableInput(tableName: string): CreateTableCommandInput {
     TableName: tableName,
     BillingMode: 'PAY_PER_REQUEST',
     AttributeDefinitions: attributeDefinitions([
-      shardSchema.partitionKey, tokenIndex.partitionKey, tokenIndex.sortKey, keyIndex.partitionKey, keyIndex.sortKey,
+      shardSchema.partitionKey,
+      tokenIndex.partitionKey,
+      tokenIndex.sortKey,
+      keyIndex.partitionKey,
+      keyIndex.sortKey,
     ]),
     KeySchema: [{ AttributeName: shardSchema.partitionKey.name, KeyType: 'HASH' }],
     GlobalSecondaryIndexes: [tokenIndex, keyIndex].map((index) =>
@@ -109,12 +113,7 @@ async function enableTtl(dynamodb: DynamoDBClient, tableName: string): Promise<v
 }
 
 /** Creates what is missing; returns the names of what it created. */
-export async function provision(options: {
-  dynamodb: DynamoDBClient;
-  s3: S3Client;
-  names: Names;
-  shardCount: number;
-}): Promise<string[]> {
+export async function provision(options: { dynamodb: DynamoDBClient; s3: S3Client; names: Names; shardCount: number }): Promise<string[]> {
   const { dynamodb, s3, names, shardCount } = options;
   const created: string[] = [];
   const existing = await existingTables(dynamodb);

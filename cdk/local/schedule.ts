@@ -9,7 +9,12 @@ export interface RunningSchedule {
   stop(): Promise<void>;
 }
 
-export function startSchedule(options: { handler: ScheduledHandler; name: string; everyMs: number; log?: (line: string) => void }): RunningSchedule {
+export function startSchedule(options: {
+  handler: ScheduledHandler;
+  name: string;
+  everyMs: number;
+  log?: (line: string) => void;
+}): RunningSchedule {
   if (options.everyMs <= 0) return { stop: async () => undefined };
   let current: Promise<void> = Promise.resolve();
   let stopped = false;

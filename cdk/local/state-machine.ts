@@ -26,7 +26,9 @@ type TaskHandler = (event: never, context: Context) => Promise<unknown>;
 /** Retries wait this long locally (the definition's 1 s minimum is for AWS). */
 const localRetryIntervalMs = 20;
 
-export function taskStateNames(definition: { States: Record<string, { Type: string; Iterator?: { States: Record<string, { Type: string }> } }> }): string[] {
+export function taskStateNames(definition: {
+  States: Record<string, { Type: string; Iterator?: { States: Record<string, { Type: string }> } }>;
+}): string[] {
   return Object.entries(definition.States).flatMap(([name, state]) => [
     ...(state.Type === 'Task' ? [name] : []),
     ...(state.Iterator ? taskStateNames(state.Iterator as never) : []),

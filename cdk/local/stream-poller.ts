@@ -176,7 +176,8 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<R
           // while it was empty with TrimmedDataAccessException (aws/aws-sdk-java#2923): nothing was
           // trimmed, a fresh TRIM_HORIZON iterator reads everything. Only other failures are worth a line.
           const emptyShardQuirk = (error as { name?: string }).name === 'TrimmedDataAccessException' && cursor.checkpoint === undefined;
-          if (!emptyShardQuirk) options.log?.(`stream poll of ${cursor.shardId} failed: ${error instanceof Error ? error.message : String(error)}`);
+          if (!emptyShardQuirk)
+            options.log?.(`stream poll of ${cursor.shardId} failed: ${error instanceof Error ? error.message : String(error)}`);
           delete cursor.iterator;
         }
         await sleep(backoff);
@@ -225,7 +226,7 @@ function lambdaRecordOf(record: StreamRecord, streamArn: string): DynamoDBRecord
   const data = record.dynamodb!;
   return {
     eventID: record.eventID!,
-    eventName: record.eventName as DynamoDBRecord['eventName'],
+    eventName: record.eventName,
     eventVersion: '1.1',
     eventSource: 'aws:dynamodb',
     awsRegion: localRegion,
@@ -236,7 +237,7 @@ function lambdaRecordOf(record: StreamRecord, streamArn: string): DynamoDBRecord
       ...(data.OldImage ? { OldImage: data.OldImage as never } : {}),
       SequenceNumber: data.SequenceNumber!,
       ...(data.SizeBytes === undefined ? {} : { SizeBytes: data.SizeBytes }),
-      StreamViewType: data.StreamViewType as NonNullable<DynamoDBRecord['dynamodb']>['StreamViewType'],
+      StreamViewType: data.StreamViewType,
       ...(data.ApproximateCreationDateTime ? { ApproximateCreationDateTime: data.ApproximateCreationDateTime.getTime() / 1000 } : {}),
     },
   };

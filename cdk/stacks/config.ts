@@ -66,9 +66,7 @@ export const deploymentContextSchema = z
      * API Gateway's CloudWatch role is one setting per account and region (AWS::ApiGateway::Account).
      * Turn this off when another stack of the account already manages it.
      */
-    manageApiGatewayAccountRole: z
-      .union([z.boolean(), z.enum(['true', 'false']).transform((value) => value === 'true')])
-      .default(true),
+    manageApiGatewayAccountRole: z.union([z.boolean(), z.enum(['true', 'false']).transform((value) => value === 'true')]).default(true),
   })
   .superRefine((config, ctx) => {
     try {

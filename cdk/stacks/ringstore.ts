@@ -35,7 +35,7 @@ export function addRingstore(app: App, config: DeploymentConfig, env?: Environme
   });
   // The API stack addresses the data by topology names (stream ARNs by weak reference, no exports):
   // deploy data first.
-  api.addStackDependency(data, 'handlers read and write the data stack\'s tables and bucket');
+  api.addStackDependency(data, "handlers read and write the data stack's tables and bucket");
   for (const stack of [data, api]) {
     Tags.of(stack).add('project', 'ringstore');
     Tags.of(stack).add('ringstore:stage', config.stage);

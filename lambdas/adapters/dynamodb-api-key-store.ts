@@ -1,6 +1,15 @@
 // API keys in the control table: one item per key id, holding the sha256 of the secret, never the secret.
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { Entity, type FormattedItem, GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand, item, string } from 'dynamodb-toolbox';
+import {
+  Entity,
+  type FormattedItem,
+  GetItemCommand,
+  PutItemCommand,
+  QueryCommand,
+  UpdateItemCommand,
+  item,
+  string,
+} from 'dynamodb-toolbox';
 import type { ApiKeyRecord, ApiKeyStore } from '../ports';
 import { awsCall, isConditionalCheckFailure, translateAwsError } from './aws-errors';
 import { controlEntityOptions, controlTable } from './dynamodb-control-table';

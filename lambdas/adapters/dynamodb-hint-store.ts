@@ -2,8 +2,7 @@
 // so a replica's hints come back per key in version order (hinted handoff, docs/consistency.md).
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DeleteItemCommand, Entity, PutItemCommand, QueryCommand, Table, item, number, string } from 'dynamodb-toolbox';
-import type { StoredItem } from '../ports';
-import type { Hint, HintStore } from '../ports';
+import type { StoredItem, Hint, HintStore } from '../ports';
 import { hintsSchema } from '../../schemas/topology';
 import { translateAwsError } from './aws-errors';
 import { storedItemAttributes, toRawItem, toStoredItem } from './dynamodb-shard-store';
@@ -73,7 +72,10 @@ export class DynamoHintStore implements HintStore {
 
   async remove(hint: Hint): Promise<void> {
     await this.call('hint removal', () =>
-      this.hints.build(DeleteItemCommand).key({ target: hint.target, sk: sortKeyOf(hint.item) }).send(),
+      this.hints
+        .build(DeleteItemCommand)
+        .key({ target: hint.target, sk: sortKeyOf(hint.item) })
+        .send(),
     );
   }
 

@@ -59,6 +59,11 @@ export class DynamoSweeperStateStore implements SweeperStateStore {
   }
 
   async saveSweeperState(state: SweeperState): Promise<void> {
-    await awsCall('sweeper state write', () => this.state.build(PutItemCommand).item({ ...sweeperKey, ...state }).send());
+    await awsCall('sweeper state write', () =>
+      this.state
+        .build(PutItemCommand)
+        .item({ ...sweeperKey, ...state })
+        .send(),
+    );
   }
 }

@@ -39,7 +39,11 @@ export class DynamoRingStore implements RingStore {
 
   async ensureRing(initial: RingState): Promise<RingState> {
     const created = await conditionalWrite('ring creation', () =>
-      this.rings.build(PutItemCommand).item({ ...ringKey, ...initial }).options({ condition: { attr: 'pk', exists: false } }).send(),
+      this.rings
+        .build(PutItemCommand)
+        .item({ ...ringKey, ...initial })
+        .options({ condition: { attr: 'pk', exists: false } })
+        .send(),
     );
     if (created) return initial;
     const current = await this.readRing();

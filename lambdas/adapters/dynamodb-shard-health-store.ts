@@ -39,7 +39,12 @@ export class DynamoShardHealthStore implements ShardHealthStore {
 
   async all(): Promise<Map<string, ShardHealth>> {
     const { Items = [] } = await awsCall('shard health read', () =>
-      this.records.table.build(QueryCommand).entities(this.records).query({ partition: healthPartition }).options({ consistent: true }).send(),
+      this.records.table
+        .build(QueryCommand)
+        .entities(this.records)
+        .query({ partition: healthPartition })
+        .options({ consistent: true })
+        .send(),
     );
     return new Map(
       Items.map((stored) => [
@@ -51,9 +56,14 @@ export class DynamoShardHealthStore implements ShardHealthStore {
 
   async markUnavailable(table: string, reason: string, nowMs: number): Promise<void> {
     // Only a change of status is written, so a burst of failed writes costs one control-table write.
-    await this.transition(table, { status: 'unavailable', sinceMs: nowMs, reason: reason.slice(0, reasonCharsMax) }, {
-      attr: 'status', ne: 'unavailable',
-    });
+    await this.transition(
+      table,
+      { status: 'unavailable', sinceMs: nowMs, reason: reason.slice(0, reasonCharsMax) },
+      {
+        attr: 'status',
+        ne: 'unavailable',
+      },
+    );
   }
 
   beginRecovery(table: string, nowMs: number): Promise<boolean> {
@@ -68,7 +78,11 @@ export class DynamoShardHealthStore implements ShardHealthStore {
     // A shard without a record is available: `ne` conditions also hold for a missing record.
     const guard: Condition<HealthEntity> = 'ne' in condition ? { or: [{ attr: 'pk', exists: false }, condition] } : condition;
     return conditionalWrite(`shard health update of ${table}`, () =>
-      this.records.build(PutItemCommand).item({ pk: healthPartition, sk: table, ...next }).options({ condition: guard }).send(),
+      this.records
+        .build(PutItemCommand)
+        .item({ pk: healthPartition, sk: table, ...next })
+        .options({ condition: guard })
+        .send(),
     );
   }
 }

@@ -20,9 +20,18 @@ import {
 } from 'dynamodb-toolbox';
 import { IntentConflictError, PreconditionFailedError, RingstoreError } from '../core/errors';
 import { tombstoneRetentionSeconds } from '../core/item';
-import { type Intent, type KeySummary, type StoredItem } from '../ports';
 import { tokenBucket, tokenSpace } from '../core/ring';
-import type { IntentPlacement, ItemWrite, KeyRef, ListPage, ListQuery, ShardStore, VersionEntry, WritePrecondition, WriteResult } from '../ports';
+import type {
+  IntentPlacement,
+  ItemWrite,
+  KeyRef,
+  ListPage,
+  ListQuery,
+  ShardStore,
+  VersionEntry,
+  WritePrecondition,
+  WriteResult, Intent, KeySummary, StoredItem
+} from '../ports';
 import { shardSchema } from '../../schemas/topology';
 import { translateAwsError } from './aws-errors';
 
@@ -179,7 +188,12 @@ function liveCondition(nowSeconds: number): Condition<KvEntity> {
     and: [
       { attr: 'pk', exists: true },
       { attr: 'tomb', eq: false },
-      { or: [{ attr: 'ttl', exists: false }, { attr: 'ttl', gt: nowSeconds }] },
+      {
+        or: [
+          { attr: 'ttl', exists: false },
+          { attr: 'ttl', gt: nowSeconds },
+        ],
+      },
     ],
   };
 }
@@ -194,7 +208,11 @@ function conditionFor(precondition: WritePrecondition, nowSeconds: number): Cond
       return { and: [{ attr: 'v', eq: precondition.version }, liveCondition(nowSeconds)] };
     case 'absent':
       return {
-        or: [{ attr: 'pk', exists: false }, { attr: 'tomb', eq: true }, { attr: 'ttl', lte: nowSeconds }],
+        or: [
+          { attr: 'pk', exists: false },
+          { attr: 'tomb', eq: true },
+          { attr: 'ttl', lte: nowSeconds },
+        ],
       };
   }
 }
@@ -229,16 +247,33 @@ export class DynamoShardStore implements ShardStore {
       }
       for (let attempt = 0; Object.keys(pending).length > 0; attempt += 1) {
         if (attempt >= batchGetAttemptsMax) {
-          throw new RingstoreError('shard.unavailable', `intents of ${keys.length} keys: keys left unprocessed after ${attempt} attempts`, { retryable: true });
+          throw new RingstoreError('shard.unavailable', `intents of ${keys.length} keys: keys left unprocessed after ${attempt} attempts`, {
+            retryable: true,
+          });
         }
         if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 2 ** attempt * 10));
-        const requestItems = Object.fromEntries(Object.entries(pending).map(([table, { Keys }]) => [table, {
-          Keys, ConsistentRead: true, ProjectionExpression: '#pk, #itx, #iop', ExpressionAttributeNames: { '#pk': 'pk', '#itx': 'itx', '#iop': 'iop' },
-        }]));
+        const requestItems = Object.fromEntries(
+          Object.entries(pending).map(([table, { Keys }]) => [
+            table,
+            {
+              Keys,
+              ConsistentRead: true,
+              ProjectionExpression: '#pk, #itx, #iop',
+              ExpressionAttributeNames: { '#pk': 'pk', '#itx': 'itx', '#iop': 'iop' },
+            },
+          ]),
+        );
         try {
-          const { Responses = {}, UnprocessedKeys = {} } = await this.documentClient.send(new BatchGetCommand({ RequestItems: requestItems }));
+          const { Responses = {}, UnprocessedKeys = {} } = await this.documentClient.send(
+            new BatchGetCommand({ RequestItems: requestItems }),
+          );
           for (const [table, items] of Object.entries(Responses)) {
-            for (const item of items) if (item.itx !== undefined) found.set(idOf(table, item.pk as string), { txid: item.itx as string, kind: (item.iop as Intent['kind'] | undefined) ?? 'put' });
+            for (const item of items)
+              if (item.itx !== undefined)
+                found.set(idOf(table, item.pk as string), {
+                  txid: item.itx as string,
+                  kind: (item.iop as Intent['kind'] | undefined) ?? 'put',
+                });
           }
           pending = Object.fromEntries(Object.entries(UnprocessedKeys).map(([table, { Keys = [] }]) => [table, { Keys }]));
         } catch (error) {
@@ -256,7 +291,7 @@ export class DynamoShardStore implements ShardStore {
         .key({ pk: partitionKeyOf(namespace, key) })
         .options({ tableName, consistent: options.consistent })
         .send();
-      return Item ? toStoredItem(Item as RawItem) : undefined;
+      return Item ? toStoredItem(Item) : undefined;
     } catch (error) {
       throw translateAwsError(error, `read of ${key} from ${tableName}`);
     }
@@ -265,7 +300,12 @@ export class DynamoShardStore implements ShardStore {
   async write(tableName: string, write: ItemWrite): Promise<WriteResult> {
     const { namespace, key, token, content } = write;
     const identity = {
-      pk: partitionKeyOf(namespace, key), ns: namespace, k: key, tok: token, tb: tokenBucket(token), mt: write.modifiedAtMs,
+      pk: partitionKeyOf(namespace, key),
+      ns: namespace,
+      k: key,
+      tok: token,
+      tb: tokenBucket(token),
+      mt: write.modifiedAtMs,
     };
     const body = content
       ? {
@@ -293,7 +333,7 @@ export class DynamoShardStore implements ShardStore {
           condition: precondition ? { and: [unlocked, precondition] } : unlocked,
         })
         .send();
-      const previous = Attributes ? toStoredItem(Attributes as RawItem) : undefined;
+      const previous = Attributes ? toStoredItem(Attributes) : undefined;
       return { version: (previous?.version ?? 0) + 1, ...(previous ? { previous } : {}) };
     } catch (error) {
       throw conditionFailure(error, key, `write of ${key} to ${tableName}`);
@@ -307,22 +347,43 @@ export class DynamoShardStore implements ShardStore {
       const { Attributes } = await this.entity
         .build(UpdateItemCommand)
         .item({
-          pk: partitionKeyOf(namespace, key), ns: namespace, k: key, tok: token, tb: tokenBucket(token),
+          pk: partitionKeyOf(namespace, key),
+          ns: namespace,
+          k: key,
+          tok: token,
+          tb: tokenBucket(token),
           // A key that does not exist yet gets a version-0 tombstone to hold the intent.
-          v: $get('v', 0), tomb: $get('tomb', true), ct: $get('ct', ''), size: $get('size', 0), sha: $get('sha', ''),
-          itx: intent.txid, iop: intent.kind, ict: intent.contentType, isize: intent.size, isha: intent.sha256,
-          ival: intent.value ?? $remove(), its: intent.placedAtMs,
+          v: $get('v', 0),
+          tomb: $get('tomb', true),
+          ct: $get('ct', ''),
+          size: $get('size', 0),
+          sha: $get('sha', ''),
+          itx: intent.txid,
+          iop: intent.kind,
+          ict: intent.contentType,
+          isize: intent.size,
+          isha: intent.sha256,
+          ival: intent.value ?? $remove(),
+          its: intent.placedAtMs,
         })
         .options({
           tableName,
           returnValues: 'ALL_OLD',
           returnValuesOnConditionFalse: 'ALL_OLD',
           condition: {
-            and: [{ or: [{ attr: 'itx', exists: false }, { attr: 'itx', eq: intent.txid }] }, ...(expectation ? [expectation] : [])],
+            and: [
+              {
+                or: [
+                  { attr: 'itx', exists: false },
+                  { attr: 'itx', eq: intent.txid },
+                ],
+              },
+              ...(expectation ? [expectation] : []),
+            ],
           },
         })
         .send();
-      return Attributes ? toStoredItem(Attributes as RawItem) : undefined;
+      return Attributes ? toStoredItem(Attributes) : undefined;
     } catch (error) {
       throw conditionFailure(error, key, `intent on ${key} in ${tableName}`, intent.txid);
     }
@@ -334,15 +395,29 @@ export class DynamoShardStore implements ShardStore {
   ): Promise<StoredItem | undefined> {
     const content =
       input.kind === 'put'
-        ? { ct: $get('ict', ''), size: $get('isize', 0), sha: $get('isha', ''), val: $get('ival', new Uint8Array(0)), tomb: false, ttl: $remove() }
+        ? {
+            ct: $get('ict', ''),
+            size: $get('isize', 0),
+            sha: $get('isha', ''),
+            val: $get('ival', new Uint8Array(0)),
+            tomb: false,
+            ttl: $remove(),
+          }
         : { ct: '', size: 0, sha: '', tomb: true, ttl: input.nowSeconds + tombstoneRetentionSeconds, val: $remove() };
     try {
       const { Attributes } = await this.entity
         .build(UpdateItemCommand)
-        .item({ pk: partitionKeyOf(input.namespace, input.key), ...content, blob: $remove(), mt: input.modifiedAtMs, v: $add(1), ...noIntent })
+        .item({
+          pk: partitionKeyOf(input.namespace, input.key),
+          ...content,
+          blob: $remove(),
+          mt: input.modifiedAtMs,
+          v: $add(1),
+          ...noIntent,
+        })
         .options({ tableName, returnValues: 'ALL_NEW', condition: { attr: 'itx', eq: input.txid } })
         .send();
-      return Attributes ? toStoredItem(Attributes as RawItem) : undefined;
+      return Attributes ? toStoredItem(Attributes) : undefined;
     } catch (error) {
       if (isConditionalCheckFailure(error)) return undefined;
       throw translateAwsError(error, `commit of ${input.key} in ${tableName}`);
@@ -392,7 +467,12 @@ export class DynamoShardStore implements ShardStore {
     const entries: VersionEntry[] = [];
     // (start, end] may wrap past the top of the token space: then it is (start, max] and [0, end].
     const spans: Array<[number, number]> =
-      range.start < range.end ? [[range.start + 1, range.end]] : [[range.start + 1, tokenSpace - 1], [0, range.end]];
+      range.start < range.end
+        ? [[range.start + 1, range.end]]
+        : [
+            [range.start + 1, tokenSpace - 1],
+            [0, range.end],
+          ];
     try {
       for (const [low, high] of spans) {
         if (low > high) continue;
@@ -418,7 +498,10 @@ export class DynamoShardStore implements ShardStore {
             startKey = LastEvaluatedKey;
             pages += 1;
             if (pages > rangePagesPerBucketMax) {
-              throw new RingstoreError('internal', `token bucket ${bucket} of ${tableName} has more than ${rangePagesPerBucketMax} index pages`);
+              throw new RingstoreError(
+                'internal',
+                `token bucket ${bucket} of ${tableName} has more than ${rangePagesPerBucketMax} index pages`,
+              );
             }
           } while (startKey);
         }

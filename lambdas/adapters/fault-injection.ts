@@ -3,15 +3,19 @@
 import { z } from 'zod';
 import { RingstoreError } from '../core/errors';
 import { CrashInjectedError } from '../core/faults';
-import { type BrokenMode, brokenModes, type CrashPoint, crashPoints, type FaultInjector } from '../ports';
-import type { ShardStore } from '../ports';
+import { brokenModes, crashPoints } from '../ports';
+import type { ShardStore, BrokenMode, CrashPoint, FaultInjector } from '../ports';
 
 /** What a test asks for: replaces the whole current plan. */
 export const FaultPlan = z
   .object({
     /** Crash at `point` on its (after+1)-th reach, `times` times in a row (default once). */
     crashes: z
-      .array(z.object({ point: z.enum(crashPoints), after: z.number().int().min(0).default(0), times: z.number().int().min(1).default(1) }).strict())
+      .array(
+        z
+          .object({ point: z.enum(crashPoints), after: z.number().int().min(0).default(0), times: z.number().int().min(1).default(1) })
+          .strict(),
+      )
       .default([]),
     /** Shard tables that answer every call with shard.unavailable. */
     downShards: z.array(z.string().min(1)).default([]),
@@ -91,7 +95,10 @@ export class FaultyShardStore implements ShardStore {
   write: ShardStore['write'] = async (table, ...rest) => (this.check(table), this.inner.write(table, ...rest));
   applyReplica: ShardStore['applyReplica'] = async (table, ...rest) => (this.check(table), this.inner.applyReplica(table, ...rest));
   list: ShardStore['list'] = async (table, ...rest) => (this.check(table), this.inner.list(table, ...rest));
-  versionsInRange: ShardStore['versionsInRange'] = async (table, ...rest) => (this.check(table), this.inner.versionsInRange(table, ...rest));
+  versionsInRange: ShardStore['versionsInRange'] = async (table, ...rest) => (
+    this.check(table),
+    this.inner.versionsInRange(table, ...rest)
+  );
   placeIntent: ShardStore['placeIntent'] = async (table, ...rest) => (this.check(table), this.inner.placeIntent(table, ...rest));
   applyIntent: ShardStore['applyIntent'] = async (table, ...rest) => (this.check(table), this.inner.applyIntent(table, ...rest));
   clearIntent: ShardStore['clearIntent'] = async (table, ...rest) => (this.check(table), this.inner.clearIntent(table, ...rest));

@@ -2,8 +2,7 @@
 // script, so an entry is never replaced by an older version whatever order writers arrive in.
 // It never throws: a Redis outage turns every call into a miss and reads go to DynamoDB.
 import Redis from 'ioredis';
-import type { CacheEntry } from '../ports';
-import type { RemoteCache } from '../ports';
+import type { CacheEntry, RemoteCache } from '../ports';
 
 /** A bounded wait: a slow or absent Redis costs a read at most this, then it is a miss. */
 export const redisCommandTimeoutMs = 50;
@@ -72,7 +71,10 @@ export class RedisCache implements RemoteCache {
   /** Commands wait for the first connection (bounded), then fail fast whenever Redis is away. */
   private readonly firstConnection: Promise<void>;
 
-  constructor(url: string, private readonly keyPrefix = 'rs:') {
+  constructor(
+    url: string,
+    private readonly keyPrefix = 'rs:',
+  ) {
     const redis = new Redis(url, {
       lazyConnect: false,
       // Fail fast while disconnected instead of queueing: a miss beats a stalled read.

@@ -67,9 +67,7 @@ export class S3BlobStore implements BlobStore {
   }
 
   async delete(objectKey: string): Promise<void> {
-    await this.call(`delete of ${objectKey}`, () =>
-      this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: objectKey })),
-    );
+    await this.call(`delete of ${objectKey}`, () => this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: objectKey })));
   }
 
   async presignPut(objectKey: string, options: { contentType: string; expiresInSeconds: number }) {

@@ -15,7 +15,11 @@ export class SfnOrchestrator implements Orchestrator {
     let result;
     try {
       result = await this.client.send(
-        new StartSyncExecutionCommand({ stateMachineArn: this.stateMachineArn, name: execution.txid, input: JSON.stringify({ execution }) }),
+        new StartSyncExecutionCommand({
+          stateMachineArn: this.stateMachineArn,
+          name: execution.txid,
+          input: JSON.stringify({ execution }),
+        }),
       );
     } catch (error) {
       throw translateAwsError(error, `transaction ${execution.txid}`);

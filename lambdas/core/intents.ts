@@ -39,7 +39,8 @@ export class IntentResolver {
       const younger = wound !== undefined && isOlder(wound, record);
       if (!expired && !younger) return { state: 'pending', record };
       record = await this.deps.records.decide(intent.txid, 'aborted', {
-        reason: expired ? 'timeout' : 'wounded', conflictKey: item.key,
+        reason: expired ? 'timeout' : 'wounded',
+        conflictKey: item.key,
       });
     }
     // No record: presumed commit (records are written before any intent and kept while intents live).
@@ -51,10 +52,19 @@ export class IntentResolver {
   }
 
   /** Makes a committed transaction's intent the key's value (idempotent: a second apply finds nothing). */
-  async rollForward(table: string, item: Pick<StoredItem, 'namespace' | 'key'>, intent: Pick<Intent, 'txid' | 'kind'>): Promise<StoredItem | undefined> {
+  async rollForward(
+    table: string,
+    item: Pick<StoredItem, 'namespace' | 'key'>,
+    intent: Pick<Intent, 'txid' | 'kind'>,
+  ): Promise<StoredItem | undefined> {
     const nowMs = this.deps.clock.nowMs();
     const applied = await this.deps.shards.applyIntent(table, {
-      namespace: item.namespace, key: item.key, txid: intent.txid, kind: intent.kind, nowSeconds: Math.floor(nowMs / 1000), modifiedAtMs: nowMs,
+      namespace: item.namespace,
+      key: item.key,
+      txid: intent.txid,
+      kind: intent.kind,
+      nowSeconds: Math.floor(nowMs / 1000),
+      modifiedAtMs: nowMs,
     });
     const current = applied ?? (await this.deps.shards.get(table, item.namespace, item.key, { consistent: true }));
     if (applied) await this.deps.cache?.put(item.namespace, item.key, cacheEntryOf(applied));
@@ -63,7 +73,9 @@ export class IntentResolver {
 }
 
 /** The cache entry of an item: inline values are cached; for a blob only its version is. */
-export function cacheEntryOf(item: Pick<StoredItem, 'version' | 'tombstone' | 'contentType' | 'size' | 'sha256' | 'expiresAtSeconds' | 'value'>) {
+export function cacheEntryOf(
+  item: Pick<StoredItem, 'version' | 'tombstone' | 'contentType' | 'size' | 'sha256' | 'expiresAtSeconds' | 'value'>,
+) {
   return {
     version: item.version,
     tombstone: item.tombstone,

@@ -9,4 +9,3 @@ export function isLive(item: StoredItem | undefined, nowSeconds: number): item i
   if (!item || item.tombstone) return false;
   return item.expiresAtSeconds === undefined || item.expiresAtSeconds > nowSeconds;
 }
-

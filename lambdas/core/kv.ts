@@ -2,16 +2,21 @@
 import { createHash } from 'node:crypto';
 import { IntentConflictError, PreconditionFailedError, RingstoreError } from './errors';
 import { cacheEntryOf, type IntentResolver } from './intents';
-import type { FaultInjector } from '../ports';
+import type { FaultInjector, KeySummary, StoredItem, RingShard,
+  BlobStore,
+  Clock,
+  Consistency,
+  IdSource,
+  ItemWrite,
+  ShardHealthStore,
+  ShardStore,
+  ValueCache,
+  WritePrecondition, CacheEntry } from '../ports';
 import { isLive, tombstoneRetentionSeconds } from './item';
-import { type KeySummary, type StoredItem } from '../ports';
 import { tokenOf } from './ring';
-import { type RingShard } from '../ports';
 import { isReadable, isShardFailure, type ReplicationService } from './replication';
 import { validateKey } from './validation';
-import type { BlobStore, Clock, Consistency, IdSource, ItemWrite, ShardHealthStore, ShardStore, ValueCache, WritePrecondition } from '../ports';
 import type { RingSource } from './ring-source';
-import type { CacheEntry } from '../ports';
 import { blobPrefixes } from '../../schemas/topology';
 
 export type { Consistency } from '../ports';
@@ -154,15 +159,35 @@ export class KvService {
     const expiresAtSeconds = this.expiresAt(input.ttlSeconds);
     const sha256 = sha256Hex(input.value);
     if (size <= limits.inlineValueBytesMax) {
-      return this.writeContent(namespace, key, precondition, {
-        contentType: input.contentType, size, sha256, expiresAtSeconds, value: input.value,
-      }, input.consistency);
+      return this.writeContent(
+        namespace,
+        key,
+        precondition,
+        {
+          contentType: input.contentType,
+          size,
+          sha256,
+          expiresAtSeconds,
+          value: input.value,
+        },
+        input.consistency,
+      );
     }
     const objectKey = this.blobKey(namespace);
     await this.deps.blobs.put(objectKey, input.value, input.contentType);
-    return this.writeContent(namespace, key, precondition, {
-      contentType: input.contentType, size, sha256, expiresAtSeconds, blob: { objectKey },
-    }, input.consistency);
+    return this.writeContent(
+      namespace,
+      key,
+      precondition,
+      {
+        contentType: input.contentType,
+        size,
+        sha256,
+        expiresAtSeconds,
+        blob: { objectKey },
+      },
+      input.consistency,
+    );
   }
 
   async delete(namespace: string, key: string, input: DeleteInput): Promise<WriteAck> {
@@ -385,7 +410,8 @@ export class KvService {
         const resolution = await this.deps.intents.resolve(table, error.current as StoredItem);
         if (resolution.state === 'pending') {
           throw new RingstoreError('txn.conflict', `key ${write.key} is locked by transaction ${resolution.record.txid}; retry`, {
-            retryable: true, details: { key: write.key, txid: resolution.record.txid },
+            retryable: true,
+            details: { key: write.key, txid: resolution.record.txid },
           });
         }
       }
@@ -419,13 +445,26 @@ function storedItemOf(write: Omit<ItemWrite, 'precondition'>, version: number): 
   const { namespace, key, token, content, modifiedAtMs } = write;
   if (!content) {
     return {
-      namespace, key, token, version, modifiedAtMs, ...emptyContent, tombstone: true,
+      namespace,
+      key,
+      token,
+      version,
+      modifiedAtMs,
+      ...emptyContent,
+      tombstone: true,
       expiresAtSeconds: write.nowSeconds + tombstoneRetentionSeconds,
     };
   }
   return {
-    namespace, key, token, version, modifiedAtMs, tombstone: false,
-    contentType: content.contentType, size: content.size, sha256: content.sha256,
+    namespace,
+    key,
+    token,
+    version,
+    modifiedAtMs,
+    tombstone: false,
+    contentType: content.contentType,
+    size: content.size,
+    sha256: content.sha256,
     ...(content.expiresAtSeconds === undefined ? {} : { expiresAtSeconds: content.expiresAtSeconds }),
     ...(content.value === undefined ? {} : { value: content.value }),
     ...(content.blob === undefined ? {} : { blob: { objectKey: content.blob.objectKey } }),

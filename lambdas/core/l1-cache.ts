@@ -16,7 +16,6 @@ export type EvictionPolicy = 'lru' | 'lfu' | 'fifo';
 
 export const evictionPolicies: readonly EvictionPolicy[] = ['lru', 'lfu', 'fifo'];
 
-
 export interface L1CacheOptions {
   policy: EvictionPolicy;
   /** Bound by count. lru-cache preallocates arrays of this length for `lru` and `fifo`. */
@@ -203,9 +202,13 @@ export class L1Cache {
 }
 
 function assertWellFormed(entry: CacheEntry): void {
-  invariant(Number.isSafeInteger(entry.version) && entry.version >= 0, `cache entry version ${entry.version} is not a non-negative integer`);
+  invariant(
+    Number.isSafeInteger(entry.version) && entry.version >= 0,
+    `cache entry version ${entry.version} is not a non-negative integer`,
+  );
   if (entry.tombstone) invariant(entry.value === undefined && entry.size === 0, 'a tombstone has no value and size 0');
-  if (entry.value !== undefined) invariant(entry.value.byteLength === entry.size, `cache entry size ${entry.size} is not its value's length`);
+  if (entry.value !== undefined)
+    invariant(entry.value.byteLength === entry.size, `cache entry size ${entry.size} is not its value's length`);
 }
 
 /** `lru` (a hit moves the entry to the front) and `fifo` (a hit does not) on lru-cache. */
@@ -376,7 +379,8 @@ class LfuEngine implements Engine {
   private promote(node: LfuNode): void {
     const current = node.bucket;
     const frequency = current.value.frequency + 1;
-    const target = current.next?.value.frequency === frequency ? current.next : this.buckets.insertAfter(current, { frequency, members: new List() });
+    const target =
+      current.next?.value.frequency === frequency ? current.next : this.buckets.insertAfter(current, { frequency, members: new List() });
     current.value.members.remove(node.inBucket);
     if (current.value.members.isEmpty) this.buckets.remove(current);
     node.inBucket = target.value.members.push(node);

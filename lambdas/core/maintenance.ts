@@ -4,9 +4,8 @@
 import { forAllBounded } from './bounded';
 import { isShardFailure } from './replication';
 import { isCrashInjected } from './faults';
-import { type FaultInjector } from '../ports';
 import type { Ring, TokenRange } from './ring';
-import type { Clock, Hint, HintStore, MaintenanceStateStore, ShardHealthStore, ShardStore, VersionEntry } from '../ports';
+import type { Clock, Hint, HintStore, MaintenanceStateStore, ShardHealthStore, ShardStore, VersionEntry, FaultInjector } from '../ports';
 
 export interface MaintenanceDeps {
   shards: ShardStore;
@@ -148,7 +147,12 @@ export class MaintenanceService {
     const started = this.deps.clock.nowMs();
     const recovering = recoveringSinceMs !== undefined;
     const report: ReplayReport = {
-      table, applied: 0, alreadyCurrent: 0, durationMs: 0, hintsPerSecond: 0, completed: true,
+      table,
+      applied: 0,
+      alreadyCurrent: 0,
+      durationMs: 0,
+      hintsPerSecond: 0,
+      completed: true,
       ...(recovering ? { transition: 'recovering' as const } : {}),
     };
     const { hintReplayPageSize, hintReplayConcurrency } = this.deps.limits;
@@ -195,7 +199,13 @@ export class MaintenanceService {
     const started = this.deps.clock.nowMs();
     const ranges = ring.ranges();
     const report: AntiEntropyReport = {
-      rangesCompared: 0, keysCompared: 0, repairedCount: 0, repairs: [], rangesSkipped: 0, nextRange: 0, durationMs: 0,
+      rangesCompared: 0,
+      keysCompared: 0,
+      repairedCount: 0,
+      repairs: [],
+      rangesSkipped: 0,
+      nextRange: 0,
+      durationMs: 0,
     };
     const health = await this.deps.health.all();
     const count = Math.min(options.rangesMax, ranges.length);

@@ -5,11 +5,8 @@
 import { forAllBounded } from './bounded';
 import { isRingstoreError } from './errors';
 import { isCrashInjected } from './faults';
-import { type FaultInjector } from '../ports';
-import type { StoredItem } from '../ports';
+import type { StoredItem, FaultInjector, RingShard, Clock, HintStore, ReplicationMetrics, ShardHealth, ShardHealthStore, ShardStore } from '../ports';
 import type { Ring } from './ring';
-import type { RingShard } from '../ports';
-import type { Clock, HintStore, ReplicationMetrics, ShardHealth, ShardHealthStore, ShardStore } from '../ports';
 
 export interface ReplicationDeps {
   shards: ShardStore;

@@ -14,7 +14,6 @@ import { invariant } from './errors';
 export const tokenBits = 32;
 export const tokenSpace = 2 ** tokenBits;
 
-
 export interface TokenRange {
   /** Exclusive lower bound; the first range wraps around from the last vnode token. */
   start: number;

@@ -58,7 +58,6 @@ export interface Decision {
   abort?: Abort;
 }
 
-
 export interface SweepReport {
   examined: number;
   aborted: number;
@@ -74,7 +73,12 @@ export class TransactionService {
   readonly intents: IntentResolver;
 
   constructor(private readonly deps: TxnDeps) {
-    this.intents = new IntentResolver({ shards: deps.shards, records: deps.records, clock: deps.clock, ...(deps.cache ? { cache: deps.cache } : {}) });
+    this.intents = new IntentResolver({
+      shards: deps.shards,
+      records: deps.records,
+      clock: deps.clock,
+      ...(deps.cache ? { cache: deps.cache } : {}),
+    });
   }
 
   /** Validates and plans a request into the state machine's input. */
@@ -82,7 +86,9 @@ export class TransactionService {
     const { limits, clock, ids } = this.deps;
     const timeoutMs = options.timeoutMs ?? limits.txnTimeoutMsDefault;
     if (!Number.isInteger(timeoutMs) || timeoutMs < 100 || timeoutMs > limits.txnTimeoutMsMax) {
-      throw new RingstoreError('request.invalid', `timeoutMs must be an integer from 100 to ${limits.txnTimeoutMsMax}`, { details: { field: 'timeoutMs' } });
+      throw new RingstoreError('request.invalid', `timeoutMs must be an integer from 100 to ${limits.txnTimeoutMsMax}`, {
+        details: { field: 'timeoutMs' },
+      });
     }
     const plan = planTransaction(namespace, ops, limits);
     const ring = await this.deps.ring.current();
@@ -111,7 +117,9 @@ export class TransactionService {
       deadlineMs: createdAtMs + timeoutMs,
       kind: plan.kind,
       participants: [...byTable.values()],
-      reads: plan.reads.map((read) => (read.from === 'committed' ? read : { key: read.key, from: 'transaction', write: writeJsonOf(read.write) })),
+      reads: plan.reads.map((read) =>
+        read.from === 'committed' ? read : { key: read.key, from: 'transaction', write: writeJsonOf(read.write) },
+      ),
     };
   }
 
@@ -124,7 +132,9 @@ export class TransactionService {
       createdAtMs: execution.createdAtMs,
       deadlineMs: execution.deadlineMs,
       keys: execution.participants.flatMap((participant) =>
-        participant.keys.filter((key) => key.write).map((key) => ({ table: participant.table, namespace: execution.namespace, key: key.key, kind: key.write!.kind })),
+        participant.keys
+          .filter((key) => key.write)
+          .map((key) => ({ table: participant.table, namespace: execution.namespace, key: key.key, kind: key.write!.kind })),
       ),
     });
   }
@@ -182,7 +192,10 @@ export class TransactionService {
         // may have committed since; passing over it (even read-only) could close a cycle through that one.
         const resolution = await this.intents.resolve(table, item, execution);
         if (resolution.state === 'pending') {
-          return { table, abort: { reason: 'conflict', key: key.key, message: `key ${key.key} is locked by transaction ${resolution.record.txid}` } };
+          return {
+            table,
+            abort: { reason: 'conflict', key: key.key, message: `key ${key.key} is locked by transaction ${resolution.record.txid}` },
+          };
         }
         if (resolution.state === 'gone') item = resolution.item;
       }
@@ -200,7 +213,11 @@ export class TransactionService {
     const late = this.deps.clock.nowMs() > execution.deadlineMs;
     const abort = failed ?? (late ? { reason: 'timeout' as const, message: 'the transaction ran past its deadline' } : undefined);
     if (execution.kind === 'readOnly') return abort ? { status: 'aborted', abort } : { status: 'committed' };
-    const record = await this.deps.records.decide(execution.txid, abort ? 'aborted' : 'committed', abort ? { reason: abort.reason, ...(abort.key ? { conflictKey: abort.key } : {}) } : {});
+    const record = await this.deps.records.decide(
+      execution.txid,
+      abort ? 'aborted' : 'committed',
+      abort ? { reason: abort.reason, ...(abort.key ? { conflictKey: abort.key } : {}) } : {},
+    );
     // No record: Begin never wrote it, so no intent exists either; an abort needs nothing more.
     if (!record && abort) return { status: 'aborted', abort };
     if (!record) throw new RingstoreError('internal', `transaction ${execution.txid} has no record`);
@@ -208,7 +225,11 @@ export class TransactionService {
     // Someone else may have decided first: an older transaction (wound) or the sweeper (deadline).
     return {
       status: 'aborted',
-      abort: abort ?? { reason: record.reason === 'timeout' ? 'timeout' : 'conflict', ...(record.conflictKey ? { key: record.conflictKey } : {}), message: `transaction ${execution.txid} was aborted (${record.reason ?? 'by another transaction'})` },
+      abort: abort ?? {
+        reason: record.reason === 'timeout' ? 'timeout' : 'conflict',
+        ...(record.conflictKey ? { key: record.conflictKey } : {}),
+        message: `transaction ${execution.txid} was aborted (${record.reason ?? 'by another transaction'})`,
+      },
     };
   }
 
@@ -216,36 +237,55 @@ export class TransactionService {
   async commit(execution: TxnExecution, table: string): Promise<void> {
     const participant = participantOf(execution, table);
     const ring = await this.deps.ring.current();
-    await forEachBounded(participant.keys.filter((key) => key.write), this.deps.limits.intentConcurrencyMax, async (key) => {
-      const nowMs = this.deps.clock.nowMs();
-      const applied = await this.deps.shards.applyIntent(table, {
-        namespace: execution.namespace, key: key.key, txid: execution.txid, kind: key.write!.kind, nowSeconds: Math.floor(nowMs / 1000), modifiedAtMs: nowMs,
-      });
-      // Already applied (a retried step, or a reader rolled it forward): nothing left to do.
-      if (!applied) return 'continue';
-      await this.deps.cache?.put(execution.namespace, key.key, cacheEntryOf(applied));
-      if (execution.consistency === 'strong') {
-        const [, ...replicas] = ring.replicasOf(key.token);
-        await this.deps.replication.fanOut(applied, replicas);
-      }
-      return 'continue';
-    });
+    await forEachBounded(
+      participant.keys.filter((key) => key.write),
+      this.deps.limits.intentConcurrencyMax,
+      async (key) => {
+        const nowMs = this.deps.clock.nowMs();
+        const applied = await this.deps.shards.applyIntent(table, {
+          namespace: execution.namespace,
+          key: key.key,
+          txid: execution.txid,
+          kind: key.write!.kind,
+          nowSeconds: Math.floor(nowMs / 1000),
+          modifiedAtMs: nowMs,
+        });
+        // Already applied (a retried step, or a reader rolled it forward): nothing left to do.
+        if (!applied) return 'continue';
+        await this.deps.cache?.put(execution.namespace, key.key, cacheEntryOf(applied));
+        if (execution.consistency === 'strong') {
+          const [, ...replicas] = ring.replicasOf(key.token);
+          await this.deps.replication.fanOut(applied, replicas);
+        }
+        return 'continue';
+      },
+    );
   }
 
   /** State Abort (per participant): every intent of the transaction is removed. */
   async abort(execution: TxnExecution, table: string): Promise<void> {
     const participant = participantOf(execution, table);
-    await forEachBounded(participant.keys.filter((key) => key.write), this.deps.limits.intentConcurrencyMax, async (key) => {
-      await this.deps.shards.clearIntent(table, { namespace: execution.namespace, key: key.key, txid: execution.txid });
-      return 'continue';
-    });
+    await forEachBounded(
+      participant.keys.filter((key) => key.write),
+      this.deps.limits.intentConcurrencyMax,
+      async (key) => {
+        await this.deps.shards.clearIntent(table, { namespace: execution.namespace, key: key.key, txid: execution.txid });
+        return 'continue';
+      },
+    );
   }
 
   /** State Done: the answer, from the plan, what prepare saw, and the decision. */
   outcome(execution: TxnExecution, prepared: PrepareResult[], decision: Decision): TxnOutcome {
     if (decision.status === 'aborted') {
       const abort = decision.abort ?? { reason: 'conflict' as const, message: 'aborted' };
-      return { status: 'aborted', txid: execution.txid, reason: abort.reason, ...(abort.key ? { key: abort.key } : {}), message: abort.message };
+      return {
+        status: 'aborted',
+        txid: execution.txid,
+        reason: abort.reason,
+        ...(abort.key ? { key: abort.key } : {}),
+        message: abort.message,
+      };
     }
     const observed = new Map(prepared.flatMap((result) => result.observed).map((entry) => [entry.key, entry]));
     const writes = execution.participants
@@ -261,7 +301,13 @@ export class TransactionService {
       }
       const seen = observed.get(read.key);
       if (!seen?.found) return { key: read.key, found: false };
-      return { key: read.key, found: true, version: seen.version, valueBase64: seen.valueBase64 ?? '', contentType: seen.contentType ?? '' };
+      return {
+        key: read.key,
+        found: true,
+        version: seen.version,
+        valueBase64: seen.valueBase64 ?? '',
+        contentType: seen.contentType ?? '',
+      };
     });
     return { status: 'committed', txid: execution.txid, writes, reads };
   }
@@ -303,7 +349,6 @@ export class TransactionService {
     return report;
   }
 
-
   /** Runs every state in order, as the state machine does (used by tests and by the in-process orchestrator). */
   async runInProcess(execution: TxnExecution): Promise<TxnOutcome> {
     const { faults } = this.deps;
@@ -315,9 +360,7 @@ export class TransactionService {
       prepared = await Promise.all(execution.participants.map((participant) => this.prepare(execution, participant.table)));
       faults?.reach('txn.afterPrepare');
       const needsValidation = execution.kind !== 'writeOnly' && prepared.every((result) => !result.abort);
-      const validated = needsValidation
-        ? await Promise.all(prepared.map((result) => this.validate(execution, result.table, result)))
-        : [];
+      const validated = needsValidation ? await Promise.all(prepared.map((result) => this.validate(execution, result.table, result))) : [];
       decision = await this.decide(execution, [...prepared, ...validated]);
     } catch (error) {
       if (isCrashInjected(error)) throw error;
@@ -344,18 +387,31 @@ export class TransactionService {
         });
         return { observed: this.observe(execution, key.key, previous) };
       } catch (error) {
-        if (error instanceof PreconditionFailedError) return { abort: this.preconditionAbort(key, error.current as StoredItem | undefined) };
+        if (error instanceof PreconditionFailedError)
+          return { abort: this.preconditionAbort(key, error.current as StoredItem | undefined) };
         if (!(error instanceof IntentConflictError)) throw error;
         const resolution = await this.intents.resolve(table, error.current as StoredItem, execution);
         if (resolution.state === 'pending') {
-          return { abort: { reason: 'conflict', key: key.key, message: `key ${key.key} is locked by an older transaction (${resolution.record.txid})` } };
+          return {
+            abort: {
+              reason: 'conflict',
+              key: key.key,
+              message: `key ${key.key} is locked by an older transaction (${resolution.record.txid})`,
+            },
+          };
         }
       }
     }
-    return { abort: { reason: 'conflict', key: key.key, message: `key ${key.key} stayed contended after ${limits.intentAttemptsMax} attempts` } };
+    return {
+      abort: { reason: 'conflict', key: key.key, message: `key ${key.key} stayed contended after ${limits.intentAttemptsMax} attempts` },
+    };
   }
 
-  private async readCommitted(execution: TxnExecution, table: string, key: ParticipantKey): Promise<{ observed: Observed } | { abort: Abort }> {
+  private async readCommitted(
+    execution: TxnExecution,
+    table: string,
+    key: ParticipantKey,
+  ): Promise<{ observed: Observed } | { abort: Abort }> {
     let item = await this.deps.shards.get(table, execution.namespace, key.key, { consistent: true });
     if (item?.intent && item.intent.txid !== execution.txid) {
       const resolution = await this.intents.resolve(table, item);
@@ -376,9 +432,13 @@ export class TransactionService {
     if (!needed) return { key, version: item.version, found: true };
     const bytes = item.value?.byteLength ?? 0;
     if (bytes > this.deps.limits.txnReadBytesMax || item.blob) {
-      throw new RingstoreError('request.tooLarge', `key ${key} holds ${item.size} bytes: a transaction reads values up to ${this.deps.limits.txnReadBytesMax} bytes`, {
-        details: { field: 'ops', key },
-      });
+      throw new RingstoreError(
+        'request.tooLarge',
+        `key ${key} holds ${item.size} bytes: a transaction reads values up to ${this.deps.limits.txnReadBytesMax} bytes`,
+        {
+          details: { field: 'ops', key },
+        },
+      );
     }
     return { key, version: item.version, found: true, valueBase64: base64(item.value ?? new Uint8Array(0)), contentType: item.contentType };
   }
@@ -387,7 +447,11 @@ export class TransactionService {
     const live = isLive(current, this.nowSeconds());
     if (key.expectVersion === undefined && key.mustBeLive) return { reason: 'notFound', key: key.key, message: `key ${key.key} not found` };
     const actual = live ? `version ${current.version}` : 'absent';
-    return { reason: 'precondition', key: key.key, message: `key ${key.key} is ${actual}, not ${key.expectVersion === 0 ? 'absent' : `version ${key.expectVersion}`}` };
+    return {
+      reason: 'precondition',
+      key: key.key,
+      message: `key ${key.key} is ${actual}, not ${key.expectVersion === 0 ? 'absent' : `version ${key.expectVersion}`}`,
+    };
   }
 
   private nowSeconds(): number {
@@ -404,14 +468,20 @@ export function abortOf(error: unknown): Abort {
 
 function writeJsonOf(write: PlannedWrite): WriteJson {
   return {
-    kind: write.kind, contentType: write.contentType, size: write.size, sha256: write.sha256,
+    kind: write.kind,
+    contentType: write.contentType,
+    size: write.size,
+    sha256: write.sha256,
     ...(write.value === undefined ? {} : { valueBase64: base64(write.value) }),
   };
 }
 
 function intentContentOf(write: WriteJson) {
   return {
-    kind: write.kind, contentType: write.contentType, size: write.size, sha256: write.sha256,
+    kind: write.kind,
+    contentType: write.contentType,
+    size: write.size,
+    sha256: write.sha256,
     ...(write.kind === 'put' ? { value: Buffer.from(write.valueBase64 ?? '', 'base64') } : {}),
   };
 }

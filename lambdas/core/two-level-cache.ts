@@ -1,8 +1,7 @@
 // L1 (this instance's memory) in front of L2 (Redis shared by all instances). Both are version-guarded,
 // so write-through from any writer and population from any reader can only move an entry forward.
 import { cacheKeyOf, type L1Cache } from './l1-cache';
-import { type CacheEntry } from '../ports';
-import type { RemoteCache, ValueCache } from '../ports';
+import type { RemoteCache, ValueCache, CacheEntry } from '../ports';
 
 export class TwoLevelCache implements ValueCache {
   constructor(

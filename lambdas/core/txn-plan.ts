@@ -87,12 +87,22 @@ export function planTransaction(namespace: string, ops: readonly TxnOp[], limits
         expect(op.ifVersion);
         const size = op.value.byteLength;
         if (size > limits.inlineValueBytesMax) {
-          throw new RingstoreError('kv.valueTooLarge', `${field}: a transaction value is at most ${limits.inlineValueBytesMax} bytes (got ${size})`, {
-            details: { field: `${field}.value`, size, limit: limits.inlineValueBytesMax },
-          });
+          throw new RingstoreError(
+            'kv.valueTooLarge',
+            `${field}: a transaction value is at most ${limits.inlineValueBytesMax} bytes (got ${size})`,
+            {
+              details: { field: `${field}.value`, size, limit: limits.inlineValueBytesMax },
+            },
+          );
         }
         valueBytes += size;
-        plan.write = { kind: 'put', value: op.value, contentType: op.contentType ?? 'application/octet-stream', size, sha256: sha256Hex(op.value) };
+        plan.write = {
+          kind: 'put',
+          value: op.value,
+          contentType: op.contentType ?? 'application/octet-stream',
+          size,
+          sha256: sha256Hex(op.value),
+        };
         break;
       }
       case 'delete':
@@ -104,9 +114,13 @@ export function planTransaction(namespace: string, ops: readonly TxnOp[], limits
     }
   });
   if (valueBytes > limits.txnValueBytesMax) {
-    throw new RingstoreError('request.tooLarge', `a transaction carries at most ${limits.txnValueBytesMax} bytes of values (got ${valueBytes})`, {
-      details: { field: 'ops', size: valueBytes, limit: limits.txnValueBytesMax },
-    });
+    throw new RingstoreError(
+      'request.tooLarge',
+      `a transaction carries at most ${limits.txnValueBytesMax} bytes of values (got ${valueBytes})`,
+      {
+        details: { field: 'ops', size: valueBytes, limit: limits.txnValueBytesMax },
+      },
+    );
   }
   const keys = [...byKey.values()];
   const writes = keys.filter((plan) => plan.write).length;

@@ -23,7 +23,6 @@ export function validateKey(key: string, limits: KeyLimits): void {
   }
 }
 
-
 export function validateNamespace(namespace: string): void {
   if (!namespacePattern.test(namespace)) {
     throw new RingstoreError('request.invalid', `namespace must match ${namespacePattern}`, {

@@ -13,7 +13,6 @@ import { replicationStats } from '../wiring/data';
 import { maintenanceService } from '../wiring/services';
 import type { Wiring } from '../wiring/wiring';
 
-
 /** Never return the secret's hash. */
 const publicView = ({ secretHash: _hash, ...info }: ApiKeyRecord) => info;
 
@@ -25,7 +24,7 @@ export function adminHandler(wiring: Wiring) {
   const health = shardHealth(wiring);
   const stats = replicationStats(wiring);
   const { logger } = wiring;
-  
+
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
     .use(httpErrors(logger))
     .use({ before: (request) => requireAdmin(principalOf(request.event)) })

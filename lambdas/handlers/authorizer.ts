@@ -5,7 +5,6 @@ import { isRingstoreError } from '../core/errors';
 import { apiKeyService, namespaceSettings } from '../wiring/control';
 import type { Wiring } from '../wiring/wiring';
 
-
 /** The policy covers every method of the stage, because API Gateway caches it per key, not per route. */
 function policy(event: APIGatewayRequestAuthorizerEvent, effect: 'Allow' | 'Deny', principalId: string): APIGatewayAuthorizerResult {
   const [arnPrefix = '*', stage = '*'] = event.methodArn.split('/');
@@ -21,7 +20,7 @@ function policy(event: APIGatewayRequestAuthorizerEvent, effect: 'Allow' | 'Deny
 export function authorizerHandler(wiring: Wiring) {
   const apiKeys = apiKeyService(wiring);
   const namespaces = namespaceSettings(wiring);
-  
+
   return middy<APIGatewayRequestAuthorizerEvent, APIGatewayAuthorizerResult>().handler(async (event) => {
     const header = Object.entries(event.headers ?? {}).find(([name]) => name.toLowerCase() === 'x-api-key')?.[1];
     // API Gateway's contract: throwing exactly "Unauthorized" answers 401; a Deny policy answers 403.

@@ -6,7 +6,6 @@ import { initialRingOf } from '../config';
 import { ringStore } from '../wiring/control';
 import type { Wiring } from '../wiring/wiring';
 
-
 /** CloudFormation waits for this PUT to the presigned response URL; without it a deploy hangs for an hour. */
 async function respond(
   event: CloudFormationCustomResourceEvent,
@@ -30,7 +29,7 @@ async function respond(
 export function bootstrapHandler(wiring: Wiring) {
   const rings = ringStore(wiring);
   const { config, logger } = wiring;
-  
+
   return middy<CloudFormationCustomResourceEvent, void>().handler(async (event) => {
     if (event.RequestType === 'Delete') return respond(event, config.stage, 'SUCCESS', 'the ring is kept with the control table');
     try {

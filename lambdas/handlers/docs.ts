@@ -13,7 +13,7 @@ const page = apiPageHtml(document as unknown as Record<string, unknown>);
 
 export function docsHandler(wiring: Wiring) {
   const { logger } = wiring;
-  
+
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
     .use(httpErrors(logger))
     .handler(

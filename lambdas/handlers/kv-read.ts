@@ -9,11 +9,10 @@ import { router } from '../http/router';
 import { kvService } from '../wiring/services';
 import type { Wiring } from '../wiring/wiring';
 
-
 export function kvReadHandler(wiring: Wiring) {
   const kv = kvService(wiring);
   const { logger } = wiring;
-  
+
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
     .use(httpErrors(logger))
     .handler(
@@ -22,7 +21,8 @@ export function kvReadHandler(wiring: Wiring) {
           const { consistency } = parseWith(ReadValueQuery, event.queryStringParameters, 'query');
           const principal = principalOf(event);
           const result = await kv.get(principal.namespace, pathParam(event, 'key'), consistency ?? principal.readConsistency);
-          if (result.kind === 'redirect') return { statusCode: 303, headers: { ...valueHeaders(result.item), location: result.url }, body: '' };
+          if (result.kind === 'redirect')
+            return { statusCode: 303, headers: { ...valueHeaders(result.item), location: result.url }, body: '' };
           return bytes(200, result.value, valueHeaders(result.item));
         },
         headValue: async (event) => {

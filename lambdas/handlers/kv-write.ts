@@ -11,7 +11,6 @@ import { router } from '../http/router';
 import { kvService } from '../wiring/services';
 import type { Wiring } from '../wiring/wiring';
 
-
 const rejectEmptyKey = async () => {
   throw new RingstoreError('kv.keyInvalid', 'key must not be empty: use /v1/kv/{key}', { details: { field: 'key' } });
 };
@@ -21,7 +20,7 @@ const acknowledged = (status: number, ack: WriteAck) => json(status, ack, { etag
 export function kvWriteHandler(wiring: Wiring) {
   const kv = kvService(wiring);
   const { logger } = wiring;
-  
+
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
     .use(httpErrors(logger))
     .handler(
@@ -31,7 +30,10 @@ export function kvWriteHandler(wiring: Wiring) {
           const contentType = headersOf(event)['content-type'] || 'application/octet-stream';
           const principal = principalOf(event);
           const ack = await kv.put(principal.namespace, pathParam(event, 'key'), {
-            value: bodyBytes(event), contentType, ttlSeconds, ...conditionsOf(event),
+            value: bodyBytes(event),
+            contentType,
+            ttlSeconds,
+            ...conditionsOf(event),
             consistency: consistency ?? principal.writeConsistency,
           });
           return acknowledged(200, ack);
@@ -42,9 +44,13 @@ export function kvWriteHandler(wiring: Wiring) {
           const { consistency } = parseWith(DeleteValueQuery, event.queryStringParameters, 'query');
           const { ifMatchVersion } = conditionsOf(event);
           const principal = principalOf(event);
-          return acknowledged(200, await kv.delete(principal.namespace, pathParam(event, 'key'), {
-            ifMatchVersion, consistency: consistency ?? principal.writeConsistency,
-          }));
+          return acknowledged(
+            200,
+            await kv.delete(principal.namespace, pathParam(event, 'key'), {
+              ifMatchVersion,
+              consistency: consistency ?? principal.writeConsistency,
+            }),
+          );
         },
         createUpload: async (event) => {
           const body = parseWith(CreateUploadBody, jsonBody(event), 'body');
@@ -55,7 +61,9 @@ export function kvWriteHandler(wiring: Wiring) {
           const { consistency } = parseWith(CommitUploadQuery, event.queryStringParameters, 'query');
           const principal = principalOf(event);
           const ack = await kv.commitUpload(principal.namespace, pathParam(event, 'key'), pathParam(event, 'uploadId'), {
-            ...body, ...conditionsOf(event), consistency: consistency ?? principal.writeConsistency,
+            ...body,
+            ...conditionsOf(event),
+            consistency: consistency ?? principal.writeConsistency,
           });
           return acknowledged(200, ack);
         },

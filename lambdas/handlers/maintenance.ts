@@ -7,12 +7,11 @@ import { ringSource } from '../wiring/control';
 import { maintenanceService } from '../wiring/services';
 import type { Wiring } from '../wiring/wiring';
 
-
 export function maintenanceHandler(wiring: Wiring) {
   const maintenance = maintenanceService(wiring);
   const ring = ringSource(wiring);
   const { logger } = wiring;
-  
+
   return middy<ScheduledEvent, MaintenanceReport>().handler(async () => {
     const report = await maintenance.run(await ring.current());
     const { antiEntropy, handoff } = report;

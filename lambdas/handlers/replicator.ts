@@ -8,13 +8,12 @@ import { replicationStats } from '../wiring/data';
 import { replicationService } from '../wiring/services';
 import type { Wiring } from '../wiring/wiring';
 
-
 export function replicatorHandler(wiring: Wiring) {
   const replication = replicationService(wiring);
   const ring = ringSource(wiring);
   const stats = replicationStats(wiring);
   const { logger } = wiring;
-  
+
   return middy<DynamoDBStreamEvent, DynamoDBBatchResponse>().handler(async (event) => {
     const { changes, sequenceNumbers } = ownerChangesOf(event.Records);
     const result = await replication.applyOwnerChanges(changes, await ring.current());

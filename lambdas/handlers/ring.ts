@@ -9,11 +9,10 @@ import { router } from '../http/router';
 import { ringSource } from '../wiring/control';
 import type { Wiring } from '../wiring/wiring';
 
-
 export function ringHandler(wiring: Wiring) {
   const ring = ringSource(wiring);
   const { logger } = wiring;
-  
+
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
     .use(httpErrors(logger))
     .handler(

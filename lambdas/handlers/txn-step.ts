@@ -3,13 +3,11 @@
 // Catch: `Ringstore.Retryable` (throttling, an unreachable shard) or `Ringstore.Failed`.
 import middy from '@middy/core';
 import { isRingstoreError } from '../core/errors';
-import { abortOf, type PrepareResult } from '../core/transactions';
-import { type Abort, type TxnExecution } from '../ports';
-import type { TransactionService } from '../core/transactions';
-import type { FaultInjector } from '../ports';
+import { abortOf } from '../core/transactions';
+import type { TransactionService, PrepareResult } from '../core/transactions';
+import type { FaultInjector, Abort, TxnExecution } from '../ports';
 import { transactionService } from '../wiring/services';
 import type { Wiring } from '../wiring/wiring';
-
 
 export type TxnStepEvent =
   | { action: 'begin'; execution: TxnExecution }
@@ -59,7 +57,7 @@ function failureAbort(failure: { Error?: string; Cause?: string }): Abort {
 export function txnStepHandler(wiring: Wiring) {
   const txns = transactionService(wiring);
   const { faults } = wiring;
-  
+
   return middy<TxnStepEvent, unknown>().handler(async (event) => {
     try {
       return await step(txns, faults, event);

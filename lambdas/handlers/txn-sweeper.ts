@@ -8,7 +8,6 @@ import { transactionService } from '../wiring/services';
 import type { Wiring } from '../wiring/wiring';
 import { txnLimits } from '../../schemas/topology';
 
-
 /** Deadlines are swept this long after they pass, so a coordinator finishing on time is never raced. */
 const sweepGraceMs = 1_000;
 /** A first sweep looks back this far. */
@@ -18,7 +17,7 @@ export function txnSweeperHandler(wiring: Wiring) {
   const txns = transactionService(wiring);
   const sweep = sweeperState(wiring);
   const { clock, logger } = wiring;
-  
+
   return middy<ScheduledEvent, SweepReport>().handler(async () => {
     const now = clock.nowMs();
     const state = await sweep.readSweeperState();

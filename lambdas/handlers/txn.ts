@@ -10,12 +10,11 @@ import { router } from '../http/router';
 import { orchestrator, transactionService } from '../wiring/services';
 import type { Wiring } from '../wiring/wiring';
 
-
 export function txnHandler(wiring: Wiring) {
   const txns = transactionService(wiring);
   const transactions = orchestrator(wiring);
   const { logger } = wiring;
-  
+
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
     .use(httpErrors(logger))
     .handler(
@@ -25,17 +24,18 @@ export function txnHandler(wiring: Wiring) {
           const { consistency } = parseWith(TxnQuery, event.queryStringParameters, 'query');
           const principal = principalOf(event);
           const ops = body.ops.map((op) =>
-            op.op === 'put'
-              ? { ...op, value: new Uint8Array(Buffer.from(op.value, op.encoding === 'base64' ? 'base64' : 'utf8')) }
-              : op,
+            op.op === 'put' ? { ...op, value: new Uint8Array(Buffer.from(op.value, op.encoding === 'base64' ? 'base64' : 'utf8')) } : op,
           );
           const execution = await txns.plan(principal.namespace, ops, {
             consistency: consistency ?? principal.writeConsistency,
             ...(body.timeoutMs === undefined ? {} : { timeoutMs: body.timeoutMs }),
           });
-            const outcome = await transactions.run(execution);
+          const outcome = await transactions.run(execution);
           if (outcome.status === 'aborted') throw txnAbortError(outcome);
-          const reads = outcome.reads.map(({ valueBase64, ...read }) => ({ ...read, ...(valueBase64 === undefined ? {} : { value: valueBase64 }) }));
+          const reads = outcome.reads.map(({ valueBase64, ...read }) => ({
+            ...read,
+            ...(valueBase64 === undefined ? {} : { value: valueBase64 }),
+          }));
           return json(200, { ...outcome, reads });
         },
       }),

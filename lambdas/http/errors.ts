@@ -38,7 +38,9 @@ export function httpErrors<Event extends { httpMethod?: string }>(logger: ErrorL
         request.response = errorResponse(error, method);
         return;
       }
-      logger.error('request failed', { error: error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : String(error) });
+      logger.error('request failed', {
+        error: error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : String(error),
+      });
       request.response = errorResponse(
         error instanceof RingstoreError ? error : new RingstoreError('internal', 'internal error', { cause: error }),
         method,

@@ -62,7 +62,7 @@ const consistencyOf = (value: unknown) => (value === 'strong' ? 'strong' : 'even
 
 /** The caller and its namespace's defaults, as the authorizer put them into the request context. */
 export function principalOf(event: APIGatewayProxyEvent): RequestPrincipal {
-  const context = event.requestContext?.authorizer as Record<string, unknown> | null | undefined;
+  const context = event.requestContext?.authorizer;
   const namespace = context?.namespace;
   const role = context?.role;
   const keyId = context?.keyId;
@@ -70,7 +70,9 @@ export function principalOf(event: APIGatewayProxyEvent): RequestPrincipal {
     throw new RingstoreError('auth.missingKey', 'request was not authenticated');
   }
   return {
-    namespace, role, keyId,
+    namespace,
+    role,
+    keyId,
     readConsistency: consistencyOf(context?.readConsistency),
     writeConsistency: consistencyOf(context?.writeConsistency),
   };

@@ -53,4 +53,3 @@ export interface FaultInjector {
   reach(point: CrashPoint): void;
   isBroken(mode: BrokenMode): boolean;
 }
-

@@ -25,14 +25,24 @@ export function ringSource(wiring: Wiring): CachedRingSource {
 
 export function apiKeyService(wiring: Wiring): ApiKeyService {
   return wiring.perHandler('apiKeys', () => {
-    const keys = wiring.port<ApiKeyStore>('controlTable', 'read', 'apiKeyStore', () => new DynamoApiKeyStore(documentClient(wiring), wiring.config.controlTable));
+    const keys = wiring.port<ApiKeyStore>(
+      'controlTable',
+      'read',
+      'apiKeyStore',
+      () => new DynamoApiKeyStore(documentClient(wiring), wiring.config.controlTable),
+    );
     return new ApiKeyService({ keys, ids: wiring.ids, clock: wiring.clock });
   });
 }
 
 export function namespaceSettings(wiring: Wiring): NamespaceSettingsService {
   return wiring.perHandler('namespaces', () => {
-    const store = wiring.port<NamespaceSettingsStore>('controlTable', 'read', 'namespaceStore', () => new DynamoNamespaceSettingsStore(documentClient(wiring), wiring.config.controlTable));
+    const store = wiring.port<NamespaceSettingsStore>(
+      'controlTable',
+      'read',
+      'namespaceStore',
+      () => new DynamoNamespaceSettingsStore(documentClient(wiring), wiring.config.controlTable),
+    );
     return new NamespaceSettingsService(store);
   });
 }
@@ -46,9 +56,19 @@ export function shardHealth(wiring: Wiring): CachedShardHealth {
 }
 
 export function maintenanceState(wiring: Wiring): MaintenanceStateStore {
-  return wiring.port('controlTable', 'readWrite', 'maintenanceState', () => new DynamoMaintenanceStateStore(documentClient(wiring), wiring.config.controlTable));
+  return wiring.port(
+    'controlTable',
+    'readWrite',
+    'maintenanceState',
+    () => new DynamoMaintenanceStateStore(documentClient(wiring), wiring.config.controlTable),
+  );
 }
 
 export function sweeperState(wiring: Wiring): SweeperStateStore {
-  return wiring.port('controlTable', 'readWrite', 'sweeperState', () => new DynamoSweeperStateStore(documentClient(wiring), wiring.config.controlTable));
+  return wiring.port(
+    'controlTable',
+    'readWrite',
+    'sweeperState',
+    () => new DynamoSweeperStateStore(documentClient(wiring), wiring.config.controlTable),
+  );
 }

@@ -20,8 +20,12 @@ export function replicationService(wiring: Wiring): ReplicationService {
     'replication',
     () =>
       new ReplicationService({
-        shards: shardStore(wiring), hints: hintStore(wiring), health: shardHealth(wiring), clock: wiring.clock,
-        metrics: replicationStats(wiring), ...injected(wiring),
+        shards: shardStore(wiring),
+        hints: hintStore(wiring),
+        health: shardHealth(wiring),
+        clock: wiring.clock,
+        metrics: replicationStats(wiring),
+        ...injected(wiring),
       }),
   );
 }
@@ -30,8 +34,15 @@ export function transactionService(wiring: Wiring): TransactionService {
   return wiring.perHandler('txns', () => {
     const cache = valueCache(wiring);
     return new TransactionService({
-      shards: shardStore(wiring), records: txnRecordStore(wiring), ring: ringSource(wiring), clock: wiring.clock, ids: wiring.ids,
-      replication: replicationService(wiring), limits: { ...limits, ...txnLimits }, ...(cache ? { cache } : {}), ...injected(wiring),
+      shards: shardStore(wiring),
+      records: txnRecordStore(wiring),
+      ring: ringSource(wiring),
+      clock: wiring.clock,
+      ids: wiring.ids,
+      replication: replicationService(wiring),
+      limits: { ...limits, ...txnLimits },
+      ...(cache ? { cache } : {}),
+      ...injected(wiring),
     });
   });
 }
@@ -62,8 +73,13 @@ export function maintenanceService(wiring: Wiring): MaintenanceService {
     'maintenance',
     () =>
       new MaintenanceService({
-        shards: shardStore(wiring), hints: hintStore(wiring), health: shardHealth(wiring), state: maintenanceState(wiring),
-        clock: wiring.clock, limits: replicationDefaults, ...injected(wiring),
+        shards: shardStore(wiring),
+        hints: hintStore(wiring),
+        health: shardHealth(wiring),
+        state: maintenanceState(wiring),
+        clock: wiring.clock,
+        limits: replicationDefaults,
+        ...injected(wiring),
       }),
   );
 }

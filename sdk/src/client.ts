@@ -156,9 +156,8 @@ export class RingstoreClient {
    * ```
    */
   async send<Input extends object, Output>(command: RingstoreCommand<Input, Output>, options: SendOptions = {}): Promise<Output> {
-    const context = options.abortSignal === undefined
-      ? { transport: this.transport }
-      : { transport: this.transport, signal: options.abortSignal };
+    const context =
+      options.abortSignal === undefined ? { transport: this.transport } : { transport: this.transport, signal: options.abortSignal };
     return command.execute(context);
   }
 
@@ -250,12 +249,20 @@ export class RingstoreClient {
       yield page;
       if (page.cursor === undefined) return;
       if (page.cursor === cursor) {
-        throw new RingstoreError({ code: 'response.invalid', message: 'the server returned the same cursor twice', status: 200, retryable: false });
+        throw new RingstoreError({
+          code: 'response.invalid',
+          message: 'the server returned the same cursor twice',
+          status: 200,
+          retryable: false,
+        });
       }
       cursor = page.cursor;
     }
     throw new RingstoreError({
-      code: 'client.tooManyPages', message: `listAll stopped after ${LIST_ALL_PAGES_MAX} pages`, status: 0, retryable: false,
+      code: 'client.tooManyPages',
+      message: `listAll stopped after ${LIST_ALL_PAGES_MAX} pages`,
+      status: 0,
+      retryable: false,
     });
   }
 

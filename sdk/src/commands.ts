@@ -3,10 +3,24 @@
 
 import { PayloadTooLargeError, RingstoreError, TransactionAbortedError, TransactionOutcomeUnknownError, ValidationError } from './errors';
 import {
-  assertInteger, assertValueSize, base64ToBytes, bytesToBase64, encodeKey, parseVersion, sha256Hex, toBytes, utf8Decode,
+  assertInteger,
+  assertValueSize,
+  base64ToBytes,
+  bytesToBase64,
+  encodeKey,
+  parseVersion,
+  sha256Hex,
+  toBytes,
+  utf8Decode,
 } from './encoding';
 import {
-  DIRECT_BODY_BYTES_MAX, LIST_LIMIT_MAX, TXN_CONFLICT_RETRIES_MAX, TXN_OPS_MAX, TXN_TIMEOUT_MS_MAX, TXN_TIMEOUT_MS_MIN, TXN_VALUE_BYTES_MAX,
+  DIRECT_BODY_BYTES_MAX,
+  LIST_LIMIT_MAX,
+  TXN_CONFLICT_RETRIES_MAX,
+  TXN_OPS_MAX,
+  TXN_TIMEOUT_MS_MAX,
+  TXN_TIMEOUT_MS_MIN,
+  TXN_VALUE_BYTES_MAX,
 } from './limits';
 import type { HttpRequest, HttpResponse, Transport } from './transport';
 
@@ -78,7 +92,11 @@ function readJsonObject(response: HttpResponse): Record<string, unknown> {
     parsed = JSON.parse(utf8Decode(response.body));
   } catch (cause) {
     throw new RingstoreError({
-      code: 'response.invalid', message: 'the server answered with a body that is not JSON', status: response.status, retryable: false, cause,
+      code: 'response.invalid',
+      message: 'the server answered with a body that is not JSON',
+      status: response.status,
+      retryable: false,
+      cause,
     });
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
@@ -133,7 +151,10 @@ function conditionHeaders(input: { ifMatch?: number; ifNoneMatch?: '*' }): Recor
 function assertConsistency(consistency: Consistency | undefined): void {
   if (consistency !== undefined && consistency !== 'eventual' && consistency !== 'strong') {
     throw new ValidationError({
-      code: 'client.invalidInput', message: `consistency must be 'eventual' or 'strong', got ${String(consistency)}`, status: 0, retryable: false,
+      code: 'client.invalidInput',
+      message: `consistency must be 'eventual' or 'strong', got ${String(consistency)}`,
+      status: 0,
+      retryable: false,
     });
   }
 }
@@ -205,10 +226,7 @@ export class GetCommand extends RingstoreCommand<GetCommandInput, GetCommandOutp
     const { key, consistency } = this.input;
     const path = `/v1/kv/${encodeKey(key)}`;
     assertConsistency(consistency);
-    const response = await transport.send(
-      { method: 'GET', path, query: { consistency }, authenticated: true, redirect: 'manual' },
-      signal,
-    );
+    const response = await transport.send({ method: 'GET', path, query: { consistency }, authenticated: true, redirect: 'manual' }, signal);
     const metadata = valueMetadata(response);
     let value = response.body;
     if (response.status === 303) {
@@ -403,7 +421,12 @@ export class PutCommand extends RingstoreCommand<PutCommandInput, PutCommandOutp
     const contentType = this.input.contentType ?? (typeof value === 'string' ? 'text/plain; charset=utf-8' : 'application/octet-stream');
     // A header value with control characters would make fetch throw on every attempt.
     if (!/^[\x20-\x7e]{1,255}$/.test(contentType)) {
-      throw new ValidationError({ code: 'client.invalidInput', message: 'contentType must be 1..255 printable ASCII characters', status: 0, retryable: false });
+      throw new ValidationError({
+        code: 'client.invalidInput',
+        message: 'contentType must be 1..255 printable ASCII characters',
+        status: 0,
+        retryable: false,
+      });
     }
     if (bytes.byteLength > DIRECT_BODY_BYTES_MAX) return this.upload(context, encodedKey, bytes, contentType, headers);
     const response = await context.transport.send(
@@ -594,10 +617,7 @@ export class ListCommand extends RingstoreCommand<ListCommandInput, ListCommandO
   override async execute({ transport, signal }: CommandContext): Promise<ListCommandOutput> {
     const { prefix, limit, cursor } = this.input;
     if (limit !== undefined) assertInteger('limit', limit, 1, LIST_LIMIT_MAX);
-    const response = await transport.send(
-      { method: 'GET', path: '/v1/kv', query: { prefix, limit, cursor }, authenticated: true },
-      signal,
-    );
+    const response = await transport.send({ method: 'GET', path: '/v1/kv', query: { prefix, limit, cursor }, authenticated: true }, signal);
     const record = readJsonObject(response);
     const output: ListCommandOutput = {
       items: requireArray(response, record, 'items').map((raw) => readListItem(response, raw)),
@@ -719,7 +739,8 @@ function txnOpBody(op: TransactOp, index: number): { body: Record<string, unknow
       if (op.ifVersion === undefined) throw invalidInput(`${where}: a check needs ifVersion`);
       return { body: { op: 'check', key: op.key, ...version('ifVersion', op.ifVersion) }, valueBytes: 0 };
     case 'put': {
-      if (typeof op.value !== 'string' && !(op.value instanceof Uint8Array)) throw invalidInput(`${where}.value must be a string or a Uint8Array`);
+      if (typeof op.value !== 'string' && !(op.value instanceof Uint8Array))
+        throw invalidInput(`${where}.value must be a string or a Uint8Array`);
       const text = typeof op.value === 'string';
       const contentType = op.contentType ?? (text ? 'text/plain; charset=utf-8' : 'application/octet-stream');
       // Text travels as is (readable in logs); bytes as base64.
@@ -741,7 +762,13 @@ function readTxnRead(response: HttpResponse, raw: unknown): TransactRead {
   try {
     value = base64ToBytes(typeof record.value === 'string' ? record.value : '');
   } catch (cause) {
-    throw new RingstoreError({ code: 'response.invalid', message: `the value read of ${key} is not base64`, status: response.status, retryable: false, cause });
+    throw new RingstoreError({
+      code: 'response.invalid',
+      message: `the value read of ${key} is not base64`,
+      status: response.status,
+      retryable: false,
+      cause,
+    });
   }
   return {
     key,
@@ -771,7 +798,8 @@ function readTxnOutput(response: HttpResponse): TransactCommandOutput {
  * have committed. 4xx answers are definite (refused, aborted, or 429: refused before any work).
  */
 function outcomeOf(error: unknown): unknown {
-  if (!(error instanceof RingstoreError) || error instanceof TransactionOutcomeUnknownError || error instanceof TransactionAbortedError) return error;
+  if (!(error instanceof RingstoreError) || error instanceof TransactionOutcomeUnknownError || error instanceof TransactionAbortedError)
+    return error;
   // 2xx..4xx answers say what happened (a 200 the SDK cannot read did commit).
   if (error.status >= 200 && error.status < 500) return error;
   return new TransactionOutcomeUnknownError({
@@ -1016,7 +1044,12 @@ export class CreateApiKeyCommand extends RingstoreCommand<CreateApiKeyCommandInp
   override async execute({ transport, signal }: CommandContext): Promise<CreateApiKeyCommandOutput> {
     const { namespace, role, description } = this.input;
     if (typeof namespace !== 'string' || namespace === '') {
-      throw new ValidationError({ code: 'client.invalidInput', message: 'namespace must be a non-empty string', status: 0, retryable: false });
+      throw new ValidationError({
+        code: 'client.invalidInput',
+        message: 'namespace must be a non-empty string',
+        status: 0,
+        retryable: false,
+      });
     }
     const body: Record<string, string> = { namespace };
     if (role !== undefined) body.role = role;
@@ -1262,7 +1295,14 @@ export class SetNamespaceSettingsCommand extends RingstoreCommand<SetNamespaceSe
  */
 export interface DescribeShardsCommandOutput {
   epoch: number;
-  shards: Array<{ id: number; table: string; health: 'available' | 'unavailable' | 'recovering'; since?: string; reason?: string; pendingHints: number }>;
+  shards: Array<{
+    id: number;
+    table: string;
+    health: 'available' | 'unavailable' | 'recovering';
+    since?: string;
+    reason?: string;
+    pendingHints: number;
+  }>;
   lastMaintenance?: Record<string, unknown>;
   replication: { replicasApplied: number; hintsWritten: number; lagMs: { p50: number; p99: number; max: number; samples: number } };
 }
@@ -1298,8 +1338,21 @@ export class DescribeShardsCommand extends RingstoreCommand<Record<string, never
  */
 export interface RepairCommandOutput {
   startedAt: string;
-  handoff: Array<{ table: string; applied: number; alreadyCurrent: number; hintsPerSecond: number; completed: boolean; transition?: string }>;
-  antiEntropy: { rangesCompared: number; keysCompared: number; repairedCount: number; repairs: Array<Record<string, unknown>>; rangesSkipped: number };
+  handoff: Array<{
+    table: string;
+    applied: number;
+    alreadyCurrent: number;
+    hintsPerSecond: number;
+    completed: boolean;
+    transition?: string;
+  }>;
+  antiEntropy: {
+    rangesCompared: number;
+    keysCompared: number;
+    repairedCount: number;
+    repairs: Array<Record<string, unknown>>;
+    rangesSkipped: number;
+  };
 }
 
 /**

@@ -86,7 +86,11 @@ export function encodeKey(key: string): string {
   } catch (cause) {
     // A lone surrogate cannot be UTF-8 encoded; TextEncoder would silently replace it.
     throw new ValidationError({
-      code: 'client.invalidKey', message: 'key is not well-formed Unicode', status: 0, retryable: false, cause,
+      code: 'client.invalidKey',
+      message: 'key is not well-formed Unicode',
+      status: 0,
+      retryable: false,
+      cause,
     });
   }
   const bytes = encoder.encode(key).byteLength;

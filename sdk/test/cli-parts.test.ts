@@ -41,8 +41,10 @@ describe('resolveConnection', () => {
   it('prefers session, then flags, then environment, then the saved file', () => {
     const env = { RINGSTORE_ENDPOINT: 'http://env', RINGSTORE_API_KEY: 'env-key' };
 
-    expect(resolveConnection({ session: { endpoint: 'http://s', apiKey: 's' }, flags: { endpoint: 'http://f' }, env, saved }))
-      .toEqual({ endpoint: 'http://s', apiKey: 's' });
+    expect(resolveConnection({ session: { endpoint: 'http://s', apiKey: 's' }, flags: { endpoint: 'http://f' }, env, saved })).toEqual({
+      endpoint: 'http://s',
+      apiKey: 's',
+    });
     expect(resolveConnection({ flags: { endpoint: 'http://f', apiKey: 'f' }, env, saved })).toEqual({ endpoint: 'http://f', apiKey: 'f' });
     expect(resolveConnection({ flags: {}, env, saved })).toEqual({ endpoint: 'http://env', apiKey: 'env-key' });
     expect(resolveConnection({ flags: {}, env: {}, saved })).toEqual(saved);
@@ -102,7 +104,10 @@ describe('txn ops', () => {
       timeoutMs: 900,
     });
     expect(parseTxnFile('[{"op":"put","key":"a","value":"text"},{"op":"get","key":"b"}]')).toEqual({
-      ops: [{ op: 'put', key: 'a', value: 'text' }, { op: 'get', key: 'b' }],
+      ops: [
+        { op: 'put', key: 'a', value: 'text' },
+        { op: 'get', key: 'b' },
+      ],
     });
     expect(() => parseTxnFile('{"op":"get"}')).toThrow('expected {"ops": [...]} or an array of ops');
     expect(() => parseTxnFile('not json')).toThrow('the ops are not JSON');
@@ -112,8 +117,13 @@ describe('txn ops', () => {
   it('lays out writes and reads, quoting what would break the line', () => {
     const text = (value: string) => new TextEncoder().encode(value);
     const found = (key: string, bytes: Uint8Array, contentType: string, version?: number) => ({
-      key, found: true as const, value: bytes, contentType, ...(version === undefined ? {} : { version }),
-      text: () => new TextDecoder().decode(bytes), json: <T>() => JSON.parse(new TextDecoder().decode(bytes)) as T,
+      key,
+      found: true as const,
+      value: bytes,
+      contentType,
+      ...(version === undefined ? {} : { version }),
+      text: () => new TextDecoder().decode(bytes),
+      json: <T>() => JSON.parse(new TextDecoder().decode(bytes)) as T,
     });
 
     const shown = formatTransaction({

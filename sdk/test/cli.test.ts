@@ -173,7 +173,9 @@ describe('ringstore CLI', () => {
     await ringstore(['put', 'stock', '5'], { env: connected() });
 
     // Act
-    const committed = await ringstore(['txn', 'get', 'stock', 'put', 'order/1', 'one item', 'if', '0', 'check', 'stock', '1'], { env: connected() });
+    const committed = await ringstore(['txn', 'get', 'stock', 'put', 'order/1', 'one item', 'if', '0', 'check', 'stock', '1'], {
+      env: connected(),
+    });
     const aborted = await ringstore(['txn', 'put', 'order/2', 'x', 'check', 'stock', '9'], { env: connected() });
     const usage = await ringstore(['txn', 'put', 'k'], { env: connected() });
 
@@ -184,16 +186,27 @@ describe('ringstore CLI', () => {
     expect(committed.stdout).toMatch(/^read\s+stock\s+version 1\s+5$/m);
     expect(fake.store.get('test#order/1')?.value.toString('utf8')).toBe('one item');
     expect(aborted.code).toBe(1);
-    expect(aborted.stderr).toMatch(/^error: transaction aborted \(precondition\) on key "stock": nothing was written; .*\(kv\.preconditionFailed; txid fake-/);
+    expect(aborted.stderr).toMatch(
+      /^error: transaction aborted \(precondition\) on key "stock": nothing was written; .*\(kv\.preconditionFailed; txid fake-/,
+    );
     expect(fake.store.has('test#order/2')).toBe(false);
     expect(usage).toMatchObject({ code: 1, stdout: '' });
     expect(usage.stderr).toContain('put k needs a value');
   });
 
   it('runs a transaction from a JSON file on stdin and prints --json as the REST API answers', async () => {
-    const ops = { ops: [{ op: 'put', key: 'bin', value: 'AAEC', encoding: 'base64' }, { op: 'get', key: 'bin' }], timeoutMs: 900 };
+    const ops = {
+      ops: [
+        { op: 'put', key: 'bin', value: 'AAEC', encoding: 'base64' },
+        { op: 'get', key: 'bin' },
+      ],
+      timeoutMs: 900,
+    };
 
-    const result = await ringstore(['txn', '--file', '-', '--json', '--consistency', 'strong'], { env: connected(), input: JSON.stringify(ops) });
+    const result = await ringstore(['txn', '--file', '-', '--json', '--consistency', 'strong'], {
+      env: connected(),
+      input: JSON.stringify(ops),
+    });
 
     expect(result).toMatchObject({ code: 0, stderr: '' });
     const printed = JSON.parse(result.stdout) as { status: string; writes: unknown; reads: unknown };

@@ -84,7 +84,10 @@ describe('RingstoreClient', () => {
     await client.delete(key);
 
     expect(fake.requests.map((r) => r.rawUrl.split('?')[0])).toEqual([
-      `/v1/kv/${encoded}`, `/v1/kv/${encoded}`, `/v1/kv/${encoded}`, `/v1/kv/${encoded}`,
+      `/v1/kv/${encoded}`,
+      `/v1/kv/${encoded}`,
+      `/v1/kv/${encoded}`,
+      `/v1/kv/${encoded}`,
     ]);
     expect(got.key).toBe(key);
     expect(fake.store.has(`test#${key}`)).toBe(false);
@@ -109,7 +112,10 @@ describe('RingstoreClient', () => {
     expect(fake.requests[1]?.headers['if-match']).toBe('"1"');
     expect(second.version).toBe(2);
     await expect(client.put('counter', '3', { ifMatch: 1 })).rejects.toMatchObject({
-      name: 'PreconditionFailedError', code: 'kv.preconditionFailed', status: 412, retryable: false,
+      name: 'PreconditionFailedError',
+      code: 'kv.preconditionFailed',
+      status: 412,
+      retryable: false,
     });
     await expect(client.put('counter', '3', { ifNoneMatch: '*' })).rejects.toBeInstanceOf(PreconditionFailedError);
     await expect(client.send(new DeleteCommand({ key: 'counter', ifMatch: 1 }))).rejects.toBeInstanceOf(PreconditionFailedError);
@@ -192,7 +198,11 @@ describe('RingstoreClient', () => {
     const revoked = await client.revokeApiKey(created.keyId);
 
     expect(created).toEqual({
-      keyId: expect.any(String), apiKey: expect.any(String), namespace: 'team-a', role: 'user', createdAt: expect.any(String),
+      keyId: expect.any(String),
+      apiKey: expect.any(String),
+      namespace: 'team-a',
+      role: 'user',
+      createdAt: expect.any(String),
     });
     expect(JSON.parse(fake.requests[0]?.body.toString('utf8') ?? '')).toEqual({ namespace: 'team-a', role: 'user', description: 'ci' });
     expect(listed.keys.map((k) => k.keyId)).toContain(created.keyId);
@@ -233,7 +243,10 @@ describe('RingstoreClient', () => {
   });
 
   it('rejects a success response that breaks the contract', async () => {
-    fake.failNext = [{ status: 200, body: { key: 'k' } }, { status: 200, body: 'not json' }];
+    fake.failNext = [
+      { status: 200, body: { key: 'k' } },
+      { status: 200, body: 'not json' },
+    ];
 
     await expect(client.put('k', 'v')).rejects.toMatchObject({ code: 'response.invalid' });
     await expect(client.ring()).rejects.toMatchObject({ code: 'response.invalid' });

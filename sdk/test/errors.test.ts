@@ -60,7 +60,9 @@ describe('error mapping', () => {
   ])('maps %d to its class and keeps the code %s', async (status, code, ErrorClass) => {
     next = { status, body: envelope(code), headers: { 'x-amzn-requestid': 'req-123' } };
 
-    const error = await client().get('k').catch((err: unknown) => err);
+    const error = await client()
+      .get('k')
+      .catch((err: unknown) => err);
 
     expect(error).toBeInstanceOf(ErrorClass);
     expect(error).toBeInstanceOf(RingstoreError);
@@ -79,17 +81,23 @@ describe('error mapping', () => {
     ];
     for (const [scripted, retryable] of cases) {
       next = scripted;
-      const error = await client().get('k').catch((err: unknown) => err);
+      const error = await client()
+        .get('k')
+        .catch((err: unknown) => err);
       expect({ status: scripted.status, retryable: (error as RingstoreError).retryable }).toEqual({ status: scripted.status, retryable });
     }
   });
 
   it('reads Retry-After in seconds and as an HTTP date', async () => {
     next = { status: 503, body: envelope('shard.unavailable'), headers: { 'retry-after': '7' } };
-    const seconds = await client().get('k').catch((err: unknown) => err);
+    const seconds = await client()
+      .get('k')
+      .catch((err: unknown) => err);
 
     next = { status: 429, body: envelope('api.throttled'), headers: { 'retry-after': new Date(Date.now() + 30_000).toUTCString() } };
-    const date = await client().get('k').catch((err: unknown) => err);
+    const date = await client()
+      .get('k')
+      .catch((err: unknown) => err);
 
     expect(seconds).toMatchObject({ name: 'ServiceUnavailableError', retryAfterSeconds: 7 });
     expect((date as ThrottledError).retryAfterSeconds).toBeGreaterThan(25);
@@ -98,13 +106,19 @@ describe('error mapping', () => {
 
   it('falls back to http.* codes when the body has none (API Gateway style)', async () => {
     next = { status: 403, body: JSON.stringify({ message: 'Forbidden' }) };
-    const gateway = await client().get('k').catch((err: unknown) => err);
+    const gateway = await client()
+      .get('k')
+      .catch((err: unknown) => err);
 
     next = { status: 502, body: '' };
-    const bare = await client().get('k').catch((err: unknown) => err);
+    const bare = await client()
+      .get('k')
+      .catch((err: unknown) => err);
 
     next = { status: 418, body: '' };
-    const unknown = await client().get('k').catch((err: unknown) => err);
+    const unknown = await client()
+      .get('k')
+      .catch((err: unknown) => err);
 
     expect(gateway).toMatchObject({ name: 'ForbiddenError', code: 'http.forbidden', message: 'Forbidden' });
     expect(bare).toMatchObject({ name: 'ServerError', code: 'http.badGateway', status: 502 });
@@ -113,12 +127,29 @@ describe('error mapping', () => {
 
   it('maps any error marked details.status aborted to TransactionAbortedError, and txn.outcomeUnknown to its own class', async () => {
     const details = { txid: 't-9', status: 'aborted', reason: 'precondition', key: 'k' };
-    next = { status: 412, body: JSON.stringify({ error: { code: 'kv.preconditionFailed', message: 'transaction aborted', retryable: false, details } }) };
-    const aborted = await client().get('k').catch((err: unknown) => err);
-    next = { status: 412, body: JSON.stringify({ error: { code: 'kv.preconditionFailed', message: 'plain', retryable: false, details: { field: 'if-match' } } }) };
-    const plain = await client().get('k').catch((err: unknown) => err);
-    next = { status: 503, body: JSON.stringify({ error: { code: 'txn.outcomeUnknown', message: 'unknown', retryable: false, details: { txid: 't-8' } } }) };
-    const unknown = await client().get('k').catch((err: unknown) => err);
+    next = {
+      status: 412,
+      body: JSON.stringify({ error: { code: 'kv.preconditionFailed', message: 'transaction aborted', retryable: false, details } }),
+    };
+    const aborted = await client()
+      .get('k')
+      .catch((err: unknown) => err);
+    next = {
+      status: 412,
+      body: JSON.stringify({
+        error: { code: 'kv.preconditionFailed', message: 'plain', retryable: false, details: { field: 'if-match' } },
+      }),
+    };
+    const plain = await client()
+      .get('k')
+      .catch((err: unknown) => err);
+    next = {
+      status: 503,
+      body: JSON.stringify({ error: { code: 'txn.outcomeUnknown', message: 'unknown', retryable: false, details: { txid: 't-8' } } }),
+    };
+    const unknown = await client()
+      .get('k')
+      .catch((err: unknown) => err);
 
     expect(aborted).toBeInstanceOf(TransactionAbortedError);
     expect(aborted).toMatchObject({ reason: 'precondition', key: 'k', txid: 't-9', code: 'kv.preconditionFailed', status: 412, details });

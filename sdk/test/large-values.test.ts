@@ -149,7 +149,12 @@ describe('large values', () => {
     let s3Calls = 0;
     const server = await startServer((req, res) => {
       if (req.pathname.endsWith('/uploads')) {
-        return sendJson(res, 201, { uploadId: 'u 1', url: `http://127.0.0.1:${new URL(`http://${req.headers.host}`).port}/s3?sig=1`, method: 'PUT', headers: {} });
+        sendJson(res, 201, {
+          uploadId: 'u 1',
+          url: `http://127.0.0.1:${new URL(`http://${req.headers.host}`).port}/s3?sig=1`,
+          method: 'PUT',
+          headers: {},
+        }); return;
       }
       if (req.pathname === '/s3') {
         s3Calls += 1;
@@ -157,10 +162,13 @@ describe('large values', () => {
         res.end(s3Calls === 1 ? '<Error><Code>SlowDown</Code></Error>' : '');
         return;
       }
-      return sendJson(res, 200, { key: 'k', version: 2 });
+      sendJson(res, 200, { key: 'k', version: 2 });
     });
     try {
-      const result = await new RingstoreClient({ endpoint: server.url, apiKey: 'k', sleep: async () => {} }).put('k', pattern(DIRECT_BODY_BYTES_MAX + 10));
+      const result = await new RingstoreClient({ endpoint: server.url, apiKey: 'k', sleep: async () => {} }).put(
+        'k',
+        pattern(DIRECT_BODY_BYTES_MAX + 10),
+      );
 
       expect(result).toEqual({ key: 'k', version: 2, consistency: 'eventual' });
       expect(s3Calls).toBe(2);

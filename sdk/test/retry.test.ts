@@ -38,8 +38,10 @@ describe('retries', () => {
       },
       ...config,
     });
-  const fail = (status: number, code: string, retryable: boolean, headers: Record<string, string> = {}): Reply =>
-    (res) => sendError(res, status, code, 'scripted', retryable, headers);
+  const fail =
+    (status: number, code: string, retryable: boolean, headers: Record<string, string> = {}): Reply =>
+    (res) =>
+      sendError(res, status, code, 'scripted', retryable, headers);
   const failing = (count: number, reply: Reply): void => {
     for (let i = 0; i < count; i++) replies.push(reply);
   };
@@ -83,7 +85,9 @@ describe('retries', () => {
   it('gives up after maxAttempts and throws the last error', async () => {
     failing(10, fail(503, 'shard.unavailable', true, { 'retry-after': '2' }));
 
-    const error = (await client({ maxAttempts: 4 }).get('k').catch((err: unknown) => err)) as RingstoreError;
+    const error = (await client({ maxAttempts: 4 })
+      .get('k')
+      .catch((err: unknown) => err)) as RingstoreError;
 
     expect(error).toMatchObject({ name: 'ServiceUnavailableError', code: 'shard.unavailable', retryAfterSeconds: 2 });
     expect(server.requests).toHaveLength(4);
@@ -119,7 +123,9 @@ describe('retries', () => {
   it('retries a dropped connection, then reports NetworkError', async () => {
     failing(10, (res) => res.socket?.destroy());
 
-    const error = await client().put('k', 'v').catch((err: unknown) => err);
+    const error = await client()
+      .put('k', 'v')
+      .catch((err: unknown) => err);
 
     expect(error).toBeInstanceOf(NetworkError);
     expect(error).toMatchObject({ code: 'network.failed', status: 0, retryable: true });
@@ -131,7 +137,9 @@ describe('retries', () => {
 
     const result = await client({ requestTimeoutMs: 100 }).put('k', 'v');
     failing(1, () => undefined);
-    const error = await client({ requestTimeoutMs: 100, maxAttempts: 1 }).get('k').catch((err: unknown) => err);
+    const error = await client({ requestTimeoutMs: 100, maxAttempts: 1 })
+      .get('k')
+      .catch((err: unknown) => err);
 
     expect(result.version).toBe(9);
     expect(error).toMatchObject({ name: 'NetworkError', code: 'network.timeout', retryable: true });
@@ -156,11 +164,15 @@ describe('retries', () => {
   it('draws each wait with full jitter under an exponential ceiling capped at 2 s', async () => {
     failing(10, fail(503, 'shard.unavailable', true));
 
-    await client({ maxAttempts: 10, random: () => 0.999999 }).get('k').catch(() => undefined);
+    await client({ maxAttempts: 10, random: () => 0.999999 })
+      .get('k')
+      .catch(() => undefined);
     const highest = [...sleeps];
     sleeps = [];
     failing(10, fail(503, 'shard.unavailable', true));
-    await client({ maxAttempts: 10, random: () => 0 }).get('k').catch(() => undefined);
+    await client({ maxAttempts: 10, random: () => 0 })
+      .get('k')
+      .catch(() => undefined);
 
     expect(highest).toEqual([49, 99, 199, 399, 799, 1599, 1999, 1999, 1999]);
     expect(sleeps).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 0]);

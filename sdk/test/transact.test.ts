@@ -39,17 +39,19 @@ describe('transact against the fake Ringstore', () => {
     await client.put('a', 'héllo');
 
     // Act
-    const output = await client.send(new TransactCommand({
-      ops: [
-        { op: 'get', key: 'a' },
-        { op: 'put', key: 'b', value: new Uint8Array([0, 255, 7]) },
-        { op: 'put', key: 'c', value: '{"n":1}', contentType: 'application/json', ifVersion: 0 },
-        { op: 'get', key: 'c' },
-        { op: 'get', key: 'missing' },
-      ],
-      timeoutMs: 2000,
-      consistency: 'strong',
-    }));
+    const output = await client.send(
+      new TransactCommand({
+        ops: [
+          { op: 'get', key: 'a' },
+          { op: 'put', key: 'b', value: new Uint8Array([0, 255, 7]) },
+          { op: 'put', key: 'c', value: '{"n":1}', contentType: 'application/json', ifVersion: 0 },
+          { op: 'get', key: 'c' },
+          { op: 'get', key: 'missing' },
+        ],
+        timeoutMs: 2000,
+        consistency: 'strong',
+      }),
+    );
 
     // Assess
     const request = fake.requests.find((r) => r.pathname === '/v1/txn');
@@ -67,7 +69,10 @@ describe('transact against the fake Ringstore', () => {
       timeoutMs: 2000,
     });
     expect(output.txid).toMatch(/^fake-/);
-    expect(output.writes).toEqual([{ key: 'b', version: 1 }, { key: 'c', version: 1 }]);
+    expect(output.writes).toEqual([
+      { key: 'b', version: 1 },
+      { key: 'c', version: 1 },
+    ]);
     const [a, c, missing] = output.reads;
     expect(a).toMatchObject({ key: 'a', found: true, version: 1, contentType: 'text/plain; charset=utf-8' });
     expect(a?.found === true && a.text()).toBe('héllo');
@@ -80,10 +85,12 @@ describe('transact against the fake Ringstore', () => {
   it('throws TransactionAbortedError with reason, key and txid, and writes nothing', async () => {
     await client.put('stock', '5');
 
-    const error = await client.transact([
-      { op: 'put', key: 'order', value: 'x' },
-      { op: 'check', key: 'stock', ifVersion: 2 },
-    ]).catch((err: unknown) => err);
+    const error = await client
+      .transact([
+        { op: 'put', key: 'order', value: 'x' },
+        { op: 'check', key: 'stock', ifVersion: 2 },
+      ])
+      .catch((err: unknown) => err);
 
     expect(error).toBeInstanceOf(TransactionAbortedError);
     expect(error).toMatchObject({ reason: 'precondition', key: 'stock', code: 'kv.preconditionFailed', status: 412, retryable: false });
@@ -94,13 +101,21 @@ describe('transact against the fake Ringstore', () => {
 
   it('reports a delete of a missing key as reason notFound', async () => {
     await expect(client.transact([{ op: 'delete', key: 'ghost' }])).rejects.toMatchObject({
-      name: 'TransactionAbortedError', reason: 'notFound', key: 'ghost', status: 404,
+      name: 'TransactionAbortedError',
+      reason: 'notFound',
+      key: 'ghost',
+      status: 404,
     });
   });
 
   it.each<[string, TransactOp[], object, string]>([
     ['no ops', [], {}, 'at least one op'],
-    ['too many ops', Array.from({ length: TXN_OPS_MAX + 1 }, (_, i) => ({ op: 'get' as const, key: `k${i}` })), {}, `at most ${TXN_OPS_MAX} ops`],
+    [
+      'too many ops',
+      Array.from({ length: TXN_OPS_MAX + 1 }, (_, i) => ({ op: 'get' as const, key: `k${i}` })),
+      {},
+      `at most ${TXN_OPS_MAX} ops`,
+    ],
     ['a timeout over the limit', [{ op: 'get', key: 'k' }], { timeoutMs: TXN_TIMEOUT_MS_MAX + 1 }, 'timeoutMs'],
     ['a timeout under the limit', [{ op: 'get', key: 'k' }], { timeoutMs: 99 }, 'timeoutMs'],
     ['a check without a version', [{ op: 'check', key: 'k' } as unknown as TransactOp], {}, 'a check needs ifVersion'],
@@ -120,10 +135,17 @@ describe('transact against the fake Ringstore', () => {
     const half = new Uint8Array(TXN_VALUE_BYTES_MAX / 2);
 
     await expect(client.transact([{ op: 'get', key: '' }])).rejects.toMatchObject({ code: 'client.invalidKey' });
-    await client.transact([{ op: 'put', key: 'a', value: half }, { op: 'put', key: 'b', value: half }]);
-    const error = await client.transact([
-      { op: 'put', key: 'a', value: half }, { op: 'put', key: 'b', value: half }, { op: 'put', key: 'c', value: 'x' },
-    ]).catch((err: unknown) => err);
+    await client.transact([
+      { op: 'put', key: 'a', value: half },
+      { op: 'put', key: 'b', value: half },
+    ]);
+    const error = await client
+      .transact([
+        { op: 'put', key: 'a', value: half },
+        { op: 'put', key: 'b', value: half },
+        { op: 'put', key: 'c', value: 'x' },
+      ])
+      .catch((err: unknown) => err);
 
     expect(error).toBeInstanceOf(PayloadTooLargeError);
     expect(error).toMatchObject({ code: 'client.valueTooLarge', status: 0 });
@@ -138,7 +160,9 @@ describe('transact failures and retries', () => {
 
   beforeEach(async () => {
     sleeps = [];
-    server = await startScriptedServer((r) => sendJson(r, 200, { status: 'committed', txid: 't-2', writes: [{ key: 'k', version: 4 }], reads: [] }));
+    server = await startScriptedServer((r) =>
+      sendJson(r, 200, { status: 'committed', txid: 't-2', writes: [{ key: 'k', version: 4 }], reads: [] }),
+    );
     replies = server.replies;
   });
 
@@ -148,17 +172,32 @@ describe('transact failures and retries', () => {
 
   const client = (): RingstoreClient =>
     new RingstoreClient({ endpoint: server.url, apiKey: 'k', random: () => 0.5, sleep: async (ms) => void sleeps.push(ms) });
-  const reply = (status: number, body: unknown, headers: Record<string, string> = {}): Reply => (res) => sendJson(res, status, body, headers);
+  const reply =
+    (status: number, body: unknown, headers: Record<string, string> = {}): Reply =>
+    (res) =>
+      sendJson(res, status, body, headers);
   const ops: TransactOp[] = [{ op: 'put', key: 'k', value: 'v' }];
 
   it('does not retry a conflict unless asked, then retries it with backoff', async () => {
     replies.push(reply(409, abortBody('txn.conflict', 'conflict', 'k', true)));
-    const once = await client().transact(ops).catch((err: unknown) => err);
-    expect(once).toMatchObject({ name: 'TransactionAbortedError', reason: 'conflict', key: 'k', txid: 't-1', code: 'txn.conflict', retryable: true });
+    const once = await client()
+      .transact(ops)
+      .catch((err: unknown) => err);
+    expect(once).toMatchObject({
+      name: 'TransactionAbortedError',
+      reason: 'conflict',
+      key: 'k',
+      txid: 't-1',
+      code: 'txn.conflict',
+      retryable: true,
+    });
     expect(once).not.toBeInstanceOf(ConflictError);
     expect(server.requests).toHaveLength(1);
 
-    replies.push(reply(409, abortBody('txn.conflict', 'conflict', 'k', true)), reply(409, abortBody('txn.conflict', 'conflict', 'k', true)));
+    replies.push(
+      reply(409, abortBody('txn.conflict', 'conflict', 'k', true)),
+      reply(409, abortBody('txn.conflict', 'conflict', 'k', true)),
+    );
     const retried = await client().transact(ops, { conflictRetries: 2 });
 
     expect(retried).toEqual({ txid: 't-2', writes: [{ key: 'k', version: 4 }], reads: [] });
@@ -175,16 +214,33 @@ describe('transact failures and retries', () => {
     replies.push(reply(409, abortBody('txn.timeout', 'timeout', 'k', true)));
     await expect(client().transact(ops, { conflictRetries: 3 })).rejects.toMatchObject({ reason: 'timeout', code: 'txn.timeout' });
     replies.push(reply(503, abortBody('shard.unavailable', 'unavailable', 'k', true), { 'retry-after': '1' }));
-    await expect(client().transact(ops, { conflictRetries: 3 })).rejects.toMatchObject({ name: 'TransactionAbortedError', reason: 'unavailable', status: 503 });
+    await expect(client().transact(ops, { conflictRetries: 3 })).rejects.toMatchObject({
+      name: 'TransactionAbortedError',
+      reason: 'unavailable',
+      status: 503,
+    });
     expect(server.requests).toHaveLength(4);
   });
 
   it('never retries 503 txn.outcomeUnknown and reports it as TransactionOutcomeUnknownError', async () => {
-    replies.push(reply(503, {
-      error: { code: 'txn.outcomeUnknown', message: 'transaction t-3 stopped', retryable: false, details: { txid: 't-3', deadline: '2030-01-01T00:00:00.000Z' } },
-    }, { 'retry-after': '1' }));
+    replies.push(
+      reply(
+        503,
+        {
+          error: {
+            code: 'txn.outcomeUnknown',
+            message: 'transaction t-3 stopped',
+            retryable: false,
+            details: { txid: 't-3', deadline: '2030-01-01T00:00:00.000Z' },
+          },
+        },
+        { 'retry-after': '1' },
+      ),
+    );
 
-    const error = await client().transact(ops, { conflictRetries: 3 }).catch((err: unknown) => err);
+    const error = await client()
+      .transact(ops, { conflictRetries: 3 })
+      .catch((err: unknown) => err);
 
     expect(error).toBeInstanceOf(TransactionOutcomeUnknownError);
     expect(error).toMatchObject({ code: 'txn.outcomeUnknown', status: 503, retryable: false, txid: 't-3' });
@@ -193,14 +249,20 @@ describe('transact failures and retries', () => {
 
   it('treats any other 5xx and a lost connection as an unknown outcome, without retrying', async () => {
     replies.push(reply(503, { error: { code: 'shard.unavailable', message: 'down', retryable: true } }));
-    const unavailable = await client().transact(ops).catch((err: unknown) => err);
+    const unavailable = await client()
+      .transact(ops)
+      .catch((err: unknown) => err);
     replies.push((res) => {
       res.writeHead(504);
       res.end();
     });
-    const gateway = await client().transact(ops).catch((err: unknown) => err);
+    const gateway = await client()
+      .transact(ops)
+      .catch((err: unknown) => err);
     replies.push((res) => res.socket?.destroy());
-    const dropped = await client().transact(ops).catch((err: unknown) => err);
+    const dropped = await client()
+      .transact(ops)
+      .catch((err: unknown) => err);
 
     expect(unavailable).toMatchObject({ name: 'TransactionOutcomeUnknownError', code: 'shard.unavailable', status: 503, retryable: false });
     expect(gateway).toMatchObject({ name: 'TransactionOutcomeUnknownError', code: 'http.gatewayTimeout', status: 504 });
@@ -219,10 +281,25 @@ describe('transact failures and retries', () => {
   });
 
   it('keeps 400 and 413 as they are: refused, nothing written', async () => {
-    replies.push(reply(400, { error: { code: 'request.invalid', message: 'ops.0: key k is required at version 1 and 2', retryable: false, details: { field: 'ops.1.ifVersion' } } }));
-    const invalid = await client().transact(ops).catch((err: unknown) => err);
-    replies.push(reply(413, { error: { code: 'request.tooLarge', message: 'too many bytes', retryable: false, details: { field: 'ops' } } }));
-    const tooLarge = await client().transact(ops).catch((err: unknown) => err);
+    replies.push(
+      reply(400, {
+        error: {
+          code: 'request.invalid',
+          message: 'ops.0: key k is required at version 1 and 2',
+          retryable: false,
+          details: { field: 'ops.1.ifVersion' },
+        },
+      }),
+    );
+    const invalid = await client()
+      .transact(ops)
+      .catch((err: unknown) => err);
+    replies.push(
+      reply(413, { error: { code: 'request.tooLarge', message: 'too many bytes', retryable: false, details: { field: 'ops' } } }),
+    );
+    const tooLarge = await client()
+      .transact(ops)
+      .catch((err: unknown) => err);
 
     expect(invalid).toMatchObject({ name: 'ValidationError', code: 'request.invalid', details: { field: 'ops.1.ifVersion' } });
     expect(tooLarge).toMatchObject({ name: 'PayloadTooLargeError', code: 'request.tooLarge' });

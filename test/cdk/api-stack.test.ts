@@ -72,9 +72,11 @@ describe('ApiStack', () => {
 
   describe('Lambda functions', () => {
     const fnOf = (name: HandlerName): Resource => {
-      const found = Object.values(t.findResources('AWS::Lambda::Function', {
-        Properties: { FunctionName: names.functionName(name) },
-      })) as Resource[];
+      const found = Object.values(
+        t.findResources('AWS::Lambda::Function', {
+          Properties: { FunctionName: names.functionName(name) },
+        }),
+      ) as Resource[];
       expect(found).toHaveLength(1);
       return found[0] as Resource;
     };
@@ -141,12 +143,7 @@ describe('ApiStack', () => {
       expect(env[envVars.redisUrl]).toEqual({
         'Fn::Join': [
           '',
-          [
-            'rediss://',
-            { 'Fn::GetAtt': [groupId, 'PrimaryEndPoint.Address'] },
-            ':',
-            { 'Fn::GetAtt': [groupId, 'PrimaryEndPoint.Port'] },
-          ],
+          ['rediss://', { 'Fn::GetAtt': [groupId, 'PrimaryEndPoint.Address'] }, ':', { 'Fn::GetAtt': [groupId, 'PrimaryEndPoint.Port'] }],
         ],
       });
     });
@@ -237,8 +234,7 @@ describe('ApiStack', () => {
       /** The body API Gateway would send, with context variables filled in. */
       const bodyOf = (response: Resource | undefined) =>
         JSON.parse(
-          String(response?.Properties.ResponseTemplates['application/json'])
-            .replaceAll('$context.error.messageString', '"sample message"'),
+          String(response?.Properties.ResponseTemplates['application/json']).replaceAll('$context.error.messageString', '"sample message"'),
         );
 
       it.each([
@@ -382,7 +378,7 @@ describe('ApiStack', () => {
       other.apiTemplate.hasResourceProperties('AWS::ElastiCache::ReplicationGroup', { CacheNodeType: 'cache.r7g.large' });
     });
 
-    it('lets only the Lambdas\' security group reach the cache', () => {
+    it("lets only the Lambdas' security group reach the cache", () => {
       const cacheSg = logicalIdOf(s.api, s.api.cache.securityGroup);
       const lambdaSg = logicalIdOf(s.api, s.api.network.lambdaSecurityGroup);
       const inline = t.toJSON().Resources[cacheSg].Properties.SecurityGroupIngress ?? [];
@@ -401,7 +397,7 @@ describe('ApiStack', () => {
       }
     });
 
-    it('puts every handler in the Lambdas\' security group', () => {
+    it("puts every handler in the Lambdas' security group", () => {
       const lambdaSg = logicalIdOf(s.api, s.api.network.lambdaSecurityGroup);
 
       for (const name of handlerNames) {
@@ -437,7 +433,7 @@ describe('ApiStack', () => {
       expect(JSON.parse(machine().DefinitionString)).toEqual(definitionFromFile());
     });
 
-    it('substitutes every Task\'s Lambda with the task handler\'s function, and nothing else', () => {
+    it("substitutes every Task's Lambda with the task handler's function, and nothing else", () => {
       const taskFn = logicalIdOf(s.api, s.api.functions[stateMachines.transaction.taskHandler].function);
       const definition = machine().DefinitionString as string;
 
@@ -449,7 +445,7 @@ describe('ApiStack', () => {
       expect(machine().DefinitionSubstitutions).toEqual({ [taskArnSubstitution]: { 'Fn::GetAtt': [taskFn, 'Arn'] } });
     });
 
-    it('logs every event to its own log group, never the execution\'s input or output, and is traced', () => {
+    it("logs every event to its own log group, never the execution's input or output, and is traced", () => {
       const logGroupId = logicalIdOf(s.api, s.api.transactions.logGroup);
 
       expect(machine().LoggingConfiguration).toEqual({
@@ -465,7 +461,7 @@ describe('ApiStack', () => {
     });
 
     it('runs under its own role, which only Step Functions of this account may assume', () => {
-      const roleId = logicalIdOf(s.api, s.api.transactions.stateMachine.role as never);
+      const roleId = logicalIdOf(s.api, s.api.transactions.stateMachine.role);
       const role = t.toJSON().Resources[roleId];
 
       expect(machine().RoleArn).toEqual({ 'Fn::GetAtt': [roleId, 'Arn'] });
@@ -505,7 +501,11 @@ describe('ApiStack', () => {
 
       const sources = mappingsOf(t, s, name).map((m) => render(m.Properties.EventSourceArn, undefined, samples));
 
-      expect(sources.sort()).toEqual(shardStreamOutputs(s).map((o) => o.arn).sort());
+      expect(sources.sort()).toEqual(
+        shardStreamOutputs(s)
+          .map((o) => o.arn)
+          .sort(),
+      );
     });
 
     it.each(streamed)('follows shardCount for %s', (name) => {
@@ -551,9 +551,7 @@ describe('ApiStack', () => {
       t.hasResourceProperties('AWS::SQS::QueuePolicy', {
         Queues: [{ Ref: queueId }],
         PolicyDocument: {
-          Statement: Match.arrayWith([
-            Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
-          ]),
+          Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]),
         },
       });
     });

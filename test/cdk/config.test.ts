@@ -48,7 +48,9 @@ describe('parseConfig', () => {
   });
 
   it.each(Object.keys(retiredContextKeys))('refuses the retired key %s, saying what replaced it', (key) => {
-    expect(() => parseConfig({ [key]: 'allkeys-lru' })).toThrow(new RegExp(`-c ${key}: no longer read; .*(l2EvictionPolicy|cacheNodeType)`));
+    expect(() => parseConfig({ [key]: 'allkeys-lru' })).toThrow(
+      new RegExp(`-c ${key}: no longer read; .*(l2EvictionPolicy|cacheNodeType)`),
+    );
   });
 
   it('reports a retired key and a bad value together', () => {

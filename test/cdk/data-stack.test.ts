@@ -223,7 +223,7 @@ describe('DataStack', () => {
   });
 
   describe('shard streams', () => {
-    it('publishes each shard table\'s stream ARN as a plain output, in shard order (no export pins a shard)', () => {
+    it("publishes each shard table's stream ARN as a plain output, in shard order (no export pins a shard)", () => {
       const outputs = s.dataTemplate.toJSON().Outputs as Record<string, { Export?: unknown }>;
 
       const published = shardStreamOutputs(s);
@@ -300,9 +300,7 @@ describe('DataStack', () => {
       expect(rules).toContainEqual(
         expect.objectContaining({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Status: 'Enabled' }),
       );
-      expect(rules).toContainEqual(
-        expect.objectContaining({ Prefix: 'uploads/', ExpirationInDays: 1, Status: 'Enabled' }),
-      );
+      expect(rules).toContainEqual(expect.objectContaining({ Prefix: 'uploads/', ExpirationInDays: 1, Status: 'Enabled' }));
       // Committed blobs never expire while current.
       expect(rules.filter((rule) => rule.Prefix === 'blobs/' && rule.ExpirationInDays !== undefined)).toEqual([]);
     });

@@ -73,7 +73,11 @@ describe('IAM least privilege', () => {
         expect(touches(grants, shardArn)).toEqual([]);
         return;
       }
-      const tables = new Set(touches(grants, shardArn).flatMap((g) => g.resources).filter((r) => shardArn.test(r)));
+      const tables = new Set(
+        touches(grants, shardArn)
+          .flatMap((g) => g.resources)
+          .filter((r) => shardArn.test(r)),
+      );
       for (let shardId = 0; shardId < defaults.shardCount; shardId++) {
         expect([...tables].some((r) => r.endsWith(`:table/${names.shardTable(shardId)}`))).toBe(true);
       }
@@ -167,7 +171,11 @@ describe('IAM least privilege', () => {
       // Reading: exactly the shard streams, each by its full ARN.
       const readGrants = grants.filter((g) => g.actions.some((a) => (streamReadActions as readonly string[]).includes(a)));
       const readResources = new Set(readGrants.flatMap((g) => g.resources));
-      expect([...readResources].sort()).toEqual(shardStreamOutputs(s).map((o) => o.arn).sort());
+      expect([...readResources].sort()).toEqual(
+        shardStreamOutputs(s)
+          .map((o) => o.arn)
+          .sort(),
+      );
       for (const grant of readGrants) expect(grant.actions.sort()).toEqual([...streamReadActions].sort());
       // Listing: on "*" only (ListStreams has no resource-level permission; CDK may merge it with the
       // other "*" actions into one statement).
@@ -251,14 +259,15 @@ describe('IAM least privilege', () => {
     it('lets the state machine invoke its task function and nothing else', () => {
       const { taskHandler } = stateMachines.transaction;
       const taskFn = logicalIdOf(s.api, s.api.functions[taskHandler].function);
-      const roleId = logicalIdOf(s.api, s.api.transactions.stateMachine.role as never);
+      const roleId = logicalIdOf(s.api, s.api.transactions.stateMachine.role);
 
       const grants = grantsOfRole(s, roleId);
 
       const invokes = grants.filter((g) => g.actions.some((a) => a.startsWith('lambda:')));
       expect(invokes).toEqual([{ actions: ['lambda:InvokeFunction'], resources: [`<${taskFn}.Arn>`] }]);
       // Everything else is log delivery and tracing, which IAM grants on "*" only; no data at all.
-      const logDeliveryOrTracing = /^(logs:[A-Za-z]+Log(Delivery|Deliveries|Groups)|logs:(Put|Describe)ResourcePolic(y|ies)|xray:[A-Za-z]+)$/;
+      const logDeliveryOrTracing =
+        /^(logs:[A-Za-z]+Log(Delivery|Deliveries|Groups)|logs:(Put|Describe)ResourcePolic(y|ies)|xray:[A-Za-z]+)$/;
       for (const grant of grants.filter((g) => !invokes.includes(g))) {
         expect(grant.resources).toEqual(['*']);
         for (const action of grant.actions) expect(action).toMatch(logDeliveryOrTracing);

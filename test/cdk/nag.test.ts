@@ -78,9 +78,9 @@ describe('cdk-nag AwsSolutions', () => {
     (blind as unknown as { isAcknowledged: () => boolean }).isAcknowledged = () => false;
 
     // Act
-    const found = blind.validateScope(s.app).violations.flatMap((v) =>
-      v.violatingResources.map((r) => ({ id: v.ruleName, path: r.constructPath ?? '' })),
-    );
+    const found = blind
+      .validateScope(s.app)
+      .violations.flatMap((v) => v.violatingResources.map((r) => ({ id: v.ruleName, path: r.constructPath ?? '' })));
 
     // Assess: each acknowledgement covers at least one finding at or below where it was made.
     for (const ack of acknowledgements(s.app)) {

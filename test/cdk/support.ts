@@ -44,11 +44,7 @@ type Json = unknown;
  * parameters replaced by samples (`Fn::Join` of refs → `arn:aws:…:123456789012:…`) and weak cross-stack
  * references (`Fn::GetStackOutput`) by `stackOutputs[OutputName]`, else `<StackName.OutputName>`.
  */
-export function render(
-  value: Json,
-  samples: Record<string, string> = defaultSamples,
-  stackOutputs: Record<string, string> = {},
-): string {
+export function render(value: Json, samples: Record<string, string> = defaultSamples, stackOutputs: Record<string, string> = {}): string {
   if (typeof value === 'string') return value;
   if (value && typeof value === 'object') {
     const obj = value as Record<string, Json>;
@@ -77,7 +73,10 @@ export const defaultSamples: Record<string, string> = {
  * The data stack's outputs that publish a shard table's stream ARN, in shard order: what the API stack
  * reads with `Fn::GetStackOutput`. `arn` is a sample of the deployed value, as long as a real one.
  */
-export function shardStreamOutputs(s: Synthesized, samples: Record<string, string> = defaultSamples): { outputName: string; arn: string }[] {
+export function shardStreamOutputs(
+  s: Synthesized,
+  samples: Record<string, string> = defaultSamples,
+): { outputName: string; arn: string }[] {
   const { Outputs: outputs, Resources: resources } = s.dataTemplate.toJSON();
   return s.data.shardTables.map((table) => {
     const tableId = s.data.getLogicalId(table.node.defaultChild as never);

@@ -3,8 +3,22 @@
 // and the read caches never serve a version older than one already read strongly.
 import { type CrashPoint, replicationCrashPoints } from '../../lambdas/ports';
 import {
-  baseSeed, type Consistency, deriveSeed, describeItem, divergence, type FaultCloud, type FaultPlan, localNamespace, readReplicas,
-  type Reply, replicaTablesOf, Rng, sleep, startFaultCloud, waitForConvergence, withSeed,
+  baseSeed,
+  type Consistency,
+  deriveSeed,
+  describeItem,
+  divergence,
+  type FaultCloud,
+  type FaultPlan,
+  localNamespace,
+  readReplicas,
+  type Reply,
+  replicaTablesOf,
+  Rng,
+  sleep,
+  startFaultCloud,
+  waitForConvergence,
+  withSeed,
 } from './support';
 import { sha256Hex } from '../../lambdas/core/kv';
 
@@ -53,11 +67,14 @@ interface Ledger {
 type Content = { tombstone: true } | { tombstone: false; value: string };
 
 describe('crash points', () => {
-  it.each(replicationCrashPoints.map((point) => [point]))('%s: acknowledged writes survive a crash there, and replicas converge', async (point) => {
-    const testSeed = deriveSeed(seed, point);
-    const replay = `RINGSTORE_FAULT_SEED=${seed} npx jest --selectProjects fault -t '${point}' test/fault/crash-points.test.ts`;
-    await withSeed(seed, replay, () => runCrashPoint(point, new Rng(testSeed)));
-  });
+  it.each(replicationCrashPoints.map((point) => [point]))(
+    '%s: acknowledged writes survive a crash there, and replicas converge',
+    async (point) => {
+      const testSeed = deriveSeed(seed, point);
+      const replay = `RINGSTORE_FAULT_SEED=${seed} npx jest --selectProjects fault -t '${point}' test/fault/crash-points.test.ts`;
+      await withSeed(seed, replay, () => runCrashPoint(point, new Rng(testSeed)));
+    },
+  );
 });
 
 async function runCrashPoint(point: CrashPoint, rng: Rng): Promise<void> {
@@ -67,7 +84,9 @@ async function runCrashPoint(point: CrashPoint, rng: Rng): Promise<void> {
   const prefix = `${point}-${rng.int(0, 1e9).toString(36)}-`;
   const downShard = rng.pick(ring.shards).table;
   const keys = chooseKeys(prefix, downShard, rng);
-  const ledgers = new Map(keys.map((key) => [key, { lastIssuedOp: -1, acked: new Map(), knownVersion: 0, strongRead: 0, deleteSinceStrongRead: false } as Ledger]));
+  const ledgers = new Map<string, Ledger>(
+    keys.map((key) => [key, { lastIssuedOp: -1, acked: new Map(), knownVersion: 0, strongRead: 0, deleteSinceStrongRead: false }]),
+  );
   const violations: string[] = [];
   const unexpected: string[] = [];
   let opIndex = 0;
@@ -139,9 +158,13 @@ async function runCrashPoint(point: CrashPoint, rng: Rng): Promise<void> {
     }
     const eventual = await api.get(key, 'eventual');
     if (eventual.status === 200 && eventual.version! < ledger.strongRead) {
-      violations.push(`after op ${op}: eventual read of ${key} returned v${eventual.version} after a strong read returned v${ledger.strongRead}`);
+      violations.push(
+        `after op ${op}: eventual read of ${key} returned v${eventual.version} after a strong read returned v${ledger.strongRead}`,
+      );
     } else if (eventual.status === 404 && ledger.strongRead > 0 && !ledger.deleteSinceStrongRead) {
-      violations.push(`after op ${op}: eventual read of ${key} answered 404 after a strong read returned v${ledger.strongRead} (no delete sent since)`);
+      violations.push(
+        `after op ${op}: eventual read of ${key} answered 404 after a strong read returned v${ledger.strongRead} (no delete sent since)`,
+      );
     } else if (eventual.status !== 200 && eventual.status !== 404 && eventual.status !== 503) {
       unexpected.push(`eventual read of ${key} after op ${op}: ${eventual.status} ${eventual.code ?? ''} ${eventual.message ?? ''}`);
     }
@@ -238,11 +261,14 @@ async function runCrashPoint(point: CrashPoint, rng: Rng): Promise<void> {
     if (ownerVersion < ledger.lastAck.version) {
       violations.push(`${key}: owner holds ${describeItem(owner)}, older than acknowledged v${ledger.lastAck.version}`);
     } else if (ledger.lastAck.op === ledger.lastIssuedOp && ownerVersion !== ledger.lastAck.version) {
-      violations.push(`${key}: the last write sent was acknowledged at v${ledger.lastAck.version}, but the owner holds ${describeItem(owner)}`);
+      violations.push(
+        `${key}: the last write sent was acknowledged at v${ledger.lastAck.version}, but the owner holds ${describeItem(owner)}`,
+      );
     }
   }
 
-  const context = `keys ${prefix}*, replicas ${keys.map((key) => `${key}=[${replicaTablesOf(ring, localNamespace, key).map(shortTable)}]`).join(' ')}` +
+  const context =
+    `keys ${prefix}*, replicas ${keys.map((key) => `${key}=[${replicaTablesOf(ring, localNamespace, key).map(shortTable)}]`).join(' ')}` +
     `${withHints ? `, down shard ${shortTable(downShard)}` : ''}; faults ${JSON.stringify({ reached: faultStatus.reached, crashed: faultStatus.crashed })}`;
   if (process.env.RINGSTORE_FAULT_VERBOSE === '1') {
     const ledgerList = [...ledgers.values()];
@@ -254,7 +280,11 @@ async function runCrashPoint(point: CrashPoint, rng: Rng): Promise<void> {
   }
   expect({ context, crashed: (faultStatus.crashed[point] ?? 0) >= 1 }).toEqual({ context, crashed: true });
   expect({ context, unexpected }).toEqual({ context, unexpected: [] });
-  expect({ context, converged: convergence.converged, divergent: convergence.divergent }).toEqual({ context, converged: true, divergent: [] });
+  expect({ context, converged: convergence.converged, divergent: convergence.divergent }).toEqual({
+    context,
+    converged: true,
+    divergent: [],
+  });
   expect({ context, violations }).toEqual({ context, violations: [] });
   // Something was acknowledged, so the checks above judged real data.
   expect([...ledgers.values()].filter((ledger) => ledger.lastAck).length).toBeGreaterThan(0);
@@ -277,7 +307,10 @@ function chooseKeys(prefix: string, downShard: string, rng: Rng): string[] {
 }
 
 /** Why an item's content contradicts what was acknowledged at its version (undefined: it does not). */
-function contentMismatch(ledger: Ledger, item: { v: number; tomb: boolean; sha: string; val?: Uint8Array } | undefined): string | undefined {
+function contentMismatch(
+  ledger: Ledger,
+  item: { v: number; tomb: boolean; sha: string; val?: Uint8Array } | undefined,
+): string | undefined {
   if (!item) return undefined;
   const acked = ledger.acked.get(Number(item.v));
   if (!acked) return undefined;

@@ -6,7 +6,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { buildLincheck, checkLinearizable } from '../linearizability/check';
 import {
-  type History, HistoryRecorder, type HistoryOperation, type OkOutput, type OperationInput, type OperationOutput,
+  type History,
+  HistoryRecorder,
+  type HistoryOperation,
+  type OkOutput,
+  type OperationInput,
+  type OperationOutput,
 } from '../linearizability/history';
 
 /** One operation with explicit times; `returnNs` omitted only for unknown outcomes. */
@@ -77,11 +82,7 @@ describe('lincheck accepts linearizable histories', () => {
 
   it('accepts a read that overlaps a write and still sees the older value', async () => {
     // Prepare: the control for the stale-read case below; only the real-time order differs.
-    const h = history(
-      op(0, 'k1', write('a'), ok(1), 0, 10),
-      op(1, 'k1', write('b'), ok(2), 20, 30),
-      op(2, 'k1', read, ok(1, 'a'), 25, 50),
-    );
+    const h = history(op(0, 'k1', write('a'), ok(1), 0, 10), op(1, 'k1', write('b'), ok(2), 20, 30), op(2, 'k1', read, ok(1, 'a'), 25, 50));
 
     // Act
     const result = await checkLinearizable(h);
@@ -150,11 +151,7 @@ describe('lincheck accepts linearizable histories', () => {
 describe('lincheck rejects non-linearizable histories and names the key', () => {
   it('rejects a stale read that starts after a newer write completed', async () => {
     // Prepare
-    const h = history(
-      op(0, 'k1', write('a'), ok(1), 0, 10),
-      op(1, 'k1', write('b'), ok(2), 20, 30),
-      op(2, 'k1', read, ok(1, 'a'), 40, 50),
-    );
+    const h = history(op(0, 'k1', write('a'), ok(1), 0, 10), op(1, 'k1', write('b'), ok(2), 20, 30), op(2, 'k1', read, ok(1, 'a'), 40, 50));
 
     // Act
     const result = await checkLinearizable(h);
@@ -198,11 +195,7 @@ describe('lincheck rejects non-linearizable histories and names the key', () => 
 
   it('rejects a read that observes an unknown write before it was invoked', async () => {
     // Prepare: "unknown" lets the write happen any time after its invocation, not before.
-    const h = history(
-      op(0, 'k1', write('a'), ok(1), 0, 10),
-      op(2, 'k1', read, ok(2, 'b'), 20, 30),
-      op(1, 'k1', write('b'), unknown, 40),
-    );
+    const h = history(op(0, 'k1', write('a'), ok(1), 0, 10), op(2, 'k1', read, ok(2, 'b'), 20, 30), op(1, 'k1', write('b'), unknown, 40));
 
     // Act
     const result = await checkLinearizable(h);
@@ -326,11 +319,15 @@ describe('lincheck with recorded histories', () => {
           const dice = random();
           const value = `c${clientId}-${i}`;
           const input: OperationInput =
-            dice < 0.4 ? { op: 'read' }
-            : dice < 0.6 ? { op: 'write', value }
-            : dice < 0.8 ? { op: 'cas', value, ifVersion: lastVersion.get(key) ?? 0 }
-            : dice < 0.9 ? { op: 'create', value }
-            : { op: 'delete' };
+            dice < 0.4
+              ? { op: 'read' }
+              : dice < 0.6
+                ? { op: 'write', value }
+                : dice < 0.8
+                  ? { op: 'cas', value, ifVersion: lastVersion.get(key) ?? 0 }
+                  : dice < 0.9
+                    ? { op: 'create', value }
+                    : { op: 'delete' };
           const handle = recorder.invoke(clientId, key, input);
           await pause(random);
           const timesOut = input.op !== 'read' && random() < 0.05;

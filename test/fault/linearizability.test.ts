@@ -8,8 +8,18 @@ import { join } from 'node:path';
 import { buildLincheck, checkLinearizable, type LinearizabilityResult } from '../linearizability/check';
 import { type History, HistoryRecorder, type OperationInput, type PendingOperation } from '../linearizability/history';
 import {
-  baseSeed, type Consistency, deriveSeed, type FaultCloud, type FaultPlan, localNamespace, type Reply, replicaTablesOf, Rng, sleep,
-  startFaultCloud, withSeed,
+  baseSeed,
+  type Consistency,
+  deriveSeed,
+  type FaultCloud,
+  type FaultPlan,
+  localNamespace,
+  type Reply,
+  replicaTablesOf,
+  Rng,
+  sleep,
+  startFaultCloud,
+  withSeed,
 } from './support';
 
 const clientCount = 8;
@@ -63,7 +73,11 @@ describe('linearizability of strong operations', () => {
     await withSeed(seed, replay, async () => {
       // Act
       const run = await runWorkload(new Rng(runSeed), {
-        name: 'outage', durationMs: workloadMs, writeConsistency: 'strong', readAfterWrite: false, broken: [],
+        name: 'outage',
+        durationMs: workloadMs,
+        writeConsistency: 'strong',
+        readAfterWrite: false,
+        broken: [],
       });
       const result = await checkLinearizable(run.history, { timeoutSeconds: checkTimeoutSeconds });
 
@@ -71,9 +85,16 @@ describe('linearizability of strong operations', () => {
       // and it linearizes.
       const context = `history ${run.historyPath} (${JSON.stringify(run.counts)})`;
       expect({ context, unexpected: run.unexpected }).toEqual({ context, unexpected: [] });
-      const unknowns = Object.entries(run.counts).filter(([name]) => /^\w+\.unknown$/.test(name)).reduce((sum, [, n]) => sum + n, 0);
-      expect({ context, readsOk: run.counts['read.ok']! > 20, writesOk: run.counts['write.ok']! > 10, casOk: run.counts['cas.ok']! > 0, outageFelt: unknowns > 0 })
-        .toEqual({ context, readsOk: true, writesOk: true, casOk: true, outageFelt: true });
+      const unknowns = Object.entries(run.counts)
+        .filter(([name]) => /^\w+\.unknown$/.test(name))
+        .reduce((sum, [, n]) => sum + n, 0);
+      expect({
+        context,
+        readsOk: run.counts['read.ok']! > 20,
+        writesOk: run.counts['write.ok']! > 10,
+        casOk: run.counts['cas.ok']! > 0,
+        outageFelt: unknowns > 0,
+      }).toEqual({ context, readsOk: true, writesOk: true, casOk: true, outageFelt: true });
       expect({ context, result }).toEqual({ context, result: { ...result, linearizable: true, failingKeys: [] } });
       // Kept only when the test fails, for replay and Porcupine's visualization.
       rmSync(run.historyPath, { force: true });
@@ -88,7 +109,10 @@ describe('linearizability of strong operations', () => {
       const attempts: Array<{ historyPath: string; result: LinearizabilityResult }> = [];
       for (let attempt = 0; attempt < brokenAttemptsMax; attempt += 1) {
         const run = await runWorkload(new Rng(deriveSeed(seed, `broken-${attempt}`)), {
-          name: `broken${attempt}`, durationMs: brokenWorkloadMs, writeConsistency: 'eventual', readAfterWrite: true,
+          name: `broken${attempt}`,
+          durationMs: brokenWorkloadMs,
+          writeConsistency: 'eventual',
+          readAfterWrite: true,
           broken: ['strongReadFromReplica'],
         });
         expect({ historyPath: run.historyPath, unexpected: run.unexpected }).toEqual({ historyPath: run.historyPath, unexpected: [] });
@@ -125,7 +149,12 @@ async function runWorkload(rng: Rng, workload: Workload): Promise<WorkloadRun> {
   const started = Date.now();
   const elapsed = () => (Date.now() - started) / workload.durationMs;
   const schedule = (async () => {
-    const steps: Array<[number, string[]]> = [[0.25, [replicaDown]], [0.45, [replicaDown, ownerDown]], [0.6, [replicaDown]], [0.7, []]];
+    const steps: Array<[number, string[]]> = [
+      [0.25, [replicaDown]],
+      [0.45, [replicaDown, ownerDown]],
+      [0.6, [replicaDown]],
+      [0.7, []],
+    ];
     for (const [at, down] of steps) {
       await sleep(Math.max(0, at * workload.durationMs - (Date.now() - started)));
       await plan(down);
@@ -223,8 +252,10 @@ async function runWorkload(rng: Rng, workload: Workload): Promise<WorkloadRun> {
   const historyPath = join(tmpdir(), `ringstore-lin-${workload.name}-${process.pid}-${Date.now()}.json`);
   writeFileSync(historyPath, JSON.stringify(history));
   if (process.env.RINGSTORE_FAULT_VERBOSE === '1') {
-    console.log(`${workload.name}: keys ${keys.join(', ')} (owner of the first: ${ownerDown}; replica of all: ${replicaDown}); ` +
-      `${history.operations.length} operations in ${historyPath}; ${JSON.stringify(counts)}`);
+    console.log(
+      `${workload.name}: keys ${keys.join(', ')} (owner of the first: ${ownerDown}; replica of all: ${replicaDown}); ` +
+        `${history.operations.length} operations in ${historyPath}; ${JSON.stringify(counts)}`,
+    );
   }
   return { history, historyPath, keys, unexpected, counts };
 }

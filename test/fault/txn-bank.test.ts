@@ -4,7 +4,16 @@
 // and comes back. Every committed audit sees the total; after recovery the total holds, no intent left.
 import { transactionCrashPoints } from '../../lambdas/ports';
 import {
-  baseSeed, deriveSeed, type FaultCloud, keysOwnedByEachShard, Rng, sleep, startFaultCloud, type TxnReply, waitForTxnRecovery, withSeed,
+  baseSeed,
+  deriveSeed,
+  type FaultCloud,
+  keysOwnedByEachShard,
+  Rng,
+  sleep,
+  startFaultCloud,
+  type TxnReply,
+  waitForTxnRecovery,
+  withSeed,
 } from './support';
 
 const accountsPerShard = 5;
@@ -64,7 +73,8 @@ async function runBank(rng: Rng): Promise<void> {
     if (reply.txid) txids.push(reply.txid);
     const key = `${name} ${reply.status}${reply.code ? ` ${reply.code}` : ''}`;
     counts[key] = (counts[key] ?? 0) + 1;
-    if (![200, 409, 412, 502, 503, 0].includes(reply.status)) unexpected.push(`${name}: ${reply.status} ${reply.code ?? ''} ${reply.message ?? ''}`);
+    if (![200, 409, 412, 502, 503, 0].includes(reply.status))
+      unexpected.push(`${name}: ${reply.status} ${reply.code ?? ''} ${reply.message ?? ''}`);
   };
   const balanceOf = (reply: TxnReply, key: string) => Number(reply.reads!.find((read) => read.key === key)!.value);
 
@@ -73,7 +83,13 @@ async function runBank(rng: Rng): Promise<void> {
     for (let n = 0; n < transfersPerClient; n += 1, attempted += 1) {
       const from = clientRng.pick(accounts);
       const to = clientRng.pick(accounts.filter((key) => key !== from));
-      const read = await api.txn([{ op: 'get', key: from }, { op: 'get', key: to }], { timeoutMs: txnTimeoutMs });
+      const read = await api.txn(
+        [
+          { op: 'get', key: from },
+          { op: 'get', key: to },
+        ],
+        { timeoutMs: txnTimeoutMs },
+      );
       count('read', read);
       if (read.status !== 200) {
         await sleep(backoffAfterFailureMs);
@@ -85,21 +101,30 @@ async function runBank(rng: Rng): Promise<void> {
         continue;
       }
       const amount = clientRng.int(1, 25);
-      const write = await api.txn([
-        { op: 'put', key: from, value: String(balanceOf(read, from) - amount), ifVersion: fromRead!.version! },
-        { op: 'put', key: to, value: String(balanceOf(read, to) + amount), ifVersion: toRead!.version! },
-      ], { timeoutMs: txnTimeoutMs });
+      const write = await api.txn(
+        [
+          { op: 'put', key: from, value: String(balanceOf(read, from) - amount), ifVersion: fromRead!.version! },
+          { op: 'put', key: to, value: String(balanceOf(read, to) + amount), ifVersion: toRead!.version! },
+        ],
+        { timeoutMs: txnTimeoutMs },
+      );
       count('transfer', write);
       await sleep(write.status >= 500 || write.status === 0 ? backoffAfterFailureMs : clientRng.int(100, transferPauseMsMax));
     }
   };
 
   const audit = async (name: string): Promise<number | undefined> => {
-    const reply = await api.txn(accounts.map((key) => ({ op: 'get', key })), { timeoutMs: auditTimeoutMs });
+    const reply = await api.txn(
+      accounts.map((key) => ({ op: 'get', key })),
+      { timeoutMs: auditTimeoutMs },
+    );
     count(name, reply);
     if (reply.status !== 200) return undefined;
     const sum = accounts.reduce((acc, key) => acc + balanceOf(reply, key), 0);
-    if (sum !== total) violations.push(`${name} committed with a total of ${sum}: ${accounts.map((key) => `${key.slice(prefix.length)}=${balanceOf(reply, key)}`).join(' ')}`);
+    if (sum !== total)
+      violations.push(
+        `${name} committed with a total of ${sum}: ${accounts.map((key) => `${key.slice(prefix.length)}=${balanceOf(reply, key)}`).join(' ')}`,
+      );
     return sum;
   };
   let transfersDone = false;
@@ -110,11 +135,14 @@ async function runBank(rng: Rng): Promise<void> {
   // Act: auditors run while the transfers do; the faults follow the transfers' progress.
   const transferAttempts = transferClients * transfersPerClient;
   const clients = Promise.all([
-    Promise.all(Array.from({ length: transferClients }, () => transfers(new Rng(rng.int(0, 2 ** 31))))).finally(() => (transfersDone = true)),
+    Promise.all(Array.from({ length: transferClients }, () => transfers(new Rng(rng.int(0, 2 ** 31))))).finally(
+      () => (transfersDone = true),
+    ),
     ...Array.from({ length: auditors }, () => auditor()),
   ]);
   while (!transfersDone && attempted < transferAttempts / 2) {
-    if (attempted >= transferAttempts / 4) await api.setFaults({ crashes: [{ point: rng.pick(transactionCrashPoints), after: rng.int(2, 12) }] });
+    if (attempted >= transferAttempts / 4)
+      await api.setFaults({ crashes: [{ point: rng.pick(transactionCrashPoints), after: rng.int(2, 12) }] });
     await sleep(crashEveryMs);
   }
   const crashed = (await api.faults()).crashed;
@@ -131,16 +159,32 @@ async function runBank(rng: Rng): Promise<void> {
 
   // Assess
   const committed = (name: string) => counts[`${name} 200`] ?? 0;
-  const context = `accounts ${prefix}*, down shard ${downShard}, counts ${JSON.stringify(counts)}, crashed ${JSON.stringify(crashed)}, ` +
+  const context =
+    `accounts ${prefix}*, down shard ${downShard}, counts ${JSON.stringify(counts)}, crashed ${JSON.stringify(crashed)}, ` +
     `recovery ${recovery.elapsedMs} ms`;
   if (process.env.RINGSTORE_FAULT_VERBOSE === '1') console.log(context);
   expect({ context, unexpected }).toEqual({ context, unexpected: [] });
   expect({ context, violations }).toEqual({ context, violations: [] });
-  expect({ context, recovered: recovery.recovered, intents: recovery.intents, pending: recovery.pending }).toEqual({ context, recovered: true, intents: [], pending: [] });
-  expect({ context, finalReads: finalReads.every((read) => read.status === 200), finalTotal, finalAudit }).toEqual({ context, finalReads: true, finalTotal: total, finalAudit: total });
+  expect({ context, recovered: recovery.recovered, intents: recovery.intents, pending: recovery.pending }).toEqual({
+    context,
+    recovered: true,
+    intents: [],
+    pending: [],
+  });
+  expect({ context, finalReads: finalReads.every((read) => read.status === 200), finalTotal, finalAudit }).toEqual({
+    context,
+    finalReads: true,
+    finalTotal: total,
+    finalAudit: total,
+  });
   // Progress, and the faults were felt.
   const crashes = Object.values(crashed).reduce((acc, n) => acc + (n ?? 0), 0);
   const outageFelt = Object.keys(counts).some((name) => name.endsWith('shard.unavailable'));
-  expect({ context, transfers: committed('transfer') >= 10, audits: committed('audit') >= 2, crashes: crashes >= 1, outageFelt })
-    .toEqual({ context, transfers: true, audits: true, crashes: true, outageFelt: true });
+  expect({ context, transfers: committed('transfer') >= 10, audits: committed('audit') >= 2, crashes: crashes >= 1, outageFelt }).toEqual({
+    context,
+    transfers: true,
+    audits: true,
+    crashes: true,
+    outageFelt: true,
+  });
 }

@@ -4,7 +4,17 @@
 // committed is visible, and no intent is left anywhere.
 import { type CrashPoint, transactionCrashPoints } from '../../lambdas/ports';
 import {
-  baseSeed, deriveSeed, type FaultCloud, keysOwnedByEachShard, Rng, sleep, startFaultCloud, type TxnOpInput, type TxnReply, waitForTxnRecovery, withSeed,
+  baseSeed,
+  deriveSeed,
+  type FaultCloud,
+  keysOwnedByEachShard,
+  Rng,
+  sleep,
+  startFaultCloud,
+  type TxnOpInput,
+  type TxnReply,
+  waitForTxnRecovery,
+  withSeed,
 } from './support';
 
 const clientCount = 3;
@@ -34,10 +44,13 @@ interface Attempt {
 }
 
 describe('transaction crash points', () => {
-  it.each(transactionCrashPoints.map((point) => [point]))('%s: every transaction ends all or nothing, decided, with no intent left', async (point) => {
-    const replay = `RINGSTORE_FAULT_SEED=${seed} npx jest --selectProjects fault -t '${point}' test/fault/txn-crash.test.ts`;
-    await withSeed(seed, replay, () => runCrashPoint(point, new Rng(deriveSeed(seed, point))));
-  });
+  it.each(transactionCrashPoints.map((point) => [point]))(
+    '%s: every transaction ends all or nothing, decided, with no intent left',
+    async (point) => {
+      const replay = `RINGSTORE_FAULT_SEED=${seed} npx jest --selectProjects fault -t '${point}' test/fault/txn-crash.test.ts`;
+      await withSeed(seed, replay, () => runCrashPoint(point, new Rng(deriveSeed(seed, point))));
+    },
+  );
 });
 
 async function runCrashPoint(point: CrashPoint, rng: Rng): Promise<void> {
@@ -62,7 +75,8 @@ async function runCrashPoint(point: CrashPoint, rng: Rng): Promise<void> {
       ];
       const reply = await api.txn(ops, { timeoutMs: txnTimeoutMs });
       attempts.push({ tag, keys, reply });
-      if (![200, 409, 412, 502, 503, 0].includes(reply.status)) unexpected.push(`${tag}: ${reply.status} ${reply.code ?? ''} ${reply.message ?? ''}`);
+      if (![200, 409, 412, 502, 503, 0].includes(reply.status))
+        unexpected.push(`${tag}: ${reply.status} ${reply.code ?? ''} ${reply.message ?? ''}`);
       // As a client would: back off after a conflict. A crashed transaction holds the hot key until its
       // deadline; without the pause every attempt could fall inside it and nothing would commit.
       if (reply.status === 409) await sleep(conflictBackoffMs);
@@ -77,7 +91,7 @@ async function runCrashPoint(point: CrashPoint, rng: Rng): Promise<void> {
   await Promise.all(Array.from({ length: clientCount }, (_, n) => client(clientCount + n)));
   const faultStatus = await api.faults();
   await api.setFaults({});
-  const crashed = (faultStatus.crashed[point] ?? 0);
+  const crashed = faultStatus.crashed[point] ?? 0;
   const txids = attempts.flatMap((attempt) => (attempt.reply.txid ? [attempt.reply.txid] : []));
   const recovery = await waitForTxnRecovery({ ddb, ring, txids, boundMs: recoveryBoundMs });
 
@@ -90,7 +104,8 @@ async function runCrashPoint(point: CrashPoint, rng: Rng): Promise<void> {
     if (failed.length > 0) unexpected.push(`${attempt.tag}: strong reads answered ${failed.map((read) => read.status)}`);
     const present = reads.filter((read) => read.status === 200);
     const visible = present.length === attempt.keys.length;
-    if (present.length > 0 && !visible) violations.push(`${attempt.tag}: ${present.length} of its ${attempt.keys.length} writes are visible`);
+    if (present.length > 0 && !visible)
+      violations.push(`${attempt.tag}: ${present.length} of its ${attempt.keys.length} writes are visible`);
     for (const read of present) {
       if (read.value !== attempt.tag || read.version !== 1) violations.push(`${attempt.tag}: a key holds ${read.value}@${read.version}`);
     }
@@ -101,7 +116,8 @@ async function runCrashPoint(point: CrashPoint, rng: Rng): Promise<void> {
     if (reply.status === 200 && reply.writes!.some((write) => write.key !== hotKey && write.version !== 1)) {
       violations.push(`${attempt.tag}: acknowledged versions ${JSON.stringify(reply.writes)}`);
     }
-    if ((reply.status === 409 || reply.status === 412) && visible) violations.push(`${attempt.tag}: answered ${reply.status} ${reply.code}, but its writes are visible`);
+    if ((reply.status === 409 || reply.status === 412) && visible)
+      violations.push(`${attempt.tag}: answered ${reply.status} ${reply.code}, but its writes are visible`);
     if (reply.txid && status !== undefined && status !== (visible ? 'committed' : 'aborted')) {
       violations.push(`${attempt.tag}: record ${reply.txid} is ${status}, but its writes are ${visible ? '' : 'not '}visible`);
     }
@@ -118,12 +134,22 @@ async function runCrashPoint(point: CrashPoint, rng: Rng): Promise<void> {
     tally[name] = (tally[name] ?? 0) + 1;
     return tally;
   }, {});
-  const context = `keys ${prefix}*, outcomes ${JSON.stringify(outcomes)}, committed ${committedCount}, crashed ${crashed}x ` +
+  const context =
+    `keys ${prefix}*, outcomes ${JSON.stringify(outcomes)}, committed ${committedCount}, crashed ${crashed}x ` +
     `(${faultsMid.crashed[point] ?? 0} in the first half), recovery ${recovery.elapsedMs} ms`;
   if (process.env.RINGSTORE_FAULT_VERBOSE === '1') console.log(`${point}: ${context}`);
-  expect({ context, crashed: crashed >= 1, outcomeUnknown: (outcomes['503 txn.outcomeUnknown'] ?? 0) >= 1 }).toEqual({ context, crashed: true, outcomeUnknown: true });
+  expect({ context, crashed: crashed >= 1, outcomeUnknown: (outcomes['503 txn.outcomeUnknown'] ?? 0) >= 1 }).toEqual({
+    context,
+    crashed: true,
+    outcomeUnknown: true,
+  });
   expect({ context, unexpected }).toEqual({ context, unexpected: [] });
-  expect({ context, recovered: recovery.recovered, intents: recovery.intents, pending: recovery.pending }).toEqual({ context, recovered: true, intents: [], pending: [] });
+  expect({ context, recovered: recovery.recovered, intents: recovery.intents, pending: recovery.pending }).toEqual({
+    context,
+    recovered: true,
+    intents: [],
+    pending: [],
+  });
   expect({ context, violations }).toEqual({ context, violations: [] });
   // Something committed, so the checks judged real data.
   expect({ context, committed: committedCount > 0 }).toEqual({ context, committed: true });

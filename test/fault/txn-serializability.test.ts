@@ -6,7 +6,16 @@ import type { BrokenMode } from '../../lambdas/ports';
 import { transactionCrashPoints } from '../../lambdas/ports';
 import { type CheckResult, type History, type ReadObservation, type TxnObservation, checkSerializable } from '../serializability/check';
 import {
-  baseSeed, deriveSeed, type FaultCloud, keysOwnedByEachShard, Rng, sleep, startFaultCloud, type TxnOpInput, waitForTxnRecovery, withSeed,
+  baseSeed,
+  deriveSeed,
+  type FaultCloud,
+  keysOwnedByEachShard,
+  Rng,
+  sleep,
+  startFaultCloud,
+  type TxnOpInput,
+  waitForTxnRecovery,
+  withSeed,
 } from './support';
 
 const clientCount = 8;
@@ -69,9 +78,14 @@ describe('serializability of transactions', () => {
       // Act: rounds (each seeded) until the checker finds a cycle, bounded.
       const rounds: Run[] = [];
       for (let round = 0; round < brokenRoundsMax && !rounds.some((run) => hasCycle(run.result)); round += 1) {
-        rounds.push(await runWorkload(new Rng(deriveSeed(seed, `txn-broken-${round}`)), {
-          name: `broken${round}`, attemptsPerClient: brokenAttemptsPerClient, broken: ['txnSkipValidation'], crashes: false,
-        }));
+        rounds.push(
+          await runWorkload(new Rng(deriveSeed(seed, `txn-broken-${round}`)), {
+            name: `broken${round}`,
+            attemptsPerClient: brokenAttemptsPerClient,
+            broken: ['txnSkipValidation'],
+            crashes: false,
+          }),
+        );
       }
 
       // Assess
@@ -86,7 +100,10 @@ describe('serializability of transactions', () => {
 const hasCycle = (result: CheckResult) => result.anomalies.some((anomaly) => anomaly.cycle !== undefined);
 
 /** Runs the clients, records the history, waits for recovery, and checks it. */
-async function runWorkload(rng: Rng, options: { name: string; attemptsPerClient: number; broken: BrokenMode[]; crashes: boolean }): Promise<Run> {
+async function runWorkload(
+  rng: Rng,
+  options: { name: string; attemptsPerClient: number; broken: BrokenMode[]; crashes: boolean },
+): Promise<Run> {
   // Prepare
   const { api, ring, ddb } = cloud;
   const prefix = `ser-${options.name}-${rng.int(0, 1e9).toString(36)}-`;
@@ -111,7 +128,9 @@ async function runWorkload(rng: Rng, options: { name: string; attemptsPerClient:
       if (reply.status === 200) {
         count(`${kind}.committed`);
         const reads: ReadObservation[] = reply.reads!.map((read) => ({
-          key: read.key, version: read.found ? read.version! : 0, ...(read.found && read.value ? { writer: read.value } : {}),
+          key: read.key,
+          version: read.found ? read.version! : 0,
+          ...(read.found && read.value ? { writer: read.value } : {}),
         }));
         for (const op of ops) if (op.op === 'check') reads.push({ key: op.key, version: op.ifVersion });
         txns.push({ id, outcome: 'committed', reads, writes: reply.writes! });
@@ -134,9 +153,12 @@ async function runWorkload(rng: Rng, options: { name: string; attemptsPerClient:
   // Act: the clients run; for the middle half of the attempts, coordinator crashes are armed.
   const total = clientCount * options.attemptsPerClient;
   let done = false;
-  const clients = Promise.all(Array.from({ length: clientCount }, (_, n) => client(n, new Rng(rng.int(0, 2 ** 31))))).finally(() => (done = true));
+  const clients = Promise.all(Array.from({ length: clientCount }, (_, n) => client(n, new Rng(rng.int(0, 2 ** 31))))).finally(
+    () => (done = true),
+  );
   while (options.crashes && !done && attempted < (total * 3) / 4) {
-    if (attempted >= total / 4) await api.setFaults({ crashes: [{ point: rng.pick(transactionCrashPoints), after: rng.int(0, 6) }], broken: options.broken });
+    if (attempted >= total / 4)
+      await api.setFaults({ crashes: [{ point: rng.pick(transactionCrashPoints), after: rng.int(0, 6) }], broken: options.broken });
     await sleep(crashEveryMs);
   }
   await api.setFaults({ broken: options.broken });
@@ -151,12 +173,16 @@ async function runWorkload(rng: Rng, options: { name: string; attemptsPerClient:
     if (read.status === 200) observations.push({ key, version: read.version!, writer: read.value! });
     else if (read.status !== 404) unexpected.push(`final read of ${key}: ${read.status} ${read.message ?? ''}`);
   }
-  if (!recovery.recovered) unexpected.push(`not recovered after ${recovery.elapsedMs} ms: intents ${JSON.stringify(recovery.intents)}, pending ${recovery.pending.join(',')}`);
+  if (!recovery.recovered)
+    unexpected.push(
+      `not recovered after ${recovery.elapsedMs} ms: intents ${JSON.stringify(recovery.intents)}, pending ${recovery.pending.join(',')}`,
+    );
 
   const history: History = { txns, aborted, observations };
   const result = checkSerializable(history);
   const cycle = result.anomalies.find((anomaly) => anomaly.cycle);
-  const context = `${options.name}: keys ${prefix}* ${JSON.stringify(counts)}, graph ${result.nodes} nodes ${result.edges} edges, ` +
+  const context =
+    `${options.name}: keys ${prefix}* ${JSON.stringify(counts)}, graph ${result.nodes} nodes ${result.edges} edges, ` +
     `${result.anomalies.length} anomalies${cycle ? ` (first: ${cycle.message})` : ''}`;
   if (process.env.RINGSTORE_FAULT_VERBOSE === '1') console.log(context);
   return { history, result, counts, unexpected, context };
@@ -175,7 +201,10 @@ function randomTxn(rng: Rng, keys: readonly string[], known: ReadonlyMap<string,
   }
   if (roll < 0.35) {
     const ops: TxnOpInput[] = shuffled.slice(0, rng.int(1, 2)).map((key) => ({
-      op: 'put', key, value: id, ...(rng.chance(0.3) ? { ifVersion: known.get(key) ?? 0 } : {}),
+      op: 'put',
+      key,
+      value: id,
+      ...(rng.chance(0.3) ? { ifVersion: known.get(key) ?? 0 } : {}),
     }));
     return { kind: 'writeOnly', ops };
   }

@@ -5,7 +5,10 @@ describe('authentication', () => {
   it('answers 401 without a key and 403 with an unknown one, on every authorized route', async () => {
     for (const path of ['/v1/kv/x', '/v1/kv', '/v1/ring', '/v1/admin/keys']) {
       expect(await errorOf(await call(path, { key: null }))).toMatchObject({ status: 401, code: 'auth.missingKey' });
-      expect(await errorOf(await call(path, { key: 'rs_000000000000_' + 'x'.repeat(43) }))).toMatchObject({ status: 403, code: 'auth.invalidKey' });
+      expect(await errorOf(await call(path, { key: 'rs_000000000000_' + 'x'.repeat(43) }))).toMatchObject({
+        status: 403,
+        code: 'auth.invalidKey',
+      });
       expect(await errorOf(await call(path, { key: 'garbage' }))).toMatchObject({ status: 403 });
     }
   });
@@ -35,13 +38,14 @@ describe('authentication', () => {
     await sleep(1500); // the suite's authorizer cache TTL is 1 s
     expect(await errorOf(await call('/v1/ring', { key }))).toMatchObject({ status: 403, code: 'auth.invalidKey' });
     expect(await errorOf(await call('/v1/admin/keys/000000000000', { method: 'DELETE', key: adminKey() }))).toMatchObject({
-      status: 404, code: 'admin.keyNotFound',
+      status: 404,
+      code: 'admin.keyNotFound',
     });
   });
 });
 
 describe('namespaces', () => {
-  it('never lets one namespace read, list, overwrite or delete another namespace\'s keys', async () => {
+  it("never lets one namespace read, list, overwrite or delete another namespace's keys", async () => {
     const alice = await freshNamespace('alice');
     const bob = await freshNamespace('bob');
     await call(kvPath('shared-name'), { method: 'PUT', key: alice.key, body: 'alice' });

@@ -7,7 +7,10 @@ import { startLocalCloudProcess } from '../support/local-cloud-process';
 
 function childRedisPids(parentPid: number): number[] {
   try {
-    return execFileSync('pgrep', ['-P', String(parentPid), 'redis-server'], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
+    return execFileSync('pgrep', ['-P', String(parentPid), 'redis-server'], { encoding: 'utf8' })
+      .split('\n')
+      .filter(Boolean)
+      .map(Number);
   } catch {
     return [];
   }

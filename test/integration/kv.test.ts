@@ -66,7 +66,9 @@ describe('conditional writes', () => {
     expect(await errorOf(await put('cond', 'b', { 'if-none-match': '*' }))).toMatchObject({ status: 412, code: 'kv.preconditionFailed' });
     expect(await errorOf(await put('cond', 'b', { 'if-match': '"9"' }))).toMatchObject({ status: 412 });
     expect((await put('cond', 'b', { 'if-match': '"1"' })).status).toBe(200);
-    expect(await errorOf(await call(kvPath('cond'), { method: 'DELETE', key, headers: { 'if-match': '"1"' } }))).toMatchObject({ status: 412 });
+    expect(await errorOf(await call(kvPath('cond'), { method: 'DELETE', key, headers: { 'if-match': '"1"' } }))).toMatchObject({
+      status: 412,
+    });
     expect(await (await get('cond')).text()).toBe('b');
     expect(await errorOf(await put('cond', 'c', { 'if-match': 'yesterday' }))).toMatchObject({ status: 400, code: 'request.invalid' });
     expect(await errorOf(await put('cond', 'c', { 'if-none-match': '"1"' }))).toMatchObject({ status: 400 });
@@ -94,7 +96,7 @@ describe('TTL', () => {
     expect(Date.parse(read.headers.get('x-ringstore-expires-at')!)).toBeGreaterThan(Date.now() - 2000);
     await sleep(2100);
     expect((await get('ephemeral')).status).toBe(404);
-    expect((await (await call('/v1/kv?prefix=ephemeral', { key })).json()) as unknown).toEqual({ items: [] });
+    expect((await (await call('/v1/kv?prefix=ephemeral', { key })).json())).toEqual({ items: [] });
   });
 
   it('rejects a bad TTL with kv.ttlInvalid and writes nothing', async () => {
@@ -127,7 +129,9 @@ describe('sizes', () => {
     const bytes = randomBytes(5 * 1024 * 1024 + 3, 11);
     const sha256 = createHash('sha256').update(bytes).digest('hex');
     const ticketResponse = await call(`${kvPath('big-upload')}/uploads`, {
-      method: 'POST', key, headers: { 'content-type': 'application/json' },
+      method: 'POST',
+      key,
+      headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ size: bytes.length, contentType: 'application/x-test' }),
     });
     expect(ticketResponse.status).toBe(201);
@@ -135,10 +139,17 @@ describe('sizes', () => {
     expect((await fetch(ticket.url, { method: 'PUT', headers: ticket.headers, body: bytes })).ok).toBe(true);
 
     const commitPath = `${kvPath('big-upload')}/uploads/${ticket.uploadId}/commit`;
-    const wrong = await call(commitPath, { method: 'POST', key, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sha256: '0'.repeat(64) }) });
+    const wrong = await call(commitPath, {
+      method: 'POST',
+      key,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ sha256: '0'.repeat(64) }),
+    });
     expect(await errorOf(wrong)).toMatchObject({ status: 400, code: 'kv.checksumMismatch' });
     const committed = await call(commitPath, {
-      method: 'POST', key, headers: { 'content-type': 'application/json' },
+      method: 'POST',
+      key,
+      headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ sha256, contentType: 'application/x-test' }),
     });
     expect(committed.status).toBe(200);
@@ -150,7 +161,11 @@ describe('sizes', () => {
     const location = read.headers.get('location')!;
     const object = await fetch(location);
     expect(object.status).toBe(200);
-    expect(createHash('sha256').update(Buffer.from(await object.arrayBuffer())).digest('hex')).toBe(sha256);
+    expect(
+      createHash('sha256')
+        .update(Buffer.from(await object.arrayBuffer()))
+        .digest('hex'),
+    ).toBe(sha256);
   });
 
   it('refuses to commit uploaded bytes over 10 MiB, even when the size was not declared', async () => {
@@ -159,7 +174,9 @@ describe('sizes', () => {
     const bytes = randomBytes(10 * 1024 * 1024 + 1, 13);
     expect((await fetch(ticket.url, { method: 'PUT', headers: ticket.headers, body: bytes })).ok).toBe(true);
     const committed = await call(`${kvPath('sneaky')}/uploads/${ticket.uploadId}/commit`, {
-      method: 'POST', key, body: JSON.stringify({ sha256: createHash('sha256').update(bytes).digest('hex') }),
+      method: 'POST',
+      key,
+      body: JSON.stringify({ sha256: createHash('sha256').update(bytes).digest('hex') }),
     });
     expect(await errorOf(committed)).toMatchObject({ status: 413, code: 'kv.valueTooLarge' });
     expect((await get('sneaky')).status).toBe(404);
@@ -167,7 +184,10 @@ describe('sizes', () => {
 
   it('refuses an upload declared over 10 MiB', async () => {
     const response = await call(`${kvPath('too-big')}/uploads`, {
-      method: 'POST', key, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ size: 10 * 1024 * 1024 + 1 }),
+      method: 'POST',
+      key,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ size: 10 * 1024 * 1024 + 1 }),
     });
     expect(await errorOf(response)).toMatchObject({ status: 413, code: 'kv.valueTooLarge' });
   });

@@ -15,7 +15,14 @@ describe('GET /v1/kv', () => {
     await Promise.all(keys.map((k) => call(kvPath(k), { method: 'PUT', key, body: k })));
     await call(kvPath('other/1'), { method: 'PUT', key, body: 'x' });
 
-    const ring = new Ring(((await (await call('/v1/ring', { key })).json()) as { epoch: number; replicationFactor: number; vnodesPerShard: number; shards: [] }) as never);
+    const ring = new Ring(
+      (await (await call('/v1/ring', { key })).json()) as {
+        epoch: number;
+        replicationFactor: number;
+        vnodesPerShard: number;
+        shards: [];
+      },
+    );
     const owners = new Set(keys.map((k) => ring.ownerOf(tokenOf(namespace, k)).id));
     expect(owners.size).toBeGreaterThan(1);
 
@@ -53,7 +60,10 @@ describe('GET /v1/kv', () => {
 describe('GET /v1/ring', () => {
   it('describes epoch, shards, ranges with owners and RF replicas', async () => {
     const ring = (await (await call('/v1/ring', { key })).json()) as {
-      epoch: number; replicationFactor: number; shards: Array<{ id: number; table: string }>; ranges: Array<{ owner: number; replicas: number[] }>;
+      epoch: number;
+      replicationFactor: number;
+      shards: Array<{ id: number; table: string }>;
+      ranges: Array<{ owner: number; replicas: number[] }>;
     };
     expect(ring.epoch).toBeGreaterThanOrEqual(1);
     expect(ring.replicationFactor).toBe(3);
@@ -78,8 +88,18 @@ describe('bad input', () => {
       ['/v1/kv/x', { method: 'PATCH', key }, 404, 'route.notFound'],
       [`${kvPath('k')}/uploads`, { method: 'POST', key, body: '{"size":-1}' }, 400, 'request.invalid'],
       [`${kvPath('k')}/uploads`, { method: 'POST', key, body: '{"unknown":1}' }, 400, 'request.invalid'],
-      [`${kvPath('k')}/uploads/not-an-id/commit`, { method: 'POST', key, body: `{"sha256":"${'a'.repeat(64)}"}` }, 404, 'kv.uploadNotFound'],
-      [`${kvPath('k')}/uploads/00000000-0000-4000-8000-000000000000/commit`, { method: 'POST', key, body: '{"sha256":"short"}' }, 400, 'request.invalid'],
+      [
+        `${kvPath('k')}/uploads/not-an-id/commit`,
+        { method: 'POST', key, body: `{"sha256":"${'a'.repeat(64)}"}` },
+        404,
+        'kv.uploadNotFound',
+      ],
+      [
+        `${kvPath('k')}/uploads/00000000-0000-4000-8000-000000000000/commit`,
+        { method: 'POST', key, body: '{"sha256":"short"}' },
+        400,
+        'request.invalid',
+      ],
     ];
     for (const [path, options, status, code] of cases) {
       const response = await call(path, options);

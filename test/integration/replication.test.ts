@@ -63,7 +63,9 @@ describe('per-namespace defaults', () => {
     const fresh = await freshNamespace('repl-defaults');
     const client = new RingstoreClient({ endpoint: baseUrl(), apiKey: fresh.key });
     expect(await admin.getNamespaceSettings(fresh.namespace)).toEqual({
-      namespace: fresh.namespace, readConsistency: 'eventual', writeConsistency: 'eventual',
+      namespace: fresh.namespace,
+      readConsistency: 'eventual',
+      writeConsistency: 'eventual',
     });
     // Act
     const settings = await admin.setNamespaceSettings(fresh.namespace, { writeConsistency: 'strong' });
@@ -76,7 +78,10 @@ describe('per-namespace defaults', () => {
 
   it('refuses bad settings with a 400 and non-admin keys with a 403', async () => {
     const bad = await call(`/v1/admin/namespaces/${namespace}`, {
-      method: 'PUT', key: adminKey(), headers: { 'content-type': 'application/json' }, body: JSON.stringify({ writeConsistency: 'quorum' }),
+      method: 'PUT',
+      key: adminKey(),
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ writeConsistency: 'quorum' }),
     });
     expect(await errorOf(bad)).toMatchObject({ status: 400, code: 'request.invalid' });
     const badName = await call('/v1/admin/namespaces/no%23hash', { key: adminKey() });
@@ -93,7 +98,10 @@ describe('shard status', () => {
     await user.put('lag-probe', 'x');
     const status = await admin.describeShards();
     expect(status.shards.map((shard) => [shard.id, shard.health, shard.pendingHints])).toEqual([
-      [0, 'available', 0], [1, 'available', 0], [2, 'available', 0], [3, 'available', 0],
+      [0, 'available', 0],
+      [1, 'available', 0],
+      [2, 'available', 0],
+      [3, 'available', 0],
     ]);
     expect(status.replication.lagMs.samples).toBeGreaterThanOrEqual(0);
     expect(status.lastMaintenance).toBeDefined();

@@ -23,7 +23,9 @@ describe('npm start launcher', () => {
     const put = await fetch(`${first.url}/v1/kv/durable`, { method: 'PUT', headers: { 'x-api-key': first.apiKey }, body: 'still here' });
     expect(put.status).toBe(200);
     const big = new Uint8Array(400_000).fill(42); // over the inline limit: kept in S3
-    expect((await fetch(`${first.url}/v1/kv/durable-big`, { method: 'PUT', headers: { 'x-api-key': first.apiKey }, body: big })).status).toBe(200);
+    expect(
+      (await fetch(`${first.url}/v1/kv/durable-big`, { method: 'PUT', headers: { 'x-api-key': first.apiKey }, body: big })).status,
+    ).toBe(200);
     expect(processesMentioning(home).length).toBeGreaterThan(0);
     await first.stop();
     expect(processesMentioning(home)).toEqual([]);

@@ -60,19 +60,26 @@ describe('CLI', () => {
     const ring = await run(process.execPath, [bin, 'keyrange'], { env: configured });
     expect(ring.stdout).toMatch(/epoch/i);
     await run(process.execPath, [bin, 'delete', 'cli-key'], { env: configured });
-    const missing = await run(process.execPath, [bin, 'get', 'cli-key'], { env: configured }).catch((error: { code: number; stderr: string }) => error);
+    const missing = await run(process.execPath, [bin, 'get', 'cli-key'], { env: configured }).catch(
+      (error: { code: number; stderr: string }) => error,
+    );
     expect((missing as { code: number }).code).toBe(1);
     expect((missing as { stderr: string }).stderr).toMatch(/not found/);
   }, 90_000);
 
   it('runs a transaction, and reports an abort with its reason and key and exit code 1', async () => {
     const configured = { ...env(), RINGSTORE_ENDPOINT: baseUrl(), RINGSTORE_API_KEY: apiKeyOfTest };
-    const committed = await run(process.execPath, [bin, 'txn', 'put', 'cli-txn/a', 'one', 'if', '0', 'put', 'cli-txn/b', 'two', 'get', 'cli-txn/a'], { env: configured });
+    const committed = await run(
+      process.execPath,
+      [bin, 'txn', 'put', 'cli-txn/a', 'one', 'if', '0', 'put', 'cli-txn/b', 'two', 'get', 'cli-txn/a'],
+      { env: configured },
+    );
     expect(committed.stdout).toMatch(/^wrote\s+cli-txn\/a\s+version 1$/m);
     // A read of the transaction's own write carries the version that write committed as.
     expect(committed.stdout).toMatch(/^read\s+cli-txn\/a\s+version 1\s+one$/m);
-    const aborted = await run(process.execPath, [bin, 'txn', 'put', 'cli-txn/c', 'x', 'check', 'cli-txn/b', '5'], { env: configured })
-      .catch((error: { code: number; stderr: string }) => error);
+    const aborted = await run(process.execPath, [bin, 'txn', 'put', 'cli-txn/c', 'x', 'check', 'cli-txn/b', '5'], {
+      env: configured,
+    }).catch((error: { code: number; stderr: string }) => error);
     expect((aborted as { code: number }).code).toBe(1);
     expect((aborted as { stderr: string }).stderr).toMatch(/transaction aborted \(precondition\) on key "cli-txn\/b"/);
     await expect(client.get('cli-txn/c', { consistency: 'strong' })).rejects.toBeInstanceOf(NotFoundError);

@@ -106,17 +106,24 @@ describe('commits', () => {
     await put('rw/a', 'a1');
     await put('rw/a', 'a2');
 
-    const outcome = await committed(await txn({
-      ops: [
-        { op: 'get', key: 'rw/a' },
-        { op: 'put', key: 'rw/a', value: 'a3', ifVersion: 2 },
-        { op: 'put', key: 'rw/b', value: 'b1', ifVersion: 0, contentType: 'text/plain' },
-        { op: 'check', key: 'rw/none', ifVersion: 0 },
-      ],
-    }));
+    const outcome = await committed(
+      await txn({
+        ops: [
+          { op: 'get', key: 'rw/a' },
+          { op: 'put', key: 'rw/a', value: 'a3', ifVersion: 2 },
+          { op: 'put', key: 'rw/b', value: 'b1', ifVersion: 0, contentType: 'text/plain' },
+          { op: 'check', key: 'rw/none', ifVersion: 0 },
+        ],
+      }),
+    );
 
-    expect(outcome.reads).toEqual([{ key: 'rw/a', found: true, version: 2, value: Buffer.from('a2').toString('base64'), contentType: 'text/plain' }]);
-    expect(outcome.writes.sort((x, y) => x.key.localeCompare(y.key))).toEqual([{ key: 'rw/a', version: 3 }, { key: 'rw/b', version: 1 }]);
+    expect(outcome.reads).toEqual([
+      { key: 'rw/a', found: true, version: 2, value: Buffer.from('a2').toString('base64'), contentType: 'text/plain' },
+    ]);
+    expect(outcome.writes.sort((x, y) => x.key.localeCompare(y.key))).toEqual([
+      { key: 'rw/a', version: 3 },
+      { key: 'rw/b', version: 1 },
+    ]);
     expect(await strongGet('rw/a')).toEqual({ status: 200, version: 3, text: 'a3' });
     const b = await call(kvPath('rw/b'), { key });
     expect(b.headers.get('content-type')).toBe('text/plain');
@@ -126,22 +133,27 @@ describe('commits', () => {
   it('folds several ops on one key: later gets see earlier writes, one version per key', async () => {
     await put('same/k', 'before');
 
-    const outcome = await committed(await txn({
-      ops: [
-        { op: 'get', key: 'same/k' },
-        { op: 'put', key: 'same/k', value: 'first' },
-        { op: 'get', key: 'same/k' },
-        { op: 'put', key: 'same/k', value: 'c2Vjb25k', encoding: 'base64' },
-        { op: 'get', key: 'same/k' },
-        { op: 'put', key: 'same/gone', value: 'short-lived' },
-        { op: 'delete', key: 'same/gone' },
-        { op: 'get', key: 'same/gone' },
-      ],
-    }));
+    const outcome = await committed(
+      await txn({
+        ops: [
+          { op: 'get', key: 'same/k' },
+          { op: 'put', key: 'same/k', value: 'first' },
+          { op: 'get', key: 'same/k' },
+          { op: 'put', key: 'same/k', value: 'c2Vjb25k', encoding: 'base64' },
+          { op: 'get', key: 'same/k' },
+          { op: 'put', key: 'same/gone', value: 'short-lived' },
+          { op: 'delete', key: 'same/gone' },
+          { op: 'get', key: 'same/gone' },
+        ],
+      }),
+    );
 
     expect(outcome.reads.map((r) => (r.found ? text(r) : null))).toEqual(['before', 'first', 'second', null]);
     expect(outcome.reads[0]?.version).toBe(1);
-    expect(outcome.writes.sort((x, y) => x.key.localeCompare(y.key))).toEqual([{ key: 'same/gone', version: 1 }, { key: 'same/k', version: 2 }]);
+    expect(outcome.writes.sort((x, y) => x.key.localeCompare(y.key))).toEqual([
+      { key: 'same/gone', version: 1 },
+      { key: 'same/k', version: 2 },
+    ]);
     expect(await strongGet('same/k')).toEqual({ status: 200, version: 2, text: 'second' });
     expect((await strongGet('same/gone')).status).toBe(404);
   });
@@ -164,7 +176,9 @@ describe('commits', () => {
     const keys = keysOnEveryShard('many', 120);
 
     // A generous deadline: a loaded machine must not turn this into a timeout abort.
-    const outcome = await committed(await txn({ ops: keys.map((k) => ({ op: 'put', key: k, value: k })), timeoutMs: txnLimits.txnTimeoutMsMax }));
+    const outcome = await committed(
+      await txn({ ops: keys.map((k) => ({ op: 'put', key: k, value: k })), timeoutMs: txnLimits.txnTimeoutMsMax }),
+    );
 
     expect(outcome.writes).toHaveLength(120);
     expect(outcome.writes.every((w) => w.version === 1)).toBe(true);
@@ -177,7 +191,9 @@ describe('aborts', () => {
     await put('chk/guard', 'g');
     const keys = keysOnEveryShard('chk/w', 8);
 
-    const error = await failure(await txn({ ops: [...keys.map((k) => ({ op: 'put', key: k, value: 'x' })), { op: 'check', key: 'chk/guard', ifVersion: 7 }] }));
+    const error = await failure(
+      await txn({ ops: [...keys.map((k) => ({ op: 'put', key: k, value: 'x' })), { op: 'check', key: 'chk/guard', ifVersion: 7 }] }),
+    );
 
     expect(error).toMatchObject({ status: 412, code: 'kv.preconditionFailed', retryable: false });
     expect(error.details).toEqual({ txid: expect.any(String), status: 'aborted', reason: 'precondition', key: 'chk/guard' });
@@ -187,11 +203,29 @@ describe('aborts', () => {
   it('aborts when an ifVersion does not hold or a deleted key does not exist', async () => {
     await put('abort/v', 'v1');
 
-    const stale = await failure(await txn({ ops: [{ op: 'put', key: 'abort/v', value: 'v2', ifVersion: 0 }, { op: 'put', key: 'abort/other', value: 'x' }] }));
-    const missing = await failure(await txn({ ops: [{ op: 'delete', key: 'abort/none' }, { op: 'put', key: 'abort/other', value: 'x' }] }));
+    const stale = await failure(
+      await txn({
+        ops: [
+          { op: 'put', key: 'abort/v', value: 'v2', ifVersion: 0 },
+          { op: 'put', key: 'abort/other', value: 'x' },
+        ],
+      }),
+    );
+    const missing = await failure(
+      await txn({
+        ops: [
+          { op: 'delete', key: 'abort/none' },
+          { op: 'put', key: 'abort/other', value: 'x' },
+        ],
+      }),
+    );
 
     expect(stale).toMatchObject({ status: 412, details: { status: 'aborted', reason: 'precondition', key: 'abort/v' } });
-    expect(missing).toMatchObject({ status: 404, code: 'kv.notFound', details: { status: 'aborted', reason: 'notFound', key: 'abort/none' } });
+    expect(missing).toMatchObject({
+      status: 404,
+      code: 'kv.notFound',
+      details: { status: 'aborted', reason: 'notFound', key: 'abort/none' },
+    });
     expect(await strongGet('abort/v')).toEqual({ status: 200, version: 1, text: 'v1' });
     expect((await strongGet('abort/other')).status).toBe(404);
   });
@@ -201,20 +235,44 @@ describe('limits', () => {
   const marker = (label: string): TxnOp => ({ op: 'put', key: `limits/${label}`, value: 'must not be written' });
 
   it.each<[string, unknown, number, string, string | undefined]>([
-    ['too many ops', { ops: [marker('ops'), ...Array.from({ length: txnLimits.txnOpsMax }, (_, i) => ({ op: 'get', key: `g${i}` }))] }, 400, 'request.invalid', 'ops'],
+    [
+      'too many ops',
+      { ops: [marker('ops'), ...Array.from({ length: txnLimits.txnOpsMax }, (_, i) => ({ op: 'get', key: `g${i}` }))] },
+      400,
+      'request.invalid',
+      'ops',
+    ],
     ['no ops', { ops: [] }, 400, 'request.invalid', 'ops'],
     ['an unknown op', { ops: [marker('op'), { op: 'increment', key: 'k' }] }, 400, 'request.invalid', 'ops.1.op'],
     ['a put without a value', { ops: [marker('value'), { op: 'put', key: 'k' }] }, 400, 'request.invalid', 'ops.1.value'],
     ['a check without a version', { ops: [marker('check'), { op: 'check', key: 'k' }] }, 400, 'request.invalid', 'ops.1.ifVersion'],
     ['an empty key', { ops: [marker('key'), { op: 'get', key: '' }] }, 400, 'request.invalid', 'ops.1.key'],
-    ['two versions for one key', { ops: [marker('versions'), { op: 'check', key: 'k', ifVersion: 1 }, { op: 'delete', key: 'k', ifVersion: 2 }] }, 400, 'request.invalid', 'ops.2.ifVersion'],
+    [
+      'two versions for one key',
+      { ops: [marker('versions'), { op: 'check', key: 'k', ifVersion: 1 }, { op: 'delete', key: 'k', ifVersion: 2 }] },
+      400,
+      'request.invalid',
+      'ops.2.ifVersion',
+    ],
     ['a timeout under 100 ms', { ops: [marker('t1')], timeoutMs: 99 }, 400, 'request.invalid', 'timeoutMs'],
     ['a timeout over the maximum', { ops: [marker('t2')], timeoutMs: txnLimits.txnTimeoutMsMax + 1 }, 400, 'request.invalid', 'timeoutMs'],
     ['a fractional timeout', { ops: [marker('t3')], timeoutMs: 150.5 }, 400, 'request.invalid', 'timeoutMs'],
     ['an unknown field', { ops: [marker('field')], deadline: 5 }, 400, 'request.invalid', undefined],
     ['a body that is not JSON', '{"ops": [', 400, 'request.invalid', undefined],
-    ['more value bytes than the limit', { ops: [marker('bytes'), ...[0, 1].map((i) => ({ op: 'put', key: `b${i}`, value: 'x'.repeat(txnLimits.txnValueBytesMax / 2) }))] }, 413, 'request.tooLarge', 'ops'],
-    ['one value over the inline limit', { ops: [marker('inline'), { op: 'put', key: 'huge', value: 'x'.repeat(350_001) }] }, 413, 'kv.valueTooLarge', 'ops.1.value'],
+    [
+      'more value bytes than the limit',
+      { ops: [marker('bytes'), ...[0, 1].map((i) => ({ op: 'put', key: `b${i}`, value: 'x'.repeat(txnLimits.txnValueBytesMax / 2) }))] },
+      413,
+      'request.tooLarge',
+      'ops',
+    ],
+    [
+      'one value over the inline limit',
+      { ops: [marker('inline'), { op: 'put', key: 'huge', value: 'x'.repeat(350_001) }] },
+      413,
+      'kv.valueTooLarge',
+      'ops.1.value',
+    ],
   ])('refuses %s with a clear error and changes nothing', async (_label, body, status, code, field) => {
     const error = await failure(await txn(body));
 
@@ -227,7 +285,10 @@ describe('limits', () => {
   });
 
   it('refuses a bad consistency', async () => {
-    expect(await failure(await txn({ ops: [{ op: 'get', key: 'k' }] }, { query: '?consistency=sometimes' }))).toMatchObject({ status: 400, code: 'request.invalid' });
+    expect(await failure(await txn({ ops: [{ op: 'get', key: 'k' }] }, { query: '?consistency=sometimes' }))).toMatchObject({
+      status: 400,
+      code: 'request.invalid',
+    });
   });
 });
 
@@ -236,7 +297,17 @@ describe('isolation and concurrency', () => {
     const other = await freshNamespace('txn-other');
     await put('iso/shared', 'mine');
 
-    const theirs = await committed(await txn({ ops: [{ op: 'get', key: 'iso/shared' }, { op: 'put', key: 'iso/shared', value: 'theirs', ifVersion: 0 }] }, { apiKey: other.key }));
+    const theirs = await committed(
+      await txn(
+        {
+          ops: [
+            { op: 'get', key: 'iso/shared' },
+            { op: 'put', key: 'iso/shared', value: 'theirs', ifVersion: 0 },
+          ],
+        },
+        { apiKey: other.key },
+      ),
+    );
     const theirDelete = await failure(await txn({ ops: [{ op: 'delete', key: 'iso/only-mine' }] }, { apiKey: other.key }));
 
     expect(theirs.reads).toEqual([{ key: 'iso/shared', found: false }]);
@@ -249,7 +320,10 @@ describe('isolation and concurrency', () => {
   it('lets at most one of two conflicting transactions commit, and never mixes their writes', async () => {
     const keys = keysOnEveryShard('race', 16);
     for (const k of keys) await put(k, 'start');
-    const body = (who: string) => ({ ops: keys.map((k) => ({ op: 'put', key: k, value: who, ifVersion: 1 })), timeoutMs: txnLimits.txnTimeoutMsMax });
+    const body = (who: string) => ({
+      ops: keys.map((k) => ({ op: 'put', key: k, value: who, ifVersion: 1 })),
+      timeoutMs: txnLimits.txnTimeoutMsMax,
+    });
 
     const [left, right] = await Promise.all([txn(body('left')), txn(body('right'))]);
 
@@ -268,9 +342,15 @@ describe('isolation and concurrency', () => {
 describe('a transaction whose coordinator is gone (pending intent)', () => {
   // A pending record and its intent, as a coordinator leaves them when it dies after Prepare; older
   // than any transaction the tests start, with a deadline no test reaches, so it stays pending.
-  const documents = () => DynamoDBDocumentClient.from(new DynamoDBClient({
-    endpoint: process.env.RINGSTORE_IT_DYNAMODB, region: localRegion, credentials: { ...localCredentials },
-  }), { marshallOptions: { removeUndefinedValues: true } });
+  const documents = () =>
+    DynamoDBDocumentClient.from(
+      new DynamoDBClient({
+        endpoint: process.env.RINGSTORE_IT_DYNAMODB,
+        region: localRegion,
+        credentials: { ...localCredentials },
+      }),
+      { marshallOptions: { removeUndefinedValues: true } },
+    );
   const names = namesFor();
   const k = 'pending/k';
   let shards: DynamoShardStore;
@@ -287,10 +367,28 @@ describe('a transaction whose coordinator is gone (pending intent)', () => {
     const createdAtMs = Date.now() - 60_000;
     txid = `${createdAtMs.toString(36).padStart(9, '0')}-fixture${process.pid}`;
     const value = Buffer.from('pending');
-    await records.begin({ txid, status: 'pending', createdAtMs, deadlineMs: Date.now() + 3_600_000, keys: [{ table, namespace, key: k, kind: 'put' }] });
+    await records.begin({
+      txid,
+      status: 'pending',
+      createdAtMs,
+      deadlineMs: Date.now() + 3_600_000,
+      keys: [{ table, namespace, key: k, kind: 'put' }],
+    });
     await shards.placeIntent(table, {
-      namespace, key: k, token: tokenOf(namespace, k), mustBeLive: false, nowSeconds: Math.floor(Date.now() / 1000),
-      intent: { txid, kind: 'put', contentType: 'text/plain', size: value.byteLength, sha256: createHash('sha256').update(value).digest('hex'), value, placedAtMs: Date.now() },
+      namespace,
+      key: k,
+      token: tokenOf(namespace, k),
+      mustBeLive: false,
+      nowSeconds: Math.floor(Date.now() / 1000),
+      intent: {
+        txid,
+        kind: 'put',
+        contentType: 'text/plain',
+        size: value.byteLength,
+        sha256: createHash('sha256').update(value).digest('hex'),
+        value,
+        placedAtMs: Date.now(),
+      },
     });
   });
 
@@ -308,10 +406,22 @@ describe('a transaction whose coordinator is gone (pending intent)', () => {
   });
 
   it('aborts a younger transaction on the key with 409 txn.conflict naming it, and a plain write with 409', async () => {
-    const error = await failure(await txn({ ops: [{ op: 'put', key: 'pending/other', value: 'x' }, { op: 'put', key: k, value: 'mine' }] }));
+    const error = await failure(
+      await txn({
+        ops: [
+          { op: 'put', key: 'pending/other', value: 'x' },
+          { op: 'put', key: k, value: 'mine' },
+        ],
+      }),
+    );
     const plain = await failure(await put(k, 'plain'));
 
-    expect(error).toMatchObject({ status: 409, code: 'txn.conflict', retryable: true, details: { status: 'aborted', reason: 'conflict', key: k } });
+    expect(error).toMatchObject({
+      status: 409,
+      code: 'txn.conflict',
+      retryable: true,
+      details: { status: 'aborted', reason: 'conflict', key: k },
+    });
     expect(plain).toMatchObject({ status: 409, code: 'txn.conflict' });
     expect((await strongGet('pending/other')).status).toBe(404);
     expect(await strongGet(k)).toEqual({ status: 200, version: 1, text: 'committed' });
@@ -332,21 +442,29 @@ describe('SDK', () => {
     const client = new RingstoreClient({ endpoint: baseUrl(), apiKey: key });
     await client.put('sdk/a', 'héllo');
 
-    const outcome = await client.transact([
-      { op: 'get', key: 'sdk/a' },
-      { op: 'put', key: 'sdk/a', value: 'wörld', ifVersion: 1 },
-      { op: 'put', key: 'sdk/bin', value: new Uint8Array([0, 1, 254, 255]) },
-      { op: 'get', key: 'sdk/bin' },
-    ], { timeoutMs: 10_000, consistency: 'strong' });
-    const aborted = await client.transact([
-      { op: 'put', key: 'sdk/never', value: 'x' },
-      { op: 'check', key: 'sdk/a', ifVersion: 1 },
-    ]).catch((err: unknown) => err);
+    const outcome = await client.transact(
+      [
+        { op: 'get', key: 'sdk/a' },
+        { op: 'put', key: 'sdk/a', value: 'wörld', ifVersion: 1 },
+        { op: 'put', key: 'sdk/bin', value: new Uint8Array([0, 1, 254, 255]) },
+        { op: 'get', key: 'sdk/bin' },
+      ],
+      { timeoutMs: 10_000, consistency: 'strong' },
+    );
+    const aborted = await client
+      .transact([
+        { op: 'put', key: 'sdk/never', value: 'x' },
+        { op: 'check', key: 'sdk/a', ifVersion: 1 },
+      ])
+      .catch((err: unknown) => err);
 
     const [a, bin] = outcome.reads;
     expect(a?.found === true && [a.text(), a.version, a.contentType]).toEqual(['héllo', 1, 'text/plain; charset=utf-8']);
     expect(bin?.found === true && Array.from(bin.value)).toEqual([0, 1, 254, 255]);
-    expect(outcome.writes.sort((x, y) => x.key.localeCompare(y.key))).toEqual([{ key: 'sdk/a', version: 2 }, { key: 'sdk/bin', version: 1 }]);
+    expect(outcome.writes.sort((x, y) => x.key.localeCompare(y.key))).toEqual([
+      { key: 'sdk/a', version: 2 },
+      { key: 'sdk/bin', version: 1 },
+    ]);
     expect((await client.get('sdk/a', { consistency: 'strong' })).text()).toBe('wörld');
     expect(Array.from((await client.get('sdk/bin', { consistency: 'strong' })).value)).toEqual([0, 1, 254, 255]);
     expect(aborted).toBeInstanceOf(TransactionAbortedError);

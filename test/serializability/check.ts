@@ -118,7 +118,9 @@ export function checkSerializable(history: History): CheckResult {
   }
   const committed = new Set(history.txns.filter((txn) => txn.outcome === 'committed').map((txn) => txn.id));
   const reads = [
-    ...history.txns.filter((txn) => txn.outcome === 'committed').flatMap((txn) => txn.reads.map((read) => ({ reader: txn.id as string | undefined, read }))),
+    ...history.txns
+      .filter((txn) => txn.outcome === 'committed')
+      .flatMap((txn) => txn.reads.map((read) => ({ reader: txn.id, read }))),
     ...(history.observations ?? []).map((read) => ({ reader: undefined, read })),
   ];
   for (const { reader, read } of reads) {
@@ -131,16 +133,25 @@ export function checkSerializable(history: History): CheckResult {
     }
     const writer = byId.get(read.writer);
     if (!writer && read.writer !== initialTxn) {
-      anomalies.push({ kind: 'unknownVersion', message: `${who} read ${read.key}@${read.version} from ${read.writer}, a transaction not in the history` });
+      anomalies.push({
+        kind: 'unknownVersion',
+        message: `${who} read ${read.key}@${read.version} from ${read.writer}, a transaction not in the history`,
+      });
       continue;
     }
     if (writer && !writer.writes.some((write) => write.key === read.key)) {
-      anomalies.push({ kind: 'unknownVersion', message: `${who} read ${read.key}@${read.version} from ${read.writer}, which never wrote ${read.key}` });
+      anomalies.push({
+        kind: 'unknownVersion',
+        message: `${who} read ${read.key}@${read.version} from ${read.writer}, which never wrote ${read.key}`,
+      });
       continue;
     }
     const own = writer?.writes.find((write) => write.key === read.key);
     if (own?.version !== undefined && own.version !== read.version && writer?.outcome === 'committed') {
-      anomalies.push({ kind: 'unknownVersion', message: `${who} read ${read.key}@${read.version} from ${read.writer}, which installed ${read.key}@${own.version}` });
+      anomalies.push({
+        kind: 'unknownVersion',
+        message: `${who} read ${read.key}@${read.version} from ${read.writer}, which installed ${read.key}@${own.version}`,
+      });
       continue;
     }
     // A write of an unknown-outcome transaction was read: it committed.
@@ -168,7 +179,8 @@ export function checkSerializable(history: History): CheckResult {
     for (const read of txn.reads) {
       const list = versionsOf(read.key);
       const readWriter = read.version === 0 ? initialTxn : list.find(([version]) => version === read.version)?.[1];
-      if (readWriter !== undefined && readWriter !== txn.id) edges.push({ from: readWriter, to: txn.id, kind: 'wr', key: read.key, version: read.version });
+      if (readWriter !== undefined && readWriter !== txn.id)
+        edges.push({ from: readWriter, to: txn.id, kind: 'wr', key: read.key, version: read.version });
       // The next known version: its writer overwrote what this transaction read. If that is the
       // reader itself, the ww edges from its own version carry the order on.
       const next = list.find(([version]) => version > read.version);
@@ -178,7 +190,11 @@ export function checkSerializable(history: History): CheckResult {
 
   // Cycles, by class: G0 among ww edges, G1c among ww and wr, G2 with rw (each SCC reported once).
   const explained = new Set<string>();
-  const classes: Array<[AnomalyKind, EdgeKind[]]> = [['G0', ['ww']], ['G1c', ['ww', 'wr']], ['G2', ['ww', 'wr', 'rw']]];
+  const classes: Array<[AnomalyKind, EdgeKind[]]> = [
+    ['G0', ['ww']],
+    ['G1c', ['ww', 'wr']],
+    ['G2', ['ww', 'wr', 'rw']],
+  ];
   for (const [kind, kinds] of classes) {
     const subset = edges.filter((edge) => kinds.includes(edge.kind));
     for (const component of stronglyConnected(subset)) {

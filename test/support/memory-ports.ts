@@ -1,13 +1,30 @@
 // In-memory test doubles of the ports, for unit tests of the core (no I/O).
 import { IntentConflictError, PreconditionFailedError, RingstoreError } from '../../lambdas/core/errors';
 import { CrashInjectedError } from '../../lambdas/core/faults';
-import { type BrokenMode, type CrashPoint, type FaultInjector } from '../../lambdas/ports';
 import { isLive, tombstoneRetentionSeconds } from '../../lambdas/core/item';
-import { type Intent, type KeySummary, type StoredItem } from '../../lambdas/ports';
 import { compareKeys } from '../../lambdas/core/kv';
 import { Ring, initialRingState } from '../../lambdas/core/ring';
 import { ReplicationService } from '../../lambdas/core/replication';
-import type { BlobStore, Clock, Hint, HintStore, IdSource, IntentPlacement, ItemWrite, KeyRef, ListPage, ListQuery, ShardHealth, ShardHealthStore, ShardStore, TxnRecord, TxnRecordStore, TxnStatus, VersionEntry, WriteResult } from '../../lambdas/ports';
+import type {
+  BlobStore,
+  Clock,
+  Hint,
+  HintStore,
+  IdSource,
+  IntentPlacement,
+  ItemWrite,
+  KeyRef,
+  ListPage,
+  ListQuery,
+  ShardHealth,
+  ShardHealthStore,
+  ShardStore,
+  TxnRecord,
+  TxnRecordStore,
+  TxnStatus,
+  VersionEntry,
+  WriteResult, BrokenMode, CrashPoint, FaultInjector, Intent, KeySummary, StoredItem
+} from '../../lambdas/ports';
 import type { RingSource } from '../../lambdas/core/ring-source';
 import { createHash } from 'node:crypto';
 
@@ -96,12 +113,21 @@ export class MemoryShardStore implements ShardStore {
     if (previous?.intent && previous.intent.txid !== input.intent.txid) throw new IntentConflictError('locked', previous);
     const live = isLive(previous, input.nowSeconds);
     const holds =
-      input.expectVersion === 0 ? !live
-      : input.expectVersion !== undefined ? live && previous!.version === input.expectVersion
-      : !input.mustBeLive || live;
+      input.expectVersion === 0
+        ? !live
+        : input.expectVersion !== undefined
+          ? live && previous.version === input.expectVersion
+          : !input.mustBeLive || live;
     if (!holds) throw new PreconditionFailedError('condition failed', previous);
     const base = previous ?? {
-      namespace: input.namespace, key: input.key, token: input.token, version: 0, contentType: '', size: 0, sha256: '', tombstone: true,
+      namespace: input.namespace,
+      key: input.key,
+      token: input.token,
+      version: 0,
+      contentType: '',
+      size: 0,
+      sha256: '',
+      tombstone: true,
     };
     items.set(id, { ...base, intent: input.intent });
     return previous;
@@ -119,11 +145,23 @@ export class MemoryShardStore implements ShardStore {
     const next: StoredItem =
       input.kind === 'put'
         ? {
-            ...rest, version: current.version + 1, modifiedAtMs: input.modifiedAtMs, tombstone: false,
-            contentType: intent.contentType, size: intent.size, sha256: intent.sha256, value: intent.value ?? new Uint8Array(0),
+            ...rest,
+            version: current.version + 1,
+            modifiedAtMs: input.modifiedAtMs,
+            tombstone: false,
+            contentType: intent.contentType,
+            size: intent.size,
+            sha256: intent.sha256,
+            value: intent.value ?? new Uint8Array(0),
           }
         : {
-            ...rest, version: current.version + 1, modifiedAtMs: input.modifiedAtMs, tombstone: true, contentType: '', size: 0, sha256: '',
+            ...rest,
+            version: current.version + 1,
+            modifiedAtMs: input.modifiedAtMs,
+            tombstone: true,
+            contentType: '',
+            size: 0,
+            sha256: '',
             expiresAtSeconds: input.nowSeconds + tombstoneRetentionSeconds,
           };
     items.set(id, next);
@@ -150,7 +188,7 @@ export class MemoryShardStore implements ShardStore {
       write.precondition.kind === 'none' ||
       (write.precondition.kind === 'live' && live) ||
       (write.precondition.kind === 'absent' && !live) ||
-      (write.precondition.kind === 'versionIs' && live && previous!.version === write.precondition.version);
+      (write.precondition.kind === 'versionIs' && live && previous.version === write.precondition.version);
     if (!holds) throw new PreconditionFailedError('condition failed', previous);
     const version = (previous?.version ?? 0) + 1;
     const base = { namespace: write.namespace, key: write.key, token: write.token, version, modifiedAtMs: write.modifiedAtMs };
@@ -159,7 +197,11 @@ export class MemoryShardStore implements ShardStore {
       write.content
         ? { ...base, ...write.content, tombstone: false }
         : {
-            ...base, contentType: '', size: 0, sha256: '', tombstone: true,
+            ...base,
+            contentType: '',
+            size: 0,
+            sha256: '',
+            tombstone: true,
             expiresAtSeconds: write.nowSeconds + tombstoneRetentionSeconds,
           },
     );
@@ -198,7 +240,9 @@ export class MemoryBlobStore implements BlobStore {
     return this.objects.get(objectKey)?.byteLength;
   }
   async sha256(objectKey: string): Promise<string> {
-    return createHash('sha256').update(await this.get(objectKey)).digest('hex');
+    return createHash('sha256')
+      .update(await this.get(objectKey))
+      .digest('hex');
   }
   async copy(fromKey: string, toKey: string): Promise<void> {
     this.objects.set(toKey, await this.get(fromKey));

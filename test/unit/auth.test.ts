@@ -25,7 +25,10 @@ class MemoryKeys implements ApiKeyStore {
 }
 
 async function codeOf(action: Promise<unknown>) {
-  return action.then(() => undefined, (error: unknown) => (isRingstoreError(error) ? error.code : String(error)));
+  return action.then(
+    () => undefined,
+    (error: unknown) => (isRingstoreError(error) ? error.code : String(error)),
+  );
 }
 
 describe('ApiKeyService', () => {

@@ -7,14 +7,18 @@ describe('forEachBounded', () => {
     let inFlight = 0;
     let peak = 0;
     const seen: number[] = [];
-    const all = await forEachBounded(Array.from({ length: 20 }, (_, i) => i), 3, async (item) => {
-      inFlight += 1;
-      peak = Math.max(peak, inFlight);
-      await tick();
-      seen.push(item);
-      inFlight -= 1;
-      return 'continue';
-    });
+    const all = await forEachBounded(
+      Array.from({ length: 20 }, (_, i) => i),
+      3,
+      async (item) => {
+        inFlight += 1;
+        peak = Math.max(peak, inFlight);
+        await tick();
+        seen.push(item);
+        inFlight -= 1;
+        return 'continue';
+      },
+    );
     expect(all).toBe(true);
     expect(peak).toBe(3);
     expect([...seen].sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i));
@@ -23,12 +27,16 @@ describe('forEachBounded', () => {
   it('starts nothing new after a stop, and lets the calls in flight finish', async () => {
     const started: number[] = [];
     const finished: number[] = [];
-    const all = await forEachBounded(Array.from({ length: 10 }, (_, i) => i), 2, async (item) => {
-      started.push(item);
-      await tick();
-      finished.push(item);
-      return item === 0 ? 'stop' : 'continue';
-    });
+    const all = await forEachBounded(
+      Array.from({ length: 10 }, (_, i) => i),
+      2,
+      async (item) => {
+        started.push(item);
+        await tick();
+        finished.push(item);
+        return item === 0 ? 'stop' : 'continue';
+      },
+    );
     expect(all).toBe(false);
     expect(started).toEqual([0, 1]);
     expect([...finished].sort()).toEqual([0, 1]);

@@ -11,7 +11,9 @@ describe('OpenAPI document', () => {
 
   it('describes every route of the topology, with security on authorized routes', () => {
     for (const route of routes) {
-      const operation = (document.paths?.[route.path] as Record<string, { operationId: string; security: unknown[] }> | undefined)?.[route.method.toLowerCase()];
+      const operation = (document.paths?.[route.path] as Record<string, { operationId: string; security: unknown[] }> | undefined)?.[
+        route.method.toLowerCase()
+      ];
       expect(operation?.operationId).toBe(route.operationId);
       expect(operation?.security).toEqual(route.authorized ? [{ apiKey: [] }] : []);
     }

@@ -15,7 +15,11 @@ function record(
   return {
     eventName,
     eventSourceARN: arn,
-    dynamodb: { SequenceNumber: sequence, ...(image ? { NewImage: marshalled(image) } : {}), ...(oldImage ? { OldImage: marshalled(oldImage) } : {}) },
+    dynamodb: {
+      SequenceNumber: sequence,
+      ...(image ? { NewImage: marshalled(image) } : {}),
+      ...(oldImage ? { OldImage: marshalled(oldImage) } : {}),
+    },
   };
 }
 
@@ -26,7 +30,20 @@ describe('stream records', () => {
   });
 
   it('turns inserts and modifies into owner changes with their sequence numbers, and skips removals', () => {
-    const image = { pk: 'ns#k', ns: 'ns', k: 'k', v: 4, tok: 99, tb: 0, ct: 'text/plain', size: 1, sha: 'ab', tomb: false, val: new Uint8Array([120]), mt: 1700 };
+    const image = {
+      pk: 'ns#k',
+      ns: 'ns',
+      k: 'k',
+      v: 4,
+      tok: 99,
+      tb: 0,
+      ct: 'text/plain',
+      size: 1,
+      sha: 'ab',
+      tomb: false,
+      val: new Uint8Array([120]),
+      mt: 1700,
+    };
     const { changes, sequenceNumbers } = ownerChangesOf([
       record('INSERT', image, '1'),
       record('REMOVE', undefined, '2'),
@@ -36,8 +53,16 @@ describe('stream records', () => {
     expect(changes[0]).toEqual({
       sourceTable: 'ringstore-dev-shard-2',
       item: {
-        namespace: 'ns', key: 'k', version: 4, token: 99, contentType: 'text/plain', size: 1, sha256: 'ab', tombstone: false,
-        value: new Uint8Array([120]), modifiedAtMs: 1700,
+        namespace: 'ns',
+        key: 'k',
+        version: 4,
+        token: 99,
+        contentType: 'text/plain',
+        size: 1,
+        sha256: 'ab',
+        tombstone: false,
+        value: new Uint8Array([120]),
+        modifiedAtMs: 1700,
       },
     });
     expect(changes[1]!.item).toMatchObject({ version: 5, tombstone: true, expiresAtSeconds: 1800 });

@@ -3,8 +3,7 @@
 import { isRingstoreError } from '../../lambdas/core/errors';
 import { CrashInjectedError } from '../../lambdas/core/faults';
 import { FaultController, FaultyShardStore } from '../../lambdas/adapters/fault-injection';
-import { faultInjectionRequested } from '../../lambdas/config';
-import { loadConfig } from '../../lambdas/config';
+import { faultInjectionRequested, loadConfig } from '../../lambdas/config';
 import { MemoryShardStore } from '../support/memory-ports';
 
 describe('FaultController', () => {

@@ -1,10 +1,9 @@
 // The KV service with its read cache: eventual reads from the cache, strong reads never, version guards.
 import { isRingstoreError } from '../../lambdas/core/errors';
-import type { CacheEntry } from '../../lambdas/ports';
+import type { CacheEntry, RemoteCache } from '../../lambdas/ports';
 import { L1Cache } from '../../lambdas/core/l1-cache';
 import { KvService } from '../../lambdas/core/kv';
 import { TwoLevelCache } from '../../lambdas/core/two-level-cache';
-import type { RemoteCache } from '../../lambdas/ports';
 import { limits } from '../../schemas/topology';
 import { CountingIds, ManualClock, MemoryBlobStore, MemoryShardStore, memoryReplication, staticRing } from '../support/memory-ports';
 
@@ -35,7 +34,17 @@ function setup(remote?: RemoteCache) {
   const l1 = new L1Cache({ policy: 'lru', entriesMax: 100, bytesMax: 1 << 20, ttlMs: 1000, clock });
   const cache = new TwoLevelCache(l1, remote, 60_000);
   const { replication, health } = memoryReplication(shards, clock);
-  const kv = new KvService({ shards, blobs: new MemoryBlobStore(), ring: staticRing(), clock, ids: new CountingIds(), limits, cache, replication, health });
+  const kv = new KvService({
+    shards,
+    blobs: new MemoryBlobStore(),
+    ring: staticRing(),
+    clock,
+    ids: new CountingIds(),
+    limits,
+    cache,
+    replication,
+    health,
+  });
   return { kv, shards, clock, cache };
 }
 

@@ -2,7 +2,15 @@
 // property test that replays random operations against a naive O(n) model of all three policies.
 import fc from 'fast-check';
 import { isRingstoreError } from '../../lambdas/core/errors';
-import { cacheKeyOf, entryBytesOf, entryOverheadBytes, type EvictionPolicy, evictionPolicies, L1Cache, type L1CacheOptions } from '../../lambdas/core/l1-cache';
+import {
+  cacheKeyOf,
+  entryBytesOf,
+  entryOverheadBytes,
+  type EvictionPolicy,
+  evictionPolicies,
+  L1Cache,
+  type L1CacheOptions,
+} from '../../lambdas/core/l1-cache';
 import { type CacheEntry } from '../../lambdas/ports';
 import { ManualClock } from '../support/memory-ports';
 
@@ -28,7 +36,13 @@ const heldOf = (cache: L1Cache, keys: string[]) => keys.filter((key) => cache.pe
 describe('cacheKeyOf', () => {
   it('joins namespace and key so that no two pairs collide', () => {
     // Prepare
-    const pairs: Array<[string, string]> = [['ab', 'c'], ['a', 'bc'], ['a', '\u0000bc'], ['a', 'b\u0000c'], ['a', '']];
+    const pairs: Array<[string, string]> = [
+      ['ab', 'c'],
+      ['a', 'bc'],
+      ['a', '\u0000bc'],
+      ['a', 'b\u0000c'],
+      ['a', ''],
+    ];
     // Act
     const keys = pairs.map(([namespace, key]) => cacheKeyOf(namespace, key));
     // Assess
@@ -45,7 +59,9 @@ describe('entryBytesOf', () => {
   it('charges value bytes, the fixed overhead and the strings held', () => {
     expect(entryOverheadBytes).toBe(64);
     expect(entryBytesOf('ns\u0000k', tombstone(1))).toBe(64 + 4);
-    expect(entryBytesOf('ns\u0000k', valueEntry(1, 100, { contentType: 'text/plain', sha256: 'a'.repeat(64) }))).toBe(100 + 64 + 4 + 10 + 64);
+    expect(entryBytesOf('ns\u0000k', valueEntry(1, 100, { contentType: 'text/plain', sha256: 'a'.repeat(64) }))).toBe(
+      100 + 64 + 4 + 10 + 64,
+    );
     // A blob value's cache entry holds only its version: its size is not charged.
     expect(entryBytesOf('k', { version: 1, tombstone: false, contentType: '', size: 5_000_000, sha256: '' })).toBe(64 + 1);
   });
@@ -416,7 +432,14 @@ function compare(a: number[], b: number[]): number {
   return 0;
 }
 
-type PutOp = { kind: 'put'; key: number; version: number; valueBytes: number; shape: 'value' | 'tombstone' | 'blob'; expiresAfterSeconds?: number };
+type PutOp = {
+  kind: 'put';
+  key: number;
+  version: number;
+  valueBytes: number;
+  shape: 'value' | 'tombstone' | 'blob';
+  expiresAfterSeconds?: number;
+};
 type Op = PutOp | { kind: 'get'; key: number } | { kind: 'delete'; key: number } | { kind: 'advance'; ms: number };
 
 const keyArb = fc.integer({ min: 0, max: 5 });
@@ -443,7 +466,8 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
 function entryOfOp(op: PutOp, nowMs: number): CacheEntry {
   const expires = op.expiresAfterSeconds === undefined ? {} : { expiresAtSeconds: Math.floor(nowMs / 1000) + op.expiresAfterSeconds };
   if (op.shape === 'tombstone') return { ...tombstone(op.version), ...expires };
-  if (op.shape === 'blob') return { version: op.version, tombstone: false, contentType: 'b', size: op.valueBytes * 1000, sha256: 's', ...expires };
+  if (op.shape === 'blob')
+    return { version: op.version, tombstone: false, contentType: 'b', size: op.valueBytes * 1000, sha256: 's', ...expires };
   return { ...valueEntry(op.version, op.valueBytes), ...expires };
 }
 
@@ -499,7 +523,8 @@ describe('L1Cache under random operations (model-based)', () => {
               expect({ ...stats, heldEntries: held.length, heldBytes }).toEqual({ entriesMax, bytesMax });
             }
             // put never replaces a higher version with a lower one
-            for (const { key, entry } of held) if (entry.version < (before.get(key)?.version ?? -1)) expect({ key, entry }).toBe('never older');
+            for (const { key, entry } of held)
+              if (entry.version < (before.get(key)?.version ?? -1)) expect({ key, entry }).toBe('never older');
             // a refused put evicts nothing; at most it drops its own key's older version
             if (op.kind === 'put' && result === false) {
               for (const key of keys) if (key !== keys[op.key] && cache.peek(key) !== before.get(key)) expect(key).toBe('untouched');
@@ -507,7 +532,10 @@ describe('L1Cache under random operations (model-based)', () => {
             // Assess: against the model, results and who is held (so every victim)
             const [actual, modelled] = [describeResult(result), describeResult(expected)];
             if (actual !== modelled) expect(actual).toBe(modelled);
-            const [heldNow, heldModel] = [keys.map((key) => describeResult(cache.peek(key))), keys.map((key) => describeResult(model.held.get(key)?.entry))];
+            const [heldNow, heldModel] = [
+              keys.map((key) => describeResult(cache.peek(key))),
+              keys.map((key) => describeResult(model.held.get(key)?.entry)),
+            ];
             if (heldNow.join() !== heldModel.join()) expect(heldNow).toEqual(heldModel);
             const modelStats = { ...model.stats, entries: model.held.size, bytes: model.bytes() };
             if (JSON.stringify(stats) !== JSON.stringify(modelStats)) expect(stats).toEqual(modelStats);

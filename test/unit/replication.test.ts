@@ -7,9 +7,7 @@ import { Ring, initialRingState, tokenOf } from '../../lambdas/core/ring';
 import type { OwnerChange } from '../../lambdas/core/replication';
 import type { StoredItem } from '../../lambdas/ports';
 import { limits } from '../../schemas/topology';
-import {
-  CountingIds, ManualClock, MemoryBlobStore, MemoryShardStore, ScriptedFaults, memoryReplication,
-} from '../support/memory-ports';
+import { CountingIds, ManualClock, MemoryBlobStore, MemoryShardStore, ScriptedFaults, memoryReplication } from '../support/memory-ports';
 
 const text = (value: string) => new TextEncoder().encode(value);
 const ring = new Ring(initialRingState({ shardCount: 4, replicationFactor: 3, vnodesPerShard: 16, tableName: (id) => `shard-${id}` }));
@@ -21,12 +19,23 @@ function setup() {
   const faults = new ScriptedFaults();
   const { replication, health, hints } = memoryReplication(shards, clock, faults);
   const kv = new KvService({
-    shards, blobs: new MemoryBlobStore(), ring: { current: async () => ring }, clock, ids: new CountingIds(), limits,
-    replication, health, faults,
+    shards,
+    blobs: new MemoryBlobStore(),
+    ring: { current: async () => ring },
+    clock,
+    ids: new CountingIds(),
+    limits,
+    replication,
+    health,
+    faults,
   });
   const state = { saved: undefined as { nextRange: number; lastReport: unknown } | undefined };
   const maintenance = new MaintenanceService({
-    shards, hints, health, clock, faults,
+    shards,
+    hints,
+    health,
+    clock,
+    faults,
     state: { readMaintenanceState: async () => state.saved, saveMaintenanceState: async (s) => void (state.saved = s) },
     limits: { hintReplayPageSize: 3, hintReplayConcurrency: 2, antiEntropyRangesPerRun: 8, recoverySettleMs: 2_000 },
   });
@@ -98,7 +107,11 @@ describe('eventual writes and the stream path', () => {
     const [written] = ownerChanges();
     const owner = tablesOf('k')[0]!;
     const intentOnly: OwnerChange[] = [
-      { sourceTable: owner, item: { ...written!.item, intent: { txid: 't1', kind: 'put', contentType: '', size: 0, sha256: '', placedAtMs: 1 } }, previousVersion: 1 },
+      {
+        sourceTable: owner,
+        item: { ...written!.item, intent: { txid: 't1', kind: 'put', contentType: '', size: 0, sha256: '', placedAtMs: 1 } },
+        previousVersion: 1,
+      },
       { sourceTable: owner, item: { ...written!.item, key: 'new', version: 0, tombstone: true }, previousVersion: undefined },
     ];
     const result = await replication.applyOwnerChanges(intentOnly, ring);
@@ -206,7 +219,8 @@ describe('hinted handoff', () => {
 describe('anti-entropy', () => {
   it('finds every divergent key range by range and copies the newest version, and reports it', async () => {
     const { kv, shards, maintenance } = setup();
-    for (let i = 0; i < 40; i += 1) await kv.put('ns', `key-${i}`, { value: text(`v${i}`), contentType: 'text/plain', consistency: 'strong' });
+    for (let i = 0; i < 40; i += 1)
+      await kv.put('ns', `key-${i}`, { value: text(`v${i}`), contentType: 'text/plain', consistency: 'strong' });
     // Damage: a replica loses one key, another holds an old version of a second key.
     const [, replicaA] = tablesOf('key-1');
     shards.table(replicaA!).delete('ns#key-1');
@@ -216,7 +230,10 @@ describe('anti-entropy', () => {
     expect(report.keysCompared).toBe(40);
     expect(report.repairedCount).toBe(3);
     expect(report.repairs).toEqual(
-      expect.arrayContaining([expect.objectContaining({ key: 'key-1', from: 0, to: 1 }), expect.objectContaining({ key: 'key-2', from: 1, to: 2 })]),
+      expect.arrayContaining([
+        expect.objectContaining({ key: 'key-1', from: 0, to: 1 }),
+        expect.objectContaining({ key: 'key-2', from: 1, to: 2 }),
+      ]),
     );
     expect(versionsOn(shards, 'key-1')).toEqual([1, 1, 1]);
     expect(versionsOn(shards, 'key-2')).toEqual([2, 2, 2]);
@@ -259,8 +276,13 @@ class MemoryStream {
 
 describe('convergence under crashes and outages (seeded)', () => {
   const crashable = [
-    'write.beforeOwner', 'write.afterOwner', 'write.afterFirstReplica', 'write.beforeHint', 'hints.duringReplay',
-    'replicator.beforeApply', 'replicator.afterApply',
+    'write.beforeOwner',
+    'write.afterOwner',
+    'write.afterFirstReplica',
+    'write.beforeHint',
+    'hints.duringReplay',
+    'replicator.beforeApply',
+    'replicator.afterApply',
   ] as const;
 
   it('converges every replica to the owner by the stream and hinted handoff alone, never behind an acknowledged write', async () => {
@@ -316,7 +338,10 @@ describe('convergence under crashes and outages (seeded)', () => {
             for (const table of replicas) {
               const replica: StoredItem | undefined = shards.peek(table, 'ns', key);
               expect({ table, version: replica?.version, sha256: replica?.sha256, tombstone: replica?.tombstone }).toEqual({
-                table, version: ownerItem?.version, sha256: ownerItem?.sha256, tombstone: ownerItem?.tombstone,
+                table,
+                version: ownerItem?.version,
+                sha256: ownerItem?.sha256,
+                tombstone: ownerItem?.tombstone,
               });
             }
           }

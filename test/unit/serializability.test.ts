@@ -3,7 +3,12 @@
 import fc from 'fast-check';
 import { type History, type TxnObservation, checkSerializable } from '../serializability/check';
 
-const txn = (id: string, reads: Array<[string, number, string?]>, writes: Array<[string, number?]>, outcome: TxnObservation['outcome'] = 'committed'): TxnObservation => ({
+const txn = (
+  id: string,
+  reads: Array<[string, number, string?]>,
+  writes: Array<[string, number?]>,
+  outcome: TxnObservation['outcome'] = 'committed',
+): TxnObservation => ({
   id,
   outcome,
   reads: reads.map(([key, version, writer]) => ({ key, version, ...(writer === undefined ? {} : { writer }) })),
@@ -16,11 +21,32 @@ describe('serializability checker', () => {
   it('passes a clean history: a chain of read-modify-writes, a reader between them, a blind write', () => {
     const history: History = {
       txns: [
-        txn('A', [['x', 0]], [['x', 1], ['y', 1]]),
-        txn('R', [['x', 1, 'A'], ['y', 1, 'A']], []),
+        txn(
+          'A',
+          [['x', 0]],
+          [
+            ['x', 1],
+            ['y', 1],
+          ],
+        ),
+        txn(
+          'R',
+          [
+            ['x', 1, 'A'],
+            ['y', 1, 'A'],
+          ],
+          [],
+        ),
         txn('B', [['x', 1, 'A']], [['x', 2]]),
         txn('C', [], [['y', 2]]),
-        txn('D', [['x', 2, 'B'], ['y', 2, 'C']], [['x', 3]]),
+        txn(
+          'D',
+          [
+            ['x', 2, 'B'],
+            ['y', 2, 'C'],
+          ],
+          [['x', 3]],
+        ),
       ],
     };
     expect(checkSerializable(history)).toMatchObject({ serializable: true, anomalies: [] });
@@ -28,7 +54,24 @@ describe('serializability checker', () => {
 
   it('finds write skew (G2): each reads what the other writes, both commit', () => {
     const history: History = {
-      txns: [txn('A', [['x', 0], ['y', 0]], [['x', 1]]), txn('B', [['x', 0], ['y', 0]], [['y', 1]])],
+      txns: [
+        txn(
+          'A',
+          [
+            ['x', 0],
+            ['y', 0],
+          ],
+          [['x', 1]],
+        ),
+        txn(
+          'B',
+          [
+            ['x', 0],
+            ['y', 0],
+          ],
+          [['y', 1]],
+        ),
+      ],
     };
     const result = checkSerializable(history);
     expect(result.anomalies.map((anomaly) => anomaly.kind)).toEqual(['G2']);
@@ -50,7 +93,26 @@ describe('serializability checker', () => {
   it('finds circular information flow (G1c) and a write cycle (G0)', () => {
     const g1c: History = { txns: [txn('A', [['y', 1, 'B']], [['x', 1]]), txn('B', [['x', 1, 'A']], [['y', 1]])] };
     expect(kinds(g1c)).toEqual(['G1c']);
-    const g0: History = { txns: [txn('A', [], [['x', 1], ['y', 2]]), txn('B', [], [['x', 2], ['y', 1]])] };
+    const g0: History = {
+      txns: [
+        txn(
+          'A',
+          [],
+          [
+            ['x', 1],
+            ['y', 2],
+          ],
+        ),
+        txn(
+          'B',
+          [],
+          [
+            ['x', 2],
+            ['y', 1],
+          ],
+        ),
+      ],
+    };
     expect(kinds(g0)).toEqual(['G0']);
   });
 
@@ -58,10 +120,24 @@ describe('serializability checker', () => {
     // W1 reads x@1 and writes y; W2 overwrites x; R sees W2's x and the y from before W1.
     const history: History = {
       txns: [
-        txn('I', [], [['x', 1], ['y', 1]]),
+        txn(
+          'I',
+          [],
+          [
+            ['x', 1],
+            ['y', 1],
+          ],
+        ),
         txn('W1', [['x', 1, 'I']], [['y', 2]]),
         txn('W2', [], [['x', 2]]),
-        txn('R', [['x', 2, 'W2'], ['y', 1, 'I']], []),
+        txn(
+          'R',
+          [
+            ['x', 2, 'W2'],
+            ['y', 1, 'I'],
+          ],
+          [],
+        ),
       ],
     };
     expect(kinds(history)).toEqual(['G2']);
@@ -84,7 +160,20 @@ describe('serializability checker', () => {
     };
     // V's own reads are unknown (no answer), so only A -rw-> V is known: no cycle.
     expect(checkSerializable(seen)).toMatchObject({ serializable: true, nodes: 4 });
-    const seenWithObservation: History = { ...seen, txns: [...seen.txns, txn('S', [['x', 0], ['y', 1, 'V']], [])] };
+    const seenWithObservation: History = {
+      ...seen,
+      txns: [
+        ...seen.txns,
+        txn(
+          'S',
+          [
+            ['x', 0],
+            ['y', 1, 'V'],
+          ],
+          [],
+        ),
+      ],
+    };
     // S read x before A and y after V: S -rw-> A -rw-> V -wr-> S.
     expect(kinds(seenWithObservation)).toEqual(['G2']);
   });
@@ -101,7 +190,14 @@ describe('serializability checker', () => {
           const id = `T${n + 1}`;
           // A lost unknown-outcome transaction never happened; a kept one committed, unanswered.
           if (spec.unknown && spec.lost) {
-            txns.push(txn(id, [], spec.writes.map((key) => [key]), 'unknown'));
+            txns.push(
+              txn(
+                id,
+                [],
+                spec.writes.map((key) => [key]),
+                'unknown',
+              ),
+            );
             return;
           }
           const reads = spec.reads.map((key): [string, number, string?] => {
@@ -113,7 +209,16 @@ describe('serializability checker', () => {
             store.set(key, { version, writer: id });
             return [key, version];
           });
-          txns.push(spec.unknown ? txn(id, [], writes.map(([key]) => [key]), 'unknown') : txn(id, reads, writes));
+          txns.push(
+            spec.unknown
+              ? txn(
+                  id,
+                  [],
+                  writes.map(([key]) => [key]),
+                  'unknown',
+                )
+              : txn(id, reads, writes),
+          );
         });
         const observations = [...store].map(([key, { version, writer }]) => ({ key, version, writer }));
         expect(checkSerializable({ txns, observations }).anomalies).toEqual([]);

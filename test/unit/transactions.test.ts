@@ -8,7 +8,13 @@ import { type TxnOutcome } from '../../lambdas/ports';
 import type { TxnOp } from '../../lambdas/core/txn-plan';
 import { limits } from '../../schemas/topology';
 import {
-  CountingIds, ManualClock, MemoryBlobStore, MemoryShardStore, MemoryTxnRecords, ScriptedFaults, memoryReplication,
+  CountingIds,
+  ManualClock,
+  MemoryBlobStore,
+  MemoryShardStore,
+  MemoryTxnRecords,
+  ScriptedFaults,
+  memoryReplication,
 } from '../support/memory-ports';
 
 const text = (value: string) => new TextEncoder().encode(value);
@@ -17,8 +23,14 @@ const ring = new Ring(initialRingState({ shardCount: 4, replicationFactor: 3, vn
 const ownerOf = (key: string) => ring.ownerOf(tokenOf('ns', key)).table;
 
 const txnLimits = {
-  ...limits, txnOpsMax: 1000, txnValueBytesMax: 160 * 1024, txnTimeoutMsMax: 30_000, txnTimeoutMsDefault: 5_000,
-  txnReadBytesMax: 160 * 1024, intentAttemptsMax: 4, intentConcurrencyMax: 4,
+  ...limits,
+  txnOpsMax: 1000,
+  txnValueBytesMax: 160 * 1024,
+  txnTimeoutMsMax: 30_000,
+  txnTimeoutMsDefault: 5_000,
+  txnReadBytesMax: 160 * 1024,
+  intentAttemptsMax: 4,
+  intentConcurrencyMax: 4,
 };
 
 function setup() {
@@ -28,25 +40,53 @@ function setup() {
   const records = new MemoryTxnRecords();
   const { replication, health } = memoryReplication(shards, clock);
   const ringSource = { current: async () => ring };
-  const txns = new TransactionService({ shards, records, ring: ringSource, clock, ids: new CountingIds(), replication, faults, limits: txnLimits });
+  const txns = new TransactionService({
+    shards,
+    records,
+    ring: ringSource,
+    clock,
+    ids: new CountingIds(),
+    replication,
+    faults,
+    limits: txnLimits,
+  });
   const kv = new KvService({
-    shards, blobs: new MemoryBlobStore(), ring: ringSource, clock, ids: new CountingIds(), limits, replication, health, intents: txns.intents,
+    shards,
+    blobs: new MemoryBlobStore(),
+    ring: ringSource,
+    clock,
+    ids: new CountingIds(),
+    limits,
+    replication,
+    health,
+    intents: txns.intents,
   });
   const run = async (ops: TxnOp[], consistency: 'eventual' | 'strong' = 'eventual') =>
     txns.runInProcess(await txns.plan('ns', ops, { consistency }));
   const valueOf = async (key: string) => {
-    const read = await kv.get('ns', key, 'strong').catch((error: unknown) => (isRingstoreError(error, 'kv.notFound') ? undefined : Promise.reject(error)));
+    const read = await kv
+      .get('ns', key, 'strong')
+      .catch((error: unknown) => (isRingstoreError(error, 'kv.notFound') ? undefined : Promise.reject(error)));
     return read?.kind === 'value' ? { value: new TextDecoder().decode(read.value), version: read.item.version } : undefined;
   };
   return { shards, clock, faults, records, txns, kv, run, valueOf };
 }
 
-const put = (key: string, value: string, ifVersion?: number): TxnOp => ({ op: 'put', key, value: text(value), ...(ifVersion === undefined ? {} : { ifVersion }) });
+const put = (key: string, value: string, ifVersion?: number): TxnOp => ({
+  op: 'put',
+  key,
+  value: text(value),
+  ...(ifVersion === undefined ? {} : { ifVersion }),
+});
 
 describe('planning', () => {
   it('refuses empty, oversized and self-contradicting transactions with a 400 naming the field', async () => {
     const { txns } = setup();
-    const codeOf = (ops: TxnOp[]) => txns.plan('ns', ops, { consistency: 'eventual' }).then(() => 'ok', (e: { code?: string; details?: { field?: string } }) => `${e.code} ${e.details?.field}`);
+    const codeOf = (ops: TxnOp[]) =>
+      txns.plan('ns', ops, { consistency: 'eventual' }).then(
+        () => 'ok',
+        (e: { code?: string; details?: { field?: string } }) => `${e.code} ${e.details?.field}`,
+      );
     expect(await codeOf([])).toBe('request.invalid ops');
     expect(await codeOf([{ op: 'check', key: 'a', ifVersion: 1 }, put('a', 'x', 2)])).toBe('request.invalid ops.1.ifVersion');
     expect(await codeOf([{ op: 'get', key: '' }])).toBe('request.invalid ops.0.key');
@@ -69,12 +109,27 @@ describe('commit and abort', () => {
   it('commits a read-write transaction atomically: new versions, the values read, several ops on one key', async () => {
     const { kv, run, valueOf } = setup();
     await kv.put('ns', 'a', { value: text('10'), contentType: 'text/plain' });
-    const outcome = await run([{ op: 'get', key: 'a' }, put('a', '11'), { op: 'get', key: 'a' }, put('b', 'new'), { op: 'delete', key: 'b' }, put('b', 'again')]);
+    const outcome = await run([
+      { op: 'get', key: 'a' },
+      put('a', '11'),
+      { op: 'get', key: 'a' },
+      put('b', 'new'),
+      { op: 'delete', key: 'b' },
+      put('b', 'again'),
+    ]);
     expect(outcome.status).toBe('committed');
     const committed = outcome as Extract<TxnOutcome, { status: 'committed' }>;
     // The second read is the transaction's own write: it carries the version that write commits as.
-    expect(committed.reads.map((read) => [read.key, read.found, read.version, decode(read.valueBase64)])).toEqual([['a', true, 1, '10'], ['a', true, 2, '11']]);
-    expect(committed.writes).toEqual(expect.arrayContaining([{ key: 'a', version: 2 }, { key: 'b', version: 1 }]));
+    expect(committed.reads.map((read) => [read.key, read.found, read.version, decode(read.valueBase64)])).toEqual([
+      ['a', true, 1, '10'],
+      ['a', true, 2, '11'],
+    ]);
+    expect(committed.writes).toEqual(
+      expect.arrayContaining([
+        { key: 'a', version: 2 },
+        { key: 'b', version: 1 },
+      ]),
+    );
     expect(await valueOf('a')).toEqual({ value: '11', version: 2 });
     expect(await valueOf('b')).toEqual({ value: 'again', version: 1 });
   });
@@ -124,7 +179,11 @@ describe('conflicts', () => {
     await txns.begin(holder);
     await txns.prepare(holder, ownerOf('k'));
     clock.now += 10;
-    expect(await txns.runInProcess(await txns.plan('ns', [put('k', 'late')], { consistency: 'eventual' }))).toMatchObject({ status: 'aborted', reason: 'conflict', key: 'k' });
+    expect(await txns.runInProcess(await txns.plan('ns', [put('k', 'late')], { consistency: 'eventual' }))).toMatchObject({
+      status: 'aborted',
+      reason: 'conflict',
+      key: 'k',
+    });
   });
 
   it('a pending intent never blocks a read: it sees the last committed value; a plain write gets a retryable 409', async () => {
@@ -141,7 +200,9 @@ describe('conflicts', () => {
   it('a reader rolls a committed transaction forward when the coordinator died after deciding', async () => {
     const { txns, faults, valueOf, shards } = setup();
     faults.crashAt('txn.afterDecide');
-    await expect(txns.runInProcess(await txns.plan('ns', [put('x', '1'), put('y', '2')], { consistency: 'eventual' }))).rejects.toThrow('crash injected');
+    await expect(txns.runInProcess(await txns.plan('ns', [put('x', '1'), put('y', '2')], { consistency: 'eventual' }))).rejects.toThrow(
+      'crash injected',
+    );
     expect(shards.peek(ownerOf('x'), 'ns', 'x')?.intent).toBeDefined();
     expect(await valueOf('x')).toEqual({ value: '1', version: 1 });
     expect(shards.peek(ownerOf('x'), 'ns', 'x')?.intent).toBeUndefined();
@@ -157,7 +218,9 @@ describe('conflicts', () => {
       const b = await txns.plan('ns', [{ op: 'get', key: 'y' }, put('x', 'b')], { consistency: 'eventual' });
       const outcomes = [];
       for (const execution of [a, b]) await txns.begin(execution);
-      const prepared = await Promise.all([a, b].map((execution) => Promise.all(execution.participants.map((participant) => txns.prepare(execution, participant.table)))));
+      const prepared = await Promise.all(
+        [a, b].map((execution) => Promise.all(execution.participants.map((participant) => txns.prepare(execution, participant.table)))),
+      );
       for (const [n, execution] of [a, b].entries()) {
         const validated = await Promise.all(prepared[n]!.map((result) => txns.validate(execution, result.table, result)));
         outcomes.push((await txns.decide(execution, [...prepared[n]!, ...validated])).status);
@@ -181,30 +244,44 @@ describe('conflicts', () => {
     const validated = await Promise.all(prepared.map((result) => txns.validate(w1, result.table, result)));
     clock.now += 10;
     expect((await run([put('x', 'x2')])).status).toBe('committed');
-    const reader = await run([{ op: 'get', key: 'x' }, { op: 'get', key: 'y' }]);
+    const reader = await run([
+      { op: 'get', key: 'x' },
+      { op: 'get', key: 'y' },
+    ]);
     const w1Decision = await txns.decide(w1, [...prepared, ...validated]);
     const seen = reader.status === 'committed' ? reader.reads.map((read) => decode(read.valueBase64)) : [];
-    expect({ w1: w1Decision.status, reader: reader.status, seen }).not.toEqual({ w1: 'committed', reader: 'committed', seen: ['x2', 'y1'] });
+    expect({ w1: w1Decision.status, reader: reader.status, seen }).not.toEqual({
+      w1: 'committed',
+      reader: 'committed',
+      seen: ['x2', 'y1'],
+    });
   });
 });
 
 describe('recovery', () => {
   const boundaries = ['txn.afterBegin', 'txn.beforeIntent', 'txn.afterIntent', 'txn.afterPrepare', 'txn.afterDecide'] as const;
 
-  it.each(boundaries.map((point) => [point]))('after a coordinator crash at %s the sweeper leaves it all-or-nothing with no intent', async (point) => {
-    const { txns, faults, clock, shards, valueOf } = setup();
-    faults.crashAt(point, { after: point === 'txn.afterIntent' || point === 'txn.beforeIntent' ? 1 : 0 });
-    const keys = ['p', 'q', 'r', 's', 't'];
-    const execution = await txns.plan('ns', keys.map((key) => put(key, `${point}`)), { consistency: 'eventual' });
-    await expect(txns.runInProcess(execution)).rejects.toThrow('crash injected');
-    clock.now = execution.deadlineMs + 1;
-    const report = await txns.sweep(0, clock.now, 100);
-    expect(report.examined).toBe(1);
-    const values = await Promise.all(keys.map(valueOf));
-    const committed = point === 'txn.afterDecide';
-    expect(values.every((value) => (committed ? value?.value === point : value === undefined))).toBe(true);
-    for (const key of keys) expect(shards.peek(ownerOf(key), 'ns', key)?.intent).toBeUndefined();
-  });
+  it.each(boundaries.map((point) => [point]))(
+    'after a coordinator crash at %s the sweeper leaves it all-or-nothing with no intent',
+    async (point) => {
+      const { txns, faults, clock, shards, valueOf } = setup();
+      faults.crashAt(point, { after: point === 'txn.afterIntent' || point === 'txn.beforeIntent' ? 1 : 0 });
+      const keys = ['p', 'q', 'r', 's', 't'];
+      const execution = await txns.plan(
+        'ns',
+        keys.map((key) => put(key, point)),
+        { consistency: 'eventual' },
+      );
+      await expect(txns.runInProcess(execution)).rejects.toThrow('crash injected');
+      clock.now = execution.deadlineMs + 1;
+      const report = await txns.sweep(0, clock.now, 100);
+      expect(report.examined).toBe(1);
+      const values = await Promise.all(keys.map(valueOf));
+      const committed = point === 'txn.afterDecide';
+      expect(values.every((value) => (committed ? value?.value === point : value === undefined))).toBe(true);
+      for (const key of keys) expect(shards.peek(ownerOf(key), 'ns', key)?.intent).toBeUndefined();
+    },
+  );
 });
 
 describe('the recovery sweeper', () => {
@@ -228,7 +305,10 @@ describe('bank invariant (seeded, in memory)', () => {
   it('concurrent transfers keep the total, and read-only transactions always see it', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.record({ from: fc.integer({ min: 0, max: 9 }), to: fc.integer({ min: 0, max: 9 }), amount: fc.integer({ min: 1, max: 30 }) }), { minLength: 5, maxLength: 30 }),
+        fc.array(
+          fc.record({ from: fc.integer({ min: 0, max: 9 }), to: fc.integer({ min: 0, max: 9 }), amount: fc.integer({ min: 1, max: 30 }) }),
+          { minLength: 5, maxLength: 30 },
+        ),
         async (transfers) => {
           const { run } = setup();
           const accounts = Array.from({ length: 10 }, (_, i) => `acct-${i}`);
@@ -237,7 +317,10 @@ describe('bank invariant (seeded, in memory)', () => {
             outcome.status === 'committed' ? Number(decode(outcome.reads.find((read) => read.key === key)?.valueBase64)) : NaN;
           const transfer = async ({ from, to, amount }: { from: number; to: number; amount: number }) => {
             if (from === to) return;
-            const read = await run([{ op: 'get', key: accounts[from]! }, { op: 'get', key: accounts[to]! }]);
+            const read = await run([
+              { op: 'get', key: accounts[from]! },
+              { op: 'get', key: accounts[to]! },
+            ]);
             if (read.status !== 'committed') return;
             const versions = new Map(read.reads.map((r) => [r.key, r.version!]));
             await run([
@@ -255,10 +338,7 @@ describe('bank invariant (seeded, in memory)', () => {
           const auditor = async () => {
             for (let i = 0; i < 40 && !transfersDone; i += 1) await audit();
           };
-          await Promise.all([
-            Promise.all(transfers.map(transfer)).then(() => (transfersDone = true)),
-            auditor(), auditor(),
-          ]);
+          await Promise.all([Promise.all(transfers.map(transfer)).then(() => (transfersDone = true)), auditor(), auditor()]);
           await audit();
           expect(new Set(audits)).toEqual(new Set([1000]));
         },

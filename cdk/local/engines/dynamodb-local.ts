@@ -53,7 +53,12 @@ export async function startDynamoDbLocal(opts: EngineStartOptions): Promise<Star
   const endpoint = `http://${LOCAL_HOST}:${opts.port}`;
   const client = new DynamoDBClient(probeClientConfig(endpoint));
   try {
-    await waitReady({ name: 'DynamoDB Local', child, probe: (abortSignal) => client.send(new ListTablesCommand({ Limit: 1 }), { abortSignal }), timeoutMs: opts.timeoutMs });
+    await waitReady({
+      name: 'DynamoDB Local',
+      child,
+      probe: (abortSignal) => client.send(new ListTablesCommand({ Limit: 1 }), { abortSignal }),
+      timeoutMs: opts.timeoutMs,
+    });
   } catch (e) {
     await child.stop();
     throw e;

@@ -92,13 +92,20 @@ export async function startElasticMq(opts: EngineStartOptions): Promise<StartedE
     stopGraceMs: cds.training ? CDS_TRAINING_STOP_GRACE_MS : undefined,
   });
   let ready = false;
-  void child.exited.then((exit) => cds.afterExit(exit, ready)).catch((e: unknown) => {
-    opts.log(`ElasticMQ class-data archive not saved: ${e instanceof Error ? e.message : String(e)}`);
-  });
+  void child.exited
+    .then((exit) => cds.afterExit(exit, ready))
+    .catch((e: unknown) => {
+      opts.log(`ElasticMQ class-data archive not saved: ${e instanceof Error ? e.message : String(e)}`);
+    });
   const endpoint = `http://${LOCAL_HOST}:${opts.port}`;
   const client = new SQSClient(probeClientConfig(endpoint));
   try {
-    await waitReady({ name: 'ElasticMQ', child, probe: (abortSignal) => client.send(new ListQueuesCommand({ MaxResults: 1 }), { abortSignal }), timeoutMs: opts.timeoutMs });
+    await waitReady({
+      name: 'ElasticMQ',
+      child,
+      probe: (abortSignal) => client.send(new ListQueuesCommand({ MaxResults: 1 }), { abortSignal }),
+      timeoutMs: opts.timeoutMs,
+    });
     ready = true;
   } catch (e) {
     await child.stop();

@@ -24,14 +24,22 @@ export function findRedisServer(): string | undefined {
  */
 export function redisServerArgs(port: number): string[] {
   return [
-    '--bind', LOCAL_HOST,
-    '--port', String(port),
-    '--save', '',
-    '--appendonly', 'no',
-    '--maxmemory', REDIS_MAX_MEMORY,
-    '--maxmemory-policy', 'allkeys-lru',
-    '--daemonize', 'no',
-    '--loglevel', 'warning',
+    '--bind',
+    LOCAL_HOST,
+    '--port',
+    String(port),
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--maxmemory',
+    REDIS_MAX_MEMORY,
+    '--maxmemory-policy',
+    'allkeys-lru',
+    '--daemonize',
+    'no',
+    '--loglevel',
+    'warning',
   ];
 }
 

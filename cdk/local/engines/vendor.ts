@@ -58,7 +58,16 @@ async function runMaven(cwd: string, outputDir: string): Promise<void> {
   if (!which(mvn)) {
     throw new Error('Maven (mvn) is not on PATH; it is needed once to fetch the local engines (Java 17+ and Maven 3.8+)');
   }
-  const args = ['-B', '-q', '-Dstyle.color=never', '-f', join(cwd, 'pom.xml'), `${MAVEN_DEPENDENCY_PLUGIN}:copy-dependencies`, `-DoutputDirectory=${outputDir}`, '-DincludeScope=runtime'];
+  const args = [
+    '-B',
+    '-q',
+    '-Dstyle.color=never',
+    '-f',
+    join(cwd, 'pom.xml'),
+    `${MAVEN_DEPENDENCY_PLUGIN}:copy-dependencies`,
+    `-DoutputDirectory=${outputDir}`,
+    '-DincludeScope=runtime',
+  ];
   // Managed like the engines, so a killed `npm start` does not leave Maven's JVM running.
   const child = spawnManaged('mvn', mvn, args, { cwd });
   const timer = setTimeout(() => void child.stop().catch(() => undefined), FETCH_TIMEOUT_MS);

@@ -143,7 +143,10 @@ async function runInteractive(session: Session, io: CliIo): Promise<number> {
  * process.exitCode = await run(process.argv.slice(2));
  * ```
  */
-export async function run(argv: readonly string[], io: CliIo = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env }): Promise<number> {
+export async function run(
+  argv: readonly string[],
+  io: CliIo = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env },
+): Promise<number> {
   const { flags, rest } = scanGlobalFlags(argv);
   const session: Session = { env: io.env, flags, stdout: io.stdout, stderr: io.stderr, quit: false };
   // One command from the arguments may read stdin (txn --file -); piped lines are commands themselves.

@@ -108,14 +108,16 @@ async function valueArgument(value: string): Promise<{ body: Uint8Array | string
 
 async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
+  for await (const chunk of stream) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk));
   return Buffer.concat(chunks).toString('utf8');
 }
 
 function parseInteger(min: number, max = Number.MAX_SAFE_INTEGER) {
   return (raw: string): number => {
     if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw)) || Number(raw) < min || Number(raw) > max) {
-      throw new InvalidArgumentError(max === Number.MAX_SAFE_INTEGER ? `expected an integer >= ${min}` : `expected an integer from ${min} to ${max}`);
+      throw new InvalidArgumentError(
+        max === Number.MAX_SAFE_INTEGER ? `expected an integer >= ${min}` : `expected an integer from ${min} to ${max}`,
+      );
     }
     return Number(raw);
   };
@@ -254,23 +256,33 @@ export function buildProgram(session: Session): Command {
     .option('--if-match <version>', 'write only if the current version is this one', parseInteger(0))
     .option('--if-absent', 'write only if the key does not exist (If-None-Match: *)')
     .addOption(consistencyOption())
-    .action(async (key: string, value: string, options: {
-      ttl?: number; contentType?: string; ifMatch?: number; ifAbsent?: boolean; consistency?: Consistency;
-    }) => {
-      const read = await valueArgument(value);
-      const body = read.body;
-      const contentType = options.contentType ?? read.contentType;
-      const ringstore = await client();
-      const result = await ringstore.put(key, body, {
-        ...call(),
-        ...(contentType === undefined ? {} : { contentType }),
-        ...(options.ttl === undefined ? {} : { ttlSeconds: options.ttl }),
-        ...(options.ifMatch === undefined ? {} : { ifMatch: options.ifMatch }),
-        ...(options.ifAbsent === true ? { ifNoneMatch: '*' as const } : {}),
-        ...(options.consistency === undefined ? {} : { consistency: options.consistency }),
-      });
-      out(`stored ${showKey(result.key)} (version ${result.version}${copiesNote(result)})`);
-    });
+    .action(
+      async (
+        key: string,
+        value: string,
+        options: {
+          ttl?: number;
+          contentType?: string;
+          ifMatch?: number;
+          ifAbsent?: boolean;
+          consistency?: Consistency;
+        },
+      ) => {
+        const read = await valueArgument(value);
+        const body = read.body;
+        const contentType = options.contentType ?? read.contentType;
+        const ringstore = await client();
+        const result = await ringstore.put(key, body, {
+          ...call(),
+          ...(contentType === undefined ? {} : { contentType }),
+          ...(options.ttl === undefined ? {} : { ttlSeconds: options.ttl }),
+          ...(options.ifMatch === undefined ? {} : { ifMatch: options.ifMatch }),
+          ...(options.ifAbsent === true ? { ifNoneMatch: '*' as const } : {}),
+          ...(options.consistency === undefined ? {} : { consistency: options.consistency }),
+        });
+        out(`stored ${showKey(result.key)} (version ${result.version}${copiesNote(result)})`);
+      },
+    );
 
   program
     .command('get')
@@ -281,14 +293,17 @@ export function buildProgram(session: Session): Command {
     .action(async (key: string, options: { out?: string; consistency?: Consistency }) => {
       const ringstore = await client();
       const item = await withKey(key, () =>
-        ringstore.get(key, { ...call(), ...(options.consistency === undefined ? {} : { consistency: options.consistency }) }));
+        ringstore.get(key, { ...call(), ...(options.consistency === undefined ? {} : { consistency: options.consistency }) }),
+      );
       if (options.out !== undefined) {
         await writeFile(options.out, item.value);
         out(`wrote ${item.value.byteLength} bytes to ${options.out} (${item.contentType}, version ${item.version})`);
         return;
       }
       if (!isTextual(item.contentType, item.value)) {
-        throw new CommandFailure(`${showKey(key)} holds ${item.value.byteLength} bytes of ${item.contentType}; use --out <file> to save it`);
+        throw new CommandFailure(
+          `${showKey(key)} holds ${item.value.byteLength} bytes of ${item.contentType}; use --out <file> to save it`,
+        );
       }
       const text = item.text();
       session.stdout.write(text.endsWith('\n') || text === '' ? text : `${text}\n`);
@@ -326,7 +341,8 @@ export function buildProgram(session: Session): Command {
           ...call(),
           ...(options.ifMatch === undefined ? {} : { ifMatch: options.ifMatch }),
           ...(options.consistency === undefined ? {} : { consistency: options.consistency }),
-        }));
+        }),
+      );
       out(`deleted ${showKey(result.key)} (version ${result.version}${copiesNote(result)})`);
     });
 
@@ -365,8 +381,16 @@ export function buildProgram(session: Session): Command {
     .description('run ops atomically: all commit or none does')
     .argument('[ops...]', TXN_GRAMMAR.join(' | '))
     .option('--file <path>', 'read the ops from a JSON file ("-": stdin): {"ops": [...]} as the REST API takes it, or just the array')
-    .option('--timeout <ms>', `deadline of the transaction (${TXN_TIMEOUT_MS_MIN}..${TXN_TIMEOUT_MS_MAX} ms; server default 5000)`, parseInteger(TXN_TIMEOUT_MS_MIN, TXN_TIMEOUT_MS_MAX))
-    .option('--conflict-retries <n>', `run again up to n times after an abort by conflict (0..${TXN_CONFLICT_RETRIES_MAX})`, parseInteger(0, TXN_CONFLICT_RETRIES_MAX))
+    .option(
+      '--timeout <ms>',
+      `deadline of the transaction (${TXN_TIMEOUT_MS_MIN}..${TXN_TIMEOUT_MS_MAX} ms; server default 5000)`,
+      parseInteger(TXN_TIMEOUT_MS_MIN, TXN_TIMEOUT_MS_MAX),
+    )
+    .option(
+      '--conflict-retries <n>',
+      `run again up to n times after an abort by conflict (0..${TXN_CONFLICT_RETRIES_MAX})`,
+      parseInteger(0, TXN_CONFLICT_RETRIES_MAX),
+    )
     .addOption(consistencyOption())
     .option('--json', 'print the outcome as JSON, as the REST API answers it (values base64)')
     .addHelpText(
@@ -375,7 +399,7 @@ export function buildProgram(session: Session): Command {
         '',
         'Ops are words: get <key> | put <key> <value> [if <version>] | delete <key> [if <version>] | check <key> <version>.',
         '"if <version>" and check require the key to be at that version before the transaction (0: absent).',
-        'A put value is text, @path for a file\'s bytes, or @@text for text starting with @. Quote keys and values',
+        "A put value is text, @path for a file's bytes, or @@text for text starting with @. Quote keys and values",
         'with spaces; put "--" before the ops if a value starts with "-".',
         '',
         'Examples:',
@@ -387,42 +411,59 @@ export function buildProgram(session: Session): Command {
         'On an abort nothing is written; the error names the reason and the key, and the exit code is 1.',
       ].join('\n'),
     )
-    .action(async (words: string[], options: {
-      file?: string; timeout?: number; conflictRetries?: number; consistency?: Consistency; json?: boolean;
-    }) => {
-      let ops: TransactOp[];
-      let timeoutMs = options.timeout;
-      if (options.file !== undefined) {
-        if (words.length > 0) throw new CommandFailure('give the ops either as words or with --file, not both');
-        const text = await readOpsFile(options.file);
-        const parsed = txnInput(() => parseTxnFile(text));
-        ops = parsed.ops;
-        timeoutMs ??= parsed.timeoutMs;
-      } else {
-        if (words.length === 0) throw new CommandFailure(`no ops: ${TXN_GRAMMAR.join(' | ')} (or --file)`);
-        ops = await Promise.all(txnInput(() => parseTxnWords(words)).map(async (op) => {
-          if (op.op !== 'put' || typeof op.value !== 'string') return op;
-          const read = await valueArgument(op.value);
-          const contentType = read.contentType === undefined ? {} : { contentType: read.contentType };
-          return { ...op, value: read.body, ...contentType };
-        }));
-      }
-      const ringstore = await client();
-      try {
-        const output = await ringstore.transact(ops, {
-          ...call(),
-          ...(timeoutMs === undefined ? {} : { timeoutMs }),
-          ...(options.conflictRetries === undefined ? {} : { conflictRetries: options.conflictRetries }),
-          ...(options.consistency === undefined ? {} : { consistency: options.consistency }),
-        });
-        out(options.json === true ? JSON.stringify(transactionJson(output), null, 2) : formatTransaction(output));
-      } catch (err) {
-        if (options.json === true && err instanceof TransactionAbortedError) {
-          out(JSON.stringify({ status: 'aborted', reason: err.reason, key: err.key, txid: err.txid, code: err.code, message: err.message }, null, 2));
+    .action(
+      async (
+        words: string[],
+        options: {
+          file?: string;
+          timeout?: number;
+          conflictRetries?: number;
+          consistency?: Consistency;
+          json?: boolean;
+        },
+      ) => {
+        let ops: TransactOp[];
+        let timeoutMs = options.timeout;
+        if (options.file !== undefined) {
+          if (words.length > 0) throw new CommandFailure('give the ops either as words or with --file, not both');
+          const text = await readOpsFile(options.file);
+          const parsed = txnInput(() => parseTxnFile(text));
+          ops = parsed.ops;
+          timeoutMs ??= parsed.timeoutMs;
+        } else {
+          if (words.length === 0) throw new CommandFailure(`no ops: ${TXN_GRAMMAR.join(' | ')} (or --file)`);
+          ops = await Promise.all(
+            txnInput(() => parseTxnWords(words)).map(async (op) => {
+              if (op.op !== 'put' || typeof op.value !== 'string') return op;
+              const read = await valueArgument(op.value);
+              const contentType = read.contentType === undefined ? {} : { contentType: read.contentType };
+              return { ...op, value: read.body, ...contentType };
+            }),
+          );
         }
-        throw err;
-      }
-    });
+        const ringstore = await client();
+        try {
+          const output = await ringstore.transact(ops, {
+            ...call(),
+            ...(timeoutMs === undefined ? {} : { timeoutMs }),
+            ...(options.conflictRetries === undefined ? {} : { conflictRetries: options.conflictRetries }),
+            ...(options.consistency === undefined ? {} : { consistency: options.consistency }),
+          });
+          out(options.json === true ? JSON.stringify(transactionJson(output), null, 2) : formatTransaction(output));
+        } catch (err) {
+          if (options.json === true && err instanceof TransactionAbortedError) {
+            out(
+              JSON.stringify(
+                { status: 'aborted', reason: err.reason, key: err.key, txid: err.txid, code: err.code, message: err.message },
+                null,
+                2,
+              ),
+            );
+          }
+          throw err;
+        }
+      },
+    );
 
   program
     .command('quit')
@@ -477,4 +518,17 @@ function copiesNote(result: { consistency: Consistency; copies?: number }): stri
   return result.consistency === 'strong' && result.copies !== undefined ? `; strong, on ${result.copies} shards` : '';
 }
 
-export const COMMAND_NAMES = ['connect', 'disconnect', 'put', 'get', 'head', 'delete', 'list', 'keyrange', 'txn', 'help', 'quit', 'exit'] as const;
+export const COMMAND_NAMES = [
+  'connect',
+  'disconnect',
+  'put',
+  'get',
+  'head',
+  'delete',
+  'list',
+  'keyrange',
+  'txn',
+  'help',
+  'quit',
+  'exit',
+] as const;

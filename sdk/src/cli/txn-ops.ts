@@ -107,7 +107,8 @@ export function parseTxnFile(text: string): { ops: TransactOp[]; timeoutMs?: num
   const ops = raw.map((entry, index): TransactOp => {
     if (typeof entry !== 'object' || entry === null) throw new Error(`ops[${index}] is not an object`);
     const { encoding, value, ...rest } = entry as Record<string, unknown>;
-    if (encoding !== undefined && encoding !== 'utf8' && encoding !== 'base64') throw new Error(`ops[${index}].encoding must be utf8 or base64`);
+    if (encoding !== undefined && encoding !== 'utf8' && encoding !== 'base64')
+      throw new Error(`ops[${index}].encoding must be utf8 or base64`);
     if (value === undefined) return rest as TransactOp;
     if (typeof value !== 'string') throw new Error(`ops[${index}].value must be a string`);
     return { ...rest, value: encoding === 'base64' ? base64ToBytes(value) : value } as TransactOp;
@@ -160,7 +161,14 @@ export function transactionJson(output: TransactCommandOutput): Record<string, u
     writes: output.writes,
     reads: output.reads.map((read) =>
       read.found
-        ? { key: read.key, found: true, ...(read.version === undefined ? {} : { version: read.version }), contentType: read.contentType, value: bytesToBase64(read.value) }
-        : { key: read.key, found: false }),
+        ? {
+            key: read.key,
+            found: true,
+            ...(read.version === undefined ? {} : { version: read.version }),
+            contentType: read.contentType,
+            value: bytesToBase64(read.value),
+          }
+        : { key: read.key, found: false },
+    ),
   };
 }

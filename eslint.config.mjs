@@ -1,0 +1,101 @@
+// ESLint for every TypeScript file of the repository, with type information (typescript-eslint's strict
+// type-checked rules), the layering rules of docs/architecture.md, and formatting left to Prettier.
+// A rule that does not fit is turned off here with its reason, never with inline disables.
+import js from '@eslint/js';
+import prettier from 'eslint-config-prettier';
+import importX from 'eslint-plugin-import-x';
+import tseslint from 'typescript-eslint';
+
+/** Who may import whom: each zone lists what files under `target` must not import (docs/architecture.md, "Layers"). */
+const layers = [
+  {
+    target: './schemas',
+    from: ['./lambdas', './cdk', './sdk', './bench', './test'],
+    message: 'schemas/ is the contract: it imports nothing from the sides that share it.',
+  },
+  {
+    target: './lambdas/ports',
+    from: [
+      './lambdas/core',
+      './lambdas/adapters',
+      './lambdas/wiring',
+      './lambdas/handlers',
+      './lambdas/http',
+      './lambdas/entries',
+      './lambdas/config.ts',
+    ],
+    message: 'ports are the ground floor: they import only schemas/.',
+  },
+  {
+    target: './lambdas/core',
+    from: ['./lambdas/adapters', './lambdas/wiring', './lambdas/handlers', './lambdas/http', './lambdas/entries', './lambdas/config.ts'],
+    message: 'the core is pure: it imports ports and schemas/ only.',
+  },
+  {
+    target: './lambdas/adapters',
+    from: ['./lambdas/wiring', './lambdas/handlers', './lambdas/http', './lambdas/entries'],
+    message: 'adapters implement ports; they are wired, they do not wire.',
+  },
+  // Except the decoder of the replicator's input (a DynamoDB stream event), which needs the item codec, as
+  // lambdas/http decodes API Gateway events for the HTTP handlers.
+  {
+    target: './lambdas/handlers',
+    from: './lambdas/adapters',
+    except: ['./dynamodb-stream.ts'],
+    message: 'handlers see ports and services, never adapters: the wiring gives them what they use.',
+  },
+  { target: './lambdas/handlers', from: './lambdas/entries', message: 'entries wire handlers, not the reverse.' },
+  {
+    target: ['./cdk/app.ts', './cdk/stacks', './cdk/constructs'],
+    from: ['./lambdas', './cdk/local'],
+    message: 'the deploy side builds from schemas/ (the topology), never from the runtime.',
+  },
+  { target: './cdk/constructs', from: ['./cdk/stacks'], message: 'constructs take props; stacks compose them.' },
+];
+
+export default tseslint.config(
+  { ignores: ['node_modules/', '.ringstore/', 'cdk.out/', '**/dist/', 'coverage/', 'sdk/bin/'] },
+  js.configs.recommended,
+  tseslint.configs.strictTypeChecked,
+  {
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    plugins: { 'import-x': importX },
+    settings: { 'import-x/resolver': { node: { extensions: ['.ts', '.js', '.json'] } } },
+    rules: {
+      'import-x/no-duplicates': 'error',
+      'import-x/no-restricted-paths': ['error', { zones: layers }],
+      // Template literals are how messages name numbers and values; the rule's own `allowNumber` etc.
+      // cover most cases, and a value that prints badly is caught by the tests that read the messages.
+      '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true, allowBoolean: true, allowNullish: true }],
+      // `_name` marks a deliberately unused binding (a destructured field dropped from a copy).
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' },
+      ],
+      // Non-null assertions follow an index access whose bound was checked one line above
+      // (`noUncheckedIndexedAccess` cannot see it); each would otherwise need a dead branch.
+      '@typescript-eslint/no-non-null-assertion': 'off',
+      // `(x) => void work(x)` callbacks (event handlers, forEach) read better as arrow shorthands.
+      '@typescript-eslint/no-confusing-void-expression': ['error', { ignoreArrowShorthand: true }],
+      // Lambda handlers are async by contract (middy awaits them) even when a branch has nothing to await.
+      '@typescript-eslint/require-await': 'off',
+    },
+  },
+  {
+    // Tests and benches: jest's `expect(...).rejects` and mocks read as unbound methods and unsafe `any`
+    // by design; the assertions themselves are what is checked.
+    files: ['test/**/*.ts', 'sdk/test/**/*.ts', 'bench/**/*.ts'],
+    rules: {
+      '@typescript-eslint/unbound-method': 'off',
+    },
+  },
+  {
+    // Plain JavaScript (this file, jest.config.js, scripts/*.mjs): no type information to check with.
+    files: ['**/*.js', '**/*.mjs'],
+    extends: [tseslint.configs.disableTypeChecked],
+    languageOptions: {
+      globals: { process: 'readonly', console: 'readonly', __dirname: 'readonly', module: 'writable', require: 'readonly' },
+    },
+  },
+  prettier,
+);
