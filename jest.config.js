@@ -11,10 +11,17 @@ const tsJest = [
       target: 'ES2022',
       esModuleInterop: true,
       resolveJsonModule: true,
+      allowJs: true,
     },
   },
 ];
-const base = { testEnvironment: 'node', transform: { '^.+\\.ts$': tsJest }, moduleFileExtensions: ['ts', 'js', 'json'] };
+// middy 6 ships ES modules only; the handler factories import it, so jest transpiles it to CommonJS too.
+const base = {
+  testEnvironment: 'node',
+  transform: { '^.+\\.ts$': tsJest, '^.+/node_modules/@middy/.+\\.js$': tsJest },
+  transformIgnorePatterns: ['/node_modules/(?!@middy/)'],
+  moduleFileExtensions: ['ts', 'js', 'json'],
+};
 module.exports = {
   projects: [
     { ...base, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts', '<rootDir>/sdk/test/**/*.test.ts'] },

@@ -1,4 +1,5 @@
-// `npm test`: type check, then jest, then one summary line `N passed, M failed` (exit 1 on any failure).
+// `npm test`: static checks (tsc, ESLint, Prettier), then jest, then one summary line `N passed, M failed`
+// (exit 1 on any failure).
 // Arguments are forwarded to jest: `npm test -- test/unit`, `npm test -- -t ring`.
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
@@ -31,25 +32,32 @@ function seconds(ms) {
   return `${(ms / 1000).toFixed(1)} s`;
 }
 
-// 1. Type check every TypeScript project, in parallel (tsc is single-threaded; there are 2 cores).
+// 1. Static checks, in parallel (each is single-threaded; there are 2 cores): tsc on every TypeScript
+// project, ESLint (type-aware rules and the layering zones), and Prettier's check of the formatting.
 const tsc = require.resolve('typescript/bin/tsc');
+const eslint = join(dirname(require.resolve('eslint/package.json')), 'bin', 'eslint.js');
+const prettier = join(dirname(require.resolve('prettier/package.json')), 'bin', 'prettier.cjs');
+const pretty = process.stdout.isTTY ? ['--pretty'] : [];
 const projects = ['tsconfig.json', 'sdk/tsconfig.json'].filter((p) => existsSync(join(root, p)));
-const typecheckStarted = Date.now();
-const typechecks = await Promise.all(
-  projects.map(async (project) => {
-    const pretty = process.stdout.isTTY ? ['--pretty'] : [];
-    const result = await runNode(tsc, ['-p', project, '--noEmit', ...pretty], { capture: true });
-    return { project, ...result };
-  }),
+const checks = [
+  ...projects.map((project) => ({ name: `tsc -p ${project}`, script: tsc, args: ['-p', project, '--noEmit', ...pretty] })),
+  { name: 'eslint .', script: eslint, args: ['.', '--max-warnings=0'] },
+  { name: 'prettier --check .', script: prettier, args: ['--check', '.', '--log-level=warn'] },
+];
+const checksStarted = Date.now();
+const checkResults = await Promise.all(
+  checks.map(async (check) => ({ ...check, ...(await runNode(check.script, check.args, { capture: true })) })),
 );
-let typeFailed = false;
-for (const { project, code, output } of typechecks) {
+let staticFailed = false;
+for (const { name, code, output } of checkResults) {
   if (code !== 0) {
-    typeFailed = true;
-    process.stdout.write(`\ntype check failed: tsc -p ${project}\n${output}`);
+    staticFailed = true;
+    process.stdout.write(`\n${name} failed\n${output}`);
   }
 }
-console.log(`type check ${typeFailed ? 'FAILED' : 'ok'} (${projects.join(', ')}) in ${seconds(Date.now() - typecheckStarted)}`);
+console.log(
+  `static checks ${staticFailed ? 'FAILED' : 'ok'} (${checks.map((c) => c.name).join(', ')}) in ${seconds(Date.now() - checksStarted)}`,
+);
 
 // 2. Jest. Integration tests share one local cloud (globalSetup), so two workers match two cores.
 const chooseWorkers = jestArgs.some((a) => /^(-i|--runInBand|-w|--maxWorkers)(=|$)/.test(a)) ? [] : ['--maxWorkers=2'];
@@ -68,7 +76,8 @@ if (existsSync(resultsFile)) {
     if (suite.status === 'failed' && (suite.assertionResults ?? []).length === 0) failed += 1;
   }
 }
-if (typeFailed) failed += 1;
+// A failed static check counts as one failure (its output is above).
+if (staticFailed) failed += 1;
 // Jest failed without a failing test to show for it (globalSetup threw, no tests matched, crash).
 if (jest.code !== 0 && failed === 0) failed += 1;
 console.log(`${passed} passed, ${failed} failed`);

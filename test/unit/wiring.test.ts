@@ -1,0 +1,116 @@
+// The composition root: instances built once and shared, each handler's view limited to its HandlerSpec,
+// and every handler buildable from a Lambda environment without touching an engine.
+import { FaultController } from '../../lambdas/adapters/fault-injection';
+import { loadConfig } from '../../lambdas/config';
+import { isRingstoreError } from '../../lambdas/core/errors';
+import { handlerFactories } from '../../lambdas/handlers';
+import { documentClient } from '../../lambdas/wiring/clients';
+import { apiKeyService, ringSource } from '../../lambdas/wiring/control';
+import { closeConnections, hintStore, shardStore, txnRecordStore } from '../../lambdas/wiring/data';
+import { kvService, orchestrator } from '../../lambdas/wiring/services';
+import { Wiring } from '../../lambdas/wiring/wiring';
+import { envVars, type HandlerName, handlers } from '../../schemas/topology';
+
+/** A Lambda environment pointing at a closed port: building must not need an engine. */
+const lambdaEnv = {
+  [envVars.dynamodbEndpoint]: 'http://127.0.0.1:9',
+  [envVars.s3Endpoint]: 'http://127.0.0.1:9',
+  [envVars.txnStateMachineArn]: 'arn:aws:states:us-east-1:000000000000:stateMachine:ringstore-local-txn',
+  AWS_REGION: 'us-east-1',
+};
+
+const handlerNames = Object.keys(handlers) as HandlerName[];
+
+describe('Wiring', () => {
+  it('builds each instance once and shares it between the views of one process', () => {
+    const host = Wiring.create({ config: loadConfig(lambdaEnv) });
+
+    const kvRead = host.forHandler('kvRead');
+    const kvWrite = host.forHandler('kvWrite');
+
+    expect(documentClient(kvRead)).toBe(documentClient(kvWrite));
+    expect(shardStore(kvRead)).toBe(shardStore(kvWrite));
+    expect(ringSource(kvRead)).toBe(ringSource(host));
+  });
+
+  it('builds services per handler, so a service built with one spec is never handed to another', () => {
+    const host = Wiring.create({ config: loadConfig(lambdaEnv) });
+
+    const read = kvService(host.forHandler('kvRead'));
+    const write = kvService(host.forHandler('kvWrite'));
+
+    expect(read).not.toBe(write);
+    expect(kvService(host.forHandler('kvRead'))).toBe(read);
+  });
+
+  it('gives a handler a denied stand-in for what its spec does not declare, which fails naming the spec', async () => {
+    const host = Wiring.create({ config: loadConfig(lambdaEnv) });
+    const kvRead = host.forHandler('kvRead');
+    expect(handlers.kvRead.hintsTable).toBe('none');
+
+    const hints = hintStore(kvRead);
+
+    await expect(hints.count('ringstore-local-shard-0')).rejects.toThrow(/kvRead may not use hintsTable/);
+    const error: unknown = await hints.count('ringstore-local-shard-0').catch((caught: unknown) => caught);
+    expect(isRingstoreError(error, 'internal')).toBe(true);
+    // The same store is real for a handler that declares it.
+    expect(hintStore(host.forHandler('kvWrite'))).not.toBe(hints);
+  });
+
+  it('lets handlers that resolve transaction intents reach the transaction table, and no handler without a spec for it', () => {
+    const host = Wiring.create({ config: loadConfig(lambdaEnv) });
+
+    for (const name of handlerNames) {
+      const declared = handlers[name].txnTable ?? 'none';
+      const records = txnRecordStore(host.forHandler(name));
+      expect({ name, real: records === txnRecordStore(host) }).toEqual({ name, real: declared !== 'none' });
+    }
+    // Reads and writes resolve the intents they meet: reading the record and deciding an expired one.
+    expect(handlers.kvRead.txnTable).toBe('readWrite');
+    expect(handlers.kvWrite.txnTable).toBe('readWrite');
+  });
+
+  it('refuses the orchestrator to a handler whose spec does not start transactions', () => {
+    const host = Wiring.create({ config: loadConfig(lambdaEnv) });
+
+    expect(() => orchestrator(host.forHandler('kvWrite'))).toThrow(/kvWrite may not start transactions/);
+    expect(orchestrator(host.forHandler('txn'))).toBeDefined();
+  });
+
+  it('uses the orchestrator the host passes in instead of building a Step Functions one', () => {
+    const passed = { run: jest.fn() };
+    const host = Wiring.create({ config: loadConfig({ ...lambdaEnv, [envVars.txnStateMachineArn]: undefined }) }).with({
+      orchestrator: passed,
+    });
+
+    expect(orchestrator(host.forHandler('txn'))).toBe(passed);
+  });
+
+  it('refuses a fault controller unless the configuration allows fault injection', () => {
+    expect(() => Wiring.create({ config: loadConfig(lambdaEnv), faults: new FaultController() })).toThrow(/does not allow fault injection/);
+    expect(() =>
+      Wiring.create({ config: loadConfig({ ...lambdaEnv, [envVars.faultInjection]: '1' }), faults: new FaultController() }),
+    ).not.toThrow();
+  });
+
+  it.each(handlerNames.map((name) => [name]))(
+    'builds the %s handler from a Lambda environment without reaching an engine',
+    async (name) => {
+      const wiring = Wiring.forLambda(name, lambdaEnv);
+
+      const handler = handlerFactories[name](wiring);
+
+      expect(typeof handler).toBe('function');
+      await closeConnections(wiring);
+    },
+  );
+
+  it('builds nothing a handler does not ask for', () => {
+    const wiring = Wiring.forLambda('authorizer', lambdaEnv);
+
+    apiKeyService(wiring);
+
+    expect(wiring.built('dynamodb')).toBeDefined();
+    for (const unused of ['s3', 'sfn', 'l2', 'shards', 'kvRead:kv']) expect(wiring.built(unused)).toBeUndefined();
+  });
+});
