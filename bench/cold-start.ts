@@ -1,0 +1,347 @@
+// `npm run bench:cold-start`: what a Lambda cold start pays, per topology handler. Each handler is
+// bundled exactly as the CDK bundles it (cdk/constructs/handler-function.ts), then loaded in fresh node
+// processes with the environment a deployed function sees, against a baseline bundle that only builds a
+// DynamoDBClient (the floor every handler pays). No engine runs: the endpoints point at a closed port.
+// Writes bench/results/cold-start-<BENCH_LABEL>.json.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { constants as zlibConstants, gzipSync } from 'node:zlib';
+import { build, type BuildOptions, type Metafile, version as esbuildVersion } from 'esbuild';
+import { z } from 'zod';
+import { envVars, handlers, type HandlerName, namesFor, productionBuildDefine } from '../lambdas/topology';
+import { benchRoot, codeVersion, machineFacts } from './environment';
+import { median, percentile } from './measure';
+
+const settings = z
+  .object({
+    /** Fresh processes per bundle; each one is a cold start. */
+    BENCH_COLD_SAMPLES: z.coerce.number().int().min(1).max(200).default(15),
+    /** Names the results file, so a before/after pair can sit side by side. */
+    BENCH_LABEL: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,39}$/i).default('latest'),
+    /**
+     * `1`: ship the source map and start node with --enable-source-maps, as the CDK deploys the functions.
+     * Node then reads and parses the map while it loads the bundle, which adds to the init (about 15% for a
+     * 2.4 MB map on the bench machine). Off by default: the default run measures the code's own init.
+     */
+    BENCH_SOURCE_MAPS: z.enum(['0', '1']).default('0'),
+  })
+  .parse(process.env);
+
+/** A child that takes longer than this is stuck (e.g. an init that blocks): the run fails rather than hangs. */
+const childTimeoutMs = 30_000;
+/** Inputs and packages listed per bundle in the JSON: where the bytes (and so most of the init) come from. */
+const topInputsCount = 3;
+const topPackagesCount = 8;
+const stage = 'local';
+const resultsDir = join(benchRoot, 'bench', 'results');
+
+const log = (line: string) => console.error(`[bench:cold-start] ${line}`);
+
+const withSourceMaps = settings.BENCH_SOURCE_MAPS === '1';
+
+/**
+ * The CDK's bundling options (handler-function.ts). The source map is a file beside the bundle, so it
+ * changes no byte of the bundle; it only matters to the init under --enable-source-maps (BENCH_SOURCE_MAPS).
+ * absWorkingDir: the CDK runs esbuild from the project root.
+ */
+const cdkBundling: BuildOptions & { format: 'cjs'; metafile: true } = {
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node22',
+  minify: true,
+  external: [],
+  define: { ...productionBuildDefine },
+  tsconfig: join(benchRoot, 'tsconfig.json'),
+  absWorkingDir: benchRoot,
+  metafile: true,
+  write: true,
+  logLevel: 'warning',
+  ...(withSourceMaps ? { sourcemap: true, sourcesContent: false } : {}),
+};
+
+/**
+ * The floor: the one client every data handler constructs, with the options runtime.ts gives it. Exported
+ * as `handler` so the child checks it the same way as a real handler.
+ */
+const baselineSource = `
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+const client = new DynamoDBClient({ region: process.env.AWS_REGION, endpoint: process.env.${envVars.dynamodbEndpoint}, maxAttempts: 3 });
+export const handler = async () => client.config.maxAttempts;
+`;
+const baselineName = 'baseline';
+
+/**
+ * The child's whole program. It times only the require (module-scope init, which is what Lambda's init
+ * phase runs for a handler), not node's own start, which every runtime pays alike; the time since the
+ * process started is reported beside it. What init leaves pending (the Redis connect attempt, which
+ * fails later on the closed port) is not init: Lambda's init phase ends when the module is evaluated, so
+ * the child exits right after writing its line. stdout to a pipe is synchronous on Linux: the line is out
+ * before exit.
+ */
+const childProgram = `'use strict';
+const { performance } = require('node:perf_hooks');
+const started = performance.now();
+const loaded = require(process.argv[2]);
+const initMs = performance.now() - started;
+if (typeof loaded.handler !== 'function') {
+  process.stderr.write('the bundle exports no handler function\\n');
+  process.exit(3);
+}
+process.stdout.write(JSON.stringify({ initMs, sinceProcessStartMs: performance.now(), rssBytes: process.memoryUsage().rss }) + '\\n');
+process.exit(0);
+`;
+
+const ChildSample = z.object({ initMs: z.number(), sinceProcessStartMs: z.number(), rssBytes: z.number() });
+type ChildSample = z.infer<typeof ChildSample>;
+
+/**
+ * What the CDK stack (cdk/stacks/api-stack.ts) and Lambda itself put in a function's environment, with
+ * the local endpoints on a closed port. Built from nothing rather than from this process's environment,
+ * so npm's and tsx's variables (NODE_OPTIONS above all) cannot change what is measured.
+ * AWS_LAMBDA_FUNCTION_NAME matters: with it the runtime builds its Powertools metrics, as in Lambda.
+ */
+function lambdaEnvironment(name: HandlerName | typeof baselineName): Record<string, string> {
+  const names = namesFor(stage);
+  const functionName = name === baselineName ? `${names.prefix}-${baselineName}` : names.functionName(name);
+  return {
+    AWS_REGION: 'us-east-1',
+    AWS_DEFAULT_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'AKIAIOSFODNN7EXAMPLE',
+    AWS_SECRET_ACCESS_KEY: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
+    AWS_SESSION_TOKEN: 'bench-cold-start',
+    AWS_LAMBDA_FUNCTION_NAME: functionName,
+    AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(name === baselineName ? 256 : handlers[name].memoryMb),
+    AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs22.x',
+    TZ: ':UTC',
+    POWERTOOLS_SERVICE_NAME: names.prefix,
+    POWERTOOLS_LOG_LEVEL: 'INFO',
+    ...(withSourceMaps ? { NODE_OPTIONS: '--enable-source-maps' } : {}),
+    [envVars.stage]: stage,
+    [envVars.dynamodbEndpoint]: 'http://127.0.0.1:9',
+    [envVars.s3Endpoint]: 'http://127.0.0.1:9',
+    [envVars.redisUrl]: 'redis://127.0.0.1:9',
+    // The CDK sets the state machine's ARN only on the handlers that start transactions (useWorkflows);
+    // with it the runtime builds an SFN client at init.
+    ...(name !== baselineName && handlers[name].startsTransactions
+      ? { [envVars.txnStateMachineArn]: `arn:aws:states:us-east-1:000000000000:stateMachine:${names.transactionStateMachine}` }
+      : {}),
+  };
+}
+
+interface InputShare {
+  path: string;
+  bytes: number;
+}
+
+interface PackageShare extends InputShare {
+  /** The shortest chain of our own modules from the entry to the first one importing the package. */
+  via: string[];
+}
+
+const inNodeModules = (inputPath: string) => inputPath.includes('node_modules/');
+
+/** Where an input's bytes belong: its npm package (the innermost node_modules), or our own top two folders. */
+function ownerOf(inputPath: string): string {
+  const parts = inputPath.split('/');
+  const lastModules = parts.lastIndexOf('node_modules');
+  if (lastModules < 0) return parts.slice(0, Math.min(2, parts.length - 1)).join('/') || inputPath;
+  const first = parts[lastModules + 1] ?? inputPath;
+  return first.startsWith('@') ? `${first}/${parts[lastModules + 2] ?? ''}` : first;
+}
+
+/**
+ * Import chains from the entry (breadth first, so each is a shortest one), cut where they enter
+ * node_modules: what making a handler's wiring lazy has to cut is which of our modules pulls a package in.
+ */
+function importChains(metafile: Metafile, entry: string): Map<string, string[]> {
+  const chains = new Map<string, string[]>([[entry, [entry]]]);
+  const queue = [entry];
+  for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+    const chain = chains.get(next)!;
+    for (const imported of metafile.inputs[next]?.imports ?? []) {
+      if (imported.external || chains.has(imported.path)) continue;
+      chains.set(imported.path, inNodeModules(next) ? chain : [...chain, imported.path]);
+      queue.push(imported.path);
+    }
+  }
+  return chains;
+}
+
+/** The largest inputs of the bundle, by bytes they left in the minified output, and the same summed per package. */
+function attribution(metafile: Metafile) {
+  // One entry, so one bundle; a source map is an output too, without an entry point.
+  const bundles = Object.values(metafile.outputs).filter((output) => output.entryPoint !== undefined);
+  const output = bundles[0];
+  if (bundles.length !== 1 || !output?.entryPoint) throw new Error(`expected one bundle in esbuild's metafile, found ${bundles.length}`);
+  const inputs: InputShare[] = Object.entries(output.inputs)
+    .map(([path, { bytesInOutput }]) => ({ path, bytes: bytesInOutput }))
+    .sort((a, b) => b.bytes - a.bytes);
+  const chains = importChains(metafile, output.entryPoint);
+  const perPackage = new Map<string, PackageShare>();
+  for (const { path, bytes } of inputs) {
+    const owner = ownerOf(path);
+    const share = perPackage.get(owner) ?? { path: owner, bytes: 0, via: [] };
+    share.bytes += bytes;
+    // Our modules lead to a package through the chain of its first-reached file (the shortest chain).
+    const chain = (chains.get(path) ?? []).filter((step) => !inNodeModules(step));
+    if (inNodeModules(path) && chain.length && (!share.via.length || chain.length < share.via.length)) share.via = chain;
+    perPackage.set(owner, share);
+  }
+  const packages = [...perPackage.values()].sort((a, b) => b.bytes - a.bytes);
+  return {
+    moduleCount: inputs.length,
+    topInputs: inputs.slice(0, topInputsCount),
+    topPackages: packages.slice(0, topPackagesCount),
+  };
+}
+
+interface Bundle {
+  name: HandlerName | typeof baselineName;
+  entry: string;
+  file: string;
+  bytes: number;
+  gzipBytes: number;
+  /** The .map beside the bundle, when BENCH_SOURCE_MAPS builds one. */
+  sourceMapBytes?: number;
+  warnings: number;
+  attribution: ReturnType<typeof attribution>;
+}
+
+async function bundle(name: Bundle['name'], entry: string, workDir: string): Promise<Bundle> {
+  // index.js in a folder of its own, as the CDK lays out each function's asset.
+  const outfile = join(workDir, name, 'index.js');
+  const entryOptions: Pick<BuildOptions, 'stdin' | 'entryPoints'> =
+    name === baselineName
+      ? { stdin: { contents: baselineSource, resolveDir: benchRoot, sourcefile: 'baseline.ts', loader: 'ts' } }
+      : { entryPoints: [join(benchRoot, entry)] };
+  const result = await build({ ...cdkBundling, ...entryOptions, outfile });
+  const code = readFileSync(outfile);
+  return {
+    name,
+    entry,
+    file: outfile,
+    bytes: code.length,
+    // What travels compressed (the deployment zip deflates it alike); the level is zlib's default.
+    gzipBytes: gzipSync(code, { level: zlibConstants.Z_DEFAULT_COMPRESSION }).length,
+    ...(withSourceMaps ? { sourceMapBytes: statSync(`${outfile}.map`).size } : {}),
+    warnings: result.warnings.length,
+    attribution: attribution(result.metafile),
+  };
+}
+
+/** One cold start: a new node process requires the bundle and reports how long that took. */
+function coldStart(target: Bundle, runnerFile: string): ChildSample {
+  const child = spawnSync(process.execPath, [runnerFile, target.file], {
+    cwd: tmpdir(),
+    env: lambdaEnvironment(target.name),
+    encoding: 'utf8',
+    timeout: childTimeoutMs,
+  });
+  const lastLine = child.stdout?.trim().split('\n').pop() ?? '';
+  if (child.error || child.status !== 0 || !lastLine.startsWith('{')) {
+    const why = child.error?.message ?? `exit ${child.status ?? child.signal}`;
+    throw new Error(`cold start of ${target.name} failed (${why}): ${child.stderr?.trim().slice(-2000) ?? ''}`);
+  }
+  return ChildSample.parse(JSON.parse(lastLine));
+}
+
+/** Hundredths of a millisecond: finer is timer noise, and it keeps the JSON readable. */
+const round2 = (value: number) => Math.round(value * 100) / 100;
+
+function summary(values: number[]) {
+  const sorted = Float64Array.from(values).sort();
+  const p = { p50: median(values), p90: percentile(sorted, 90), min: sorted[0]!, max: sorted[sorted.length - 1]! };
+  return { p50: round2(p.p50), p90: round2(p.p90), min: round2(p.min), max: round2(p.max) };
+}
+
+const kib = (bytes: number) => (bytes / 1024).toFixed(1);
+const ms = (value: number) => value.toFixed(1);
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  const code = codeVersion();
+  const loadBefore = loadavg();
+  const workDir = mkdtempSync(join(tmpdir(), 'ringstore-cold-start-'));
+  try {
+    const runnerFile = join(workDir, 'cold-start-child.cjs');
+    writeFileSync(runnerFile, childProgram);
+
+    const handlerNames = Object.keys(handlers) as HandlerName[];
+    const targets: Bundle[] = [await bundle(baselineName, '(stdin) new DynamoDBClient()', workDir)];
+    for (const name of handlerNames) {
+      targets.push(await bundle(name, handlers[name].entry, workDir));
+      log(`bundled ${name}: ${kib(targets.at(-1)!.bytes)} KiB`);
+    }
+
+    // One discarded start per bundle first, so the first timed sample does not also pay for reading the
+    // file into the page cache. Then the samples go round the bundles in turn, one child at a time: a
+    // machine that slows down during the run (2 cores, other work) slows every bundle alike, not the last ones.
+    for (const target of targets) coldStart(target, runnerFile);
+    const samples = new Map<Bundle['name'], ChildSample[]>(targets.map((t) => [t.name, []]));
+    for (let round = 0; round < settings.BENCH_COLD_SAMPLES; round += 1) {
+      for (const target of targets) samples.get(target.name)!.push(coldStart(target, runnerFile));
+      log(`round ${round + 1}/${settings.BENCH_COLD_SAMPLES} done`);
+    }
+
+    const measured = targets.map((target) => {
+      const own = samples.get(target.name)!;
+      return {
+        ...target,
+        initMs: summary(own.map((s) => s.initMs)),
+        sinceProcessStartMs: summary(own.map((s) => s.sinceProcessStartMs)),
+        rssMb: round2(median(own.map((s) => s.rssBytes / 2 ** 20))),
+        initSamplesMs: own.map((s) => round2(s.initMs)),
+      };
+    });
+    const [baseline, ...handlerResults] = measured;
+    const ratio = (p50: number) => p50 / baseline!.initMs.p50;
+
+    const rows = measured.map((m) => {
+      const label = m.name === baselineName ? `${baselineName} (DynamoDBClient only)` : m.name;
+      return `| ${label} | ${kib(m.bytes)} | ${kib(m.gzipBytes)} | ${ms(m.initMs.p50)} | ${ms(m.initMs.p90)} | ${ratio(m.initMs.p50).toFixed(2)} |`;
+    });
+    console.log(`\nRingstore cold start: ${settings.BENCH_COLD_SAMPLES} fresh processes per bundle, node ${process.version}, ` +
+      `${withSourceMaps ? 'with' : 'without'} source maps, ` +
+      `code ${code.commit}${code.uncommitted.length ? ` + uncommitted ${code.uncommitted.join(' ')}` : ''}\n`);
+    console.log('| handler | bundle KiB | gzip KiB | init ms p50 | init ms p90 | init / baseline (p50) |');
+    console.log('|---|---:|---:|---:|---:|---:|');
+    console.log(rows.join('\n'));
+
+    // The machine facts other benches record, less the DynamoDB Local ones: no engine runs here.
+    const { dynamodbLocal: _engine, dynamodbLocalQuickStartJvmFlags: _jvm, ...machine } = machineFacts();
+    const entryOf = ({ file: _file, ...rest }: (typeof measured)[number]) => rest;
+    const output = {
+      label: settings.BENCH_LABEL,
+      finishedAt: new Date().toISOString(),
+      durationSeconds: Math.round((Date.now() - started) / 1000),
+      machine: { ...machine, loadAverageBefore: loadBefore, loadAverageAfter: loadavg(), code },
+      settings: {
+        samples: settings.BENCH_COLD_SAMPLES,
+        discardedWarmupsPerBundle: 1,
+        measures: 'require() of the bundle in a fresh node process: module-scope init until `handler` is exported',
+        esbuild: { version: esbuildVersion, ...cdkBundling, tsconfig: 'tsconfig.json', absWorkingDir: '.', sourcemap: withSourceMaps },
+        gzip: 'node:zlib gzipSync, default level',
+        // As kvRead sees it; txn also gets RINGSTORE_TXN_STATE_MACHINE_ARN (it starts transactions).
+        environment: Object.fromEntries(
+          Object.entries(lambdaEnvironment('kvRead')).filter(([name]) => !/SECRET|SESSION|ACCESS_KEY/.test(name)),
+        ),
+      },
+      baseline: entryOf(baseline!),
+      handlers: handlerResults.map((m) => ({ ...entryOf(m), initRatioToBaseline: round2(ratio(m.initMs.p50)) })),
+    };
+    mkdirSync(resultsDir, { recursive: true });
+    const resultsFile = join(resultsDir, `cold-start-${settings.BENCH_LABEL}.json`);
+    writeFileSync(resultsFile, `${JSON.stringify(output, null, 2)}\n`);
+    log(`wrote ${resultsFile.slice(benchRoot.length + 1)} in ${output.durationSeconds} s`);
+  } finally {
+    rmSync(workDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(`[bench:cold-start] failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  process.exitCode = 1;
+});
