@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { constants as zlibConstants, gzipSync } from 'node:zlib';
 import { build, type BuildOptions, type Metafile, version as esbuildVersion } from 'esbuild';
 import { z } from 'zod';
-import { envVars, handlers, type HandlerName, namesFor, productionBuildDefine } from '../lambdas/topology';
+import { envVars, handlers, type HandlerName, namesFor, productionBuildDefine } from '../schemas/topology';
 import { benchRoot, codeVersion, machineFacts } from './environment';
 import { median, percentile } from './measure';
 
@@ -19,7 +19,10 @@ const settings = z
     /** Fresh processes per bundle; each one is a cold start. */
     BENCH_COLD_SAMPLES: z.coerce.number().int().min(1).max(200).default(15),
     /** Names the results file, so a before/after pair can sit side by side. */
-    BENCH_LABEL: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,39}$/i).default('latest'),
+    BENCH_LABEL: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9._-]{0,39}$/i)
+      .default('latest'),
     /**
      * `1`: ship the source map and start node with --enable-source-maps, as the CDK deploys the functions.
      * Node then reads and parses the map while it loads the bundle, which adds to the init (about 15% for a
@@ -63,7 +66,7 @@ const cdkBundling: BuildOptions & { format: 'cjs'; metafile: true } = {
 };
 
 /**
- * The floor: the one client every data handler constructs, with the options runtime.ts gives it. Exported
+ * The floor: the one client every data handler constructs, with the options the wiring gives it (lambdas/wiring/clients.ts). Exported
  * as `handler` so the child checks it the same way as a real handler.
  */
 const baselineSource = `
@@ -101,7 +104,7 @@ type ChildSample = z.infer<typeof ChildSample>;
  * What the CDK stack (cdk/stacks/api-stack.ts) and Lambda itself put in a function's environment, with
  * the local endpoints on a closed port. Built from nothing rather than from this process's environment,
  * so npm's and tsx's variables (NODE_OPTIONS above all) cannot change what is measured.
- * AWS_LAMBDA_FUNCTION_NAME matters: with it the runtime builds its Powertools metrics, as in Lambda.
+ * AWS_LAMBDA_FUNCTION_NAME matters: with it the wiring builds its Powertools metrics, as in Lambda.
  */
 function lambdaEnvironment(name: HandlerName | typeof baselineName): Record<string, string> {
   const names = namesFor(stage);
@@ -124,7 +127,7 @@ function lambdaEnvironment(name: HandlerName | typeof baselineName): Record<stri
     [envVars.s3Endpoint]: 'http://127.0.0.1:9',
     [envVars.redisUrl]: 'redis://127.0.0.1:9',
     // The CDK sets the state machine's ARN only on the handlers that start transactions (useWorkflows);
-    // with it the runtime builds an SFN client at init.
+    // with it the txn handler builds an SFN client at init.
     ...(name !== baselineName && handlers[name].startsTransactions
       ? { [envVars.txnStateMachineArn]: `arn:aws:states:us-east-1:000000000000:stateMachine:${names.transactionStateMachine}` }
       : {}),
@@ -240,10 +243,10 @@ function coldStart(target: Bundle, runnerFile: string): ChildSample {
     encoding: 'utf8',
     timeout: childTimeoutMs,
   });
-  const lastLine = child.stdout?.trim().split('\n').pop() ?? '';
+  const lastLine = child.stdout.trim().split('\n').pop() ?? '';
   if (child.error || child.status !== 0 || !lastLine.startsWith('{')) {
     const why = child.error?.message ?? `exit ${child.status ?? child.signal}`;
-    throw new Error(`cold start of ${target.name} failed (${why}): ${child.stderr?.trim().slice(-2000) ?? ''}`);
+    throw new Error(`cold start of ${target.name} failed (${why}): ${child.stderr.trim().slice(-2000)}`);
   }
   return ChildSample.parse(JSON.parse(lastLine));
 }
@@ -303,9 +306,11 @@ async function main(): Promise<void> {
       const label = m.name === baselineName ? `${baselineName} (DynamoDBClient only)` : m.name;
       return `| ${label} | ${kib(m.bytes)} | ${kib(m.gzipBytes)} | ${ms(m.initMs.p50)} | ${ms(m.initMs.p90)} | ${ratio(m.initMs.p50).toFixed(2)} |`;
     });
-    console.log(`\nRingstore cold start: ${settings.BENCH_COLD_SAMPLES} fresh processes per bundle, node ${process.version}, ` +
-      `${withSourceMaps ? 'with' : 'without'} source maps, ` +
-      `code ${code.commit}${code.uncommitted.length ? ` + uncommitted ${code.uncommitted.join(' ')}` : ''}\n`);
+    console.log(
+      `\nRingstore cold start: ${settings.BENCH_COLD_SAMPLES} fresh processes per bundle, node ${process.version}, ` +
+        `${withSourceMaps ? 'with' : 'without'} source maps, ` +
+        `code ${code.commit}${code.uncommitted.length ? ` + uncommitted ${code.uncommitted.join(' ')}` : ''}\n`,
+    );
     console.log('| handler | bundle KiB | gzip KiB | init ms p50 | init ms p90 | init / baseline (p50) |');
     console.log('|---|---:|---:|---:|---:|---:|');
     console.log(rows.join('\n'));

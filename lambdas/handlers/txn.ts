@@ -7,7 +7,8 @@ import { httpErrors } from '../http/errors';
 import { jsonBody, parseWith, principalOf } from '../http/request';
 import { json } from '../http/response';
 import { router } from '../http/router';
-import { orchestrator, transactionService } from '../wiring/services';
+import { orchestrator } from '../wiring/orchestrator';
+import { transactionService } from '../wiring/services';
 import type { Wiring } from '../wiring/wiring';
 
 export function txnHandler(wiring: Wiring) {

@@ -1,7 +1,6 @@
 // The AWS SDK clients, one of each per instance set, pointed at local engines when the config says so.
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
-import { SFNClient } from '@aws-sdk/client-sfn';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Wiring } from './wiring';
 
@@ -9,7 +8,7 @@ import type { Wiring } from './wiring';
 const sdkAttemptsMax = 3;
 
 /** Options shared by every AWS client; endpoints are overridden only for local engines. */
-function clientOptions(wiring: Wiring, endpoint: string | undefined) {
+export function clientOptions(wiring: Wiring, endpoint: string | undefined) {
   const credentials = wiring.awsCredentials ? { credentials: { ...wiring.awsCredentials } } : {};
   return { region: wiring.config.region, ...(endpoint ? { endpoint } : {}), ...credentials, maxAttempts: sdkAttemptsMax };
 }
@@ -34,10 +33,6 @@ export function s3Client(wiring: Wiring): S3Client {
         responseChecksumValidation: 'WHEN_REQUIRED',
       }),
   );
-}
-
-export function sfnClient(wiring: Wiring): SFNClient {
-  return wiring.shared('sfn', () => new SFNClient(clientOptions(wiring, undefined)));
 }
 
 /** Closes the clients an instance set opened (scripts and the bench end their process cleanly). */

@@ -1,13 +1,10 @@
 // Builders of the core's services from the adapters they need. Each handler calls only the builders of
 // the services it uses, so its cold start builds (and its bundle holds) nothing else.
 import { limits, replicationDefaults, txnLimits } from '../../schemas/topology';
-import { SfnOrchestrator } from '../adapters/sfn-orchestrator';
 import { KvService } from '../core/kv';
 import { MaintenanceService } from '../core/maintenance';
 import { ReplicationService } from '../core/replication';
 import { TransactionService } from '../core/transactions';
-import type { Orchestrator } from '../ports';
-import { sfnClient } from './clients';
 import { maintenanceState, ringSource, shardHealth } from './control';
 import { blobStore, hintStore, replicationStats, shardStore, txnRecordStore, valueCache } from './data';
 import type { Wiring } from './wiring';
@@ -82,17 +79,4 @@ export function maintenanceService(wiring: Wiring): MaintenanceService {
         ...injected(wiring),
       }),
   );
-}
-
-/** Step Functions when the config names the state machine; otherwise what the host passed in. */
-export function orchestrator(wiring: Wiring): Orchestrator {
-  if (wiring.spec && !wiring.spec.startsTransactions) {
-    throw new Error(`handler ${wiring.spec.name} may not start transactions: its HandlerSpec does not say startsTransactions`);
-  }
-  return wiring.shared('orchestrator', () => {
-    if (wiring.orchestrator) return wiring.orchestrator;
-    const arn = wiring.config.txnStateMachineArn;
-    if (!arn) throw new Error('no transaction state machine: set RINGSTORE_TXN_STATE_MACHINE_ARN, or pass an orchestrator in');
-    return new SfnOrchestrator(sfnClient(wiring), arn);
-  });
 }

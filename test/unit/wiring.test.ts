@@ -7,7 +7,8 @@ import { handlerFactories } from '../../lambdas/handlers';
 import { documentClient } from '../../lambdas/wiring/clients';
 import { apiKeyService, ringSource } from '../../lambdas/wiring/control';
 import { closeConnections, hintStore, shardStore, txnRecordStore } from '../../lambdas/wiring/data';
-import { kvService, orchestrator } from '../../lambdas/wiring/services';
+import { orchestrator } from '../../lambdas/wiring/orchestrator';
+import { kvService } from '../../lambdas/wiring/services';
 import { Wiring } from '../../lambdas/wiring/wiring';
 import { envVars, type HandlerName, handlers } from '../../schemas/topology';
 
