@@ -4,7 +4,7 @@
 // DynamoDBClient (the floor every handler pays). No engine runs: the endpoints point at a closed port.
 // Writes bench/results/cold-start-<BENCH_LABEL>.json.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { constants as zlibConstants, gzipSync } from 'node:zlib';
@@ -13,6 +13,7 @@ import { z } from 'zod';
 import { envVars, handlers, type HandlerName, namesFor, productionBuildDefine } from '../schemas/topology';
 import { benchRoot, codeVersion, machineFacts } from './environment';
 import { median, percentile } from './measure';
+import { coldStartSvgPath, renderColdStartSvg } from './plot';
 
 const settings = z
   .object({
@@ -341,9 +342,45 @@ async function main(): Promise<void> {
     const resultsFile = join(resultsDir, `cold-start-${settings.BENCH_LABEL}.json`);
     writeFileSync(resultsFile, `${JSON.stringify(output, null, 2)}\n`);
     log(`wrote ${resultsFile.slice(benchRoot.length + 1)} in ${output.durationSeconds} s`);
+    await plotAgainstBefore(output);
   } finally {
     rmSync(workDir, { recursive: true, force: true });
   }
+}
+
+/** The file of a run as this bench writes it, read back for the comparison plot. */
+const SavedRun = z.object({
+  label: z.string(),
+  handlers: z.array(z.object({ name: z.string(), bytes: z.number(), initRatioToBaseline: z.number() })),
+});
+
+/**
+ * Plots this run against the committed `before` run (bench/results/cold-start-before.json) when this run
+ * is not that one: the picture of what a change did to every handler's cold start.
+ */
+async function plotAgainstBefore(run: z.infer<typeof SavedRun>): Promise<void> {
+  const beforeFile = join(resultsDir, 'cold-start-before.json');
+  if (run.label === 'before' || !existsSync(beforeFile)) return;
+  const before = SavedRun.parse(JSON.parse(readFileSync(beforeFile, 'utf8')));
+  const points = [
+    ...before.handlers.map((h) => ({
+      handler: h.name,
+      run: 'before',
+      bundleKiB: Math.round(h.bytes / 1024),
+      initRatio: h.initRatioToBaseline,
+    })),
+    ...run.handlers.map((h) => ({
+      handler: h.name,
+      run: 'after',
+      bundleKiB: Math.round(h.bytes / 1024),
+      initRatio: h.initRatioToBaseline,
+    })),
+  ];
+  writeFileSync(
+    coldStartSvgPath,
+    await renderColdStartSvg(points, `before: ${before.label} run, after: ${run.label} run; ${settings.BENCH_COLD_SAMPLES} samples each`),
+  );
+  log(`wrote ${coldStartSvgPath.slice(benchRoot.length + 1)}`);
 }
 
 main().catch((error: unknown) => {

@@ -158,3 +158,46 @@ export function replicationSubtitleOf(
     );
   return lines;
 }
+
+/** One handler's cold start as the comparison plot shows it. */
+export interface ColdStartPoint {
+  handler: string;
+  run: string;
+  bundleKiB: number;
+  initRatio: number;
+}
+
+export const coldStartSvgPath = join(__dirname, '..', 'docs', 'benchmarks-cold-start.svg');
+
+/**
+ * Bundle size and init time (as a ratio to the bare DynamoDB client measured in the same run) per
+ * handler, one bar per run (before and after a change).
+ *
+ * @example
+ * await writeFile(coldStartSvgPath, await renderColdStartSvg(points, 'node v20, 2 cores, 15 samples'));
+ */
+export async function renderColdStartSvg(points: ColdStartPoint[], subtitle: string): Promise<string> {
+  const values = points.flatMap((p) => [
+    { handler: p.handler, run: p.run, measure: 'bundle (KiB, minified)', value: p.bundleKiB },
+    { handler: p.handler, run: p.run, measure: 'init p50 / bare DynamoDB client', value: p.initRatio },
+  ]);
+  return toSvg({
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    title: { text: 'Cold start per handler (lower is better)', subtitle },
+    data: { values },
+    facet: { column: { field: 'measure', type: 'nominal', title: null } },
+    spec: {
+      width: 300,
+      height: { step: 9 },
+      mark: { type: 'bar', tooltip: true },
+      encoding: {
+        y: { field: 'handler', type: 'nominal', title: null, sort: null },
+        yOffset: { field: 'run', type: 'nominal', sort: ['before', 'after'] },
+        x: { field: 'value', type: 'quantitative', title: null },
+        color: { field: 'run', type: 'nominal', title: 'run', sort: ['before', 'after'], scale: { range: ['#bab0ac', '#4c78a8'] } },
+      },
+    },
+    resolve: { scale: { x: 'independent' } },
+    config: { font: 'sans-serif', background: 'white' },
+  });
+}
