@@ -39,18 +39,33 @@ export const ListKeysQuery = z.object({
   cursor: z.string().min(1).max(4096).optional().meta({ description: 'The cursor of the previous page' }),
 });
 
-/** `If-Match: "<version>"` (the ETag of a read) and `If-None-Match: *`. */
+const entityTags =
+  `\`*\` or a comma-separated list of up to ${limits.entityTagsMax} entity tags (\`"3"\`, \`W/"3"\`); the ETag of a read is \`"<version>"\`. ` +
+  'A tag this API did not issue is well formed but matches nothing. Anything else is a 400 naming the header';
+
+/**
+ * Conditional requests (RFC 9110 §13.1.1–2). Only their shape is here: the grammar of entity-tag lists is
+ * parsed by lambdas/http, and what the tags mean is decided in the core.
+ */
 export const ConditionalHeaders = z.object({
   'if-match': z
     .string()
-    .regex(/^"?\d{1,15}"?$/, 'must be an ETag this API returned, e.g. "3"')
-    .transform((etag) => Number(etag.replace(/"/g, '')))
     .optional()
-    .meta({ description: 'Write only if the key is at this version (its ETag)' }),
+    .meta({
+      description:
+        `Write only if the key exists and its ETag is one of these (strong comparison: a weak tag never matches); ` +
+        `\`*\`: only if the key exists. Otherwise 412. ${entityTags}`,
+      examples: ['"3"', '"3", "5"', '*'],
+    }),
   'if-none-match': z
-    .literal('*', { error: 'only * is supported' })
+    .string()
     .optional()
-    .meta({ description: 'Write only if the key does not exist' }),
+    .meta({
+      description:
+        `Write only if the key's ETag is none of these (weak comparison: \`W/"3"\` matches version 3; an absent key matches none); ` +
+        `\`*\`: only if the key does not exist. Otherwise 412. Evaluated after If-Match. ${entityTags}`,
+      examples: ['*', '"3"'],
+    }),
 });
 
 export const CreateUploadBody = z

@@ -30,7 +30,7 @@ const valueResponses = {
 };
 const writeResponses = {
   200: { ...json(api.WriteAck, 'Written; the new version is also the ETag'), headers: { ETag: valueHeaders.ETag } },
-  412: error('If-Match or If-None-Match did not hold'),
+  412: error('If-Match or If-None-Match did not hold (If-Match is evaluated first; details.field names the one that failed). Nothing was written'),
   503: error('Strong write: no replica could take the version (not acknowledged; the owner may hold it). Or the owner is unavailable'),
 };
 
@@ -64,8 +64,8 @@ const operations: Record<string, Operation> = {
   deleteEmptyKey: { summary: 'Always 400: a key must not be empty', responses: { 400: error('Empty key') } },
   deleteValue: {
     summary: 'Delete a key (a versioned tombstone)',
-    request: { params: keyParam, query: api.DeleteValueQuery, headers: api.ConditionalHeaders.pick({ 'if-match': true }) },
-    responses: { ...writeResponses, 404: error('No such key') },
+    request: { params: keyParam, query: api.DeleteValueQuery, headers: api.ConditionalHeaders },
+    responses: { ...writeResponses, 404: error('No such key, and the conditions, if any, held (If-None-Match: * on an absent key)') },
   },
   createUpload: {
     summary: `Start an upload of a value up to ${limits.valueBytesMax} bytes: returns a presigned PUT URL`,

@@ -36,10 +36,9 @@ export const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
       deleteEmptyKey: rejectEmptyKey,
       deleteValue: async (event) => {
         const { consistency } = parseWith(DeleteValueQuery, event.queryStringParameters, 'query');
-        const { ifMatchVersion } = conditionsOf(event);
         const principal = principalOf(event);
         return acknowledged(200, await kv.delete(principal.namespace, pathParam(event, 'key'), {
-          ifMatchVersion, consistency: consistency ?? principal.writeConsistency,
+          ...conditionsOf(event), consistency: consistency ?? principal.writeConsistency,
         }));
       },
       createUpload: async (event) => {
