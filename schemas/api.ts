@@ -68,10 +68,32 @@ export const ConditionalHeaders = z.object({
     }),
 });
 
+/** RFC 9110 §5.6.2 token: the type, the subtype and parameter names. */
+const token = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
+/** RFC 9110 §5.6.4, without obs-text: a stored type is echoed back as a header, so it stays ASCII. */
+const quotedString = '"(?:[\\t \\x21\\x23-\\x5B\\x5D-\\x7E]|\\\\[\\t \\x21-\\x7E])*"';
+/**
+ * RFC 9110 §8.3.1 media-type = type "/" subtype *( OWS ";" OWS [ parameter ] ). Written so that no two
+ * ways match the same text (whitespace after a ";" belongs to it alone): no backtracking blow-up.
+ */
+export const mediaTypePattern = new RegExp(`^${token}/${token}[ \\t]*(?:;[ \\t]*(?:${token}=(?:${token}|${quotedString})[ \\t]*)?)*$`);
+
+/** A Content-Type as stored with a value and sent back on reads. */
+export const MediaType = z
+  .string()
+  .max(limits.contentTypeCharsMax)
+  .regex(mediaTypePattern, 'must be a media type, type/subtype with optional parameters, e.g. text/plain; charset=utf-8')
+  .meta({ description: `A media type (RFC 9110 §8.3.1), e.g. \`text/plain; charset=utf-8\`; at most ${limits.contentTypeCharsMax} characters` });
+
+/** An empty Content-Type is as good as none: the default applies. */
+export const PutValueHeaders = z.object({
+  'content-type': z.preprocess((value) => (value === '' ? undefined : value), MediaType.default('application/octet-stream')),
+});
+
 export const CreateUploadBody = z
   .object({
     size: z.number().int().min(0).optional().meta({ description: `Bytes to upload; over ${limits.valueBytesMax} is refused with 413` }),
-    contentType: z.string().min(1).max(256).default('application/octet-stream'),
+    contentType: MediaType.default('application/octet-stream'),
   })
   .strict()
   .meta({ id: 'CreateUploadRequest' });
@@ -79,7 +101,7 @@ export const CreateUploadBody = z
 export const CommitUploadBody = z
   .object({
     sha256: z.string().regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex digits'),
-    contentType: z.string().min(1).max(256).default('application/octet-stream'),
+    contentType: MediaType.default('application/octet-stream'),
     ttlSeconds: z.number().int().min(1).max(limits.ttlSecondsMax).optional(),
   })
   .strict()

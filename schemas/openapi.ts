@@ -56,7 +56,12 @@ const operations: Record<string, Operation> = {
       params: keyParam,
       query: api.PutValueQuery,
       headers: api.ConditionalHeaders,
-      body: { content: { '*/*': { schema: { type: 'string', format: 'binary' } } } },
+      body: {
+        description:
+          'The value. Its Content-Type is stored and sent back on reads: a media type (type/subtype, optional parameters, ' +
+          `at most ${limits.contentTypeCharsMax} characters), else 400 with details.field content-type; none: application/octet-stream`,
+        content: { '*/*': { schema: { type: 'string', format: 'binary' } } },
+      },
     },
     responses: { ...writeResponses, 413: error('Body over the direct limit: use POST /v1/kv/{key}/uploads') },
   },

@@ -35,6 +35,8 @@ export const limits = {
    * DynamoDB condition, whose expression is bounded in size.
    */
   entityTagsMax: 32,
+  /** Characters of a Content-Type (a media type with its parameters), as stored and echoed back. */
+  contentTypeCharsMax: 256,
 } as const;
 
 /** Namespaces come from API keys; `#` separates namespace and key in partition keys, so it is excluded. */

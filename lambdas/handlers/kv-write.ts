@@ -1,7 +1,7 @@
 // PUT/DELETE /v1/kv/{key} and the two-step upload of large values.
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { CommitUploadBody, CommitUploadQuery, CreateUploadBody, DeleteValueQuery, PutValueQuery } from '../../schemas/api';
+import { CommitUploadBody, CommitUploadQuery, CreateUploadBody, DeleteValueQuery, PutValueHeaders, PutValueQuery } from '../../schemas/api';
 import { RingstoreError } from '../core/errors';
 import type { WriteAck } from '../core/kv';
 import { httpErrors } from '../http/errors';
@@ -24,7 +24,7 @@ export const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
     router('kvWrite', {
       putValue: async (event) => {
         const { ttlSeconds, consistency } = parseWith(PutValueQuery, event.queryStringParameters, 'query');
-        const contentType = headersOf(event)['content-type'] || 'application/octet-stream';
+        const { 'content-type': contentType } = parseWith(PutValueHeaders, headersOf(event), 'header');
         const principal = principalOf(event);
         const ack = await kv.put(principal.namespace, pathParam(event, 'key'), {
           value: bodyBytes(event), contentType, ttlSeconds, ...conditionsOf(event),
