@@ -6,7 +6,7 @@ import { limits, namespacePattern, txnLimits } from './topology';
 export const Consistency = z.enum(['eventual', 'strong']).meta({
   id: 'Consistency',
   description:
-    "Reads: eventual = cache or any available replica; strong = the owner with a consistent read, never a cache (linearizable per key). " +
+    'Reads: eventual = cache or any available replica; strong = the owner with a consistent read, never a cache (linearizable per key). ' +
     'Writes: eventual = acknowledged once the owner holds it, replicas follow from its stream; strong = acknowledged once the owner ' +
     'and every reachable replica hold it (at least one replica). Default: the namespace setting, else eventual.',
 });
@@ -83,7 +83,9 @@ export const MediaType = z
   .string()
   .max(limits.contentTypeCharsMax)
   .regex(mediaTypePattern, 'must be a media type, type/subtype with optional parameters, e.g. text/plain; charset=utf-8')
-  .meta({ description: `A media type (RFC 9110 §8.3.1), e.g. \`text/plain; charset=utf-8\`; at most ${limits.contentTypeCharsMax} characters` });
+  .meta({
+    description: `A media type (RFC 9110 §8.3.1), e.g. \`text/plain; charset=utf-8\`; at most ${limits.contentTypeCharsMax} characters`,
+  });
 
 /** An empty Content-Type is as good as none: the default applies. */
 export const PutValueHeaders = z.object({
@@ -92,7 +94,12 @@ export const PutValueHeaders = z.object({
 
 export const CreateUploadBody = z
   .object({
-    size: z.number().int().min(0).optional().meta({ description: `Bytes to upload; over ${limits.valueBytesMax} is refused with 413` }),
+    size: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .meta({ description: `Bytes to upload; over ${limits.valueBytesMax} is refused with 413` }),
     contentType: MediaType.default('application/octet-stream'),
   })
   .strict()
@@ -121,11 +128,18 @@ export const WriteAck = z
     key: z.string(),
     version: z.number().int(),
     consistency: Consistency,
-    copies: z.number().int().optional().meta({ description: 'Strong writes: shards holding the version at the acknowledgement, the owner included' }),
+    copies: z
+      .number()
+      .int()
+      .optional()
+      .meta({ description: 'Strong writes: shards holding the version at the acknowledgement, the owner included' }),
   })
   .meta({ id: 'WriteAck' });
 
-const txnKey = z.string().min(1).max(limits.keyBytesMax * 4);
+const txnKey = z
+  .string()
+  .min(1)
+  .max(limits.keyBytesMax * 4);
 const txnVersion = z.number().int().min(0).meta({ description: 'The version the key must be at before the transaction; 0: absent' });
 
 export const TxnOp = z
@@ -149,9 +163,15 @@ export const TxnOp = z
 export const TxnBody = z
   .object({
     ops: z.array(TxnOp).min(1).max(txnLimits.txnOpsMax),
-    timeoutMs: z.number().int().min(100).max(txnLimits.txnTimeoutMsMax).optional().meta({
-      description: `After this the transaction aborts (default ${txnLimits.txnTimeoutMsDefault})`,
-    }),
+    timeoutMs: z
+      .number()
+      .int()
+      .min(100)
+      .max(txnLimits.txnTimeoutMsMax)
+      .optional()
+      .meta({
+        description: `After this the transaction aborts (default ${txnLimits.txnTimeoutMsDefault})`,
+      }),
   })
   .strict()
   .meta({ id: 'TxnRequest' });
@@ -163,15 +183,17 @@ export const TxnCommitted = z
     status: z.literal('committed'),
     txid: z.string(),
     writes: z.array(z.object({ key: z.string(), version: z.number().int() })),
-    reads: z.array(
-      z.object({
-        key: z.string(),
-        found: z.boolean(),
-        version: z.number().int().optional(),
-        value: z.string().optional().meta({ description: 'base64' }),
-        contentType: z.string().optional(),
-      }),
-    ).meta({ description: 'One per get op, in request order; a get after a write of the same key sees that write' }),
+    reads: z
+      .array(
+        z.object({
+          key: z.string(),
+          found: z.boolean(),
+          version: z.number().int().optional(),
+          value: z.string().optional().meta({ description: 'base64' }),
+          contentType: z.string().optional(),
+        }),
+      )
+      .meta({ description: 'One per get op, in request order; a get after a write of the same key sees that write' }),
   })
   .meta({ id: 'TxnCommitted' });
 

@@ -9,7 +9,10 @@ type Operation = Omit<RouteConfig, 'method' | 'path'>;
 const json = (schema: z.ZodType, description: string) => ({ description, content: { 'application/json': { schema } } });
 const error = (description: string) => json(api.ErrorResponse, description);
 const keyParam = z.object({
-  key: z.string().min(1).meta({ description: `The key, URL-encoded; 1 to ${limits.keyBytesMax} bytes of UTF-8` }),
+  key: z
+    .string()
+    .min(1)
+    .meta({ description: `The key, URL-encoded; 1 to ${limits.keyBytesMax} bytes of UTF-8` }),
 });
 const valueHeaders = {
   ETag: { description: 'The version, quoted', schema: { type: 'string' as const } },
@@ -24,13 +27,22 @@ const common = {
   503: error('A shard is unavailable; retry after Retry-After seconds'),
 };
 const valueResponses = {
-  200: { description: 'The value, with the content type it was stored with', headers: valueHeaders, content: { '*/*': { schema: { type: 'string' as const, format: 'binary' } } } },
-  303: { description: `Values over ${limits.directBodyBytesMax} bytes: fetch the presigned URL in Location`, headers: { ...valueHeaders, Location: { schema: { type: 'string' as const } } } },
+  200: {
+    description: 'The value, with the content type it was stored with',
+    headers: valueHeaders,
+    content: { '*/*': { schema: { type: 'string' as const, format: 'binary' } } },
+  },
+  303: {
+    description: `Values over ${limits.directBodyBytesMax} bytes: fetch the presigned URL in Location`,
+    headers: { ...valueHeaders, Location: { schema: { type: 'string' as const } } },
+  },
   404: error('No such key (never written, deleted, or expired)'),
 };
 const writeResponses = {
   200: { ...json(api.WriteAck, 'Written; the new version is also the ETag'), headers: { ETag: valueHeaders.ETag } },
-  412: error('If-Match or If-None-Match did not hold (If-Match is evaluated first; details.field names the one that failed). Nothing was written'),
+  412: error(
+    'If-Match or If-None-Match did not hold (If-Match is evaluated first; details.field names the one that failed). Nothing was written',
+  ),
   503: error('Strong write: no replica could take the version (not acknowledged; the owner may hold it). Or the owner is unavailable'),
 };
 
@@ -75,7 +87,10 @@ const operations: Record<string, Operation> = {
   createUpload: {
     summary: `Start an upload of a value up to ${limits.valueBytesMax} bytes: returns a presigned PUT URL`,
     request: { params: keyParam, body: { content: { 'application/json': { schema: api.CreateUploadBody } } } },
-    responses: { 201: json(api.UploadTicket, 'PUT the bytes to url with headers, then commit'), 413: error('Declared size over the limit') },
+    responses: {
+      201: json(api.UploadTicket, 'PUT the bytes to url with headers, then commit'),
+      413: error('Declared size over the limit'),
+    },
   },
   commitUpload: {
     summary: 'Make uploaded bytes the value of the key, atomically and versioned',
@@ -97,7 +112,9 @@ const operations: Record<string, Operation> = {
     responses: {
       200: json(api.TxnCommitted, 'Committed: the new versions and the values read'),
       404: error('Aborted: a delete of a key that does not exist (details: txid, key)'),
-      409: error('Aborted: another transaction holds a key, or a read key changed, or the deadline passed; retry (details: txid, reason, key)'),
+      409: error(
+        'Aborted: another transaction holds a key, or a read key changed, or the deadline passed; retry (details: txid, reason, key)',
+      ),
       412: error('Aborted: a check or ifVersion did not hold (details: txid, key)'),
       413: error('Values written or read over the transaction limit'),
       503: error('The outcome is not known yet (txn.outcomeUnknown): read the keys strongly before retrying'),

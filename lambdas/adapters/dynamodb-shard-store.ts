@@ -21,7 +21,17 @@ import {
 import { IntentConflictError, PreconditionFailedError, RingstoreError, invariant } from '../core/errors';
 import { type Intent, type KeySummary, type StoredItem, tombstoneRetentionSeconds } from '../core/item';
 import { tokenBucket, tokenSpace } from '../core/ring';
-import type { IntentPlacement, ItemWrite, KeyRef, ListPage, ListQuery, ShardStore, VersionEntry, WritePrecondition, WriteResult } from '../ports';
+import type {
+  IntentPlacement,
+  ItemWrite,
+  KeyRef,
+  ListPage,
+  ListQuery,
+  ShardStore,
+  VersionEntry,
+  WritePrecondition,
+  WriteResult,
+} from '../ports';
 import { limits, shardSchema } from '../../schemas/topology';
 import { translateAwsError } from './aws-errors';
 
@@ -178,18 +188,32 @@ function liveCondition(nowSeconds: number): Condition<KvEntity> {
     and: [
       { attr: 'pk', exists: true },
       { attr: 'tomb', eq: false },
-      { or: [{ attr: 'ttl', exists: false }, { attr: 'ttl', gt: nowSeconds }] },
+      {
+        or: [
+          { attr: 'ttl', exists: false },
+          { attr: 'ttl', gt: nowSeconds },
+        ],
+      },
     ],
   };
 }
 
 function absentCondition(nowSeconds: number): Condition<KvEntity> {
-  return { or: [{ attr: 'pk', exists: false }, { attr: 'tomb', eq: true }, { attr: 'ttl', lte: nowSeconds }] };
+  return {
+    or: [
+      { attr: 'pk', exists: false },
+      { attr: 'tomb', eq: true },
+      { attr: 'ttl', lte: nowSeconds },
+    ],
+  };
 }
 
 /** `v IN (…)`: DynamoDB refuses an empty list and one over 100 operands; the core bounds it far below. */
 function versionsOperand(versions: readonly number[]): Condition<KvEntity> {
-  invariant(versions.length >= 1 && versions.length <= limits.entityTagsMax, `a version list has 1 to ${limits.entityTagsMax} entries (got ${versions.length})`);
+  invariant(
+    versions.length >= 1 && versions.length <= limits.entityTagsMax,
+    `a version list has 1 to ${limits.entityTagsMax} entries (got ${versions.length})`,
+  );
   return { attr: 'v', in: [...versions] };
 }
 
@@ -241,16 +265,33 @@ export class DynamoShardStore implements ShardStore {
       }
       for (let attempt = 0; Object.keys(pending).length > 0; attempt += 1) {
         if (attempt >= batchGetAttemptsMax) {
-          throw new RingstoreError('shard.unavailable', `intents of ${keys.length} keys: keys left unprocessed after ${attempt} attempts`, { retryable: true });
+          throw new RingstoreError('shard.unavailable', `intents of ${keys.length} keys: keys left unprocessed after ${attempt} attempts`, {
+            retryable: true,
+          });
         }
         if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 2 ** attempt * 10));
-        const requestItems = Object.fromEntries(Object.entries(pending).map(([table, { Keys }]) => [table, {
-          Keys, ConsistentRead: true, ProjectionExpression: '#pk, #itx, #iop', ExpressionAttributeNames: { '#pk': 'pk', '#itx': 'itx', '#iop': 'iop' },
-        }]));
+        const requestItems = Object.fromEntries(
+          Object.entries(pending).map(([table, { Keys }]) => [
+            table,
+            {
+              Keys,
+              ConsistentRead: true,
+              ProjectionExpression: '#pk, #itx, #iop',
+              ExpressionAttributeNames: { '#pk': 'pk', '#itx': 'itx', '#iop': 'iop' },
+            },
+          ]),
+        );
         try {
-          const { Responses = {}, UnprocessedKeys = {} } = await this.documentClient.send(new BatchGetCommand({ RequestItems: requestItems }));
+          const { Responses = {}, UnprocessedKeys = {} } = await this.documentClient.send(
+            new BatchGetCommand({ RequestItems: requestItems }),
+          );
           for (const [table, items] of Object.entries(Responses)) {
-            for (const item of items) if (item.itx !== undefined) found.set(idOf(table, item.pk as string), { txid: item.itx as string, kind: (item.iop as Intent['kind'] | undefined) ?? 'put' });
+            for (const item of items)
+              if (item.itx !== undefined)
+                found.set(idOf(table, item.pk as string), {
+                  txid: item.itx as string,
+                  kind: (item.iop as Intent['kind'] | undefined) ?? 'put',
+                });
           }
           pending = Object.fromEntries(Object.entries(UnprocessedKeys).map(([table, { Keys = [] }]) => [table, { Keys }]));
         } catch (error) {
@@ -277,7 +318,12 @@ export class DynamoShardStore implements ShardStore {
   async write(tableName: string, write: ItemWrite): Promise<WriteResult> {
     const { namespace, key, token, content } = write;
     const identity = {
-      pk: partitionKeyOf(namespace, key), ns: namespace, k: key, tok: token, tb: tokenBucket(token), mt: write.modifiedAtMs,
+      pk: partitionKeyOf(namespace, key),
+      ns: namespace,
+      k: key,
+      tok: token,
+      tb: tokenBucket(token),
+      mt: write.modifiedAtMs,
     };
     const body = content
       ? {
@@ -319,18 +365,39 @@ export class DynamoShardStore implements ShardStore {
       const { Attributes } = await this.entity
         .build(UpdateItemCommand)
         .item({
-          pk: partitionKeyOf(namespace, key), ns: namespace, k: key, tok: token, tb: tokenBucket(token),
+          pk: partitionKeyOf(namespace, key),
+          ns: namespace,
+          k: key,
+          tok: token,
+          tb: tokenBucket(token),
           // A key that does not exist yet gets a version-0 tombstone to hold the intent.
-          v: $get('v', 0), tomb: $get('tomb', true), ct: $get('ct', ''), size: $get('size', 0), sha: $get('sha', ''),
-          itx: intent.txid, iop: intent.kind, ict: intent.contentType, isize: intent.size, isha: intent.sha256,
-          ival: intent.value ?? $remove(), its: intent.placedAtMs,
+          v: $get('v', 0),
+          tomb: $get('tomb', true),
+          ct: $get('ct', ''),
+          size: $get('size', 0),
+          sha: $get('sha', ''),
+          itx: intent.txid,
+          iop: intent.kind,
+          ict: intent.contentType,
+          isize: intent.size,
+          isha: intent.sha256,
+          ival: intent.value ?? $remove(),
+          its: intent.placedAtMs,
         })
         .options({
           tableName,
           returnValues: 'ALL_OLD',
           returnValuesOnConditionFalse: 'ALL_OLD',
           condition: {
-            and: [{ or: [{ attr: 'itx', exists: false }, { attr: 'itx', eq: intent.txid }] }, ...(expectation ? [expectation] : [])],
+            and: [
+              {
+                or: [
+                  { attr: 'itx', exists: false },
+                  { attr: 'itx', eq: intent.txid },
+                ],
+              },
+              ...(expectation ? [expectation] : []),
+            ],
           },
         })
         .send();
@@ -346,12 +413,26 @@ export class DynamoShardStore implements ShardStore {
   ): Promise<StoredItem | undefined> {
     const content =
       input.kind === 'put'
-        ? { ct: $get('ict', ''), size: $get('isize', 0), sha: $get('isha', ''), val: $get('ival', new Uint8Array(0)), tomb: false, ttl: $remove() }
+        ? {
+            ct: $get('ict', ''),
+            size: $get('isize', 0),
+            sha: $get('isha', ''),
+            val: $get('ival', new Uint8Array(0)),
+            tomb: false,
+            ttl: $remove(),
+          }
         : { ct: '', size: 0, sha: '', tomb: true, ttl: input.nowSeconds + tombstoneRetentionSeconds, val: $remove() };
     try {
       const { Attributes } = await this.entity
         .build(UpdateItemCommand)
-        .item({ pk: partitionKeyOf(input.namespace, input.key), ...content, blob: $remove(), mt: input.modifiedAtMs, v: $add(1), ...noIntent })
+        .item({
+          pk: partitionKeyOf(input.namespace, input.key),
+          ...content,
+          blob: $remove(),
+          mt: input.modifiedAtMs,
+          v: $add(1),
+          ...noIntent,
+        })
         .options({ tableName, returnValues: 'ALL_NEW', condition: { attr: 'itx', eq: input.txid } })
         .send();
       return Attributes ? toStoredItem(Attributes as RawItem) : undefined;
@@ -404,7 +485,12 @@ export class DynamoShardStore implements ShardStore {
     const entries: VersionEntry[] = [];
     // (start, end] may wrap past the top of the token space: then it is (start, max] and [0, end].
     const spans: Array<[number, number]> =
-      range.start < range.end ? [[range.start + 1, range.end]] : [[range.start + 1, tokenSpace - 1], [0, range.end]];
+      range.start < range.end
+        ? [[range.start + 1, range.end]]
+        : [
+            [range.start + 1, tokenSpace - 1],
+            [0, range.end],
+          ];
     try {
       for (const [low, high] of spans) {
         if (low > high) continue;
@@ -430,7 +516,10 @@ export class DynamoShardStore implements ShardStore {
             startKey = LastEvaluatedKey;
             pages += 1;
             if (pages > rangePagesPerBucketMax) {
-              throw new RingstoreError('internal', `token bucket ${bucket} of ${tableName} has more than ${rangePagesPerBucketMax} index pages`);
+              throw new RingstoreError(
+                'internal',
+                `token bucket ${bucket} of ${tableName} has more than ${rangePagesPerBucketMax} index pages`,
+              );
             }
           } while (startKey);
         }

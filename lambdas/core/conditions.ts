@@ -77,7 +77,9 @@ export function failureOf(
   }
   if (ifNoneMatch !== undefined && version !== undefined && (ifNoneMatch === '*' || ifNoneMatch.includes(version))) {
     const message =
-      ifNoneMatch === '*' ? `key ${key} already exists (version ${version})` : `key ${key} is at version ${version}, which If-None-Match names`;
+      ifNoneMatch === '*'
+        ? `key ${key} already exists (version ${version})`
+        : `key ${key} is at version ${version}, which If-None-Match names`;
     return new PreconditionFailedError(message, current, { field: 'if-none-match' });
   }
   if (kind === 'delete' && version === undefined) return new RingstoreError('kv.notFound', `key ${key} not found`);

@@ -9,7 +9,16 @@ import { type RingShard, tokenOf } from './ring';
 import { isReadable, isShardFailure, type ReplicationService } from './replication';
 import { validateKey } from './validation';
 import type {
-  BlobStore, Clock, Consistency, IdSource, ItemWrite, RingSource, ShardHealthStore, ShardStore, ValueCache, WritePrecondition,
+  BlobStore,
+  Clock,
+  Consistency,
+  IdSource,
+  ItemWrite,
+  RingSource,
+  ShardHealthStore,
+  ShardStore,
+  ValueCache,
+  WritePrecondition,
 } from '../ports';
 import type { CacheEntry } from './l1-cache';
 import { blobPrefixes } from '../../schemas/topology';
@@ -150,15 +159,35 @@ export class KvService {
     const guard = guardOf(plan, input, 'put');
     const sha256 = sha256Hex(input.value);
     if (size <= limits.inlineValueBytesMax) {
-      return this.writeContent(namespace, key, guard, {
-        contentType: input.contentType, size, sha256, expiresAtSeconds, value: input.value,
-      }, input.consistency);
+      return this.writeContent(
+        namespace,
+        key,
+        guard,
+        {
+          contentType: input.contentType,
+          size,
+          sha256,
+          expiresAtSeconds,
+          value: input.value,
+        },
+        input.consistency,
+      );
     }
     const objectKey = this.blobKey(namespace);
     await this.deps.blobs.put(objectKey, input.value, input.contentType);
-    return this.writeContent(namespace, key, guard, {
-      contentType: input.contentType, size, sha256, expiresAtSeconds, blob: { objectKey },
-    }, input.consistency);
+    return this.writeContent(
+      namespace,
+      key,
+      guard,
+      {
+        contentType: input.contentType,
+        size,
+        sha256,
+        expiresAtSeconds,
+        blob: { objectKey },
+      },
+      input.consistency,
+    );
   }
 
   async delete(namespace: string, key: string, input: DeleteInput): Promise<WriteAck> {
@@ -354,7 +383,13 @@ export class KvService {
     try {
       faults?.reach('write.beforeOwner');
       result = await this.writeOwner(owner!.table, {
-        namespace, key, token, content, precondition: guard.precondition, nowSeconds, modifiedAtMs,
+        namespace,
+        key,
+        token,
+        content,
+        precondition: guard.precondition,
+        nowSeconds,
+        modifiedAtMs,
       });
     } catch (error) {
       if (content?.blob) await this.deps.blobs.delete(content.blob.objectKey).catch(() => undefined);
@@ -394,7 +429,8 @@ export class KvService {
         const resolution = await this.deps.intents.resolve(table, error.current as StoredItem);
         if (resolution.state === 'pending') {
           throw new RingstoreError('txn.conflict', `key ${write.key} is locked by transaction ${resolution.record.txid}; retry`, {
-            retryable: true, details: { key: write.key, txid: resolution.record.txid },
+            retryable: true,
+            details: { key: write.key, txid: resolution.record.txid },
           });
         }
       }
@@ -428,13 +464,26 @@ function storedItemOf(write: Omit<ItemWrite, 'precondition'>, version: number): 
   const { namespace, key, token, content, modifiedAtMs } = write;
   if (!content) {
     return {
-      namespace, key, token, version, modifiedAtMs, ...emptyContent, tombstone: true,
+      namespace,
+      key,
+      token,
+      version,
+      modifiedAtMs,
+      ...emptyContent,
+      tombstone: true,
       expiresAtSeconds: write.nowSeconds + tombstoneRetentionSeconds,
     };
   }
   return {
-    namespace, key, token, version, modifiedAtMs, tombstone: false,
-    contentType: content.contentType, size: content.size, sha256: content.sha256,
+    namespace,
+    key,
+    token,
+    version,
+    modifiedAtMs,
+    tombstone: false,
+    contentType: content.contentType,
+    size: content.size,
+    sha256: content.sha256,
     ...(content.expiresAtSeconds === undefined ? {} : { expiresAtSeconds: content.expiresAtSeconds }),
     ...(content.value === undefined ? {} : { value: content.value }),
     ...(content.blob === undefined ? {} : { blob: { objectKey: content.blob.objectKey } }),

@@ -27,7 +27,10 @@ export const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
         const { 'content-type': contentType } = parseWith(PutValueHeaders, headersOf(event), 'header');
         const principal = principalOf(event);
         const ack = await kv.put(principal.namespace, pathParam(event, 'key'), {
-          value: bodyBytes(event), contentType, ttlSeconds, ...conditionsOf(event),
+          value: bodyBytes(event),
+          contentType,
+          ttlSeconds,
+          ...conditionsOf(event),
           consistency: consistency ?? principal.writeConsistency,
         });
         return acknowledged(200, ack);
@@ -37,9 +40,13 @@ export const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
       deleteValue: async (event) => {
         const { consistency } = parseWith(DeleteValueQuery, event.queryStringParameters, 'query');
         const principal = principalOf(event);
-        return acknowledged(200, await kv.delete(principal.namespace, pathParam(event, 'key'), {
-          ...conditionsOf(event), consistency: consistency ?? principal.writeConsistency,
-        }));
+        return acknowledged(
+          200,
+          await kv.delete(principal.namespace, pathParam(event, 'key'), {
+            ...conditionsOf(event),
+            consistency: consistency ?? principal.writeConsistency,
+          }),
+        );
       },
       createUpload: async (event) => {
         const body = parseWith(CreateUploadBody, jsonBody(event), 'body');
@@ -50,7 +57,9 @@ export const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
         const { consistency } = parseWith(CommitUploadQuery, event.queryStringParameters, 'query');
         const principal = principalOf(event);
         const ack = await kv.commitUpload(principal.namespace, pathParam(event, 'key'), pathParam(event, 'uploadId'), {
-          ...body, ...conditionsOf(event), consistency: consistency ?? principal.writeConsistency,
+          ...body,
+          ...conditionsOf(event),
+          consistency: consistency ?? principal.writeConsistency,
         });
         return acknowledged(200, ack);
       },

@@ -97,7 +97,9 @@ export function principalOf(event: APIGatewayProxyEvent): RequestPrincipal {
     throw new RingstoreError('auth.missingKey', 'request was not authenticated');
   }
   return {
-    namespace, role, keyId,
+    namespace,
+    role,
+    keyId,
     readConsistency: consistencyOf(context?.readConsistency),
     writeConsistency: consistencyOf(context?.writeConsistency),
   };

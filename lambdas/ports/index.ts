@@ -99,7 +99,10 @@ export interface ShardStore {
    */
   placeIntent(table: string, input: IntentPlacement): Promise<StoredItem | undefined>;
   /** Makes the intent of `txid` the key's content with the next version; undefined when it is not there. */
-  applyIntent(table: string, input: { namespace: string; key: string; txid: string; kind: Intent['kind']; nowSeconds: number; modifiedAtMs: number }): Promise<StoredItem | undefined>;
+  applyIntent(
+    table: string,
+    input: { namespace: string; key: string; txid: string; kind: Intent['kind']; nowSeconds: number; modifiedAtMs: number },
+  ): Promise<StoredItem | undefined>;
   /** Removes the intent of `txid` (abort); false when it was not there. */
   clearIntent(table: string, input: { namespace: string; key: string; txid: string }): Promise<boolean>;
   /**
@@ -154,7 +157,11 @@ export interface TxnRecordStore {
   begin(record: TxnRecord): Promise<void>;
   find(txid: string): Promise<TxnRecord | undefined>;
   /** pending -> status; returns the record as it ends up (someone else's decision stands). */
-  decide(txid: string, status: Exclude<TxnStatus, 'pending'>, details?: { reason?: string; conflictKey?: string }): Promise<TxnRecord | undefined>;
+  decide(
+    txid: string,
+    status: Exclude<TxnStatus, 'pending'>,
+    details?: { reason?: string; conflictKey?: string },
+  ): Promise<TxnRecord | undefined>;
   /** Records whose deadline is in [fromMs, toMs), oldest first, at most `limit` (the recovery sweeper's walk). */
   dueBetween(fromMs: number, toMs: number, limit: number): Promise<TxnRecord[]>;
 }
@@ -226,7 +233,10 @@ export interface BlobStore {
   sha256(objectKey: string): Promise<string>;
   copy(fromKey: string, toKey: string): Promise<void>;
   delete(objectKey: string): Promise<void>;
-  presignPut(objectKey: string, options: { contentType: string; expiresInSeconds: number }): Promise<{ url: string; headers: Record<string, string> }>;
+  presignPut(
+    objectKey: string,
+    options: { contentType: string; expiresInSeconds: number },
+  ): Promise<{ url: string; headers: Record<string, string> }>;
   presignGet(objectKey: string, options: { expiresInSeconds: number }): Promise<string>;
 }
 

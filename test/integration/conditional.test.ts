@@ -69,7 +69,10 @@ describe('If-Match', () => {
 describe('If-None-Match', () => {
   it('*: creates a key that does not exist, 412 when it does', async () => {
     expect(await versionOf(await put('inm-star', 'a', { 'if-none-match': '*' }))).toBe(1);
-    expect(await errorOf(await put('inm-star', 'b', { 'if-none-match': '*' }))).toMatchObject({ ...refused, details: { field: 'if-none-match' } });
+    expect(await errorOf(await put('inm-star', 'b', { 'if-none-match': '*' }))).toMatchObject({
+      ...refused,
+      details: { field: 'if-none-match' },
+    });
   });
 
   it('a list: writes only when the current version is none of them, comparing weakly', async () => {
@@ -92,12 +95,14 @@ describe('both headers', () => {
   it('must both hold; If-Match is evaluated first', async () => {
     await keyAt('both', 2);
     expect(await errorOf(await put('both', 'x', { 'if-match': '"1"', 'if-none-match': '"2"' }))).toMatchObject({
-      ...refused, details: { field: 'if-match' },
+      ...refused,
+      details: { field: 'if-match' },
     });
     expect(await errorOf(await put('both', 'x', { 'if-match': '"2"', 'if-none-match': '"2"' }))).toMatchObject(refused);
     expect(await errorOf(await put('both', 'x', { 'if-match': '*', 'if-none-match': '*' }))).toMatchObject(refused);
     expect(await errorOf(await put('both', 'x', { 'if-match': '*', 'if-none-match': 'W/"2"' }))).toMatchObject({
-      ...refused, details: { field: 'if-none-match' },
+      ...refused,
+      details: { field: 'if-none-match' },
     });
     expect(await current('both')).toEqual({ etag: '"2"', body: 'v2' });
     expect(await versionOf(await put('both', 'x', { 'if-match': '"1", "2"', 'if-none-match': '"1"' }))).toBe(3);
@@ -130,7 +135,9 @@ describe('malformed conditional headers', () => {
     ['if-none-match', 'abc'],
   ])('%s: %s is a 400 naming the header, and writes nothing', async (header, value) => {
     expect(await errorOf(await put('malformed', 'x', { [header]: value }))).toMatchObject({
-      status: 400, code: 'request.invalid', details: { field: header },
+      status: 400,
+      code: 'request.invalid',
+      details: { field: header },
     });
     expect(await errorOf(await del('malformed', { [header]: value }))).toMatchObject({ status: 400, details: { field: header } });
     expect(await current('malformed')).toBe(404);
@@ -139,21 +146,32 @@ describe('malformed conditional headers', () => {
   it('accepts up to 32 entity tags and refuses more', async () => {
     const tags = (count: number) => Array.from({ length: count }, (_, i) => `"${i + 1}"`).join(', ');
     expect(await versionOf(await put('many-tags', 'x', { 'if-none-match': tags(32) }))).toBe(1);
-    expect(await errorOf(await put('many-tags', 'x', { 'if-match': tags(33) }))).toMatchObject({ status: 400, details: { field: 'if-match' } });
+    expect(await errorOf(await put('many-tags', 'x', { 'if-match': tags(33) }))).toMatchObject({
+      status: 400,
+      details: { field: 'if-match' },
+    });
   });
 });
 
 describe('upload commit under conditions', () => {
   async function upload(k: string, bytes: Uint8Array) {
     const response = await call(`${kvPath(k)}/uploads`, {
-      method: 'POST', key, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ contentType: 'text/plain' }),
+      method: 'POST',
+      key,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ contentType: 'text/plain' }),
     });
     expect(response.status).toBe(201);
     const ticket = (await response.json()) as { uploadId: string; url: string; headers: Record<string, string> };
     expect((await fetch(ticket.url, { method: 'PUT', headers: ticket.headers, body: bytes })).ok).toBe(true);
     const sha256 = createHash('sha256').update(bytes).digest('hex');
     return (headers: Record<string, string>) =>
-      call(`${kvPath(k)}/uploads/${ticket.uploadId}/commit`, { method: 'POST', key, headers, body: JSON.stringify({ sha256, contentType: 'text/plain' }) });
+      call(`${kvPath(k)}/uploads/${ticket.uploadId}/commit`, {
+        method: 'POST',
+        key,
+        headers,
+        body: JSON.stringify({ sha256, contentType: 'text/plain' }),
+      });
   }
 
   it('takes the same headers: refused commits keep the upload for another try', async () => {

@@ -66,7 +66,9 @@ describe('conditional writes', () => {
     expect(await errorOf(await put('cond', 'b', { 'if-none-match': '*' }))).toMatchObject({ status: 412, code: 'kv.preconditionFailed' });
     expect(await errorOf(await put('cond', 'b', { 'if-match': '"9"' }))).toMatchObject({ status: 412 });
     expect((await put('cond', 'b', { 'if-match': '"1"' })).status).toBe(200);
-    expect(await errorOf(await call(kvPath('cond'), { method: 'DELETE', key, headers: { 'if-match': '"1"' } }))).toMatchObject({ status: 412 });
+    expect(await errorOf(await call(kvPath('cond'), { method: 'DELETE', key, headers: { 'if-match': '"1"' } }))).toMatchObject({
+      status: 412,
+    });
     expect(await (await get('cond')).text()).toBe('b');
     expect(await errorOf(await put('cond', 'c', { 'if-match': 'yesterday' }))).toMatchObject({ status: 400, code: 'request.invalid' });
     // If-None-Match with entity tags: "1" is not the current version (2), so the write happens.
@@ -87,12 +89,17 @@ describe('conditional writes', () => {
 });
 
 describe('Content-Type', () => {
-  it.each(['0', 'text', 'a/b/c', 'text/ plain', 'text/plain; charset'])('PUT with %j is a 400 naming content-type, and stores nothing', async (type) => {
-    expect(await errorOf(await put('typed', 'x', { 'content-type': type }))).toMatchObject({
-      status: 400, code: 'request.invalid', details: { field: 'content-type' },
-    });
-    expect((await get('typed', '?consistency=strong')).status).toBe(404);
-  });
+  it.each(['0', 'text', 'a/b/c', 'text/ plain', 'text/plain; charset'])(
+    'PUT with %j is a 400 naming content-type, and stores nothing',
+    async (type) => {
+      expect(await errorOf(await put('typed', 'x', { 'content-type': type }))).toMatchObject({
+        status: 400,
+        code: 'request.invalid',
+        details: { field: 'content-type' },
+      });
+      expect((await get('typed', '?consistency=strong')).status).toBe(404);
+    },
+  );
 
   it('stores a media type with parameters as sent', async () => {
     expect((await put('typed-ok', 'x', { 'content-type': 'application/vnd.api+json; charset="utf-8"' })).status).toBe(200);
@@ -101,11 +108,17 @@ describe('Content-Type', () => {
 
   it('uploads: the create and the commit bodies follow the same rule', async () => {
     const created = await call(`${kvPath('typed-upload')}/uploads`, {
-      method: 'POST', key, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ contentType: 'text' }),
+      method: 'POST',
+      key,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ contentType: 'text' }),
     });
     expect(await errorOf(created)).toMatchObject({ status: 400, code: 'request.invalid', details: { field: 'contentType' } });
     const committed = await call(`${kvPath('typed-upload')}/uploads/00000000-0000-4000-8000-000000000001/commit`, {
-      method: 'POST', key, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sha256: '0'.repeat(64), contentType: 'a/b/c' }),
+      method: 'POST',
+      key,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ sha256: '0'.repeat(64), contentType: 'a/b/c' }),
     });
     expect(await errorOf(committed)).toMatchObject({ status: 400, code: 'request.invalid', details: { field: 'contentType' } });
   });
@@ -153,7 +166,9 @@ describe('sizes', () => {
     const bytes = randomBytes(5 * 1024 * 1024 + 3, 11);
     const sha256 = createHash('sha256').update(bytes).digest('hex');
     const ticketResponse = await call(`${kvPath('big-upload')}/uploads`, {
-      method: 'POST', key, headers: { 'content-type': 'application/json' },
+      method: 'POST',
+      key,
+      headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ size: bytes.length, contentType: 'application/x-test' }),
     });
     expect(ticketResponse.status).toBe(201);
@@ -161,10 +176,17 @@ describe('sizes', () => {
     expect((await fetch(ticket.url, { method: 'PUT', headers: ticket.headers, body: bytes })).ok).toBe(true);
 
     const commitPath = `${kvPath('big-upload')}/uploads/${ticket.uploadId}/commit`;
-    const wrong = await call(commitPath, { method: 'POST', key, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sha256: '0'.repeat(64) }) });
+    const wrong = await call(commitPath, {
+      method: 'POST',
+      key,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ sha256: '0'.repeat(64) }),
+    });
     expect(await errorOf(wrong)).toMatchObject({ status: 400, code: 'kv.checksumMismatch' });
     const committed = await call(commitPath, {
-      method: 'POST', key, headers: { 'content-type': 'application/json' },
+      method: 'POST',
+      key,
+      headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ sha256, contentType: 'application/x-test' }),
     });
     expect(committed.status).toBe(200);
@@ -176,7 +198,11 @@ describe('sizes', () => {
     const location = read.headers.get('location')!;
     const object = await fetch(location);
     expect(object.status).toBe(200);
-    expect(createHash('sha256').update(Buffer.from(await object.arrayBuffer())).digest('hex')).toBe(sha256);
+    expect(
+      createHash('sha256')
+        .update(Buffer.from(await object.arrayBuffer()))
+        .digest('hex'),
+    ).toBe(sha256);
   });
 
   it('refuses to commit uploaded bytes over 10 MiB, even when the size was not declared', async () => {
@@ -185,7 +211,9 @@ describe('sizes', () => {
     const bytes = randomBytes(10 * 1024 * 1024 + 1, 13);
     expect((await fetch(ticket.url, { method: 'PUT', headers: ticket.headers, body: bytes })).ok).toBe(true);
     const committed = await call(`${kvPath('sneaky')}/uploads/${ticket.uploadId}/commit`, {
-      method: 'POST', key, body: JSON.stringify({ sha256: createHash('sha256').update(bytes).digest('hex') }),
+      method: 'POST',
+      key,
+      body: JSON.stringify({ sha256: createHash('sha256').update(bytes).digest('hex') }),
     });
     expect(await errorOf(committed)).toMatchObject({ status: 413, code: 'kv.valueTooLarge' });
     expect((await get('sneaky')).status).toBe(404);
@@ -193,7 +221,10 @@ describe('sizes', () => {
 
   it('refuses an upload declared over 10 MiB', async () => {
     const response = await call(`${kvPath('too-big')}/uploads`, {
-      method: 'POST', key, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ size: 10 * 1024 * 1024 + 1 }),
+      method: 'POST',
+      key,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ size: 10 * 1024 * 1024 + 1 }),
     });
     expect(await errorOf(response)).toMatchObject({ status: 413, code: 'kv.valueTooLarge' });
   });

@@ -7,8 +7,25 @@ import { compareKeys } from '../../lambdas/core/kv';
 import { Ring, initialRingState } from '../../lambdas/core/ring';
 import { ReplicationService } from '../../lambdas/core/replication';
 import type {
-  BlobStore, Clock, Hint, HintStore, IdSource, IntentPlacement, ItemWrite, KeyRef, ListPage, ListQuery, RingSource, ShardHealth,
-  ShardHealthStore, ShardStore, TxnRecord, TxnRecordStore, TxnStatus, VersionEntry, WriteResult,
+  BlobStore,
+  Clock,
+  Hint,
+  HintStore,
+  IdSource,
+  IntentPlacement,
+  ItemWrite,
+  KeyRef,
+  ListPage,
+  ListQuery,
+  RingSource,
+  ShardHealth,
+  ShardHealthStore,
+  ShardStore,
+  TxnRecord,
+  TxnRecordStore,
+  TxnStatus,
+  VersionEntry,
+  WriteResult,
 } from '../../lambdas/ports';
 import { createHash } from 'node:crypto';
 
@@ -97,12 +114,21 @@ export class MemoryShardStore implements ShardStore {
     if (previous?.intent && previous.intent.txid !== input.intent.txid) throw new IntentConflictError('locked', previous);
     const live = isLive(previous, input.nowSeconds);
     const holds =
-      input.expectVersion === 0 ? !live
-      : input.expectVersion !== undefined ? live && previous!.version === input.expectVersion
-      : !input.mustBeLive || live;
+      input.expectVersion === 0
+        ? !live
+        : input.expectVersion !== undefined
+          ? live && previous!.version === input.expectVersion
+          : !input.mustBeLive || live;
     if (!holds) throw new PreconditionFailedError('condition failed', previous);
     const base = previous ?? {
-      namespace: input.namespace, key: input.key, token: input.token, version: 0, contentType: '', size: 0, sha256: '', tombstone: true,
+      namespace: input.namespace,
+      key: input.key,
+      token: input.token,
+      version: 0,
+      contentType: '',
+      size: 0,
+      sha256: '',
+      tombstone: true,
     };
     items.set(id, { ...base, intent: input.intent });
     return previous;
@@ -120,11 +146,23 @@ export class MemoryShardStore implements ShardStore {
     const next: StoredItem =
       input.kind === 'put'
         ? {
-            ...rest, version: current.version + 1, modifiedAtMs: input.modifiedAtMs, tombstone: false,
-            contentType: intent.contentType, size: intent.size, sha256: intent.sha256, value: intent.value ?? new Uint8Array(0),
+            ...rest,
+            version: current.version + 1,
+            modifiedAtMs: input.modifiedAtMs,
+            tombstone: false,
+            contentType: intent.contentType,
+            size: intent.size,
+            sha256: intent.sha256,
+            value: intent.value ?? new Uint8Array(0),
           }
         : {
-            ...rest, version: current.version + 1, modifiedAtMs: input.modifiedAtMs, tombstone: true, contentType: '', size: 0, sha256: '',
+            ...rest,
+            version: current.version + 1,
+            modifiedAtMs: input.modifiedAtMs,
+            tombstone: true,
+            contentType: '',
+            size: 0,
+            sha256: '',
             expiresAtSeconds: input.nowSeconds + tombstoneRetentionSeconds,
           };
     items.set(id, next);
@@ -154,7 +192,11 @@ export class MemoryShardStore implements ShardStore {
       write.content
         ? { ...base, ...write.content, tombstone: false }
         : {
-            ...base, contentType: '', size: 0, sha256: '', tombstone: true,
+            ...base,
+            contentType: '',
+            size: 0,
+            sha256: '',
+            tombstone: true,
             expiresAtSeconds: write.nowSeconds + tombstoneRetentionSeconds,
           },
     );
@@ -193,7 +235,9 @@ export class MemoryBlobStore implements BlobStore {
     return this.objects.get(objectKey)?.byteLength;
   }
   async sha256(objectKey: string): Promise<string> {
-    return createHash('sha256').update(await this.get(objectKey)).digest('hex');
+    return createHash('sha256')
+      .update(await this.get(objectKey))
+      .digest('hex');
   }
   async copy(fromKey: string, toKey: string): Promise<void> {
     this.objects.set(toKey, await this.get(fromKey));

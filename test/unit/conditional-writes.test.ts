@@ -76,16 +76,37 @@ describe('PUT and DELETE under conditions', () => {
     ['If-None-Match: "3" on a key deleted at 3', 'deleted', 3, { ifNoneMatch: [3] }, 'written v4', 'kv.notFound'],
     ['If-None-Match: "3" on a key that expired at 3', 'expired', 3, { ifNoneMatch: [3] }, 'written v4', 'kv.notFound'],
     ['If-None-Match naming no version ("abc")', 'live', 3, { ifNoneMatch: [] }, 'written v4', 'written v4'],
-    ['If-Match: * and If-None-Match: "3" at 3', 'live', 3, { ifMatch: '*', ifNoneMatch: [3] }, 'kv.preconditionFailed', 'kv.preconditionFailed'],
+    [
+      'If-Match: * and If-None-Match: "3" at 3',
+      'live',
+      3,
+      { ifMatch: '*', ifNoneMatch: [3] },
+      'kv.preconditionFailed',
+      'kv.preconditionFailed',
+    ],
     ['If-Match: * and If-None-Match: "3" at 4', 'live', 4, { ifMatch: '*', ifNoneMatch: [3] }, 'written v5', 'written v5'],
     ['If-Match: "3", "4" and If-None-Match: "4" at 3', 'live', 3, { ifMatch: [3, 4], ifNoneMatch: [4] }, 'written v4', 'written v4'],
-    ['If-Match: "3", "4" and If-None-Match: "4" at 4', 'live', 4, { ifMatch: [3, 4], ifNoneMatch: [4] }, 'kv.preconditionFailed', 'kv.preconditionFailed'],
+    [
+      'If-Match: "3", "4" and If-None-Match: "4" at 4',
+      'live',
+      4,
+      { ifMatch: [3, 4], ifNoneMatch: [4] },
+      'kv.preconditionFailed',
+      'kv.preconditionFailed',
+    ],
     ['If-Match: * and If-None-Match: *', 'live', 3, { ifMatch: '*', ifNoneMatch: '*' }, 'kv.preconditionFailed', 'kv.preconditionFailed'],
     ['If-Match: "3" and If-None-Match: *', 'live', 3, { ifMatch: [3], ifNoneMatch: '*' }, 'kv.preconditionFailed', 'kv.preconditionFailed'],
     ['no condition on an absent key', 'absent', 0, {}, 'written v1', 'kv.notFound'],
   ];
 
-  const rows = cases.map(([what, state, version, conditions, putOutcome, deleteOutcome]) => ({ what, state, version, conditions, putOutcome, deleteOutcome }));
+  const rows = cases.map(([what, state, version, conditions, putOutcome, deleteOutcome]) => ({
+    what,
+    state,
+    version,
+    conditions,
+    putOutcome,
+    deleteOutcome,
+  }));
 
   it.each(rows)('$what: PUT answers $putOutcome', async ({ state, version, conditions, putOutcome }) => {
     const fixture = setup();
@@ -124,10 +145,14 @@ describe('PUT and DELETE under conditions', () => {
   it('evaluates If-Match first: its failure is the one reported when both fail', async () => {
     const fixture = setup();
     await keyIn(fixture, 'k', 'live', 5);
-    const failure = await fixture.kv.put('ns', 'k', { value: text('x'), contentType: 'a/b', ifMatch: [1], ifNoneMatch: [5] }).catch((e: unknown) => e);
+    const failure = await fixture.kv
+      .put('ns', 'k', { value: text('x'), contentType: 'a/b', ifMatch: [1], ifNoneMatch: [5] })
+      .catch((e: unknown) => e);
     expect(failure).toMatchObject({ code: 'kv.preconditionFailed', details: { field: 'if-match' } });
     expect((failure as Error).message).toBe('key k is at version 5; If-Match names "1"');
-    const second = await fixture.kv.put('ns', 'k', { value: text('x'), contentType: 'a/b', ifMatch: [5], ifNoneMatch: [5, 6] }).catch((e: unknown) => e);
+    const second = await fixture.kv
+      .put('ns', 'k', { value: text('x'), contentType: 'a/b', ifMatch: [5], ifNoneMatch: [5, 6] })
+      .catch((e: unknown) => e);
     expect(second).toMatchObject({ code: 'kv.preconditionFailed' });
   });
 
@@ -135,10 +160,12 @@ describe('PUT and DELETE under conditions', () => {
     const fixture = setup();
     await keyIn(fixture, 'k', 'live', 2);
     await expect(fixture.kv.put('ns', 'k', { value: text('x'), contentType: 'a/b', ifNoneMatch: '*' })).rejects.toMatchObject({
-      details: { field: 'if-none-match' }, message: 'key k already exists (version 2)',
+      details: { field: 'if-none-match' },
+      message: 'key k already exists (version 2)',
     });
     await expect(fixture.kv.delete('ns', 'absent', { ifMatch: '*' })).rejects.toMatchObject({
-      details: { field: 'if-match' }, message: 'key absent does not exist; If-Match: * needs it to exist',
+      details: { field: 'if-match' },
+      message: 'key absent does not exist; If-Match: * needs it to exist',
     });
   });
 
@@ -158,7 +185,8 @@ describe('PUT and DELETE under conditions', () => {
 function expected(current: number | undefined, conditions: Conditions, kind: 'put' | 'delete', storedVersion: number): string {
   const { ifMatch, ifNoneMatch } = conditions;
   if (ifMatch !== undefined && !(current !== undefined && (ifMatch === '*' || ifMatch.includes(current)))) return 'kv.preconditionFailed';
-  if (ifNoneMatch !== undefined && current !== undefined && (ifNoneMatch === '*' || ifNoneMatch.includes(current))) return 'kv.preconditionFailed';
+  if (ifNoneMatch !== undefined && current !== undefined && (ifNoneMatch === '*' || ifNoneMatch.includes(current)))
+    return 'kv.preconditionFailed';
   if (kind === 'delete' && current === undefined) return 'kv.notFound';
   return `written v${storedVersion + 1}`;
 }
@@ -179,7 +207,10 @@ describe('any conditions on any key state', () => {
           const fixture = setup();
           await keyIn(fixture, 'k', state, version);
           const before = await fixture.stored('k');
-          const conditions: Conditions = { ...(ifMatch === undefined ? {} : { ifMatch }), ...(ifNoneMatch === undefined ? {} : { ifNoneMatch }) };
+          const conditions: Conditions = {
+            ...(ifMatch === undefined ? {} : { ifMatch }),
+            ...(ifNoneMatch === undefined ? {} : { ifNoneMatch }),
+          };
           const outcome = kind === 'put' ? await put(fixture, 'k', conditions) : await del(fixture, 'k', conditions);
           expect(outcome).toBe(expected(state === 'live' ? version : undefined, conditions, kind, before?.version ?? 0));
           if (!outcome.startsWith('written')) expect(await fixture.stored('k')).toEqual(before);
@@ -216,8 +247,9 @@ describe('upload commit under conditions', () => {
   it('answers a missing upload as without conditions, even when they could never hold', async () => {
     const fixture = setup();
     const missing = '00000000-0000-4000-8000-0000000000ff';
-    expect(await outcomeOf(fixture.kv.commitUpload('ns', 'movie', missing, { sha256: 'a'.repeat(64), contentType: 'video/mp4', ifMatch: [] })))
-      .toBe('kv.uploadNotFound');
+    expect(
+      await outcomeOf(fixture.kv.commitUpload('ns', 'movie', missing, { sha256: 'a'.repeat(64), contentType: 'video/mp4', ifMatch: [] })),
+    ).toBe('kv.uploadNotFound');
   });
 
   it('leaves no copied blob behind when a large commit fails its condition at the store', async () => {
@@ -226,8 +258,11 @@ describe('upload commit under conditions', () => {
     const bytes = new Uint8Array(limits.inlineValueBytesMax + 1).fill(3);
     const { uploadId, objectKey } = await uploaded(fixture, 'movie', bytes);
     const blobsBefore = new Set(fixture.blobs.objects.keys());
-    expect(await outcomeOf(fixture.kv.commitUpload('ns', 'movie', uploadId, { sha256: sha256Hex(bytes), contentType: 'video/mp4', ifNoneMatch: [1] })))
-      .toBe('kv.preconditionFailed');
+    expect(
+      await outcomeOf(
+        fixture.kv.commitUpload('ns', 'movie', uploadId, { sha256: sha256Hex(bytes), contentType: 'video/mp4', ifNoneMatch: [1] }),
+      ),
+    ).toBe('kv.preconditionFailed');
     expect(new Set(fixture.blobs.objects.keys())).toEqual(blobsBefore);
     expect(fixture.blobs.objects.has(objectKey)).toBe(true);
   });

@@ -28,19 +28,30 @@ const versions = fc.uniqueArray(fc.integer({ min: 1, max: 6 }), { minLength: 1, 
 const precondition: fc.Arbitrary<WritePrecondition> = fc.oneof(
   fc.constant({ kind: 'none' as const }),
   fc.constant({ kind: 'absent' as const }),
-  fc.option(versions, { nil: undefined }).map((except) => (except ? { kind: 'live' as const, exceptVersions: except } : { kind: 'live' as const })),
+  fc
+    .option(versions, { nil: undefined })
+    .map((except) => (except ? { kind: 'live' as const, exceptVersions: except } : { kind: 'live' as const })),
   versions.map((list) => ({ kind: 'versionIn' as const, versions: list })),
   versions.map((list) => ({ kind: 'versionNotIn' as const, versions: list })),
 );
 const item: fc.Arbitrary<StoredItem | undefined> = fc.option(
-  fc.record({
-    version: fc.integer({ min: 0, max: 6 }),
-    tombstone: fc.boolean(),
-    expiresAtSeconds: fc.option(fc.integer({ min: nowSeconds - 2, max: nowSeconds + 2 }), { nil: undefined }),
-  }).map(({ version, tombstone, expiresAtSeconds }) => ({
-    namespace: 'ns', key: 'k', token: 1, version, tombstone, contentType: 'a/b', size: 0, sha256: '',
-    ...(expiresAtSeconds === undefined ? {} : { expiresAtSeconds }),
-  })),
+  fc
+    .record({
+      version: fc.integer({ min: 0, max: 6 }),
+      tombstone: fc.boolean(),
+      expiresAtSeconds: fc.option(fc.integer({ min: nowSeconds - 2, max: nowSeconds + 2 }), { nil: undefined }),
+    })
+    .map(({ version, tombstone, expiresAtSeconds }) => ({
+      namespace: 'ns',
+      key: 'k',
+      token: 1,
+      version,
+      tombstone,
+      contentType: 'a/b',
+      size: 0,
+      sha256: '',
+      ...(expiresAtSeconds === undefined ? {} : { expiresAtSeconds }),
+    })),
   { nil: undefined },
 );
 
@@ -59,7 +70,11 @@ describe('conditionFor', () => {
   it('becomes a condition expression DynamoDB accepts, versions as IN operands', () => {
     const entity = kvEntity(shardTable());
     const paramsOf = (pre: WritePrecondition) =>
-      entity.build(UpdateItemCommand).item({ pk: 'ns#k', v: $add(1) } as never).options({ tableName: 't', condition: conditionFor(pre, nowSeconds)! }).params();
+      entity
+        .build(UpdateItemCommand)
+        .item({ pk: 'ns#k', v: $add(1) } as never)
+        .options({ tableName: 't', condition: conditionFor(pre, nowSeconds)! })
+        .params();
     expect(paramsOf({ kind: 'versionIn', versions: [3, 5] }).ConditionExpression).toMatch(/^\(#c_1 IN \(:c_1, :c_2\)\) AND /);
     expect(paramsOf({ kind: 'versionNotIn', versions: [3] }).ConditionExpression).toContain('OR (NOT (#c_4 IN (:c_3)))');
     expect(paramsOf({ kind: 'live', exceptVersions: [4] }).ConditionExpression).toContain('AND (NOT (#c_4 IN (:c_3)))');

@@ -67,11 +67,17 @@ describe('parseEntityTags', () => {
   it(`accepts up to ${limits.entityTagsMax} tags and refuses more`, () => {
     const tags = (count: number) => Array.from({ length: count }, (_, i) => `"${i + 1}"`).join(', ');
     expect(parse(tags(limits.entityTagsMax))).toMatchObject({ ok: true });
-    expect(parse(tags(limits.entityTagsMax + 1))).toMatchObject({ ok: false, problem: expect.stringContaining(`at most ${limits.entityTagsMax}`) });
+    expect(parse(tags(limits.entityTagsMax + 1))).toMatchObject({
+      ok: false,
+      problem: expect.stringContaining(`at most ${limits.entityTagsMax}`),
+    });
   });
 
   // etagc = %x21 / %x23-7E (obs-text aside): any printable ASCII but the double quote.
-  const etagc = fc.integer({ min: 0x21, max: 0x7e }).filter((code) => code !== 0x22).map((code) => String.fromCharCode(code));
+  const etagc = fc
+    .integer({ min: 0x21, max: 0x7e })
+    .filter((code) => code !== 0x22)
+    .map((code) => String.fromCharCode(code));
   const tag = fc.record({ weak: fc.boolean(), opaque: fc.string({ unit: etagc, maxLength: 12 }) });
   const ows = fc.constantFrom('', ' ', '\t', '  ');
 
@@ -91,7 +97,7 @@ describe('parseEntityTags', () => {
 
   it('answers every string with tags or a problem, never by throwing', () => {
     fc.assert(
-      fc.property(fc.string({ unit: fc.constantFrom('"', 'W', '/', ',', ' ', '*', '3', 'a', '\t', '\u0000') , maxLength: 24 }), (value) => {
+      fc.property(fc.string({ unit: fc.constantFrom('"', 'W', '/', ',', ' ', '*', '3', 'a', '\t', '\u0000'), maxLength: 24 }), (value) => {
         const parsed = parse(value);
         if (parsed.ok && parsed.condition !== '*') {
           for (const { opaque } of parsed.condition) expect(opaque).toMatch(/^[^"\s\u0000]*$/);
@@ -104,10 +110,13 @@ describe('parseEntityTags', () => {
 describe('versions of entity tags', () => {
   it('reads back every ETag this API sends', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }).filter((v) => String(v).length <= 15), (version) => {
-        const parsed = parse(etagOf(version));
-        expect(parsed.ok && parsed.condition !== '*' && versionOfTag(parsed.condition[0]!)).toBe(version);
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }).filter((v) => String(v).length <= 15),
+        (version) => {
+          const parsed = parse(etagOf(version));
+          expect(parsed.ok && parsed.condition !== '*' && versionOfTag(parsed.condition[0]!)).toBe(version);
+        },
+      ),
     );
   });
 
@@ -156,10 +165,12 @@ describe('conditionsOf', () => {
 
   it('refuses a malformed header with request.invalid naming it', () => {
     expect(errorOf(() => conditionsOf(eventWith({ 'if-match': '3' })))).toMatchObject({
-      code: 'request.invalid', details: { field: 'if-match', in: 'header' },
+      code: 'request.invalid',
+      details: { field: 'if-match', in: 'header' },
     });
     expect(errorOf(() => conditionsOf(eventWith({ 'if-none-match': '"3' })))).toMatchObject({
-      code: 'request.invalid', details: { field: 'if-none-match' },
+      code: 'request.invalid',
+      details: { field: 'if-none-match' },
     });
   });
 });

@@ -27,14 +27,26 @@ async function codeOf(action: Promise<unknown>): Promise<string | undefined> {
 describe('KvService writes and reads', () => {
   it('versions every write, deletes included, and reads back what was written', async () => {
     const { kv } = setup();
-    expect(await kv.put('ns', 'k', { value: text('a'), contentType: 'text/plain' })).toEqual({ key: 'k', version: 1, consistency: 'eventual' });
-    expect(await kv.put('ns', 'k', { value: text('b'), contentType: 'text/plain' })).toEqual({ key: 'k', version: 2, consistency: 'eventual' });
+    expect(await kv.put('ns', 'k', { value: text('a'), contentType: 'text/plain' })).toEqual({
+      key: 'k',
+      version: 1,
+      consistency: 'eventual',
+    });
+    expect(await kv.put('ns', 'k', { value: text('b'), contentType: 'text/plain' })).toEqual({
+      key: 'k',
+      version: 2,
+      consistency: 'eventual',
+    });
     const read = await kv.get('ns', 'k', 'strong');
     expect(read.kind === 'value' && Buffer.from(read.value).toString()).toBe('b');
     expect(read.item.contentType).toBe('text/plain');
     expect(await kv.delete('ns', 'k', {})).toEqual({ key: 'k', version: 3, consistency: 'eventual' });
     expect(await codeOf(kv.get('ns', 'k', 'strong'))).toBe('kv.notFound');
-    expect(await kv.put('ns', 'k', { value: text('c'), contentType: 'text/plain' })).toEqual({ key: 'k', version: 4, consistency: 'eventual' });
+    expect(await kv.put('ns', 'k', { value: text('c'), contentType: 'text/plain' })).toEqual({
+      key: 'k',
+      version: 4,
+      consistency: 'eventual',
+    });
   });
 
   it('keeps namespaces apart', async () => {
@@ -47,14 +59,22 @@ describe('KvService writes and reads', () => {
   it('enforces If-Match and If-None-Match and changes nothing when they fail', async () => {
     const { kv } = setup();
     await kv.put('ns', 'k', { value: text('v1'), contentType: 'text/plain', ifNoneMatch: '*' });
-    expect(await codeOf(kv.put('ns', 'k', { value: text('x'), contentType: 'text/plain', ifNoneMatch: '*' }))).toBe('kv.preconditionFailed');
+    expect(await codeOf(kv.put('ns', 'k', { value: text('x'), contentType: 'text/plain', ifNoneMatch: '*' }))).toBe(
+      'kv.preconditionFailed',
+    );
     expect(await codeOf(kv.put('ns', 'k', { value: text('x'), contentType: 'text/plain', ifMatch: [7] }))).toBe('kv.preconditionFailed');
     expect(await codeOf(kv.delete('ns', 'k', { ifMatch: [7] }))).toBe('kv.preconditionFailed');
-    expect(await kv.put('ns', 'k', { value: text('v2'), contentType: 'text/plain', ifMatch: [1] })).toEqual({ key: 'k', version: 2, consistency: 'eventual' });
+    expect(await kv.put('ns', 'k', { value: text('v2'), contentType: 'text/plain', ifMatch: [1] })).toEqual({
+      key: 'k',
+      version: 2,
+      consistency: 'eventual',
+    });
     const read = await kv.get('ns', 'k', 'strong');
     expect(read.kind === 'value' && Buffer.from(read.value).toString()).toBe('v2');
     // Both headers together are allowed now; these two can never hold at once.
-    expect(await codeOf(kv.put('ns', 'k', { value: text('x'), contentType: 'a', ifMatch: [2], ifNoneMatch: '*' }))).toBe('kv.preconditionFailed');
+    expect(await codeOf(kv.put('ns', 'k', { value: text('x'), contentType: 'a', ifMatch: [2], ifNoneMatch: '*' }))).toBe(
+      'kv.preconditionFailed',
+    );
     expect((await kv.head('ns', 'k', 'strong')).version).toBe(2);
   });
 
@@ -72,7 +92,11 @@ describe('KvService writes and reads', () => {
     clock.advanceSeconds(1);
     expect(await codeOf(kv.get('ns', 'k', 'eventual'))).toBe('kv.notFound');
     expect((await kv.list('ns', { prefix: '', limit: 10 })).items).toEqual([]);
-    expect(await kv.put('ns', 'k', { value: text('y'), contentType: 'a', ifNoneMatch: '*' })).toEqual({ key: 'k', version: 2, consistency: 'eventual' });
+    expect(await kv.put('ns', 'k', { value: text('y'), contentType: 'a', ifNoneMatch: '*' })).toEqual({
+      key: 'k',
+      version: 2,
+      consistency: 'eventual',
+    });
     expect(await codeOf(kv.put('ns', 'k', { value: text('y'), contentType: 'a', ttlSeconds: 0 }))).toBe('kv.ttlInvalid');
   });
 
@@ -89,7 +113,9 @@ describe('KvService writes and reads', () => {
 
   it('refuses a direct body over 4 MiB with a pointer to the upload flow', async () => {
     const { kv } = setup();
-    const error = await kv.put('ns', 'k', { value: new Uint8Array(limits.directBodyBytesMax + 1), contentType: 'a' }).catch((e: unknown) => e);
+    const error = await kv
+      .put('ns', 'k', { value: new Uint8Array(limits.directBodyBytesMax + 1), contentType: 'a' })
+      .catch((e: unknown) => e);
     expect(isRingstoreError(error, 'kv.valueTooLarge')).toBe(true);
     expect((error as Error).message).toMatch(/uploads/);
   });
@@ -101,8 +127,14 @@ describe('KvService uploads', () => {
     const ticket = await kv.createUpload('ns', 'huge', { contentType: 'application/octet-stream', size: 5 * 1024 * 1024 });
     const bytes = new Uint8Array(5 * 1024 * 1024).fill(1);
     await blobs.put(uploadKey('ns', 'huge', ticket.uploadId), bytes);
-    expect(await codeOf(kv.commitUpload('ns', 'huge', ticket.uploadId, { sha256: '0'.repeat(64), contentType: 'a' }))).toBe('kv.checksumMismatch');
-    expect(await kv.commitUpload('ns', 'huge', ticket.uploadId, { sha256: sha256Hex(bytes), contentType: 'a' })).toEqual({ key: 'huge', version: 1, consistency: 'eventual' });
+    expect(await codeOf(kv.commitUpload('ns', 'huge', ticket.uploadId, { sha256: '0'.repeat(64), contentType: 'a' }))).toBe(
+      'kv.checksumMismatch',
+    );
+    expect(await kv.commitUpload('ns', 'huge', ticket.uploadId, { sha256: sha256Hex(bytes), contentType: 'a' })).toEqual({
+      key: 'huge',
+      version: 1,
+      consistency: 'eventual',
+    });
     const read = await kv.get('ns', 'huge', 'eventual');
     expect(read.kind).toBe('redirect');
     expect([...blobs.objects.keys()].every((key) => key.startsWith('blobs/'))).toBe(true);
@@ -112,8 +144,12 @@ describe('KvService uploads', () => {
     const { kv, blobs } = setup();
     const ticket = await kv.createUpload('a', 'k', { contentType: 'x' });
     await blobs.put(uploadKey('a', 'k', ticket.uploadId), text('x'));
-    expect(await codeOf(kv.commitUpload('b', 'k', ticket.uploadId, { sha256: sha256Hex('x'), contentType: 'x' }))).toBe('kv.uploadNotFound');
-    expect(await codeOf(kv.commitUpload('a', 'other', ticket.uploadId, { sha256: sha256Hex('x'), contentType: 'x' }))).toBe('kv.uploadNotFound');
+    expect(await codeOf(kv.commitUpload('b', 'k', ticket.uploadId, { sha256: sha256Hex('x'), contentType: 'x' }))).toBe(
+      'kv.uploadNotFound',
+    );
+    expect(await codeOf(kv.commitUpload('a', 'other', ticket.uploadId, { sha256: sha256Hex('x'), contentType: 'x' }))).toBe(
+      'kv.uploadNotFound',
+    );
     expect(await codeOf(kv.commitUpload('a', 'k', '../../etc', { sha256: sha256Hex('x'), contentType: 'x' }))).toBe('kv.uploadNotFound');
   });
 });

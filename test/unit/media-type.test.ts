@@ -57,10 +57,12 @@ describe('MediaType', () => {
   });
 
   it('accepts every type/subtype made of tokens, with token or quoted parameters', () => {
-    const tchar = fc.constantFrom(...'!#$%&\'*+-.^_`|~09AZaz');
+    const tchar = fc.constantFrom(..."!#$%&'*+-.^_`|~09AZaz");
     const token = fc.string({ unit: tchar, minLength: 1, maxLength: 8 });
     const quoted = fc.string({ unit: fc.constantFrom('a', ' ', ';', '=', ',', '\\"', '\\\\', '/'), maxLength: 6 }).map((s) => `"${s}"`);
-    const parameter = fc.tuple(fc.constantFrom('', ' ', '\t'), token, fc.oneof(token, quoted)).map(([ows, name, value]) => `;${ows}${name}=${value}`);
+    const parameter = fc
+      .tuple(fc.constantFrom('', ' ', '\t'), token, fc.oneof(token, quoted))
+      .map(([ows, name, value]) => `;${ows}${name}=${value}`);
     fc.assert(
       fc.property(token, token, fc.array(parameter, { maxLength: 4 }), (type, subtype, parameters) => {
         expect(mediaTypePattern.test(`${type}/${subtype}${parameters.join('')}`)).toBe(true);
@@ -91,7 +93,8 @@ describe('where a content type is read', () => {
       'content-type': 'text/plain; charset=utf-8',
     });
     expect(errorOf(() => parseWith(PutValueHeaders, { 'content-type': '0' }, 'header'))).toEqual({
-      code: 'request.invalid', details: { field: 'content-type', in: 'header' },
+      code: 'request.invalid',
+      details: { field: 'content-type', in: 'header' },
     });
   });
 
@@ -100,10 +103,12 @@ describe('where a content type is read', () => {
     expect(parseWith(CreateUploadBody, {}, 'body')).toEqual({ contentType: 'application/octet-stream' });
     expect(parseWith(CommitUploadBody, { sha256, contentType: 'video/mp4' }, 'body')).toMatchObject({ contentType: 'video/mp4' });
     expect(errorOf(() => parseWith(CreateUploadBody, { contentType: 'text' }, 'body'))).toMatchObject({
-      code: 'request.invalid', details: { field: 'contentType' },
+      code: 'request.invalid',
+      details: { field: 'contentType' },
     });
     expect(errorOf(() => parseWith(CommitUploadBody, { sha256, contentType: 'a/b/c' }, 'body'))).toMatchObject({
-      code: 'request.invalid', details: { field: 'contentType' },
+      code: 'request.invalid',
+      details: { field: 'contentType' },
     });
   });
 });
