@@ -39,18 +39,57 @@ export const ListKeysQuery = z.object({
   cursor: z.string().min(1).max(4096).optional().meta({ description: 'The cursor of the previous page' }),
 });
 
-/** `If-Match: "<version>"` (the ETag of a read) and `If-None-Match: *`. */
+const entityTags =
+  `\`*\` or a comma-separated list of up to ${limits.entityTagsMax} entity tags (\`"3"\`, \`W/"3"\`); the ETag of a read is \`"<version>"\`. ` +
+  'A tag this API did not issue is well formed but matches nothing. Anything else is a 400 naming the header';
+
+/**
+ * Conditional requests (RFC 9110 §13.1.1–2). Only their shape is here: the grammar of entity-tag lists is
+ * parsed by lambdas/http, and what the tags mean is decided in the core.
+ */
 export const ConditionalHeaders = z.object({
   'if-match': z
     .string()
-    .regex(/^"?\d{1,15}"?$/, 'must be an ETag this API returned, e.g. "3"')
-    .transform((etag) => Number(etag.replace(/"/g, '')))
     .optional()
-    .meta({ description: 'Write only if the key is at this version (its ETag)' }),
+    .meta({
+      description:
+        `Write only if the key exists and its ETag is one of these (strong comparison: a weak tag never matches); ` +
+        `\`*\`: only if the key exists. Otherwise 412. ${entityTags}`,
+      examples: ['"3"', '"3", "5"', '*'],
+    }),
   'if-none-match': z
-    .literal('*', { error: 'only * is supported' })
+    .string()
     .optional()
-    .meta({ description: 'Write only if the key does not exist' }),
+    .meta({
+      description:
+        `Write only if the key's ETag is none of these (weak comparison: \`W/"3"\` matches version 3; an absent key matches none); ` +
+        `\`*\`: only if the key does not exist. Otherwise 412. Evaluated after If-Match. ${entityTags}`,
+      examples: ['*', '"3"'],
+    }),
+});
+
+/** RFC 9110 §5.6.2 token: the type, the subtype and parameter names. */
+const token = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
+/** RFC 9110 §5.6.4, without obs-text: a stored type is echoed back as a header, so it stays ASCII. */
+const quotedString = '"(?:[\\t \\x21\\x23-\\x5B\\x5D-\\x7E]|\\\\[\\t \\x21-\\x7E])*"';
+/**
+ * RFC 9110 §8.3.1 media-type = type "/" subtype *( OWS ";" OWS [ parameter ] ). Written so that no two
+ * ways match the same text (whitespace after a ";" belongs to it alone): no backtracking blow-up.
+ */
+export const mediaTypePattern = new RegExp(`^${token}/${token}[ \\t]*(?:;[ \\t]*(?:${token}=(?:${token}|${quotedString})[ \\t]*)?)*$`);
+
+/** A Content-Type as stored with a value and sent back on reads. */
+export const MediaType = z
+  .string()
+  .max(limits.contentTypeCharsMax)
+  .regex(mediaTypePattern, 'must be a media type, type/subtype with optional parameters, e.g. text/plain; charset=utf-8')
+  .meta({
+    description: `A media type (RFC 9110 §8.3.1), e.g. \`text/plain; charset=utf-8\`; at most ${limits.contentTypeCharsMax} characters`,
+  });
+
+/** An empty Content-Type is as good as none: the default applies. */
+export const PutValueHeaders = z.object({
+  'content-type': z.preprocess((value) => (value === '' ? undefined : value), MediaType.default('application/octet-stream')),
 });
 
 export const CreateUploadBody = z
@@ -61,7 +100,7 @@ export const CreateUploadBody = z
       .min(0)
       .optional()
       .meta({ description: `Bytes to upload; over ${limits.valueBytesMax} is refused with 413` }),
-    contentType: z.string().min(1).max(256).default('application/octet-stream'),
+    contentType: MediaType.default('application/octet-stream'),
   })
   .strict()
   .meta({ id: 'CreateUploadRequest' });
@@ -69,7 +108,7 @@ export const CreateUploadBody = z
 export const CommitUploadBody = z
   .object({
     sha256: z.string().regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex digits'),
-    contentType: z.string().min(1).max(256).default('application/octet-stream'),
+    contentType: MediaType.default('application/octet-stream'),
     ttlSeconds: z.number().int().min(1).max(limits.ttlSecondsMax).optional(),
   })
   .strict()
@@ -112,7 +151,7 @@ export const TxnOp = z
         key: txnKey,
         value: z.string().meta({ description: 'The value: text, or base64 with encoding "base64"' }),
         encoding: z.enum(['utf8', 'base64']).default('utf8'),
-        contentType: z.string().min(1).max(256).optional(),
+        contentType: MediaType.optional(),
         ifVersion: txnVersion.optional(),
       })
       .strict(),

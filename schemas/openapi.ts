@@ -40,7 +40,9 @@ const valueResponses = {
 };
 const writeResponses = {
   200: { ...json(api.WriteAck, 'Written; the new version is also the ETag'), headers: { ETag: valueHeaders.ETag } },
-  412: error('If-Match or If-None-Match did not hold'),
+  412: error(
+    'If-Match or If-None-Match did not hold (If-Match is evaluated first; details.field names the one that failed). Nothing was written',
+  ),
   503: error('Strong write: no replica could take the version (not acknowledged; the owner may hold it). Or the owner is unavailable'),
 };
 
@@ -66,7 +68,12 @@ const operations: Record<string, Operation> = {
       params: keyParam,
       query: api.PutValueQuery,
       headers: api.ConditionalHeaders,
-      body: { content: { '*/*': { schema: { type: 'string', format: 'binary' } } } },
+      body: {
+        description:
+          'The value. Its Content-Type is stored and sent back on reads: a media type (type/subtype, optional parameters, ' +
+          `at most ${limits.contentTypeCharsMax} characters), else 400 with details.field content-type; none: application/octet-stream`,
+        content: { '*/*': { schema: { type: 'string', format: 'binary' } } },
+      },
     },
     responses: { ...writeResponses, 413: error('Body over the direct limit: use POST /v1/kv/{key}/uploads') },
   },
@@ -74,8 +81,8 @@ const operations: Record<string, Operation> = {
   deleteEmptyKey: { summary: 'Always 400: a key must not be empty', responses: { 400: error('Empty key') } },
   deleteValue: {
     summary: 'Delete a key (a versioned tombstone)',
-    request: { params: keyParam, query: api.DeleteValueQuery, headers: api.ConditionalHeaders.pick({ 'if-match': true }) },
-    responses: { ...writeResponses, 404: error('No such key') },
+    request: { params: keyParam, query: api.DeleteValueQuery, headers: api.ConditionalHeaders },
+    responses: { ...writeResponses, 404: error('No such key, and the conditions, if any, held (If-None-Match: * on an absent key)') },
   },
   createUpload: {
     summary: `Start an upload of a value up to ${limits.valueBytesMax} bytes: returns a presigned PUT URL`,

@@ -30,6 +30,13 @@ export const limits = {
   presignedUrlTtlSeconds: 900,
   /** API Gateway caches an authorizer's answer per API key this long: a revoked key stops working after it. */
   authorizerCacheTtlSeconds: 60,
+  /**
+   * Entity tags in one If-Match or If-None-Match header: each becomes an operand of the write's
+   * DynamoDB condition, whose expression is bounded in size.
+   */
+  entityTagsMax: 32,
+  /** Characters of a Content-Type (a media type with its parameters), as stored and echoed back. */
+  contentTypeCharsMax: 256,
 } as const;
 
 /** Namespaces come from API keys; `#` separates namespace and key in partition keys, so it is excluded. */

@@ -167,13 +167,20 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     const path = url.pathname.length > 1 && url.pathname.endsWith('/') ? url.pathname.slice(0, -1) : url.pathname;
     if (path === faultsPath && options.faults) return handleFaults(request, response, method, options.faults);
     const matched = matchRoute(method, path);
-    if (matched === 'badEncoding') { sendError(response, 400, 'request.invalid', 'path is not valid percent-encoding'); return; }
-    if (!matched) { sendError(response, 404, 'route.notFound', `no route ${method} ${url.pathname}`); return; }
+    if (matched === 'badEncoding') {
+      sendError(response, 400, 'request.invalid', 'path is not valid percent-encoding');
+      return;
+    }
+    if (!matched) {
+      sendError(response, 404, 'route.notFound', `no route ${method} ${url.pathname}`);
+      return;
+    }
     const { route, params } = matched;
 
     const body = await readBody(request, limits.apiGatewayBodyBytesMax);
     if (body === 'tooLarge') {
-      sendError(response, 413, 'request.tooLarge', `request body over ${limits.apiGatewayBodyBytesMax} bytes (API Gateway limit)`); return;
+      sendError(response, 413, 'request.tooLarge', `request body over ${limits.apiGatewayBodyBytesMax} bytes (API Gateway limit)`);
+      return;
     }
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(request.headers)) {
@@ -183,8 +190,14 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     let authorizer: Record<string, unknown> | null = null;
     if (route.authorized) {
       const verdict = await authorize(route, url, headers);
-      if (verdict.status === 401) { sendError(response, 401, 'auth.missingKey', 'missing x-api-key header'); return; }
-      if (verdict.status === 403) { sendError(response, 403, 'auth.invalidKey', 'API key is not valid (unknown or revoked)'); return; }
+      if (verdict.status === 401) {
+        sendError(response, 401, 'auth.missingKey', 'missing x-api-key header');
+        return;
+      }
+      if (verdict.status === 403) {
+        sendError(response, 403, 'auth.invalidKey', 'API key is not valid (unknown or revoked)');
+        return;
+      }
       authorizer = { ...verdict.context, principalId: verdict.principalId };
     }
 
@@ -209,7 +222,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         'request.tooLarge',
         `request is ${eventBytes} bytes as a Lambda event (the limit is ${limits.lambdaPayloadBytesMax}); ` +
           'send values over 4 MiB with POST /v1/kv/{key}/uploads',
-      ); return;
+      );
+      return;
     }
 
     const proxy = handlers.proxies[route.handler];
@@ -220,12 +234,14 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     } catch (error) {
       // A function that throws (or crashes, as injected crash points do) is a 502 from API Gateway.
       options.log?.(`${route.handler} failed: ${error instanceof Error ? error.message : String(error)}`);
-      send(response, 502, { 'content-type': 'application/json' }, JSON.stringify({ message: 'Internal server error' })); return;
+      send(response, 502, { 'content-type': 'application/json' }, JSON.stringify({ message: 'Internal server error' }));
+      return;
     }
     const resultBytes = oversizedPayloadBytes(result, result.body);
     if (resultBytes !== undefined) {
       // What API Gateway answers when a Lambda response exceeds the invocation payload limit.
-      sendError(response, 502, 'internal', `Lambda response of ${resultBytes} bytes exceeds ${limits.lambdaPayloadBytesMax}`); return;
+      sendError(response, 502, 'internal', `Lambda response of ${resultBytes} bytes exceeds ${limits.lambdaPayloadBytesMax}`);
+      return;
     }
     const responseBody = result.body ? Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8') : Buffer.alloc(0);
     const responseHeaders = Object.fromEntries(Object.entries(result.headers ?? {}).map(([k, v]) => [k, String(v)]));
@@ -248,10 +264,12 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       try {
         faults.apply(body === 'tooLarge' ? undefined : JSON.parse(body.toString('utf8') || '{}'));
       } catch (error) {
-        sendError(response, 400, 'request.invalid', `fault plan: ${error instanceof Error ? error.message : String(error)}`); return;
+        sendError(response, 400, 'request.invalid', `fault plan: ${error instanceof Error ? error.message : String(error)}`);
+        return;
       }
     } else if (method !== 'GET') {
-      sendError(response, 404, 'route.notFound', `no route ${method} ${faultsPath}`); return;
+      sendError(response, 404, 'route.notFound', `no route ${method} ${faultsPath}`);
+      return;
     }
     send(response, 200, { 'content-type': 'application/json' }, JSON.stringify(faults.status()));
   }

@@ -18,7 +18,7 @@ import {
   number,
   string,
 } from 'dynamodb-toolbox';
-import { IntentConflictError, PreconditionFailedError, RingstoreError } from '../core/errors';
+import { IntentConflictError, PreconditionFailedError, RingstoreError, invariant } from '../core/errors';
 import { tombstoneRetentionSeconds } from '../core/item';
 import { tokenBucket, tokenSpace } from '../core/ring';
 import type {
@@ -30,9 +30,12 @@ import type {
   ShardStore,
   VersionEntry,
   WritePrecondition,
-  WriteResult, Intent, KeySummary, StoredItem
+  WriteResult,
+  Intent,
+  KeySummary,
+  StoredItem,
 } from '../ports';
-import { shardSchema } from '../../schemas/topology';
+import { limits, shardSchema } from '../../schemas/topology';
 import { translateAwsError } from './aws-errors';
 
 /** Bounded work per shard per listing call: pages read before answering "more". */
@@ -198,22 +201,40 @@ function liveCondition(nowSeconds: number): Condition<KvEntity> {
   };
 }
 
-function conditionFor(precondition: WritePrecondition, nowSeconds: number): Condition<KvEntity> | undefined {
+function absentCondition(nowSeconds: number): Condition<KvEntity> {
+  return {
+    or: [
+      { attr: 'pk', exists: false },
+      { attr: 'tomb', eq: true },
+      { attr: 'ttl', lte: nowSeconds },
+    ],
+  };
+}
+
+/** `v IN (…)`: DynamoDB refuses an empty list and one over 100 operands; the core bounds it far below. */
+function versionsOperand(versions: readonly number[]): Condition<KvEntity> {
+  invariant(
+    versions.length >= 1 && versions.length <= limits.entityTagsMax,
+    `a version list has 1 to ${limits.entityTagsMax} entries (got ${versions.length})`,
+  );
+  return { attr: 'v', in: [...versions] };
+}
+
+export function conditionFor(precondition: WritePrecondition, nowSeconds: number): Condition<KvEntity> | undefined {
   switch (precondition.kind) {
     case 'none':
       return undefined;
-    case 'live':
-      return liveCondition(nowSeconds);
-    case 'versionIs':
-      return { and: [{ attr: 'v', eq: precondition.version }, liveCondition(nowSeconds)] };
+    case 'live': {
+      const except = precondition.exceptVersions ?? [];
+      return except.length === 0 ? liveCondition(nowSeconds) : { and: [liveCondition(nowSeconds), { not: versionsOperand(except) }] };
+    }
+    case 'versionIn':
+      return { and: [versionsOperand(precondition.versions), liveCondition(nowSeconds)] };
     case 'absent':
-      return {
-        or: [
-          { attr: 'pk', exists: false },
-          { attr: 'tomb', eq: true },
-          { attr: 'ttl', lte: nowSeconds },
-        ],
-      };
+      return absentCondition(nowSeconds);
+    case 'versionNotIn':
+      // Not live, or live at another version: `NOT v IN (…)` alone covers the live case, since live is not absent.
+      return { or: [absentCondition(nowSeconds), { not: versionsOperand(precondition.versions) }] };
   }
 }
 
@@ -557,7 +578,7 @@ export class DynamoShardStore implements ShardStore {
 /** What a placement expects of the key's committed content, as a condition. */
 function expectationOf(input: IntentPlacement): Condition<KvEntity> | undefined {
   if (input.expectVersion === 0) return conditionFor({ kind: 'absent' }, input.nowSeconds);
-  if (input.expectVersion !== undefined) return conditionFor({ kind: 'versionIs', version: input.expectVersion }, input.nowSeconds);
+  if (input.expectVersion !== undefined) return conditionFor({ kind: 'versionIn', versions: [input.expectVersion] }, input.nowSeconds);
   return input.mustBeLive ? conditionFor({ kind: 'live' }, input.nowSeconds) : undefined;
 }
 

@@ -38,8 +38,8 @@ export function invariant(condition: unknown, message: string): asserts conditio
 export class PreconditionFailedError<Current = unknown> extends RingstoreError {
   readonly current: Current | undefined;
 
-  constructor(message: string, current: Current | undefined) {
-    super('kv.preconditionFailed', message);
+  constructor(message: string, current: Current | undefined, details?: Record<string, unknown>) {
+    super('kv.preconditionFailed', message, details ? { details } : {});
     this.name = 'PreconditionFailedError';
     this.current = current;
   }

@@ -1,8 +1,13 @@
 // The KV use cases: route a key to its owner shard, version every write, keep large values in S3.
 import { createHash } from 'node:crypto';
-import { IntentConflictError, PreconditionFailedError, RingstoreError } from './errors';
+import { type Conditions, failureOf, planWrite, type WriteKind, type WritePlan } from './conditions';
+import { IntentConflictError, PreconditionFailedError, RingstoreError, invariant } from './errors';
 import { cacheEntryOf, type IntentResolver } from './intents';
-import type { FaultInjector, KeySummary, StoredItem, RingShard,
+import type {
+  FaultInjector,
+  KeySummary,
+  StoredItem,
+  RingShard,
   BlobStore,
   Clock,
   Consistency,
@@ -11,7 +16,9 @@ import type { FaultInjector, KeySummary, StoredItem, RingShard,
   ShardHealthStore,
   ShardStore,
   ValueCache,
-  WritePrecondition, CacheEntry } from '../ports';
+  WritePrecondition,
+  CacheEntry,
+} from '../ports';
 import { isLive, tombstoneRetentionSeconds } from './item';
 import { tokenOf } from './ring';
 import { isReadable, isShardFailure, type ReplicationService } from './replication';
@@ -29,6 +36,7 @@ export interface KvLimits {
   listLimitMax: number;
   ttlSecondsMax: number;
   presignedUrlTtlSeconds: number;
+  entityTagsMax: number;
 }
 
 export interface KvDeps {
@@ -53,12 +61,6 @@ export interface KvDeps {
 /** Plain writes that meet a transaction's intent resolve it and try again, this many times in all. */
 export const intentWriteAttemptsMax = 3;
 
-/** Conditional-write headers as the client sent them. */
-export interface Conditions {
-  ifMatchVersion?: number;
-  ifNoneMatchAny?: boolean;
-}
-
 export interface PutInput extends Conditions {
   value: Uint8Array;
   contentType: string;
@@ -67,7 +69,7 @@ export interface PutInput extends Conditions {
   consistency?: Consistency;
 }
 
-export interface DeleteInput extends Pick<Conditions, 'ifMatchVersion'> {
+export interface DeleteInput extends Conditions {
   consistency?: Consistency;
 }
 
@@ -155,14 +157,15 @@ export class KvService {
         { details: { size, limit: limits.directBodyBytesMax, uploadFlow: 'POST /v1/kv/{key}/uploads' } },
       );
     }
-    const precondition = toPrecondition(input);
+    const plan = planWrite(key, input, 'put', limits.entityTagsMax);
     const expiresAtSeconds = this.expiresAt(input.ttlSeconds);
+    const guard = guardOf(plan, input, 'put');
     const sha256 = sha256Hex(input.value);
     if (size <= limits.inlineValueBytesMax) {
       return this.writeContent(
         namespace,
         key,
-        precondition,
+        guard,
         {
           contentType: input.contentType,
           size,
@@ -178,7 +181,7 @@ export class KvService {
     return this.writeContent(
       namespace,
       key,
-      precondition,
+      guard,
       {
         contentType: input.contentType,
         size,
@@ -192,9 +195,15 @@ export class KvService {
 
   async delete(namespace: string, key: string, input: DeleteInput): Promise<WriteAck> {
     validateKey(key, this.deps.limits);
-    const precondition: WritePrecondition =
-      input.ifMatchVersion === undefined ? { kind: 'live' } : { kind: 'versionIs', version: input.ifMatchVersion };
-    return this.writeContent(namespace, key, precondition, undefined, input.consistency);
+    const plan = planWrite(key, input, 'delete', this.deps.limits.entityTagsMax);
+    if (plan.kind === 'refuseByKeyState') {
+      // Nothing can be deleted: a strong read tells which failure it is (readLive is the 404 when absent).
+      const item = await this.readLive(namespace, key, 'strong');
+      const failure = failureOf(key, input, 'delete', item, this.nowSeconds());
+      invariant(failure, `a delete under If-None-Match: * fails on a live key (${key})`);
+      throw failure;
+    }
+    return this.writeContent(namespace, key, guardOf(plan, input, 'delete'), undefined, input.consistency);
   }
 
   /** Keys of a namespace in key order across every shard, `limit` at a time. */
@@ -256,7 +265,7 @@ export class KvService {
   /** Step 2: verify the uploaded bytes and make them the key's value, versioned like any write. */
   async commitUpload(namespace: string, key: string, uploadId: string, input: CommitInput): Promise<WriteAck> {
     validateKey(key, this.deps.limits);
-    const precondition = toPrecondition(input);
+    const plan = planWrite(key, input, 'put', this.deps.limits.entityTagsMax);
     const expiresAtSeconds = this.expiresAt(input.ttlSeconds);
     if (!uploadIdPattern.test(uploadId)) {
       throw new RingstoreError('kv.uploadNotFound', `upload ${uploadId} does not exist for key ${key}`);
@@ -277,15 +286,18 @@ export class KvService {
         details: { field: 'sha256', actual: sha256 },
       });
     }
+    // Refused only now: a missing or bad upload answers as it would without conditions (RFC 9110 §13.2.1).
+    // The upload is kept, so the client may commit it again with other conditions.
+    const guard = guardOf(plan, input, 'put');
     const content = { contentType: input.contentType, size, sha256, expiresAtSeconds };
     let ack: WriteAck;
     if (size <= limits.inlineValueBytesMax) {
-      ack = await this.writeContent(namespace, key, precondition, { ...content, value: await blobs.get(uploadObject) }, input.consistency);
+      ack = await this.writeContent(namespace, key, guard, { ...content, value: await blobs.get(uploadObject) }, input.consistency);
     } else {
       // Uploads expire by a lifecycle rule; committed bytes move under blobs/ where they stay.
       const objectKey = this.blobKey(namespace);
       await blobs.copy(uploadObject, objectKey);
-      ack = await this.writeContent(namespace, key, precondition, { ...content, blob: { objectKey } }, input.consistency);
+      ack = await this.writeContent(namespace, key, guard, { ...content, blob: { objectKey } }, input.consistency);
     }
     await blobs.delete(uploadObject);
     return ack;
@@ -360,7 +372,7 @@ export class KvService {
   private async writeContent(
     namespace: string,
     key: string,
-    precondition: WritePrecondition,
+    guard: WriteGuard,
     content: ItemWrite['content'],
     consistency: Consistency = 'eventual',
   ): Promise<WriteAck> {
@@ -373,10 +385,20 @@ export class KvService {
     let result;
     try {
       faults?.reach('write.beforeOwner');
-      result = await this.writeOwner(owner!.table, { namespace, key, token, content, precondition, nowSeconds, modifiedAtMs });
+      result = await this.writeOwner(owner!.table, {
+        namespace,
+        key,
+        token,
+        content,
+        precondition: guard.precondition,
+        nowSeconds,
+        modifiedAtMs,
+      });
     } catch (error) {
       if (content?.blob) await this.deps.blobs.delete(content.blob.objectKey).catch(() => undefined);
-      if (error instanceof PreconditionFailedError) throw explainPrecondition(key, precondition, error, nowSeconds);
+      if (error instanceof PreconditionFailedError) {
+        throw failureOf(key, guard.conditions, guard.kind, error.current as StoredItem | undefined, nowSeconds) ?? error;
+      }
       throw error;
     }
     faults?.reach('write.afterOwner');
@@ -495,40 +517,18 @@ export function uploadKey(namespace: string, key: string, uploadId: string): str
   return `${blobPrefixes.uploads}${namespace}/${sha256Hex(key).slice(0, 32)}/${uploadId}`;
 }
 
-function toPrecondition(conditions: Conditions): WritePrecondition {
-  if (conditions.ifMatchVersion !== undefined && conditions.ifNoneMatchAny) {
-    throw new RingstoreError('request.invalid', 'If-Match and If-None-Match cannot be combined', {
-      details: { field: 'If-None-Match' },
-    });
-  }
-  if (conditions.ifMatchVersion !== undefined) return { kind: 'versionIs', version: conditions.ifMatchVersion };
-  if (conditions.ifNoneMatchAny) return { kind: 'absent' };
-  return { kind: 'none' };
+/** A write's precondition with the conditions it came from, which explain a failure. */
+interface WriteGuard {
+  precondition: WritePrecondition;
+  conditions: Conditions;
+  kind: WriteKind;
 }
 
-function explainPrecondition(
-  key: string,
-  precondition: WritePrecondition,
-  failure: PreconditionFailedError,
-  nowSeconds: number,
-): RingstoreError {
-  const current = failure.current as StoredItem | undefined;
-  const live = isLive(current, nowSeconds);
-  switch (precondition.kind) {
-    case 'live':
-      return notFound(key);
-    case 'absent':
-      return new PreconditionFailedError(`key ${key} already exists (version ${current?.version})`, current);
-    case 'versionIs':
-      return new PreconditionFailedError(
-        live
-          ? `key ${key} is at version ${current.version}, not ${precondition.version}`
-          : `key ${key} does not exist, so it is not at version ${precondition.version}`,
-        current,
-      );
-    case 'none':
-      return failure;
-  }
+/** The guard of a write that may happen; a plan no key state satisfies is refused here, before any blob is stored. */
+function guardOf(plan: WritePlan, conditions: Conditions, kind: WriteKind): WriteGuard {
+  if (plan.kind === 'refuse') throw plan.error;
+  if (plan.kind !== 'write') throw new RingstoreError('internal', `a ${kind} cannot be planned as ${plan.kind}`);
+  return { precondition: plan.precondition, conditions, kind };
 }
 
 function notFound(key: string): RingstoreError {

@@ -5,7 +5,17 @@
 import { forAllBounded } from './bounded';
 import { isRingstoreError } from './errors';
 import { isCrashInjected } from './faults';
-import type { StoredItem, FaultInjector, RingShard, Clock, HintStore, ReplicationMetrics, ShardHealth, ShardHealthStore, ShardStore } from '../ports';
+import type {
+  StoredItem,
+  FaultInjector,
+  RingShard,
+  Clock,
+  HintStore,
+  ReplicationMetrics,
+  ShardHealth,
+  ShardHealthStore,
+  ShardStore,
+} from '../ports';
 import type { Ring } from './ring';
 
 export interface ReplicationDeps {

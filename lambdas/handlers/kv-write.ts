@@ -1,7 +1,7 @@
 // PUT/DELETE /v1/kv/{key} and the two-step upload of large values.
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { CommitUploadBody, CommitUploadQuery, CreateUploadBody, DeleteValueQuery, PutValueQuery } from '../../schemas/api';
+import { CommitUploadBody, CommitUploadQuery, CreateUploadBody, DeleteValueQuery, PutValueHeaders, PutValueQuery } from '../../schemas/api';
 import { RingstoreError } from '../core/errors';
 import type { WriteAck } from '../core/kv';
 import { httpErrors } from '../http/errors';
@@ -27,7 +27,7 @@ export function kvWriteHandler(wiring: Wiring) {
       router('kvWrite', {
         putValue: async (event) => {
           const { ttlSeconds, consistency } = parseWith(PutValueQuery, event.queryStringParameters, 'query');
-          const contentType = headersOf(event)['content-type'] || 'application/octet-stream';
+          const { 'content-type': contentType } = parseWith(PutValueHeaders, headersOf(event), 'header');
           const principal = principalOf(event);
           const ack = await kv.put(principal.namespace, pathParam(event, 'key'), {
             value: bodyBytes(event),
@@ -42,12 +42,11 @@ export function kvWriteHandler(wiring: Wiring) {
         deleteEmptyKey: rejectEmptyKey,
         deleteValue: async (event) => {
           const { consistency } = parseWith(DeleteValueQuery, event.queryStringParameters, 'query');
-          const { ifMatchVersion } = conditionsOf(event);
           const principal = principalOf(event);
           return acknowledged(
             200,
             await kv.delete(principal.namespace, pathParam(event, 'key'), {
-              ifMatchVersion,
+              ...conditionsOf(event),
               consistency: consistency ?? principal.writeConsistency,
             }),
           );

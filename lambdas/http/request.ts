@@ -2,9 +2,12 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import type { z } from 'zod';
 import { ConditionalHeaders } from '../../schemas/api';
+import { limits } from '../../schemas/topology';
 import type { RequestPrincipal } from '../core/auth';
+import type { Conditions } from '../core/conditions';
 import type { ErrorCode } from '../../schemas/errors';
 import { RingstoreError } from '../core/errors';
+import { parseEntityTags, versionsMatched } from './entity-tags';
 
 /** Fields whose failures have a code of their own; everything else is `request.invalid`. */
 const fieldCodes: Record<string, ErrorCode> = {
@@ -52,10 +55,34 @@ export function jsonBody(event: APIGatewayProxyEvent): unknown {
   }
 }
 
-/** `If-Match: "<version>"` and `If-None-Match: *`, as the core's write conditions. */
-export function conditionsOf(event: APIGatewayProxyEvent): { ifMatchVersion?: number; ifNoneMatchAny: boolean } {
-  const headers = parseWith(ConditionalHeaders, headersOf(event), 'header');
-  return { ifMatchVersion: headers['if-match'], ifNoneMatchAny: headers['if-none-match'] === '*' };
+/** If-Match and If-None-Match as the versions their entity tags can match (RFC 9110 §13.1.1–2). */
+export function conditionsOf(event: APIGatewayProxyEvent): Conditions {
+  const headers = parseWith(ConditionalHeaders, listHeadersOf(event, ['if-match', 'if-none-match']), 'header');
+  const ifMatch = headers['if-match'];
+  const ifNoneMatch = headers['if-none-match'];
+  return {
+    ...(ifMatch === undefined ? {} : { ifMatch: versionsMatched(entityTagsOf(ifMatch, 'if-match'), 'strong') }),
+    ...(ifNoneMatch === undefined ? {} : { ifNoneMatch: versionsMatched(entityTagsOf(ifNoneMatch, 'if-none-match'), 'weak') }),
+  };
+}
+
+function entityTagsOf(value: string, field: 'if-match' | 'if-none-match') {
+  const parsed = parseEntityTags(value, limits.entityTagsMax);
+  if (parsed.ok) return parsed.condition;
+  throw new RingstoreError('request.invalid', `header ${field}: ${parsed.problem}`, { details: { field, in: 'header' } });
+}
+
+/**
+ * Headers as `headersOf`, except that a list header sent on several lines is one list, as HTTP
+ * combines them (RFC 9110 §5.3); API Gateway's `headers` keeps only the last line.
+ */
+function listHeadersOf(event: APIGatewayProxyEvent, names: readonly string[]): Record<string, string> {
+  const headers = headersOf(event);
+  for (const [name, values] of Object.entries(event.multiValueHeaders ?? {})) {
+    const lower = name.toLowerCase();
+    if (names.includes(lower) && values && values.length > 1) headers[lower] = values.join(', ');
+  }
+  return headers;
 }
 
 const consistencyOf = (value: unknown) => (value === 'strong' ? 'strong' : 'eventual');

@@ -23,15 +23,21 @@ export interface IdSource {
   newSecret(): string;
 }
 
-/** What must hold for a write to happen; the store evaluates it atomically with the write. */
+/**
+ * What must hold for a write to happen; the store evaluates it atomically with the write. A tombstone's
+ * or an expired item's version is no live version: it is in no `versions` and in no `exceptVersions`.
+ * Version lists are non-empty and bounded (`limits.entityTagsMax`).
+ */
 export type WritePrecondition =
   | { kind: 'none' }
-  /** The key is live with exactly this version (If-Match). */
-  | { kind: 'versionIs'; version: number }
+  /** The key has a live value (deletes, If-Match: *), at none of `exceptVersions` when given. */
+  | { kind: 'live'; exceptVersions?: readonly number[] }
   /** The key has no live value: never written, deleted, or expired (If-None-Match: *). */
   | { kind: 'absent' }
-  /** The key has a live value (deletes). */
-  | { kind: 'live' };
+  /** The key is live at one of these versions (If-Match with entity tags). */
+  | { kind: 'versionIn'; versions: readonly number[] }
+  /** The key is not live at any of these versions: absent, or live at another (If-None-Match with entity tags). */
+  | { kind: 'versionNotIn'; versions: readonly number[] };
 
 export interface ItemWrite {
   namespace: string;

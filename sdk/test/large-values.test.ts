@@ -154,7 +154,8 @@ describe('large values', () => {
           url: `http://127.0.0.1:${new URL(`http://${req.headers.host}`).port}/s3?sig=1`,
           method: 'PUT',
           headers: {},
-        }); return;
+        });
+        return;
       }
       if (req.pathname === '/s3') {
         s3Calls += 1;

@@ -71,7 +71,8 @@ describe('conditional writes', () => {
     });
     expect(await (await get('cond')).text()).toBe('b');
     expect(await errorOf(await put('cond', 'c', { 'if-match': 'yesterday' }))).toMatchObject({ status: 400, code: 'request.invalid' });
-    expect(await errorOf(await put('cond', 'c', { 'if-none-match': '"1"' }))).toMatchObject({ status: 400 });
+    // If-None-Match with entity tags: "1" is not the current version (2), so the write happens.
+    expect(await (await put('cond', 'c', { 'if-none-match': '"1"' })).json()).toMatchObject({ version: 3 });
   });
 
   it('lets exactly one of two racing If-Match writers win, and exactly one of many creators', async () => {
@@ -87,6 +88,42 @@ describe('conditional writes', () => {
   });
 });
 
+describe('Content-Type', () => {
+  it.each(['0', 'text', 'a/b/c', 'text/ plain', 'text/plain; charset'])(
+    'PUT with %j is a 400 naming content-type, and stores nothing',
+    async (type) => {
+      expect(await errorOf(await put('typed', 'x', { 'content-type': type }))).toMatchObject({
+        status: 400,
+        code: 'request.invalid',
+        details: { field: 'content-type' },
+      });
+      expect((await get('typed', '?consistency=strong')).status).toBe(404);
+    },
+  );
+
+  it('stores a media type with parameters as sent', async () => {
+    expect((await put('typed-ok', 'x', { 'content-type': 'application/vnd.api+json; charset="utf-8"' })).status).toBe(200);
+    expect((await get('typed-ok', '?consistency=strong')).headers.get('content-type')).toBe('application/vnd.api+json; charset="utf-8"');
+  });
+
+  it('uploads: the create and the commit bodies follow the same rule', async () => {
+    const created = await call(`${kvPath('typed-upload')}/uploads`, {
+      method: 'POST',
+      key,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ contentType: 'text' }),
+    });
+    expect(await errorOf(created)).toMatchObject({ status: 400, code: 'request.invalid', details: { field: 'contentType' } });
+    const committed = await call(`${kvPath('typed-upload')}/uploads/00000000-0000-4000-8000-000000000001/commit`, {
+      method: 'POST',
+      key,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ sha256: '0'.repeat(64), contentType: 'a/b/c' }),
+    });
+    expect(await errorOf(committed)).toMatchObject({ status: 400, code: 'request.invalid', details: { field: 'contentType' } });
+  });
+});
+
 describe('TTL', () => {
   it('hides an expired key before DynamoDB removes it, and reports the expiry', async () => {
     const written = await put('ephemeral', 'soon gone', {}, '?ttlSeconds=1');
@@ -96,7 +133,7 @@ describe('TTL', () => {
     expect(Date.parse(read.headers.get('x-ringstore-expires-at')!)).toBeGreaterThan(Date.now() - 2000);
     await sleep(2100);
     expect((await get('ephemeral')).status).toBe(404);
-    expect((await (await call('/v1/kv?prefix=ephemeral', { key })).json())).toEqual({ items: [] });
+    expect(await (await call('/v1/kv?prefix=ephemeral', { key })).json()).toEqual({ items: [] });
   });
 
   it('rejects a bad TTL with kv.ttlInvalid and writes nothing', async () => {

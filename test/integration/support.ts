@@ -31,9 +31,12 @@ export async function call(path: string, options: CallOptions = {}): Promise<Res
   });
 }
 
-export async function errorOf(response: Response): Promise<{ status: number; code: string; message: string }> {
-  const body = (await response.json()) as { error: { code: string; message: string } };
-  return { status: response.status, code: body.error.code, message: body.error.message };
+export async function errorOf(
+  response: Response,
+): Promise<{ status: number; code: string; message: string; details?: Record<string, unknown> }> {
+  const body = (await response.json()) as { error: { code: string; message: string; details?: Record<string, unknown> } };
+  const { code, message, details } = body.error;
+  return { status: response.status, code, message, ...(details ? { details } : {}) };
 }
 
 let namespaceCounter = 0;

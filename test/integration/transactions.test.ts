@@ -248,6 +248,13 @@ describe('limits', () => {
     ['a check without a version', { ops: [marker('check'), { op: 'check', key: 'k' }] }, 400, 'request.invalid', 'ops.1.ifVersion'],
     ['an empty key', { ops: [marker('key'), { op: 'get', key: '' }] }, 400, 'request.invalid', 'ops.1.key'],
     [
+      'a put whose content type is not a media type',
+      { ops: [marker('ct'), { op: 'put', key: 'k', value: 'v', contentType: '0' }] },
+      400,
+      'request.invalid',
+      'ops.1.contentType',
+    ],
+    [
       'two versions for one key',
       { ops: [marker('versions'), { op: 'check', key: 'k', ifVersion: 1 }, { op: 'delete', key: 'k', ifVersion: 2 }] },
       400,

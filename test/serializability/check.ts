@@ -118,9 +118,7 @@ export function checkSerializable(history: History): CheckResult {
   }
   const committed = new Set(history.txns.filter((txn) => txn.outcome === 'committed').map((txn) => txn.id));
   const reads = [
-    ...history.txns
-      .filter((txn) => txn.outcome === 'committed')
-      .flatMap((txn) => txn.reads.map((read) => ({ reader: txn.id, read }))),
+    ...history.txns.filter((txn) => txn.outcome === 'committed').flatMap((txn) => txn.reads.map((read) => ({ reader: txn.id, read }))),
     ...(history.observations ?? []).map((read) => ({ reader: undefined, read })),
   ];
   for (const { reader, read } of reads) {

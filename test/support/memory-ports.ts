@@ -1,4 +1,5 @@
 // In-memory test doubles of the ports, for unit tests of the core (no I/O).
+import { preconditionHolds } from '../../lambdas/core/conditions';
 import { IntentConflictError, PreconditionFailedError, RingstoreError } from '../../lambdas/core/errors';
 import { CrashInjectedError } from '../../lambdas/core/faults';
 import { isLive, tombstoneRetentionSeconds } from '../../lambdas/core/item';
@@ -23,7 +24,13 @@ import type {
   TxnRecordStore,
   TxnStatus,
   VersionEntry,
-  WriteResult, BrokenMode, CrashPoint, FaultInjector, Intent, KeySummary, StoredItem
+  WriteResult,
+  BrokenMode,
+  CrashPoint,
+  FaultInjector,
+  Intent,
+  KeySummary,
+  StoredItem,
 } from '../../lambdas/ports';
 import type { RingSource } from '../../lambdas/core/ring-source';
 import { createHash } from 'node:crypto';
@@ -183,13 +190,7 @@ export class MemoryShardStore implements ShardStore {
     const id = `${write.namespace}#${write.key}`;
     const previous = items.get(id);
     if (previous?.intent) throw new IntentConflictError('locked', previous);
-    const live = isLive(previous, write.nowSeconds);
-    const holds =
-      write.precondition.kind === 'none' ||
-      (write.precondition.kind === 'live' && live) ||
-      (write.precondition.kind === 'absent' && !live) ||
-      (write.precondition.kind === 'versionIs' && live && previous.version === write.precondition.version);
-    if (!holds) throw new PreconditionFailedError('condition failed', previous);
+    if (!preconditionHolds(write.precondition, previous, write.nowSeconds)) throw new PreconditionFailedError('condition failed', previous);
     const version = (previous?.version ?? 0) + 1;
     const base = { namespace: write.namespace, key: write.key, token: write.token, version, modifiedAtMs: write.modifiedAtMs };
     items.set(

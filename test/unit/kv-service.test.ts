@@ -58,30 +58,30 @@ describe('KvService writes and reads', () => {
 
   it('enforces If-Match and If-None-Match and changes nothing when they fail', async () => {
     const { kv } = setup();
-    await kv.put('ns', 'k', { value: text('v1'), contentType: 'text/plain', ifNoneMatchAny: true });
-    expect(await codeOf(kv.put('ns', 'k', { value: text('x'), contentType: 'text/plain', ifNoneMatchAny: true }))).toBe(
+    await kv.put('ns', 'k', { value: text('v1'), contentType: 'text/plain', ifNoneMatch: '*' });
+    expect(await codeOf(kv.put('ns', 'k', { value: text('x'), contentType: 'text/plain', ifNoneMatch: '*' }))).toBe(
       'kv.preconditionFailed',
     );
-    expect(await codeOf(kv.put('ns', 'k', { value: text('x'), contentType: 'text/plain', ifMatchVersion: 7 }))).toBe(
-      'kv.preconditionFailed',
-    );
-    expect(await codeOf(kv.delete('ns', 'k', { ifMatchVersion: 7 }))).toBe('kv.preconditionFailed');
-    expect(await kv.put('ns', 'k', { value: text('v2'), contentType: 'text/plain', ifMatchVersion: 1 })).toEqual({
+    expect(await codeOf(kv.put('ns', 'k', { value: text('x'), contentType: 'text/plain', ifMatch: [7] }))).toBe('kv.preconditionFailed');
+    expect(await codeOf(kv.delete('ns', 'k', { ifMatch: [7] }))).toBe('kv.preconditionFailed');
+    expect(await kv.put('ns', 'k', { value: text('v2'), contentType: 'text/plain', ifMatch: [1] })).toEqual({
       key: 'k',
       version: 2,
       consistency: 'eventual',
     });
     const read = await kv.get('ns', 'k', 'strong');
     expect(read.kind === 'value' && Buffer.from(read.value).toString()).toBe('v2');
-    expect(await codeOf(kv.put('ns', 'k', { value: text('x'), contentType: 'a', ifMatchVersion: 1, ifNoneMatchAny: true }))).toBe(
-      'request.invalid',
+    // Both headers together are allowed now; these two can never hold at once.
+    expect(await codeOf(kv.put('ns', 'k', { value: text('x'), contentType: 'a', ifMatch: [2], ifNoneMatch: '*' }))).toBe(
+      'kv.preconditionFailed',
     );
+    expect((await kv.head('ns', 'k', 'strong')).version).toBe(2);
   });
 
   it('answers 404 for deleting a missing key and If-Match on a missing key fails', async () => {
     const { kv } = setup();
     expect(await codeOf(kv.delete('ns', 'nope', {}))).toBe('kv.notFound');
-    expect(await codeOf(kv.put('ns', 'nope', { value: text('x'), contentType: 'a', ifMatchVersion: 1 }))).toBe('kv.preconditionFailed');
+    expect(await codeOf(kv.put('ns', 'nope', { value: text('x'), contentType: 'a', ifMatch: [1] }))).toBe('kv.preconditionFailed');
   });
 
   it('expires keys at their TTL even before the store removes them, and then allows If-None-Match', async () => {
@@ -92,7 +92,7 @@ describe('KvService writes and reads', () => {
     clock.advanceSeconds(1);
     expect(await codeOf(kv.get('ns', 'k', 'eventual'))).toBe('kv.notFound');
     expect((await kv.list('ns', { prefix: '', limit: 10 })).items).toEqual([]);
-    expect(await kv.put('ns', 'k', { value: text('y'), contentType: 'a', ifNoneMatchAny: true })).toEqual({
+    expect(await kv.put('ns', 'k', { value: text('y'), contentType: 'a', ifNoneMatch: '*' })).toEqual({
       key: 'k',
       version: 2,
       consistency: 'eventual',

@@ -151,7 +151,10 @@ export function spawnManaged(name: string, command: string, args: string[], opti
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
       const pid = proc.pid;
-      if (pid === undefined || exit) { cleanupGroup(pid); return; }
+      if (pid === undefined || exit) {
+        cleanupGroup(pid);
+        return;
+      }
       signal(pid, 'SIGTERM');
       const grace = delay(graceMs);
       const first = await Promise.race([exited, grace.promise]);

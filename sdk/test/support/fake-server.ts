@@ -186,10 +186,16 @@ export class FakeRingstore {
 
   private handle(req: RecordedRequest, res: ServerResponse): void {
     const segments = req.pathname.split('/').slice(1);
-    if (segments[0] === 's3') { this.handleS3(req, res, segments); return; }
+    if (segments[0] === 's3') {
+      this.handleS3(req, res, segments);
+      return;
+    }
 
     const caller = this.apiKeys.find((k) => k.apiKey === req.headers['x-api-key'] && k.revokedAt === undefined);
-    if (caller === undefined) { sendError(res, 401, 'auth.invalidKey', 'missing or unknown API key'); return; }
+    if (caller === undefined) {
+      sendError(res, 401, 'auth.invalidKey', 'missing or unknown API key');
+      return;
+    }
     const failure = this.failNext.shift();
     if (failure !== undefined) {
       const text = failure.body === undefined ? '' : typeof failure.body === 'string' ? failure.body : JSON.stringify(failure.body);
@@ -198,20 +204,47 @@ export class FakeRingstore {
       return;
     }
 
-    if (segments[0] !== 'v1') { sendError(res, 404, 'route.notFound', 'no such route'); return; }
-    if (segments[1] === 'ring' && req.method === 'GET') { sendJson(res, 200, FAKE_RING); return; }
-    if (segments[1] === 'admin' && segments[2] === 'keys') { this.handleAdmin(req, res, caller, segments[3]); return; }
-    if (segments[1] === 'txn' && req.method === 'POST') { this.transact(req, res, caller.namespace); return; }
-    if (segments[1] !== 'kv') { sendError(res, 404, 'route.notFound', 'no such route'); return; }
-    if (segments.length === 2 && req.method === 'GET') { this.list(req, res, caller.namespace); return; }
+    if (segments[0] !== 'v1') {
+      sendError(res, 404, 'route.notFound', 'no such route');
+      return;
+    }
+    if (segments[1] === 'ring' && req.method === 'GET') {
+      sendJson(res, 200, FAKE_RING);
+      return;
+    }
+    if (segments[1] === 'admin' && segments[2] === 'keys') {
+      this.handleAdmin(req, res, caller, segments[3]);
+      return;
+    }
+    if (segments[1] === 'txn' && req.method === 'POST') {
+      this.transact(req, res, caller.namespace);
+      return;
+    }
+    if (segments[1] !== 'kv') {
+      sendError(res, 404, 'route.notFound', 'no such route');
+      return;
+    }
+    if (segments.length === 2 && req.method === 'GET') {
+      this.list(req, res, caller.namespace);
+      return;
+    }
     const key = decodeURIComponent(segments[2] ?? '');
-    if (Buffer.byteLength(key) === 0 || Buffer.byteLength(key) > 1024) { sendError(res, 400, 'kv.invalidKey', 'bad key'); return; }
+    if (Buffer.byteLength(key) === 0 || Buffer.byteLength(key) > 1024) {
+      sendError(res, 400, 'kv.invalidKey', 'bad key');
+      return;
+    }
     const id = `${caller.namespace}#${key}`;
-    if (segments.length === 3) { this.handleKey(req, res, key, id); return; }
-    if (segments[3] === 'uploads' && segments.length === 4 && req.method === 'POST')
-      { this.createUpload(req, res, key, caller.namespace); return; }
+    if (segments.length === 3) {
+      this.handleKey(req, res, key, id);
+      return;
+    }
+    if (segments[3] === 'uploads' && segments.length === 4 && req.method === 'POST') {
+      this.createUpload(req, res, key, caller.namespace);
+      return;
+    }
     if (segments[3] === 'uploads' && segments[5] === 'commit' && req.method === 'POST') {
-      this.commitUpload(req, res, key, id, decodeURIComponent(segments[4] ?? '')); return;
+      this.commitUpload(req, res, key, id, decodeURIComponent(segments[4] ?? ''));
+      return;
     }
     sendError(res, 404, 'route.notFound', 'no such route');
   }
@@ -236,19 +269,36 @@ export class FakeRingstore {
     const current = this.store.get(id);
     if (req.method === 'PUT') {
       const failed = this.precondition(req, current);
-      if (failed !== undefined) { sendError(res, 412, 'kv.preconditionFailed', failed); return; }
-      if (req.body.byteLength > REDIRECT_BYTES_MIN) { sendError(res, 413, 'kv.bodyTooLarge', 'use the upload flow'); return; }
+      if (failed !== undefined) {
+        sendError(res, 412, 'kv.preconditionFailed', failed);
+        return;
+      }
+      if (req.body.byteLength > REDIRECT_BYTES_MIN) {
+        sendError(res, 413, 'kv.bodyTooLarge', 'use the upload flow');
+        return;
+      }
       const ttl = req.query.get('ttlSeconds');
-      if (ttl !== null && !/^[1-9]\d*$/.test(ttl)) { sendError(res, 400, 'kv.invalidTtl', 'ttlSeconds must be an integer >= 1'); return; }
+      if (ttl !== null && !/^[1-9]\d*$/.test(ttl)) {
+        sendError(res, 400, 'kv.invalidTtl', 'ttlSeconds must be an integer >= 1');
+        return;
+      }
       const contentType = req.headers['content-type'] ?? 'application/octet-stream';
-      this.write(id, key, req.body, contentType, ttl === null ? undefined : Number(ttl), res); return;
+      this.write(id, key, req.body, contentType, ttl === null ? undefined : Number(ttl), res);
+      return;
     }
     if (req.method === 'DELETE') {
-      if (current === undefined) { sendError(res, 404, 'kv.notFound', 'no value is stored under this key'); return; }
+      if (current === undefined) {
+        sendError(res, 404, 'kv.notFound', 'no value is stored under this key');
+        return;
+      }
       const failed = this.precondition(req, current);
-      if (failed !== undefined) { sendError(res, 412, 'kv.preconditionFailed', failed); return; }
+      if (failed !== undefined) {
+        sendError(res, 412, 'kv.preconditionFailed', failed);
+        return;
+      }
       this.store.delete(id);
-      sendJson(res, 200, { key, version: current.version + 1 }); return;
+      sendJson(res, 200, { key, version: current.version + 1 });
+      return;
     }
     if (req.method === 'GET' || req.method === 'HEAD') {
       if (current === undefined) {
@@ -257,7 +307,8 @@ export class FakeRingstore {
           res.end();
           return;
         }
-        sendError(res, 404, 'kv.notFound', 'no value is stored under this key'); return;
+        sendError(res, 404, 'kv.notFound', 'no value is stored under this key');
+        return;
       }
       const headers: Record<string, string> = {
         'content-type': current.contentType,
@@ -287,7 +338,10 @@ export class FakeRingstore {
   private list(req: RecordedRequest, res: ServerResponse, namespace: string): void {
     const prefix = req.query.get('prefix') ?? '';
     const limit = Number(req.query.get('limit') ?? '100');
-    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) { sendError(res, 400, 'kv.invalidLimit', 'limit must be 1..1000'); return; }
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
+      sendError(res, 400, 'kv.invalidLimit', 'limit must be 1..1000');
+      return;
+    }
     const after = req.query.get('cursor');
     const start = after === null ? '' : Buffer.from(after, 'base64url').toString('utf8');
     const keys = [...this.store.keys()]
@@ -313,7 +367,10 @@ export class FakeRingstore {
 
   private createUpload(req: RecordedRequest, res: ServerResponse, key: string, namespace: string): void {
     const body = JSON.parse(req.body.toString('utf8')) as { size?: unknown; contentType?: unknown };
-    if (typeof body.size !== 'number' || body.size > 10 * 1024 * 1024) { sendError(res, 413, 'kv.valueTooLarge', 'too large'); return; }
+    if (typeof body.size !== 'number' || body.size > 10 * 1024 * 1024) {
+      sendError(res, 413, 'kv.valueTooLarge', 'too large');
+      return;
+    }
     const uploadId = randomUUID();
     const contentType = typeof body.contentType === 'string' ? body.contentType : 'application/octet-stream';
     this.uploads.set(uploadId, { key, namespace, size: body.size, contentType });
@@ -328,14 +385,29 @@ export class FakeRingstore {
 
   private commitUpload(req: RecordedRequest, res: ServerResponse, key: string, id: string, uploadId: string): void {
     const upload = this.uploads.get(uploadId);
-    if (upload === undefined || upload.key !== key) { sendError(res, 404, 'kv.uploadNotFound', 'no such upload'); return; }
-    if (upload.bytes === undefined) { sendError(res, 409, 'kv.uploadIncomplete', 'nothing uploaded'); return; }
+    if (upload === undefined || upload.key !== key) {
+      sendError(res, 404, 'kv.uploadNotFound', 'no such upload');
+      return;
+    }
+    if (upload.bytes === undefined) {
+      sendError(res, 409, 'kv.uploadIncomplete', 'nothing uploaded');
+      return;
+    }
     const body = JSON.parse(req.body.toString('utf8')) as { sha256?: unknown; contentType?: unknown; ttlSeconds?: unknown };
     const actual = createHash('sha256').update(upload.bytes).digest('hex');
-    if (body.sha256 !== actual) { sendError(res, 400, 'kv.checksumMismatch', 'sha256 does not match the uploaded bytes'); return; }
-    if (upload.bytes.byteLength !== upload.size) { sendError(res, 400, 'kv.sizeMismatch', 'size does not match'); return; }
+    if (body.sha256 !== actual) {
+      sendError(res, 400, 'kv.checksumMismatch', 'sha256 does not match the uploaded bytes');
+      return;
+    }
+    if (upload.bytes.byteLength !== upload.size) {
+      sendError(res, 400, 'kv.sizeMismatch', 'size does not match');
+      return;
+    }
     const failed = this.precondition(req, this.store.get(id));
-    if (failed !== undefined) { sendError(res, 412, 'kv.preconditionFailed', failed); return; }
+    if (failed !== undefined) {
+      sendError(res, 412, 'kv.preconditionFailed', failed);
+      return;
+    }
     this.uploads.delete(uploadId);
     const contentType = typeof body.contentType === 'string' ? body.contentType : upload.contentType;
     this.write(id, key, upload.bytes, contentType, typeof body.ttlSeconds === 'number' ? body.ttlSeconds : undefined, res);
@@ -360,7 +432,8 @@ export class FakeRingstore {
       const id = `${namespace}#${op.key}`;
       const before = this.store.get(id);
       if (op.ifVersion !== undefined && (before?.version ?? 0) !== op.ifVersion) {
-        abort(412, 'kv.preconditionFailed', 'precondition', op.key, `key ${op.key} is at version ${before?.version ?? 0}`); return;
+        abort(412, 'kv.preconditionFailed', 'precondition', op.key, `key ${op.key} is at version ${before?.version ?? 0}`);
+        return;
       }
       const current = pending.has(id) ? (pending.get(id) ?? undefined) : before;
       if (op.op === 'get') {
@@ -379,7 +452,10 @@ export class FakeRingstore {
         const value = Buffer.from(op.value ?? '', op.encoding === 'base64' ? 'base64' : 'utf8');
         pending.set(id, { value, contentType: op.contentType ?? 'application/octet-stream', version: (before?.version ?? 0) + 1 });
       } else if (op.op === 'delete') {
-        if (current === undefined) { abort(404, 'kv.notFound', 'notFound', op.key, `key ${op.key} not found`); return; }
+        if (current === undefined) {
+          abort(404, 'kv.notFound', 'notFound', op.key, `key ${op.key} not found`);
+          return;
+        }
         pending.set(id, null);
       }
     }
@@ -429,13 +505,20 @@ export class FakeRingstore {
   }
 
   private handleAdmin(req: RecordedRequest, res: ServerResponse, caller: ApiKeyRecord, keyId: string | undefined): void {
-    if (caller.role !== 'admin') { sendError(res, 403, 'auth.forbidden', 'an admin key is required'); return; }
+    if (caller.role !== 'admin') {
+      sendError(res, 403, 'auth.forbidden', 'an admin key is required');
+      return;
+    }
     if (keyId === undefined && req.method === 'GET') {
-      sendJson(res, 200, { keys: this.apiKeys.map(({ apiKey: _secret, ...rest }) => rest) }); return;
+      sendJson(res, 200, { keys: this.apiKeys.map(({ apiKey: _secret, ...rest }) => rest) });
+      return;
     }
     if (keyId === undefined && req.method === 'POST') {
       const body = JSON.parse(req.body.toString('utf8')) as { namespace?: string; role?: 'user' | 'admin'; description?: string };
-      if (typeof body.namespace !== 'string') { sendError(res, 400, 'admin.invalidNamespace', 'namespace is required'); return; }
+      if (typeof body.namespace !== 'string') {
+        sendError(res, 400, 'admin.invalidNamespace', 'namespace is required');
+        return;
+      }
       const record: ApiKeyRecord = {
         keyId: `k_${this.apiKeys.length}`,
         apiKey: `secret-${randomUUID()}`,
@@ -446,13 +529,18 @@ export class FakeRingstore {
       };
       this.apiKeys.push(record);
       const { description: _d, revokedAt: _r, ...shown } = record;
-      sendJson(res, 201, shown); return;
+      sendJson(res, 201, shown);
+      return;
     }
     if (keyId !== undefined && req.method === 'DELETE') {
       const record = this.apiKeys.find((k) => k.keyId === decodeURIComponent(keyId));
-      if (record === undefined) { sendError(res, 404, 'admin.keyNotFound', 'no such key'); return; }
+      if (record === undefined) {
+        sendError(res, 404, 'admin.keyNotFound', 'no such key');
+        return;
+      }
       record.revokedAt = new Date().toISOString();
-      sendJson(res, 200, { keyId: record.keyId, revokedAt: record.revokedAt }); return;
+      sendJson(res, 200, { keyId: record.keyId, revokedAt: record.revokedAt });
+      return;
     }
     sendError(res, 404, 'route.notFound', 'no such route');
   }
