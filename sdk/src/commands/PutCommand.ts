@@ -148,10 +148,7 @@ export function readUploadTicket(response: HttpResponse): UploadTicket & { metho
   const read = readJson(response, uploadTicketWire);
   const method = read.method.toUpperCase();
   if (!isUploadMethod(method)) throw invalidResponse(response, `unsupported upload method ${method}`);
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(read.headers)) {
-    if (!headersFetchSets.has(name.toLowerCase())) headers[name] = value;
-  }
+  const headers = Object.fromEntries(Object.entries(read.headers).filter(([name]) => !headersFetchSets.has(name.toLowerCase())));
   const ticket: UploadTicket & { method: UploadMethod } = { uploadId: read.uploadId, url: read.url, method, headers };
   if (read.expiresAt !== undefined) ticket.expiresAt = read.expiresAt;
   return ticket;

@@ -134,16 +134,17 @@ function record<T>(entry: Reader<T>): Reader<Record<string, T>> {
   return {
     read(value, path) {
       if (!isJsonObject(value)) throw new WireShapeError(path, 'an object');
-      const result: Record<string, T> = {};
+      const entries: Array<[string, T]> = [];
       for (const [name, raw] of Object.entries(value)) {
         try {
-          result[name] = entry.read(raw, childPath(path, name));
+          entries.push([name, entry.read(raw, childPath(path, name))]);
         } catch (error) {
           // An entry the SDK cannot read is skipped (a header it could not send anyway).
           if (!(error instanceof WireShapeError)) throw error;
         }
       }
-      return result;
+      // fromEntries defines each key, so one named `__proto__` stays an entry, not a prototype.
+      return Object.fromEntries(entries);
     },
   };
 }
