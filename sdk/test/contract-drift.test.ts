@@ -1,7 +1,6 @@
-// Guards the SDK against drifting from the server's contract, which it restates because it is
-// published alone and cannot import schemas/: its limits against schemas/topology.ts and the server's
-// request schemas, its response readers against samples of the response schemas of schemas/api.ts.
-// The wire types themselves are compared at compile time, in contract-drift.types.ts.
+// The SDK restates the server's contract (it is published alone and cannot import schemas/): its
+// limits are checked here against schemas/topology.ts and the request schemas, its response readers
+// against samples of the response schemas. contract-drift.types.ts compares the types at compile time.
 
 import fc from 'fast-check';
 import * as api from '../../schemas/api';
@@ -59,8 +58,10 @@ describe('SDK limits against the server', () => {
     const ops = (count: number) => Array.from({ length: count }, (_, i) => ({ op: 'get' as const, key: `k${i}` }));
     const txn = (body: { ops: Array<{ op: 'get'; key: string }>; timeoutMs?: number }) => api.TxnBody.safeParse(body).success;
 
-    expect([txn({ ops: ops(1), timeoutMs: sdkLimits.TXN_TIMEOUT_MS_MIN }), txn({ ops: ops(1), timeoutMs: sdkLimits.TXN_TIMEOUT_MS_MIN - 1 })]).toEqual([true, false]);
-    expect([txn({ ops: ops(1), timeoutMs: sdkLimits.TXN_TIMEOUT_MS_MAX }), txn({ ops: ops(1), timeoutMs: sdkLimits.TXN_TIMEOUT_MS_MAX + 1 })]).toEqual([true, false]);
+    const timeout = (timeoutMs: number) => txn({ ops: ops(1), timeoutMs });
+
+    expect([timeout(sdkLimits.TXN_TIMEOUT_MS_MIN), timeout(sdkLimits.TXN_TIMEOUT_MS_MIN - 1)]).toEqual([true, false]);
+    expect([timeout(sdkLimits.TXN_TIMEOUT_MS_MAX), timeout(sdkLimits.TXN_TIMEOUT_MS_MAX + 1)]).toEqual([true, false]);
     expect([txn({ ops: ops(sdkLimits.TXN_OPS_MAX) }), txn({ ops: ops(sdkLimits.TXN_OPS_MAX + 1) })]).toEqual([true, false]);
     const listLimit = (limit: number) => api.ListKeysQuery.safeParse({ limit: String(limit) }).success;
     expect([listLimit(sdkLimits.LIST_LIMIT_MAX), listLimit(sdkLimits.LIST_LIMIT_MAX + 1)]).toEqual([true, false]);
@@ -116,7 +117,8 @@ describe("the SDK reads every answer the server's response schemas allow", () =>
     await fc.assert(
       fc.asyncProperty(serverSamples(api.TxnCommitted), async (committed) => {
         const base64 = (text: string): string => Buffer.from(text, 'utf8').toString('base64');
-        const sent = { ...committed, reads: committed.reads.map((read) => (read.value === undefined ? read : { ...read, value: base64(read.value) })) };
+        const encodedReads = committed.reads.map((read) => (read.value === undefined ? read : { ...read, value: base64(read.value) }));
+        const sent = { ...committed, reads: encodedReads };
 
         const output = await clientAnswering(200, sent).transact([{ op: 'get', key: 'k' }]);
 
@@ -125,10 +127,8 @@ describe("the SDK reads every answer the server's response schemas allow", () =>
         const reads = output.reads.map((read) =>
           read.found ? { key: read.key, found: true, value: [...read.value], contentType: read.contentType, version: read.version } : read,
         );
-        const expected = committed.reads.map((read) =>
-          read.found
-            ? { key: read.key, found: true, value: utf8(read.value ?? ''), contentType: read.contentType || 'application/octet-stream', version: read.version }
-            : { key: read.key, found: false },
+        const expected = committed.reads.map(({ key, found, value, contentType, version }) =>
+          found ? { key, found, value: utf8(value ?? ''), contentType: contentType || 'application/octet-stream', version } : { key, found },
         );
         expect(reads).toEqual(overTheWire(expected));
       }),
@@ -186,7 +186,8 @@ describe("the SDK reads every answer the server's response schemas allow", () =>
     const setByFetch = new Set(['content-length', 'host', 'connection', 'transfer-encoding']);
     fc.assert(
       fc.property(serverSamples(api.UploadTicket), (ticket) => {
-        const response: HttpResponse = { status: 201, headers: new Headers(), body: new TextEncoder().encode(JSON.stringify(ticket)), url: 'http://ringstore.test/v1/kv/k/uploads' };
+        const body = new TextEncoder().encode(JSON.stringify(ticket));
+        const response: HttpResponse = { status: 201, headers: new Headers(), body, url: 'http://ringstore.test/v1/kv/k/uploads' };
         const headers = Object.fromEntries(Object.entries(ticket.headers).filter(([name]) => !setByFetch.has(name.toLowerCase())));
 
         expect(readUploadTicket(response)).toEqual(overTheWire({ ...ticket, headers }));

@@ -54,7 +54,11 @@ export const shardsWire = wire.looseObject({
  *
  * @example
  * ```ts
- * const report: ShardsWire = { epoch: 1, shards: [], replication: { replicasApplied: 0, hintsWritten: 0, lagMs: { p50: 0, p99: 0, max: 0, samples: 0 } } };
+ * const report: ShardsWire = {
+ *   epoch: 1,
+ *   shards: [],
+ *   replication: { replicasApplied: 0, hintsWritten: 0, lagMs: { p50: 0, p99: 0, max: 0, samples: 0 } },
+ * };
  * ```
  */
 export type ShardsWire = WireOf<typeof shardsWire>;

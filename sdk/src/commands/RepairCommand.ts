@@ -52,7 +52,11 @@ export const maintenanceReportWire = wire.looseObject({
  *
  * @example
  * ```ts
- * const report: MaintenanceReportWire = { startedAt: '2030-01-01T00:00:00Z', handoff: [], antiEntropy: { rangesCompared: 0, keysCompared: 0, repairedCount: 0, repairs: [], rangesSkipped: 0 } };
+ * const report: MaintenanceReportWire = {
+ *   startedAt: '2030-01-01T00:00:00Z',
+ *   handoff: [],
+ *   antiEntropy: { rangesCompared: 0, keysCompared: 0, repairedCount: 0, repairs: [], rangesSkipped: 0 },
+ * };
  * ```
  */
 export type MaintenanceReportWire = WireOf<typeof maintenanceReportWire>;

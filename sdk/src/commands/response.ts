@@ -1,8 +1,7 @@
-// Reads what the server answers: small typed readers that the commands compose into one reader per
-// JSON response, so a body is checked field by field before a caller sees it, plus the value headers.
-// Hand-written rather than a schema library: the SDK keeps no runtime dependency to bundle (it runs in
-// browsers too), and the few leniencies it has towards servers (a fallback, an optional field dropped)
-// are one line each here.
+// Reads what the server answers: typed readers the commands compose into one per JSON response, so
+// a body is checked field by field before a caller sees it; and the value metadata headers.
+// No schema library: the SDK keeps no runtime dependency to bundle (it runs in browsers too), and its
+// few leniencies towards servers (a fallback, an optional field dropped) are one line each here.
 
 import { parseVersion, utf8Decode } from '../encoding';
 import { RingstoreError } from '../errors';
