@@ -434,10 +434,7 @@ export function errorFromResponse(parts: ErrorResponseParts & { nowMs: number })
   const retryable = isRetryableStatus(status, envelope?.retryable);
   const code = envelope?.code ?? parts.fallbackCode ?? fallbackCodeByStatus[status] ?? `http.${status}`;
   const message = envelope?.message ?? `HTTP ${status}`;
-  const requestId = envelope?.requestId
-    ?? parts.headers.get('x-amzn-requestid')
-    ?? parts.headers.get('x-request-id')
-    ?? undefined;
+  const requestId = envelope?.requestId ?? parts.headers.get('x-amzn-requestid') ?? parts.headers.get('x-request-id') ?? undefined;
   const retryAfterSeconds = parseRetryAfterSeconds(parts.headers.get('retry-after'), parts.nowMs);
   const options: RingstoreErrorOptions = { code, message, status, retryable };
   if (requestId !== undefined) options.requestId = requestId;
@@ -449,7 +446,13 @@ export function errorFromResponse(parts: ErrorResponseParts & { nowMs: number })
   // The server marks every abort of a transaction, whatever its status, with details.status.
   if (details?.status === 'aborted' && typeof details.reason === 'string') {
     const key = typeof details.key === 'string' ? { key: details.key } : {};
-    return new TransactionAbortedError({ ...options, retryable: envelope?.retryable ?? retryable, reason: details.reason, ...key, ...txid });
+    return new TransactionAbortedError({
+      ...options,
+      retryable: envelope?.retryable ?? retryable,
+      reason: details.reason,
+      ...key,
+      ...txid,
+    });
   }
   const ErrorType = classByStatus[status] ?? (status >= 500 ? ServerError : RingstoreError);
   return new ErrorType(options);

@@ -38,14 +38,16 @@ const counterparts: Record<SdkLimit, { server: number | null } | { sdkOnly: stri
   TXN_CONFLICT_RETRIES_MAX: { sdkOnly: 'how often the client runs a transaction again' },
 };
 
-const mirrored = Object.entries(counterparts).flatMap(([name, counterpart]) => ('server' in counterpart ? [{ name, server: counterpart.server }] : []));
+const mirrored = Object.entries(counterparts).flatMap(([name, counterpart]) =>
+  'server' in counterpart ? [{ name, server: counterpart.server }] : [],
+);
 
 describe('SDK limits against the server', () => {
   it('places every limit the SDK exports', () => {
     expect(Object.keys(counterparts).sort()).toEqual(Object.keys(sdkLimits).sort());
   });
 
-  it.each(mirrored)('$name is the server\'s $server', ({ name, server }) => {
+  it.each(mirrored)("$name is the server's $server", ({ name, server }) => {
     const sdkValue: unknown = Reflect.get(sdkLimits, name);
     expect(sdkValue).toBe(server);
   });
@@ -128,7 +130,9 @@ describe("the SDK reads every answer the server's response schemas allow", () =>
           read.found ? { key: read.key, found: true, value: [...read.value], contentType: read.contentType, version: read.version } : read,
         );
         const expected = committed.reads.map(({ key, found, value, contentType, version }) =>
-          found ? { key, found, value: utf8(value ?? ''), contentType: contentType || 'application/octet-stream', version } : { key, found },
+          found
+            ? { key, found, value: utf8(value ?? ''), contentType: contentType || 'application/octet-stream', version }
+            : { key, found },
         );
         expect(reads).toEqual(overTheWire(expected));
       }),
@@ -148,7 +152,13 @@ describe("the SDK reads every answer the server's response schemas allow", () =>
       fc.asyncProperty(serverSamples(api.ApiKeyCreated), async (created) => {
         const { keyId, apiKey, namespace, role, createdAt } = created;
 
-        expect(await clientAnswering(201, created).createApiKey({ namespace: 'team' })).toEqual({ keyId, apiKey, namespace, role, createdAt });
+        expect(await clientAnswering(201, created).createApiKey({ namespace: 'team' })).toEqual({
+          keyId,
+          apiKey,
+          namespace,
+          role,
+          createdAt,
+        });
       }),
     );
   });
@@ -200,7 +210,9 @@ describe("the SDK reads every answer the server's response schemas allow", () =>
       fc.asyncProperty(serverSamples(api.ErrorResponse), async ({ error: sent }) => {
         const status = statusOf[sent.code];
 
-        const error: unknown = await clientAnswering(status, { error: sent }).ring().catch((caught: unknown) => caught);
+        const error: unknown = await clientAnswering(status, { error: sent })
+          .ring()
+          .catch((caught: unknown) => caught);
 
         if (!(error instanceof RingstoreError)) throw new Error(`expected a RingstoreError, got ${String(error)}`);
         expect({ code: error.code, message: error.message, status: error.status, details: error.details }).toEqual(

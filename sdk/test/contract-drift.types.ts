@@ -20,14 +20,10 @@ import type { TxnCommittedWire } from '../src/commands/TransactCommand';
 type Server<Schema extends z.ZodType> = z.output<Schema>;
 
 /** The JSON a value of T travels as: an optional property is absent, never `undefined`. */
-type Json<T> = T extends readonly (infer Item)[]
-  ? Json<Item>[]
-  : T extends object
-    ? { [K in keyof T]: Json<Exclude<T[K], undefined>> }
-    : T;
+type Json<T> = T extends readonly (infer Item)[] ? Json<Item>[] : T extends object ? { [K in keyof T]: Json<Exclude<T[K], undefined>> } : T;
 
 /** Whether two types are identical (not only assignable both ways: an optional field on one side only differs). */
-type Identical<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true : false;
+type Identical<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 
 /**
  * The server's type cut down to the fields the SDK declares, at every depth. A field the SDK leaves

@@ -14,7 +14,14 @@ import { readJson, wire, type WireOf } from './response';
  */
 export interface DescribeShardsCommandOutput {
   epoch: number;
-  shards: Array<{ id: number; table: string; health: 'available' | 'unavailable' | 'recovering'; since?: string; reason?: string; pendingHints: number }>;
+  shards: Array<{
+    id: number;
+    table: string;
+    health: 'available' | 'unavailable' | 'recovering';
+    since?: string;
+    reason?: string;
+    pendingHints: number;
+  }>;
   lastMaintenance?: Record<string, unknown>;
   replication: { replicasApplied: number; hintsWritten: number; lagMs: { p50: number; p99: number; max: number; samples: number } };
 }

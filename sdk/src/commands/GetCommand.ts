@@ -55,10 +55,7 @@ export class GetCommand extends RingstoreCommand<GetCommandInput, GetCommandOutp
     const { key, consistency } = this.input;
     const path = `/v1/kv/${encodeKey(key)}`;
     assertConsistency(consistency);
-    const response = await transport.send(
-      { method: 'GET', path, query: { consistency }, authenticated: true, redirect: 'manual' },
-      signal,
-    );
+    const response = await transport.send({ method: 'GET', path, query: { consistency }, authenticated: true, redirect: 'manual' }, signal);
     const metadata = readValueMetadata(response);
     let value = response.body;
     if (response.status === 303) {

@@ -98,10 +98,7 @@ export class ListCommand extends RingstoreCommand<ListCommandInput, ListCommandO
   override async execute({ transport, signal }: CommandContext): Promise<ListCommandOutput> {
     const { prefix, limit, cursor } = this.input;
     if (limit !== undefined) assertInteger('limit', limit, 1, LIST_LIMIT_MAX);
-    const response = await transport.send(
-      { method: 'GET', path: '/v1/kv', query: { prefix, limit, cursor }, authenticated: true },
-      signal,
-    );
+    const response = await transport.send({ method: 'GET', path: '/v1/kv', query: { prefix, limit, cursor }, authenticated: true }, signal);
     const page = readJson(response, listKeysWire);
     // An empty cursor cannot be followed (the server refuses one): it marks the last page too.
     return page.cursor === undefined || page.cursor === '' ? { items: page.items } : { items: page.items, cursor: page.cursor };

@@ -13,8 +13,21 @@ import { readJson, wire, type WireOf } from './response';
  */
 export interface RepairCommandOutput {
   startedAt: string;
-  handoff: Array<{ table: string; applied: number; alreadyCurrent: number; hintsPerSecond: number; completed: boolean; transition?: string }>;
-  antiEntropy: { rangesCompared: number; keysCompared: number; repairedCount: number; repairs: Array<Record<string, unknown>>; rangesSkipped: number };
+  handoff: Array<{
+    table: string;
+    applied: number;
+    alreadyCurrent: number;
+    hintsPerSecond: number;
+    completed: boolean;
+    transition?: string;
+  }>;
+  antiEntropy: {
+    rangesCompared: number;
+    keysCompared: number;
+    repairedCount: number;
+    repairs: Array<Record<string, unknown>>;
+    rangesSkipped: number;
+  };
 }
 
 /**

@@ -194,7 +194,8 @@ function readTxnOutput(response: HttpResponse): TransactCommandOutput {
  * have committed. 4xx answers are definite (refused, aborted, or 429: refused before any work).
  */
 function outcomeOf(error: unknown): unknown {
-  if (!(error instanceof RingstoreError) || error instanceof TransactionOutcomeUnknownError || error instanceof TransactionAbortedError) return error;
+  if (!(error instanceof RingstoreError) || error instanceof TransactionOutcomeUnknownError || error instanceof TransactionAbortedError)
+    return error;
   // 2xx..4xx answers say what happened (a 200 the SDK cannot read did commit).
   if (error.status >= 200 && error.status < 500) return error;
   return new TransactionOutcomeUnknownError({

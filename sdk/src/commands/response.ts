@@ -219,7 +219,11 @@ export const wire = {
  */
 export function invalidResponse(response: HttpResponse, message: string, cause?: unknown): RingstoreError {
   return new RingstoreError({
-    code: 'response.invalid', message, status: response.status, retryable: false, ...(cause === undefined ? {} : { cause }),
+    code: 'response.invalid',
+    message,
+    status: response.status,
+    retryable: false,
+    ...(cause === undefined ? {} : { cause }),
   });
 }
 
