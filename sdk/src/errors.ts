@@ -360,6 +360,11 @@ interface ErrorEnvelope {
   details?: Record<string, unknown>;
 }
 
+// Arrays included: a field read from one is undefined, as a missing field is.
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null;
+}
+
 function parseEnvelope(body: Uint8Array): ErrorEnvelope | undefined {
   if (body.byteLength === 0) return undefined;
   let parsed: unknown;
@@ -368,17 +373,15 @@ function parseEnvelope(body: Uint8Array): ErrorEnvelope | undefined {
   } catch {
     return undefined;
   }
-  if (typeof parsed !== 'object' || parsed === null) return undefined;
-  const record = parsed as Record<string, unknown>;
-  const inner = typeof record.error === 'object' && record.error !== null ? (record.error as Record<string, unknown>) : record; // API Gateway answers `{"message": "..."}` without the envelope
+  if (!isObject(parsed)) return undefined;
+  // API Gateway answers `{"message": "..."}` without the envelope.
+  const inner = isObject(parsed.error) ? parsed.error : parsed;
   const envelope: ErrorEnvelope = {};
   if (typeof inner.code === 'string') envelope.code = inner.code;
   if (typeof inner.message === 'string') envelope.message = inner.message;
   if (typeof inner.retryable === 'boolean') envelope.retryable = inner.retryable;
   if (typeof inner.requestId === 'string') envelope.requestId = inner.requestId;
-  if (typeof inner.details === 'object' && inner.details !== null && !Array.isArray(inner.details)) {
-    envelope.details = inner.details as Record<string, unknown>;
-  }
+  if (isObject(inner.details) && !Array.isArray(inner.details)) envelope.details = inner.details;
   return envelope;
 }
 

@@ -1,5 +1,7 @@
-// Limits of the REST contract and of the SDK's own behaviour, named once.
-// The server enforces the same numbers; the SDK checks them early to fail before a round trip.
+// Limits of the REST contract and of the SDK's own behaviour, each named once. The server enforces
+// the same contract numbers; the SDK checks them early to fail before a round trip.
+// They restate schemas/topology.ts because the SDK is published alone and cannot import it;
+// sdk/test/contract-drift.test.ts fails when one of them differs from the server's.
 
 /**
  * Largest value a key can hold: 10 MiB. Larger values are refused client-side.

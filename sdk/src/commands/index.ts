@@ -1,0 +1,29 @@
+// The commands, one module each, and the shapes they take and return. Only the public ones are
+// re-exported: the wire readers stay internal to the SDK and its tests.
+
+export { RingstoreCommand, type CommandContext, type Consistency } from './command';
+export { GetCommand, type GetCommandInput, type GetCommandOutput } from './GetCommand';
+export { HeadCommand, type HeadCommandInput, type HeadCommandOutput } from './HeadCommand';
+export { PutCommand, type PutCommandInput, type PutCommandOutput, type UploadTicket, type WriteOutput } from './PutCommand';
+export { DeleteCommand, type DeleteCommandInput, type DeleteCommandOutput } from './DeleteCommand';
+export { ListCommand, type ListCommandInput, type ListCommandOutput, type ListItem } from './ListCommand';
+export {
+  TransactCommand,
+  type TransactCommandInput,
+  type TransactCommandOutput,
+  type TransactOp,
+  type TransactRead,
+} from './TransactCommand';
+export { RingCommand, type RingCommandInput, type RingCommandOutput, type RingRange, type RingShard } from './RingCommand';
+export { CreateApiKeyCommand, type ApiKeyRole, type CreateApiKeyCommandInput, type CreateApiKeyCommandOutput } from './CreateApiKeyCommand';
+export { RevokeApiKeyCommand, type RevokeApiKeyCommandInput, type RevokeApiKeyCommandOutput } from './RevokeApiKeyCommand';
+export {
+  ListApiKeysCommand,
+  type ApiKeyDescription,
+  type ListApiKeysCommandInput,
+  type ListApiKeysCommandOutput,
+} from './ListApiKeysCommand';
+export { GetNamespaceSettingsCommand, type GetNamespaceSettingsCommandInput, type NamespaceSettings } from './GetNamespaceSettingsCommand';
+export { SetNamespaceSettingsCommand, type SetNamespaceSettingsCommandInput } from './SetNamespaceSettingsCommand';
+export { DescribeShardsCommand, type DescribeShardsCommandOutput } from './DescribeShardsCommand';
+export { RepairCommand, type RepairCommandOutput } from './RepairCommand';

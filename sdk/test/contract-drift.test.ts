@@ -1,0 +1,224 @@
+// The SDK restates the server's contract (it is published alone and cannot import schemas/): its
+// limits are checked here against schemas/topology.ts and the request schemas, its response readers
+// against samples of the response schemas. contract-drift.types.ts compares the types at compile time.
+
+import fc from 'fast-check';
+import * as api from '../../schemas/api';
+import { retryAfterSeconds, statusOf } from '../../schemas/errors';
+import { limits, txnLimits } from '../../schemas/topology';
+import { RingstoreClient, RingstoreError } from '../src';
+import { readUploadTicket } from '../src/commands/PutCommand';
+import * as sdkLimits from '../src/limits';
+import type { HttpResponse } from '../src/transport';
+import { serverSamples } from './support/zod-arbitrary';
+
+type SdkLimit = keyof typeof sdkLimits;
+
+const txnTimeoutMsMin = api.TxnBody.shape.timeoutMs.unwrap().minValue;
+
+// Every limit the SDK names: the server's value it restates, or why the server has none. Typed by
+// the SDK's exports, so a new limit does not compile until it is placed here.
+const counterparts: Record<SdkLimit, { server: number | null } | { sdkOnly: string }> = {
+  VALUE_BYTES_MAX: { server: limits.valueBytesMax },
+  DIRECT_BODY_BYTES_MAX: { server: limits.directBodyBytesMax },
+  KEY_BYTES_MAX: { server: limits.keyBytesMax },
+  LIST_LIMIT_MAX: { server: limits.listLimitMax },
+  TXN_OPS_MAX: { server: txnLimits.txnOpsMax },
+  TXN_VALUE_BYTES_MAX: { server: txnLimits.txnValueBytesMax },
+  // Not in the topology: written into the server's request schema.
+  TXN_TIMEOUT_MS_MIN: { server: txnTimeoutMsMin },
+  TXN_TIMEOUT_MS_MAX: { server: txnLimits.txnTimeoutMsMax },
+  DEFAULT_MAX_ATTEMPTS: { sdkOnly: "the client's retry policy" },
+  MAX_ATTEMPTS_LIMIT: { sdkOnly: "the client's retry policy" },
+  RETRY_BASE_DELAY_MS: { sdkOnly: "the client's backoff" },
+  RETRY_MAX_DELAY_MS: { sdkOnly: "the client's backoff" },
+  RETRY_AFTER_MAX_MS: { sdkOnly: 'how long the client blocks its caller' },
+  DEFAULT_REQUEST_TIMEOUT_MS: { sdkOnly: "the client's timeout" },
+  LIST_ALL_PAGES_MAX: { sdkOnly: 'how far listAll walks' },
+  TXN_CONFLICT_RETRIES_MAX: { sdkOnly: 'how often the client runs a transaction again' },
+};
+
+const mirrored = Object.entries(counterparts).flatMap(([name, counterpart]) =>
+  'server' in counterpart ? [{ name, server: counterpart.server }] : [],
+);
+
+describe('SDK limits against the server', () => {
+  it('places every limit the SDK exports', () => {
+    expect(Object.keys(counterparts).sort()).toEqual(Object.keys(sdkLimits).sort());
+  });
+
+  it.each(mirrored)("$name is the server's $server", ({ name, server }) => {
+    const sdkValue: unknown = Reflect.get(sdkLimits, name);
+    expect(sdkValue).toBe(server);
+  });
+
+  it("bounds the values a transaction's gets return as the server does (TXN_VALUE_BYTES_MAX says so)", () => {
+    expect(sdkLimits.TXN_VALUE_BYTES_MAX).toBe(txnLimits.txnReadBytesMax);
+  });
+
+  it('is enforced by the server exactly: its request schemas accept the bounds and refuse one past them', () => {
+    const ops = (count: number) => Array.from({ length: count }, (_, i) => ({ op: 'get' as const, key: `k${i}` }));
+    const txn = (body: { ops: Array<{ op: 'get'; key: string }>; timeoutMs?: number }) => api.TxnBody.safeParse(body).success;
+
+    const timeout = (timeoutMs: number) => txn({ ops: ops(1), timeoutMs });
+
+    expect([timeout(sdkLimits.TXN_TIMEOUT_MS_MIN), timeout(sdkLimits.TXN_TIMEOUT_MS_MIN - 1)]).toEqual([true, false]);
+    expect([timeout(sdkLimits.TXN_TIMEOUT_MS_MAX), timeout(sdkLimits.TXN_TIMEOUT_MS_MAX + 1)]).toEqual([true, false]);
+    expect([txn({ ops: ops(sdkLimits.TXN_OPS_MAX) }), txn({ ops: ops(sdkLimits.TXN_OPS_MAX + 1) })]).toEqual([true, false]);
+    const listLimit = (limit: number) => api.ListKeysQuery.safeParse({ limit: String(limit) }).success;
+    expect([listLimit(sdkLimits.LIST_LIMIT_MAX), listLimit(sdkLimits.LIST_LIMIT_MAX + 1)]).toEqual([true, false]);
+  });
+
+  it("leaves the gateway time to answer and waits out the server's own Retry-After", () => {
+    expect(sdkLimits.DEFAULT_REQUEST_TIMEOUT_MS).toBeGreaterThan(limits.apiGatewayTimeoutMs);
+    expect(sdkLimits.RETRY_AFTER_MAX_MS).toBeGreaterThanOrEqual(retryAfterSeconds * 1000);
+  });
+});
+
+/** A client whose every request gets this answer (one attempt: no retry hides a failure). */
+function clientAnswering(status: number, body: unknown): RingstoreClient {
+  const text = JSON.stringify(body);
+  return new RingstoreClient({
+    endpoint: 'http://ringstore.test',
+    apiKey: 'test-key',
+    maxAttempts: 1,
+    fetch: async () => new Response(text, { status, headers: { 'content-type': 'application/json' } }),
+  });
+}
+
+/** What a value is once it has crossed the wire: JSON drops undefined fields and turns -0 into 0. */
+function overTheWire(value: unknown): unknown {
+  return JSON.parse(JSON.stringify(value));
+}
+
+const utf8 = (text: string): number[] => [...new TextEncoder().encode(text)];
+
+describe("the SDK reads every answer the server's response schemas allow", () => {
+  it('WriteAck, from put and delete', async () => {
+    await fc.assert(
+      fc.asyncProperty(serverSamples(api.WriteAck), async (ack) => {
+        const client = clientAnswering(200, ack);
+
+        expect(await client.put('k', 'v')).toEqual(overTheWire(ack));
+        expect(await client.delete('k')).toEqual(overTheWire(ack));
+      }),
+    );
+  });
+
+  it('ListKeysResponse, from list (an empty cursor marks the last page)', async () => {
+    await fc.assert(
+      fc.asyncProperty(serverSamples(api.ListKeysResponse), async (page) => {
+        const output = await clientAnswering(200, page).list();
+
+        expect(output).toEqual(overTheWire(page.cursor === '' ? { items: page.items } : page));
+      }),
+    );
+  });
+
+  it('TxnCommitted, from transact (values travel base64-encoded)', async () => {
+    await fc.assert(
+      fc.asyncProperty(serverSamples(api.TxnCommitted), async (committed) => {
+        const base64 = (text: string): string => Buffer.from(text, 'utf8').toString('base64');
+        const encodedReads = committed.reads.map((read) => (read.value === undefined ? read : { ...read, value: base64(read.value) }));
+        const sent = { ...committed, reads: encodedReads };
+
+        const output = await clientAnswering(200, sent).transact([{ op: 'get', key: 'k' }]);
+
+        expect(output.txid).toBe(committed.txid);
+        expect(output.writes).toEqual(overTheWire(committed.writes));
+        const reads = output.reads.map((read) =>
+          read.found ? { key: read.key, found: true, value: [...read.value], contentType: read.contentType, version: read.version } : read,
+        );
+        const expected = committed.reads.map(({ key, found, value, contentType, version }) =>
+          found
+            ? { key, found, value: utf8(value ?? ''), contentType: contentType || 'application/octet-stream', version }
+            : { key, found },
+        );
+        expect(reads).toEqual(overTheWire(expected));
+      }),
+    );
+  });
+
+  it('RingResponse, from ring', async () => {
+    await fc.assert(
+      fc.asyncProperty(serverSamples(api.RingResponse), async (ring) => {
+        expect(await clientAnswering(200, ring).ring()).toEqual(overTheWire(ring));
+      }),
+    );
+  });
+
+  it('ApiKeyCreated, from createApiKey (without the description and revocation it echoes)', async () => {
+    await fc.assert(
+      fc.asyncProperty(serverSamples(api.ApiKeyCreated), async (created) => {
+        const { keyId, apiKey, namespace, role, createdAt } = created;
+
+        expect(await clientAnswering(201, created).createApiKey({ namespace: 'team' })).toEqual({
+          keyId,
+          apiKey,
+          namespace,
+          role,
+          createdAt,
+        });
+      }),
+    );
+  });
+
+  it('ApiKeyList and RevokedApiKey, from listApiKeys and revokeApiKey', async () => {
+    await fc.assert(
+      fc.asyncProperty(serverSamples(api.ApiKeyList), serverSamples(api.RevokedApiKey), async (list, revoked) => {
+        expect(await clientAnswering(200, list).listApiKeys()).toEqual(overTheWire(list));
+        expect(await clientAnswering(200, revoked).revokeApiKey('k1')).toEqual(overTheWire(revoked));
+      }),
+    );
+  });
+
+  it('NamespaceSettingsResponse, from getNamespaceSettings and setNamespaceSettings', async () => {
+    await fc.assert(
+      fc.asyncProperty(serverSamples(api.NamespaceSettingsResponse), async (settings) => {
+        const client = clientAnswering(200, settings);
+
+        expect(await client.getNamespaceSettings('team')).toEqual(overTheWire(settings));
+        expect(await client.setNamespaceSettings('team', { readConsistency: 'strong' })).toEqual(overTheWire(settings));
+      }),
+    );
+  });
+
+  it('ShardsResponse and MaintenanceReport, from describeShards and repair, whole', async () => {
+    await fc.assert(
+      fc.asyncProperty(serverSamples(api.ShardsResponse), serverSamples(api.MaintenanceReport), async (shards, report) => {
+        expect(await clientAnswering(200, shards).describeShards()).toEqual(overTheWire(shards));
+        expect(await clientAnswering(200, report).repair()).toEqual(overTheWire(report));
+      }),
+    );
+  });
+
+  it('UploadTicket, from the upload of a large put (less the headers fetch sets itself)', () => {
+    const setByFetch = new Set(['content-length', 'host', 'connection', 'transfer-encoding']);
+    fc.assert(
+      fc.property(serverSamples(api.UploadTicket), (ticket) => {
+        const body = new TextEncoder().encode(JSON.stringify(ticket));
+        const response: HttpResponse = { status: 201, headers: new Headers(), body, url: 'http://ringstore.test/v1/kv/k/uploads' };
+        const headers = Object.fromEntries(Object.entries(ticket.headers).filter(([name]) => !setByFetch.has(name.toLowerCase())));
+
+        expect(readUploadTicket(response)).toEqual(overTheWire({ ...ticket, headers }));
+      }),
+    );
+  });
+
+  it("ErrorResponse, at the code's status: the error keeps the server's code, message and details", async () => {
+    await fc.assert(
+      fc.asyncProperty(serverSamples(api.ErrorResponse), async ({ error: sent }) => {
+        const status = statusOf[sent.code];
+
+        const error: unknown = await clientAnswering(status, { error: sent })
+          .ring()
+          .catch((caught: unknown) => caught);
+
+        if (!(error instanceof RingstoreError)) throw new Error(`expected a RingstoreError, got ${String(error)}`);
+        expect({ code: error.code, message: error.message, status: error.status, details: error.details }).toEqual(
+          overTheWire({ code: sent.code, message: sent.message, status, details: sent.details }),
+        );
+      }),
+    );
+  });
+});
