@@ -6,7 +6,7 @@ import type { StoredItem } from '../ports';
 import type { Hint, HintStore } from '../ports';
 import { hintsSchema } from '../../schemas/topology';
 import { translateAwsError } from './aws-errors';
-import { storedItemAttributes, toRawItem, toStoredItem } from './dynamodb-shard-store';
+import { storedItemAttributes, toCopiedAttributes, toStoredItem } from './dynamodb-item-codec';
 
 /** Hints counted per target by a status query before it answers "at least this many". */
 export const hintCountMax = 10_000;
@@ -45,11 +45,10 @@ export class DynamoHintStore implements HintStore {
   }
 
   async add(hint: Hint): Promise<void> {
-    const { pk: _pk, ...attributes } = toRawItem(hint.item);
     await this.call('hint write', () =>
       this.hints
         .build(PutItemCommand)
-        .item({ target: hint.target, sk: sortKeyOf(hint.item), createdAtMs: hint.createdAtMs, ...attributes })
+        .item({ target: hint.target, sk: sortKeyOf(hint.item), createdAtMs: hint.createdAtMs, ...toCopiedAttributes(hint.item) })
         .send(),
     );
   }
@@ -64,10 +63,10 @@ export class DynamoHintStore implements HintStore {
         .options({ limit, consistent: true })
         .send(),
     );
-    return Items.map(({ target: hintTarget, sk: _sk, createdAtMs, ...raw }) => ({
+    return Items.map(({ target: hintTarget, sk: _sk, createdAtMs, ...stored }) => ({
       target: hintTarget,
       createdAtMs,
-      item: toStoredItem({ pk: '', ...raw }),
+      item: toStoredItem(stored),
     }));
   }
 

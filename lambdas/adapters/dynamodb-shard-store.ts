@@ -1,22 +1,15 @@
-// ShardStore on DynamoDB: one entity definition (dynamodb-toolbox), routed to a shard by `tableName`.
+// ShardStore on DynamoDB: the `kv` entity of the item codec, routed to a shard by `tableName`.
 import { BatchGetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import {
   type Condition,
   $add,
   $get,
   $remove,
-  Entity,
+  EntityFormatter,
   GetItemCommand,
   PutItemCommand,
   QueryCommand,
-  Table,
   UpdateItemCommand,
-  binary,
-  boolean,
-  item,
-  number,
-  string,
 } from 'dynamodb-toolbox';
 import { IntentConflictError, PreconditionFailedError, RingstoreError } from '../core/errors';
 import { tombstoneRetentionSeconds } from '../core/item';
@@ -24,155 +17,24 @@ import { type Intent, type KeySummary, type StoredItem } from '../ports';
 import { tokenBucket, tokenSpace } from '../core/ring';
 import type { IntentPlacement, ItemWrite, KeyRef, ListPage, ListQuery, ShardStore, VersionEntry, WritePrecondition, WriteResult } from '../ports';
 import { shardSchema } from '../../schemas/topology';
-import { translateAwsError } from './aws-errors';
+import { isConditionalCheckFailure, translateAwsError } from './aws-errors';
+import {
+  type KvEntity,
+  type ShardTable,
+  kvEntity,
+  noIntent,
+  partitionKeyOf,
+  shardTable,
+  storedItemOfImage,
+  toCopiedAttributes,
+  toStoredItem,
+} from './dynamodb-item-codec';
 
 /** Bounded work per shard per listing call: pages read before answering "more". */
 export const listPagesPerShardMax = 8;
 
 /** Index pages read per token bucket by one anti-entropy comparison: a bound, so a runaway scan fails loudly. */
 export const rangePagesPerBucketMax = 1_000;
-
-export function shardTable(documentClient?: DynamoDBDocumentClient) {
-  return new Table({
-    // Every call names its shard with `tableName`; this default is never used for I/O.
-    name: 'ringstore-shard',
-    partitionKey: shardSchema.partitionKey,
-    indexes: {
-      [shardSchema.tokenIndex.name]: {
-        type: 'global',
-        partitionKey: shardSchema.tokenIndex.partitionKey,
-        sortKey: shardSchema.tokenIndex.sortKey,
-      },
-      [shardSchema.keyIndex.name]: {
-        type: 'global',
-        partitionKey: shardSchema.keyIndex.partitionKey,
-        sortKey: shardSchema.keyIndex.sortKey,
-      },
-    },
-    ...(documentClient ? { documentClient } : {}),
-  });
-}
-
-export function kvEntity(table: ReturnType<typeof shardTable>) {
-  return new Entity({
-    name: 'kv',
-    table,
-    entityAttribute: false,
-    timestamps: false,
-    schema: item({ pk: string().key(), tb: number(), ...storedItemAttributes(), ...intentAttributes() }),
-  });
-}
-
-/** A transaction's intent, kept beside the committed content on the owner's item (never replicated). */
-function intentAttributes() {
-  return {
-    itx: string().optional(),
-    iop: string().enum('put', 'delete').optional(),
-    ict: string().optional(),
-    isize: number().optional(),
-    isha: string().optional(),
-    ival: binary().optional(),
-    its: number().optional(),
-  };
-}
-
-const noIntent = { itx: $remove(), iop: $remove(), ict: $remove(), isize: $remove(), isha: $remove(), ival: $remove(), its: $remove() };
-
-/** The attributes of a stored item; the hints table keeps whole items with the same ones. */
-export function storedItemAttributes() {
-  return {
-    ns: string(),
-    k: string(),
-    v: number(),
-    tok: number(),
-    ct: string(),
-    size: number(),
-    sha: string(),
-    tomb: boolean(),
-    ttl: number().optional(),
-    val: binary().optional(),
-    blob: string().optional(),
-    mt: number().optional(),
-  };
-}
-
-type KvEntity = ReturnType<typeof kvEntity>;
-
-export function partitionKeyOf(namespace: string, key: string): string {
-  return `${namespace}#${key}`;
-}
-
-export interface RawItem {
-  pk: string;
-  ns: string;
-  k: string;
-  v: number;
-  tok: number;
-  ct: string;
-  size: number;
-  sha: string;
-  tomb: boolean;
-  ttl?: number;
-  val?: Uint8Array;
-  blob?: string;
-  mt?: number;
-  itx?: string;
-  iop?: 'put' | 'delete';
-  ict?: string;
-  isize?: number;
-  isha?: string;
-  ival?: Uint8Array;
-  its?: number;
-}
-
-export function toStoredItem(raw: RawItem): StoredItem {
-  return {
-    namespace: raw.ns,
-    key: raw.k,
-    version: Number(raw.v),
-    token: Number(raw.tok),
-    contentType: raw.ct,
-    size: Number(raw.size),
-    sha256: raw.sha,
-    tombstone: raw.tomb,
-    ...(raw.ttl === undefined ? {} : { expiresAtSeconds: Number(raw.ttl) }),
-    ...(raw.val === undefined ? {} : { value: raw.val }),
-    ...(raw.blob === undefined ? {} : { blob: { objectKey: raw.blob } }),
-    ...(raw.mt === undefined ? {} : { modifiedAtMs: Number(raw.mt) }),
-    ...(raw.itx === undefined ? {} : { intent: intentOf(raw) }),
-  };
-}
-
-function intentOf(raw: RawItem): Intent {
-  return {
-    txid: raw.itx!,
-    kind: raw.iop ?? 'put',
-    contentType: raw.ict ?? '',
-    size: Number(raw.isize ?? 0),
-    sha256: raw.isha ?? '',
-    ...(raw.ival === undefined ? {} : { value: raw.ival }),
-    placedAtMs: Number(raw.its ?? 0),
-  };
-}
-
-/** The table attributes of an item (the inverse of toStoredItem). */
-export function toRawItem(item: StoredItem): RawItem {
-  return {
-    pk: partitionKeyOf(item.namespace, item.key),
-    ns: item.namespace,
-    k: item.key,
-    v: item.version,
-    tok: item.token,
-    ct: item.contentType,
-    size: item.size,
-    sha: item.sha256,
-    tomb: item.tombstone,
-    ...(item.expiresAtSeconds === undefined ? {} : { ttl: item.expiresAtSeconds }),
-    ...(item.value === undefined ? {} : { val: item.value }),
-    ...(item.blob === undefined ? {} : { blob: item.blob.objectKey }),
-    ...(item.modifiedAtMs === undefined ? {} : { mt: item.modifiedAtMs }),
-  };
-}
 
 function liveCondition(nowSeconds: number): Condition<KvEntity> {
   return {
@@ -206,11 +68,17 @@ const batchGetAttemptsMax = 5;
 
 export class DynamoShardStore implements ShardStore {
   private readonly entity: KvEntity;
-  private readonly table: ReturnType<typeof shardTable>;
+  private readonly table: ShardTable;
+  // Checks and types what a read returns outside an entity command: projected items of a batch read or an
+  // index. Index queries are sent without `.entities()` and formatted here against the index's projection,
+  // because with the `attributes` option dynamodb-toolbox (2.10) adds its entity attribute `_et` to the
+  // ProjectionExpression, and DynamoDB refuses a query naming an attribute a global index does not project.
+  private readonly formatter: EntityFormatter<KvEntity>;
 
   constructor(private readonly documentClient: DynamoDBDocumentClient) {
     this.table = shardTable(documentClient);
     this.entity = kvEntity(this.table);
+    this.formatter = this.entity.build(EntityFormatter);
   }
 
   // BatchGetItem through lib-dynamodb rather than dynamodb-toolbox: toolbox batches are built per Table
@@ -238,7 +106,10 @@ export class DynamoShardStore implements ShardStore {
         try {
           const { Responses = {}, UnprocessedKeys = {} } = await this.documentClient.send(new BatchGetCommand({ RequestItems: requestItems }));
           for (const [table, items] of Object.entries(Responses)) {
-            for (const item of items) if (item.itx !== undefined) found.set(idOf(table, item.pk as string), { txid: item.itx as string, kind: (item.iop as Intent['kind'] | undefined) ?? 'put' });
+            for (const projected of items) {
+              const { pk, itx, iop } = this.formatter.format(projected, { attributes: ['pk', 'itx', 'iop'] });
+              if (itx !== undefined) found.set(idOf(table, pk), { txid: itx, kind: iop ?? 'put' });
+            }
           }
           pending = Object.fromEntries(Object.entries(UnprocessedKeys).map(([table, { Keys = [] }]) => [table, { Keys }]));
         } catch (error) {
@@ -256,7 +127,7 @@ export class DynamoShardStore implements ShardStore {
         .key({ pk: partitionKeyOf(namespace, key) })
         .options({ tableName, consistent: options.consistent })
         .send();
-      return Item ? toStoredItem(Item as RawItem) : undefined;
+      return Item ? toStoredItem(Item) : undefined;
     } catch (error) {
       throw translateAwsError(error, `read of ${key} from ${tableName}`);
     }
@@ -293,7 +164,7 @@ export class DynamoShardStore implements ShardStore {
           condition: precondition ? { and: [unlocked, precondition] } : unlocked,
         })
         .send();
-      const previous = Attributes ? toStoredItem(Attributes as RawItem) : undefined;
+      const previous = Attributes ? toStoredItem(Attributes) : undefined;
       return { version: (previous?.version ?? 0) + 1, ...(previous ? { previous } : {}) };
     } catch (error) {
       throw conditionFailure(error, key, `write of ${key} to ${tableName}`);
@@ -322,7 +193,7 @@ export class DynamoShardStore implements ShardStore {
           },
         })
         .send();
-      return Attributes ? toStoredItem(Attributes as RawItem) : undefined;
+      return Attributes ? toStoredItem(Attributes) : undefined;
     } catch (error) {
       throw conditionFailure(error, key, `intent on ${key} in ${tableName}`, intent.txid);
     }
@@ -342,7 +213,7 @@ export class DynamoShardStore implements ShardStore {
         .item({ pk: partitionKeyOf(input.namespace, input.key), ...content, blob: $remove(), mt: input.modifiedAtMs, v: $add(1), ...noIntent })
         .options({ tableName, returnValues: 'ALL_NEW', condition: { attr: 'itx', eq: input.txid } })
         .send();
-      return Attributes ? toStoredItem(Attributes as RawItem) : undefined;
+      return Attributes ? toStoredItem(Attributes) : undefined;
     } catch (error) {
       if (isConditionalCheckFailure(error)) return undefined;
       throw translateAwsError(error, `commit of ${input.key} in ${tableName}`);
@@ -367,7 +238,7 @@ export class DynamoShardStore implements ShardStore {
     try {
       await this.entity
         .build(PutItemCommand)
-        .item({ ...toRawItem(item), tb: tokenBucket(item.token) })
+        .item({ pk: partitionKeyOf(item.namespace, item.key), tb: tokenBucket(item.token), ...toCopiedAttributes(item) })
         .options({
           tableName,
           // Strictly newer only; an expired item (TTL passed, DynamoDB has not removed it yet) counts as
@@ -405,15 +276,10 @@ export class DynamoShardStore implements ShardStore {
               .query({ index: shardSchema.tokenIndex.name, partition: bucket, range: { between: [low, high] } })
               .options({ tableName, ...(startKey ? { exclusiveStartKey: startKey } : {}) })
               .send();
-            for (const raw of Items as unknown as Pick<RawItem, 'pk' | 'tok' | 'v' | 'tomb'>[]) {
-              const separator = raw.pk.indexOf('#');
-              entries.push({
-                namespace: raw.pk.slice(0, separator),
-                key: raw.pk.slice(separator + 1),
-                token: Number(raw.tok),
-                version: Number(raw.v),
-                tombstone: Boolean(raw.tomb),
-              });
+            for (const projected of Items) {
+              const { pk, tok, v, tomb } = this.formatter.format(projected, { attributes: ['pk', 'tok', ...shardSchema.tokenIndex.nonKeyAttributes] });
+              const separator = pk.indexOf('#');
+              entries.push({ namespace: pk.slice(0, separator), key: pk.slice(separator + 1), token: tok, version: v, tombstone: tomb });
             }
             startKey = LastEvaluatedKey;
             pages += 1;
@@ -449,15 +315,16 @@ export class DynamoShardStore implements ShardStore {
             ...(startKey ? { exclusiveStartKey: startKey } : {}),
           })
           .send();
-        for (const raw of Items as unknown as RawItem[]) {
-          const expired = raw.ttl !== undefined && Number(raw.ttl) <= nowSeconds;
-          if (raw.tomb || expired) continue;
+        for (const projected of Items) {
+          const summary = this.formatter.format(projected, { attributes: ['k', ...shardSchema.keyIndex.nonKeyAttributes] });
+          const expired = summary.ttl !== undefined && summary.ttl <= nowSeconds;
+          if (summary.tomb || expired) continue;
           items.push({
-            key: raw.k,
-            version: Number(raw.v),
-            size: Number(raw.size),
-            contentType: raw.ct,
-            ...(raw.ttl === undefined ? {} : { expiresAtSeconds: Number(raw.ttl) }),
+            key: summary.k,
+            version: summary.v,
+            size: summary.size,
+            contentType: summary.ct,
+            ...(summary.ttl === undefined ? {} : { expiresAtSeconds: summary.ttl }),
           });
         }
         startKey = LastEvaluatedKey;
@@ -481,14 +348,10 @@ function expectationOf(input: IntentPlacement): Condition<KvEntity> | undefined 
 /** A failed condition: a transaction's intent is in the way, or the write's own condition did not hold. */
 function conditionFailure(error: unknown, key: string, what: string, ownTxid?: string): RingstoreError {
   if (!isConditionalCheckFailure(error)) return translateAwsError(error, what);
-  const raw = (error as { Item?: Record<string, unknown> }).Item;
-  const current = raw ? toStoredItem(unmarshall(raw as never) as RawItem) : undefined;
+  // The item as it stood (returnValuesOnConditionFalse), in DynamoDB's wire format: lib-dynamodb leaves errors as they are.
+  const current = error.Item ? storedItemOfImage(error.Item) : undefined;
   if (current?.intent && current.intent.txid !== ownTxid) {
     return new IntentConflictError<StoredItem>(`key ${key} is locked by transaction ${current.intent.txid}`, current);
   }
   return new PreconditionFailedError<StoredItem>(`condition failed for ${key}`, current);
-}
-
-function isConditionalCheckFailure(error: unknown): boolean {
-  return (error as { name?: string } | undefined)?.name === 'ConditionalCheckFailedException';
 }
