@@ -5,7 +5,7 @@ import { DeleteItemCommand, Entity, PutItemCommand, QueryCommand, Table, item, n
 import type { StoredItem } from '../ports';
 import type { Hint, HintStore } from '../ports';
 import { hintsSchema } from '../../schemas/topology';
-import { translateAwsError } from './aws-errors';
+import { awsCall } from './aws-errors';
 import { storedItemAttributes, toCopiedAttributes, toStoredItem } from './dynamodb-item-codec';
 
 /** Hints counted per target by a status query before it answers "at least this many". */
@@ -45,7 +45,7 @@ export class DynamoHintStore implements HintStore {
   }
 
   async add(hint: Hint): Promise<void> {
-    await this.call('hint write', () =>
+    await awsCall('hint write', () =>
       this.hints
         .build(PutItemCommand)
         .item({ target: hint.target, sk: sortKeyOf(hint.item), createdAtMs: hint.createdAtMs, ...toCopiedAttributes(hint.item) })
@@ -54,7 +54,7 @@ export class DynamoHintStore implements HintStore {
   }
 
   async list(target: string, limit: number): Promise<Hint[]> {
-    const { Items = [] } = await this.call('hint listing', () =>
+    const { Items = [] } = await awsCall('hint listing', () =>
       this.table
         .build(QueryCommand)
         .entities(this.hints)
@@ -71,7 +71,7 @@ export class DynamoHintStore implements HintStore {
   }
 
   async remove(hint: Hint): Promise<void> {
-    await this.call('hint removal', () =>
+    await awsCall('hint removal', () =>
       this.hints.build(DeleteItemCommand).key({ target: hint.target, sk: sortKeyOf(hint.item) }).send(),
     );
   }
@@ -80,7 +80,7 @@ export class DynamoHintStore implements HintStore {
     let total = 0;
     let startKey: Record<string, unknown> | undefined;
     do {
-      const page = await this.call('hint count', () =>
+      const page = await awsCall('hint count', () =>
         this.table
           .build(QueryCommand)
           .query({ partition: target })
@@ -91,13 +91,5 @@ export class DynamoHintStore implements HintStore {
       startKey = page.LastEvaluatedKey;
     } while (startKey && total < hintCountMax);
     return total;
-  }
-
-  private async call<T>(what: string, action: () => Promise<T>): Promise<T> {
-    try {
-      return await action();
-    } catch (error) {
-      throw translateAwsError(error, what);
-    }
   }
 }

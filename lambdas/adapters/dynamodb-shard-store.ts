@@ -17,7 +17,7 @@ import { type Intent, type KeySummary, type StoredItem } from '../ports';
 import { tokenBucket, tokenSpace } from '../core/ring';
 import type { IntentPlacement, ItemWrite, KeyRef, ListPage, ListQuery, ShardStore, VersionEntry, WritePrecondition, WriteResult } from '../ports';
 import { shardSchema } from '../../schemas/topology';
-import { isConditionalCheckFailure, translateAwsError } from './aws-errors';
+import { awsCall, conditionalWrite, isConditionalCheckFailure, translateAwsError } from './aws-errors';
 import {
   type KvEntity,
   type ShardTable,
@@ -103,34 +103,30 @@ export class DynamoShardStore implements ShardStore {
         const requestItems = Object.fromEntries(Object.entries(pending).map(([table, { Keys }]) => [table, {
           Keys, ConsistentRead: true, ProjectionExpression: '#pk, #itx, #iop', ExpressionAttributeNames: { '#pk': 'pk', '#itx': 'itx', '#iop': 'iop' },
         }]));
-        try {
-          const { Responses = {}, UnprocessedKeys = {} } = await this.documentClient.send(new BatchGetCommand({ RequestItems: requestItems }));
-          for (const [table, items] of Object.entries(Responses)) {
-            for (const projected of items) {
-              const { pk, itx, iop } = this.formatter.format(projected, { attributes: ['pk', 'itx', 'iop'] });
-              if (itx !== undefined) found.set(idOf(table, pk), { txid: itx, kind: iop ?? 'put' });
-            }
+        const { Responses = {}, UnprocessedKeys = {} } = await awsCall(`intents of ${keys.length} keys`, () =>
+          this.documentClient.send(new BatchGetCommand({ RequestItems: requestItems })),
+        );
+        for (const [table, items] of Object.entries(Responses)) {
+          for (const projected of items) {
+            const { pk, itx, iop } = this.formatter.format(projected, { attributes: ['pk', 'itx', 'iop'] });
+            if (itx !== undefined) found.set(idOf(table, pk), { txid: itx, kind: iop ?? 'put' });
           }
-          pending = Object.fromEntries(Object.entries(UnprocessedKeys).map(([table, { Keys = [] }]) => [table, { Keys }]));
-        } catch (error) {
-          throw translateAwsError(error, `intents of ${keys.length} keys`);
         }
+        pending = Object.fromEntries(Object.entries(UnprocessedKeys).map(([table, { Keys = [] }]) => [table, { Keys }]));
       }
     }
     return keys.map(({ table, namespace, key }) => found.get(idOf(table, partitionKeyOf(namespace, key))));
   }
 
   async get(tableName: string, namespace: string, key: string, options: { consistent: boolean }): Promise<StoredItem | undefined> {
-    try {
-      const { Item } = await this.entity
+    const { Item } = await awsCall(`read of ${key} from ${tableName}`, () =>
+      this.entity
         .build(GetItemCommand)
         .key({ pk: partitionKeyOf(namespace, key) })
         .options({ tableName, consistent: options.consistent })
-        .send();
-      return Item ? toStoredItem(Item) : undefined;
-    } catch (error) {
-      throw translateAwsError(error, `read of ${key} from ${tableName}`);
-    }
+        .send(),
+    );
+    return Item ? toStoredItem(Item) : undefined;
   }
 
   async write(tableName: string, write: ItemWrite): Promise<WriteResult> {
@@ -215,28 +211,25 @@ export class DynamoShardStore implements ShardStore {
         .send();
       return Attributes ? toStoredItem(Attributes) : undefined;
     } catch (error) {
+      // The key holds no intent of this transaction: applied already, or cleared.
       if (isConditionalCheckFailure(error)) return undefined;
       throw translateAwsError(error, `commit of ${input.key} in ${tableName}`);
     }
   }
 
   async clearIntent(tableName: string, input: { namespace: string; key: string; txid: string }): Promise<boolean> {
-    try {
-      await this.entity
+    return conditionalWrite(`abort of ${input.key} in ${tableName}`, () =>
+      this.entity
         .build(UpdateItemCommand)
         .item({ pk: partitionKeyOf(input.namespace, input.key), ...noIntent })
         .options({ tableName, condition: { attr: 'itx', eq: input.txid } })
-        .send();
-      return true;
-    } catch (error) {
-      if (isConditionalCheckFailure(error)) return false;
-      throw translateAwsError(error, `abort of ${input.key} in ${tableName}`);
-    }
+        .send(),
+    );
   }
 
   async applyReplica(tableName: string, item: StoredItem, options: { nowSeconds: number }): Promise<boolean> {
-    try {
-      await this.entity
+    return conditionalWrite(`replica write of ${item.key} to ${tableName}`, () =>
+      this.entity
         .build(PutItemCommand)
         .item({ pk: partitionKeyOf(item.namespace, item.key), tb: tokenBucket(item.token), ...toCopiedAttributes(item) })
         .options({
@@ -251,12 +244,8 @@ export class DynamoShardStore implements ShardStore {
             ],
           },
         })
-        .send();
-      return true;
-    } catch (error) {
-      if (isConditionalCheckFailure(error)) return false;
-      throw translateAwsError(error, `replica write of ${item.key} to ${tableName}`);
-    }
+        .send(),
+    );
   }
 
   async versionsInRange(tableName: string, range: { start: number; end: number }): Promise<VersionEntry[]> {
@@ -264,33 +253,31 @@ export class DynamoShardStore implements ShardStore {
     // (start, end] may wrap past the top of the token space: then it is (start, max] and [0, end].
     const spans: Array<[number, number]> =
       range.start < range.end ? [[range.start + 1, range.end]] : [[range.start + 1, tokenSpace - 1], [0, range.end]];
-    try {
-      for (const [low, high] of spans) {
-        if (low > high) continue;
-        for (let bucket = tokenBucket(low); bucket <= tokenBucket(high); bucket += 1) {
-          let startKey: Record<string, unknown> | undefined;
-          let pages = 0;
-          do {
-            const { Items = [], LastEvaluatedKey } = await this.table
+    for (const [low, high] of spans) {
+      if (low > high) continue;
+      for (let bucket = tokenBucket(low); bucket <= tokenBucket(high); bucket += 1) {
+        let startKey: Record<string, unknown> | undefined;
+        let pages = 0;
+        do {
+          const { Items = [], LastEvaluatedKey } = await awsCall(`token range scan of ${tableName}`, () =>
+            this.table
               .build(QueryCommand)
               .query({ index: shardSchema.tokenIndex.name, partition: bucket, range: { between: [low, high] } })
               .options({ tableName, ...(startKey ? { exclusiveStartKey: startKey } : {}) })
-              .send();
-            for (const projected of Items) {
-              const { pk, tok, v, tomb } = this.formatter.format(projected, { attributes: ['pk', 'tok', ...shardSchema.tokenIndex.nonKeyAttributes] });
-              const separator = pk.indexOf('#');
-              entries.push({ namespace: pk.slice(0, separator), key: pk.slice(separator + 1), token: tok, version: v, tombstone: tomb });
-            }
-            startKey = LastEvaluatedKey;
-            pages += 1;
-            if (pages > rangePagesPerBucketMax) {
-              throw new RingstoreError('internal', `token bucket ${bucket} of ${tableName} has more than ${rangePagesPerBucketMax} index pages`);
-            }
-          } while (startKey);
-        }
+              .send(),
+          );
+          for (const projected of Items) {
+            const { pk, tok, v, tomb } = this.formatter.format(projected, { attributes: ['pk', 'tok', ...shardSchema.tokenIndex.nonKeyAttributes] });
+            const separator = pk.indexOf('#');
+            entries.push({ namespace: pk.slice(0, separator), key: pk.slice(separator + 1), token: tok, version: v, tombstone: tomb });
+          }
+          startKey = LastEvaluatedKey;
+          pages += 1;
+          if (pages > rangePagesPerBucketMax) {
+            throw new RingstoreError('internal', `token bucket ${bucket} of ${tableName} has more than ${rangePagesPerBucketMax} index pages`);
+          }
+        } while (startKey);
       }
-    } catch (error) {
-      throw translateAwsError(error, `token range scan of ${tableName}`);
     }
     return entries;
   }
@@ -300,9 +287,9 @@ export class DynamoShardStore implements ShardStore {
     const items: KeySummary[] = [];
     let startKey: Record<string, unknown> | undefined =
       afterKey === undefined ? undefined : { pk: partitionKeyOf(namespace, afterKey), ns: namespace, k: afterKey };
-    try {
-      for (let page = 0; page < listPagesPerShardMax; page += 1) {
-        const { Items = [], LastEvaluatedKey } = await this.table
+    for (let page = 0; page < listPagesPerShardMax; page += 1) {
+      const { Items = [], LastEvaluatedKey } = await awsCall(`listing of ${tableName}`, () =>
+        this.table
           .build(QueryCommand)
           .query({
             index: shardSchema.keyIndex.name,
@@ -314,24 +301,22 @@ export class DynamoShardStore implements ShardStore {
             limit: limit - items.length,
             ...(startKey ? { exclusiveStartKey: startKey } : {}),
           })
-          .send();
-        for (const projected of Items) {
-          const summary = this.formatter.format(projected, { attributes: ['k', ...shardSchema.keyIndex.nonKeyAttributes] });
-          const expired = summary.ttl !== undefined && summary.ttl <= nowSeconds;
-          if (summary.tomb || expired) continue;
-          items.push({
-            key: summary.k,
-            version: summary.v,
-            size: summary.size,
-            contentType: summary.ct,
-            ...(summary.ttl === undefined ? {} : { expiresAtSeconds: summary.ttl }),
-          });
-        }
-        startKey = LastEvaluatedKey;
-        if (!startKey || items.length >= limit) break;
+          .send(),
+      );
+      for (const projected of Items) {
+        const summary = this.formatter.format(projected, { attributes: ['k', ...shardSchema.keyIndex.nonKeyAttributes] });
+        const expired = summary.ttl !== undefined && summary.ttl <= nowSeconds;
+        if (summary.tomb || expired) continue;
+        items.push({
+          key: summary.k,
+          version: summary.v,
+          size: summary.size,
+          contentType: summary.ct,
+          ...(summary.ttl === undefined ? {} : { expiresAtSeconds: summary.ttl }),
+        });
       }
-    } catch (error) {
-      throw translateAwsError(error, `listing of ${tableName}`);
+      startKey = LastEvaluatedKey;
+      if (!startKey || items.length >= limit) break;
     }
     const resumeAfter = startKey ? String(startKey[shardSchema.keyIndex.sortKey.name]) : undefined;
     return resumeAfter === undefined ? { items, more: false } : { items, more: true, resumeAfter };

@@ -4,7 +4,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Entity, GetItemCommand, PutItemCommand, QueryCommand, Table, UpdateItemCommand, item, list, map, number, string } from 'dynamodb-toolbox';
 import type { TxnRecord, TxnRecordStore, TxnStatus } from '../ports';
 import { txnLimits, txnSchema } from '../../schemas/topology';
-import { translateAwsError } from './aws-errors';
+import { awsCall, isConditionalCheckFailure, translateAwsError } from './aws-errors';
 
 const minuteMs = 60_000;
 
@@ -75,7 +75,7 @@ export class DynamoTxnRecordStore implements TxnRecordStore {
   }
 
   async begin(record: TxnRecord): Promise<void> {
-    await this.call(`record of ${record.txid}`, () =>
+    await awsCall(`record of ${record.txid}`, () =>
       this.records
         .build(PutItemCommand)
         .item({
@@ -95,7 +95,7 @@ export class DynamoTxnRecordStore implements TxnRecordStore {
   }
 
   async find(txid: string): Promise<TxnRecord | undefined> {
-    const { Item } = await this.call(`record of ${txid}`, () => this.records.build(GetItemCommand).key({ txid }).options({ consistent: true }).send());
+    const { Item } = await awsCall(`record of ${txid}`, () => this.records.build(GetItemCommand).key({ txid }).options({ consistent: true }).send());
     return Item ? toRecord(Item) : undefined;
   }
 
@@ -109,7 +109,7 @@ export class DynamoTxnRecordStore implements TxnRecordStore {
       return Attributes ? toRecord(Attributes as RawRecord) : undefined;
     } catch (error) {
       // Decided already (by the coordinator, an older transaction or the sweeper), or never begun.
-      if ((error as { name?: string }).name === 'ConditionalCheckFailedException') return this.find(txid);
+      if (isConditionalCheckFailure(error)) return this.find(txid);
       throw translateAwsError(error, `decision of ${txid}`);
     }
   }
@@ -119,7 +119,7 @@ export class DynamoTxnRecordStore implements TxnRecordStore {
     for (let bucket = Math.floor(fromMs / minuteMs); bucket <= Math.floor((toMs - 1) / minuteMs) && found.length < limit; bucket += 1) {
       let startKey: Record<string, unknown> | undefined;
       do {
-        const page = await this.call('transactions due', () =>
+        const page = await awsCall('transactions due', () =>
           this.table
             .build(QueryCommand)
             .entities(this.records)
@@ -132,13 +132,5 @@ export class DynamoTxnRecordStore implements TxnRecordStore {
       } while (startKey && found.length < limit);
     }
     return found;
-  }
-
-  private async call<T>(what: string, action: () => Promise<T>): Promise<T> {
-    try {
-      return await action();
-    } catch (error) {
-      throw translateAwsError(error, what);
-    }
   }
 }
