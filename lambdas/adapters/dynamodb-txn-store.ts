@@ -1,7 +1,7 @@
 // TxnRecordStore on the transaction table. The decision is one conditional update (pending -> decided);
 // the `byDeadline` index, partitioned by the deadline's minute, is the recovery sweeper's walk.
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { Entity, GetItemCommand, PutItemCommand, QueryCommand, Table, UpdateItemCommand, item, list, map, number, string } from 'dynamodb-toolbox';
+import { Entity, type FormattedItem, GetItemCommand, PutItemCommand, QueryCommand, Table, UpdateItemCommand, item, list, map, number, string } from 'dynamodb-toolbox';
 import type { TxnRecord, TxnRecordStore, TxnStatus } from '../ports';
 import { txnLimits, txnSchema } from '../../schemas/topology';
 import { awsCall, isConditionalCheckFailure, translateAwsError } from './aws-errors';
@@ -43,31 +43,23 @@ function recordEntity(table: ReturnType<typeof txnTable>) {
   });
 }
 
-type RawRecord = {
-  txid: string;
-  status: string;
-  createdAtMs: number;
-  dl: number;
-  keys: Array<{ table: string; namespace: string; key: string; kind: string }>;
-  reason?: string;
-  conflictKey?: string;
-};
+type RecordEntity = ReturnType<typeof recordEntity>;
 
-function toRecord(raw: RawRecord): TxnRecord {
+function toRecord(stored: FormattedItem<RecordEntity>): TxnRecord {
   return {
-    txid: raw.txid,
-    status: raw.status as TxnStatus,
-    createdAtMs: Number(raw.createdAtMs),
-    deadlineMs: Number(raw.dl),
-    keys: raw.keys.map((ref) => ({ ...ref, kind: ref.kind as 'put' | 'delete' })),
-    ...(raw.reason ? { reason: raw.reason } : {}),
-    ...(raw.conflictKey ? { conflictKey: raw.conflictKey } : {}),
+    txid: stored.txid,
+    status: stored.status,
+    createdAtMs: stored.createdAtMs,
+    deadlineMs: stored.dl,
+    keys: stored.keys,
+    ...(stored.reason ? { reason: stored.reason } : {}),
+    ...(stored.conflictKey ? { conflictKey: stored.conflictKey } : {}),
   };
 }
 
 export class DynamoTxnRecordStore implements TxnRecordStore {
   private readonly table: ReturnType<typeof txnTable>;
-  private readonly records: ReturnType<typeof recordEntity>;
+  private readonly records: RecordEntity;
 
   constructor(documentClient: DynamoDBDocumentClient, tableName: string) {
     this.table = txnTable(tableName, documentClient);
@@ -106,7 +98,7 @@ export class DynamoTxnRecordStore implements TxnRecordStore {
         .item({ txid, status, ...(details.reason ? { reason: details.reason } : {}), ...(details.conflictKey ? { conflictKey: details.conflictKey } : {}) })
         .options({ condition: { attr: 'status', eq: 'pending' }, returnValues: 'ALL_NEW' })
         .send();
-      return Attributes ? toRecord(Attributes as RawRecord) : undefined;
+      return Attributes ? toRecord(Attributes) : undefined;
     } catch (error) {
       // Decided already (by the coordinator, an older transaction or the sweeper), or never begun.
       if (isConditionalCheckFailure(error)) return this.find(txid);
@@ -127,7 +119,7 @@ export class DynamoTxnRecordStore implements TxnRecordStore {
             .options({ limit: limit - found.length, ...(startKey ? { exclusiveStartKey: startKey } : {}) })
             .send(),
         );
-        found.push(...(page.Items ?? []).map((raw) => toRecord(raw as RawRecord)));
+        found.push(...(page.Items ?? []).map(toRecord));
         startKey = page.LastEvaluatedKey;
       } while (startKey && found.length < limit);
     }
