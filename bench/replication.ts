@@ -45,7 +45,11 @@ export interface ReplicaWatch {
  * of when each replica copy of a key under `keyPrefix` landed on a shard table, and of when the shard
  * and hints tables go quiet (the control table is read every second and does not count).
  */
-export function watchReplicaWrites(client: DynamoDBDocumentClient, tables: { shardPrefix: string; hints: string }, keyPrefix: string): ReplicaWatch {
+export function watchReplicaWrites(
+  client: DynamoDBDocumentClient,
+  tables: { shardPrefix: string; hints: string },
+  keyPrefix: string,
+): ReplicaWatch {
   const writes: ReplicaWrite[] = [];
   let lastActivityMs = Date.now();
   let inFlight = 0;
@@ -62,7 +66,11 @@ export function watchReplicaWrites(client: DynamoDBDocumentClient, tables: { sha
         if (context.commandName !== 'PutItemCommand' || table === tables.hints || key === undefined || !key.startsWith(keyPrefix)) return;
         const mt = input.Item?.mt?.N;
         writes.push({
-          table, key, version: Number(input.Item?.v?.N), doneAtMs: Date.now(), applied,
+          table,
+          key,
+          version: Number(input.Item?.v?.N),
+          doneAtMs: Date.now(),
+          applied,
           ...(mt === undefined ? {} : { modifiedAtMs: Number(mt) }),
         });
       };
@@ -223,7 +231,10 @@ export interface BurstDeps {
  * `writes` eventual PUTs of fresh keys at `concurrency`, then polls of the replica tables (consistent
  * scans of the burst's keys, every table at once) until every key's replica copies hold its version.
  */
-export async function measureConvergence(deps: BurstDeps, options: { writes: number; concurrency: number; keyPrefix: string }): Promise<ConvergenceReport> {
+export async function measureConvergence(
+  deps: BurstDeps,
+  options: { writes: number; concurrency: number; keyPrefix: string },
+): Promise<ConvergenceReport> {
   const { ring, namespace, raw, watch } = deps;
   const { writes, concurrency, keyPrefix } = options;
   await watch.quiet();
@@ -239,7 +250,10 @@ export async function measureConvergence(deps: BurstDeps, options: { writes: num
 
   // Every replica copy of every key: the key's replicas other than its owner.
   const pending = acks.flatMap(({ key, version }) =>
-    ring.replicasOf(tokenOf(namespace, key)).slice(1).map((shard) => ({ key, version, table: shard.table })),
+    ring
+      .replicasOf(tokenOf(namespace, key))
+      .slice(1)
+      .map((shard) => ({ key, version, table: shard.table })),
   );
   const tables = [...new Set(pending.map((copy) => copy.table))];
   let polls = 0;
@@ -250,7 +264,9 @@ export async function measureConvergence(deps: BurstDeps, options: { writes: num
   while (convergedAt === undefined) {
     if (performance.now() > deadline) throw new Error(`replica copies still behind ${convergenceWaitMaxMs} ms after the burst`);
     const pollStarted = performance.now();
-    const held = new Map(await Promise.all(tables.map(async (table) => [table, await versionsOn(raw, table, namespace, keyPrefix)] as const)));
+    const held = new Map(
+      await Promise.all(tables.map(async (table) => [table, await versionsOn(raw, table, namespace, keyPrefix)] as const)),
+    );
     const pollEnded = performance.now();
     polls += 1;
     pollingMs += pollEnded - pollStarted;
@@ -303,7 +319,10 @@ export async function measureConvergence(deps: BurstDeps, options: { writes: num
  * Takes one shard down (fault injection), makes `writes` strong PUTs of fresh keys that have it as a
  * replica (not as owner) so each leaves a hint, brings the shard back and times one hinted handoff.
  */
-export async function measureHintReplay(deps: BurstDeps, options: { writes: number; concurrency: number; keyPrefix: string }): Promise<HintReplayReport> {
+export async function measureHintReplay(
+  deps: BurstDeps,
+  options: { writes: number; concurrency: number; keyPrefix: string },
+): Promise<HintReplayReport> {
   const { ring, namespace, raw, watch, runtime: rt } = deps;
   const { writes, concurrency, keyPrefix } = options;
   const faults = rt.faults;
@@ -312,7 +331,13 @@ export async function measureHintReplay(deps: BurstDeps, options: { writes: numb
   const keys: string[] = [];
   for (let n = 0; keys.length < writes; n += 1) {
     const key = `${keyPrefix}${String(n).padStart(6, '0')}`;
-    if (ring.replicasOf(tokenOf(namespace, key)).slice(1).some((shard) => shard.table === downTable)) keys.push(key);
+    if (
+      ring
+        .replicasOf(tokenOf(namespace, key))
+        .slice(1)
+        .some((shard) => shard.table === downTable)
+    )
+      keys.push(key);
   }
   await watch.quiet();
   const hintsBefore = await rt.hints.count(downTable);

@@ -72,7 +72,10 @@ export class DynamoHintStore implements HintStore {
 
   async remove(hint: Hint): Promise<void> {
     await awsCall('hint removal', () =>
-      this.hints.build(DeleteItemCommand).key({ target: hint.target, sk: sortKeyOf(hint.item) }).send(),
+      this.hints
+        .build(DeleteItemCommand)
+        .key({ target: hint.target, sk: sortKeyOf(hint.item) })
+        .send(),
     );
   }
 

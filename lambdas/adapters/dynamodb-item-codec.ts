@@ -3,18 +3,7 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import {
-  $remove,
-  Entity,
-  EntityFormatter,
-  type FormattedItem,
-  Table,
-  binary,
-  boolean,
-  item,
-  number,
-  string,
-} from 'dynamodb-toolbox';
+import { $remove, Entity, EntityFormatter, type FormattedItem, Table, binary, boolean, item, number, string } from 'dynamodb-toolbox';
 import type { Intent, StoredItem } from '../ports';
 import { shardSchema } from '../../schemas/topology';
 
@@ -88,7 +77,13 @@ function intentAttributes() {
 
 /** An update that removes the intent; the same list as intentAttributes, so none is left behind. */
 export const noIntent = {
-  itx: $remove(), iop: $remove(), ict: $remove(), isize: $remove(), isha: $remove(), ival: $remove(), its: $remove(),
+  itx: $remove(),
+  iop: $remove(),
+  ict: $remove(),
+  isize: $remove(),
+  isha: $remove(),
+  ival: $remove(),
+  its: $remove(),
 } satisfies Record<keyof ReturnType<typeof intentAttributes>, ReturnType<typeof $remove>>;
 
 /** A shard item's partition key: the namespace and the key (namespaces exclude `#`). */

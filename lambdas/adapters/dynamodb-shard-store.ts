@@ -15,7 +15,17 @@ import { IntentConflictError, PreconditionFailedError, RingstoreError } from '..
 import { tombstoneRetentionSeconds } from '../core/item';
 import { type Intent, type KeySummary, type StoredItem } from '../ports';
 import { tokenBucket, tokenSpace } from '../core/ring';
-import type { IntentPlacement, ItemWrite, KeyRef, ListPage, ListQuery, ShardStore, VersionEntry, WritePrecondition, WriteResult } from '../ports';
+import type {
+  IntentPlacement,
+  ItemWrite,
+  KeyRef,
+  ListPage,
+  ListQuery,
+  ShardStore,
+  VersionEntry,
+  WritePrecondition,
+  WriteResult,
+} from '../ports';
 import { shardSchema } from '../../schemas/topology';
 import { awsCall, conditionalWrite, isConditionalCheckFailure, translateAwsError } from './aws-errors';
 import {
@@ -41,7 +51,12 @@ function liveCondition(nowSeconds: number): Condition<KvEntity> {
     and: [
       { attr: 'pk', exists: true },
       { attr: 'tomb', eq: false },
-      { or: [{ attr: 'ttl', exists: false }, { attr: 'ttl', gt: nowSeconds }] },
+      {
+        or: [
+          { attr: 'ttl', exists: false },
+          { attr: 'ttl', gt: nowSeconds },
+        ],
+      },
     ],
   };
 }
@@ -56,7 +71,11 @@ function conditionFor(precondition: WritePrecondition, nowSeconds: number): Cond
       return { and: [{ attr: 'v', eq: precondition.version }, liveCondition(nowSeconds)] };
     case 'absent':
       return {
-        or: [{ attr: 'pk', exists: false }, { attr: 'tomb', eq: true }, { attr: 'ttl', lte: nowSeconds }],
+        or: [
+          { attr: 'pk', exists: false },
+          { attr: 'tomb', eq: true },
+          { attr: 'ttl', lte: nowSeconds },
+        ],
       };
   }
 }
@@ -97,12 +116,22 @@ export class DynamoShardStore implements ShardStore {
       }
       for (let attempt = 0; Object.keys(pending).length > 0; attempt += 1) {
         if (attempt >= batchGetAttemptsMax) {
-          throw new RingstoreError('shard.unavailable', `intents of ${keys.length} keys: keys left unprocessed after ${attempt} attempts`, { retryable: true });
+          throw new RingstoreError('shard.unavailable', `intents of ${keys.length} keys: keys left unprocessed after ${attempt} attempts`, {
+            retryable: true,
+          });
         }
         if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 2 ** attempt * 10));
-        const requestItems = Object.fromEntries(Object.entries(pending).map(([table, { Keys }]) => [table, {
-          Keys, ConsistentRead: true, ProjectionExpression: '#pk, #itx, #iop', ExpressionAttributeNames: { '#pk': 'pk', '#itx': 'itx', '#iop': 'iop' },
-        }]));
+        const requestItems = Object.fromEntries(
+          Object.entries(pending).map(([table, { Keys }]) => [
+            table,
+            {
+              Keys,
+              ConsistentRead: true,
+              ProjectionExpression: '#pk, #itx, #iop',
+              ExpressionAttributeNames: { '#pk': 'pk', '#itx': 'itx', '#iop': 'iop' },
+            },
+          ]),
+        );
         const { Responses = {}, UnprocessedKeys = {} } = await awsCall(`intents of ${keys.length} keys`, () =>
           this.documentClient.send(new BatchGetCommand({ RequestItems: requestItems })),
         );
@@ -132,7 +161,12 @@ export class DynamoShardStore implements ShardStore {
   async write(tableName: string, write: ItemWrite): Promise<WriteResult> {
     const { namespace, key, token, content } = write;
     const identity = {
-      pk: partitionKeyOf(namespace, key), ns: namespace, k: key, tok: token, tb: tokenBucket(token), mt: write.modifiedAtMs,
+      pk: partitionKeyOf(namespace, key),
+      ns: namespace,
+      k: key,
+      tok: token,
+      tb: tokenBucket(token),
+      mt: write.modifiedAtMs,
     };
     const body = content
       ? {
@@ -174,18 +208,39 @@ export class DynamoShardStore implements ShardStore {
       const { Attributes } = await this.entity
         .build(UpdateItemCommand)
         .item({
-          pk: partitionKeyOf(namespace, key), ns: namespace, k: key, tok: token, tb: tokenBucket(token),
+          pk: partitionKeyOf(namespace, key),
+          ns: namespace,
+          k: key,
+          tok: token,
+          tb: tokenBucket(token),
           // A key that does not exist yet gets a version-0 tombstone to hold the intent.
-          v: $get('v', 0), tomb: $get('tomb', true), ct: $get('ct', ''), size: $get('size', 0), sha: $get('sha', ''),
-          itx: intent.txid, iop: intent.kind, ict: intent.contentType, isize: intent.size, isha: intent.sha256,
-          ival: intent.value ?? $remove(), its: intent.placedAtMs,
+          v: $get('v', 0),
+          tomb: $get('tomb', true),
+          ct: $get('ct', ''),
+          size: $get('size', 0),
+          sha: $get('sha', ''),
+          itx: intent.txid,
+          iop: intent.kind,
+          ict: intent.contentType,
+          isize: intent.size,
+          isha: intent.sha256,
+          ival: intent.value ?? $remove(),
+          its: intent.placedAtMs,
         })
         .options({
           tableName,
           returnValues: 'ALL_OLD',
           returnValuesOnConditionFalse: 'ALL_OLD',
           condition: {
-            and: [{ or: [{ attr: 'itx', exists: false }, { attr: 'itx', eq: intent.txid }] }, ...(expectation ? [expectation] : [])],
+            and: [
+              {
+                or: [
+                  { attr: 'itx', exists: false },
+                  { attr: 'itx', eq: intent.txid },
+                ],
+              },
+              ...(expectation ? [expectation] : []),
+            ],
           },
         })
         .send();
@@ -201,12 +256,26 @@ export class DynamoShardStore implements ShardStore {
   ): Promise<StoredItem | undefined> {
     const content =
       input.kind === 'put'
-        ? { ct: $get('ict', ''), size: $get('isize', 0), sha: $get('isha', ''), val: $get('ival', new Uint8Array(0)), tomb: false, ttl: $remove() }
+        ? {
+            ct: $get('ict', ''),
+            size: $get('isize', 0),
+            sha: $get('isha', ''),
+            val: $get('ival', new Uint8Array(0)),
+            tomb: false,
+            ttl: $remove(),
+          }
         : { ct: '', size: 0, sha: '', tomb: true, ttl: input.nowSeconds + tombstoneRetentionSeconds, val: $remove() };
     try {
       const { Attributes } = await this.entity
         .build(UpdateItemCommand)
-        .item({ pk: partitionKeyOf(input.namespace, input.key), ...content, blob: $remove(), mt: input.modifiedAtMs, v: $add(1), ...noIntent })
+        .item({
+          pk: partitionKeyOf(input.namespace, input.key),
+          ...content,
+          blob: $remove(),
+          mt: input.modifiedAtMs,
+          v: $add(1),
+          ...noIntent,
+        })
         .options({ tableName, returnValues: 'ALL_NEW', condition: { attr: 'itx', eq: input.txid } })
         .send();
       return Attributes ? toStoredItem(Attributes) : undefined;
@@ -252,7 +321,12 @@ export class DynamoShardStore implements ShardStore {
     const entries: VersionEntry[] = [];
     // (start, end] may wrap past the top of the token space: then it is (start, max] and [0, end].
     const spans: Array<[number, number]> =
-      range.start < range.end ? [[range.start + 1, range.end]] : [[range.start + 1, tokenSpace - 1], [0, range.end]];
+      range.start < range.end
+        ? [[range.start + 1, range.end]]
+        : [
+            [range.start + 1, tokenSpace - 1],
+            [0, range.end],
+          ];
     for (const [low, high] of spans) {
       if (low > high) continue;
       for (let bucket = tokenBucket(low); bucket <= tokenBucket(high); bucket += 1) {
@@ -267,14 +341,19 @@ export class DynamoShardStore implements ShardStore {
               .send(),
           );
           for (const projected of Items) {
-            const { pk, tok, v, tomb } = this.formatter.format(projected, { attributes: ['pk', 'tok', ...shardSchema.tokenIndex.nonKeyAttributes] });
+            const { pk, tok, v, tomb } = this.formatter.format(projected, {
+              attributes: ['pk', 'tok', ...shardSchema.tokenIndex.nonKeyAttributes],
+            });
             const separator = pk.indexOf('#');
             entries.push({ namespace: pk.slice(0, separator), key: pk.slice(separator + 1), token: tok, version: v, tombstone: tomb });
           }
           startKey = LastEvaluatedKey;
           pages += 1;
           if (pages > rangePagesPerBucketMax) {
-            throw new RingstoreError('internal', `token bucket ${bucket} of ${tableName} has more than ${rangePagesPerBucketMax} index pages`);
+            throw new RingstoreError(
+              'internal',
+              `token bucket ${bucket} of ${tableName} has more than ${rangePagesPerBucketMax} index pages`,
+            );
           }
         } while (startKey);
       }

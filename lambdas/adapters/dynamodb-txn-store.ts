@@ -1,7 +1,20 @@
 // TxnRecordStore on the transaction table. The decision is one conditional update (pending -> decided);
 // the `byDeadline` index, partitioned by the deadline's minute, is the recovery sweeper's walk.
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { Entity, type FormattedItem, GetItemCommand, PutItemCommand, QueryCommand, Table, UpdateItemCommand, item, list, map, number, string } from 'dynamodb-toolbox';
+import {
+  Entity,
+  type FormattedItem,
+  GetItemCommand,
+  PutItemCommand,
+  QueryCommand,
+  Table,
+  UpdateItemCommand,
+  item,
+  list,
+  map,
+  number,
+  string,
+} from 'dynamodb-toolbox';
 import type { TxnRecord, TxnRecordStore, TxnStatus } from '../ports';
 import { txnLimits, txnSchema } from '../../schemas/topology';
 import { awsCall, isConditionalCheckFailure, translateAwsError } from './aws-errors';
@@ -87,15 +100,26 @@ export class DynamoTxnRecordStore implements TxnRecordStore {
   }
 
   async find(txid: string): Promise<TxnRecord | undefined> {
-    const { Item } = await awsCall(`record of ${txid}`, () => this.records.build(GetItemCommand).key({ txid }).options({ consistent: true }).send());
+    const { Item } = await awsCall(`record of ${txid}`, () =>
+      this.records.build(GetItemCommand).key({ txid }).options({ consistent: true }).send(),
+    );
     return Item ? toRecord(Item) : undefined;
   }
 
-  async decide(txid: string, status: Exclude<TxnStatus, 'pending'>, details: { reason?: string; conflictKey?: string } = {}): Promise<TxnRecord | undefined> {
+  async decide(
+    txid: string,
+    status: Exclude<TxnStatus, 'pending'>,
+    details: { reason?: string; conflictKey?: string } = {},
+  ): Promise<TxnRecord | undefined> {
     try {
       const { Attributes } = await this.records
         .build(UpdateItemCommand)
-        .item({ txid, status, ...(details.reason ? { reason: details.reason } : {}), ...(details.conflictKey ? { conflictKey: details.conflictKey } : {}) })
+        .item({
+          txid,
+          status,
+          ...(details.reason ? { reason: details.reason } : {}),
+          ...(details.conflictKey ? { conflictKey: details.conflictKey } : {}),
+        })
         .options({ condition: { attr: 'status', eq: 'pending' }, returnValues: 'ALL_NEW' })
         .send();
       return Attributes ? toRecord(Attributes) : undefined;

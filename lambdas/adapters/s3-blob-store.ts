@@ -67,9 +67,7 @@ export class S3BlobStore implements BlobStore {
   }
 
   async delete(objectKey: string): Promise<void> {
-    await awsCall(`delete of ${objectKey}`, () =>
-      this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: objectKey })),
-    );
+    await awsCall(`delete of ${objectKey}`, () => this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: objectKey })));
   }
 
   async presignPut(objectKey: string, options: { contentType: string; expiresInSeconds: number }) {

@@ -247,14 +247,22 @@ export class KvApi {
       return { status: 0, message: error instanceof Error ? error.message : String(error) };
     }
     const parsed = safeJson(text) as
-      | { txid?: string; writes?: TxnReply['writes']; reads?: Array<{ key: string; found: boolean; version?: number; value?: string }>; error?: { code?: string; message?: string; details?: { txid?: string } } }
+      | {
+          txid?: string;
+          writes?: TxnReply['writes'];
+          reads?: Array<{ key: string; found: boolean; version?: number; value?: string }>;
+          error?: { code?: string; message?: string; details?: { txid?: string } };
+        }
       | undefined;
     if (response.status === 200 && parsed?.writes && parsed.reads) {
       return {
         status: 200,
         ...(parsed.txid ? { txid: parsed.txid } : {}),
         writes: parsed.writes,
-        reads: parsed.reads.map((read) => ({ ...read, ...(read.value === undefined ? {} : { value: Buffer.from(read.value, 'base64').toString('utf8') }) })),
+        reads: parsed.reads.map((read) => ({
+          ...read,
+          ...(read.value === undefined ? {} : { value: Buffer.from(read.value, 'base64').toString('utf8') }),
+        })),
       };
     }
     return {
@@ -280,7 +288,8 @@ export class KvApi {
 
   async shards(): Promise<ShardStatus> {
     const response = await fetch(`${this.cloud.url}/v1/admin/shards`, {
-      headers: { 'x-api-key': this.cloud.adminKey }, signal: AbortSignal.timeout(requestTimeoutMs),
+      headers: { 'x-api-key': this.cloud.adminKey },
+      signal: AbortSignal.timeout(requestTimeoutMs),
     });
     if (response.status !== 200) throw new Error(`GET /v1/admin/shards answered ${response.status}: ${await response.text()}`);
     return (await response.json()) as ShardStatus;
@@ -289,11 +298,17 @@ export class KvApi {
   /** The ring as GET /v1/ring describes it, checked against the ranges it lists. */
   async ring(): Promise<Ring> {
     const response = await fetch(`${this.cloud.url}/v1/ring`, {
-      headers: { 'x-api-key': this.cloud.apiKey }, signal: AbortSignal.timeout(requestTimeoutMs),
+      headers: { 'x-api-key': this.cloud.apiKey },
+      signal: AbortSignal.timeout(requestTimeoutMs),
     });
     if (response.status !== 200) throw new Error(`GET /v1/ring answered ${response.status}`);
     const body = (await response.json()) as RingState & { ranges: Array<{ end: number; replicas: number[] }> };
-    const ring = new Ring({ epoch: body.epoch, replicationFactor: body.replicationFactor, vnodesPerShard: body.vnodesPerShard, shards: body.shards });
+    const ring = new Ring({
+      epoch: body.epoch,
+      replicationFactor: body.replicationFactor,
+      vnodesPerShard: body.vnodesPerShard,
+      shards: body.shards,
+    });
     for (const range of body.ranges) {
       const computed = ring.replicasOf(range.end).map((shard) => shard.id);
       if (computed.join() !== range.replicas.join()) {
@@ -560,8 +575,14 @@ export async function measureBurstConvergence(options: BurstOptions): Promise<Bu
     const burstMs = Math.round(performance.now() - started);
     const result = await waitForConvergence({ ddb, ring, namespace, keys, boundMs: options.boundMs ?? 60_000, pollMs: 20 });
     return {
-      writes, keys: keyCount, acknowledged, failures, burstMs,
-      convergenceMs: result.elapsedMs, converged: result.converged, divergent: result.divergent,
+      writes,
+      keys: keyCount,
+      acknowledged,
+      failures,
+      burstMs,
+      convergenceMs: result.elapsedMs,
+      converged: result.converged,
+      divergent: result.divergent,
     };
   } finally {
     ddb.destroy();
@@ -589,10 +610,15 @@ export async function intentsLeft(ddb: DynamoDBDocumentClient, ring: Ring): Prom
   for (const { table } of ring.shards) {
     let startKey: Record<string, unknown> | undefined;
     do {
-      const page = await ddb.send(new ScanCommand({
-        TableName: table, ConsistentRead: true, FilterExpression: 'attribute_exists(itx)', ProjectionExpression: 'pk, itx',
-        ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-      }));
+      const page = await ddb.send(
+        new ScanCommand({
+          TableName: table,
+          ConsistentRead: true,
+          FilterExpression: 'attribute_exists(itx)',
+          ProjectionExpression: 'pk, itx',
+          ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+        }),
+      );
       for (const item of page.Items ?? []) found.push({ table, pk: String(item.pk), txid: String(item.itx) });
       startKey = page.LastEvaluatedKey;
     } while (startKey);
@@ -606,13 +632,30 @@ export function txnTableOf(ring: Ring): string {
 }
 
 /** The status of each transaction record (consistent reads); absent: no record. */
-export async function txnStatuses(ddb: DynamoDBDocumentClient, ring: Ring, txids: readonly string[]): Promise<Map<string, string | undefined>> {
+export async function txnStatuses(
+  ddb: DynamoDBDocumentClient,
+  ring: Ring,
+  txids: readonly string[],
+): Promise<Map<string, string | undefined>> {
   const table = txnTableOf(ring);
   const statuses = new Map<string, string | undefined>(txids.map((txid) => [txid, undefined]));
   const unique = [...statuses.keys()];
   for (let start = 0; start < unique.length; start += batchGetKeysMax) {
-    let requestItems: Record<string, { Keys: Array<{ txid: string }>; ConsistentRead: boolean; ProjectionExpression: string; ExpressionAttributeNames: Record<string, string> }> = {
-      [table]: { Keys: unique.slice(start, start + batchGetKeysMax).map((txid) => ({ txid })), ConsistentRead: true, ProjectionExpression: 'txid, #s', ExpressionAttributeNames: { '#s': 'status' } },
+    let requestItems: Record<
+      string,
+      {
+        Keys: Array<{ txid: string }>;
+        ConsistentRead: boolean;
+        ProjectionExpression: string;
+        ExpressionAttributeNames: Record<string, string>;
+      }
+    > = {
+      [table]: {
+        Keys: unique.slice(start, start + batchGetKeysMax).map((txid) => ({ txid })),
+        ConsistentRead: true,
+        ProjectionExpression: 'txid, #s',
+        ExpressionAttributeNames: { '#s': 'status' },
+      },
     };
     for (let round = 0; Object.keys(requestItems).length > 0; round += 1) {
       if (round >= batchGetRoundsMax) throw new Error(`BatchGetItem left keys unprocessed after ${batchGetRoundsMax} rounds`);
@@ -629,7 +672,13 @@ export async function txnStatuses(ddb: DynamoDBDocumentClient, ring: Ring, txids
  * Waits (bounded) until the recovery sweeper and readers have finished every transaction: no intent
  * in any shard table and no listed record still pending. Answers what was left when the bound passed.
  */
-export async function waitForTxnRecovery(options: { ddb: DynamoDBDocumentClient; ring: Ring; txids: readonly string[]; boundMs: number; pollMs?: number }) {
+export async function waitForTxnRecovery(options: {
+  ddb: DynamoDBDocumentClient;
+  ring: Ring;
+  txids: readonly string[];
+  boundMs: number;
+  pollMs?: number;
+}) {
   const started = Date.now();
   for (;;) {
     const intents = await intentsLeft(options.ddb, options.ring);

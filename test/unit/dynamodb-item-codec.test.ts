@@ -44,7 +44,16 @@ describe('item codec', () => {
 
   it('reads the intent kept beside the committed content', () => {
     // Prepare
-    const item: StoredItem = { namespace: 'ns', key: 'k', version: 3, token: 7, contentType: 'a/b', size: 1, sha256: 's', tombstone: false };
+    const item: StoredItem = {
+      namespace: 'ns',
+      key: 'k',
+      version: 3,
+      token: 7,
+      contentType: 'a/b',
+      size: 1,
+      sha256: 's',
+      tombstone: false,
+    };
     // Act
     const decoded = storedItemOfImage(imageOf(item, { itx: 't1', iop: 'delete', ict: '', isize: 0, isha: '', its: 1700 }));
     // Assess
@@ -53,7 +62,16 @@ describe('item codec', () => {
 
   it('refuses an image whose attributes do not have the entity’s types', () => {
     // Prepare
-    const item: StoredItem = { namespace: 'ns', key: 'k', version: 3, token: 7, contentType: 'a/b', size: 1, sha256: 's', tombstone: false };
+    const item: StoredItem = {
+      namespace: 'ns',
+      key: 'k',
+      version: 3,
+      token: 7,
+      contentType: 'a/b',
+      size: 1,
+      sha256: 's',
+      tombstone: false,
+    };
     // Act, Assess
     expect(() => storedItemOfImage(imageOf(item, { v: '3' }))).toThrow();
     expect(() => storedItemOfImage(imageOf(item, { iop: 'rename' }))).toThrow();
