@@ -3,7 +3,7 @@
 import { performance } from 'node:perf_hooks';
 import { type AttributeValue, type DynamoDBClient, GetItemCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { partitionKeyOf } from '../lambdas/adapters/dynamodb-shard-store';
+import { partitionKeyOf } from '../lambdas/adapters/dynamodb-item-codec';
 import { type Ring, tokenOf } from '../lambdas/core/ring';
 import type { BenchRuntime as Runtime } from './runtime';
 import { callTimeoutMs } from './cases';

@@ -1,5 +1,6 @@
 // Translates AWS SDK exceptions into Ringstore errors, so no SDK type leaks upward, and the one helper
 // every adapter runs its calls through.
+import type { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { RingstoreError } from '../core/errors';
 
 const throttlingNames = new Set([
@@ -52,8 +53,11 @@ export async function awsCall<T>(what: string, action: () => Promise<T>): Promis
   }
 }
 
-/** A DynamoDB write whose condition did not hold: an expected outcome, not a failure. */
-export function isConditionalCheckFailure(error: unknown): boolean {
+/**
+ * A DynamoDB write whose condition did not hold: an expected outcome, not a failure. Narrows to the SDK's
+ * exception, whose `Item` is the item as it stood when the write asked for it (returnValuesOnConditionFalse).
+ */
+export function isConditionalCheckFailure(error: unknown): error is ConditionalCheckFailedException {
   return (error as { name?: string } | undefined)?.name === 'ConditionalCheckFailedException';
 }
 

@@ -4,8 +4,8 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DeleteItemCommand, Entity, PutItemCommand, QueryCommand, Table, item, number, string } from 'dynamodb-toolbox';
 import type { StoredItem, Hint, HintStore } from '../ports';
 import { hintsSchema } from '../../schemas/topology';
-import { translateAwsError } from './aws-errors';
-import { storedItemAttributes, toRawItem, toStoredItem } from './dynamodb-shard-store';
+import { awsCall } from './aws-errors';
+import { storedItemAttributes, toCopiedAttributes, toStoredItem } from './dynamodb-item-codec';
 
 /** Hints counted per target by a status query before it answers "at least this many". */
 export const hintCountMax = 10_000;
@@ -44,17 +44,16 @@ export class DynamoHintStore implements HintStore {
   }
 
   async add(hint: Hint): Promise<void> {
-    const { pk: _pk, ...attributes } = toRawItem(hint.item);
-    await this.call('hint write', () =>
+    await awsCall('hint write', () =>
       this.hints
         .build(PutItemCommand)
-        .item({ target: hint.target, sk: sortKeyOf(hint.item), createdAtMs: hint.createdAtMs, ...attributes })
+        .item({ target: hint.target, sk: sortKeyOf(hint.item), createdAtMs: hint.createdAtMs, ...toCopiedAttributes(hint.item) })
         .send(),
     );
   }
 
   async list(target: string, limit: number): Promise<Hint[]> {
-    const { Items = [] } = await this.call('hint listing', () =>
+    const { Items = [] } = await awsCall('hint listing', () =>
       this.table
         .build(QueryCommand)
         .entities(this.hints)
@@ -63,15 +62,15 @@ export class DynamoHintStore implements HintStore {
         .options({ limit, consistent: true })
         .send(),
     );
-    return Items.map(({ target: hintTarget, sk: _sk, createdAtMs, ...raw }) => ({
+    return Items.map(({ target: hintTarget, sk: _sk, createdAtMs, ...stored }) => ({
       target: hintTarget,
       createdAtMs,
-      item: toStoredItem({ pk: '', ...raw }),
+      item: toStoredItem(stored),
     }));
   }
 
   async remove(hint: Hint): Promise<void> {
-    await this.call('hint removal', () =>
+    await awsCall('hint removal', () =>
       this.hints
         .build(DeleteItemCommand)
         .key({ target: hint.target, sk: sortKeyOf(hint.item) })
@@ -83,7 +82,7 @@ export class DynamoHintStore implements HintStore {
     let total = 0;
     let startKey: Record<string, unknown> | undefined;
     do {
-      const page = await this.call('hint count', () =>
+      const page = await awsCall('hint count', () =>
         this.table
           .build(QueryCommand)
           .query({ partition: target })
@@ -94,13 +93,5 @@ export class DynamoHintStore implements HintStore {
       startKey = page.LastEvaluatedKey;
     } while (startKey && total < hintCountMax);
     return total;
-  }
-
-  private async call<T>(what: string, action: () => Promise<T>): Promise<T> {
-    try {
-      return await action();
-    } catch (error) {
-      throw translateAwsError(error, what);
-    }
   }
 }

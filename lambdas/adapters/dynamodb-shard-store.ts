@@ -1,22 +1,15 @@
-// ShardStore on DynamoDB: one entity definition (dynamodb-toolbox), routed to a shard by `tableName`.
+// ShardStore on DynamoDB: the `kv` entity of the item codec, routed to a shard by `tableName`.
 import { BatchGetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import {
   type Condition,
   $add,
   $get,
   $remove,
-  Entity,
+  EntityFormatter,
   GetItemCommand,
   PutItemCommand,
   QueryCommand,
-  Table,
   UpdateItemCommand,
-  binary,
-  boolean,
-  item,
-  number,
-  string,
 } from 'dynamodb-toolbox';
 import { IntentConflictError, PreconditionFailedError, RingstoreError, invariant } from '../core/errors';
 import { tombstoneRetentionSeconds } from '../core/item';
@@ -36,155 +29,24 @@ import type {
   StoredItem,
 } from '../ports';
 import { limits, shardSchema } from '../../schemas/topology';
-import { translateAwsError } from './aws-errors';
+import { awsCall, conditionalWrite, isConditionalCheckFailure, translateAwsError } from './aws-errors';
+import {
+  type KvEntity,
+  type ShardTable,
+  kvEntity,
+  noIntent,
+  partitionKeyOf,
+  shardTable,
+  storedItemOfImage,
+  toCopiedAttributes,
+  toStoredItem,
+} from './dynamodb-item-codec';
 
 /** Bounded work per shard per listing call: pages read before answering "more". */
 export const listPagesPerShardMax = 8;
 
 /** Index pages read per token bucket by one anti-entropy comparison: a bound, so a runaway scan fails loudly. */
 export const rangePagesPerBucketMax = 1_000;
-
-export function shardTable(documentClient?: DynamoDBDocumentClient) {
-  return new Table({
-    // Every call names its shard with `tableName`; this default is never used for I/O.
-    name: 'ringstore-shard',
-    partitionKey: shardSchema.partitionKey,
-    indexes: {
-      [shardSchema.tokenIndex.name]: {
-        type: 'global',
-        partitionKey: shardSchema.tokenIndex.partitionKey,
-        sortKey: shardSchema.tokenIndex.sortKey,
-      },
-      [shardSchema.keyIndex.name]: {
-        type: 'global',
-        partitionKey: shardSchema.keyIndex.partitionKey,
-        sortKey: shardSchema.keyIndex.sortKey,
-      },
-    },
-    ...(documentClient ? { documentClient } : {}),
-  });
-}
-
-export function kvEntity(table: ReturnType<typeof shardTable>) {
-  return new Entity({
-    name: 'kv',
-    table,
-    entityAttribute: false,
-    timestamps: false,
-    schema: item({ pk: string().key(), tb: number(), ...storedItemAttributes(), ...intentAttributes() }),
-  });
-}
-
-/** A transaction's intent, kept beside the committed content on the owner's item (never replicated). */
-function intentAttributes() {
-  return {
-    itx: string().optional(),
-    iop: string().enum('put', 'delete').optional(),
-    ict: string().optional(),
-    isize: number().optional(),
-    isha: string().optional(),
-    ival: binary().optional(),
-    its: number().optional(),
-  };
-}
-
-const noIntent = { itx: $remove(), iop: $remove(), ict: $remove(), isize: $remove(), isha: $remove(), ival: $remove(), its: $remove() };
-
-/** The attributes of a stored item; the hints table keeps whole items with the same ones. */
-export function storedItemAttributes() {
-  return {
-    ns: string(),
-    k: string(),
-    v: number(),
-    tok: number(),
-    ct: string(),
-    size: number(),
-    sha: string(),
-    tomb: boolean(),
-    ttl: number().optional(),
-    val: binary().optional(),
-    blob: string().optional(),
-    mt: number().optional(),
-  };
-}
-
-type KvEntity = ReturnType<typeof kvEntity>;
-
-export function partitionKeyOf(namespace: string, key: string): string {
-  return `${namespace}#${key}`;
-}
-
-export interface RawItem {
-  pk: string;
-  ns: string;
-  k: string;
-  v: number;
-  tok: number;
-  ct: string;
-  size: number;
-  sha: string;
-  tomb: boolean;
-  ttl?: number;
-  val?: Uint8Array;
-  blob?: string;
-  mt?: number;
-  itx?: string;
-  iop?: 'put' | 'delete';
-  ict?: string;
-  isize?: number;
-  isha?: string;
-  ival?: Uint8Array;
-  its?: number;
-}
-
-export function toStoredItem(raw: RawItem): StoredItem {
-  return {
-    namespace: raw.ns,
-    key: raw.k,
-    version: Number(raw.v),
-    token: Number(raw.tok),
-    contentType: raw.ct,
-    size: Number(raw.size),
-    sha256: raw.sha,
-    tombstone: raw.tomb,
-    ...(raw.ttl === undefined ? {} : { expiresAtSeconds: Number(raw.ttl) }),
-    ...(raw.val === undefined ? {} : { value: raw.val }),
-    ...(raw.blob === undefined ? {} : { blob: { objectKey: raw.blob } }),
-    ...(raw.mt === undefined ? {} : { modifiedAtMs: Number(raw.mt) }),
-    ...(raw.itx === undefined ? {} : { intent: intentOf(raw) }),
-  };
-}
-
-function intentOf(raw: RawItem): Intent {
-  return {
-    txid: raw.itx!,
-    kind: raw.iop ?? 'put',
-    contentType: raw.ict ?? '',
-    size: Number(raw.isize ?? 0),
-    sha256: raw.isha ?? '',
-    ...(raw.ival === undefined ? {} : { value: raw.ival }),
-    placedAtMs: Number(raw.its ?? 0),
-  };
-}
-
-/** The table attributes of an item (the inverse of toStoredItem). */
-export function toRawItem(item: StoredItem): RawItem {
-  return {
-    pk: partitionKeyOf(item.namespace, item.key),
-    ns: item.namespace,
-    k: item.key,
-    v: item.version,
-    tok: item.token,
-    ct: item.contentType,
-    size: item.size,
-    sha: item.sha256,
-    tomb: item.tombstone,
-    ...(item.expiresAtSeconds === undefined ? {} : { ttl: item.expiresAtSeconds }),
-    ...(item.value === undefined ? {} : { val: item.value }),
-    ...(item.blob === undefined ? {} : { blob: item.blob.objectKey }),
-    ...(item.modifiedAtMs === undefined ? {} : { mt: item.modifiedAtMs }),
-  };
-}
 
 function liveCondition(nowSeconds: number): Condition<KvEntity> {
   return {
@@ -245,11 +107,17 @@ const batchGetAttemptsMax = 5;
 
 export class DynamoShardStore implements ShardStore {
   private readonly entity: KvEntity;
-  private readonly table: ReturnType<typeof shardTable>;
+  private readonly table: ShardTable;
+  // Checks and types what a read returns outside an entity command: projected items of a batch read or an
+  // index. Index queries are sent without `.entities()` and formatted here against the index's projection,
+  // because with the `attributes` option dynamodb-toolbox (2.10) adds its entity attribute `_et` to the
+  // ProjectionExpression, and DynamoDB refuses a query naming an attribute a global index does not project.
+  private readonly formatter: EntityFormatter<KvEntity>;
 
   constructor(private readonly documentClient: DynamoDBDocumentClient) {
     this.table = shardTable(documentClient);
     this.entity = kvEntity(this.table);
+    this.formatter = this.entity.build(EntityFormatter);
   }
 
   // BatchGetItem through lib-dynamodb rather than dynamodb-toolbox: toolbox batches are built per Table
@@ -284,38 +152,30 @@ export class DynamoShardStore implements ShardStore {
             },
           ]),
         );
-        try {
-          const { Responses = {}, UnprocessedKeys = {} } = await this.documentClient.send(
-            new BatchGetCommand({ RequestItems: requestItems }),
-          );
-          for (const [table, items] of Object.entries(Responses)) {
-            for (const item of items)
-              if (item.itx !== undefined)
-                found.set(idOf(table, item.pk as string), {
-                  txid: item.itx as string,
-                  kind: (item.iop as Intent['kind'] | undefined) ?? 'put',
-                });
+        const { Responses = {}, UnprocessedKeys = {} } = await awsCall(`intents of ${keys.length} keys`, () =>
+          this.documentClient.send(new BatchGetCommand({ RequestItems: requestItems })),
+        );
+        for (const [table, items] of Object.entries(Responses)) {
+          for (const projected of items) {
+            const { pk, itx, iop } = this.formatter.format(projected, { attributes: ['pk', 'itx', 'iop'] });
+            if (itx !== undefined) found.set(idOf(table, pk), { txid: itx, kind: iop ?? 'put' });
           }
-          pending = Object.fromEntries(Object.entries(UnprocessedKeys).map(([table, { Keys = [] }]) => [table, { Keys }]));
-        } catch (error) {
-          throw translateAwsError(error, `intents of ${keys.length} keys`);
         }
+        pending = Object.fromEntries(Object.entries(UnprocessedKeys).map(([table, { Keys = [] }]) => [table, { Keys }]));
       }
     }
     return keys.map(({ table, namespace, key }) => found.get(idOf(table, partitionKeyOf(namespace, key))));
   }
 
   async get(tableName: string, namespace: string, key: string, options: { consistent: boolean }): Promise<StoredItem | undefined> {
-    try {
-      const { Item } = await this.entity
+    const { Item } = await awsCall(`read of ${key} from ${tableName}`, () =>
+      this.entity
         .build(GetItemCommand)
         .key({ pk: partitionKeyOf(namespace, key) })
         .options({ tableName, consistent: options.consistent })
-        .send();
-      return Item ? toStoredItem(Item) : undefined;
-    } catch (error) {
-      throw translateAwsError(error, `read of ${key} from ${tableName}`);
-    }
+        .send(),
+    );
+    return Item ? toStoredItem(Item) : undefined;
   }
 
   async write(tableName: string, write: ItemWrite): Promise<WriteResult> {
@@ -440,30 +300,27 @@ export class DynamoShardStore implements ShardStore {
         .send();
       return Attributes ? toStoredItem(Attributes) : undefined;
     } catch (error) {
+      // The key holds no intent of this transaction: applied already, or cleared.
       if (isConditionalCheckFailure(error)) return undefined;
       throw translateAwsError(error, `commit of ${input.key} in ${tableName}`);
     }
   }
 
   async clearIntent(tableName: string, input: { namespace: string; key: string; txid: string }): Promise<boolean> {
-    try {
-      await this.entity
+    return conditionalWrite(`abort of ${input.key} in ${tableName}`, () =>
+      this.entity
         .build(UpdateItemCommand)
         .item({ pk: partitionKeyOf(input.namespace, input.key), ...noIntent })
         .options({ tableName, condition: { attr: 'itx', eq: input.txid } })
-        .send();
-      return true;
-    } catch (error) {
-      if (isConditionalCheckFailure(error)) return false;
-      throw translateAwsError(error, `abort of ${input.key} in ${tableName}`);
-    }
+        .send(),
+    );
   }
 
   async applyReplica(tableName: string, item: StoredItem, options: { nowSeconds: number }): Promise<boolean> {
-    try {
-      await this.entity
+    return conditionalWrite(`replica write of ${item.key} to ${tableName}`, () =>
+      this.entity
         .build(PutItemCommand)
-        .item({ ...toRawItem(item), tb: tokenBucket(item.token) })
+        .item({ pk: partitionKeyOf(item.namespace, item.key), tb: tokenBucket(item.token), ...toCopiedAttributes(item) })
         .options({
           tableName,
           // Strictly newer only; an expired item (TTL passed, DynamoDB has not removed it yet) counts as
@@ -476,12 +333,8 @@ export class DynamoShardStore implements ShardStore {
             ],
           },
         })
-        .send();
-      return true;
-    } catch (error) {
-      if (isConditionalCheckFailure(error)) return false;
-      throw translateAwsError(error, `replica write of ${item.key} to ${tableName}`);
-    }
+        .send(),
+    );
   }
 
   async versionsInRange(tableName: string, range: { start: number; end: number }): Promise<VersionEntry[]> {
@@ -494,41 +347,36 @@ export class DynamoShardStore implements ShardStore {
             [range.start + 1, tokenSpace - 1],
             [0, range.end],
           ];
-    try {
-      for (const [low, high] of spans) {
-        if (low > high) continue;
-        for (let bucket = tokenBucket(low); bucket <= tokenBucket(high); bucket += 1) {
-          let startKey: Record<string, unknown> | undefined;
-          let pages = 0;
-          do {
-            const { Items = [], LastEvaluatedKey } = await this.table
+    for (const [low, high] of spans) {
+      if (low > high) continue;
+      for (let bucket = tokenBucket(low); bucket <= tokenBucket(high); bucket += 1) {
+        let startKey: Record<string, unknown> | undefined;
+        let pages = 0;
+        do {
+          const { Items = [], LastEvaluatedKey } = await awsCall(`token range scan of ${tableName}`, () =>
+            this.table
               .build(QueryCommand)
               .query({ index: shardSchema.tokenIndex.name, partition: bucket, range: { between: [low, high] } })
               .options({ tableName, ...(startKey ? { exclusiveStartKey: startKey } : {}) })
-              .send();
-            for (const raw of Items as unknown as Pick<RawItem, 'pk' | 'tok' | 'v' | 'tomb'>[]) {
-              const separator = raw.pk.indexOf('#');
-              entries.push({
-                namespace: raw.pk.slice(0, separator),
-                key: raw.pk.slice(separator + 1),
-                token: Number(raw.tok),
-                version: Number(raw.v),
-                tombstone: Boolean(raw.tomb),
-              });
-            }
-            startKey = LastEvaluatedKey;
-            pages += 1;
-            if (pages > rangePagesPerBucketMax) {
-              throw new RingstoreError(
-                'internal',
-                `token bucket ${bucket} of ${tableName} has more than ${rangePagesPerBucketMax} index pages`,
-              );
-            }
-          } while (startKey);
-        }
+              .send(),
+          );
+          for (const projected of Items) {
+            const { pk, tok, v, tomb } = this.formatter.format(projected, {
+              attributes: ['pk', 'tok', ...shardSchema.tokenIndex.nonKeyAttributes],
+            });
+            const separator = pk.indexOf('#');
+            entries.push({ namespace: pk.slice(0, separator), key: pk.slice(separator + 1), token: tok, version: v, tombstone: tomb });
+          }
+          startKey = LastEvaluatedKey;
+          pages += 1;
+          if (pages > rangePagesPerBucketMax) {
+            throw new RingstoreError(
+              'internal',
+              `token bucket ${bucket} of ${tableName} has more than ${rangePagesPerBucketMax} index pages`,
+            );
+          }
+        } while (startKey);
       }
-    } catch (error) {
-      throw translateAwsError(error, `token range scan of ${tableName}`);
     }
     return entries;
   }
@@ -538,9 +386,9 @@ export class DynamoShardStore implements ShardStore {
     const items: KeySummary[] = [];
     let startKey: Record<string, unknown> | undefined =
       afterKey === undefined ? undefined : { pk: partitionKeyOf(namespace, afterKey), ns: namespace, k: afterKey };
-    try {
-      for (let page = 0; page < listPagesPerShardMax; page += 1) {
-        const { Items = [], LastEvaluatedKey } = await this.table
+    for (let page = 0; page < listPagesPerShardMax; page += 1) {
+      const { Items = [], LastEvaluatedKey } = await awsCall(`listing of ${tableName}`, () =>
+        this.table
           .build(QueryCommand)
           .query({
             index: shardSchema.keyIndex.name,
@@ -552,23 +400,22 @@ export class DynamoShardStore implements ShardStore {
             limit: limit - items.length,
             ...(startKey ? { exclusiveStartKey: startKey } : {}),
           })
-          .send();
-        for (const raw of Items as unknown as RawItem[]) {
-          const expired = raw.ttl !== undefined && Number(raw.ttl) <= nowSeconds;
-          if (raw.tomb || expired) continue;
-          items.push({
-            key: raw.k,
-            version: Number(raw.v),
-            size: Number(raw.size),
-            contentType: raw.ct,
-            ...(raw.ttl === undefined ? {} : { expiresAtSeconds: Number(raw.ttl) }),
-          });
-        }
-        startKey = LastEvaluatedKey;
-        if (!startKey || items.length >= limit) break;
+          .send(),
+      );
+      for (const projected of Items) {
+        const summary = this.formatter.format(projected, { attributes: ['k', ...shardSchema.keyIndex.nonKeyAttributes] });
+        const expired = summary.ttl !== undefined && summary.ttl <= nowSeconds;
+        if (summary.tomb || expired) continue;
+        items.push({
+          key: summary.k,
+          version: summary.v,
+          size: summary.size,
+          contentType: summary.ct,
+          ...(summary.ttl === undefined ? {} : { expiresAtSeconds: summary.ttl }),
+        });
       }
-    } catch (error) {
-      throw translateAwsError(error, `listing of ${tableName}`);
+      startKey = LastEvaluatedKey;
+      if (!startKey || items.length >= limit) break;
     }
     const resumeAfter = startKey ? String(startKey[shardSchema.keyIndex.sortKey.name]) : undefined;
     return resumeAfter === undefined ? { items, more: false } : { items, more: true, resumeAfter };
@@ -585,14 +432,10 @@ function expectationOf(input: IntentPlacement): Condition<KvEntity> | undefined 
 /** A failed condition: a transaction's intent is in the way, or the write's own condition did not hold. */
 function conditionFailure(error: unknown, key: string, what: string, ownTxid?: string): RingstoreError {
   if (!isConditionalCheckFailure(error)) return translateAwsError(error, what);
-  const raw = (error as { Item?: Record<string, unknown> }).Item;
-  const current = raw ? toStoredItem(unmarshall(raw as never) as RawItem) : undefined;
+  // The item as it stood (returnValuesOnConditionFalse), in DynamoDB's wire format: lib-dynamodb leaves errors as they are.
+  const current = error.Item ? storedItemOfImage(error.Item) : undefined;
   if (current?.intent && current.intent.txid !== ownTxid) {
     return new IntentConflictError<StoredItem>(`key ${key} is locked by transaction ${current.intent.txid}`, current);
   }
   return new PreconditionFailedError<StoredItem>(`condition failed for ${key}`, current);
-}
-
-function isConditionalCheckFailure(error: unknown): boolean {
-  return (error as { name?: string } | undefined)?.name === 'ConditionalCheckFailedException';
 }

@@ -1,9 +1,8 @@
 // Reads DynamoDB stream records of the shard tables as owner changes for the replicator.
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import type { OwnerChange } from '../core/replication';
-import { type RawItem, toStoredItem } from './dynamodb-shard-store';
+import { storedItemOfImage } from './dynamodb-item-codec';
 
 /** `arn:aws:dynamodb:<region>:<account>:table/<name>/stream/<label>` -> `<name>`. */
 export function tableOfStreamArn(arn: string): string | undefined {
@@ -19,11 +18,11 @@ export function ownerChangesOf(records: readonly DynamoDBRecord[]): { changes: O
     const image = record.dynamodb?.NewImage;
     const sourceTable = tableOfStreamArn(record.eventSourceARN ?? '');
     if (record.eventName === 'REMOVE' || !image || !sourceTable) continue;
-    const old = record.dynamodb?.OldImage?.v as AttributeValue | undefined;
-    const previousVersion = old?.N === undefined ? undefined : Number(old.N);
+    const oldVersion = record.dynamodb?.OldImage?.v?.N;
+    const previousVersion = oldVersion === undefined ? undefined : Number(oldVersion);
     changes.push({
       sourceTable,
-      item: toStoredItem(unmarshall(image as Record<string, AttributeValue>) as RawItem),
+      item: storedItemOfImage(image as Record<string, AttributeValue>),
       ...(previousVersion === undefined ? {} : { previousVersion }),
     });
     sequenceNumbers.push(record.dynamodb?.SequenceNumber ?? '');

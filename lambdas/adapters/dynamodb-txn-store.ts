@@ -3,6 +3,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import {
   Entity,
+  type FormattedItem,
   GetItemCommand,
   PutItemCommand,
   QueryCommand,
@@ -16,7 +17,7 @@ import {
 } from 'dynamodb-toolbox';
 import type { TxnRecord, TxnRecordStore, TxnStatus } from '../ports';
 import { txnLimits, txnSchema } from '../../schemas/topology';
-import { translateAwsError } from './aws-errors';
+import { awsCall, isConditionalCheckFailure, translateAwsError } from './aws-errors';
 
 const minuteMs = 60_000;
 
@@ -55,31 +56,23 @@ function recordEntity(table: ReturnType<typeof txnTable>) {
   });
 }
 
-type RawRecord = {
-  txid: string;
-  status: string;
-  createdAtMs: number;
-  dl: number;
-  keys: Array<{ table: string; namespace: string; key: string; kind: string }>;
-  reason?: string;
-  conflictKey?: string;
-};
+type RecordEntity = ReturnType<typeof recordEntity>;
 
-function toRecord(raw: RawRecord): TxnRecord {
+function toRecord(stored: FormattedItem<RecordEntity>): TxnRecord {
   return {
-    txid: raw.txid,
-    status: raw.status as TxnStatus,
-    createdAtMs: Number(raw.createdAtMs),
-    deadlineMs: Number(raw.dl),
-    keys: raw.keys.map((ref) => ({ ...ref, kind: ref.kind as 'put' | 'delete' })),
-    ...(raw.reason ? { reason: raw.reason } : {}),
-    ...(raw.conflictKey ? { conflictKey: raw.conflictKey } : {}),
+    txid: stored.txid,
+    status: stored.status,
+    createdAtMs: stored.createdAtMs,
+    deadlineMs: stored.dl,
+    keys: stored.keys,
+    ...(stored.reason ? { reason: stored.reason } : {}),
+    ...(stored.conflictKey ? { conflictKey: stored.conflictKey } : {}),
   };
 }
 
 export class DynamoTxnRecordStore implements TxnRecordStore {
   private readonly table: ReturnType<typeof txnTable>;
-  private readonly records: ReturnType<typeof recordEntity>;
+  private readonly records: RecordEntity;
 
   constructor(documentClient: DynamoDBDocumentClient, tableName: string) {
     this.table = txnTable(tableName, documentClient);
@@ -87,7 +80,7 @@ export class DynamoTxnRecordStore implements TxnRecordStore {
   }
 
   async begin(record: TxnRecord): Promise<void> {
-    await this.call(`record of ${record.txid}`, () =>
+    await awsCall(`record of ${record.txid}`, () =>
       this.records
         .build(PutItemCommand)
         .item({
@@ -107,7 +100,7 @@ export class DynamoTxnRecordStore implements TxnRecordStore {
   }
 
   async find(txid: string): Promise<TxnRecord | undefined> {
-    const { Item } = await this.call(`record of ${txid}`, () =>
+    const { Item } = await awsCall(`record of ${txid}`, () =>
       this.records.build(GetItemCommand).key({ txid }).options({ consistent: true }).send(),
     );
     return Item ? toRecord(Item) : undefined;
@@ -132,7 +125,7 @@ export class DynamoTxnRecordStore implements TxnRecordStore {
       return Attributes ? toRecord(Attributes) : undefined;
     } catch (error) {
       // Decided already (by the coordinator, an older transaction or the sweeper), or never begun.
-      if ((error as { name?: string }).name === 'ConditionalCheckFailedException') return this.find(txid);
+      if (isConditionalCheckFailure(error)) return this.find(txid);
       throw translateAwsError(error, `decision of ${txid}`);
     }
   }
@@ -142,7 +135,7 @@ export class DynamoTxnRecordStore implements TxnRecordStore {
     for (let bucket = Math.floor(fromMs / minuteMs); bucket <= Math.floor((toMs - 1) / minuteMs) && found.length < limit; bucket += 1) {
       let startKey: Record<string, unknown> | undefined;
       do {
-        const page = await this.call('transactions due', () =>
+        const page = await awsCall('transactions due', () =>
           this.table
             .build(QueryCommand)
             .entities(this.records)
@@ -150,18 +143,10 @@ export class DynamoTxnRecordStore implements TxnRecordStore {
             .options({ limit: limit - found.length, ...(startKey ? { exclusiveStartKey: startKey } : {}) })
             .send(),
         );
-        found.push(...(page.Items ?? []).map((raw) => toRecord(raw as RawRecord)));
+        found.push(...(page.Items ?? []).map(toRecord));
         startKey = page.LastEvaluatedKey;
       } while (startKey && found.length < limit);
     }
     return found;
-  }
-
-  private async call<T>(what: string, action: () => Promise<T>): Promise<T> {
-    try {
-      return await action();
-    } catch (error) {
-      throw translateAwsError(error, what);
-    }
   }
 }

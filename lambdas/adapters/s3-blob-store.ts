@@ -11,7 +11,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { BlobStore } from '../ports';
-import { translateAwsError } from './aws-errors';
+import { awsCall, translateAwsError } from './aws-errors';
 
 export class S3BlobStore implements BlobStore {
   /**
@@ -26,13 +26,13 @@ export class S3BlobStore implements BlobStore {
   ) {}
 
   async put(objectKey: string, bytes: Uint8Array, contentType: string): Promise<void> {
-    await this.call(`upload of ${objectKey}`, () =>
+    await awsCall(`upload of ${objectKey}`, () =>
       this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: objectKey, Body: bytes, ContentType: contentType })),
     );
   }
 
   async get(objectKey: string): Promise<Uint8Array> {
-    const response = await this.call(`download of ${objectKey}`, () =>
+    const response = await awsCall(`download of ${objectKey}`, () =>
       this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: objectKey })),
     );
     if (!response.Body) throw translateAwsError(new Error('empty body'), `download of ${objectKey}`);
@@ -51,7 +51,7 @@ export class S3BlobStore implements BlobStore {
   }
 
   async sha256(objectKey: string): Promise<string> {
-    const response = await this.call(`download of ${objectKey}`, () =>
+    const response = await awsCall(`download of ${objectKey}`, () =>
       this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: objectKey })),
     );
     const hash = createHash('sha256');
@@ -61,13 +61,13 @@ export class S3BlobStore implements BlobStore {
   }
 
   async copy(fromKey: string, toKey: string): Promise<void> {
-    await this.call(`copy of ${fromKey}`, () =>
+    await awsCall(`copy of ${fromKey}`, () =>
       this.client.send(new CopyObjectCommand({ Bucket: this.bucket, Key: toKey, CopySource: `${this.bucket}/${fromKey}` })),
     );
   }
 
   async delete(objectKey: string): Promise<void> {
-    await this.call(`delete of ${objectKey}`, () => this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: objectKey })));
+    await awsCall(`delete of ${objectKey}`, () => this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: objectKey })));
   }
 
   async presignPut(objectKey: string, options: { contentType: string; expiresInSeconds: number }) {
@@ -83,13 +83,5 @@ export class S3BlobStore implements BlobStore {
     return getSignedUrl(this.presignClient, new GetObjectCommand({ Bucket: this.bucket, Key: objectKey }), {
       expiresIn: options.expiresInSeconds,
     });
-  }
-
-  private async call<T>(what: string, action: () => Promise<T>): Promise<T> {
-    try {
-      return await action();
-    } catch (error) {
-      throw translateAwsError(error, what);
-    }
   }
 }

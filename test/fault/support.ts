@@ -379,7 +379,7 @@ function safeJson(text: string): unknown {
 // ---------------------------------------------------------------------------------------------------
 // Replicas, read directly from DynamoDB Local
 
-/** The attributes of a shard item the checks compare (see lambdas/adapters/dynamodb-shard-store.ts). */
+/** The attributes of a shard item the checks compare (see lambdas/adapters/dynamodb-item-codec.ts). */
 export interface ShardItem {
   pk: string;
   v: number;

@@ -1,0 +1,160 @@
+// How a stored item is kept in DynamoDB: the shard table and its `kv` entity, the attributes the hints
+// table keeps too, and the conversions between a StoredItem and those attributes.
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { $remove, Entity, EntityFormatter, type FormattedItem, Table, binary, boolean, item, number, string } from 'dynamodb-toolbox';
+import type { Intent, StoredItem } from '../ports';
+import { shardSchema } from '../../schemas/topology';
+
+/** A shard table; with no client, only for building commands' params or formatting items. */
+export function shardTable(documentClient?: DynamoDBDocumentClient) {
+  return new Table({
+    // Every call names its shard with `tableName`; this default is never used for I/O.
+    name: 'ringstore-shard',
+    partitionKey: shardSchema.partitionKey,
+    indexes: {
+      [shardSchema.tokenIndex.name]: {
+        type: 'global',
+        partitionKey: shardSchema.tokenIndex.partitionKey,
+        sortKey: shardSchema.tokenIndex.sortKey,
+      },
+      [shardSchema.keyIndex.name]: {
+        type: 'global',
+        partitionKey: shardSchema.keyIndex.partitionKey,
+        sortKey: shardSchema.keyIndex.sortKey,
+      },
+    },
+    ...(documentClient ? { documentClient } : {}),
+  });
+}
+
+export type ShardTable = ReturnType<typeof shardTable>;
+
+/** The one item kind of a shard table: a key's committed content, and a transaction's intent on it. */
+export function kvEntity(table: ShardTable) {
+  return new Entity({
+    name: 'kv',
+    table,
+    entityAttribute: false,
+    timestamps: false,
+    schema: item({ pk: string().key(), tb: number(), ...storedItemAttributes(), ...intentAttributes() }),
+  });
+}
+
+export type KvEntity = ReturnType<typeof kvEntity>;
+
+/** The attributes of a stored item; the hints table keeps whole items with the same ones. */
+export function storedItemAttributes() {
+  return {
+    ns: string(),
+    k: string(),
+    v: number(),
+    tok: number(),
+    ct: string(),
+    size: number(),
+    sha: string(),
+    tomb: boolean(),
+    ttl: number().optional(),
+    val: binary().optional(),
+    blob: string().optional(),
+    mt: number().optional(),
+  };
+}
+
+/** A transaction's intent, kept beside the committed content on the owner's item (never replicated). */
+function intentAttributes() {
+  return {
+    itx: string().optional(),
+    iop: string().enum('put', 'delete').optional(),
+    ict: string().optional(),
+    isize: number().optional(),
+    isha: string().optional(),
+    ival: binary().optional(),
+    its: number().optional(),
+  };
+}
+
+/** An update that removes the intent; the same list as intentAttributes, so none is left behind. */
+export const noIntent = {
+  itx: $remove(),
+  iop: $remove(),
+  ict: $remove(),
+  isize: $remove(),
+  isha: $remove(),
+  ival: $remove(),
+  its: $remove(),
+} satisfies Record<keyof ReturnType<typeof intentAttributes>, ReturnType<typeof $remove>>;
+
+/** A shard item's partition key: the namespace and the key (namespaces exclude `#`). */
+export function partitionKeyOf(namespace: string, key: string): string {
+  return `${namespace}#${key}`;
+}
+
+/** A stored item's attributes as either table's entity formats them: the keys aside, an intent only on a shard. */
+export type StoredAttributes = Omit<FormattedItem<KvEntity>, 'pk' | 'tb'>;
+
+/** The attributes a copy of a stored item carries (a replica's item, a hint): never an intent. */
+export type CopiedAttributes = Pick<FormattedItem<KvEntity>, keyof ReturnType<typeof storedItemAttributes>>;
+
+/** The stored item these attributes hold, with the intent if they carry one. */
+export function toStoredItem(attributes: StoredAttributes): StoredItem {
+  const { itx } = attributes;
+  return {
+    namespace: attributes.ns,
+    key: attributes.k,
+    version: attributes.v,
+    token: attributes.tok,
+    contentType: attributes.ct,
+    size: attributes.size,
+    sha256: attributes.sha,
+    tombstone: attributes.tomb,
+    ...(attributes.ttl === undefined ? {} : { expiresAtSeconds: attributes.ttl }),
+    ...(attributes.val === undefined ? {} : { value: attributes.val }),
+    ...(attributes.blob === undefined ? {} : { blob: { objectKey: attributes.blob } }),
+    ...(attributes.mt === undefined ? {} : { modifiedAtMs: attributes.mt }),
+    ...(itx === undefined ? {} : { intent: intentOf(itx, attributes) }),
+  };
+}
+
+function intentOf(txid: string, attributes: StoredAttributes): Intent {
+  return {
+    txid,
+    kind: attributes.iop ?? 'put',
+    contentType: attributes.ict ?? '',
+    size: attributes.isize ?? 0,
+    sha256: attributes.isha ?? '',
+    ...(attributes.ival === undefined ? {} : { value: attributes.ival }),
+    placedAtMs: attributes.its ?? 0,
+  };
+}
+
+/** The attributes a copy of an item is written with (the inverse of toStoredItem, without the intent). */
+export function toCopiedAttributes(item: StoredItem): CopiedAttributes {
+  return {
+    ns: item.namespace,
+    k: item.key,
+    v: item.version,
+    tok: item.token,
+    ct: item.contentType,
+    size: item.size,
+    sha: item.sha256,
+    tomb: item.tombstone,
+    ...(item.expiresAtSeconds === undefined ? {} : { ttl: item.expiresAtSeconds }),
+    ...(item.value === undefined ? {} : { val: item.value }),
+    ...(item.blob === undefined ? {} : { blob: item.blob.objectKey }),
+    ...(item.modifiedAtMs === undefined ? {} : { mt: item.modifiedAtMs }),
+  };
+}
+
+// Raw images (stream records, the item a failed condition returns) are checked by the entity's formatter,
+// as an entity read would be, rather than by a guard written beside it. Measured on 10,000 stream images:
+// unmarshall + format 240 ms, unmarshall + a hand-written guard 25 ms, so about 21 µs more per record; the
+// replicator then builds two replica PutItems per record with the same library at about 140 µs each,
+// so the formatter adds under a tenth to its CPU per record (2 ms per batch of 100).
+const kvFormatter = kvEntity(shardTable()).build(EntityFormatter);
+
+/** A shard item as DynamoDB's wire format holds it, decoded and checked against the entity. */
+export function storedItemOfImage(image: Record<string, AttributeValue>): StoredItem {
+  return toStoredItem(kvFormatter.format(unmarshall(image)));
+}
