@@ -12,6 +12,7 @@ import {
 } from '@aws-sdk/client-dynamodb-streams';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import { lambdaImageOf } from '../../lambdas/adapters/dynamodb-stream';
 import { lambdaContext } from './lambda-events';
 import { localCredentials, localRegion } from './engines';
 
@@ -232,9 +233,10 @@ function lambdaRecordOf(record: StreamRecord, streamArn: string): DynamoDBRecord
     awsRegion: localRegion,
     eventSourceARN: streamArn,
     dynamodb: {
-      ...(data.Keys ? { Keys: data.Keys as never } : {}),
-      ...(data.NewImage ? { NewImage: data.NewImage as never } : {}),
-      ...(data.OldImage ? { OldImage: data.OldImage as never } : {}),
+      // As Lambda delivers them: JSON, binary attributes base64-encoded.
+      ...(data.Keys ? { Keys: lambdaImageOf(data.Keys) } : {}),
+      ...(data.NewImage ? { NewImage: lambdaImageOf(data.NewImage) } : {}),
+      ...(data.OldImage ? { OldImage: lambdaImageOf(data.OldImage) } : {}),
       SequenceNumber: data.SequenceNumber!,
       ...(data.SizeBytes === undefined ? {} : { SizeBytes: data.SizeBytes }),
       StreamViewType: data.StreamViewType,

@@ -1,12 +1,60 @@
 // Reads DynamoDB stream records of the shard tables as owner changes for the replicator.
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import type { DynamoDBRecord } from 'aws-lambda';
+import type { AttributeValue as LambdaAttributeValue, DynamoDBRecord } from 'aws-lambda';
 import type { OwnerChange } from '../core/replication';
 import { storedItemOfImage } from './dynamodb-item-codec';
 
 /** `arn:aws:dynamodb:<region>:<account>:table/<name>/stream/<label>` -> `<name>`. */
 export function tableOfStreamArn(arn: string): string | undefined {
   return /:table\/([^/]+)\/stream\//.exec(arn)?.[1];
+}
+
+/**
+ * A stream image as the SDK types it, from the image a Lambda event carries. The event is JSON, so
+ * binary attributes (`B`, `BS`: a value kept inline, an intent's value) arrive base64-encoded; the
+ * stored item needs their bytes.
+ */
+export function sdkImageOf(image: Record<string, LambdaAttributeValue>): Record<string, AttributeValue> {
+  return Object.fromEntries(Object.entries(image).map(([name, value]) => [name, sdkValueOf(value)]));
+}
+
+/** Plain bytes (not a Buffer view), as the SDK's own unmarshalling gives them. */
+const bytesOfBase64 = (base64: string) => new Uint8Array(Buffer.from(base64, 'base64'));
+
+function sdkValueOf(value: LambdaAttributeValue): AttributeValue {
+  if (value.B !== undefined) return { B: bytesOfBase64(value.B) };
+  if (value.BS !== undefined) return { BS: value.BS.map(bytesOfBase64) };
+  if (value.M !== undefined) return { M: sdkImageOf(value.M) };
+  if (value.L !== undefined) return { L: value.L.map(sdkValueOf) };
+  if (value.S !== undefined) return { S: value.S };
+  if (value.N !== undefined) return { N: value.N };
+  if (value.BOOL !== undefined) return { BOOL: value.BOOL };
+  if (value.NULL !== undefined) return { NULL: value.NULL };
+  if (value.SS !== undefined) return { SS: value.SS };
+  if (value.NS !== undefined) return { NS: value.NS };
+  throw new Error(`a stream image attribute of no known type: ${JSON.stringify(value)}`);
+}
+
+/**
+ * The image a Lambda event carries for an SDK image (binary attributes base64-encoded): the local
+ * event source mapping builds its events with it, and tests build records the way AWS sends them.
+ */
+export function lambdaImageOf(image: Record<string, AttributeValue>): Record<string, LambdaAttributeValue> {
+  return Object.fromEntries(Object.entries(image).map(([name, value]) => [name, lambdaValueOf(value)]));
+}
+
+function lambdaValueOf(value: AttributeValue): LambdaAttributeValue {
+  if (value.B !== undefined) return { B: Buffer.from(value.B).toString('base64') };
+  if (value.BS !== undefined) return { BS: value.BS.map((b) => Buffer.from(b).toString('base64')) };
+  if (value.M !== undefined) return { M: lambdaImageOf(value.M) };
+  if (value.L !== undefined) return { L: value.L.map(lambdaValueOf) };
+  if (value.S !== undefined) return { S: value.S };
+  if (value.N !== undefined) return { N: value.N };
+  if (value.BOOL !== undefined) return { BOOL: value.BOOL };
+  if (value.NULL !== undefined) return { NULL: value.NULL };
+  if (value.SS !== undefined) return { SS: value.SS };
+  if (value.NS !== undefined) return { NS: value.NS };
+  throw new Error(`an SDK attribute value of no known type: ${JSON.stringify(value)}`);
 }
 
 /** Each record that carries a new image (and the old version, if any), with the sequence number to report if it fails. */
@@ -22,7 +70,7 @@ export function ownerChangesOf(records: readonly DynamoDBRecord[]): { changes: O
     const previousVersion = oldVersion === undefined ? undefined : Number(oldVersion);
     changes.push({
       sourceTable,
-      item: storedItemOfImage(image as Record<string, AttributeValue>),
+      item: storedItemOfImage(sdkImageOf(image)),
       ...(previousVersion === undefined ? {} : { previousVersion }),
     });
     sequenceNumbers.push(record.dynamodb?.SequenceNumber ?? '');

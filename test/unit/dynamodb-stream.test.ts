@@ -1,7 +1,7 @@
 // Stream records as the replicator reads them: the source table from the ARN, new images as items.
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
-import { ownerChangesOf, tableOfStreamArn } from '../../lambdas/adapters/dynamodb-stream';
+import { lambdaImageOf, ownerChangesOf, tableOfStreamArn } from '../../lambdas/adapters/dynamodb-stream';
 
 const arn = 'arn:aws:dynamodb:us-east-1:123456789012:table/ringstore-dev-shard-2/stream/2026-11-22T00:00:00.000';
 
@@ -11,7 +11,8 @@ function record(
   sequence: string,
   oldImage?: Record<string, unknown>,
 ): DynamoDBRecord {
-  const marshalled = (item: Record<string, unknown>) => marshall(item, { removeUndefinedValues: true }) as never;
+  // As Lambda delivers a record: JSON, binary attributes base64-encoded.
+  const marshalled = (item: Record<string, unknown>) => lambdaImageOf(marshall(item, { removeUndefinedValues: true }));
   return {
     eventName,
     eventSourceARN: arn,
