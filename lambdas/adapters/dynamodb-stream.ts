@@ -26,13 +26,8 @@ function sdkValueOf(value: LambdaAttributeValue): AttributeValue {
   if (value.BS !== undefined) return { BS: value.BS.map(bytesOfBase64) };
   if (value.M !== undefined) return { M: sdkImageOf(value.M) };
   if (value.L !== undefined) return { L: value.L.map(sdkValueOf) };
-  if (value.S !== undefined) return { S: value.S };
-  if (value.N !== undefined) return { N: value.N };
-  if (value.BOOL !== undefined) return { BOOL: value.BOOL };
-  if (value.NULL !== undefined) return { NULL: value.NULL };
-  if (value.SS !== undefined) return { SS: value.SS };
-  if (value.NS !== undefined) return { NS: value.NS };
-  throw new Error(`a stream image attribute of no known type: ${JSON.stringify(value)}`);
+  // S, N, BOOL, NULL, SS and NS are the same JSON in both shapes; only the two type libraries differ.
+  return value as AttributeValue;
 }
 
 /**
@@ -48,13 +43,8 @@ function lambdaValueOf(value: AttributeValue): LambdaAttributeValue {
   if (value.BS !== undefined) return { BS: value.BS.map((b) => Buffer.from(b).toString('base64')) };
   if (value.M !== undefined) return { M: lambdaImageOf(value.M) };
   if (value.L !== undefined) return { L: value.L.map(lambdaValueOf) };
-  if (value.S !== undefined) return { S: value.S };
-  if (value.N !== undefined) return { N: value.N };
-  if (value.BOOL !== undefined) return { BOOL: value.BOOL };
-  if (value.NULL !== undefined) return { NULL: value.NULL };
-  if (value.SS !== undefined) return { SS: value.SS };
-  if (value.NS !== undefined) return { NS: value.NS };
-  throw new Error(`an SDK attribute value of no known type: ${JSON.stringify(value)}`);
+  // S, N, BOOL, NULL, SS and NS are the same JSON in both shapes; only the two type libraries differ.
+  return value as LambdaAttributeValue;
 }
 
 /** Each record that carries a new image (and the old version, if any), with the sequence number to report if it fails. */
