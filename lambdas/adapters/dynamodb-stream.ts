@@ -27,7 +27,7 @@ function sdkValueOf(value: LambdaAttributeValue): AttributeValue {
   if (value.M !== undefined) return { M: sdkImageOf(value.M) };
   if (value.L !== undefined) return { L: value.L.map(sdkValueOf) };
   // S, N, BOOL, NULL, SS and NS are the same JSON in both shapes; only the two type libraries differ.
-  return value as AttributeValue;
+  return value;
 }
 
 /**
