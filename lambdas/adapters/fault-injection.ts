@@ -3,8 +3,7 @@
 import { z } from 'zod';
 import { RingstoreError } from '../core/errors';
 import { CrashInjectedError } from '../core/faults';
-import { brokenModes, crashPoints } from '../ports';
-import type { ShardStore, BrokenMode, CrashPoint, FaultInjector } from '../ports';
+import { brokenModes, crashPoints, type ShardStore, type BrokenMode, type CrashPoint, type FaultInjector } from '../ports';
 
 /** What a test asks for: replaces the whole current plan. */
 export const FaultPlan = z

@@ -2,8 +2,7 @@
 // the owner shard checks atomically with the write; a failed check is answered as RFC 9110 §13.2.2 orders.
 import { PreconditionFailedError, RingstoreError } from './errors';
 import { isLive } from './item';
-import { type StoredItem } from '../ports';
-import type { WritePrecondition } from '../ports';
+import { type StoredItem, type WritePrecondition } from '../ports';
 
 /**
  * The conditions of a write as the versions their entity tags name. Tags that name no version (weak

@@ -6,10 +6,9 @@
 // O(1) frequency buckets (Shah, Mitra and Matani, "An O(1) algorithm for implementing the LFU
 // cache eviction scheme", 2010). lru-cache's own TTL is not used: it reads `performance.now()`
 // and caches it, while the core takes time only from the injected Clock.
-import type { CacheEntry } from '../ports';
+import type { CacheEntry, Clock } from '../ports';
 import { LRUCache } from 'lru-cache';
 import { invariant } from './errors';
-import type { Clock } from '../ports';
 
 /** Which entry goes when a bound is reached. */
 export type EvictionPolicy = 'lru' | 'lfu' | 'fifo';

@@ -3,16 +3,29 @@
 // must be unchanged once every write is locked), one conditional write of the transaction record as
 // the decision, and presumed commit. Each step below is one state of the Step Functions machine in
 // schemas/txn-state-machine.asl.json; the state carries the plan, never more than the payload limit.
-import type { Abort, AbortReason, Participant, TxnExecution, TxnOutcome, WriteJson, ParticipantKey } from '../ports';
+import type {
+  Abort,
+  AbortReason,
+  Participant,
+  TxnExecution,
+  TxnOutcome,
+  WriteJson,
+  ParticipantKey,
+  FaultInjector,
+  StoredItem,
+  Consistency,
+  Clock,
+  IdSource,
+  ShardStore,
+  TxnRecordStore,
+  ValueCache,
+} from '../ports';
 import { IntentConflictError, PreconditionFailedError, RingstoreError, isRingstoreError } from './errors';
 import { isCrashInjected } from './faults';
-import { type FaultInjector } from '../ports';
 import { forEachBounded } from './bounded';
 import { cacheEntryOf, IntentResolver } from './intents';
 import { isLive } from './item';
-import { type StoredItem } from '../ports';
 import type { ReplicationService } from './replication';
-import type { Consistency, Clock, IdSource, ShardStore, TxnRecordStore, ValueCache } from '../ports';
 import type { RingSource } from './ring-source';
 import { planTransaction, type PlannedWrite, type TxnLimits, type TxnOp } from './txn-plan';
 

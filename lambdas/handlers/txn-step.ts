@@ -3,8 +3,7 @@
 // Catch: `Ringstore.Retryable` (throttling, an unreachable shard) or `Ringstore.Failed`.
 import middy from '@middy/core';
 import { isRingstoreError } from '../core/errors';
-import { abortOf } from '../core/transactions';
-import type { TransactionService, PrepareResult } from '../core/transactions';
+import { abortOf, type TransactionService, type PrepareResult } from '../core/transactions';
 import type { FaultInjector, Abort, TxnExecution } from '../ports';
 import { transactionService } from '../wiring/services';
 import type { Wiring } from '../wiring/wiring';

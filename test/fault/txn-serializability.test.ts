@@ -2,8 +2,7 @@
 // transactions over a few hot keys on every shard (with coordinator crashes for a while), and the
 // recorded history is checked for cycles in Adya's serialization graph (test/serializability). With
 // read-set validation deliberately skipped (broken mode txnSkipValidation) the same check must fail.
-import type { BrokenMode } from '../../lambdas/ports';
-import { transactionCrashPoints } from '../../lambdas/ports';
+import { type BrokenMode, transactionCrashPoints } from '../../lambdas/ports';
 import { type CheckResult, type History, type ReadObservation, type TxnObservation, checkSerializable } from '../serializability/check';
 import {
   baseSeed,

@@ -4,8 +4,7 @@ import { $add, UpdateItemCommand } from 'dynamodb-toolbox';
 import { kvEntity, partitionKeyOf, shardTable, toCopiedAttributes } from '../../lambdas/adapters/dynamodb-item-codec';
 import { conditionFor } from '../../lambdas/adapters/dynamodb-shard-store';
 import { preconditionHolds } from '../../lambdas/core/conditions';
-import type { StoredItem } from '../../lambdas/ports';
-import type { WritePrecondition } from '../../lambdas/ports';
+import { type StoredItem, type WritePrecondition } from '../../lambdas/ports';
 
 type Node = Record<string, unknown>;
 
@@ -64,7 +63,7 @@ describe('conditionFor', () => {
         const holds =
           condition === undefined ||
           evaluate(
-            condition as unknown as Node,
+            condition,
             stored ? { pk: partitionKeyOf(stored.namespace, stored.key), ...toCopiedAttributes(stored) } : undefined,
           );
         expect(holds).toBe(preconditionHolds(pre, stored, nowSeconds));
@@ -78,7 +77,7 @@ describe('conditionFor', () => {
     const paramsOf = (pre: WritePrecondition) =>
       entity
         .build(UpdateItemCommand)
-        .item({ pk: 'ns#k', v: $add(1) } as never)
+        .item({ pk: 'ns#k', v: $add(1) })
         .options({ tableName: 't', condition: conditionFor(pre, nowSeconds)! })
         .params();
     expect(paramsOf({ kind: 'versionIn', versions: [3, 5] }).ConditionExpression).toMatch(/^\(#c_1 IN \(:c_1, :c_2\)\) AND /);
