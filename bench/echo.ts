@@ -4,7 +4,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { type GatewayHandlers, startGateway } from '../cdk/local/gateway';
+import { startGateway } from '../cdk/local/gateway';
 import { handlers } from '../schemas/topology';
 import { type BenchCase, callTimeoutMs } from './cases';
 import type { Operation } from './measure';

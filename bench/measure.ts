@@ -74,7 +74,7 @@ export async function measureBlock(operation: Operation, settings: RunSettings):
   const started = performance.now();
   await Promise.all(Array.from({ length: Math.min(concurrency, ops) }, worker));
   const elapsedMs = performance.now() - started;
-  if (failure !== undefined) throw failure;
+  if (failure !== undefined) throw failure instanceof Error ? failure : new Error(JSON.stringify(failure));
   return { latenciesMs: latencies, elapsedMs, concurrency };
 }
 

@@ -10,11 +10,11 @@ import { parseConfig, readContext } from './stacks/config';
 import { addRingstore } from './stacks/ringstore';
 
 const app = new App();
-const config = parseConfig(readContext((key) => app.node.tryGetContext(key)));
+const config = parseConfig(readContext((key): unknown => app.node.tryGetContext(key)));
 addRingstore(app, config);
 
 // Any unacknowledged finding fails the synth; `-c nag=false` skips the checks for a quick iteration.
-const nag = app.node.tryGetContext('nag');
+const nag: unknown = app.node.tryGetContext('nag');
 if (nag !== false && nag !== 'false') {
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));
 }

@@ -60,7 +60,7 @@ export function initialRingOf(config: RuntimeConfig): RingState {
     shardCount: config.shardCount,
     replicationFactor: config.replicationFactor,
     vnodesPerShard: config.vnodesPerShard,
-    tableName: namesFor(config.stage).shardTable,
+    tableName: (shardId) => namesFor(config.stage).shardTable(shardId),
   });
 }
 

@@ -158,7 +158,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     const keys = await ensureLocalKeys(options.home, apiKeyService(wiring));
 
     const proxies: GatewayHandlers['proxies'] = {};
-    for (const name of new Set(routes.map((route) => route.handler))) proxies[name] = build(name, wiring) as never;
+    for (const name of new Set(routes.map((route) => route.handler))) proxies[name] = build(name, wiring);
     const gatewayHandlers: GatewayHandlers = { authorizer: build('authorizer', wiring), proxies };
     // The shard streams feed the replicator, as the event source mappings do in AWS.
     poller = await startStreamPoller({

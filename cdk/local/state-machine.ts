@@ -3,7 +3,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Context } from 'aws-lambda';
-import { StateMachine } from 'aws-local-stepfunctions';
+import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
+import { z } from 'zod';
 import { outcomeUnknown } from '../../lambdas/adapters/sfn-orchestrator';
 import type { Orchestrator, TxnExecution, TxnOutcome } from '../../lambdas/ports';
 import { stateMachines } from '../../schemas/topology';
@@ -26,12 +27,19 @@ type TaskHandler = (event: never, context: Context) => Promise<unknown>;
 /** Retries wait this long locally (the definition's 1 s minimum is for AWS). */
 const localRetryIntervalMs = 20;
 
-export function taskStateNames(definition: {
-  States: Record<string, { Type: string; Iterator?: { States: Record<string, { Type: string }> } }>;
-}): string[] {
+/** The part of an ASL definition that names its states, Map iterators included. */
+interface StateTree {
+  States: Record<string, { Type: string; Iterator?: StateTree }>;
+}
+
+const StateTree: z.ZodType<StateTree> = z.lazy(() =>
+  z.object({ States: z.record(z.string(), z.object({ Type: z.string(), Iterator: StateTree.optional() })) }),
+);
+
+export function taskStateNames(definition: StateTree): string[] {
   return Object.entries(definition.States).flatMap(([name, state]) => [
     ...(state.Type === 'Task' ? [name] : []),
-    ...(state.Iterator ? taskStateNames(state.Iterator as never) : []),
+    ...(state.Iterator ? taskStateNames(state.Iterator) : []),
   ]);
 }
 
@@ -41,9 +49,10 @@ export function localTransactionOrchestrator(handler: TaskHandler, root: string)
     '${TxnStepFunctionArn}',
     'arn:aws:lambda:us-east-1:000000000000:function:ringstore-local-txnStep',
   );
-  const definition = JSON.parse(text);
-  const machine = new StateMachine(definition, { validationOptions: { checkArn: false } });
-  const names = taskStateNames(definition);
+  const definition: unknown = JSON.parse(text);
+  // The library validates the whole definition itself; the states are read here to map every Task.
+  const names = taskStateNames(StateTree.parse(definition));
+  const machine = new StateMachine(definition as StateMachineDefinition, { validationOptions: { checkArn: false } });
   const invoke = (input: unknown) => handler(input as never, lambdaContext('txnStep')) as Promise<never>;
   const taskResourceLocalHandlers = Object.fromEntries(names.map((name) => [name, invoke]));
   const retryIntervalOverrides = Object.fromEntries(names.map((name) => [name, localRetryIntervalMs]));

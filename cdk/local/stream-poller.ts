@@ -16,7 +16,7 @@ import { lambdaImageOf } from '../../lambdas/adapters/dynamodb-stream';
 import { lambdaContext } from './lambda-events';
 import { localCredentials, localRegion } from './engines';
 
-type StreamHandler = (event: DynamoDBStreamEvent, context: Context) => Promise<DynamoDBBatchResponse | void>;
+type StreamHandler = (event: DynamoDBStreamEvent, context: Context) => Promise<DynamoDBBatchResponse>;
 
 export interface StreamPollerOptions {
   endpoint: string;
@@ -60,6 +60,8 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<R
   );
   const cursors = new Map<string, ShardCursor>();
   let stopped = false;
+  // Read through a function where an await separates the read from the last check: stop() flips it meanwhile.
+  const isStopped = () => stopped;
   let waiters: Array<{ pending: Set<string>; resolve: () => void }> = [];
   let checkpointWrite = Promise.resolve();
 
@@ -143,7 +145,7 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<R
     let failedSequence: string | undefined;
     try {
       const response = await options.handler(event, lambdaContext('replicator'));
-      failedSequence = response?.batchItemFailures?.[0]?.itemIdentifier;
+      failedSequence = response.batchItemFailures[0]?.itemIdentifier;
     } catch (error) {
       failedSequence = Records[0]!.dynamodb!.SequenceNumber!;
       options.log?.(`replicator failed; retrying the batch: ${error instanceof Error ? error.message : String(error)}`);
@@ -171,7 +173,7 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<R
         backoff = retryBackoffMs.first;
         if (handled === 0) await sleep(idlePollMs);
       } catch (error) {
-        if (stopped) return;
+        if (isStopped()) return;
         if (!(error instanceof Error && error.message === 'batch failed')) {
           // DynamoDB Local answers the first GetRecords after a table's first write on an iterator taken
           // while it was empty with TrimmedDataAccessException (aws/aws-sdk-java#2923): nothing was
@@ -195,7 +197,7 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<R
         await discoverShards();
         for (const [id, cursor] of cursors) if (!running.has(id)) running.set(id, runShard(id, cursor));
       } catch (error) {
-        if (!stopped) options.log?.(`stream discovery failed: ${error instanceof Error ? error.message : String(error)}`);
+        if (!isStopped()) options.log?.(`stream discovery failed: ${error instanceof Error ? error.message : String(error)}`);
       }
       await sleep(describeEveryMs, () => stopped);
     }

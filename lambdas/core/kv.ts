@@ -355,7 +355,7 @@ export class KvService {
     const [owner] = replicas;
     const order = await this.deps.replication.readOrder(replicas);
     if (!order.includes(owner!)) order.push(owner!);
-    let failure: unknown;
+    let failure: RingstoreError | undefined;
     for (const shard of order) {
       try {
         const read = await this.deps.shards.get(shard.table, namespace, key, { consistent: shard === owner });

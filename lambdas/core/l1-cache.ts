@@ -119,7 +119,7 @@ export class L1Cache {
 
   constructor(options: L1CacheOptions) {
     const { policy, entriesMax, bytesMax, ttlMs, clock } = options;
-    invariant(evictionPolicies.includes(policy), `unknown eviction policy ${String(policy)}`);
+    invariant(evictionPolicies.includes(policy), `unknown eviction policy ${policy}`);
     invariant(Number.isSafeInteger(entriesMax) && entriesMax >= 1, 'entriesMax must be a positive integer');
     invariant(Number.isSafeInteger(bytesMax) && bytesMax >= 1, 'bytesMax must be a positive integer');
     invariant(Number.isFinite(ttlMs) && ttlMs >= 0, 'ttlMs must be a finite number >= 0');

@@ -3,7 +3,7 @@
 // make every step idempotent: a replica applies only a strictly newer version, so duplicated,
 // reordered and replayed copies are harmless.
 import { forAllBounded } from './bounded';
-import { isRingstoreError } from './errors';
+import { isRingstoreError, type RingstoreError } from './errors';
 import { isCrashInjected } from './faults';
 import type {
   StoredItem,
@@ -73,7 +73,7 @@ export interface StreamApplyResult {
 export const streamApplyConcurrency = 8;
 
 /** Shard errors that mean "this replica is unreachable now", as opposed to bugs. */
-export function isShardFailure(error: unknown): boolean {
+export function isShardFailure(error: unknown): error is RingstoreError {
   return isRingstoreError(error, 'shard.unavailable') || isRingstoreError(error, 'throttled');
 }
 

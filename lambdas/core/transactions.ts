@@ -5,7 +5,6 @@
 // schemas/txn-state-machine.asl.json; the state carries the plan, never more than the payload limit.
 import type {
   Abort,
-  AbortReason,
   Participant,
   TxnExecution,
   TxnOutcome,
@@ -210,7 +209,7 @@ export class TransactionService {
             abort: { reason: 'conflict', key: key.key, message: `key ${key.key} is locked by transaction ${resolution.record.txid}` },
           };
         }
-        if (resolution.state === 'gone') item = resolution.item;
+        item = resolution.item;
       }
       const version = isLive(item, this.nowSeconds()) ? item.version : 0;
       if (version !== (seen?.version ?? -1)) {

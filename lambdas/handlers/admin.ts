@@ -1,5 +1,5 @@
 // /v1/admin/*: API keys, namespace defaults, shard health and repair; admin keys only.
-import middy from '@middy/core';
+import middy, { type Request } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { CreateApiKeyBody, NamespaceParam, NamespaceSettingsBody } from '../../schemas/api';
 import { requireAdmin } from '../core/auth';
@@ -27,7 +27,7 @@ export function adminHandler(wiring: Wiring) {
 
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
     .use(httpErrors(logger))
-    .use({ before: (request) => requireAdmin(principalOf(request.event)) })
+    .use({ before: (request: Request<APIGatewayProxyEvent>) => requireAdmin(principalOf(request.event)) })
     .handler(
       router('admin', {
         createApiKey: async (event) => {

@@ -30,8 +30,12 @@ export function bootstrapHandler(wiring: Wiring) {
   const rings = ringStore(wiring);
   const { config, logger } = wiring;
 
-  return middy<CloudFormationCustomResourceEvent, void>().handler(async (event) => {
-    if (event.RequestType === 'Delete') return respond(event, config.stage, 'SUCCESS', 'the ring is kept with the control table');
+  // CloudFormation reads the answer from the PUT to its presigned URL, never from the return value.
+  return middy<CloudFormationCustomResourceEvent, undefined>().handler(async (event) => {
+    if (event.RequestType === 'Delete') {
+      await respond(event, config.stage, 'SUCCESS', 'the ring is kept with the control table');
+      return undefined;
+    }
     try {
       const ring = await rings.ensureRing(initialRingOf(config));
       await respond(event, config.stage, 'SUCCESS', `ring at epoch ${ring.epoch}`, { epoch: ring.epoch, shardCount: ring.shards.length });
@@ -39,5 +43,6 @@ export function bootstrapHandler(wiring: Wiring) {
       logger.error('ring bootstrap failed', { error: String(error) });
       await respond(event, config.stage, 'FAILED', error instanceof Error ? error.message : String(error));
     }
+    return undefined;
   });
 }

@@ -89,7 +89,8 @@ const consistencyOf = (value: unknown) => (value === 'strong' ? 'strong' : 'even
 
 /** The caller and its namespace's defaults, as the authorizer put them into the request context. */
 export function principalOf(event: APIGatewayProxyEvent): RequestPrincipal {
-  const context = event.requestContext?.authorizer;
+  // The authorizer's context is whatever it returned (typed `any` by @types/aws-lambda): read it as unknown.
+  const context: Partial<Record<string, unknown>> | null | undefined = event.requestContext?.authorizer;
   const namespace = context?.namespace;
   const role = context?.role;
   const keyId = context?.keyId;

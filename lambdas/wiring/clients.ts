@@ -35,9 +35,13 @@ export function s3Client(wiring: Wiring): S3Client {
   );
 }
 
+const isDestroyable = (value: unknown): value is { destroy(): void } =>
+  typeof value === 'object' && value !== null && 'destroy' in value && typeof value.destroy === 'function';
+
 /** Closes the clients an instance set opened (scripts and the bench end their process cleanly). */
 export function destroyClients(wiring: Wiring): void {
   for (const name of ['dynamodb', 's3', 'sfn'] as const) {
-    wiring.built<{ destroy(): void }>(name)?.destroy();
+    const client = wiring.built(name);
+    if (isDestroyable(client)) client.destroy();
   }
 }

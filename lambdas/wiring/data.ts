@@ -60,6 +60,7 @@ export function replicationStats(wiring: Wiring): ReplicationStats {
 
 /** Closes what an instance set opened (the L2 connection, the AWS clients): hosts, scripts and the bench. */
 export async function closeConnections(wiring: Wiring): Promise<void> {
-  await wiring.built<RedisCache | undefined>('l2')?.close();
+  const l2 = wiring.built('l2');
+  if (l2 instanceof RedisCache) await l2.close();
   destroyClients(wiring);
 }

@@ -118,8 +118,8 @@ export class Wiring {
   }
 
   /** What was built under `name`, if anything (hosts close clients on the way out). */
-  built<T>(name: string): T | undefined {
-    return this.instances.get(name) as T | undefined;
+  built(name: string): unknown {
+    return this.instances.get(name);
   }
 
   /** Whether the handler's spec declares `access` to `resource` (always true for an unrestricted wiring). */
@@ -130,29 +130,17 @@ export class Wiring {
   }
 
   /**
-   * A stand-in for a port the handler's spec does not let it use. Services that hold it can be built (a
-   * KV service in the read handler holds the hint store only its writes use); a call fails at once, naming
-   * the spec, as the IAM role CDK derives from the same spec would refuse it in AWS.
+   * The adapter of a table or bucket, shared by the process, or a denied stand-in when the handler's spec
+   * does not declare `access` to `resource`. Only access that IAM grants per resource is checked this way.
    */
-  denied<T extends object>(resource: Resource, access: Access): T {
+  port<T extends object>(resource: Resource, access: Access, name: string, build: () => T): T {
+    if (this.allows(resource, access)) return this.shared(name, build);
+    // A stand-in for the port: services that hold it can be built (a KV service in the read handler holds
+    // the hint store only its writes use); a call fails at once, naming the spec, as the IAM role CDK
+    // derives from the same spec would refuse it in AWS.
     const message = `handler ${this.spec?.name ?? '?'} may not use ${resource} (${access}): its HandlerSpec does not declare it`;
     return new Proxy({} as T, {
       get: (_target, property) => (property === 'then' ? undefined : () => Promise.reject(new RingstoreError('internal', message))),
     });
-  }
-
-  /**
-   * The adapter of a table or bucket, shared by the process, or a denied stand-in when the handler's spec
-   * does not declare `access` to `resource`.
-   */
-  port<T extends object>(resource: Resource, access: Access, name: string, build: () => T): T {
-    return this.allows(resource, access) ? this.shared(name, build) : this.denied<T>(resource, access);
-  }
-
-  /** Like `allows`, but throws: for what a handler cannot work without (its clients, its own tables). */
-  requires(resource: Resource, access: Access = 'read'): void {
-    if (!this.allows(resource, access)) {
-      throw new Error(`handler ${this.spec?.name ?? '?'} needs ${access} access to ${resource}, but its HandlerSpec does not declare it`);
-    }
   }
 }

@@ -57,7 +57,8 @@ async function ping(port: number): Promise<void> {
   client.on('error', () => {}); // reported through the rejected connect/ping
   try {
     await client.connect();
-    const reply = await client.ping();
+    // ioredis types the reply as 'PONG'; a server that answers otherwise is what this check is for.
+    const reply: string = await client.ping();
     if (reply !== 'PONG') throw new Error(`unexpected PING reply ${reply}`);
   } finally {
     client.disconnect();
