@@ -119,7 +119,7 @@ export class RingstoreClient {
     try {
       url = new URL(config.endpoint);
     } catch {
-      throw invalidConfig(`endpoint "${String(config.endpoint)}" is not a valid URL`);
+      throw invalidConfig(`endpoint "${config.endpoint}" is not a valid URL`);
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalidConfig('endpoint must be an http(s) URL');
     if (url.search !== '' || url.hash !== '') throw invalidConfig('endpoint must not have a query or a fragment');

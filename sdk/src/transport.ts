@@ -23,15 +23,21 @@ export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
  * await defaultSleep(100);
  * ```
  */
+/** Why a signal aborted, as an Error: AbortSignal.reason is whatever was passed to abort(). */
+function abortReasonOf(signal: AbortSignal | undefined): Error {
+  const reason: unknown = signal?.reason;
+  return reason instanceof Error ? reason : new DOMException('the operation was aborted', 'AbortError');
+}
+
 export const defaultSleep: Sleep = (ms, signal) =>
   new Promise<void>((resolve, reject) => {
     if (signal?.aborted) {
-      reject(signal.reason);
+      reject(abortReasonOf(signal));
       return;
     }
     const onAbort = (): void => {
       clearTimeout(timer);
-      reject(signal?.reason);
+      reject(abortReasonOf(signal));
     };
     const timer = setTimeout(() => {
       signal?.removeEventListener('abort', onAbort);

@@ -96,7 +96,7 @@ export function parseTxnFile(text: string): { ops: TransactOp[]; timeoutMs?: num
   try {
     parsed = JSON.parse(text);
   } catch (err) {
-    throw new Error(`the ops are not JSON: ${(err as Error).message}`);
+    throw new Error(`the ops are not JSON: ${(err as Error).message}`, { cause: err });
   }
   const body = Array.isArray(parsed) ? { ops: parsed } : parsed;
   if (typeof body !== 'object' || body === null || !Array.isArray((body as { ops?: unknown }).ops)) {

@@ -243,8 +243,10 @@ export class TransactCommand extends RingstoreCommand<TransactCommandInput, Tran
   }
 
   private request(): HttpRequest {
-    const { ops, timeoutMs, consistency } = this.input;
-    if (!Array.isArray(ops) || ops.length === 0) throw invalidInput('a transaction needs at least one op');
+    const { timeoutMs, consistency } = this.input;
+    // Checked at run time too: JavaScript callers are not held to the types.
+    const ops: readonly TransactOp[] = this.input.ops;
+    if (!(Array.isArray(this.input.ops) && ops.length > 0)) throw invalidInput('a transaction needs at least one op');
     if (ops.length > TXN_OPS_MAX) throw invalidInput(`a transaction has at most ${TXN_OPS_MAX} ops (got ${ops.length})`);
     if (timeoutMs !== undefined) assertInteger('timeoutMs', timeoutMs, TXN_TIMEOUT_MS_MIN, TXN_TIMEOUT_MS_MAX);
     assertConsistency(consistency);

@@ -116,12 +116,14 @@ function objectOf<S extends Shape>(shape: S, keepUnknownKeys: boolean): Reader<O
   return {
     read(value, path) {
       if (!isJsonObject(value)) throw new WireShapeError(path, 'an object');
-      const result: Record<string, unknown> = keepUnknownKeys ? { ...value } : {};
+      // Unknown keys pass through untouched when asked; the shape's keys are read (and checked) below.
+      const result: Record<string, unknown> = keepUnknownKeys
+        ? Object.fromEntries(Object.entries(value).filter(([name]) => !Object.hasOwn(shape, name)))
+        : {};
       for (const [name, field] of Object.entries(shape)) {
         const read = field.read(value[name], childPath(path, name));
         // Only optional readers return undefined; the key is left out, as JSON would have it.
-        if (read === undefined) delete result[name];
-        else result[name] = read;
+        if (read !== undefined) result[name] = read;
       }
       // Built key by key from `shape` just above, so it has the type ObjectOf<S> describes.
       return result as ObjectOf<S>;

@@ -16,7 +16,9 @@ import { z } from 'zod';
  */
 export function arbitraryOf(schema: z.core.$ZodType): fc.Arbitrary<unknown> {
   if (schema instanceof z.ZodObject) {
-    const fields = Object.entries(schema.shape);
+    // zod types a generic object's shape as `any`: name what it is.
+    const shape: Record<string, z.core.$ZodType> = schema.shape;
+    const fields = Object.entries(shape);
     const model: Record<string, fc.Arbitrary<unknown>> = Object.fromEntries(fields.map(([name, field]) => [name, arbitraryOf(field)]));
     const requiredKeys = fields.filter(([, field]) => !(field instanceof z.ZodOptional)).map(([name]) => name);
     return fc.record(model, { requiredKeys });
@@ -30,7 +32,10 @@ export function arbitraryOf(schema: z.core.$ZodType): fc.Arbitrary<unknown> {
   }
   if (schema instanceof z.ZodString) return fc.string();
   if (schema instanceof z.ZodNumber) {
-    return schema.isInt ? fc.maxSafeInteger() : fc.double({ noNaN: true, noDefaultInfinity: true });
+    // z.number().int() is the `safeint` format (int32 and uint32 are integers too).
+    return schema.format?.endsWith('int') || schema.format?.endsWith('int32')
+      ? fc.maxSafeInteger()
+      : fc.double({ noNaN: true, noDefaultInfinity: true });
   }
   if (schema instanceof z.ZodBoolean) return fc.boolean();
   if (schema instanceof z.ZodEnum) return fc.constantFrom(...schema.options);
