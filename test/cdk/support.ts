@@ -98,7 +98,7 @@ export function streamArnSamples(s: Synthesized, samples: Record<string, string>
 export interface Statement {
   Effect: 'Allow' | 'Deny';
   Action: string | string[];
-  Resource: Json | Json[];
+  Resource: unknown;
 }
 
 export const asArray = <T>(value: T | T[]): T[] => (Array.isArray(value) ? value : [value]);

@@ -211,9 +211,9 @@ async function runCrashPoint(point: CrashPoint, rng: Rng): Promise<void> {
   // acknowledged version holds what was acknowledged.
   const before = await readReplicas(cloud.ddb, ring, localNamespace, keys);
   for (const [key, views] of before) {
-    const ownerVersion = Number(views[0]!.item?.v ?? 0);
+    const ownerVersion = views[0]!.item?.v ?? 0;
     for (const view of views) {
-      if (view.item && Number(view.item.v) > ownerVersion) {
+      if (view.item && view.item.v > ownerVersion) {
         violations.push(`before recovery: ${view.table} holds ${key} at v${view.item.v}, newer than the owner's v${ownerVersion}`);
       }
       const mismatch = contentMismatch(ledgers.get(key)!, view.item);
@@ -252,7 +252,7 @@ async function runCrashPoint(point: CrashPoint, rng: Rng): Promise<void> {
   for (const key of keys) {
     const ledger = ledgers.get(key)!;
     const owner = after.get(key)![0]!.item;
-    const ownerVersion = Number(owner?.v ?? 0);
+    const ownerVersion = owner?.v ?? 0;
     for (const view of after.get(key)!) {
       const mismatch = contentMismatch(ledger, view.item);
       if (mismatch) violations.push(`after recovery: ${view.table} ${key}: ${mismatch}`);
@@ -268,7 +268,7 @@ async function runCrashPoint(point: CrashPoint, rng: Rng): Promise<void> {
   }
 
   const context =
-    `keys ${prefix}*, replicas ${keys.map((key) => `${key}=[${replicaTablesOf(ring, localNamespace, key).map(shortTable)}]`).join(' ')}` +
+    `keys ${prefix}*, replicas ${keys.map((key) => `${key}=[${replicaTablesOf(ring, localNamespace, key).map(shortTable).join(',')}]`).join(' ')}` +
     `${withHints ? `, down shard ${shortTable(downShard)}` : ''}; faults ${JSON.stringify({ reached: faultStatus.reached, crashed: faultStatus.crashed })}`;
   if (process.env.RINGSTORE_FAULT_VERBOSE === '1') {
     const ledgerList = [...ledgers.values()];
@@ -312,7 +312,7 @@ function contentMismatch(
   item: { v: number; tomb: boolean; sha: string; val?: Uint8Array } | undefined,
 ): string | undefined {
   if (!item) return undefined;
-  const acked = ledger.acked.get(Number(item.v));
+  const acked = ledger.acked.get(item.v);
   if (!acked) return undefined;
   if (acked.tombstone) return item.tomb ? undefined : `v${item.v} was acknowledged as a delete but holds ${describeItem(item as never)}`;
   const value = item.val === undefined ? undefined : Buffer.from(item.val).toString('utf8');

@@ -93,7 +93,7 @@ export async function withSeed<T>(seed: number, replay: string, body: () => Prom
       error.message = `${prefix}${error.message}`;
       throw error;
     }
-    throw new Error(`${prefix}${String(error)}`);
+    throw new Error(`${prefix}${String(error)}`, { cause: error });
   }
 }
 
@@ -311,7 +311,9 @@ export class KvApi {
     for (const range of body.ranges) {
       const computed = ring.replicasOf(range.end).map((shard) => shard.id);
       if (computed.join() !== range.replicas.join()) {
-        throw new Error(`ring mismatch at token ${range.end}: API says ${range.replicas}, the ring code says ${computed}`);
+        throw new Error(
+          `ring mismatch at token ${range.end}: API says ${range.replicas.join(',')}, the ring code says ${computed.join(',')}`,
+        );
       }
     }
     return ring;
@@ -346,7 +348,7 @@ export class KvApi {
     try {
       response = await fetch(`${this.cloud.url}${path}`, {
         ...rest,
-        headers: { ...init.headers, 'x-api-key': key ?? this.cloud.apiKey },
+        headers: { ...Object.fromEntries(new Headers(init.headers)), 'x-api-key': key ?? this.cloud.apiKey },
         signal: AbortSignal.timeout(requestTimeoutMs),
       });
     } catch (error) {
@@ -442,7 +444,7 @@ export async function readReplicas(
 export function sameItem(a: ShardItem | undefined, b: ShardItem | undefined): boolean {
   if (!a || !b) return a === b;
   return (
-    Number(a.v) === Number(b.v) &&
+    a.v === b.v &&
     a.tomb === b.tomb &&
     a.sha === b.sha &&
     a.blob === b.blob &&

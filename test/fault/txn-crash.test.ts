@@ -101,7 +101,7 @@ async function runCrashPoint(point: CrashPoint, rng: Rng): Promise<void> {
   for (const attempt of attempts) {
     const reads = await Promise.all(attempt.keys.map((key) => api.get(key, 'strong')));
     const failed = reads.filter((read) => read.status !== 200 && read.status !== 404);
-    if (failed.length > 0) unexpected.push(`${attempt.tag}: strong reads answered ${failed.map((read) => read.status)}`);
+    if (failed.length > 0) unexpected.push(`${attempt.tag}: strong reads answered ${failed.map((read) => read.status).join(',')}`);
     const present = reads.filter((read) => read.status === 200);
     const visible = present.length === attempt.keys.length;
     if (present.length > 0 && !visible)

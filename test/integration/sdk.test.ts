@@ -60,9 +60,7 @@ describe('CLI', () => {
     const ring = await run(process.execPath, [bin, 'keyrange'], { env: configured });
     expect(ring.stdout).toMatch(/epoch/i);
     await run(process.execPath, [bin, 'delete', 'cli-key'], { env: configured });
-    const missing = await run(process.execPath, [bin, 'get', 'cli-key'], { env: configured }).catch(
-      (error: { code: number; stderr: string }) => error,
-    );
+    const missing = await run(process.execPath, [bin, 'get', 'cli-key'], { env: configured }).catch((error: unknown) => error);
     expect((missing as { code: number }).code).toBe(1);
     expect((missing as { stderr: string }).stderr).toMatch(/not found/);
   }, 90_000);
@@ -79,7 +77,7 @@ describe('CLI', () => {
     expect(committed.stdout).toMatch(/^read\s+cli-txn\/a\s+version 1\s+one$/m);
     const aborted = await run(process.execPath, [bin, 'txn', 'put', 'cli-txn/c', 'x', 'check', 'cli-txn/b', '5'], {
       env: configured,
-    }).catch((error: { code: number; stderr: string }) => error);
+    }).catch((error: unknown) => error);
     expect((aborted as { code: number }).code).toBe(1);
     expect((aborted as { stderr: string }).stderr).toMatch(/transaction aborted \(precondition\) on key "cli-txn\/b"/);
     await expect(client.get('cli-txn/c', { consistency: 'strong' })).rejects.toBeInstanceOf(NotFoundError);

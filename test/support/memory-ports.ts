@@ -66,7 +66,7 @@ export class MemoryShardStore implements ShardStore {
   table(name: string): Map<string, StoredItem> {
     this.reachable(name);
     let table = this.tables.get(name);
-    if (!table) this.tables.set(name, (table = new Map()));
+    if (!table) this.tables.set(name, (table = new Map<string, StoredItem>()));
     return table;
   }
 

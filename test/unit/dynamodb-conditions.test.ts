@@ -62,10 +62,7 @@ describe('conditionFor', () => {
         const condition = conditionFor(pre, nowSeconds);
         const holds =
           condition === undefined ||
-          evaluate(
-            condition,
-            stored ? { pk: partitionKeyOf(stored.namespace, stored.key), ...toCopiedAttributes(stored) } : undefined,
-          );
+          evaluate(condition, stored ? { pk: partitionKeyOf(stored.namespace, stored.key), ...toCopiedAttributes(stored) } : undefined);
         expect(holds).toBe(preconditionHolds(pre, stored, nowSeconds));
       }),
       { numRuns: 2_000 },

@@ -100,7 +100,7 @@ describe('parseEntityTags', () => {
       fc.property(fc.string({ unit: fc.constantFrom('"', 'W', '/', ',', ' ', '*', '3', 'a', '\t', '\u0000'), maxLength: 24 }), (value) => {
         const parsed = parse(value);
         if (parsed.ok && parsed.condition !== '*') {
-          for (const { opaque } of parsed.condition) expect(opaque).toMatch(/^[^"\s\u0000]*$/);
+          for (const { opaque } of parsed.condition) expect(/["\s]/.test(opaque) || opaque.includes('\u0000')).toBe(false);
         }
       }),
     );

@@ -292,7 +292,7 @@ describe('convergence under crashes and outages (seeded)', () => {
           fc.record({
             key: fc.constantFrom('a', 'b', 'c', 'd'),
             kind: fc.constantFrom('put', 'delete'),
-            consistency: fc.constantFrom('eventual', 'strong') as fc.Arbitrary<'eventual' | 'strong'>,
+            consistency: fc.constantFrom<'eventual' | 'strong'>('eventual', 'strong'),
             crash: fc.option(fc.constantFrom(...crashable), { freq: 3 }),
             downShard: fc.option(fc.integer({ min: 0, max: 3 }), { freq: 3 }),
             maintenance: fc.boolean(),

@@ -64,9 +64,10 @@ function setup() {
   const run = async (ops: TxnOp[], consistency: 'eventual' | 'strong' = 'eventual') =>
     txns.runInProcess(await txns.plan('ns', ops, { consistency }));
   const valueOf = async (key: string) => {
-    const read = await kv
-      .get('ns', key, 'strong')
-      .catch((error: unknown) => (isRingstoreError(error, 'kv.notFound') ? undefined : Promise.reject(error)));
+    const read = await kv.get('ns', key, 'strong').catch((error: unknown) => {
+      if (isRingstoreError(error, 'kv.notFound')) return undefined;
+      throw error;
+    });
     return read?.kind === 'value' ? { value: new TextDecoder().decode(read.value), version: read.item.version } : undefined;
   };
   return { shards, clock, faults, records, txns, kv, run, valueOf };
@@ -85,7 +86,7 @@ describe('planning', () => {
     const codeOf = (ops: TxnOp[]) =>
       txns.plan('ns', ops, { consistency: 'eventual' }).then(
         () => 'ok',
-        (e: { code?: string; details?: { field?: string } }) => `${e.code} ${e.details?.field}`,
+        (e: unknown) => (isRingstoreError(e) ? `${e.code} ${String(e.details?.field)}` : 'not a RingstoreError'),
       );
     expect(await codeOf([])).toBe('request.invalid ops');
     expect(await codeOf([{ op: 'check', key: 'a', ifVersion: 1 }, put('a', 'x', 2)])).toBe('request.invalid ops.1.ifVersion');
