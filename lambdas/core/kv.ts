@@ -160,37 +160,14 @@ export class KvService {
     const plan = planWrite(key, input, 'put', limits.entityTagsMax);
     const expiresAtSeconds = this.expiresAt(input.ttlSeconds);
     const guard = guardOf(plan, input, 'put');
-    const sha256 = sha256Hex(input.value);
+    const content = { contentType: input.contentType, size, sha256: sha256Hex(input.value), expiresAtSeconds };
     if (size <= limits.inlineValueBytesMax) {
-      return this.writeContent(
-        namespace,
-        key,
-        guard,
-        {
-          contentType: input.contentType,
-          size,
-          sha256,
-          expiresAtSeconds,
-          value: input.value,
-        },
-        input.consistency,
-      );
+      return this.writeContent(namespace, key, guard, { ...content, value: input.value }, input.consistency);
     }
+    // Larger values go to S3 first, under a fresh key, so the item switches from one complete value to another.
     const objectKey = this.blobKey(namespace);
     await this.deps.blobs.put(objectKey, input.value, input.contentType);
-    return this.writeContent(
-      namespace,
-      key,
-      guard,
-      {
-        contentType: input.contentType,
-        size,
-        sha256,
-        expiresAtSeconds,
-        blob: { objectKey },
-      },
-      input.consistency,
-    );
+    return this.writeContent(namespace, key, guard, { ...content, blob: { objectKey } }, input.consistency);
   }
 
   async delete(namespace: string, key: string, input: DeleteInput): Promise<WriteAck> {
