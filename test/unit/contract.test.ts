@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { errorCodes, statusOf } from '../../schemas/errors';
 import { errorResponse } from '../../lambdas/http/errors';
+import { json } from '../../lambdas/http/response';
+import { router } from '../../lambdas/http/router';
 import { RingstoreError } from '../../lambdas/core/errors';
 import { routes } from '../../schemas/topology';
 import { buildOpenApiDocument } from '../../schemas/openapi';
@@ -40,5 +42,16 @@ describe('error mapping', () => {
     expect(throttled.headers?.['retry-after']).toBe('1');
     expect(JSON.parse(throttled.body)).toEqual({ error: { code: 'throttled', message: 'slow down', retryable: true } });
     expect(errorResponse(new RingstoreError('kv.notFound', 'x'), 'HEAD').body).toBe('');
+  });
+});
+
+describe('router', () => {
+  const answer = async () => json(200, {});
+
+  it("makes a handler's missing or foreign operation a compile error, and checks again at module load", () => {
+    // @ts-expect-error getValue is not an operation of the ring handler's routes
+    expect(() => router('ring', { describeRing: answer, getValue: answer })).not.toThrow();
+    // @ts-expect-error describeRing, the ring handler's one route, is missing
+    expect(() => router('ring', {})).toThrow(/does not implement describeRing/);
   });
 });
