@@ -35,6 +35,16 @@ export const DIRECT_BODY_BYTES_MAX = 4 * 1024 * 1024;
 export const KEY_BYTES_MAX = 1024;
 
 /**
+ * Longest content type a value may carry, in characters (a media type such as `text/plain; charset=utf-8`).
+ *
+ * @example
+ * ```ts
+ * contentType.length <= CONTENT_TYPE_CHARS_MAX;
+ * ```
+ */
+export const CONTENT_TYPE_CHARS_MAX = 256;
+
+/**
  * Largest page `list` may ask for.
  *
  * @example

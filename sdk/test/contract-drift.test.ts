@@ -22,6 +22,7 @@ const counterparts: Record<SdkLimit, { server: number | null } | { sdkOnly: stri
   VALUE_BYTES_MAX: { server: limits.valueBytesMax },
   DIRECT_BODY_BYTES_MAX: { server: limits.directBodyBytesMax },
   KEY_BYTES_MAX: { server: limits.keyBytesMax },
+  CONTENT_TYPE_CHARS_MAX: { server: limits.contentTypeCharsMax },
   LIST_LIMIT_MAX: { server: limits.listLimitMax },
   TXN_OPS_MAX: { server: txnLimits.txnOpsMax },
   TXN_VALUE_BYTES_MAX: { server: txnLimits.txnValueBytesMax },

@@ -2,7 +2,7 @@
 // upload above that; also the write acknowledgement that deletes share.
 
 import { assertInteger, assertValueSize, encodeKey, sha256Hex, toBytes } from '../encoding';
-import { DIRECT_BODY_BYTES_MAX } from '../limits';
+import { CONTENT_TYPE_CHARS_MAX, DIRECT_BODY_BYTES_MAX } from '../limits';
 import type { HttpRequest, HttpResponse } from '../transport';
 import { assertConsistency, type CommandContext, conditionHeaders, type Consistency, invalidInput, RingstoreCommand } from './command';
 import { invalidResponse, readJson, wire, type WireOf } from './response';
@@ -175,7 +175,9 @@ export class PutCommand extends RingstoreCommand<PutCommandInput, PutCommandOutp
     const headers = conditionHeaders(this.input);
     const contentType = this.input.contentType ?? (typeof value === 'string' ? 'text/plain; charset=utf-8' : 'application/octet-stream');
     // A header value with control characters would make fetch throw on every attempt.
-    if (!/^[\x20-\x7e]{1,255}$/.test(contentType)) throw invalidInput('contentType must be 1..255 printable ASCII characters');
+    if (!/^[\x20-\x7e]+$/.test(contentType) || contentType.length > CONTENT_TYPE_CHARS_MAX) {
+      throw invalidInput(`contentType must be 1..${CONTENT_TYPE_CHARS_MAX} printable ASCII characters`);
+    }
     if (bytes.byteLength > DIRECT_BODY_BYTES_MAX) return this.upload(context, encodedKey, bytes, contentType, headers);
     const response = await context.transport.send(
       {
