@@ -33,7 +33,8 @@ export function httpErrors<Event extends { httpMethod?: string }>(logger: ErrorL
       const error = request.error;
       // An injected crash is a dying function, not an error response: let it propagate (API Gateway: 502).
       if (isCrashInjected(error)) return;
-      const method = request.event.httpMethod;
+      // A direct invoke may carry a null event: the error still gets an answer.
+      const method = request.event?.httpMethod;
       if (error instanceof RingstoreError && error.code !== 'internal') {
         request.response = errorResponse(error, method);
         return;

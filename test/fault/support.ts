@@ -128,7 +128,16 @@ export async function startFaultCloud(name: string, env: Record<string, string> 
   }
   const api = new KvApi(cloud);
   const ddb = documentClientFor(cloud.dynamodbEndpoint);
-  const ring = await api.ring();
+  let ring: Ring;
+  try {
+    ring = await api.ring();
+  } catch (error) {
+    // A cloud that started but cannot answer is stopped here: no caller holds it to close.
+    ddb.destroy();
+    await cloud.stop();
+    rmSync(home, { recursive: true, force: true });
+    throw error;
+  }
   return Object.assign(cloud, {
     api,
     ring,
