@@ -40,5 +40,12 @@ module.exports = {
       setupFilesAfterEnv: ['<rootDir>/test/fault/timeouts.ts'],
       testMatch: ['<rootDir>/test/fault/**/*.test.ts'],
     },
+    // Capacity units per operation, counted on an in-process local cloud (its own engines).
+    {
+      ...base,
+      displayName: 'capacity',
+      setupFilesAfterEnv: ['<rootDir>/test/fault/timeouts.ts'],
+      testMatch: ['<rootDir>/test/capacity/**/*.test.ts'],
+    },
   ],
 };

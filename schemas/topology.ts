@@ -68,13 +68,19 @@ export const shardSchema = {
     projection: 'INCLUDE',
     nonKeyAttributes: ['v', 'tomb'],
   },
-  // Ordered listing per namespace needs only the summary attributes, never the values.
+  // Listing (docs/capacity.md, "Listing index"). Only the owner's copy of a live key is indexed: `lp`
+  // is set by owner writes and removed by deletes, and replicas never carry it, so a logical write
+  // costs one listing-index write instead of RF, and a listing reads each key once. The partition key
+  // is write-sharded, `<namespace>#<bucket>` with bucket = token mod `buckets`, so one busy namespace
+  // spreads its index writes over `buckets` partitions of each shard; a listing merges the buckets.
+  // Changing `buckets` changes where existing keys are indexed: it needs a reindex (docs/operations.md).
   keyIndex: {
     name: 'byKey',
-    partitionKey: stringKey('ns'),
+    partitionKey: stringKey('lp'),
     sortKey: stringKey('k'),
     projection: 'INCLUDE',
-    nonKeyAttributes: ['v', 'size', 'ct', 'ttl', 'tomb'],
+    nonKeyAttributes: ['v', 'size', 'ct', 'ttl'],
+    buckets: 8,
   },
   ttlAttribute: 'ttl',
 } as const;
@@ -92,12 +98,16 @@ export const controlSchema = { partitionKey: stringKey('pk'), sortKey: stringKey
 export const hintsSchema = { partitionKey: stringKey('target'), sortKey: stringKey('sk') } as const;
 
 /**
- * Transaction table: pk = txid. The `byDeadline` index (pk = the deadline's minute, sk = the deadline)
- * lets the recovery sweeper walk transactions in deadline order, one minute bucket per query.
+ * Transaction table: pk = txid. The `byDeadline` index lets the recovery sweeper walk transactions in
+ * deadline order: pk = `<the deadline's minute>#<bucket>` with bucket = a hash of the txid mod `buckets`,
+ * sk = the deadline (ms). The buckets spread a minute's transactions over that many index partitions
+ * (one partition at the end of time would take them all); the sweeper merges them per minute. Keys
+ * only: the record's decision (an update of `status`) then rewrites no index entry, and the sweeper
+ * reads the records it walks from the table.
  */
 export const txnSchema = {
   partitionKey: stringKey('txid'),
-  deadlineIndex: { name: 'byDeadline', partitionKey: numberKey('db'), sortKey: numberKey('dl') },
+  deadlineIndex: { name: 'byDeadline', partitionKey: stringKey('db'), sortKey: numberKey('dl'), projection: 'KEYS_ONLY', buckets: 8 },
   ttlAttribute: 'ttl',
 } as const;
 

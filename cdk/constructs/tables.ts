@@ -66,7 +66,8 @@ export class ShardTables extends Construct {
       // rebalancing and anti-entropy work range by range. Projection as topology decides (versions
       // only: values are read from the table for the keys a copy moves).
       addIndex(table, shardSchema.tokenIndex);
-      // Per-namespace key order for listing by prefix, with only the summary attributes a listing shows.
+      // Per-namespace key order for listing by prefix (owners' live keys only, write-sharded by bucket),
+      // with only the summary attributes a listing shows.
       addIndex(table, shardSchema.keyIndex);
       return table;
     });
@@ -138,7 +139,7 @@ export class TxnTable extends Construct {
       timeToLiveAttribute: txnSchema.ttlAttribute,
       ...keptTable,
     });
-    // db = the deadline's minute bucket, dl = the deadline (ms): one Query per minute bucket, in order.
-    addIndex(this.table, { ...txnSchema.deadlineIndex, projection: 'ALL' });
+    // db = `<the deadline's minute>#<bucket>`, dl = the deadline (ms): the sweeper merges a minute's buckets in order.
+    addIndex(this.table, txnSchema.deadlineIndex);
   }
 }

@@ -38,6 +38,8 @@ export interface LocalCloudOptions {
   maintenanceIntervalMs?: number;
   /** How often the transaction sweeper runs; 0 turns it off. */
   sweeperIntervalMs?: number;
+  /** False runs with no value cache (no L1, no Redis): every read reaches DynamoDB (the capacity test). */
+  valueCache?: boolean;
   log?: (line: string) => void;
 }
 
@@ -114,7 +116,8 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       [envVars.blobBucket]: names.blobBucket,
       [envVars.dynamodbEndpoint]: engines.dynamodbEndpoint,
       [envVars.s3Endpoint]: engines.s3Endpoint,
-      ...(engines.redisUrl ? { [envVars.redisUrl]: engines.redisUrl } : {}),
+      ...(engines.redisUrl && options.valueCache !== false ? { [envVars.redisUrl]: engines.redisUrl } : {}),
+      ...(options.valueCache === false ? { [envVars.l1EntriesMax]: '0' } : {}),
       ...(options.shardCount ? { [envVars.shardCount]: String(options.shardCount) } : {}),
       ...(options.replicationFactor ? { [envVars.replicationFactor]: String(options.replicationFactor) } : {}),
       ...(options.vnodesPerShard ? { [envVars.vnodesPerShard]: String(options.vnodesPerShard) } : {}),

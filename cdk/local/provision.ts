@@ -86,7 +86,7 @@ export function txnTableInput(tableName: string): CreateTableCommandInput {
     BillingMode: 'PAY_PER_REQUEST',
     AttributeDefinitions: attributeDefinitions([txnSchema.partitionKey, deadlineIndex.partitionKey, deadlineIndex.sortKey]),
     KeySchema: [{ AttributeName: txnSchema.partitionKey.name, KeyType: 'HASH' }],
-    GlobalSecondaryIndexes: [globalIndexInput(deadlineIndex, { ProjectionType: 'ALL' })],
+    GlobalSecondaryIndexes: [globalIndexInput(deadlineIndex, { ProjectionType: deadlineIndex.projection })],
   };
 }
 

@@ -6,6 +6,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { $remove, Entity, EntityFormatter, type FormattedItem, Table, binary, boolean, item, number, string } from 'dynamodb-toolbox';
 import type { Intent, StoredItem } from '../ports';
 import { shardSchema } from '../../schemas/topology';
+import { listingBucketOf } from '../core/ring';
 
 /** A shard table; with no client, only for building commands' params or formatting items. */
 export function shardTable(documentClient?: DynamoDBDocumentClient) {
@@ -38,7 +39,8 @@ export function kvEntity(table: ShardTable) {
     table,
     entityAttribute: false,
     timestamps: false,
-    schema: item({ pk: string().key(), tb: number(), ...storedItemAttributes(), ...intentAttributes() }),
+    // lp: the listing partition, on the owner's live copy only (topology: shardSchema.keyIndex).
+    schema: item({ pk: string().key(), tb: number(), lp: string().optional(), ...storedItemAttributes(), ...intentAttributes() }),
   });
 }
 
@@ -91,8 +93,13 @@ export function partitionKeyOf(namespace: string, key: string): string {
   return `${namespace}#${key}`;
 }
 
+/** The listing index partition of a key: its namespace and its listing bucket. */
+export function listingPartitionOf(namespace: string, token: number): string {
+  return `${namespace}#${listingBucketOf(token)}`;
+}
+
 /** A stored item's attributes as either table's entity formats them: the keys aside, an intent only on a shard. */
-export type StoredAttributes = Omit<FormattedItem<KvEntity>, 'pk' | 'tb'>;
+export type StoredAttributes = Omit<FormattedItem<KvEntity>, 'pk' | 'tb' | 'lp'>;
 
 /** The attributes a copy of a stored item carries (a replica's item, a hint): never an intent. */
 export type CopiedAttributes = Pick<FormattedItem<KvEntity>, keyof ReturnType<typeof storedItemAttributes>>;

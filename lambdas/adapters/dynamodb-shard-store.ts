@@ -1,5 +1,5 @@
 // ShardStore on DynamoDB: the `kv` entity of the item codec, routed to a shard by `tableName`.
-import { BatchGetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import {
   type Condition,
   $add,
@@ -13,7 +13,7 @@ import {
 } from 'dynamodb-toolbox';
 import { IntentConflictError, PreconditionFailedError, RingstoreError, invariant } from '../core/errors';
 import { tombstoneRetentionSeconds } from '../core/item';
-import { tokenBucket, tokenSpace } from '../core/ring';
+import { tokenBucket, tokenOf, tokenSpace } from '../core/ring';
 import type {
   IntentPlacement,
   ItemWrite,
@@ -30,10 +30,12 @@ import type {
 } from '../ports';
 import { limits, shardSchema } from '../../schemas/topology';
 import { awsCall, conditionalWrite, isConditionalCheckFailure, translateAwsError } from './aws-errors';
+import { batchGetItems } from './dynamodb-batch-get';
 import {
   type KvEntity,
   type ShardTable,
   kvEntity,
+  listingPartitionOf,
   noIntent,
   partitionKeyOf,
   shardTable,
@@ -100,11 +102,6 @@ export function conditionFor(precondition: WritePrecondition, nowSeconds: number
   }
 }
 
-/** DynamoDB's bound on keys per BatchGetItem request. */
-const batchGetKeysMax = 100;
-/** Requests per batch of keys before unprocessed keys (throttling) count as an outage. */
-const batchGetAttemptsMax = 5;
-
 export class DynamoShardStore implements ShardStore {
   private readonly entity: KvEntity;
   private readonly table: ShardTable;
@@ -120,49 +117,19 @@ export class DynamoShardStore implements ShardStore {
     this.formatter = this.entity.build(EntityFormatter);
   }
 
-  // BatchGetItem through lib-dynamodb rather than dynamodb-toolbox: toolbox batches are built per Table
-  // instance, while one request here spans several shard tables routed by name. Only the key and the
-  // intent's two attributes are read (a projection: no value crosses the wire).
+  // Only the key and the intent's two attributes are read (a projection: no value crosses the wire).
   async intentsOf(keys: readonly KeyRef[]): Promise<Array<Pick<Intent, 'txid' | 'kind'> | undefined>> {
     const found = new Map<string, Pick<Intent, 'txid' | 'kind'>>();
     const idOf = (table: string, pk: string) => `${table}\u0000${pk}`;
-    for (let start = 0; start < keys.length; start += batchGetKeysMax) {
-      let pending: Record<string, { Keys: Array<Record<string, unknown>> }> = {};
-      for (const { table, namespace, key } of keys.slice(start, start + batchGetKeysMax)) {
-        const keysOfTable = (pending[table] ??= { Keys: [] }).Keys;
-        const pk = partitionKeyOf(namespace, key);
-        // BatchGetItem refuses a key twice in one request.
-        if (!keysOfTable.some((existing) => existing.pk === pk)) keysOfTable.push({ pk });
-      }
-      for (let attempt = 0; Object.keys(pending).length > 0; attempt += 1) {
-        if (attempt >= batchGetAttemptsMax) {
-          throw new RingstoreError('shard.unavailable', `intents of ${keys.length} keys: keys left unprocessed after ${attempt} attempts`, {
-            retryable: true,
-          });
-        }
-        if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 2 ** attempt * 10));
-        const requestItems = Object.fromEntries(
-          Object.entries(pending).map(([table, { Keys }]) => [
-            table,
-            {
-              Keys,
-              ConsistentRead: true,
-              ProjectionExpression: '#pk, #itx, #iop',
-              ExpressionAttributeNames: { '#pk': 'pk', '#itx': 'itx', '#iop': 'iop' },
-            },
-          ]),
-        );
-        const { Responses = {}, UnprocessedKeys = {} } = await awsCall(`intents of ${keys.length} keys`, () =>
-          this.documentClient.send(new BatchGetCommand({ RequestItems: requestItems })),
-        );
-        for (const [table, items] of Object.entries(Responses)) {
-          for (const projected of items) {
-            const { pk, itx, iop } = this.formatter.format(projected, { attributes: ['pk', 'itx', 'iop'] });
-            if (itx !== undefined) found.set(idOf(table, pk), { txid: itx, kind: iop ?? 'put' });
-          }
-        }
-        pending = Object.fromEntries(Object.entries(UnprocessedKeys).map(([table, { Keys = [] }]) => [table, { Keys }]));
-      }
+    const requests = keys.map(({ table, namespace, key }) => ({ table, key: { pk: partitionKeyOf(namespace, key) } }));
+    const items = await batchGetItems(this.documentClient, requests, {
+      attributes: ['pk', 'itx', 'iop'],
+      consistent: true,
+      what: `intents of ${keys.length} keys`,
+    });
+    for (const { table, item: projected } of items) {
+      const { pk, itx, iop } = this.formatter.format(projected, { attributes: ['pk', 'itx', 'iop'] });
+      if (itx !== undefined) found.set(idOf(table, pk), { txid: itx, kind: iop ?? 'put' });
     }
     return keys.map(({ table, namespace, key }) => found.get(idOf(table, partitionKeyOf(namespace, key))));
   }
@@ -197,8 +164,19 @@ export class DynamoShardStore implements ShardStore {
           ttl: content.expiresAtSeconds ?? $remove(),
           val: content.value ?? $remove(),
           blob: content.blob?.objectKey ?? $remove(),
+          // Owner writes are the listed copies; a delete takes the key out of the listing index.
+          lp: listingPartitionOf(namespace, token),
         }
-      : { ct: '', size: 0, sha: '', tomb: true, ttl: write.nowSeconds + tombstoneRetentionSeconds, val: $remove(), blob: $remove() };
+      : {
+          ct: '',
+          size: 0,
+          sha: '',
+          tomb: true,
+          ttl: write.nowSeconds + tombstoneRetentionSeconds,
+          val: $remove(),
+          blob: $remove(),
+          lp: $remove(),
+        };
     const precondition = conditionFor(write.precondition, write.nowSeconds);
     // A key locked by a transaction's intent takes no plain write until the intent is resolved.
     const unlocked: Condition<KvEntity> = { attr: 'itx', exists: false };
@@ -283,8 +261,9 @@ export class DynamoShardStore implements ShardStore {
             val: $get('ival', new Uint8Array(0)),
             tomb: false,
             ttl: $remove(),
+            lp: listingPartitionOf(input.namespace, tokenOf(input.namespace, input.key)),
           }
-        : { ct: '', size: 0, sha: '', tomb: true, ttl: input.nowSeconds + tombstoneRetentionSeconds, val: $remove() };
+        : { ct: '', size: 0, sha: '', tomb: true, ttl: input.nowSeconds + tombstoneRetentionSeconds, val: $remove(), lp: $remove() };
     try {
       const { Attributes } = await this.entity
         .build(UpdateItemCommand)
@@ -316,11 +295,12 @@ export class DynamoShardStore implements ShardStore {
     );
   }
 
-  async applyReplica(tableName: string, item: StoredItem, options: { nowSeconds: number }): Promise<boolean> {
+  async applyReplica(tableName: string, item: StoredItem, options: { nowSeconds: number; listed: boolean }): Promise<boolean> {
+    const listing = options.listed && !item.tombstone ? { lp: listingPartitionOf(item.namespace, item.token) } : {};
     return conditionalWrite(`replica write of ${item.key} to ${tableName}`, () =>
       this.entity
         .build(PutItemCommand)
-        .item({ pk: partitionKeyOf(item.namespace, item.key), tb: tokenBucket(item.token), ...toCopiedAttributes(item) })
+        .item({ pk: partitionKeyOf(item.namespace, item.key), tb: tokenBucket(item.token), ...listing, ...toCopiedAttributes(item) })
         .options({
           tableName,
           // Strictly newer only; an expired item (TTL passed, DynamoDB has not removed it yet) counts as
@@ -383,16 +363,18 @@ export class DynamoShardStore implements ShardStore {
 
   async list(tableName: string, query: ListQuery): Promise<ListPage> {
     const { namespace, prefix, afterKey, limit, nowSeconds } = query;
+    const partition = `${namespace}#${query.bucket}`;
     const items: KeySummary[] = [];
+    // A position, not an item: DynamoDB resumes after (lp, k, pk) whether or not that key is in this bucket.
     let startKey: Record<string, unknown> | undefined =
-      afterKey === undefined ? undefined : { pk: partitionKeyOf(namespace, afterKey), ns: namespace, k: afterKey };
+      afterKey === undefined ? undefined : { pk: partitionKeyOf(namespace, afterKey), lp: partition, k: afterKey };
     for (let page = 0; page < listPagesPerShardMax; page += 1) {
       const { Items = [], LastEvaluatedKey } = await awsCall(`listing of ${tableName}`, () =>
         this.table
           .build(QueryCommand)
           .query({
             index: shardSchema.keyIndex.name,
-            partition: namespace,
+            partition,
             ...(prefix ? { range: { beginsWith: prefix } } : {}),
           })
           .options({
@@ -404,8 +386,8 @@ export class DynamoShardStore implements ShardStore {
       );
       for (const projected of Items) {
         const summary = this.formatter.format(projected, { attributes: ['k', ...shardSchema.keyIndex.nonKeyAttributes] });
-        const expired = summary.ttl !== undefined && summary.ttl <= nowSeconds;
-        if (summary.tomb || expired) continue;
+        // Deletes leave the index; an expired key stays until DynamoDB's TTL removes it.
+        if (summary.ttl !== undefined && summary.ttl <= nowSeconds) continue;
         items.push({
           key: summary.k,
           version: summary.v,

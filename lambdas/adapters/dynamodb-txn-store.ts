@@ -1,8 +1,10 @@
 // TxnRecordStore on the transaction table. The decision is one conditional update (pending -> decided);
-// the `byDeadline` index, partitioned by the deadline's minute, is the recovery sweeper's walk.
+// the `byDeadline` index (keys only, partitioned by the deadline's minute and a bucket of the txid) is
+// the recovery sweeper's walk.
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import {
   Entity,
+  EntityFormatter,
   type FormattedItem,
   GetItemCommand,
   PutItemCommand,
@@ -18,8 +20,28 @@ import {
 import type { TxnRecord, TxnRecordStore, TxnStatus } from '../ports';
 import { txnLimits, txnSchema } from '../../schemas/topology';
 import { awsCall, isConditionalCheckFailure, translateAwsError } from './aws-errors';
+import { batchGetItems } from './dynamodb-batch-get';
 
 const minuteMs = 60_000;
+
+/** The deadline index partition: the deadline's minute and the record's bucket. */
+function deadlinePartitionOf(minute: number, bucket: number): string {
+  return `${minute}#${bucket}`;
+}
+
+/** A txid's bucket (FNV-1a of its characters): any txid spreads, whatever its format. */
+export function deadlineBucketOf(txid: string): number {
+  let hash = 0x811c9dc5;
+  for (let index = 0; index < txid.length; index += 1) hash = Math.imul(hash ^ txid.charCodeAt(index), 0x01000193) >>> 0;
+  return hash % txnSchema.deadlineIndex.buckets;
+}
+
+interface DueEntry {
+  txid: string;
+  deadlineMs: number;
+}
+
+const byDeadline = (a: DueEntry, b: DueEntry) => a.deadlineMs - b.deadlineMs || (a.txid < b.txid ? -1 : a.txid > b.txid ? 1 : 0);
 
 function txnTable(name: string, documentClient: DynamoDBDocumentClient) {
   return new Table({
@@ -47,7 +69,7 @@ function recordEntity(table: ReturnType<typeof txnTable>) {
       status: string().enum('pending', 'committed', 'aborted'),
       createdAtMs: number(),
       dl: number(),
-      db: number(),
+      db: string(),
       keys: list(map({ table: string(), namespace: string(), key: string(), kind: string().enum('put', 'delete') })),
       reason: string().optional(),
       conflictKey: string().optional(),
@@ -74,9 +96,16 @@ export class DynamoTxnRecordStore implements TxnRecordStore {
   private readonly table: ReturnType<typeof txnTable>;
   private readonly records: RecordEntity;
 
-  constructor(documentClient: DynamoDBDocumentClient, tableName: string) {
+  // Checks what the keys-only index and the batch read return, as an entity read would.
+  private readonly formatter: EntityFormatter<RecordEntity>;
+
+  constructor(
+    private readonly documentClient: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {
     this.table = txnTable(tableName, documentClient);
     this.records = recordEntity(this.table);
+    this.formatter = this.records.build(EntityFormatter);
   }
 
   async begin(record: TxnRecord): Promise<void> {
@@ -88,7 +117,7 @@ export class DynamoTxnRecordStore implements TxnRecordStore {
           status: record.status,
           createdAtMs: record.createdAtMs,
           dl: record.deadlineMs,
-          db: Math.floor(record.deadlineMs / minuteMs),
+          db: deadlinePartitionOf(Math.floor(record.deadlineMs / minuteMs), deadlineBucketOf(record.txid)),
           keys: record.keys,
           // Kept a day after the deadline, then removed by TTL: an intent left without a record is
           // presumed committed, and by then every intent has long been applied or cleared.
@@ -131,22 +160,46 @@ export class DynamoTxnRecordStore implements TxnRecordStore {
   }
 
   async dueBetween(fromMs: number, toMs: number, limit: number): Promise<TxnRecord[]> {
-    const found: TxnRecord[] = [];
-    for (let bucket = Math.floor(fromMs / minuteMs); bucket <= Math.floor((toMs - 1) / minuteMs) && found.length < limit; bucket += 1) {
-      let startKey: Record<string, unknown> | undefined;
-      do {
-        const page = await awsCall('transactions due', () =>
-          this.table
-            .build(QueryCommand)
-            .entities(this.records)
-            .query({ index: txnSchema.deadlineIndex.name, partition: bucket, range: { between: [fromMs, toMs - 1] } })
-            .options({ limit: limit - found.length, ...(startKey ? { exclusiveStartKey: startKey } : {}) })
-            .send(),
-        );
-        found.push(...(page.Items ?? []).map(toRecord));
-        startKey = page.LastEvaluatedKey;
-      } while (startKey && found.length < limit);
+    const due: DueEntry[] = [];
+    // Minute by minute, oldest first; within a minute, every bucket's first `limit` entries merged by
+    // deadline, so the first `limit` of the minute are exact whichever buckets they came from.
+    for (let minute = Math.floor(fromMs / minuteMs); minute <= Math.floor((toMs - 1) / minuteMs) && due.length < limit; minute += 1) {
+      const wanted = limit - due.length;
+      const buckets = Array.from({ length: txnSchema.deadlineIndex.buckets }, (_, bucket) => bucket);
+      const perBucket = await Promise.all(
+        buckets.map((bucket) => this.dueInPartition(deadlinePartitionOf(minute, bucket), fromMs, toMs, wanted)),
+      );
+      due.push(...perBucket.flat().sort(byDeadline).slice(0, wanted));
     }
-    return found;
+    if (due.length === 0) return [];
+    // The index holds keys only: the records themselves, read consistently (a decision is never missed).
+    const items = await batchGetItems(
+      this.documentClient,
+      due.map(({ txid }) => ({ table: this.tableName, key: { txid } })),
+      { consistent: true, what: `${due.length} transactions due` },
+    );
+    const records = new Map(items.map(({ item: stored }) => [stored.txid, toRecord(this.formatter.format(stored))]));
+    // A record gone between the index read and the table read expired by TTL: nothing left to sweep.
+    return due.flatMap(({ txid }) => records.get(txid) ?? []);
+  }
+
+  private async dueInPartition(partition: string, fromMs: number, toMs: number, limit: number): Promise<DueEntry[]> {
+    const entries: DueEntry[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const page = await awsCall('transactions due', () =>
+        this.table
+          .build(QueryCommand)
+          .query({ index: txnSchema.deadlineIndex.name, partition, range: { between: [fromMs, toMs - 1] } })
+          .options({ limit: limit - entries.length, ...(startKey ? { exclusiveStartKey: startKey } : {}) })
+          .send(),
+      );
+      for (const projected of page.Items ?? []) {
+        const { txid, dl } = this.formatter.format(projected, { attributes: ['txid', 'dl'] });
+        entries.push({ txid, deadlineMs: dl });
+      }
+      startKey = page.LastEvaluatedKey;
+    } while (startKey && entries.length < limit);
+    return entries;
   }
 }

@@ -24,9 +24,13 @@ import { tokenOf } from './ring';
 import { isReadable, isShardFailure, type ReplicationService } from './replication';
 import { validateKey } from './validation';
 import type { RingSource } from './ring-source';
-import { blobPrefixes } from '../../schemas/topology';
+import { blobPrefixes, shardSchema } from '../../schemas/topology';
+import { mergeListing } from './listing';
 
 export type { Consistency } from '../ports';
+
+/** Rounds of index reads one listing page may take (docs/api.md: a page may hold fewer keys than `limit`). */
+const listRoundsMax = 4;
 
 export interface KvLimits {
   keyBytesMax: number;
@@ -48,7 +52,7 @@ export interface KvDeps {
   limits: KvLimits;
   /** Strong writes fan out through it; eventual reads ask it which replicas may serve. */
   replication: ReplicationService;
-  /** Listing skips shards that may not serve reads. */
+  /** Listing refuses while a shard may not serve reads. */
   health: ShardHealthStore;
   /** Serves eventual reads and is written through on every write; absent: every read goes to DynamoDB. */
   cache?: ValueCache;
@@ -194,33 +198,37 @@ export class KvService {
     const afterKey = input.cursor === undefined ? undefined : decodeCursor(input.cursor, prefix);
     const ring = await this.deps.ring.current();
     const nowSeconds = this.nowSeconds();
-    // Every key lives on RF shards, so the listing reads only shards that may serve reads; with fewer
-    // than RF of them out, every key is still seen.
+    // The listing index holds each live key once, on its owner (topology, shardSchema.keyIndex): a
+    // shard that cannot be read would hide the keys it owns, so the listing waits for it (or for its
+    // ranges to fail over) rather than answer an incomplete page.
     const health = await this.deps.health.all();
-    const readable = ring.shards.filter((shard) => isReadable(health, shard.table));
-    const outCount = ring.shards.length - readable.length;
-    if (outCount >= Math.min(ring.state.replicationFactor, ring.shards.length)) {
-      throw new RingstoreError('shard.unavailable', `${outCount} shards are unavailable: a listing could miss keys`, { retryable: true });
+    const unreadable = ring.shards.filter((shard) => !isReadable(health, shard.table));
+    if (unreadable.length > 0) {
+      throw new RingstoreError(
+        'shard.unavailable',
+        `shard ${unreadable.map((shard) => shard.table).join(', ')} is unavailable: a listing would miss the keys it owns`,
+        { retryable: true },
+      );
     }
-    const pages = await Promise.all(
-      readable.map((shard) => this.deps.shards.list(shard.table, { namespace, prefix, afterKey, limit, nowSeconds })),
-    );
-    // Each shard returned its first live keys after the cursor, up to `limit`, and stopped either at
-    // the end of its keys or after `resumeAfter`. Keys up to the smallest such stop are complete, so
-    // the first `limit` of them are the first `limit` overall. A key held by several shards
-    // (replicas) is listed once, at its highest version.
-    const stops = pages.flatMap((page) => (page.more ? [page.resumeAfter] : []));
-    const boundary = stops.sort(compareKeys)[0];
-    const byKey = new Map<string, KeySummary>();
-    for (const summary of pages.flatMap((page) => page.items)) {
-      if (boundary !== undefined && compareKeys(summary.key, boundary) > 0) continue;
-      const seen = byKey.get(summary.key);
-      if (!seen || seen.version < summary.version) byKey.set(summary.key, summary);
-    }
-    const merged = [...byKey.values()].sort((a, b) => compareKeys(a.key, b.key));
-    const items = merged.slice(0, limit);
-    const resumeAfter = merged.length > limit ? items[items.length - 1]!.key : boundary;
-    return resumeAfter === undefined ? { items } : { items, cursor: encodeCursor(resumeAfter, prefix) };
+    const buckets = Array.from({ length: shardSchema.keyIndex.buckets }, (_, bucket) => bucket);
+    const merged = await mergeListing({
+      partitions: ring.shards.flatMap((shard) => buckets.map((bucket) => ({ table: shard.table, bucket }))),
+      read: (partition, after, partitionLimit) =>
+        this.deps.shards.list(partition.table, {
+          namespace,
+          bucket: partition.bucket,
+          prefix,
+          ...(after === undefined ? {} : { afterKey: after }),
+          limit: partitionLimit,
+          nowSeconds,
+        }),
+      afterKey,
+      limit,
+      roundsMax: listRoundsMax,
+    });
+    return merged.resumeAfter === undefined
+      ? { items: merged.items }
+      : { items: merged.items, cursor: encodeCursor(merged.resumeAfter, prefix) };
   }
 
   /** Step 1 of the large-value flow: a presigned PUT the client sends the bytes to. */
@@ -335,7 +343,12 @@ export class KvService {
     let failure: RingstoreError | undefined;
     for (const shard of order) {
       try {
-        const read = await this.deps.shards.get(shard.table, namespace, key, { consistent: shard === owner });
+        // Every copy is read eventually consistent (half a read unit); the owner is read again with
+        // ConsistentRead only when that answer is older than a version this instance knows.
+        let read = await this.deps.shards.get(shard.table, namespace, key, { consistent: false });
+        if (shard === owner && (read?.version ?? 0) < knownVersion) {
+          read = await this.deps.shards.get(shard.table, namespace, key, { consistent: true });
+        }
         const item = shard === owner ? await this.withoutIntent(shard.table, read) : read;
         if ((item?.version ?? 0) >= knownVersion || shard === owner) return item;
       } catch (error) {
@@ -514,11 +527,6 @@ function notFound(key: string): RingstoreError {
 
 function tooLarge(size: number, limit: number): RingstoreError {
   return new RingstoreError('kv.valueTooLarge', `value is ${size} bytes; the limit is ${limit}`, { details: { size, limit } });
-}
-
-/** DynamoDB orders string sort keys by their UTF-8 bytes; the merge of shard listings must agree. */
-export function compareKeys(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 }
 
 interface CursorBody {

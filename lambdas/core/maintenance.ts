@@ -169,7 +169,8 @@ export class MaintenanceService {
         await forAllBounded([...byKey.values()], hintReplayConcurrency, async (hints) => {
           for (const hint of hints.sort((a, b) => a.item.version - b.item.version)) {
             const nowSeconds = Math.floor(this.deps.clock.nowMs() / 1000);
-            const applied = await this.deps.shards.applyReplica(table, hint.item, { nowSeconds });
+            // Hints are addressed to replicas (the owner took the write itself): never a listed copy.
+            const applied = await this.deps.shards.applyReplica(table, hint.item, { nowSeconds, listed: false });
             this.deps.faults?.reach('hints.duringReplay');
             await this.deps.hints.remove(hint);
             if (applied) report.applied += 1;
@@ -246,7 +247,9 @@ export class MaintenanceService {
       if (!item) continue;
       const nowSeconds = Math.floor(this.deps.clock.nowMs() / 1000);
       for (const table of lagging) {
-        if (!(await this.deps.shards.applyReplica(table, item, { nowSeconds }))) continue;
+        // The range's first table is the owner: a repair of its copy puts the key back in the listing.
+        const listed = table === tables[0];
+        if (!(await this.deps.shards.applyReplica(table, item, { nowSeconds, listed }))) continue;
         report.repairedCount += 1;
         if (report.repairs.length < repairsReportedMax) {
           const from = held[tables.indexOf(table)]!.get(id)?.version ?? 0;

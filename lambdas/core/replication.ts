@@ -159,7 +159,8 @@ export class ReplicationService {
     if (health.get(table)?.status === 'unavailable') return this.hint(table, item, 'marked unavailable');
     const nowMs = this.deps.clock.nowMs();
     try {
-      const applied = await this.deps.shards.applyReplica(table, item, { nowSeconds: Math.floor(nowMs / 1000) });
+      // Fan-out and the stream path copy to the replicas after the owner: their copies are not listed.
+      const applied = await this.deps.shards.applyReplica(table, item, { nowSeconds: Math.floor(nowMs / 1000), listed: false });
       if (applied && item.modifiedAtMs !== undefined) {
         this.deps.metrics?.replicaApplied(Math.max(0, this.deps.clock.nowMs() - item.modifiedAtMs));
       }

@@ -10,6 +10,7 @@
 import type { RingShard, RingState } from '../ports';
 import { createHash } from 'node:crypto';
 import { invariant } from './errors';
+import { shardSchema } from '../../schemas/topology';
 
 export const tokenBits = 32;
 export const tokenSpace = 2 ** tokenBits;
@@ -41,6 +42,14 @@ export function vnodeToken(shardId: number, vnode: number): number {
 /** The token bucket (top 8 bits) that partitions the token-ordered index. */
 export function tokenBucket(token: number): number {
   return token >>> 24;
+}
+
+/**
+ * The listing bucket of a key: its token's low bits, so a shard's keys (a few token ranges) spread
+ * evenly over the buckets of the write-sharded listing index.
+ */
+export function listingBucketOf(token: number): number {
+  return token % shardSchema.keyIndex.buckets;
 }
 
 export function initialRingState(options: {

@@ -64,8 +64,11 @@ export interface WriteResult {
   previous?: StoredItem;
 }
 
+/** A read of one partition of the listing index: one shard's keys of one bucket of a namespace. */
 export interface ListQuery {
   namespace: string;
+  /** The listing bucket (token mod shardSchema.keyIndex.buckets). */
+  bucket: number;
   prefix: string;
   /** Return keys strictly after this one. */
   afterKey?: string;
@@ -95,8 +98,10 @@ export interface ShardStore {
   /**
    * Stores a copy of an owner's item on a replica only if it is strictly newer than what the replica
    * holds (or what it holds has expired). Returns false when the replica already had this version or newer.
+   * `listed`: the table is the key's owner (a repair of the owner's copy), so a live copy joins the listing index.
    */
-  applyReplica(table: string, item: StoredItem, options: { nowSeconds: number }): Promise<boolean>;
+  applyReplica(table: string, item: StoredItem, options: { nowSeconds: number; listed: boolean }): Promise<boolean>;
+  /** The owner's live keys of one listing partition, in key order (replicas' copies are not listed). */
   list(table: string, query: ListQuery): Promise<ListPage>;
   /** The versions of every key whose token is in (start, end], in token order, read from the token index. */
   versionsInRange(table: string, range: { start: number; end: number }): Promise<VersionEntry[]>;

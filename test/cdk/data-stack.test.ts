@@ -180,7 +180,7 @@ describe('DataStack', () => {
       });
     });
 
-    it('indexes records by deadline (minute bucket, then deadline; numbers), projecting the whole record for the sweeper', () => {
+    it('indexes records by deadline (minute#bucket string, then the deadline number), keys only: a decision rewrites no index entry', () => {
       const { deadlineIndex } = txnSchema;
 
       const { GlobalSecondaryIndexes: indexes, AttributeDefinitions: attributes } = tableNamed(names.txnTable).Properties;
@@ -192,13 +192,13 @@ describe('DataStack', () => {
             { AttributeName: deadlineIndex.partitionKey.name, KeyType: 'HASH' },
             { AttributeName: deadlineIndex.sortKey.name, KeyType: 'RANGE' },
           ],
-          Projection: { ProjectionType: 'ALL' },
+          Projection: { ProjectionType: 'KEYS_ONLY' },
         },
       ]);
       expect(attributes).toEqual(
         expect.arrayContaining([
           { AttributeName: txnSchema.partitionKey.name, AttributeType: 'S' },
-          { AttributeName: deadlineIndex.partitionKey.name, AttributeType: 'N' },
+          { AttributeName: deadlineIndex.partitionKey.name, AttributeType: 'S' },
           { AttributeName: deadlineIndex.sortKey.name, AttributeType: 'N' },
         ]),
       );

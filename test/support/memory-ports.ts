@@ -3,8 +3,8 @@ import { preconditionHolds } from '../../lambdas/core/conditions';
 import { IntentConflictError, PreconditionFailedError, RingstoreError } from '../../lambdas/core/errors';
 import { CrashInjectedError } from '../../lambdas/core/faults';
 import { isLive, tombstoneRetentionSeconds } from '../../lambdas/core/item';
-import { compareKeys } from '../../lambdas/core/kv';
-import { Ring, initialRingState } from '../../lambdas/core/ring';
+import { compareKeys } from '../../lambdas/core/listing';
+import { Ring, initialRingState, listingBucketOf } from '../../lambdas/core/ring';
 import { ReplicationService } from '../../lambdas/core/replication';
 import type {
   BlobStore,
@@ -58,6 +58,8 @@ export class CountingIds implements IdSource {
 
 export class MemoryShardStore implements ShardStore {
   readonly tables = new Map<string, Map<string, StoredItem>>();
+  /** `table|ns#key` of the copies in the listing index: owners' live items, as the DynamoDB store keeps them. */
+  private readonly listed = new Set<string>();
   /** Tables that answer every call with `shard.unavailable` (a shard outage). */
   readonly down = new Set<string>();
   /** Items a listing examines per call before it stops early (emulates DynamoDB's page bound). */
@@ -94,13 +96,19 @@ export class MemoryShardStore implements ShardStore {
     });
   }
 
-  async applyReplica(table: string, item: StoredItem, options: { nowSeconds: number }): Promise<boolean> {
+  private setListed(table: string, id: string, listed: boolean): void {
+    if (listed) this.listed.add(`${table}|${id}`);
+    else this.listed.delete(`${table}|${id}`);
+  }
+
+  async applyReplica(table: string, item: StoredItem, options: { nowSeconds: number; listed: boolean }): Promise<boolean> {
     const items = this.table(table);
     const id = `${item.namespace}#${item.key}`;
     const current = items.get(id);
     const expired = current?.expiresAtSeconds !== undefined && current.expiresAtSeconds <= options.nowSeconds;
     if (current && current.version >= item.version && !expired) return false;
     items.set(id, { ...item });
+    this.setListed(table, id, options.listed && !item.tombstone);
     return true;
   }
 
@@ -172,6 +180,7 @@ export class MemoryShardStore implements ShardStore {
             expiresAtSeconds: input.nowSeconds + tombstoneRetentionSeconds,
           };
     items.set(id, next);
+    this.setListed(table, id, !next.tombstone);
     return next;
   }
 
@@ -193,6 +202,7 @@ export class MemoryShardStore implements ShardStore {
     if (!preconditionHolds(write.precondition, previous, write.nowSeconds)) throw new PreconditionFailedError('condition failed', previous);
     const version = (previous?.version ?? 0) + 1;
     const base = { namespace: write.namespace, key: write.key, token: write.token, version, modifiedAtMs: write.modifiedAtMs };
+    this.setListed(table, id, write.content !== undefined);
     items.set(
       id,
       write.content
@@ -211,6 +221,7 @@ export class MemoryShardStore implements ShardStore {
 
   async list(table: string, query: ListQuery): Promise<ListPage> {
     const candidates = [...this.table(table).values()]
+      .filter((item) => this.listed.has(`${table}|${item.namespace}#${item.key}`) && listingBucketOf(item.token) === query.bucket)
       .filter((item) => item.namespace === query.namespace && item.key.startsWith(query.prefix))
       .filter((item) => query.afterKey === undefined || compareKeys(item.key, query.afterKey) > 0)
       .sort((a, b) => compareKeys(a.key, b.key));

@@ -1,6 +1,7 @@
 import { isRingstoreError } from '../../lambdas/core/errors';
 import { validateKey, validateNamespace } from '../../lambdas/core/validation';
-import { decodeCursor, encodeCursor, compareKeys } from '../../lambdas/core/kv';
+import { decodeCursor, encodeCursor } from '../../lambdas/core/kv';
+import { compareKeys } from '../../lambdas/core/listing';
 
 const limits = { keyBytesMax: 1024 };
 

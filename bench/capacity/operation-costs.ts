@@ -1,0 +1,100 @@
+// What each operation costs DynamoDB, as the capacity test (test/capacity) counts it on DynamoDB Local
+// through the REST API: requests by command and table kind, and write and read units by table and index.
+// RF 3, 4 shards, 100-byte values, no value cache. The capacity model (docs/capacity.md) and the
+// calculator (`npm run capacity`) are built on these numbers; the test keeps them true.
+
+export interface OperationCost {
+  /** `PutItem shards` → requests per operation. */
+  requests: Record<string, number>;
+  /** `shards` (the base tables) or `shards.byKey` (an index) → write units per operation. */
+  writeUnits: Record<string, number>;
+  readUnits: Record<string, number>;
+  /** `shards` → writes refused by their condition per operation (billed as a write of the item's size). */
+  refusedWrites: Record<string, number>;
+}
+
+/** The replication factor the costs were counted at (the model scales replica copies from it). */
+export const measuredReplicationFactor = 3;
+
+export const operationNames = [
+  'put eventual, new key',
+  'put eventual, overwrite',
+  'put strong, new key',
+  'put strong, overwrite',
+  'put eventual, If-Match',
+  'get eventual',
+  'get strong',
+  'delete eventual',
+  'delete strong',
+  'list a page of 40 keys',
+  'txn 3 puts on 1 shard',
+  'txn 3 puts on 3 shards',
+] as const;
+
+export type OperationName = (typeof operationNames)[number];
+
+export const operationCosts: Record<OperationName, OperationCost> = {
+  'put eventual, new key': {
+    requests: { 'PutItem shards': 2, 'UpdateItem shards': 1 },
+    writeUnits: { shards: 3, 'shards.byKey': 1, 'shards.byToken': 3 },
+    readUnits: {},
+    refusedWrites: {},
+  },
+  'put eventual, overwrite': {
+    requests: { 'PutItem shards': 2, 'UpdateItem shards': 1 },
+    writeUnits: { shards: 3, 'shards.byKey': 1, 'shards.byToken': 3 },
+    readUnits: {},
+    refusedWrites: {},
+  },
+  'put strong, new key': {
+    requests: { 'PutItem shards': 4, 'UpdateItem shards': 1 },
+    writeUnits: { shards: 3, 'shards.byKey': 1, 'shards.byToken': 3 },
+    readUnits: {},
+    refusedWrites: { shards: 2 },
+  },
+  'put strong, overwrite': {
+    requests: { 'PutItem shards': 4, 'UpdateItem shards': 1 },
+    writeUnits: { shards: 3, 'shards.byKey': 1, 'shards.byToken': 3 },
+    readUnits: {},
+    refusedWrites: { shards: 2 },
+  },
+  'put eventual, If-Match': {
+    requests: { 'PutItem shards': 2, 'UpdateItem shards': 1 },
+    writeUnits: { shards: 3, 'shards.byKey': 1, 'shards.byToken': 3 },
+    readUnits: {},
+    refusedWrites: {},
+  },
+  'get eventual': { requests: { 'GetItem shards': 1 }, writeUnits: {}, readUnits: { shards: 0.5 }, refusedWrites: {} },
+  'get strong': { requests: { 'GetItem shards': 1 }, writeUnits: {}, readUnits: { shards: 1 }, refusedWrites: {} },
+  'delete eventual': {
+    requests: { 'PutItem shards': 2, 'UpdateItem shards': 1 },
+    writeUnits: { shards: 3, 'shards.byKey': 1, 'shards.byToken': 3 },
+    readUnits: {},
+    refusedWrites: {},
+  },
+  'delete strong': {
+    requests: { 'PutItem shards': 4, 'UpdateItem shards': 1 },
+    writeUnits: { shards: 3, 'shards.byKey': 1, 'shards.byToken': 3 },
+    readUnits: {},
+    refusedWrites: { shards: 2 },
+  },
+  'list a page of 40 keys': { requests: { 'Query shards': 32 }, writeUnits: {}, readUnits: { 'shards.byKey': 11.42 }, refusedWrites: {} },
+  'txn 3 puts on 1 shard': {
+    requests: { 'PutItem shards': 6, 'PutItem txn': 1, 'UpdateItem shards': 6, 'UpdateItem txn': 1 },
+    writeUnits: { shards: 12, 'shards.byKey': 3, 'shards.byToken': 12, txn: 2, 'txn.byDeadline': 1 },
+    readUnits: {},
+    refusedWrites: {},
+  },
+  'txn 3 puts on 3 shards': {
+    requests: { 'PutItem shards': 6, 'PutItem txn': 1, 'UpdateItem shards': 6, 'UpdateItem txn': 1 },
+    writeUnits: { shards: 12, 'shards.byKey': 3, 'shards.byToken': 12, txn: 2, 'txn.byDeadline': 1 },
+    readUnits: {},
+    refusedWrites: {},
+  },
+};
+
+/** The measured costs as this module's source, for a change that moves them. */
+export function costsAsSource(measured: ReadonlyMap<OperationName, OperationCost>): string {
+  const lines = [...measured].map(([name, cost]) => `  '${name}': ${JSON.stringify(cost)},`);
+  return ['export const operationCosts: Record<OperationName, OperationCost> = {', ...lines, '};'].join('\n');
+}

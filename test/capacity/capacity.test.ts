@@ -1,0 +1,168 @@
+// What every operation costs DynamoDB: requests and capacity units on each table and index, counted by
+// DynamoDB Local itself (ReturnConsumedCapacity INDEXES) for operations sent through the REST API of an
+// in-process local cloud, replication included. The counts must equal the model in
+// bench/capacity/operation-costs.ts, which docs/capacity.md and the capacity calculator are built on:
+// a change that raises a cost fails here, and one that lowers it updates the model.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type LocalCloud, startLocalCloud } from '../../cdk/local/cloud';
+import { tokenOf } from '../../lambdas/core/ring';
+import { documentClient } from '../../lambdas/wiring/clients';
+import { ringSource } from '../../lambdas/wiring/control';
+import { type CapacityMeter, type CapacityTotals, meterCapacity } from '../../bench/capacity/meter';
+import {
+  type OperationCost,
+  type OperationName,
+  costsAsSource,
+  measuredReplicationFactor,
+  operationCosts,
+} from '../../bench/capacity/operation-costs';
+
+/** Each operation runs on this many keys; the costs are per operation (the mean over them). */
+const repetitions = 6;
+/** Keys a listing page finds. */
+const listedKeys = 40;
+/** No request for this long: the stream poller (polling every 250 ms) has replicated every write. */
+const settledMs = 1_000;
+
+let cloud: LocalCloud;
+let home: string;
+let meter: CapacityMeter;
+let ownerOf: (key: string) => string;
+const namespace = 'local';
+
+beforeAll(async () => {
+  home = mkdtempSync(join(tmpdir(), 'ringstore-capacity-'));
+  cloud = await startLocalCloud({
+    home,
+    vendorDir: process.env.RINGSTORE_VENDOR_DIR ?? join(__dirname, '..', '..', '.ringstore', 'vendor'),
+    port: 0,
+    valueCache: false,
+    replicationFactor: measuredReplicationFactor,
+    shardCount: 4,
+    maintenanceIntervalMs: 0,
+    sweeperIntervalMs: 0,
+  });
+  meter = meterCapacity(documentClient(cloud.wiring), 'local');
+  const ring = await ringSource(cloud.wiring).current();
+  ownerOf = (key) => ring.ownerOf(tokenOf(namespace, key)).table;
+}, 120_000);
+
+afterAll(async () => {
+  await cloud?.stop();
+  if (home) rmSync(home, { recursive: true, force: true });
+});
+
+let sequence = 0;
+const freshKey = (label: string) => `capacity/${label}/${String(sequence++).padStart(5, '0')}`;
+
+async function send(path: string, init: { method?: string; body?: string; headers?: Record<string, string> } = {}): Promise<Response> {
+  const response = await fetch(`${cloud.url}${path}`, {
+    method: init.method ?? 'GET',
+    headers: { 'x-api-key': cloud.apiKey, ...init.headers },
+    ...(init.body === undefined ? {} : { body: init.body }),
+  });
+  if (response.status >= 300) throw new Error(`${init.method ?? 'GET'} ${path} answered ${response.status}: ${await response.text()}`);
+  return response;
+}
+
+const kvPath = (key: string) => `/v1/kv/${encodeURIComponent(key)}`;
+const value = 'v'.repeat(100);
+const put = (key: string, consistency = 'eventual', headers: Record<string, string> = {}) =>
+  send(`${kvPath(key)}?consistency=${consistency}`, { method: 'PUT', body: value, headers: { 'content-type': 'text/plain', ...headers } });
+
+/** `size` keys, each owned by a different shard when `spread`, else all by one shard. */
+function keysOn(label: string, size: number, spread: boolean): string[] {
+  const keys: string[] = [];
+  const owners = new Set<string>();
+  while (keys.length < size) {
+    const key = freshKey(label);
+    const owner = ownerOf(key);
+    if (spread ? owners.has(owner) : owners.size > 0 && !owners.has(owner)) continue;
+    owners.add(owner);
+    keys.push(key);
+  }
+  return keys;
+}
+
+const txn = (ops: unknown[], consistency = 'eventual') =>
+  send(`/v1/txn?consistency=${consistency}`, {
+    method: 'POST',
+    body: JSON.stringify({ ops }),
+    headers: { 'content-type': 'application/json' },
+  });
+const txnPuts = (keys: string[]) => txn(keys.map((key) => ({ op: 'put', key, value })));
+
+/** The entity tag each key was written with, for the conditional write. */
+const etags = new Map<string, string>();
+
+interface Scenario {
+  name: OperationName;
+  /** Runs before the count (the keys the operation needs), once per repetition. */
+  prepare?: (key: string) => Promise<unknown>;
+  run: (key: string) => Promise<unknown>;
+}
+
+const scenarios: Scenario[] = [
+  { name: 'put eventual, new key', run: (key) => put(key) },
+  { name: 'put eventual, overwrite', prepare: (key) => put(key), run: (key) => put(key) },
+  { name: 'put strong, new key', run: (key) => put(key, 'strong') },
+  { name: 'put strong, overwrite', prepare: (key) => put(key), run: (key) => put(key, 'strong') },
+  {
+    name: 'put eventual, If-Match',
+    prepare: async (key) => etags.set(key, (await put(key)).headers.get('etag') ?? ''),
+    run: (key) => put(key, 'eventual', { 'if-match': etags.get(key)! }),
+  },
+  { name: 'get eventual', prepare: (key) => put(key), run: (key) => send(kvPath(key)) },
+  { name: 'get strong', prepare: (key) => put(key), run: (key) => send(`${kvPath(key)}?consistency=strong`) },
+  { name: 'delete eventual', prepare: (key) => put(key), run: (key) => send(kvPath(key), { method: 'DELETE' }) },
+  { name: 'delete strong', prepare: (key) => put(key), run: (key) => send(`${kvPath(key)}?consistency=strong`, { method: 'DELETE' }) },
+  {
+    name: 'list a page of 40 keys',
+    prepare: async (key) => {
+      for (let n = 0; n < listedKeys; n += 1) await put(`${key}/${String(n).padStart(3, '0')}`);
+    },
+    run: (key) => send(`/v1/kv?prefix=${encodeURIComponent(`${key}/`)}&limit=100`),
+  },
+  { name: 'txn 3 puts on 1 shard', run: (key) => txnPuts(keysOn(key, 3, false)) },
+  { name: 'txn 3 puts on 3 shards', run: (key) => txnPuts(keysOn(key, 3, true)) },
+];
+
+/** The mean per operation of what the meter counted, control table aside (it is read on timers, not per request). */
+function perOperation(totals: CapacityTotals, count: number): OperationCost {
+  const scale = (from: Record<string, number>) =>
+    Object.fromEntries(
+      Object.entries(from)
+        .filter(([name]) => !name.includes('control'))
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([name, amount]) => [name, Math.round((amount / count) * 100) / 100]),
+    );
+  return {
+    requests: scale(totals.requests),
+    writeUnits: scale(totals.writeUnits),
+    readUnits: scale(totals.readUnits),
+    refusedWrites: scale(totals.refusedWrites),
+  };
+}
+
+describe('capacity per operation (DynamoDB Local, RF 3, 4 shards, 100-byte values, no value cache)', () => {
+  const measured = new Map<OperationName, OperationCost>();
+
+  afterAll(() => {
+    // On a change, the model to paste into bench/capacity/operation-costs.ts.
+    if (measured.size === scenarios.length) process.stdout.write(`${costsAsSource(measured)}\n`);
+  });
+
+  it.each(scenarios.map((scenario) => [scenario.name, scenario] as const))('%s', async (_name, scenario) => {
+    const keys = Array.from({ length: repetitions }, () => freshKey(scenario.name.replace(/\W+/g, '-')));
+    for (const key of keys) await scenario.prepare?.(key);
+    await meter.quiet(settledMs);
+    meter.reset();
+    for (const key of keys) await scenario.run(key);
+    await meter.quiet(settledMs);
+    const cost = perOperation(meter.totals(), repetitions);
+    measured.set(scenario.name, cost);
+    expect(cost).toEqual(operationCosts[scenario.name]);
+  });
+});
