@@ -25,7 +25,7 @@ export const rawTableName = 'ringstore-bench-raw';
 export const callTimeoutMs = 10_000;
 
 export type Layer = 'raw' | 'handler' | 'http' | 'diagnostic';
-export type OperationKind = 'put' | 'putStrong' | 'get' | 'getStrong' | 'conditionalPut' | 'txn';
+export type OperationKind = 'put' | 'putStrong' | 'get' | 'getStrong' | 'conditionalPut' | 'atomic' | 'txn';
 
 export interface BenchCase {
   id: string;

@@ -10,6 +10,8 @@ export interface RunSettings {
   concurrency: number;
   /** Offset of `i`, so that successive runs touch the keys in a different order. */
   firstIndex?: number;
+  /** Awaited before each call and not timed: an isolated call starts on an idle engine. */
+  settle?: () => Promise<void>;
 }
 
 export interface RunStats {
@@ -61,6 +63,7 @@ export async function measureBlock(operation: Operation, settings: RunSettings):
     while (failure === undefined) {
       const n = next++;
       if (n >= ops) return;
+      if (settings.settle) await settings.settle();
       const started = performance.now();
       try {
         await operation(firstIndex + n);

@@ -15,6 +15,10 @@ export interface RoundMode {
   ops: number;
   blockOps: number;
   concurrency: number;
+  /** Awaited before each call, untimed (an isolated mode: every call starts on an idle engine). */
+  settle?: () => Promise<void>;
+  /** The cases this mode runs (all by default). */
+  caseIds?: readonly string[];
 }
 
 export interface RoundsResult {
@@ -42,19 +46,24 @@ export async function runRounds(
   rounds: number,
   log: (line: string) => void,
 ): Promise<RoundsResult> {
-  const runs = new Map(modes.map((mode) => [mode.name, new Map<string, RunStats[]>(cases.map((c) => [c.id, []]))]));
+  const runs = new Map(
+    modes.map((mode) => [
+      mode.name,
+      new Map<string, RunStats[]>(cases.filter((c) => !mode.caseIds || mode.caseIds.includes(c.id)).map((c) => [c.id, []])),
+    ]),
+  );
   const loadPerRound: number[] = [];
   for (let round = 0; round < rounds; round += 1) {
     const roundStarted = Date.now();
     const firstIndex = round * 100_003;
     for (const mode of modes) {
-      const blocks = new Map<string, Block[]>(cases.map((c) => [c.id, []]));
+      const modeCases = mode.caseIds ? cases.filter((c) => mode.caseIds!.includes(c.id)) : cases;
+      const blocks = new Map<string, Block[]>(modeCases.map((c) => [c.id, []]));
       for (let done = 0, turn = 0; done < mode.ops; done += mode.blockOps, turn += 1) {
         const size = Math.min(mode.blockOps, mode.ops - done);
-        for (const benchCase of orderFor(round + turn, cases)) {
-          blocks
-            .get(benchCase.id)!
-            .push(await measureBlock(benchCase.run, { ops: size, concurrency: mode.concurrency, firstIndex: firstIndex + done }));
+        for (const benchCase of orderFor(round + turn, modeCases)) {
+          const settings = { ops: size, concurrency: mode.concurrency, firstIndex: firstIndex + done };
+          blocks.get(benchCase.id)!.push(await measureBlock(benchCase.run, mode.settle ? { ...settings, settle: mode.settle } : settings));
         }
       }
       for (const [id, caseBlocks] of blocks) runs.get(mode.name)!.get(id)!.push(statsOf(caseBlocks));

@@ -7,7 +7,7 @@ import { Agent } from 'node:http';
 import { writeFile, mkdir, rm } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { type DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { BatchGetItemCommand, type DynamoDBClient, PutItemCommand, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
 import { startLocalCloud } from '../cdk/local/cloud';
@@ -54,21 +54,48 @@ const modes = [
   { name: 'throughput', concurrency: 8, blockOps: 100 },
   { name: 'throughput16', concurrency: 16, blockOps: 100 },
 ] as const;
+/**
+ * Isolated calls: one at a time, each started only once the engine is idle (the replicator caught up,
+ * applies left behind by a design variant done). Back to back at concurrency 1, a transaction also
+ * waits for the previous one's background writes (replication, deferred applies), because this one
+ * DynamoDB Local executes every write in turn; isolated, it pays only its own critical path, as on AWS
+ * where the replicas are other tables' partitions.
+ */
+const isolatedCalls = 40;
+const isolatedCaseIds = [
+  'raw.conditionalPut',
+  'raw.atomic',
+  'http.txn',
+  'http.txn1',
+  'diag.txnInProcess',
+  'diag.recordWithIntents',
+  'diag.applyAfterAnswer',
+  'diag.both',
+] as const;
 const resultsDir = join(benchRoot, 'bench', 'results');
+/** Sequential DynamoDB round trips before the answer, per transaction shape (docs/transactions.md). */
+const criticalPaths = {
+  oneShard: '2 round trips: a consistent BatchGetItem, one TransactWriteItems',
+  threeShards: '4 phases: record PutItem, 3 intent UpdateItems in parallel, decision UpdateItem, 3 apply UpdateItems in parallel',
+} as const;
 export const txnSvgPath = join(benchRoot, 'docs', 'benchmarks-txn.svg');
 
 const log = (line: string) => console.error(`[bench:txn] ${line}`);
 
-/** `tripleCount` sets of keys, each key of a set owned by a different shard. */
-function keyTriples(ownerOf: (key: string) => string): string[][] {
+/**
+ * `tripleCount` sets of keys: each key of a set owned by a different shard (`spread`), or every key
+ * of a set owned by the same shard (the one-shard path: one atomic write, no state machine).
+ */
+function keyTriples(ownerOf: (key: string) => string, spread: boolean): string[][] {
   const triples: string[][] = [];
+  const label = spread ? 'txn' : 'txn1';
   for (let n = 0, candidate = 0; n < tripleCount; n += 1) {
     const triple: string[] = [];
     const owners = new Set<string>();
     while (triple.length < keysPerTxn) {
-      const key = `bench/txn-${String(n).padStart(4, '0')}-${candidate++}`;
+      const key = `bench/${label}-${String(n).padStart(4, '0')}-${candidate++}`;
       const owner = ownerOf(key);
-      if (owners.has(owner)) continue;
+      if (spread ? owners.has(owner) : owners.size > 0 && !owners.has(owner)) continue;
       owners.add(owner);
       triple.push(key);
     }
@@ -130,7 +157,9 @@ async function main(): Promise<void> {
     const runtime = () => rt;
     const principal = await runtime().apiKeys.authenticate(cloud.apiKey);
     const ring = await runtime().ring.current();
-    const triples = keyTriples((key) => ring.ownerOf(tokenOf(principal.namespace, key)).table);
+    const ownerOf = (key: string) => ring.ownerOf(tokenOf(principal.namespace, key)).table;
+    const triples = keyTriples(ownerOf, true);
+    const oneShardTriples = keyTriples(ownerOf, false);
     const values = Array.from({ length: valuePoolSize }, (_, n) => Buffer.alloc(valueBytes, 97 + n));
     const client: DynamoDBClient = rawClient(cloud.engines.dynamodbEndpoint);
     cleanups.push(() => client.destroy());
@@ -139,11 +168,11 @@ async function main(): Promise<void> {
     cleanups.push(() => agent.destroy());
     const txnUrl = `${cloud.url}/v1/txn`;
 
-    const opsOf = (i: number) => triples[tripleIndexOf(i)]!.map((key, j) => ({ key, value: values[(i + j) % valuePoolSize]! }));
-    const httpTxn = async (i: number) => {
+    const opsOf = (i: number, of = triples) => of[tripleIndexOf(i)]!.map((key, j) => ({ key, value: values[(i + j) % valuePoolSize]! }));
+    const httpTxnOf = (of: string[][]) => async (i: number) => {
       const body = Buffer.from(
         JSON.stringify({
-          ops: opsOf(i).map(({ key, value }) => ({ op: 'put', key, value: value.toString('base64'), encoding: 'base64' })),
+          ops: opsOf(i, of).map(({ key, value }) => ({ op: 'put', key, value: value.toString('base64'), encoding: 'base64' })),
         }),
       );
       const response = await nodeHttpRequest(agent, txnUrl, {
@@ -155,6 +184,8 @@ async function main(): Promise<void> {
       if (response.status !== 200 || !text.includes('"committed"'))
         throw new Error(`POST /v1/txn answered ${response.status}: ${text.slice(0, 300)}`);
     };
+    const httpTxn = httpTxnOf(triples);
+    const httpTxnOneShard = httpTxnOf(oneShardTriples);
     // The same transaction without the state machine (the service's own sequence in this process).
     const inProcessTxn = async (i: number) => {
       const ops: TxnOp[] = opsOf(i).map(({ key, value }) => ({ op: 'put', key, value: new Uint8Array(value) }));
@@ -184,9 +215,63 @@ async function main(): Promise<void> {
         { abortSignal: AbortSignal.timeout(callTimeoutMs) },
       );
     };
+    // The one-shard path's two requests, replayed raw on the plain table: a consistent BatchGetItem of
+    // the 3 keys, then one TransactWriteItems of 3 conditional puts. What DynamoDB Local charges for them.
+    const rawAtomic = async (i: number) => {
+      const ops = opsOf(i, oneShardTriples);
+      const keyOf = (key: string) => ({ pk: { S: `${principal.namespace}#${key}` } });
+      const signal = { abortSignal: AbortSignal.timeout(callTimeoutMs) };
+      await client.send(
+        new BatchGetItemCommand({ RequestItems: { [rawTableName]: { Keys: ops.map(({ key }) => keyOf(key)), ConsistentRead: true } } }),
+        signal,
+      );
+      await client.send(
+        new TransactWriteItemsCommand({
+          TransactItems: ops.map(({ key, value }) => ({
+            Put: {
+              TableName: rawTableName,
+              Item: { ...keyOf(key), v: { N: String(i + 1) }, ct: { S: 'application/octet-stream' }, val: { B: value } },
+              ConditionExpression: 'attribute_not_exists(#itx)',
+              ExpressionAttributeNames: { '#itx': 'itx' },
+            },
+          })),
+        }),
+        signal,
+      );
+    };
+    const inProcessOneShard = async (i: number) => {
+      const ops: TxnOp[] = opsOf(i, oneShardTriples).map(({ key, value }) => ({ op: 'put', key, value: new Uint8Array(value) }));
+      const execution = await runtime().txns.plan(principal.namespace, ops, { consistency: 'eventual' });
+      const outcome = await runtime().txns.commitOnOneShard(execution);
+      if (outcome?.status !== 'committed') throw new Error(`in-process one-shard transaction: ${JSON.stringify(outcome)}`);
+    };
+    // Two protocol designs for several shards, measured on the same engine (diagnosis: the product
+    // runs neither): the record written together with the intents instead of before them, and the
+    // answer given at the decision with the intents applied after it (readers already roll a
+    // committed intent forward). Each is the service's own steps in another order.
+    const inFlightApplies = new Set<Promise<void>>();
+    const protocolVariant = (options: { recordWithIntents: boolean; applyAfterAnswer: boolean }) => async (i: number) => {
+      const ops: TxnOp[] = opsOf(i).map(({ key, value }) => ({ op: 'put', key, value: new Uint8Array(value) }));
+      const txns = runtime().txns;
+      const execution = await txns.plan(principal.namespace, ops, { consistency: 'eventual' });
+      const prepareAll = () => Promise.all(execution.participants.map((participant) => txns.prepare(execution, participant.table)));
+      const prepared = options.recordWithIntents
+        ? (await Promise.all([txns.begin(execution), prepareAll()]))[1]
+        : (await txns.begin(execution), await prepareAll());
+      const decision = await txns.decide(execution, prepared);
+      if (decision.status !== 'committed') throw new Error(`variant transaction ${decision.status}`);
+      const applies = Promise.all(execution.participants.map((participant) => txns.commit(execution, participant.table))).then(
+        () => undefined,
+      );
+      if (!options.applyAfterAnswer) return applies;
+      inFlightApplies.add(applies);
+      void applies.finally(() => inFlightApplies.delete(applies));
+    };
     const cases: BenchCase[] = [
       { id: 'raw.conditionalPut', label: 'raw conditional PutItem', layer: 'raw', kind: 'conditionalPut', run: rawConditionalPut },
+      { id: 'raw.atomic', label: 'raw BatchGetItem + TransactWriteItems, 3 keys', layer: 'raw', kind: 'atomic', run: rawAtomic },
       { id: 'http.txn', label: 'HTTP transaction, 3 puts on 3 shards', layer: 'http', kind: 'txn', run: httpTxn },
+      { id: 'http.txn1', label: 'HTTP transaction, 3 puts on 1 shard', layer: 'http', kind: 'txn', run: httpTxnOneShard },
       {
         id: 'diag.txnInProcess',
         label: 'same transaction in process, no state machine',
@@ -194,11 +279,40 @@ async function main(): Promise<void> {
         kind: 'txn',
         run: inProcessTxn,
       },
+      {
+        id: 'diag.txn1InProcess',
+        label: 'one-shard transaction in process',
+        layer: 'diagnostic',
+        kind: 'txn',
+        run: inProcessOneShard,
+      },
+      {
+        id: 'diag.recordWithIntents',
+        label: 'design: record written with the intents',
+        layer: 'diagnostic',
+        kind: 'txn',
+        run: protocolVariant({ recordWithIntents: true, applyAfterAnswer: false }),
+      },
+      {
+        id: 'diag.applyAfterAnswer',
+        label: 'design: answer at the decision, apply after',
+        layer: 'diagnostic',
+        kind: 'txn',
+        run: protocolVariant({ recordWithIntents: false, applyAfterAnswer: true }),
+      },
+      {
+        id: 'diag.both',
+        label: 'design: both',
+        layer: 'diagnostic',
+        kind: 'txn',
+        run: protocolVariant({ recordWithIntents: true, applyAfterAnswer: true }),
+      },
     ];
 
     // Every triple written once first, so every measured transaction overwrites existing keys.
     log(`writing ${tripleCount} key triples once, then a warm-up of ${settings.BENCH_WARMUP_OPS} calls per case`);
     await measure(httpTxn, { ops: tripleCount, concurrency: 8 });
+    await measure(httpTxnOneShard, { ops: tripleCount, concurrency: 8 });
     for (const benchCase of cases) await measure(benchCase.run, { ops: settings.BENCH_WARMUP_OPS, concurrency: 8 });
 
     // Writes per transaction: every DynamoDB request of a batch of transactions, replication included.
@@ -221,9 +335,16 @@ async function main(): Promise<void> {
     const paused = settings.BENCH_PAUSE_REPLICATION === '1';
     const resumeReplication = paused ? holdReplication(runtime().replication) : undefined;
     if (paused) log('replication held during the rounds (BENCH_PAUSE_REPLICATION=1, a diagnosis)');
+    const settleEngine = async () => {
+      await Promise.all(inFlightApplies);
+      await cloud.replicationCaughtUp();
+    };
     const { runs, loadPerRound } = await runRounds(
       cases,
-      modes.map((mode) => ({ ...mode, ops: settings.BENCH_TXN_OPS })),
+      [
+        ...modes.map((mode) => ({ ...mode, ops: settings.BENCH_TXN_OPS })),
+        { name: 'isolated', concurrency: 1, blockOps: 20, ops: isolatedCalls, settle: settleEngine, caseIds: isolatedCaseIds },
+      ],
       settings.BENCH_ROUNDS,
       log,
     );
@@ -249,7 +370,26 @@ async function main(): Promise<void> {
     const shareOfBound = txnBest / boundTxnPerSecond;
     const verdict = shareOfBound >= targetShareOfBound ? 'PASS' : 'MISS';
     const txnLatency = byId.get('http.txn')!.latency;
+    const oneShardLatency = byId.get('http.txn1')!.latency;
+    const rawLatency = byId.get('raw.conditionalPut')!.latency;
     const inProcess = byId.get('diag.txnInProcess')!;
+    // Latency as a ratio to one raw conditional PutItem at concurrency 1 (same run), per shape.
+    const latencyRatios = {
+      oneShard: { p50: oneShardLatency.p50Ms / rawLatency.p50Ms, p99: oneShardLatency.p99Ms / rawLatency.p99Ms, targetP50: 2 },
+      threeShards: { p50: txnLatency.p50Ms / rawLatency.p50Ms, p99: txnLatency.p99Ms / rawLatency.p99Ms, targetP50: 8 },
+    };
+    // The same, each call isolated (an idle engine when it starts): every isolated case's p50 and p99.
+    const isolatedOf = (id: string) => {
+      const stats = runs.get('isolated')!.get(id)!;
+      return { p50Ms: median(stats.map((s) => s.p50Ms)), p99Ms: median(stats.map((s) => s.p99Ms)) };
+    };
+    const isolatedRaw = isolatedOf('raw.conditionalPut');
+    const isolated = Object.fromEntries(
+      isolatedCaseIds.map((id) => {
+        const stats = isolatedOf(id);
+        return [id, { ...stats, p50Ratio: stats.p50Ms / isolatedRaw.p50Ms, p99Ratio: stats.p99Ms / isolatedRaw.p99Ms }];
+      }),
+    );
 
     const summary = {
       writesPerTxn: { protocol: coordinatorWrites, replication: replicationWrites, target: 2 * keysPerTxn + 2, requests: perTxn },
@@ -261,6 +401,9 @@ async function main(): Promise<void> {
       target: targetShareOfBound,
       verdict,
       latencyMs: { p50: txnLatency.p50Ms, p99: txnLatency.p99Ms },
+      latencyRatios,
+      isolated,
+      criticalPath: criticalPaths,
       stateMachineShareOfLatency: 1 - inProcess.latency.p50Ms / txnLatency.p50Ms,
       reference: { writeTxnPerSecond: 250, writeLatencyMs: '18-22', opsPerTxn: 3 },
     };
@@ -316,6 +459,20 @@ async function main(): Promise<void> {
       `latency at concurrency 1: p50 ${txnLatency.p50Ms.toFixed(1)} ms, p99 ${txnLatency.p99Ms.toFixed(1)} ms ` +
         `(in process without the state machine: p50 ${inProcess.latency.p50Ms.toFixed(1)} ms)`,
     );
+
+    console.log('\nisolated calls (each on an idle engine), p50 and p99 as ratios to the raw conditional PutItem isolated:');
+    for (const [id, stats] of Object.entries(isolated)) {
+      console.log(
+        `  ${cases.find((c) => c.id === id)!.label.padEnd(48)} p50 ${stats.p50Ms.toFixed(2)} ms = ${stats.p50Ratio.toFixed(2)}x, ` +
+          `p99 ${stats.p99Ms.toFixed(2)} ms = ${stats.p99Ratio.toFixed(2)}x`,
+      );
+    }
+    for (const [shape, ratio] of Object.entries(latencyRatios)) {
+      console.log(
+        `${shape}: p50 ${ratio.p50.toFixed(2)}x and p99 ${ratio.p99.toFixed(2)}x a raw conditional PutItem (target p50 <= ${ratio.targetP50}x: ` +
+          `${ratio.p50 <= ratio.targetP50 ? 'PASS' : 'MISS'}); critical path: ${criticalPaths[shape as keyof typeof criticalPaths]}`,
+      );
+    }
 
     await mkdir(resultsDir, { recursive: true });
     if (paused) {

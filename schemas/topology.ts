@@ -126,6 +126,11 @@ export const txnLimits = {
   txnTimeoutMsMax: 20_000,
   /** Attempts to place one intent while resolving other transactions' intents on the key. */
   intentAttemptsMax: 4,
+  /**
+   * Keys of a transaction that commits in one atomic write when they all live on one shard
+   * (DynamoDB's TransactWriteItems and TransactGetItems take at most 100 items); larger ones use 2PC.
+   */
+  atomicKeysMax: 100,
   /** Keys of one shard a transaction step works on at once: bounds a large transaction's burst. */
   intentConcurrencyMax: 16,
   /** Records swept per sweeper run; the next run continues. */
@@ -297,11 +302,13 @@ export const handlers: Record<HandlerName, HandlerSpec> = {
   },
   txn: {
     entry: 'lambdas/entries/txn.ts',
-    description: 'POST /v1/txn: plans a transaction and runs the state machine synchronously',
-    // Reads the ring only; every data access happens in the state machine's tasks.
-    shardTables: 'none',
-    controlTable: 'read',
-    hintsTable: 'none',
+    description: 'POST /v1/txn: commits a one-shard transaction in one atomic write, runs any other as the state machine',
+    // The one-shard path reads and writes its shard, and copies a strong transaction's writes to the
+    // replicas (marking an unreachable one and hinting it, as every writer does); it never needs a
+    // record. Multi-shard transactions touch data only in the state machine's tasks.
+    shardTables: 'readWrite',
+    controlTable: 'readWrite',
+    hintsTable: 'readWrite',
     blobBucket: 'none',
     txnTable: 'none',
     startsTransactions: true,

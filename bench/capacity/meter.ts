@@ -67,7 +67,16 @@ export function meterCapacity(client: DynamoDBDocumentClient, stage: string): Ca
       // a refused write but reports no units for it: it is counted apart, in refusedWrites.
       const tables = input.TableName ? [input.TableName] : Object.keys(input.RequestItems ?? {});
       for (const table of new Set(tables)) add(totals.requests, `${command} ${kindOf(table)}`, 1);
-      if (input.TransactItems) add(totals.requests, `${command} ${kindOf(transactTableOf(input.TransactItems))}`, 1);
+      // DynamoDB Local reports no units for BatchGetItem: the keys are counted, the model prices them.
+      for (const [table, request] of Object.entries(input.RequestItems ?? {}) as Array<[string, { Keys?: unknown[] }]>) {
+        if (command === 'BatchGetItem') add(totals.requests, `${command} keys ${kindOf(table)}`, request.Keys?.length ?? 0);
+      }
+      if (input.TransactItems) {
+        const kind = kindOf(transactTableOf(input.TransactItems));
+        add(totals.requests, `${command} ${kind}`, 1);
+        // DynamoDB Local's unit reports for transactions are not AWS's (2 per item per KB): the model prices the items.
+        add(totals.requests, `${command} items ${kind}`, input.TransactItems.length);
+      }
       const result = await next(args)
         .catch((error: unknown) => {
           if ((error as { name?: string }).name === 'ConditionalCheckFailedException') {

@@ -62,8 +62,9 @@ export const assumedDurationsMs: Record<MixOperation, number> = {
   putStrong: 30,
   deleteEventual: 15,
   list: 60,
-  // The txn handler waits for the whole synchronous execution; each step runs about as long as a PUT.
-  txn1Shard: 120,
+  // One shard: a batch read and one atomic write in the handler. Several: the handler waits for the
+  // whole synchronous execution, whose steps each run about as long as a PUT.
+  txn1Shard: 25,
   txn3Shards: 120,
 };
 const txnStepDurationMs = 15;
@@ -122,14 +123,19 @@ export function unitsPerOperation(cost: OperationCost, valueBytes: number, repli
   const refusedPerCopy = cost.refusedWrites.shards ?? 0;
   // Each successful replica PutItem wrote one base item and one token index entry.
   const replicaPuts = (cost.requests['PutItem shards'] ?? 0) - refusedPerCopy;
-  const ownerBase = (cost.writeUnits.shards ?? 0) - replicaPuts;
-  const ownerToken = (cost.writeUnits['shards.byToken'] ?? 0) - replicaPuts;
+  // A transactional write is billed two units per item per KB on the table; its index entries are
+  // priced as ordinary writes (one each). DynamoDB Local reports other figures for transactions.
+  const atomicItems = cost.requests['TransactWriteItems items shards'] ?? 0;
+  const ownerBase = atomicItems > 0 ? 2 * atomicItems : (cost.writeUnits.shards ?? 0) - replicaPuts;
+  const ownerToken = atomicItems > 0 ? atomicItems : (cost.writeUnits['shards.byToken'] ?? 0) - replicaPuts;
   const shardTableWrites = (ownerBase + replicaPuts * copies + refusedPerCopy * copies) * factors.write;
   const tokenIndexWrites = ownerToken + replicaPuts * copies;
-  const listingIndexWrites = cost.writeUnits['shards.byKey'] ?? 0;
+  const listingIndexWrites = atomicItems > 0 ? atomicItems : (cost.writeUnits['shards.byKey'] ?? 0);
   const txnRecordWrites = cost.writeUnits.txn ?? 0;
   const deadlineIndexWrites = cost.writeUnits['txn.byDeadline'] ?? 0;
-  const shardTableReads = (cost.readUnits.shards ?? 0) * factors.read;
+  // Consistent batch reads (one unit per 4 KB each), which DynamoDB Local does not report.
+  const batchReads = cost.requests['BatchGetItem keys shards'] ?? 0;
+  const shardTableReads = ((cost.readUnits.shards ?? 0) + batchReads) * factors.read;
   const indexReads = cost.readUnits['shards.byKey'] ?? 0;
   return {
     writeUnits: shardTableWrites + tokenIndexWrites + listingIndexWrites + txnRecordWrites + deadlineIndexWrites,
@@ -156,7 +162,7 @@ function directUnits(operation: MixOperation, valueBytes: number): { writeUnits:
       return { writeUnits: 0, readUnits: 0.5 };
     case 'txn1Shard':
     case 'txn3Shards':
-      // TransactWriteItems of 3 puts: two units per item.
+      // TransactWriteItems of 3 puts: two units per item per KB.
       return { writeUnits: 6 * factors.write, readUnits: 0 };
     default:
       return { writeUnits: factors.write, readUnits: 0 };
@@ -185,7 +191,8 @@ const workflowSteps: Record<MixOperation, number> = {
   putStrong: 0,
   deleteEventual: 0,
   list: 0,
-  txn1Shard: 4,
+  // One shard: one atomic write in the txn handler, no workflow.
+  txn1Shard: 0,
   txn3Shards: 8,
 };
 

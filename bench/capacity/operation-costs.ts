@@ -80,8 +80,14 @@ export const operationCosts: Record<OperationName, OperationCost> = {
   },
   'list a page of 40 keys': { requests: { 'Query shards': 32 }, writeUnits: {}, readUnits: { 'shards.byKey': 11.42 }, refusedWrites: {} },
   'txn 3 puts on 1 shard': {
-    requests: { 'PutItem shards': 6, 'PutItem txn': 1, 'UpdateItem shards': 6, 'UpdateItem txn': 1 },
-    writeUnits: { shards: 12, 'shards.byKey': 3, 'shards.byToken': 12, txn: 2, 'txn.byDeadline': 1 },
+    requests: {
+      'BatchGetItem keys shards': 3,
+      'BatchGetItem shards': 1,
+      'PutItem shards': 6,
+      'TransactWriteItems items shards': 3,
+      'TransactWriteItems shards': 1,
+    },
+    writeUnits: { shards: 10, 'shards.byKey': 4, 'shards.byToken': 10 },
     readUnits: {},
     refusedWrites: {},
   },

@@ -51,6 +51,8 @@ export interface LocalCloud {
   faultInjection: boolean;
   /** The process-wide instances every in-process handler uses (the bench measures through them). */
   wiring: Wiring;
+  /** Resolves once the stream poller has handed the replicator every record written before the call. */
+  replicationCaughtUp(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -200,6 +202,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       engines,
       faultInjection: Boolean(faults),
       wiring: running.wiring,
+      replicationCaughtUp: () => running.poller.caughtUp(),
       stop: async () => {
         await running.gateway.stop();
         await running.schedule.stop();

@@ -5,16 +5,24 @@ import {
   $add,
   $get,
   $remove,
+  ConditionCheck,
   EntityFormatter,
+  GetTransaction,
   GetItemCommand,
   PutItemCommand,
   QueryCommand,
   UpdateItemCommand,
+  UpdateTransaction,
+  executeTransactGet,
+  executeTransactWrite,
 } from 'dynamodb-toolbox';
+import { createHash } from 'node:crypto';
 import { IntentConflictError, PreconditionFailedError, RingstoreError, invariant } from '../core/errors';
 import { tombstoneRetentionSeconds } from '../core/item';
 import { tokenBucket, tokenOf, tokenSpace } from '../core/ring';
 import type {
+  AtomicWrite,
+  AtomicWriteResult,
   IntentPlacement,
   ItemWrite,
   KeyRef,
@@ -28,7 +36,7 @@ import type {
   KeySummary,
   StoredItem,
 } from '../ports';
-import { limits, shardSchema } from '../../schemas/topology';
+import { limits, shardSchema, txnLimits } from '../../schemas/topology';
 import { awsCall, conditionalWrite, isConditionalCheckFailure, translateAwsError } from './aws-errors';
 import { batchGetItems } from './dynamodb-batch-get';
 import {
@@ -134,6 +142,90 @@ export class DynamoShardStore implements ShardStore {
     return keys.map(({ table, namespace, key }) => found.get(idOf(table, partitionKeyOf(namespace, key))));
   }
 
+  async getMany(
+    tableName: string,
+    namespace: string,
+    keys: readonly string[],
+    options: { atomic: boolean },
+  ): Promise<Map<string, StoredItem>> {
+    const found = new Map<string, StoredItem>();
+    if (keys.length === 0) return found;
+    if (options.atomic) {
+      invariant(keys.length <= txnLimits.atomicKeysMax, `an atomic read takes at most ${txnLimits.atomicKeysMax} keys`);
+      const { Responses = [] } = await awsCall(`atomic read of ${keys.length} keys from ${tableName}`, () =>
+        executeTransactGet(
+          ...keys.map((key) =>
+            this.entity
+              .build(GetTransaction)
+              .key({ pk: partitionKeyOf(namespace, key) })
+              .options({ tableName }),
+          ),
+        ),
+      );
+      for (const response of Responses) if (response.Item) found.set(response.Item.k, toStoredItem(response.Item));
+      return found;
+    }
+    const items = await batchGetItems(
+      this.documentClient,
+      keys.map((key) => ({ table: tableName, key: { pk: partitionKeyOf(namespace, key) } })),
+      { consistent: true, what: `read of ${keys.length} keys from ${tableName}` },
+    );
+    for (const { item: raw } of items) {
+      const item = toStoredItem(this.formatter.format(raw));
+      found.set(item.key, item);
+    }
+    return found;
+  }
+
+  async writeAtomically(tableName: string, input: AtomicWrite): Promise<AtomicWriteResult> {
+    const { namespace, entries } = input;
+    invariant(entries.length >= 1 && entries.length <= txnLimits.atomicKeysMax, `an atomic write has 1 to ${txnLimits.atomicKeysMax} keys`);
+    const transactions = entries.map((entry) => {
+      const pk = partitionKeyOf(namespace, entry.key);
+      // As read: no item at all, or this stored version with no intent on it.
+      const asRead: Condition<KvEntity> =
+        entry.seenVersion === undefined
+          ? { attr: 'pk', exists: false }
+          : {
+              and: [
+                { attr: 'v', eq: entry.seenVersion },
+                { attr: 'itx', exists: false },
+              ],
+            };
+      if (!entry.write) return this.entity.build(ConditionCheck).key({ pk }).condition(asRead).options({ tableName });
+      const { write } = entry;
+      const content =
+        write.kind === 'put'
+          ? { contentType: write.contentType, size: write.size, sha256: write.sha256, value: write.value ?? new Uint8Array(0) }
+          : undefined;
+      return this.entity
+        .build(UpdateTransaction)
+        .item({
+          ...ownerItemIdentity(namespace, entry.key, entry.token, input.modifiedAtMs),
+          ...ownerContent(namespace, entry.token, content, input.nowSeconds),
+          v: (entry.seenVersion ?? 0) + 1,
+        })
+        .options({ tableName, condition: asRead });
+    });
+    try {
+      await executeTransactWrite(
+        // A retry of a request whose answer was lost is a no-op for ten minutes, not a second write.
+        { clientRequestToken: idempotencyTokenOf(input.idempotencyToken) },
+        ...transactions,
+      );
+      return { committed: true };
+    } catch (error) {
+      if ((error as { name?: string }).name !== 'TransactionCanceledException') {
+        throw translateAwsError(error, `atomic write of ${entries.length} keys to ${tableName}`);
+      }
+      // Nothing was written; the first key whose condition failed (or that another transaction held) is named.
+      const reasons = (error as { CancellationReasons?: Array<{ Code?: string }> }).CancellationReasons ?? [];
+      const index = reasons.findIndex((reason) => reason.Code !== undefined && reason.Code !== 'None');
+      const key = index >= 0 ? entries[index]?.key : undefined;
+      return key === undefined ? { committed: false } : { committed: false, key };
+    }
+  }
+
   async get(tableName: string, namespace: string, key: string, options: { consistent: boolean }): Promise<StoredItem | undefined> {
     const { Item } = await awsCall(`read of ${key} from ${tableName}`, () =>
       this.entity
@@ -146,37 +238,9 @@ export class DynamoShardStore implements ShardStore {
   }
 
   async write(tableName: string, write: ItemWrite): Promise<WriteResult> {
-    const { namespace, key, token, content } = write;
-    const identity = {
-      pk: partitionKeyOf(namespace, key),
-      ns: namespace,
-      k: key,
-      tok: token,
-      tb: tokenBucket(token),
-      mt: write.modifiedAtMs,
-    };
-    const body = content
-      ? {
-          ct: content.contentType,
-          size: content.size,
-          sha: content.sha256,
-          tomb: false,
-          ttl: content.expiresAtSeconds ?? $remove(),
-          val: content.value ?? $remove(),
-          blob: content.blob?.objectKey ?? $remove(),
-          // Owner writes are the listed copies; a delete takes the key out of the listing index.
-          lp: listingPartitionOf(namespace, token),
-        }
-      : {
-          ct: '',
-          size: 0,
-          sha: '',
-          tomb: true,
-          ttl: write.nowSeconds + tombstoneRetentionSeconds,
-          val: $remove(),
-          blob: $remove(),
-          lp: $remove(),
-        };
+    const { key } = write;
+    const identity = ownerItemIdentity(write.namespace, key, write.token, write.modifiedAtMs);
+    const body = ownerContent(write.namespace, write.token, write.content, write.nowSeconds);
     const precondition = conditionFor(write.precondition, write.nowSeconds);
     // A key locked by a transaction's intent takes no plain write until the intent is resolved.
     const unlocked: Condition<KvEntity> = { attr: 'itx', exists: false };
@@ -402,6 +466,42 @@ export class DynamoShardStore implements ShardStore {
     const resumeAfter = startKey ? String(startKey[shardSchema.keyIndex.sortKey.name]) : undefined;
     return resumeAfter === undefined ? { items, more: false } : { items, more: true, resumeAfter };
   }
+}
+
+/** The key attributes an owner write sets on every item it writes. */
+function ownerItemIdentity(namespace: string, key: string, token: number, modifiedAtMs: number) {
+  return { pk: partitionKeyOf(namespace, key), ns: namespace, k: key, tok: token, tb: tokenBucket(token), mt: modifiedAtMs };
+}
+
+/** The content an owner write leaves: a value, or a tombstone (absent content) kept for the retention period. */
+function ownerContent(namespace: string, token: number, content: ItemWrite['content'], nowSeconds: number) {
+  return content
+    ? {
+        ct: content.contentType,
+        size: content.size,
+        sha: content.sha256,
+        tomb: false,
+        ttl: content.expiresAtSeconds ?? $remove(),
+        val: content.value ?? $remove(),
+        blob: content.blob?.objectKey ?? $remove(),
+        // Owner writes are the listed copies; a delete takes the key out of the listing index.
+        lp: listingPartitionOf(namespace, token),
+      }
+    : {
+        ct: '',
+        size: 0,
+        sha: '',
+        tomb: true,
+        ttl: nowSeconds + tombstoneRetentionSeconds,
+        val: $remove(),
+        blob: $remove(),
+        lp: $remove(),
+      };
+}
+
+/** DynamoDB's ClientRequestToken is at most 36 characters: a digest of the transaction id. */
+function idempotencyTokenOf(id: string): string {
+  return createHash('sha256').update(id).digest('base64url').slice(0, 36);
 }
 
 /** What a placement expects of the key's committed content, as a condition. */

@@ -94,6 +94,11 @@ export class FaultyShardStore implements ShardStore {
   write: ShardStore['write'] = async (table, ...rest) => (this.check(table), this.inner.write(table, ...rest));
   applyReplica: ShardStore['applyReplica'] = async (table, ...rest) => (this.check(table), this.inner.applyReplica(table, ...rest));
   list: ShardStore['list'] = async (table, ...rest) => (this.check(table), this.inner.list(table, ...rest));
+  getMany: ShardStore['getMany'] = async (table, ...rest) => (this.check(table), this.inner.getMany(table, ...rest));
+  writeAtomically: ShardStore['writeAtomically'] = async (table, ...rest) => (
+    this.check(table),
+    this.inner.writeAtomically(table, ...rest)
+  );
   versionsInRange: ShardStore['versionsInRange'] = async (table, ...rest) => (
     this.check(table),
     this.inner.versionsInRange(table, ...rest)

@@ -23,7 +23,7 @@ import { IntentConflictError, PreconditionFailedError, RingstoreError, isRingsto
 import { isCrashInjected } from './faults';
 import { forEachBounded } from './bounded';
 import { cacheEntryOf, IntentResolver } from './intents';
-import { isLive } from './item';
+import { isLive, tombstoneRetentionSeconds } from './item';
 import type { ReplicationService } from './replication';
 import type { RingSource } from './ring-source';
 import { planTransaction, type PlannedWrite, type TxnLimits, type TxnOp } from './txn-plan';
@@ -34,6 +34,8 @@ export interface TxnServiceLimits extends TxnLimits {
   txnReadBytesMax: number;
   /** Attempts to place one intent while resolving other transactions' intents on the key. */
   intentAttemptsMax: number;
+  /** Keys of a one-shard transaction committed by one atomic write; more use two-phase commit. */
+  atomicKeysMax: number;
   /** Keys of one participant worked on at once (prepare, commit, abort). */
   intentConcurrencyMax: number;
 }
@@ -53,7 +55,10 @@ export interface TxnDeps {
 /** What a participant saw of a key when it locked or read it. */
 export interface Observed {
   key: string;
+  /** The live version (0: absent, deleted or expired). */
   version: number;
+  /** The stored version, which a write continues from (a deleted key's tombstone keeps counting). */
+  storedVersion: number;
   found: boolean;
   valueBase64?: string;
   contentType?: string;
@@ -133,6 +138,85 @@ export class TransactionService {
         read.from === 'committed' ? read : { key: read.key, from: 'transaction', write: writeJsonOf(read.write) },
       ),
     };
+  }
+
+  /**
+   * A transaction whose keys all live on one shard needs no coordinator: its keys are read (at one
+   * instant when it only reads), then every write and every version it read is committed by one
+   * atomic write on that shard, conditioned on each key being as read and free of intents. No record
+   * and no intent is written, so nothing is left to recover. Undefined when the transaction does not
+   * qualify (several shards, more keys than one atomic write takes) or met another transaction on the
+   * way (an intent, a key changed since it was read): the two-phase commit then runs it, and nothing
+   * was written. docs/transactions.md, "One shard".
+   */
+  async commitOnOneShard(execution: TxnExecution): Promise<TxnOutcome | undefined> {
+    const [participant, ...others] = execution.participants;
+    if (!participant || others.length > 0 || participant.keys.length > this.deps.limits.atomicKeysMax) return undefined;
+    const { table } = participant;
+    const keys = participant.keys.map((key) => key.key);
+    const items = await this.deps.shards.getMany(table, execution.namespace, keys, { atomic: execution.kind === 'readOnly' });
+    if ([...items.values()].some((item) => item.intent)) return undefined;
+    const observed: Observed[] = [];
+    for (const key of participant.keys) {
+      const item = items.get(key.key);
+      let seen: Observed;
+      try {
+        seen = this.observe(execution, key.key, item);
+      } catch (error) {
+        if (!isRingstoreError(error, 'request.tooLarge')) throw error;
+        return this.outcome(execution, [], { status: 'aborted', abort: { reason: 'tooLarge', key: key.key, message: error.message } });
+      }
+      const expected = key.expectVersion === undefined ? !key.mustBeLive || seen.found : seen.version === key.expectVersion;
+      if (!expected) return this.outcome(execution, [], { status: 'aborted', abort: this.preconditionAbort(key, item) });
+      observed.push(seen);
+    }
+    const prepared = [{ table, observed }];
+    if (execution.kind === 'readOnly') return this.outcome(execution, prepared, { status: 'committed' });
+    // The deliberately broken mode the serializability suites must catch: keys only read are not checked.
+    const skipChecks = this.deps.faults?.isBroken('txnSkipValidation') ?? false;
+    const nowMs = this.deps.clock.nowMs();
+    const entries = participant.keys
+      .filter((key) => key.write !== undefined || !skipChecks)
+      .map((key) => ({
+        key: key.key,
+        token: key.token,
+        seenVersion: items.get(key.key)?.version,
+        ...(key.write ? { write: intentContentOf(key.write) } : {}),
+      }));
+    const result = await this.deps.shards.writeAtomically(table, {
+      namespace: execution.namespace,
+      entries,
+      idempotencyToken: execution.txid,
+      nowSeconds: Math.floor(nowMs / 1000),
+      modifiedAtMs: nowMs,
+    });
+    if (!result.committed) return undefined;
+    this.deps.faults?.reach('txn.afterAtomicCommit');
+    await this.afterAtomicCommit(execution, participant.keys, items, nowMs);
+    return this.outcome(execution, prepared, { status: 'committed' });
+  }
+
+  /** What a commit does after its writes: the caches, and the replicas at once when the request asked for strong. */
+  private async afterAtomicCommit(
+    execution: TxnExecution,
+    keys: readonly ParticipantKey[],
+    before: ReadonlyMap<string, StoredItem>,
+    nowMs: number,
+  ): Promise<void> {
+    const ring = await this.deps.ring.current();
+    await forEachBounded(
+      keys.filter((key) => key.write),
+      this.deps.limits.intentConcurrencyMax,
+      async (key) => {
+        const applied = committedItemOf(execution.namespace, key, (before.get(key.key)?.version ?? 0) + 1, nowMs);
+        await this.deps.cache?.put(execution.namespace, key.key, cacheEntryOf(applied));
+        if (execution.consistency === 'strong') {
+          const [, ...replicas] = ring.replicasOf(key.token);
+          await this.deps.replication.fanOut(applied, replicas);
+        }
+        return 'continue';
+      },
+    );
   }
 
   /** State Begin: the pending record, written before any intent (read-only transactions have none). */
@@ -303,12 +387,12 @@ export class TransactionService {
     const writes = execution.participants
       .flatMap((participant) => participant.keys.filter((key) => key.write))
       .sort((a, b) => a.position - b.position)
-      .map((key) => ({ key: key.key, version: (observed.get(key.key)?.version ?? 0) + 1 }));
+      .map((key) => ({ key: key.key, version: (observed.get(key.key)?.storedVersion ?? 0) + 1 }));
     const reads = execution.reads.map((read) => {
       if (read.from === 'transaction') {
         if (read.write.kind === 'delete') return { key: read.key, found: false };
         // The transaction's own write: the version it committed as.
-        const version = (observed.get(read.key)?.version ?? 0) + 1;
+        const version = (observed.get(read.key)?.storedVersion ?? 0) + 1;
         return { key: read.key, found: true, version, valueBase64: read.write.valueBase64 ?? '', contentType: read.write.contentType };
       }
       const seen = observed.get(read.key);
@@ -438,10 +522,12 @@ export class TransactionService {
   }
 
   private observe(execution: TxnExecution, key: string, item: StoredItem | undefined): Observed {
-    if (!isLive(item, this.nowSeconds())) return { key, version: 0, found: false };
+    // Read before the liveness guard, which narrows a dead item away.
+    const storedVersion = item?.version ?? 0;
+    if (!isLive(item, this.nowSeconds())) return { key, version: 0, storedVersion, found: false };
     // Only a key a `get` reads in its committed state needs its value carried to the answer.
     const needed = execution.reads.some((read) => read.key === key && read.from === 'committed');
-    if (!needed) return { key, version: item.version, found: true };
+    if (!needed) return { key, version: item.version, storedVersion: item.version, found: true };
     const bytes = item.value?.byteLength ?? 0;
     if (bytes > this.deps.limits.txnReadBytesMax || item.blob) {
       throw new RingstoreError(
@@ -452,7 +538,14 @@ export class TransactionService {
         },
       );
     }
-    return { key, version: item.version, found: true, valueBase64: base64(item.value ?? new Uint8Array(0)), contentType: item.contentType };
+    return {
+      key,
+      version: item.version,
+      storedVersion: item.version,
+      found: true,
+      valueBase64: base64(item.value ?? new Uint8Array(0)),
+      contentType: item.contentType,
+    };
   }
 
   private preconditionAbort(key: ParticipantKey, current: StoredItem | undefined): Abort {
@@ -496,6 +589,24 @@ function intentContentOf(write: WriteJson) {
     sha256: write.sha256,
     ...(write.kind === 'put' ? { value: Buffer.from(write.valueBase64 ?? '', 'base64') } : {}),
   };
+}
+
+/** The item an atomic commit left on a key, as the shard store wrote it. */
+function committedItemOf(namespace: string, key: ParticipantKey, version: number, nowMs: number): StoredItem {
+  const write = key.write!;
+  const base = { namespace, key: key.key, token: key.token, version, modifiedAtMs: nowMs };
+  if (write.kind === 'delete') {
+    return {
+      ...base,
+      contentType: '',
+      size: 0,
+      sha256: '',
+      tombstone: true,
+      expiresAtSeconds: Math.floor(nowMs / 1000) + tombstoneRetentionSeconds,
+    };
+  }
+  const value = new Uint8Array(Buffer.from(write.valueBase64 ?? '', 'base64'));
+  return { ...base, contentType: write.contentType, size: write.size, sha256: write.sha256, tombstone: false, value };
 }
 
 function participantOf(execution: TxnExecution, table: string): Participant {

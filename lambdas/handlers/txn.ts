@@ -1,4 +1,5 @@
-// POST /v1/txn: plans the transaction and runs the state machine synchronously; the outcome is the answer.
+// POST /v1/txn: plans the transaction; one whose keys live on one shard commits here in one atomic write,
+// any other runs the state machine synchronously. The outcome is the answer.
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { TxnBody, TxnQuery } from '../../schemas/api';
@@ -31,7 +32,7 @@ export function txnHandler(wiring: Wiring) {
             consistency: consistency ?? principal.writeConsistency,
             ...(body.timeoutMs === undefined ? {} : { timeoutMs: body.timeoutMs }),
           });
-          const outcome = await transactions.run(execution);
+          const outcome = (await txns.commitOnOneShard(execution)) ?? (await transactions.run(execution));
           if (outcome.status === 'aborted') throw txnAbortError(outcome);
           const reads = outcome.reads.map(({ valueBase64, ...read }) => ({
             ...read,

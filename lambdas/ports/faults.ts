@@ -31,6 +31,8 @@ export const transactionCrashPoints = [
   'txn.afterPrepare',
   /** The decision is written; no intent is applied or cleared yet. */
   'txn.afterDecide',
+  /** A one-shard transaction's atomic write is done; the caches and a strong request's replicas are not. */
+  'txn.afterAtomicCommit',
 ] as const;
 
 export const crashPoints = [...replicationCrashPoints, ...transactionCrashPoints] as const;

@@ -64,6 +64,35 @@ export interface WriteResult {
   previous?: StoredItem;
 }
 
+/**
+ * One key of an atomic write on one shard: the stored version it was read at (absent: no item), and
+ * the write it ends with (absent: the key is only checked, its version must still hold).
+ */
+export interface AtomicEntry {
+  key: string;
+  token: number;
+  seenVersion: number | undefined;
+  write?: {
+    kind: Intent['kind'];
+    contentType: string;
+    size: number;
+    sha256: string;
+    value?: Uint8Array;
+  };
+}
+
+export interface AtomicWrite {
+  namespace: string;
+  entries: AtomicEntry[];
+  /** Makes a retried request (the SDK's retry of a request whose answer was lost) a no-op: the transaction id. */
+  idempotencyToken: string;
+  nowSeconds: number;
+  modifiedAtMs: number;
+}
+
+/** Refused: a key was no longer as read (or a concurrent transaction held it); nothing was written. */
+export type AtomicWriteResult = { committed: true } | { committed: false; key?: string };
+
 /** A read of one partition of the listing index: one shard's keys of one bucket of a namespace. */
 export interface ListQuery {
   namespace: string;
@@ -101,6 +130,16 @@ export interface ShardStore {
    * `listed`: the table is the key's owner (a repair of the owner's copy), so a live copy joins the listing index.
    */
   applyReplica(table: string, item: StoredItem, options: { nowSeconds: number; listed: boolean }): Promise<boolean>;
+  /**
+   * Items of keys of one shard, read consistently (absent keys are missing from the map). `atomic`: at
+   * one instant (TransactGetItems, at most atomicKeysMax keys); else a batch read.
+   */
+  getMany(table: string, namespace: string, keys: readonly string[], options: { atomic: boolean }): Promise<Map<string, StoredItem>>;
+  /**
+   * Writes and checks keys of one shard in one atomic request (TransactWriteItems, at most atomicKeysMax
+   * entries): each key must hold the version it was read at and no intent; each write gets that version + 1.
+   */
+  writeAtomically(table: string, input: AtomicWrite): Promise<AtomicWriteResult>;
   /** The owner's live keys of one listing partition, in key order (replicas' copies are not listed). */
   list(table: string, query: ListQuery): Promise<ListPage>;
   /** The versions of every key whose token is in (start, end], in token order, read from the token index. */

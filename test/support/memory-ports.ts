@@ -7,6 +7,8 @@ import { compareKeys } from '../../lambdas/core/listing';
 import { Ring, initialRingState, listingBucketOf } from '../../lambdas/core/ring';
 import { ReplicationService } from '../../lambdas/core/replication';
 import type {
+  AtomicWrite,
+  AtomicWriteResult,
   BlobStore,
   Clock,
   Hint,
@@ -217,6 +219,58 @@ export class MemoryShardStore implements ShardStore {
           },
     );
     return previous ? { version, previous } : { version };
+  }
+
+  async getMany(table: string, namespace: string, keys: readonly string[]): Promise<Map<string, StoredItem>> {
+    const items = this.table(table);
+    return new Map(keys.flatMap((key) => (items.has(`${namespace}#${key}`) ? [[key, items.get(`${namespace}#${key}`)!] as const] : [])));
+  }
+
+  /** Requests of writeAtomically, so a test can see a transaction took the one-shard path. */
+  atomicWrites = 0;
+
+  async writeAtomically(table: string, input: AtomicWrite): Promise<AtomicWriteResult> {
+    this.atomicWrites += 1;
+    const items = this.table(table);
+    for (const entry of input.entries) {
+      const current = items.get(`${input.namespace}#${entry.key}`);
+      const asRead = entry.seenVersion === undefined ? !current : current?.version === entry.seenVersion && !current.intent;
+      if (!asRead) return { committed: false, key: entry.key };
+    }
+    for (const entry of input.entries) {
+      if (!entry.write) continue;
+      const id = `${input.namespace}#${entry.key}`;
+      const base = {
+        namespace: input.namespace,
+        key: entry.key,
+        token: entry.token,
+        version: (entry.seenVersion ?? 0) + 1,
+        modifiedAtMs: input.modifiedAtMs,
+      };
+      const { write } = entry;
+      items.set(
+        id,
+        write.kind === 'put'
+          ? {
+              ...base,
+              contentType: write.contentType,
+              size: write.size,
+              sha256: write.sha256,
+              tombstone: false,
+              value: write.value ?? new Uint8Array(0),
+            }
+          : {
+              ...base,
+              contentType: '',
+              size: 0,
+              sha256: '',
+              tombstone: true,
+              expiresAtSeconds: input.nowSeconds + tombstoneRetentionSeconds,
+            },
+      );
+      this.setListed(table, id, write.kind === 'put');
+    }
+    return { committed: true };
   }
 
   async list(table: string, query: ListQuery): Promise<ListPage> {

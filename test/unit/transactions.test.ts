@@ -31,6 +31,7 @@ const txnLimits = {
   txnReadBytesMax: 160 * 1024,
   intentAttemptsMax: 4,
   intentConcurrencyMax: 4,
+  atomicKeysMax: 100,
 };
 
 function setup() {
@@ -346,5 +347,155 @@ describe('bank invariant (seeded, in memory)', () => {
       ),
       { numRuns: 60 },
     );
+  });
+});
+
+describe('one shard: one atomic write, no coordinator', () => {
+  /** `count` keys owned by one shard. */
+  const keysOnOneShard = (label: string, count: number) => {
+    const keys: string[] = [];
+    for (let i = 0; keys.length < count; i += 1) {
+      const key = `${label}-${i}`;
+      if (keys.length === 0 || ownerOf(key) === ownerOf(keys[0]!)) keys.push(key);
+    }
+    return keys;
+  };
+  const keysOnTwoShards = (label: string) => {
+    const [first] = keysOnOneShard(label, 1);
+    for (let i = 0; ; i += 1) if (ownerOf(`${label}-other-${i}`) !== ownerOf(first!)) return [first!, `${label}-other-${i}`];
+  };
+  const oneShard = async (setupResult: ReturnType<typeof setup>, ops: TxnOp[], consistency: 'eventual' | 'strong' = 'eventual') =>
+    setupResult.txns.commitOnOneShard(await setupResult.txns.plan('ns', ops, { consistency }));
+
+  it('commits a read-write transaction in one atomic write with no record and no intent', async () => {
+    const context = setup();
+    const [a, b] = keysOnOneShard('rw', 2);
+    await context.kv.put('ns', a!, { value: text('10'), contentType: 'text/plain' });
+
+    const outcome = await oneShard(context, [{ op: 'get', key: a! }, put(a!, '11'), put(b!, 'new')]);
+
+    expect(outcome).toMatchObject({
+      status: 'committed',
+      writes: [
+        { key: a, version: 2 },
+        { key: b, version: 1 },
+      ],
+      reads: [{ key: a, found: true, version: 1 }],
+    });
+    expect(context.shards.atomicWrites).toBe(1);
+    expect(context.records.records.size).toBe(0);
+    expect(await context.valueOf(a!)).toEqual({ value: '11', version: 2 });
+    expect(context.shards.peek(ownerOf(b!), 'ns', b!)?.intent).toBeUndefined();
+  });
+
+  it('answers a failed expectation as 2PC does, writing nothing', async () => {
+    const context = setup();
+    const [a, b] = keysOnOneShard('pre', 2);
+    await context.kv.put('ns', a!, { value: text('x'), contentType: 'text/plain' });
+
+    const stale = await oneShard(context, [put(a!, 'y', 5), put(b!, 'z')]);
+    const missing = await oneShard(context, [{ op: 'delete', key: b! }]);
+
+    expect(stale).toMatchObject({ status: 'aborted', reason: 'precondition', key: a });
+    expect(missing).toMatchObject({ status: 'aborted', reason: 'notFound', key: b });
+    expect(context.shards.atomicWrites).toBe(0);
+    expect(await context.valueOf(b!)).toBeUndefined();
+  });
+
+  it('leaves to 2PC a transaction over several shards, or one that meets an intent or a key changed since it was read', async () => {
+    const context = setup();
+    expect(
+      await oneShard(
+        context,
+        keysOnTwoShards('two').map((key) => put(key, 'v')),
+      ),
+    ).toBeUndefined();
+
+    // Another transaction's intent on a key: 2PC resolves it (wound-wait), the atomic path does not try.
+    const [locked] = keysOnOneShard('locked', 1);
+    await context.shards.placeIntent(ownerOf(locked!), {
+      namespace: 'ns',
+      key: locked!,
+      token: tokenOf('ns', locked!),
+      mustBeLive: false,
+      nowSeconds: 0,
+      intent: { txid: '0-other', kind: 'put', contentType: 'text/plain', size: 1, sha256: '', value: text('o'), placedAtMs: 0 },
+    });
+    expect(await oneShard(context, [put(locked!, 'mine')])).toBeUndefined();
+
+    // A write lands between the read and the atomic write: refused as a whole, nothing written.
+    const [raced, other] = keysOnOneShard('raced', 2);
+    const getMany = context.shards.getMany.bind(context.shards);
+    context.shards.getMany = async (...args) => {
+      const items = await getMany(...args);
+      await context.kv.put('ns', raced!, { value: text('racer'), contentType: 'text/plain' });
+      return items;
+    };
+    expect(await oneShard(context, [{ op: 'get', key: raced! }, put(other!, 'w')])).toBeUndefined();
+    expect(await context.valueOf(other!)).toBeUndefined();
+    expect(await context.valueOf(raced!)).toEqual({ value: 'racer', version: 1 });
+  });
+
+  it('reads a read-only transaction at one instant and writes nothing', async () => {
+    const context = setup();
+    const [a, b] = keysOnOneShard('ro', 2);
+    await context.kv.put('ns', a!, { value: text('A'), contentType: 'text/plain' });
+
+    const outcome = await oneShard(context, [
+      { op: 'get', key: a! },
+      { op: 'get', key: b! },
+    ]);
+
+    expect(outcome).toMatchObject({
+      status: 'committed',
+      writes: [],
+      reads: [
+        { key: a, found: true, version: 1 },
+        { key: b, found: false },
+      ],
+    });
+    expect(context.shards.atomicWrites).toBe(0);
+  });
+
+  it('does not check keys it only reads when the broken mode is armed (the serializability suites must catch it)', async () => {
+    const context = setup();
+    const [readOnly, written] = keysOnOneShard('broken', 2);
+    await context.kv.put('ns', readOnly!, { value: text('r'), contentType: 'text/plain' });
+    const getMany = context.shards.getMany.bind(context.shards);
+    context.shards.getMany = async (...args) => {
+      const items = await getMany(...args);
+      await context.kv.put('ns', readOnly!, { value: text('changed'), contentType: 'text/plain' });
+      return items;
+    };
+    context.faults.broken.add('txnSkipValidation');
+
+    expect(await oneShard(context, [{ op: 'get', key: readOnly! }, put(written!, 'w')])).toMatchObject({ status: 'committed' });
+  });
+
+  it('reports the version a key continues from after a delete, on both paths', async () => {
+    const context = setup();
+    const [atomic] = keysOnOneShard('after-delete', 1);
+    for (const key of [atomic!, 'after-delete-2pc']) {
+      await context.kv.put('ns', key, { value: text('1'), contentType: 'text/plain' });
+      await context.kv.delete('ns', key, {});
+    }
+
+    const viaAtomic = await oneShard(context, [put(atomic!, 'again')]);
+    const via2pc = await context.run([put('after-delete-2pc', 'again')]);
+
+    expect(viaAtomic).toMatchObject({ status: 'committed', writes: [{ key: atomic, version: 3 }] });
+    expect(via2pc).toMatchObject({ status: 'committed', writes: [{ key: 'after-delete-2pc', version: 3 }] });
+    expect(await context.valueOf(atomic!)).toEqual({ value: 'again', version: 3 });
+    expect(await context.valueOf('after-delete-2pc')).toEqual({ value: 'again', version: 3 });
+  });
+
+  it("copies a strong transaction's writes to the replicas before it answers", async () => {
+    const context = setup();
+    const [key] = keysOnOneShard('strong', 1);
+
+    await oneShard(context, [put(key!, 's')], 'strong');
+
+    const replicas = ring.replicasOf(tokenOf('ns', key!)).slice(1);
+    for (const replica of replicas) expect(context.shards.peek(replica.table, 'ns', key!)?.version).toBe(1);
   });
 });
