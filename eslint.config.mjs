@@ -31,8 +31,8 @@ const layers = [
     message: 'adapters implement ports; they are wired, they do not wire.',
   },
   {
-    // Except the decoder of the replicator's input (a DynamoDB stream event), which needs the item codec, as
-    // lambdas/http decodes API Gateway events for the HTTP handlers.
+    // Except the decoder of the replicator's and the applier's input (DynamoDB stream events), which needs the
+    // codecs, as lambdas/http decodes API Gateway events for the HTTP handlers.
     files: ['lambdas/handlers/**/*.ts'],
     group: ['../adapters/**', '!../adapters/dynamodb-stream', '../entries/**'],
     message: 'handlers see ports and services, never adapters or entries: the wiring gives them what they use.',

@@ -11,7 +11,7 @@ import { BatchGetItemCommand, type DynamoDBClient, PutItemCommand, TransactWrite
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
 import { startLocalCloud } from '../cdk/local/cloud';
-import { tokenOf } from '../lambdas/core/ring';
+import { listingBucketOf, tokenBucket, tokenOf } from '../lambdas/core/ring';
 import type { TxnOp } from '../lambdas/core/txn-plan';
 import { namesFor } from '../schemas/topology';
 import { type BenchCase, callTimeoutMs, createRawTable, nodeHttpRequest, rawClient, rawTableName } from './cases';
@@ -65,6 +65,7 @@ const isolatedCalls = 40;
 const isolatedCaseIds = [
   'raw.conditionalPut',
   'raw.atomic',
+  'raw.atomicShard',
   'http.txn',
   'http.txn1',
   'diag.txnInProcess',
@@ -86,9 +87,8 @@ const log = (line: string) => console.error(`[bench:txn] ${line}`);
  * `tripleCount` sets of keys: each key of a set owned by a different shard (`spread`), or every key
  * of a set owned by the same shard (the one-shard path: one atomic write, no state machine).
  */
-function keyTriples(ownerOf: (key: string) => string, spread: boolean): string[][] {
+function keyTriples(ownerOf: (key: string) => string, spread: boolean, label = spread ? 'txn' : 'txn1'): string[][] {
   const triples: string[][] = [];
-  const label = spread ? 'txn' : 'txn1';
   for (let n = 0, candidate = 0; n < tripleCount; n += 1) {
     const triple: string[] = [];
     const owners = new Set<string>();
@@ -217,20 +217,44 @@ async function main(): Promise<void> {
     };
     // The one-shard path's two requests, replayed raw on the plain table: a consistent BatchGetItem of
     // the 3 keys, then one TransactWriteItems of 3 conditional puts. What DynamoDB Local charges for them.
-    const rawAtomic = async (i: number) => {
-      const ops = opsOf(i, oneShardTriples);
+    // `onShardTables`: on Ringstore's own shard table (two indexes, a stream), with items of the shape
+    // the one-shard path writes and keys of their own; else on the plain table.
+    const replayTriples = keyTriples(ownerOf, false, 'txnraw');
+    const rawAtomicOf = (onShardTables: boolean) => async (i: number) => {
+      const ops = opsOf(i, onShardTables ? replayTriples : oneShardTriples);
+      const table = onShardTables ? ownerOf(ops[0]!.key) : rawTableName;
       const keyOf = (key: string) => ({ pk: { S: `${principal.namespace}#${key}` } });
+      const shapeOf = (key: string, value: Buffer) => {
+        const token = tokenOf(principal.namespace, key);
+        return {
+          ns: { S: principal.namespace },
+          k: { S: key },
+          tok: { N: String(token) },
+          tb: { N: String(tokenBucket(token)) },
+          lp: { S: `${principal.namespace}#${listingBucketOf(token)}` },
+          mt: { N: String(Date.now()) },
+          size: { N: String(value.length) },
+          sha: { S: 'x'.repeat(64) },
+          tomb: { BOOL: false },
+        };
+      };
       const signal = { abortSignal: AbortSignal.timeout(callTimeoutMs) };
       await client.send(
-        new BatchGetItemCommand({ RequestItems: { [rawTableName]: { Keys: ops.map(({ key }) => keyOf(key)), ConsistentRead: true } } }),
+        new BatchGetItemCommand({ RequestItems: { [table]: { Keys: ops.map(({ key }) => keyOf(key)), ConsistentRead: true } } }),
         signal,
       );
       await client.send(
         new TransactWriteItemsCommand({
           TransactItems: ops.map(({ key, value }) => ({
             Put: {
-              TableName: rawTableName,
-              Item: { ...keyOf(key), v: { N: String(i + 1) }, ct: { S: 'application/octet-stream' }, val: { B: value } },
+              TableName: table,
+              Item: {
+                ...keyOf(key),
+                ...(onShardTables ? shapeOf(key, value) : {}),
+                v: { N: String(i + 1) },
+                ct: { S: 'application/octet-stream' },
+                val: { B: value },
+              },
               ConditionExpression: 'attribute_not_exists(#itx)',
               ExpressionAttributeNames: { '#itx': 'itx' },
             },
@@ -239,6 +263,8 @@ async function main(): Promise<void> {
         signal,
       );
     };
+    const rawAtomic = rawAtomicOf(false);
+    const rawAtomicOnShards = rawAtomicOf(true);
     const inProcessOneShard = async (i: number) => {
       const ops: TxnOp[] = opsOf(i, oneShardTriples).map(({ key, value }) => ({ op: 'put', key, value: new Uint8Array(value) }));
       const execution = await runtime().txns.plan(principal.namespace, ops, { consistency: 'eventual' });
@@ -270,6 +296,13 @@ async function main(): Promise<void> {
     const cases: BenchCase[] = [
       { id: 'raw.conditionalPut', label: 'raw conditional PutItem', layer: 'raw', kind: 'conditionalPut', run: rawConditionalPut },
       { id: 'raw.atomic', label: 'raw BatchGetItem + TransactWriteItems, 3 keys', layer: 'raw', kind: 'atomic', run: rawAtomic },
+      {
+        id: 'raw.atomicShard',
+        label: 'the same on a shard table, item as written',
+        layer: 'raw',
+        kind: 'atomic',
+        run: rawAtomicOnShards,
+      },
       { id: 'http.txn', label: 'HTTP transaction, 3 puts on 3 shards', layer: 'http', kind: 'txn', run: httpTxn },
       { id: 'http.txn1', label: 'HTTP transaction, 3 puts on 1 shard', layer: 'http', kind: 'txn', run: httpTxnOneShard },
       {

@@ -177,7 +177,8 @@ export type HandlerName =
   | 'maintenance'
   | 'txn'
   | 'txnStep'
-  | 'txnSweeper';
+  | 'txnSweeper'
+  | 'txnApplier';
 
 /** What a handler may touch; the CDK app grants exactly this (least privilege). */
 export interface HandlerSpec {
@@ -195,6 +196,8 @@ export interface HandlerSpec {
   stateMachineTask?: boolean;
   /** Invoked by the shard tables' streams (one event source mapping per shard). */
   shardStreams?: boolean;
+  /** Invoked by the transaction table's stream. */
+  txnStream?: boolean;
   /** Invoked on a schedule (EventBridge in AWS, a timer in the local cloud). */
   everyMinutes?: number;
   memoryMb: number;
@@ -338,6 +341,19 @@ export const handlers: Record<HandlerName, HandlerSpec> = {
     everyMinutes: txnLimits.sweeperEveryMinutes,
     memoryMb: 512,
     timeoutSeconds: 120,
+  },
+  txnApplier: {
+    entry: 'lambdas/entries/txn-applier.ts',
+    description: "Applies each committed eventual transaction's intents from the transaction table's stream",
+    // Reads the intents of the committed keys and applies them; the records arrive in the stream.
+    shardTables: 'readWrite',
+    controlTable: 'none',
+    hintsTable: 'none',
+    blobBucket: 'none',
+    txnTable: 'none',
+    txnStream: true,
+    memoryMb: 512,
+    timeoutSeconds: 60,
   },
 };
 

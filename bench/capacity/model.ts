@@ -65,7 +65,7 @@ export const assumedDurationsMs: Record<MixOperation, number> = {
   // One shard: a batch read and one atomic write in the handler. Several: the handler waits for the
   // whole synchronous execution, whose steps each run about as long as a PUT.
   txn1Shard: 25,
-  txn3Shards: 120,
+  txn3Shards: 100,
 };
 const txnStepDurationMs = 15;
 /** Replicator CPU per stream record (two conditional PutItems in parallel), ms. */
@@ -171,43 +171,37 @@ function directUnits(operation: MixOperation, valueBytes: number): { writeUnits:
 
 const lambdaGbSeconds = (memoryMb: number, durationMs: number) => (memoryMb / 1024) * (durationMs / 1000);
 
-/** Owner writes per operation: each is one stream record the replicator copies to the other replicas. */
-const replicatedRecords: Record<MixOperation, number> = {
-  getEventual: 0,
-  getStrong: 0,
-  putEventual: 1,
-  putStrong: 1,
-  deleteEventual: 1,
-  list: 0,
-  txn1Shard: 3,
-  txn3Shards: 3,
-};
-
-/** Task invocations of the transaction workflow (Begin, Prepare per shard, Decide, Commit per shard). */
-const workflowSteps: Record<MixOperation, number> = {
-  getEventual: 0,
-  getStrong: 0,
-  putEventual: 0,
-  putStrong: 0,
-  deleteEventual: 0,
-  list: 0,
-  // One shard: one atomic write in the txn handler, no workflow.
-  txn1Shard: 0,
-  txn3Shards: 8,
+/**
+ * The Lambda work behind each operation besides its API handler: `records`, owner writes (each one
+ * stream record the replicator copies to the other replicas); `steps`, task invocations of the
+ * transaction workflow (Begin, Prepare per shard, Decide: an eventual commit is then applied by the
+ * applier from the transaction table's stream, not by Commit tasks; one shard runs no workflow);
+ * `applierMs`, the applier's work (a batched read of the keys and their applies), invoked per batch.
+ */
+const backgroundWork: Record<MixOperation, { records: number; steps: number; applierMs: number }> = {
+  getEventual: { records: 0, steps: 0, applierMs: 0 },
+  getStrong: { records: 0, steps: 0, applierMs: 0 },
+  putEventual: { records: 1, steps: 0, applierMs: 0 },
+  putStrong: { records: 1, steps: 0, applierMs: 0 },
+  deleteEventual: { records: 1, steps: 0, applierMs: 0 },
+  list: { records: 0, steps: 0, applierMs: 0 },
+  txn1Shard: { records: 3, steps: 0, applierMs: 0 },
+  txn3Shards: { records: 3, steps: 5, applierMs: 10 },
 };
 
 /** Lambda invocations and GB-seconds of one operation (the API's handler, transaction steps, the replicator's share). */
 function lambdaUse(operation: MixOperation) {
   const isTxn = operation === 'txn1Shard' || operation === 'txn3Shards';
   const front = isTxn ? handlers.txn : operation.startsWith('get') || operation === 'list' ? handlers.kvRead : handlers.kvWrite;
-  const steps = workflowSteps[operation];
-  const records = replicatedRecords[operation];
-  const concurrencyMs = assumedDurationsMs[operation] + steps * txnStepDurationMs + records * replicatorMsPerRecord;
+  const { steps, records, applierMs } = backgroundWork[operation];
+  const concurrencyMs = assumedDurationsMs[operation] + steps * txnStepDurationMs + records * replicatorMsPerRecord + applierMs;
   const gbSeconds =
     lambdaGbSeconds(front.memoryMb, assumedDurationsMs[operation]) +
     steps * lambdaGbSeconds(handlers.txnStep.memoryMb, txnStepDurationMs) +
-    records * lambdaGbSeconds(handlers.replicator.memoryMb, replicatorMsPerRecord);
-  const invocations = 1 + steps + records / replicationDefaults.streamBatchSize;
+    records * lambdaGbSeconds(handlers.replicator.memoryMb, replicatorMsPerRecord) +
+    lambdaGbSeconds(handlers.txnApplier.memoryMb, applierMs);
+  const applierInvocations = applierMs > 0 ? 1 / replicationDefaults.streamBatchSize : 0;
+  const invocations = 1 + steps + records / replicationDefaults.streamBatchSize + applierInvocations;
   return {
     invocations,
     gbSeconds,

@@ -92,7 +92,14 @@ export const operationCosts: Record<OperationName, OperationCost> = {
     refusedWrites: {},
   },
   'txn 3 puts on 3 shards': {
-    requests: { 'PutItem shards': 6, 'PutItem txn': 1, 'UpdateItem shards': 6, 'UpdateItem txn': 1 },
+    requests: {
+      'BatchGetItem keys shards': 3,
+      'BatchGetItem shards': 1,
+      'PutItem shards': 6,
+      'PutItem txn': 1,
+      'UpdateItem shards': 6,
+      'UpdateItem txn': 1,
+    },
     writeUnits: { shards: 12, 'shards.byKey': 3, 'shards.byToken': 12, txn: 2, 'txn.byDeadline': 1 },
     readUnits: {},
     refusedWrites: {},

@@ -68,10 +68,11 @@ export const streamReadActions = ['dynamodb:DescribeStream', 'dynamodb:GetRecord
  */
 export const streamListAction = 'dynamodb:ListStreams';
 
-function streamStatements(spec: HandlerSpec, tables: DataRefs['shardTables']): PolicyStatement[] {
-  if (!spec.shardStreams) return [];
-  const streamArns = tables.map((table, shardId) => {
-    if (!table.streamArn) throw new Error(`handler reads the shard streams, but shard ${shardId}'s stream ARN is not known`);
+function streamStatements(spec: HandlerSpec, data: DataRefs): PolicyStatement[] {
+  const tables = [...(spec.shardStreams ? data.shardTables : []), ...(spec.txnStream ? [data.txnTable] : [])];
+  if (tables.length === 0) return [];
+  const streamArns = tables.map((table) => {
+    if (!table.streamArn) throw new Error(`handler reads the stream of ${table.name}, but its stream ARN is not known`);
     return table.streamArn;
   });
   return [
@@ -114,7 +115,7 @@ export function accessStatements(spec: HandlerSpec, data: DataRefs): PolicyState
     ...tableStatements(spec.controlTable, [data.controlTable]),
     ...tableStatements(spec.hintsTable, [data.hintsTable]),
     ...tableStatements(spec.txnTable ?? 'none', [data.txnTable]),
-    ...streamStatements(spec, data.shardTables),
+    ...streamStatements(spec, data),
     ...bucketStatements(spec.blobBucket, data.blobBucket),
   ];
 }

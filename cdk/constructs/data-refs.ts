@@ -1,7 +1,7 @@
 // ARNs of the data plane, rebuilt from topology names rather than imported from the data stack.
 // Names are the contract (schemas/topology.ts): no CloudFormation exports tie the stacks together,
 // so the shard count can grow or shrink without the export-in-use deadlock. The one exception is
-// each shard table's stream ARN (it carries the stream's creation time): it comes from the data stack
+// each stream ARN (shard tables', the transaction table's: it carries the stream's creation time): it comes from the data stack
 // as a weak reference (`Fn::GetStackOutput`, cdk.json's defaultCrossStackReferences), never an export.
 import { Stack } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
@@ -22,6 +22,7 @@ export interface TableRef {
   indexArns: string[];
 }
 
+/** A table with a stream: the shard tables and the transaction table. */
 export interface ShardTableRef extends TableRef {
   /** ARN of the table's stream (NEW_AND_OLD_IMAGES), when the stack was given the data stack's. */
   streamArn?: string;
@@ -31,8 +32,8 @@ export interface DataRefs {
   shardTables: ShardTableRef[];
   controlTable: TableRef;
   hintsTable: TableRef;
-  /** Transaction records (2PC coordinator state) and their deadline index. */
-  txnTable: TableRef;
+  /** Transaction records (2PC coordinator state), their deadline index, and their stream when given. */
+  txnTable: ShardTableRef;
   blobBucket: { name: string; arn: string; objectArn(prefix: string): string };
 }
 
@@ -40,7 +41,13 @@ export interface DataRefs {
  * ARNs of the shard tables (and their streams, when given), the control, hints and transaction tables and the blob
  * bucket of one deployment, in `scope`'s stack (same account and region as the data stack).
  */
-export function dataRefs(scope: Construct, names: Names, shardCount: number, shardStreamArns?: readonly string[]): DataRefs {
+export function dataRefs(
+  scope: Construct,
+  names: Names,
+  shardCount: number,
+  streams: { shards?: readonly string[]; txn?: string } = {},
+): DataRefs {
+  const { shards: shardStreamArns } = streams;
   if (shardStreamArns && shardStreamArns.length !== shardCount) {
     throw new Error(`${shardStreamArns.length} shard stream ARNs for ${shardCount} shards`);
   }
@@ -57,7 +64,7 @@ export function dataRefs(scope: Construct, names: Names, shardCount: number, sha
     })),
     controlTable: table(names.controlTable, []),
     hintsTable: table(names.hintsTable, []),
-    txnTable: table(names.txnTable, txnIndexNames),
+    txnTable: { ...table(names.txnTable, txnIndexNames), ...(streams.txn ? { streamArn: streams.txn } : {}) },
     blobBucket: { name: names.blobBucket, arn: bucketArn, objectArn: (prefix) => `${bucketArn}/${prefix}*` },
   };
 }

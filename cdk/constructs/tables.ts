@@ -136,6 +136,8 @@ export class TxnTable extends Construct {
     this.table = new Table(this, 'Table', {
       tableName: props.names.txnTable,
       partitionKey: cdkKey(txnSchema.partitionKey),
+      // Decisions feed the applier: an eventual transaction is answered at its decision and applied from here.
+      stream: StreamViewType.NEW_AND_OLD_IMAGES,
       timeToLiveAttribute: txnSchema.ttlAttribute,
       ...keptTable,
     });

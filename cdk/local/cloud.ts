@@ -107,6 +107,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   });
   let gateway: RunningGateway | undefined;
   let poller: RunningStreamPoller | undefined;
+  let txnPoller: RunningStreamPoller | undefined;
   let schedule: RunningSchedule | undefined;
   let sweeper: RunningSchedule | undefined;
   let wiring: Wiring | undefined;
@@ -174,6 +175,15 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       checkpointFile: join(options.home, `stream-checkpoints-${stage}.json`),
       log,
     });
+    // The transaction table's stream feeds the applier (eventual transactions are applied from it).
+    txnPoller = await startStreamPoller({
+      endpoint: engines.dynamodbEndpoint,
+      tables: [names.txnTable],
+      handler: build('txnApplier', wiring),
+      batchSize: replicationDefaults.streamBatchSize,
+      checkpointFile: join(options.home, `txn-stream-checkpoints-${stage}.json`),
+      log,
+    });
     schedule = startSchedule({
       handler: build('maintenance', wiring),
       name: 'maintenance',
@@ -194,7 +204,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       ...(faults ? { faults } : {}),
       log,
     });
-    const running = { gateway, poller, schedule, sweeper, wiring };
+    const running = { gateway, poller, txnPoller, schedule, sweeper, wiring };
     return {
       url: running.gateway.url,
       apiKey: keys.apiKey,
@@ -202,12 +212,16 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       engines,
       faultInjection: Boolean(faults),
       wiring: running.wiring,
-      replicationCaughtUp: () => running.poller.caughtUp(),
+      replicationCaughtUp: async () => {
+        await running.txnPoller.caughtUp();
+        await running.poller.caughtUp();
+      },
       stop: async () => {
         await running.gateway.stop();
         await running.schedule.stop();
         await running.sweeper.stop();
         await running.poller.stop();
+        await running.txnPoller.stop();
         await closeConnections(running.wiring);
         await engines.stop();
       },
@@ -217,6 +231,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     await schedule?.stop();
     await sweeper?.stop();
     await poller?.stop();
+    await txnPoller?.stop();
     if (wiring) await closeConnections(wiring);
     await engines.stop();
     throw error;

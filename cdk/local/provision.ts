@@ -3,7 +3,9 @@
 import {
   type CreateTableCommandInput,
   CreateTableCommand,
+  DescribeTableCommand,
   DescribeTimeToLiveCommand,
+  UpdateTableCommand,
   type DynamoDBClient,
   ListTablesCommand,
   UpdateTimeToLiveCommand,
@@ -87,6 +89,8 @@ export function txnTableInput(tableName: string): CreateTableCommandInput {
     AttributeDefinitions: attributeDefinitions([txnSchema.partitionKey, deadlineIndex.partitionKey, deadlineIndex.sortKey]),
     KeySchema: [{ AttributeName: txnSchema.partitionKey.name, KeyType: 'HASH' }],
     GlobalSecondaryIndexes: [globalIndexInput(deadlineIndex, { ProjectionType: deadlineIndex.projection })],
+    // Decisions feed the applier (eventual transactions are applied from this stream).
+    StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' },
   };
 }
 
@@ -112,6 +116,33 @@ async function enableTtl(dynamodb: DynamoDBClient, tableName: string): Promise<v
   );
 }
 
+/** An index as `name(hash key, range key)`, comparable between a table's description and its creation input. */
+const indexLayout = (index: { IndexName?: string; KeySchema?: Array<{ AttributeName?: string }> }) =>
+  `${index.IndexName ?? ''}(${(index.KeySchema ?? []).map((key) => key.AttributeName ?? '').join(', ')})`;
+
+/**
+ * A table kept from an earlier run must have the indexes this version queries: an older layout (the
+ * listing index keyed by namespace, before it was write-sharded) would fail every listing with a
+ * DynamoDB validation error. Refused at start with what to do, instead.
+ */
+async function assertSameLayout(dynamodb: DynamoDBClient, input: CreateTableCommandInput): Promise<void> {
+  const { Table } = await dynamodb.send(new DescribeTableCommand({ TableName: input.TableName }));
+  const have = (Table?.GlobalSecondaryIndexes ?? []).map(indexLayout).sort();
+  const want = (input.GlobalSecondaryIndexes ?? []).map(indexLayout).sort();
+  if (have.join(' ') === want.join(' ')) {
+    // A stream this version reads and an earlier one did not create (the transaction table's) is added.
+    if (input.StreamSpecification?.StreamEnabled && !Table?.StreamSpecification?.StreamEnabled) {
+      await dynamodb.send(new UpdateTableCommand({ TableName: input.TableName, StreamSpecification: input.StreamSpecification }));
+    }
+    return;
+  }
+  throw new Error(
+    `local table ${input.TableName} was created by an earlier version of Ringstore (indexes ${have.join(', ') || 'none'}; ` +
+      `this version needs ${want.join(', ') || 'none'}). Its data cannot be read by this version: remove the local data ` +
+      `(the data/ folder of the local cloud's home, .ringstore/data for npm start) and start again.`,
+  );
+}
+
 /** Creates what is missing; returns the names of what it created. */
 export async function provision(options: { dynamodb: DynamoDBClient; s3: S3Client; names: Names; shardCount: number }): Promise<string[]> {
   const { dynamodb, s3, names, shardCount } = options;
@@ -124,7 +155,10 @@ export async function provision(options: { dynamodb: DynamoDBClient; s3: S3Clien
     ...Array.from({ length: shardCount }, (_, id) => shardTableInput(names.shardTable(id))),
   ];
   for (const input of wanted) {
-    if (existing.has(input.TableName!)) continue;
+    if (existing.has(input.TableName!)) {
+      await assertSameLayout(dynamodb, input);
+      continue;
+    }
     await dynamodb.send(new CreateTableCommand(input));
     created.push(input.TableName!);
   }

@@ -29,6 +29,8 @@ export interface ApiStackProps extends StackProps {
   config: DeploymentConfig;
   /** Stream ARN of each shard table, in shard order (DataStack.shardStreamArns). */
   shardStreamArns: readonly string[];
+  /** Stream ARN of the transaction table (DataStack.txnStreamArn). */
+  txnStreamArn: string;
 }
 
 /** Handler names in topology order, typed. */
@@ -57,7 +59,7 @@ export class ApiStack extends Stack {
     super(scope, id, props);
     const { config } = props;
     this.names = namesFor(config.stage, this.account);
-    const data = dataRefs(this, this.names, config.shardCount, props.shardStreamArns);
+    const data = dataRefs(this, this.names, config.shardCount, { shards: props.shardStreamArns, txn: props.txnStreamArn });
 
     this.network = new Network(this, 'Network');
     this.cache = new Cache(this, 'Cache', {
@@ -128,6 +130,13 @@ export class ApiStack extends Stack {
         this.shardStreams[name] = new ShardStreams(this, `Streams-${name}`, {
           target: functions[name].function,
           streamArns: props.shardStreamArns,
+          batchSize: replicationDefaults.streamBatchSize,
+        });
+      }
+      if (spec.txnStream) {
+        this.shardStreams[name] = new ShardStreams(this, `Streams-${name}`, {
+          target: functions[name].function,
+          streamArns: [props.txnStreamArn],
           batchSize: replicationDefaults.streamBatchSize,
         });
       }

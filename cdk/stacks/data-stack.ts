@@ -26,6 +26,12 @@ export class DataStack extends Stack {
     });
   }
 
+  /** Stream ARN of the transaction table (NEW_AND_OLD_IMAGES): the applier's subscription reads it, as above. */
+  get txnStreamArn(): string {
+    if (!this.txnTable.tableStreamArn) throw new Error('the transaction table has no stream');
+    return this.txnTable.tableStreamArn;
+  }
+
   readonly names: Names;
   readonly shardTables: readonly Table[];
   readonly controlTable: Table;

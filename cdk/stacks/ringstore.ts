@@ -32,6 +32,7 @@ export function addRingstore(app: App, config: DeploymentConfig, env?: Environme
     ...(env ? { env } : {}),
     config,
     shardStreamArns: data.shardStreamArns,
+    txnStreamArn: data.txnStreamArn,
   });
   // The API stack addresses the data by topology names (stream ARNs by weak reference, no exports):
   // deploy data first.

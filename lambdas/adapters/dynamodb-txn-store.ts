@@ -1,7 +1,9 @@
 // TxnRecordStore on the transaction table. The decision is one conditional update (pending -> decided);
 // the `byDeadline` index (keys only, partitioned by the deadline's minute and a bucket of the txid) is
 // the recovery sweeper's walk.
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import {
   Entity,
   EntityFormatter,
@@ -43,7 +45,8 @@ interface DueEntry {
 
 const byDeadline = (a: DueEntry, b: DueEntry) => a.deadlineMs - b.deadlineMs || (a.txid < b.txid ? -1 : a.txid > b.txid ? 1 : 0);
 
-function txnTable(name: string, documentClient: DynamoDBDocumentClient) {
+/** The transaction table; with no client, only for formatting items. */
+function txnTable(name: string, documentClient?: DynamoDBDocumentClient) {
   return new Table({
     name,
     partitionKey: txnSchema.partitionKey,
@@ -54,7 +57,7 @@ function txnTable(name: string, documentClient: DynamoDBDocumentClient) {
         sortKey: txnSchema.deadlineIndex.sortKey,
       },
     },
-    documentClient,
+    ...(documentClient ? { documentClient } : {}),
   });
 }
 
@@ -90,6 +93,13 @@ function toRecord(stored: FormattedItem<RecordEntity>): TxnRecord {
     ...(stored.reason ? { reason: stored.reason } : {}),
     ...(stored.conflictKey ? { conflictKey: stored.conflictKey } : {}),
   };
+}
+
+const recordFormatter = recordEntity(txnTable('ringstore-txn')).build(EntityFormatter);
+
+/** A record as the transaction table's stream carries it (DynamoDB's wire format), checked against the entity. */
+export function txnRecordOfImage(image: Record<string, AttributeValue>): TxnRecord {
+  return toRecord(recordFormatter.format(unmarshall(image)));
 }
 
 export class DynamoTxnRecordStore implements TxnRecordStore {

@@ -16,12 +16,13 @@ import type {
   Clock,
   IdSource,
   ShardStore,
+  TxnRecord,
   TxnRecordStore,
   ValueCache,
 } from '../ports';
 import { IntentConflictError, PreconditionFailedError, RingstoreError, isRingstoreError } from './errors';
 import { isCrashInjected } from './faults';
-import { forEachBounded } from './bounded';
+import { forAllBounded, forEachBounded } from './bounded';
 import { cacheEntryOf, IntentResolver } from './intents';
 import { isLive, tombstoneRetentionSeconds } from './item';
 import type { ReplicationService } from './replication';
@@ -428,21 +429,38 @@ export class TransactionService {
       if (decided.status === 'aborted') report.aborted += 1;
       records.push(decided);
     }
-    // One batched read of every key of every record: almost every decided transaction has applied or
-    // cleared its intents already, so this is usually all the sweeper does per transaction.
-    const refs = records.flatMap((record) => record.keys.map((ref) => ({ record, ref })));
+    const finished = await this.finishDecided(records);
+    report.rolledForward = finished.rolledForward;
+    report.cleared = finished.cleared;
+    return report;
+  }
+
+  /**
+   * Finishes decided transactions: every intent a committed one still has becomes its key's value, every
+   * intent an aborted one still has is removed. One batched read of all their keys comes first, so a
+   * transaction already finished (by its workflow or by readers) costs a read of its keys and no write.
+   * The sweeper calls it after deadlines; the applier calls it for each decision on the transaction
+   * table's stream (an eventual transaction is answered at its decision and applied there).
+   */
+  async finishDecided(records: readonly TxnRecord[]): Promise<{ rolledForward: number; cleared: number }> {
+    const counts = { rolledForward: 0, cleared: 0 };
+    const decided = records.filter((record) => record.status !== 'pending');
+    const refs = decided.flatMap((record) => record.keys.map((ref) => ({ record, ref })));
+    if (refs.length === 0) return counts;
     const intents = await this.deps.shards.intentsOf(refs.map(({ ref }) => ref));
-    for (const [index, { record, ref }] of refs.entries()) {
+    const left = refs.flatMap(({ record, ref }, index) => {
       const intent = intents[index];
-      if (intent?.txid !== record.txid) continue;
+      return intent?.txid === record.txid ? [{ record, ref, intent }] : [];
+    });
+    await forAllBounded(left, this.deps.limits.intentConcurrencyMax, async ({ record, ref, intent }) => {
       if (record.status === 'committed') {
         await this.intents.rollForward(ref.table, ref, intent);
-        report.rolledForward += 1;
+        counts.rolledForward += 1;
       } else if (await this.deps.shards.clearIntent(ref.table, { namespace: ref.namespace, key: ref.key, txid: record.txid })) {
-        report.cleared += 1;
+        counts.cleared += 1;
       }
-    }
-    return report;
+    });
+    return counts;
   }
 
   /** Runs every state in order, as the state machine does (used by tests and by the in-process orchestrator). */

@@ -13,6 +13,7 @@ import { maintenanceHandler } from './maintenance';
 import { txnHandler } from './txn';
 import { txnStepHandler } from './txn-step';
 import { txnSweeperHandler } from './txn-sweeper';
+import { txnApplierHandler } from './txn-applier';
 
 /** The factories; each takes the wiring (a handler's view of the instances) and returns the middy handler. */
 export const handlerFactories = {
@@ -28,4 +29,5 @@ export const handlerFactories = {
   txn: txnHandler,
   txnStep: txnStepHandler,
   txnSweeper: txnSweeperHandler,
+  txnApplier: txnApplierHandler,
 } satisfies Record<HandlerName, (wiring: Wiring) => unknown>;

@@ -19,7 +19,7 @@ import {
 import { repoRoot } from '../../cdk/constructs/handler-function';
 import { definitionPlaceholders, taskArnSubstitution } from '../../cdk/constructs/transaction-state-machine';
 import { handlerNames } from '../../cdk/stacks/api-stack';
-import { logicalIdOf, render, shardStreamOutputs, streamArnSamples, synth, type Synthesized } from './support';
+import { logicalIdOf, render, shardStreamOutputs, streamArnSamples, synth, txnStreamOutput, type Synthesized } from './support';
 
 type Resource = { Type: string; Properties: Record<string, any>; DependsOn?: string[] };
 
@@ -491,9 +491,27 @@ describe('ApiStack', () => {
       );
     };
 
-    it('subscribes the replicator (and only the handlers whose spec says shardStreams)', () => {
+    it('subscribes the replicator (and only the handlers whose spec says shardStreams or txnStream)', () => {
       expect(streamed).toContain('replicator');
-      for (const name of handlerNames.filter((n) => !handlers[n].shardStreams)) expect(mappingsOf(t, s, name)).toEqual([]);
+      for (const name of handlerNames.filter((n) => !handlers[n].shardStreams && !handlers[n].txnStream)) {
+        expect(mappingsOf(t, s, name)).toEqual([]);
+      }
+    });
+
+    it('subscribes the applier to the transaction table stream only, by weak reference, with a failure queue', () => {
+      const applierMappings = mappingsOf(t, s, 'txnApplier');
+
+      expect(handlers.txnApplier.txnStream).toBe(true);
+      expect(applierMappings.map((m) => render(m.Properties.EventSourceArn, undefined, streamArnSamples(s)))).toEqual([
+        txnStreamOutput(s).arn,
+      ]);
+      expect(applierMappings[0]!.Properties).toMatchObject({
+        StartingPosition: 'TRIM_HORIZON',
+        BisectBatchOnFunctionError: true,
+        DestinationConfig: {
+          OnFailure: { Destination: { 'Fn::GetAtt': [logicalIdOf(s.api, s.api.shardStreams.txnApplier!.failures), 'Arn'] } },
+        },
+      });
     });
 
     it.each(streamed)('gives %s one mapping per shard table stream, each stream once', (name) => {

@@ -205,8 +205,8 @@ describe('DataStack', () => {
       expect(attributes).toHaveLength(3);
     });
 
-    it('has no stream (nothing replicates transaction records)', () => {
-      expect(tableNamed(names.txnTable).Properties.StreamSpecification).toBeUndefined();
+    it('has a stream of new and old images: decisions feed the applier', () => {
+      expect(tableNamed(names.txnTable).Properties.StreamSpecification).toEqual({ StreamViewType: 'NEW_AND_OLD_IMAGES' });
     });
 
     it('is encrypted and protected exactly like the control table', () => {

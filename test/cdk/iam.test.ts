@@ -19,6 +19,7 @@ import {
   statementsOfRole,
   streamArnSamples,
   synth,
+  txnStreamOutput,
   type Statement,
   type Synthesized,
 } from './support';
@@ -30,7 +31,7 @@ const controlArn = new RegExp(`:table/${names.controlTable}$`);
 const hintsArn = new RegExp(`:table/${names.hintsTable}$`);
 const txnArn = new RegExp(`:table/${names.txnTable}(/index/[A-Za-z]+)?$`);
 const txnIndexArn = new RegExp(`:table/${names.txnTable}/index/${txnSchema.deadlineIndex.name}$`);
-const streamArn = new RegExp(`:table/${names.prefix}-shard-\\d+/stream/[^/*]+$`);
+const streamArn = new RegExp(`:table/(${names.prefix}-shard-\\d+|${names.txnTable})/stream/[^/*]+$`);
 const streamActions: string[] = [...streamReadActions, streamListAction];
 const bucketArn = new RegExp(`^arn:aws:s3:::${names.blobBucket}(/.*)?$`);
 
@@ -160,22 +161,21 @@ describe('IAM least privilege', () => {
       expect(stateGrants).toEqual([{ actions: [...transactionStartActions], resources: [stateMachineRef(s)] }]);
     });
 
-    it(`reads the shard streams ${spec.shardStreams ? 'of every shard, and nothing else' : 'not at all'}`, () => {
+    const readsStreams = spec.shardStreams === true || spec.txnStream === true;
+    const streamsRead = `${spec.shardStreams ? 'every shard stream' : ''}${spec.txnStream ? 'the transaction table stream' : ''}`;
+    it(`reads ${readsStreams ? `${streamsRead}, and nothing else` : 'no stream at all'}`, () => {
       const grants = grantsOf(s, name);
       const withStreamActions = grants.filter((g) => g.actions.some((a) => streamActions.includes(a)));
 
-      if (!spec.shardStreams) {
+      if (!readsStreams) {
         expect(withStreamActions).toEqual([]);
         return;
       }
-      // Reading: exactly the shard streams, each by its full ARN.
+      // Reading: exactly its streams, each by its full ARN.
       const readGrants = grants.filter((g) => g.actions.some((a) => (streamReadActions as readonly string[]).includes(a)));
       const readResources = new Set(readGrants.flatMap((g) => g.resources));
-      expect([...readResources].sort()).toEqual(
-        shardStreamOutputs(s)
-          .map((o) => o.arn)
-          .sort(),
-      );
+      const expected = [...(spec.shardStreams ? shardStreamOutputs(s) : []), ...(spec.txnStream ? [txnStreamOutput(s)] : [])];
+      expect([...readResources].sort()).toEqual(expected.map((o) => o.arn).sort());
       for (const grant of readGrants) expect(grant.actions.sort()).toEqual([...streamReadActions].sort());
       // Listing: on "*" only (ListStreams has no resource-level permission; CDK may merge it with the
       // other "*" actions into one statement).
@@ -184,10 +184,10 @@ describe('IAM least privilege', () => {
       for (const grant of listGrants) expect(grant.resources).toEqual(['*']);
     });
 
-    it(`sends to a stream failure queue ${spec.shardStreams ? 'of its own only' : 'never'}`, () => {
+    it(`sends to a stream failure queue ${readsStreams ? 'of its own only' : 'never'}`, () => {
       const sqsGrants = grantsOf(s, name).filter((g) => g.actions.some((a) => a.startsWith('sqs:')));
 
-      if (!spec.shardStreams) {
+      if (!readsStreams) {
         expect(sqsGrants).toEqual([]);
         return;
       }
@@ -210,7 +210,7 @@ describe('IAM least privilege', () => {
       // "*" only where AWS offers no resource-level permission: Lambda's VPC ENIs, X-Ray, and (stream
       // readers only) listing streams.
       const star = grants.filter((g) => g.resources.includes('*')).flatMap((g) => g.actions);
-      const allowed = spec.shardStreams
+      const allowed = readsStreams
         ? /^(ec2:(Create|Describe|Delete|Assign|Unassign)[A-Za-z]+|xray:Put[A-Za-z]+|dynamodb:ListStreams)$/
         : /^(ec2:(Create|Describe|Delete|Assign|Unassign)[A-Za-z]+|xray:Put[A-Za-z]+)$/;
       for (const action of star) expect(action).toMatch(allowed);
@@ -324,7 +324,8 @@ describe('IAM least privilege', () => {
           .filter((st) => asArray(st.Action).includes('dynamodb:GetRecords'))
           .flatMap((st) => asArray(st.Resource).map((r) => render(r, samples, streams))),
       );
-      expect([...streamResources].sort()).toEqual(Object.values(streams).sort());
+      const shardStreams = Object.values(streams).filter((arn) => !arn.includes('-txn/stream/'));
+      expect([...streamResources].sort()).toEqual(shardStreams.sort());
       expect(streamResources.size).toBe(shardCountMax);
     }
   });

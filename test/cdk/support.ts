@@ -77,22 +77,35 @@ export function shardStreamOutputs(
   s: Synthesized,
   samples: Record<string, string> = defaultSamples,
 ): { outputName: string; arn: string }[] {
-  const { Outputs: outputs, Resources: resources } = s.dataTemplate.toJSON();
-  return s.data.shardTables.map((table) => {
-    const tableId = s.data.getLogicalId(table.node.defaultChild as never);
-    const found = Object.entries(outputs as Record<string, { Value: Json; Export?: unknown }>).filter(
-      ([, output]) => JSON.stringify(output.Value) === JSON.stringify({ 'Fn::GetAtt': [tableId, 'StreamArn'] }),
-    );
-    if (found.length !== 1) throw new Error(`expected one stream output for ${tableId}, found ${found.length}`);
-    const tableName = resources[tableId].Properties.TableName as string;
-    const arn = `arn:${samples['AWS::Partition']}:dynamodb:${samples['AWS::Region']}:${samples['AWS::AccountId']}:table/${tableName}/stream/2026-01-01T00:00:00.000`;
-    return { outputName: (found[0] as [string, unknown])[0], arn };
-  });
+  return s.data.shardTables.map((table) => streamOutputOf(s, table, samples));
 }
 
-/** `shardStreamOutputs` as the `stackOutputs` argument of `render`. */
+/** The data stack's output that publishes the transaction table's stream ARN (the applier reads it). */
+export function txnStreamOutput(s: Synthesized, samples: Record<string, string> = defaultSamples): { outputName: string; arn: string } {
+  return streamOutputOf(s, s.data.txnTable, samples);
+}
+
+function streamOutputOf(
+  s: Synthesized,
+  table: Synthesized['data']['txnTable'],
+  samples: Record<string, string>,
+): { outputName: string; arn: string } {
+  const { Outputs: outputs, Resources: resources } = s.dataTemplate.toJSON();
+  const tableId = s.data.getLogicalId(table.node.defaultChild as never);
+  const found = Object.entries(outputs as Record<string, { Value: Json; Export?: unknown }>).filter(
+    ([, output]) => JSON.stringify(output.Value) === JSON.stringify({ 'Fn::GetAtt': [tableId, 'StreamArn'] }),
+  );
+  if (found.length !== 1) throw new Error(`expected one stream output for ${tableId}, found ${found.length}`);
+  const tableName = resources[tableId].Properties.TableName as string;
+  const arn = `arn:${samples['AWS::Partition']}:dynamodb:${samples['AWS::Region']}:${samples['AWS::AccountId']}:table/${tableName}/stream/2026-01-01T00:00:00.000`;
+  return { outputName: (found[0] as [string, unknown])[0], arn };
+}
+
+/** Every stream output (shard tables', the transaction table's) as the `stackOutputs` argument of `render`. */
 export function streamArnSamples(s: Synthesized, samples: Record<string, string> = defaultSamples): Record<string, string> {
-  return Object.fromEntries(shardStreamOutputs(s, samples).map(({ outputName, arn }) => [outputName, arn]));
+  return Object.fromEntries(
+    [...shardStreamOutputs(s, samples), txnStreamOutput(s, samples)].map(({ outputName, arn }) => [outputName, arn]),
+  );
 }
 
 export interface Statement {

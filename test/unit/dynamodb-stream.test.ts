@@ -1,7 +1,7 @@
 // Stream records as the replicator reads them: the source table from the ARN, new images as items.
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
-import { lambdaImageOf, ownerChangesOf, tableOfStreamArn } from '../../lambdas/adapters/dynamodb-stream';
+import { commitsOf, lambdaImageOf, ownerChangesOf, tableOfStreamArn } from '../../lambdas/adapters/dynamodb-stream';
 
 const arn = 'arn:aws:dynamodb:us-east-1:123456789012:table/ringstore-dev-shard-2/stream/2026-11-22T00:00:00.000';
 
@@ -74,5 +74,36 @@ describe('stream records', () => {
     const image = { pk: 'ns#k', ns: 'ns', k: 'k', v: 4, tok: 99, tb: 0, ct: 'text/plain', size: 1, sha: 'ab', tomb: false };
     const { changes } = ownerChangesOf([record('MODIFY', { ...image, itx: 't1' }, '1', image), record('INSERT', image, '2')]);
     expect(changes.map((change) => change.previousVersion)).toEqual([4, undefined]);
+  });
+});
+
+describe('transaction table stream records', () => {
+  const txnRecord = (status: string) => ({
+    txid: '0abc-1',
+    status,
+    createdAtMs: 1,
+    dl: 5_000,
+    db: '0#3',
+    keys: [{ table: 'ringstore-dev-shard-1', namespace: 'ns', key: 'a', kind: 'put' }],
+    ttl: 99,
+  });
+
+  it('yields the transactions a record shows going from pending to committed, as records', () => {
+    const commits = commitsOf([
+      record('INSERT', txnRecord('pending'), '1'),
+      record('MODIFY', txnRecord('committed'), '2', txnRecord('pending')),
+      record('MODIFY', txnRecord('aborted'), '3', txnRecord('pending')),
+      record('REMOVE', undefined, '4', txnRecord('committed')),
+    ]);
+
+    expect(commits).toEqual([
+      {
+        txid: '0abc-1',
+        status: 'committed',
+        createdAtMs: 1,
+        deadlineMs: 5_000,
+        keys: [{ table: 'ringstore-dev-shard-1', namespace: 'ns', key: 'a', kind: 'put' }],
+      },
+    ]);
   });
 });
