@@ -77,7 +77,9 @@ const resultsDir = join(benchRoot, 'bench', 'results');
 /** Sequential DynamoDB round trips before the answer, per transaction shape (docs/transactions.md). */
 const criticalPaths = {
   oneShard: '2 round trips: a consistent BatchGetItem, one TransactWriteItems',
-  threeShards: '4 phases: record PutItem, 3 intent UpdateItems in parallel, decision UpdateItem, 3 apply UpdateItems in parallel',
+  threeShards:
+    '3 phases before the answer (eventual): record PutItem, 3 intent UpdateItems in parallel, decision UpdateItem; ' +
+    'the 3 applies follow from the stream (a strong transaction applies them before it answers: 4 phases)',
 } as const;
 export const txnSvgPath = join(benchRoot, 'docs', 'benchmarks-txn.svg');
 
