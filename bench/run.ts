@@ -30,7 +30,7 @@ import { echoCases, startEchoTargets } from './echo';
 import { benchHome, benchRoot, codeVersion, commonSettingsShape, machineFacts, startWatchdog } from './environment';
 import { kvEvent, lambdaContext } from './events';
 import { strongGetLadderCases, strongGetStepCosts } from './ladder';
-import { measure } from './measure';
+import { measure, median } from './measure';
 import { renderReplicationSvg, renderSvg, replicationSubtitleOf, replicationSvgPath, subtitleOf, svgPath } from './plot';
 import { withCpuProfile } from './profile';
 import { runRounds } from './rounds';
@@ -77,6 +77,24 @@ const throughputConcurrency = 8;
 const latencyBlockOps = 50;
 const throughputBlockOps = 100;
 const resultsDir = join(benchRoot, 'bench', 'results');
+/** Calls per round of the isolated mode (each waits for the replicator first, so fewer). */
+const isolatedCalls = 60;
+/** The isolated cases: Ringstore's write and strong-read paths over HTTP, their raw replays, a raw PutItem. */
+const isolatedCaseIds = [
+  'raw.put',
+  'http.put',
+  'diag.shardUpdate',
+  'http.putStrong',
+  'diag.shardStrongWrite',
+  'http.getStrong',
+  'diag.shardGetStrong',
+];
+/** Ringstore's case and the raw replay of exactly its DynamoDB requests: the overhead Ringstore adds. */
+const isolatedPairs = [
+  ['http.put', 'diag.shardUpdate'],
+  ['http.putStrong', 'diag.shardStrongWrite'],
+  ['http.getStrong', 'diag.shardGetStrong'],
+] as const;
 
 const log = (line: string) => console.error(`[bench] ${line}`);
 
@@ -179,15 +197,38 @@ async function main(): Promise<void> {
       for (const benchCase of cases) await measure(benchCase.run, { ops: settings.BENCH_WARMUP_OPS, concurrency: throughputConcurrency });
     }
 
+    // Isolated calls of the write and strong-read paths and their raw replays: each starts once the
+    // replicator has caught up, so a write's own latency is measured without the previous writes'
+    // replica copies running on the same engine (on AWS they land on other tables' partitions).
+    const isolatedIds = isolatedCaseIds.filter((id) => cases.some((c) => c.id === id));
     const { runs, loadPerRound } = await runRounds(
       cases,
       [
         { name: 'latency', ops: settings.BENCH_LATENCY_OPS, blockOps: latencyBlockOps, concurrency: latencyConcurrency },
         { name: 'throughput', ops: settings.BENCH_THROUGHPUT_OPS, blockOps: throughputBlockOps, concurrency: throughputConcurrency },
+        {
+          name: 'isolated',
+          ops: isolatedCalls,
+          blockOps: isolatedCalls / 2,
+          concurrency: 1,
+          settle: () => cloud.replicationCaughtUp(),
+          caseIds: isolatedIds,
+        },
       ],
       settings.BENCH_ROUNDS,
       log,
     );
+    const isolated = Object.fromEntries(
+      isolatedIds.map((id) => {
+        const stats = runs.get('isolated')!.get(id)!;
+        return [id, { p50Ms: median(stats.map((r) => r.p50Ms)), p99Ms: median(stats.map((r) => r.p99Ms)) }];
+      }),
+    );
+    const isolatedOverhead = isolatedPairs.flatMap(([ringstore, raw]) => {
+      const a = isolated[ringstore];
+      const b = isolated[raw];
+      return a && b ? [{ ringstore, raw, p50: a.p50Ms / b.p50Ms, p99: a.p99Ms / b.p99Ms }] : [];
+    });
     const latencyRuns = runs.get('latency')!;
     const throughputRuns = runs.get('throughput')!;
 
@@ -295,6 +336,7 @@ async function main(): Promise<void> {
       },
       results,
       ratios: ratioRows,
+      isolated: { calls: isolatedCalls, latencyMs: isolated, overhead: isolatedOverhead },
       replication,
       markdown: markdownTables(results, ratioRows),
     };
@@ -307,6 +349,12 @@ async function main(): Promise<void> {
     console.log(resultsTable(results));
     console.log('');
     console.log(ratioTable(ratioRows));
+    console.log('\nisolated calls (each once the replicator caught up), p50 / p99 ms:');
+    for (const [id, stats] of Object.entries(isolated))
+      console.log(`  ${id.padEnd(24)} ${stats.p50Ms.toFixed(2)} / ${stats.p99Ms.toFixed(2)}`);
+    for (const row of isolatedOverhead) {
+      console.log(`  overhead ${row.ringstore} over ${row.raw}: p50 ${row.p50.toFixed(2)}x, p99 ${row.p99.toFixed(2)}x`);
+    }
     const misses = ratioRows.filter((r) => r.verdict === 'MISS');
     const judged = ratioRows.some((r) => r.targeted);
     console.log(
