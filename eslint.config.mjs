@@ -34,7 +34,7 @@ const layers = [
     // Except the decoder of the replicator's and the applier's input (DynamoDB stream events), which needs the
     // codecs, as lambdas/http decodes API Gateway events for the HTTP handlers.
     files: ['lambdas/handlers/**/*.ts'],
-    group: ['../adapters/**', '!../adapters/dynamodb-stream', '../entries/**'],
+    group: ['../adapters/**', '!../adapters/dynamodb-stream', '!../adapters/dynamodb-txn-stream', '../entries/**'],
     message: 'handlers see ports and services, never adapters or entries: the wiring gives them what they use.',
   },
   {

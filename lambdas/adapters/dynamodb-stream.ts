@@ -1,11 +1,8 @@
-// Reads DynamoDB stream records: the shard tables' as owner changes for the replicator, the
-// transaction table's as decisions for the applier.
+// Reads DynamoDB stream records of the shard tables as owner changes for the replicator.
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { AttributeValue as LambdaAttributeValue, DynamoDBRecord } from 'aws-lambda';
 import type { OwnerChange } from '../core/replication';
-import type { TxnRecord } from '../ports';
 import { storedItemOfImage } from './dynamodb-item-codec';
-import { txnRecordOfImage } from './dynamodb-txn-store';
 
 /** `arn:aws:dynamodb:<region>:<account>:table/<name>/stream/<label>` -> `<name>`. */
 export function tableOfStreamArn(arn: string): string | undefined {
@@ -69,17 +66,4 @@ export function ownerChangesOf(records: readonly DynamoDBRecord[]): { changes: O
     sequenceNumbers.push(record.dynamodb?.SequenceNumber ?? '');
   }
   return { changes, sequenceNumbers };
-}
-
-/**
- * The transactions the records show being committed (pending before, committed after): what the applier
- * finishes. The record's own write (pending), an abort (its workflow clears the intents) and its TTL
- * removal are not.
- */
-export function commitsOf(records: readonly DynamoDBRecord[]): TxnRecord[] {
-  return records.flatMap((record) => {
-    const { NewImage, OldImage } = record.dynamodb ?? {};
-    if (record.eventName !== 'MODIFY' || !NewImage || NewImage.status?.S !== 'committed' || OldImage?.status?.S !== 'pending') return [];
-    return [txnRecordOfImage(sdkImageOf(NewImage))];
-  });
 }

@@ -3,7 +3,7 @@
 // first roll it forward themselves). Idempotent: a record delivered twice finds nothing left to apply.
 import middy from '@middy/core';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
-import { commitsOf } from '../adapters/dynamodb-stream';
+import { commitsOf } from '../adapters/dynamodb-txn-stream';
 import { transactionService } from '../wiring/services';
 import type { Wiring } from '../wiring/wiring';
 

@@ -1,7 +1,8 @@
 // Stream records as the replicator reads them: the source table from the ARN, new images as items.
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
-import { commitsOf, lambdaImageOf, ownerChangesOf, tableOfStreamArn } from '../../lambdas/adapters/dynamodb-stream';
+import { lambdaImageOf, ownerChangesOf, tableOfStreamArn } from '../../lambdas/adapters/dynamodb-stream';
+import { commitsOf } from '../../lambdas/adapters/dynamodb-txn-stream';
 
 const arn = 'arn:aws:dynamodb:us-east-1:123456789012:table/ringstore-dev-shard-2/stream/2026-11-22T00:00:00.000';
 
