@@ -9,7 +9,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { constants as zlibConstants, gzipSync } from 'node:zlib';
 import { build, type BuildOptions, type Metafile, version as esbuildVersion } from 'esbuild';
-import { z } from 'zod';
+import * as z from 'zod';
 import { envVars, handlers, type HandlerName, namesFor, productionBuildDefine } from '../schemas/topology';
 import { benchRoot, codeVersion, machineFacts } from './environment';
 import { median, percentile } from './measure';
@@ -70,12 +70,35 @@ const cdkBundling: BuildOptions & { format: 'cjs'; metafile: true } = {
  * The floor: the one client every data handler constructs, with the options the wiring gives it (lambdas/wiring/clients.ts). Exported
  * as `handler` so the child checks it the same way as a real handler.
  */
-const baselineSource = `
+const baselineClient = `
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 const client = new DynamoDBClient({ region: process.env.AWS_REGION, endpoint: process.env.${envVars.dynamodbEndpoint}, maxAttempts: 3 });
 export const handler = async () => client.config.maxAttempts;
 `;
 const baselineName = 'baseline';
+
+/**
+ * What stands between a handler and the floor: the bare client plus one of the things a handler loads at
+ * init, each in a bundle of its own, measured in the same run. The sum of a handler's probes (less the
+ * floor each repeats) accounts for most of its init; what is left is our own modules.
+ */
+const probes = {
+  'zod (one schema)': `import * as z from 'zod'; export const schema = z.object({ a: z.string() });`,
+  'API schemas (schemas/api, every route)': `import * as api from './schemas/api'; export const schemas = api;`,
+  'config (zod parse of the env)': `import { loadConfig } from './lambdas/config'; export const config = loadConfig(process.env);`,
+  'Powertools Logger': `import { Logger } from '@aws-lambda-powertools/logger'; export const logger = new Logger();`,
+  'Powertools Metrics': `import { Metrics } from '@aws-lambda-powertools/metrics'; export const metrics = new Metrics();`,
+  middy: `import middy from '@middy/core'; export const wrapped = middy();`,
+  'shard store (dynamodb-toolbox, lib-dynamodb)': `import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoShardStore } from './lambdas/adapters/dynamodb-shard-store';
+export const store = new DynamoShardStore(DynamoDBDocumentClient.from(client));`,
+  'ioredis (client, not connecting)': `import Redis from 'ioredis'; export const redis = new Redis('redis://127.0.0.1:9', { lazyConnect: true });`,
+  'S3 client (evaluated at init)': `import { S3Client } from '@aws-sdk/client-s3'; export const s3 = new S3Client({ region: process.env.AWS_REGION });`,
+  'Step Functions client': `import { SFNClient } from '@aws-sdk/client-sfn'; export const sfn = new SFNClient({ region: process.env.AWS_REGION });`,
+} as const;
+type ProbeName = keyof typeof probes;
+const probeNames = Object.keys(probes) as ProbeName[];
+const isProbe = (name: string): name is ProbeName => name in probes;
 
 /**
  * The child's whole program. It times only the require (module-scope init, which is what Lambda's init
@@ -107,8 +130,10 @@ type ChildSample = z.infer<typeof ChildSample>;
  * so npm's and tsx's variables (NODE_OPTIONS above all) cannot change what is measured.
  * AWS_LAMBDA_FUNCTION_NAME matters: with it the wiring builds its Powertools metrics, as in Lambda.
  */
-function lambdaEnvironment(name: HandlerName | typeof baselineName): Record<string, string> {
+function lambdaEnvironment(bundleName: BundleName): Record<string, string> {
   const names = namesFor(stage);
+  // A probe runs as the baseline does (the config probe reads the same RINGSTORE_* variables).
+  const name = isProbe(bundleName) ? baselineName : bundleName;
   const functionName = name === baselineName ? `${names.prefix}-${baselineName}` : names.functionName(name);
   return {
     AWS_REGION: 'us-east-1',
@@ -202,8 +227,10 @@ function attribution(metafile: Metafile) {
   };
 }
 
+type BundleName = HandlerName | typeof baselineName | ProbeName;
+
 interface Bundle {
-  name: HandlerName | typeof baselineName;
+  name: BundleName;
   entry: string;
   file: string;
   bytes: number;
@@ -216,11 +243,19 @@ interface Bundle {
 
 async function bundle(name: Bundle['name'], entry: string, workDir: string): Promise<Bundle> {
   // index.js in a folder of its own, as the CDK lays out each function's asset.
-  const outfile = join(workDir, name, 'index.js');
+  const outfile = join(workDir, name.replace(/[^A-Za-z0-9]+/g, '-'), 'index.js');
+  const source = name === baselineName ? baselineClient : isProbe(name) ? `${baselineClient}\n${probes[name]}\n` : undefined;
   const entryOptions: Pick<BuildOptions, 'stdin' | 'entryPoints'> =
-    name === baselineName
-      ? { stdin: { contents: baselineSource, resolveDir: benchRoot, sourcefile: 'baseline.ts', loader: 'ts' } }
-      : { entryPoints: [join(benchRoot, entry)] };
+    source === undefined
+      ? { entryPoints: [join(benchRoot, entry)] }
+      : {
+          stdin: {
+            contents: source,
+            resolveDir: benchRoot,
+            sourcefile: `${name === baselineName ? 'baseline' : 'probe'}.ts`,
+            loader: 'ts',
+          },
+        };
   const result = await build({ ...cdkBundling, ...entryOptions, outfile });
   const code = readFileSync(outfile);
   return {
@@ -279,6 +314,7 @@ async function main(): Promise<void> {
       targets.push(await bundle(name, handlers[name].entry, workDir));
       log(`bundled ${name}: ${kib(targets.at(-1)!.bytes)} KiB`);
     }
+    for (const name of probeNames) targets.push(await bundle(name, '(stdin) new DynamoDBClient() + probe', workDir));
 
     // One discarded start per bundle first, so the first timed sample does not also pay for reading the
     // file into the page cache. Then the samples go round the bundles in turn, one child at a time: a
@@ -300,10 +336,12 @@ async function main(): Promise<void> {
         initSamplesMs: own.map((s) => round2(s.initMs)),
       };
     });
-    const [baseline, ...handlerResults] = measured;
+    const [baseline, ...others] = measured;
+    const handlerResults = others.filter((m) => !isProbe(m.name));
+    const probeResults = others.filter((m) => isProbe(m.name));
     const ratio = (p50: number) => p50 / baseline!.initMs.p50;
 
-    const rows = measured.map((m) => {
+    const rows = [baseline!, ...handlerResults].map((m) => {
       const label = m.name === baselineName ? `${baselineName} (DynamoDBClient only)` : m.name;
       return `| ${label} | ${kib(m.bytes)} | ${kib(m.gzipBytes)} | ${ms(m.initMs.p50)} | ${ms(m.initMs.p90)} | ${ratio(m.initMs.p50).toFixed(2)} |`;
     });
@@ -315,6 +353,13 @@ async function main(): Promise<void> {
     console.log('| handler | bundle KiB | gzip KiB | init ms p50 | init ms p90 | init / baseline (p50) |');
     console.log('|---|---:|---:|---:|---:|---:|');
     console.log(rows.join('\n'));
+    console.log('\nWhat stands in the way: the bare client plus one thing a handler loads at init (same run)\n');
+    console.log('| bare client + | bundle KiB | init ms p50 | added ms (p50) | init / baseline (p50) |');
+    console.log('|---|---:|---:|---:|---:|');
+    for (const m of probeResults) {
+      const added = m.initMs.p50 - baseline!.initMs.p50;
+      console.log(`| ${m.name} | ${kib(m.bytes)} | ${ms(m.initMs.p50)} | ${ms(added)} | ${ratio(m.initMs.p50).toFixed(2)} |`);
+    }
 
     // The machine facts other benches record, less the DynamoDB Local ones: no engine runs here.
     const { dynamodbLocal: _engine, dynamodbLocalQuickStartJvmFlags: _jvm, ...machine } = machineFacts();
@@ -337,6 +382,12 @@ async function main(): Promise<void> {
       },
       baseline: entryOf(baseline!),
       handlers: handlerResults.map((m) => ({ ...entryOf(m), initRatioToBaseline: round2(ratio(m.initMs.p50)) })),
+      probes: probeResults.map((m) => ({
+        ...entryOf(m),
+        source: probes[m.name as ProbeName],
+        addedMs: round2(m.initMs.p50 - baseline!.initMs.p50),
+        initRatioToBaseline: round2(ratio(m.initMs.p50)),
+      })),
     };
     mkdirSync(resultsDir, { recursive: true });
     const resultsFile = join(resultsDir, `cold-start-${settings.BENCH_LABEL}.json`);

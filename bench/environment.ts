@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, symlinkSync } from 'node:fs';
 import { availableParallelism, cpus, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { DYNAMODB_LOCAL } from '../cdk/local/engines/dynamodb-local';
 import { QUICK_START_JVM_FLAGS } from '../cdk/local/engines/java';
 

@@ -6,7 +6,7 @@ import { loadavg } from 'node:os';
 import { Agent } from 'node:http';
 import { join } from 'node:path';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { z } from 'zod';
+import * as z from 'zod';
 import { startLocalCloud } from '../cdk/local/cloud';
 import { keyIdOf } from '../lambdas/core/auth';
 import { namesFor } from '../schemas/topology';

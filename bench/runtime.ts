@@ -2,10 +2,11 @@
 // services), each taken from the view of the handler that uses it in the cloud.
 import { kvReadHandler } from '../lambdas/handlers/kv-read';
 import { kvWriteHandler } from '../lambdas/handlers/kv-write';
-import { documentClient, s3Client } from '../lambdas/wiring/clients';
+import { documentClient } from '../lambdas/wiring/clients';
 import { apiKeyService, ringSource, shardHealth } from '../lambdas/wiring/control';
 import { hintStore, remoteCache, replicationStats } from '../lambdas/wiring/data';
 import { kvService, maintenanceService, replicationService, transactionService } from '../lambdas/wiring/services';
+import { s3Client } from '../lambdas/wiring/s3-client';
 import type { Wiring } from '../lambdas/wiring/wiring';
 
 /**

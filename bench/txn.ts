@@ -9,7 +9,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { BatchGetItemCommand, type DynamoDBClient, PutItemCommand, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { z } from 'zod';
+import * as z from 'zod';
 import { startLocalCloud } from '../cdk/local/cloud';
 import { listingBucketOf, tokenBucket, tokenOf } from '../lambdas/core/ring';
 import type { TxnOp } from '../lambdas/core/txn-plan';

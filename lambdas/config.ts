@@ -1,5 +1,5 @@
 // Handler configuration, parsed once from the environment; a bad value fails fast naming the variable.
-import { z } from 'zod';
+import * as z from 'zod';
 import { initialRingState } from './core/ring';
 import { type RingState } from './ports';
 import { cacheDefaults, defaults, envVars, namesFor } from '../schemas/topology';

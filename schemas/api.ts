@@ -1,5 +1,5 @@
 // The API contract as zod schemas: handlers parse with them, the OpenAPI document is generated from them.
-import { z } from 'zod';
+import * as z from 'zod';
 import { errorCodes } from './errors';
 import { limits, namespacePattern, txnLimits } from './topology';
 

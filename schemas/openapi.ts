@@ -1,6 +1,6 @@
 // Builds the OpenAPI 3.1 document from the zod schemas (schemas/api.ts) and the routes (topology).
 import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from '@asteasolutions/zod-to-openapi';
-import { z } from 'zod';
+import * as z from 'zod';
 import { limits, routes, txnLimits } from './topology';
 import * as api from './api';
 

@@ -1,6 +1,6 @@
 // `npm start`: the whole service on this machine. Prints the API URL and local keys; Ctrl-C stops everything.
 import { resolve } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { startLocalCloud } from './cloud';
 
 const settings = z

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Context } from 'aws-lambda';
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
-import { z } from 'zod';
+import * as z from 'zod';
 import { outcomeUnknown } from '../../lambdas/adapters/sfn-orchestrator';
 import type { Orchestrator, TxnExecution, TxnOutcome } from '../../lambdas/ports';
 import { stateMachines } from '../../schemas/topology';

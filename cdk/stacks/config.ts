@@ -1,6 +1,6 @@
 // The deployment's knobs, read once from CDK context and checked before any construct is built.
 // Defaults come from schemas/topology.ts so the deployed ring matches the local one.
-import { z } from 'zod';
+import * as z from 'zod';
 import { cacheDefaults, defaults, namesFor } from '../../schemas/topology';
 import { l2EvictionPolicies } from '../constructs/cache';
 

@@ -1,6 +1,6 @@
 // Fault injection for tests (docs/architecture.md, "Fault injection"): armed crash points, shard outages and broken modes, driven by a
 // plan. It exists only when RINGSTORE_FAULT_INJECTION=1, and a production bundle refuses to start with it.
-import { z } from 'zod';
+import * as z from 'zod';
 import { RingstoreError } from '../core/errors';
 import { CrashInjectedError } from '../core/faults';
 import { brokenModes, crashPoints, type ShardStore, type BrokenMode, type CrashPoint, type FaultInjector } from '../ports';

@@ -1,6 +1,5 @@
 // The AWS SDK clients, one of each per instance set, pointed at local engines when the config says so.
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Wiring } from './wiring';
 
@@ -18,20 +17,6 @@ export function documentClient(wiring: Wiring): DynamoDBDocumentClient {
     DynamoDBDocumentClient.from(new DynamoDBClient(clientOptions(wiring, wiring.config.dynamodbEndpoint)), {
       marshallOptions: { removeUndefinedValues: true },
     }),
-  );
-}
-
-export function s3Client(wiring: Wiring): S3Client {
-  return wiring.shared(
-    's3',
-    () =>
-      new S3Client({
-        ...clientOptions(wiring, wiring.config.s3Endpoint),
-        // Local S3 engines address buckets by path; AWS accepts both.
-        forcePathStyle: Boolean(wiring.config.s3Endpoint),
-        requestChecksumCalculation: 'WHEN_REQUIRED',
-        responseChecksumValidation: 'WHEN_REQUIRED',
-      }),
   );
 }
 

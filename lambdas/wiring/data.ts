@@ -6,11 +6,11 @@ import { DynamoTxnRecordStore } from '../adapters/dynamodb-txn-store';
 import { FaultyShardStore } from '../adapters/fault-injection';
 import { RedisCache } from '../adapters/redis-cache';
 import { powertoolsMetrics, ReplicationStats } from '../adapters/replication-metrics';
-import { S3BlobStore } from '../adapters/s3-blob-store';
+import { DeferredBlobStore } from '../adapters/deferred-blob-store';
 import { L1Cache } from '../core/l1-cache';
 import { TwoLevelCache } from '../core/two-level-cache';
 import type { BlobStore, HintStore, ShardStore, TxnRecordStore } from '../ports';
-import { destroyClients, documentClient, s3Client } from './clients';
+import { destroyClients, documentClient } from './clients';
 import type { Wiring } from './wiring';
 
 export function shardStore(wiring: Wiring): ShardStore {
@@ -26,7 +26,17 @@ export function hintStore(wiring: Wiring): HintStore {
 }
 
 export function blobStore(wiring: Wiring): BlobStore {
-  return wiring.port('blobBucket', 'read', 'blobs', () => new S3BlobStore(s3Client(wiring), wiring.config.blobBucket));
+  return wiring.port(
+    'blobBucket',
+    'read',
+    'blobs',
+    () =>
+      // Loaded on first use: see DeferredBlobStore.
+      new DeferredBlobStore(async () => {
+        const [{ S3BlobStore }, { s3Client }] = await Promise.all([import('../adapters/s3-blob-store'), import('./s3-client')]);
+        return new S3BlobStore(s3Client(wiring), wiring.config.blobBucket);
+      }),
+  );
 }
 
 export function txnRecordStore(wiring: Wiring): TxnRecordStore {

@@ -6,7 +6,7 @@ import { isRingstoreError } from '../../lambdas/core/errors';
 import { handlerFactories } from '../../lambdas/handlers';
 import { documentClient } from '../../lambdas/wiring/clients';
 import { apiKeyService, ringSource } from '../../lambdas/wiring/control';
-import { closeConnections, hintStore, shardStore, txnRecordStore } from '../../lambdas/wiring/data';
+import { blobStore, closeConnections, hintStore, shardStore, txnRecordStore } from '../../lambdas/wiring/data';
 import { orchestrator } from '../../lambdas/wiring/orchestrator';
 import { kvService } from '../../lambdas/wiring/services';
 import { Wiring } from '../../lambdas/wiring/wiring';
@@ -113,5 +113,19 @@ describe('Wiring', () => {
 
     expect(wiring.built('dynamodb')).toBeDefined();
     for (const unused of ['s3', 'sfn', 'l2', 'shards', 'kvRead:kv']) expect(wiring.built(unused)).toBeUndefined();
+  });
+
+  it('builds the S3 client only when a blob call needs it, not with the KV service', async () => {
+    const credentials = { accessKeyId: 'AKIAEXAMPLE', secretAccessKey: 'example' };
+    const wiring = Wiring.create({ config: loadConfig(lambdaEnv), awsCredentials: credentials }).forHandler('kvWrite');
+
+    kvService(wiring);
+    expect(wiring.built('s3')).toBeUndefined();
+
+    // A presigned URL needs no engine: the first blob call loads the S3 adapter and builds the client.
+    const url = await blobStore(wiring).presignGet('some/object', { expiresInSeconds: 60 });
+    expect(url).toContain('some/object');
+    expect(wiring.built('s3')).toBeDefined();
+    await closeConnections(wiring);
   });
 });
