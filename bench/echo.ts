@@ -1,12 +1,12 @@
 // HTTP targets that answer at once, without DynamoDB: the local gateway in front of stub handlers,
 // and a bare node:http server. They price the HTTP hop itself (client, Node's HTTP, the gateway's own
 // code) apart from everything behind it.
-import { createServer, type Server } from 'node:http';
+import { type Agent, createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { startGateway } from '../cdk/local/gateway';
 import { handlers } from '../schemas/topology';
-import { type BenchCase, callTimeoutMs } from './cases';
+import { type BenchCase, nodeHttpRequest } from './cases';
 import type { Operation } from './measure';
 import type { Workload } from './workload';
 
@@ -70,19 +70,22 @@ export async function startEchoTargets(workload: Workload, stage: string): Promi
   };
 }
 
-function fetchCases(prefix: string, label: string, baseUrl: string, workload: Workload, apiKey: string): BenchCase[] {
+/** node:http keep-alive calls, the transport of the measured HTTP cases (cases.ts, httpCases). */
+function echoCasesOf(prefix: string, label: string, baseUrl: string, workload: Workload, agent: Agent): BenchCase[] {
   const keyUrls = workload.keys.map((key) => `${baseUrl}/v1/kv/${encodeURIComponent(key)}`);
   const urlOf = (i: number) => keyUrls[workload.keyIndexOf(i)]!;
   const call =
     (method: 'GET' | 'PUT'): Operation =>
     async (i) => {
-      const response = await fetch(urlOf(i), {
+      const body = method === 'PUT' ? workload.valueOf(i) : undefined;
+      const response = await nodeHttpRequest(agent, urlOf(i), {
         method,
-        headers: { 'x-api-key': apiKey, ...(method === 'PUT' ? { 'content-type': 'application/octet-stream' } : {}) },
-        ...(method === 'PUT' ? { body: workload.valueOf(i) } : {}),
-        signal: AbortSignal.timeout(callTimeoutMs),
+        headers: {
+          'x-api-key': 'bench-key',
+          ...(body ? { 'content-type': 'application/octet-stream', 'content-length': String(body.length) } : {}),
+        },
+        ...(body ? { body } : {}),
       });
-      await response.arrayBuffer();
       if (response.status !== 200) throw new Error(`${label} ${method} answered ${response.status}`);
     };
   return [
@@ -91,10 +94,10 @@ function fetchCases(prefix: string, label: string, baseUrl: string, workload: Wo
   ];
 }
 
-/** fetch against the gateway with stub handlers, and against the bare server. */
-export function echoCases(targets: EchoTargets, workload: Workload): BenchCase[] {
+/** The local gateway with stub handlers, and the bare server, called as the measured HTTP cases call Ringstore. */
+export function echoCases(targets: EchoTargets, workload: Workload, agent: Agent): BenchCase[] {
   return [
-    ...fetchCases('diag.gatewayEcho', 'gateway echo', targets.gatewayUrl, workload, 'bench-key'),
-    ...fetchCases('diag.bareHttp', 'bare node:http', targets.bareUrl, workload, 'bench-key'),
+    ...echoCasesOf('diag.gatewayEcho', 'gateway echo', targets.gatewayUrl, workload, agent),
+    ...echoCasesOf('diag.bareHttp', 'bare node:http', targets.bareUrl, workload, agent),
   ];
 }

@@ -1,5 +1,5 @@
 // ShardStore on DynamoDB: the `kv` entity of the item codec, routed to a shard by `tableName`.
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import {
   type Condition,
   $add,
@@ -8,7 +8,6 @@ import {
   ConditionCheck,
   EntityFormatter,
   GetTransaction,
-  GetItemCommand,
   PutItemCommand,
   QueryCommand,
   UpdateItemCommand,
@@ -42,6 +41,7 @@ import { batchGetItems } from './dynamodb-batch-get';
 import {
   type KvEntity,
   type ShardTable,
+  type StoredAttributes,
   kvEntity,
   listingPartitionOf,
   noIntent,
@@ -227,14 +227,16 @@ export class DynamoShardStore implements ShardStore {
   }
 
   async get(tableName: string, namespace: string, key: string, options: { consistent: boolean }): Promise<StoredItem | undefined> {
+    // Every GET's one DynamoDB request, so it is sent with the document client alone: dynamodb-toolbox's
+    // command builder and formatter cost about 80 us of CPU per call (bench: a third of what the SDK
+    // itself spends), for a key of one string attribute and an item only this adapter writes. The
+    // item's attribute names are the entity's own (no savedAs), so the unmarshalled item is its format.
     const { Item } = await awsCall(`read of ${key} from ${tableName}`, () =>
-      this.entity
-        .build(GetItemCommand)
-        .key({ pk: partitionKeyOf(namespace, key) })
-        .options({ tableName, consistent: options.consistent })
-        .send(),
+      this.documentClient.send(
+        new GetCommand({ TableName: tableName, Key: { pk: partitionKeyOf(namespace, key) }, ConsistentRead: options.consistent }),
+      ),
     );
-    return Item ? toStoredItem(Item) : undefined;
+    return Item ? toStoredItem(Item as StoredAttributes) : undefined;
   }
 
   async write(tableName: string, write: ItemWrite): Promise<WriteResult> {

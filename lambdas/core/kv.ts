@@ -302,8 +302,9 @@ export class KvService {
       consistency === 'strong'
         ? await this.readStrong(owner!, others, namespace, key)
         : await this.readEventual([owner!, ...others], namespace, key, entry?.version ?? 0);
-    // Every read refreshes the cache, strong ones too; the version guard keeps only the newest.
-    if (cache && item) await cache.refresh(namespace, key, cacheEntryOf(item));
+    // Every read refreshes the cache, strong ones too; the version guard keeps only the newest. Off the
+    // answer's path: this instance's L1 has it on return, Redis a moment later.
+    if (cache && item) cache.refresh(namespace, key, cacheEntryOf(item));
     if (!isLive(item, nowSeconds)) throw notFound(key);
     return item;
   }

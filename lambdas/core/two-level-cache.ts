@@ -4,6 +4,9 @@ import { cacheKeyOf, type L1Cache } from './l1-cache';
 import type { RemoteCache, ValueCache, CacheEntry } from '../ports';
 
 export class TwoLevelCache implements ValueCache {
+  /** L2 writes started by reads and not finished yet. */
+  private readonly backgroundWrites = new Set<Promise<unknown>>();
+
   constructor(
     private readonly l1: L1Cache | undefined,
     private readonly l2: RemoteCache | undefined,
@@ -21,14 +24,26 @@ export class TwoLevelCache implements ValueCache {
 
   /**
    * What a read found in the database. L1 learns it at once; L2 only when this instance did not
-   * already know that version, which spares strong reads of hot keys a Redis round trip while
-   * still carrying a newer version into L2 when this instance is the first to see it.
+   * already know that version (which spares strong reads of hot keys a Redis round trip), and in the
+   * background: a read's answer never waits on Redis. A late L2 write is harmless (version-guarded,
+   * it only moves an entry forward), and a lost one leaves L2 as a Redis outage would.
    */
-  async refresh(namespace: string, key: string, entry: CacheEntry): Promise<void> {
+  refresh(namespace: string, key: string, entry: CacheEntry): void {
     const cacheKey = cacheKeyOf(namespace, key);
     const known = this.l1?.peek(cacheKey);
     if (known && known.version >= entry.version) return;
-    await this.put(namespace, key, entry);
+    this.l1?.put(cacheKey, entry);
+    if (!this.l2) return;
+    const write: Promise<unknown> = this.l2
+      .put(cacheKey, entry, this.l2TtlMs)
+      .catch(() => false)
+      .finally(() => this.backgroundWrites.delete(write));
+    this.backgroundWrites.add(write);
+  }
+
+  /** Resolves once the L2 writes that reads started so far have finished (hosts on the way out, tests). */
+  async settled(): Promise<void> {
+    await Promise.all([...this.backgroundWrites]);
   }
 
   async put(namespace: string, key: string, entry: CacheEntry): Promise<void> {

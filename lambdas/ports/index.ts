@@ -331,8 +331,11 @@ export interface ValueCache {
   get(namespace: string, key: string): Promise<CacheEntry | undefined>;
   /** Write-through of a write: always reaches every level. */
   put(namespace: string, key: string, entry: CacheEntry): Promise<void>;
-  /** Population by a read; may skip levels that already hold this version. */
-  refresh(namespace: string, key: string, entry: CacheEntry): Promise<void>;
+  /**
+   * Population by a read; may skip levels that already hold this version. Returns at once: this
+   * instance's level holds the entry on return, a shared level learns it in the background.
+   */
+  refresh(namespace: string, key: string, entry: CacheEntry): void;
 }
 
 /** Where the maintenance job resumes its walk of the ring, and what its last run reported (for the status page). */

@@ -70,6 +70,8 @@ export function replicationStats(wiring: Wiring): ReplicationStats {
 
 /** Closes what an instance set opened (the L2 connection, the AWS clients): hosts, scripts and the bench. */
 export async function closeConnections(wiring: Wiring): Promise<void> {
+  const cache = wiring.built('cache');
+  if (cache instanceof TwoLevelCache) await cache.settled();
   const l2 = wiring.built('l2');
   if (l2 instanceof RedisCache) await l2.close();
   destroyClients(wiring);
