@@ -1,5 +1,5 @@
 // ShardStore on DynamoDB: the `kv` entity of the item codec, routed to a shard by `tableName`.
-import { type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import {
   type Condition,
   $add,
@@ -51,6 +51,7 @@ import {
   toCopiedAttributes,
   toStoredItem,
 } from './dynamodb-item-codec';
+import { ownerWriteParams } from './dynamodb-owner-write';
 
 /** Bounded work per shard per listing call: pages read before answering "more". */
 export const listPagesPerShardMax = 8;
@@ -241,24 +242,15 @@ export class DynamoShardStore implements ShardStore {
 
   async write(tableName: string, write: ItemWrite): Promise<WriteResult> {
     const { key } = write;
-    const identity = ownerItemIdentity(write.namespace, key, write.token, write.modifiedAtMs);
-    const body = ownerContent(write.namespace, write.token, write.content, write.nowSeconds);
     const precondition = conditionFor(write.precondition, write.nowSeconds);
     // A key locked by a transaction's intent takes no plain write until the intent is resolved.
     const unlocked: Condition<KvEntity> = { attr: 'itx', exists: false };
     try {
-      const { Attributes } = await this.entity
-        .build(UpdateItemCommand)
-        // The owner assigns the version in the same atomic update: ADD starts a new key at 1.
-        .item({ ...identity, ...body, v: $add(1) })
-        .options({
-          tableName,
-          returnValues: 'ALL_OLD',
-          returnValuesOnConditionFalse: 'ALL_OLD',
-          condition: precondition ? { and: [unlocked, precondition] } : unlocked,
-        })
-        .send();
-      const previous = Attributes ? toStoredItem(Attributes) : undefined;
+      // Sent with the document client alone, as the GET is: see dynamodb-owner-write.
+      const { Attributes } = await this.documentClient.send(
+        new UpdateCommand(ownerWriteParams(tableName, write, precondition ? { and: [unlocked, precondition] } : unlocked)),
+      );
+      const previous = Attributes ? toStoredItem(Attributes as StoredAttributes) : undefined;
       return { version: (previous?.version ?? 0) + 1, ...(previous ? { previous } : {}) };
     } catch (error) {
       throw conditionFailure(error, key, `write of ${key} to ${tableName}`);
@@ -471,12 +463,12 @@ export class DynamoShardStore implements ShardStore {
 }
 
 /** The key attributes an owner write sets on every item it writes. */
-function ownerItemIdentity(namespace: string, key: string, token: number, modifiedAtMs: number) {
+export function ownerItemIdentity(namespace: string, key: string, token: number, modifiedAtMs: number) {
   return { pk: partitionKeyOf(namespace, key), ns: namespace, k: key, tok: token, tb: tokenBucket(token), mt: modifiedAtMs };
 }
 
 /** The content an owner write leaves: a value, or a tombstone (absent content) kept for the retention period. */
-function ownerContent(namespace: string, token: number, content: ItemWrite['content'], nowSeconds: number) {
+export function ownerContent(namespace: string, token: number, content: ItemWrite['content'], nowSeconds: number) {
   return content
     ? {
         ct: content.contentType,
