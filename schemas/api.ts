@@ -293,6 +293,10 @@ export const RingResponse = z
         end: z.number().int().meta({ description: 'Inclusive' }),
         owner: z.number().int(),
         replicas: z.array(z.number().int()).meta({ description: 'Owner first' }),
+        fenced: z
+          .literal(true)
+          .optional()
+          .meta({ description: 'A failover is replacing the owner: writes and strong reads of the range answer a retryable 503' }),
       }),
     ),
   })

@@ -22,6 +22,7 @@ export const errorCodes = [
   'txn.outcomeUnknown',
   'throttled',
   'shard.unavailable',
+  'shard.failingOver',
   'internal',
 ] as const;
 
@@ -49,6 +50,7 @@ export const statusOf: Record<ErrorCode, number> = {
   'request.tooLarge': 413,
   throttled: 429,
   'shard.unavailable': 503,
+  'shard.failingOver': 503,
   internal: 500,
 };
 

@@ -2,6 +2,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Entity, GetItemCommand, PutItemCommand, item, list, map, number, string } from 'dynamodb-toolbox';
 import type { RingState, RingStore } from '../ports';
+import { invariant } from '../core/errors';
 import { awsCall, conditionalWrite } from './aws-errors';
 import { controlEntityOptions, controlTable } from './dynamodb-control-table';
 
@@ -19,6 +20,8 @@ function ringEntity(tableName: string, documentClient: DynamoDBDocumentClient) {
       replicationFactor: number(),
       vnodesPerShard: number(),
       shards: list(map({ id: number(), table: string(), status: string().enum('active') })),
+      owners: list(map({ end: number(), owner: number() })).optional(),
+      fenced: list(number()).optional(),
     }),
   });
 }
@@ -33,8 +36,26 @@ export class DynamoRingStore implements RingStore {
   async readRing(): Promise<RingState | undefined> {
     const { Item } = await awsCall('ring read', () => this.rings.build(GetItemCommand).key(ringKey).options({ consistent: true }).send());
     if (!Item) return undefined;
-    const { epoch, replicationFactor, vnodesPerShard, shards } = Item;
-    return { epoch, replicationFactor, vnodesPerShard, shards };
+    const { epoch, replicationFactor, vnodesPerShard, shards, owners, fenced } = Item;
+    return {
+      epoch,
+      replicationFactor,
+      vnodesPerShard,
+      shards,
+      ...(owners && owners.length > 0 ? { owners } : {}),
+      ...(fenced && fenced.length > 0 ? { fenced } : {}),
+    };
+  }
+
+  async publishRing(next: RingState): Promise<boolean> {
+    invariant(Number.isInteger(next.epoch) && next.epoch > 1, `a published ring follows another (epoch ${next.epoch})`);
+    return conditionalWrite(`ring publication at epoch ${next.epoch}`, () =>
+      this.rings
+        .build(PutItemCommand)
+        .item({ ...ringKey, ...next })
+        .options({ condition: { attr: 'epoch', eq: next.epoch - 1 } })
+        .send(),
+    );
   }
 
   async ensureRing(initial: RingState): Promise<RingState> {

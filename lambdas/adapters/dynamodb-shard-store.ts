@@ -16,6 +16,7 @@ import {
   executeTransactWrite,
 } from 'dynamodb-toolbox';
 import { createHash } from 'node:crypto';
+import { forAllBounded } from '../core/bounded';
 import { IntentConflictError, PreconditionFailedError, RingstoreError, invariant } from '../core/errors';
 import { tombstoneRetentionSeconds } from '../core/item';
 import { tokenBucket, tokenOf, tokenSpace } from '../core/ring';
@@ -52,6 +53,9 @@ import {
   toStoredItem,
 } from './dynamodb-item-codec';
 import { ownerWriteParams } from './dynamodb-owner-write';
+
+/** Keys listed at once when a shard becomes the owner of a range. */
+const listAsOwnerConcurrency = 16;
 
 /** Bounded work per shard per listing call: pages read before answering "more". */
 export const listPagesPerShardMax = 8;
@@ -373,6 +377,34 @@ export class DynamoShardStore implements ShardStore {
         })
         .send(),
     );
+  }
+
+  async listAsOwner(tableName: string, entries: readonly VersionEntry[]): Promise<number> {
+    let listed = 0;
+    await forAllBounded(
+      entries.filter((entry) => !entry.tombstone),
+      listAsOwnerConcurrency,
+      async ({ namespace, key, token }) => {
+        const joined = await conditionalWrite(`listing of ${key} on ${tableName}`, () =>
+          this.entity
+            .build(UpdateItemCommand)
+            .item({ pk: partitionKeyOf(namespace, key), lp: listingPartitionOf(namespace, token) })
+            // Only a live copy joins; one already listed is left as it is (no write unit spent).
+            .options({
+              tableName,
+              condition: {
+                and: [
+                  { attr: 'tomb', eq: false },
+                  { attr: 'lp', exists: false },
+                ],
+              },
+            })
+            .send(),
+        );
+        if (joined) listed += 1;
+      },
+    );
+    return listed;
   }
 
   async versionsInRange(tableName: string, range: { start: number; end: number }): Promise<VersionEntry[]> {

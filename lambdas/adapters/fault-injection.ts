@@ -93,6 +93,7 @@ export class FaultyShardStore implements ShardStore {
   get: ShardStore['get'] = async (table, ...rest) => (this.check(table), this.inner.get(table, ...rest));
   write: ShardStore['write'] = async (table, ...rest) => (this.check(table), this.inner.write(table, ...rest));
   applyReplica: ShardStore['applyReplica'] = async (table, ...rest) => (this.check(table), this.inner.applyReplica(table, ...rest));
+  listAsOwner: ShardStore['listAsOwner'] = async (table, ...rest) => (this.check(table), this.inner.listAsOwner(table, ...rest));
   list: ShardStore['list'] = async (table, ...rest) => (this.check(table), this.inner.list(table, ...rest));
   getMany: ShardStore['getMany'] = async (table, ...rest) => (this.check(table), this.inner.getMany(table, ...rest));
   writeAtomically: ShardStore['writeAtomically'] = async (table, ...rest) => (

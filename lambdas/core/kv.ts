@@ -17,13 +17,14 @@ import type {
   ShardStore,
   ValueCache,
   WritePrecondition,
+  WriteResult,
   CacheEntry,
 } from '../ports';
 import { isLive, tombstoneRetentionSeconds } from './item';
 import { tokenOf } from './ring';
 import { isReadable, isShardFailure, type ReplicationService } from './replication';
 import { validateKey } from './validation';
-import type { RingSource } from './ring-source';
+import type { RingLease, RingSource } from './ring-source';
 import { blobPrefixes, shardSchema } from '../../schemas/topology';
 import { mergeListing } from './listing';
 
@@ -64,6 +65,9 @@ export interface KvDeps {
 
 /** Plain writes that meet a transaction's intent resolve it and try again, this many times in all. */
 export const intentWriteAttemptsMax = 3;
+
+/** A write or strong read that finds its ring outdated on return is routed again, this many times in all. */
+export const ringRouteAttemptsMax = 3;
 
 export interface PutInput extends Conditions {
   value: Uint8Array;
@@ -200,9 +204,12 @@ export class KvService {
     const nowSeconds = this.nowSeconds();
     // The listing index holds each live key once, on its owner (topology, shardSchema.keyIndex): a
     // shard that cannot be read would hide the keys it owns, so the listing waits for it (or for its
-    // ranges to fail over) rather than answer an incomplete page.
+    // ranges to fail over) rather than answer an incomplete page. A shard that owns no range (its
+    // ranges failed over) is not read, and a copy listed on a shard that no longer owns its key (left
+    // there by a failover) is not shown: the owner's copy is.
+    const owners = ring.shards.filter((shard) => ring.ownsAnyRange(shard.id));
     const health = await this.deps.health.all();
-    const unreadable = ring.shards.filter((shard) => !isReadable(health, shard.table));
+    const unreadable = owners.filter((shard) => !isReadable(health, shard.table));
     if (unreadable.length > 0) {
       throw new RingstoreError(
         'shard.unavailable',
@@ -211,17 +218,21 @@ export class KvService {
       );
     }
     const buckets = Array.from({ length: shardSchema.keyIndex.buckets }, (_, bucket) => bucket);
+    const ownedHere = (table: string, key: string) => !ring.state.owners?.length || ring.ownerOf(tokenOf(namespace, key)).table === table;
     const merged = await mergeListing({
-      partitions: ring.shards.flatMap((shard) => buckets.map((bucket) => ({ table: shard.table, bucket }))),
-      read: (partition, after, partitionLimit) =>
-        this.deps.shards.list(partition.table, {
+      partitions: owners.flatMap((shard) => buckets.map((bucket) => ({ table: shard.table, bucket }))),
+      read: async (partition, after, partitionLimit) => {
+        const page = await this.deps.shards.list(partition.table, {
           namespace,
           bucket: partition.bucket,
           prefix,
           ...(after === undefined ? {} : { afterKey: after }),
           limit: partitionLimit,
           nowSeconds,
-        }),
+        });
+        // The page's resume point is what it examined, shown or not, so the merge stays exact.
+        return { ...page, items: page.items.filter((summary) => ownedHere(partition.table, summary.key)) };
+      },
       afterKey,
       limit,
       roundsMax: listRoundsMax,
@@ -296,12 +307,8 @@ export class KvService {
     const entry = cache && consistency === 'eventual' ? await cache.get(namespace, key) : undefined;
     if (entry && !isLiveEntry(entry, nowSeconds)) throw notFound(key);
     if (entry?.value) return itemOf(namespace, key, entry, entry.value);
-    const ring = await this.deps.ring.current();
-    const [owner, ...others] = ring.replicasOf(tokenOf(namespace, key));
     const item =
-      consistency === 'strong'
-        ? await this.readStrong(owner!, others, namespace, key)
-        : await this.readEventual([owner!, ...others], namespace, key, entry?.version ?? 0);
+      consistency === 'strong' ? await this.readStrong(namespace, key) : await this.readEventual(namespace, key, entry?.version ?? 0);
     // Every read refreshes the cache, strong ones too; the version guard keeps only the newest. Off the
     // answer's path: this instance's L1 has it on return, Redis a moment later.
     if (cache && item) cache.refresh(namespace, key, cacheEntryOf(item));
@@ -309,13 +316,29 @@ export class KvService {
     return item;
   }
 
-  /** The owner with ConsistentRead: linearizable per key. */
-  private async readStrong(owner: RingShard, others: RingShard[], namespace: string, key: string): Promise<StoredItem | undefined> {
-    // The deliberately broken mode the linearizability checker must catch (tests only).
-    const broken = this.deps.faults?.isBroken('strongReadFromReplica') && others.length > 0;
-    const shard = broken ? others[others.length - 1]! : owner;
-    const item = await this.deps.shards.get(shard.table, namespace, key, { consistent: !broken });
-    return this.withoutIntent(shard.table, item);
+  /**
+   * The owner with ConsistentRead: linearizable per key. Routed by a leased ring and answered only if
+   * that shard still owned the key once the read returned (ring-source: fencing).
+   */
+  private async readStrong(namespace: string, key: string): Promise<StoredItem | undefined> {
+    const token = tokenOf(namespace, key);
+    for (let attempt = 1; ; attempt += 1) {
+      const lease = await this.ownedRange(token, key);
+      const [owner, ...others] = lease.ring.replicasOf(token);
+      // The deliberately broken mode the linearizability checker must catch (tests only).
+      const broken = this.deps.faults?.isBroken('strongReadFromReplica') && others.length > 0;
+      const shard = broken ? others[others.length - 1]! : owner!;
+      const item = await this.deps.shards.get(shard.table, namespace, key, { consistent: !broken });
+      if (await this.deps.ring.stillOwner(lease, token)) return this.withoutIntent(shard.table, item);
+      if (attempt >= ringRouteAttemptsMax) throw ownerMoving(key);
+    }
+  }
+
+  /** A leased ring to route a write or strong read of `token` with; a fenced range answers a retryable 503. */
+  private async ownedRange(token: number, key: string): Promise<RingLease> {
+    const lease = await this.deps.ring.lease();
+    if (lease.ring.isFenced(token)) throw ownerMoving(key);
+    return lease;
   }
 
   /**
@@ -337,7 +360,8 @@ export class KvService {
    * older than a version this instance already knows (from its cache) is skipped too, and the owner
    * is the last resort: an instance never reads a version older than one it has served or written.
    */
-  private async readEventual(replicas: RingShard[], namespace: string, key: string, knownVersion: number): Promise<StoredItem | undefined> {
+  private async readEventual(namespace: string, key: string, knownVersion: number): Promise<StoredItem | undefined> {
+    const replicas = (await this.deps.ring.current()).replicasOf(tokenOf(namespace, key));
     const [owner] = replicas;
     const order = await this.deps.replication.readOrder(replicas);
     if (!order.includes(owner!)) order.push(owner!);
@@ -368,29 +392,41 @@ export class KvService {
     consistency: Consistency = 'eventual',
   ): Promise<WriteAck> {
     const { faults } = this.deps;
-    const ring = await this.deps.ring.current();
     const token = tokenOf(namespace, key);
-    const [owner, ...replicas] = ring.replicasOf(token);
-    const modifiedAtMs = this.deps.clock.nowMs();
-    const nowSeconds = Math.floor(modifiedAtMs / 1000);
-    let result;
-    try {
-      faults?.reach('write.beforeOwner');
-      result = await this.writeOwner(owner!.table, {
-        namespace,
-        key,
-        token,
-        content,
-        precondition: guard.precondition,
-        nowSeconds,
-        modifiedAtMs,
-      });
-    } catch (error) {
-      if (content?.blob) await this.deps.blobs.delete(content.blob.objectKey).catch(() => undefined);
-      if (error instanceof PreconditionFailedError) {
-        throw failureOf(key, guard.conditions, guard.kind, error.current as StoredItem | undefined, nowSeconds) ?? error;
+    let lease: RingLease;
+    let result: WriteResult;
+    let replicas: RingShard[];
+    let modifiedAtMs: number;
+    let nowSeconds: number;
+    for (let attempt = 1; ; attempt += 1) {
+      lease = await this.ownedRange(token, key);
+      const [owner, ...others] = lease.ring.replicasOf(token);
+      replicas = others;
+      modifiedAtMs = this.deps.clock.nowMs();
+      nowSeconds = Math.floor(modifiedAtMs / 1000);
+      try {
+        faults?.reach('write.beforeOwner');
+        result = await this.writeOwner(owner!.table, {
+          namespace,
+          key,
+          token,
+          content,
+          precondition: guard.precondition,
+          nowSeconds,
+          modifiedAtMs,
+        });
+      } catch (error) {
+        if (content?.blob) await this.deps.blobs.delete(content.blob.objectKey).catch(() => undefined);
+        if (error instanceof PreconditionFailedError) {
+          throw failureOf(key, guard.conditions, guard.kind, error.current as StoredItem | undefined, nowSeconds) ?? error;
+        }
+        throw error;
       }
-      throw error;
+      // Not acknowledged unless the shard still owned the key once the write returned: a write that
+      // landed on a shard a failover took the range from is sent again to the new owner, which has
+      // not seen it (the stray copy is reconciled when the old owner rejoins: docs/failover.md).
+      if (await this.deps.ring.stillOwner(lease, token)) break;
+      if (attempt >= ringRouteAttemptsMax) throw ownerMoving(key);
     }
     faults?.reach('write.afterOwner');
     const item = storedItemOf({ namespace, key, token, content, nowSeconds, modifiedAtMs }, result.version);
@@ -520,6 +556,13 @@ function guardOf(plan: WritePlan, conditions: Conditions, kind: WriteKind): Writ
   if (plan.kind === 'refuse') throw plan.error;
   if (plan.kind !== 'write') throw new RingstoreError('internal', `a ${kind} cannot be planned as ${plan.kind}`);
   return { precondition: plan.precondition, conditions, kind };
+}
+
+/** A key whose range is changing owner (a failover is running): retry after the ring moves on. */
+function ownerMoving(key: string): RingstoreError {
+  return new RingstoreError('shard.failingOver', `the owner of ${key} is being replaced by a failover; retry in a moment`, {
+    retryable: true,
+  });
 }
 
 function notFound(key: string): RingstoreError {

@@ -1,47 +1,106 @@
 // The ring a handler routes with: read from the control table, cached per instance, never older than
 // what it has seen (a lagging read cannot bring back an older epoch).
+//
+// Fencing (docs/failover.md). A failover first publishes a ring that fences the failed owner's ranges,
+// then waits out the ring lease before it hands them to a new owner. A write or strong read is routed
+// with a leased ring (read at most `leaseMs` ago, by this process's monotonic clock) and is answered
+// only if, once its request returned, the lease still held or a fresh read shows the same owner for
+// its token. So a handler holding an old ring, even one paused for minutes between routing and
+// sending, can never acknowledge a write on a shard that lost the range: either the fence was
+// published after its ring was read, and the answer comes within the lease, before the new owner
+// takes writes; or its check after the request sees the new ring and refuses.
 import type { Clock, RingStore } from '../ports';
 import { RingstoreError } from './errors';
 import { Ring } from './ring';
 
+/** A ring and when it was read (monotonic ms of this process): what a write or strong read is routed by. */
+export interface RingLease {
+  ring: Ring;
+  readAtMs: number;
+}
+
 /** The current ring, cached and refreshed when its epoch may have moved. */
 export interface RingSource {
   current(): Promise<Ring>;
+  /** A ring read within the lease (re-read first when older), to route a write or strong read. */
+  lease(): Promise<RingLease>;
+  /**
+   * After the request routed by `lease` returned: true when the ring it was routed by was still current
+   * (within the lease), or the current ring gives the token the same owner and does not fence it.
+   */
+  stillOwner(lease: RingLease, token: number): Promise<boolean>;
 }
 
-/** Bounded staleness of a handler's ring: how long a cached ring is trusted before re-reading. */
+/** Bounded staleness of a handler's ring for eventual reads and listings: how long a cached ring is trusted. */
 export const ringRefreshMs = 5_000;
 
 /**
+ * How long a ring read stays good for acknowledging writes and strong reads. A failover waits this long
+ * (plus ringLeaseMarginMs) between fencing a range and handing it over. Shorter: faster failovers and
+ * one more control-table read per second per busy handler instance.
+ */
+export const ringLeaseMs = 1_000;
+
+/** What a failover waits beyond the lease: clock rate drift between processes and scheduling slack. */
+export const ringLeaseMarginMs = 250;
+
+/**
  * The ring from the control table, cached per handler instance and re-read after `refreshMs`.
- * Concurrent callers share one in-flight read. (Fencing of writes by epoch arrives with failover.)
+ * Concurrent callers share one in-flight read. Leases are refreshed ahead of expiry in the background,
+ * so a busy instance's writes rarely wait for a ring read.
  */
 export class CachedRingSource implements RingSource {
-  private cached?: { ring: Ring; readAtMs: number };
-  private inFlight?: Promise<Ring>;
+  private cached?: RingLease;
+  private inFlight?: Promise<RingLease>;
 
   constructor(
     private readonly store: Pick<RingStore, 'readRing'>,
     private readonly clock: Clock,
     private readonly refreshMs = ringRefreshMs,
+    private readonly leaseMs = ringLeaseMs,
   ) {}
 
   async current(): Promise<Ring> {
-    const now = this.clock.nowMs();
-    if (this.cached && now - this.cached.readAtMs < this.refreshMs) return this.cached.ring;
-    this.inFlight ??= this.load(now).finally(() => {
+    return (await this.within(this.refreshMs)).ring;
+  }
+
+  async lease(): Promise<RingLease> {
+    return this.within(this.leaseMs);
+  }
+
+  async stillOwner(lease: RingLease, token: number): Promise<boolean> {
+    if (this.clock.monotonicMs() - lease.readAtMs < this.leaseMs) return true;
+    const { ring } = await this.reload();
+    return ring.epoch === lease.ring.epoch || (ring.ownerOf(token).id === lease.ring.ownerOf(token).id && !ring.isFenced(token));
+  }
+
+  private async within(ageMs: number): Promise<RingLease> {
+    const cached = this.cached;
+    const age = cached ? this.clock.monotonicMs() - cached.readAtMs : Infinity;
+    if (cached && age < ageMs) {
+      // Half-way through the lease, a background read renews it, so steady traffic never waits.
+      if (age >= this.leaseMs / 2) void this.reload().catch(() => undefined);
+      return cached;
+    }
+    return this.reload();
+  }
+
+  private reload(): Promise<RingLease> {
+    this.inFlight ??= this.load().finally(() => {
       this.inFlight = undefined;
     });
     return this.inFlight;
   }
 
-  private async load(now: number): Promise<Ring> {
+  private async load(): Promise<RingLease> {
+    // The lease starts before the read is sent: the ring it returns was current at some instant after that.
+    const readAtMs = this.clock.monotonicMs();
     const state = await this.store.readRing();
     if (!state) throw new RingstoreError('internal', 'ring read failed: no ring in the control table: run the bootstrap');
     // A re-read never goes back in time: a lagging read cannot replace a newer epoch.
-    if (this.cached && this.cached.ring.epoch > state.epoch) return this.cached.ring;
+    if (this.cached && this.cached.ring.epoch > state.epoch) return this.cached;
     const ring = this.cached?.ring.epoch === state.epoch ? this.cached.ring : new Ring(state);
-    this.cached = { ring, readAtMs: now };
-    return ring;
+    this.cached = { ring, readAtMs };
+    return this.cached;
   }
 }

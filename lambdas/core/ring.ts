@@ -23,6 +23,8 @@ export interface TokenRange {
   owner: number;
   /** Owner first, then its successors on the ring. */
   replicas: number[];
+  /** Present while a failover replaces the owner (see RingState.fenced). */
+  fenced?: true;
 }
 
 function md5Token(text: string): number {
@@ -82,6 +84,7 @@ export class Ring {
   private readonly shardsById: Map<number, RingShard>;
   /** Replica set per vnode index, computed once: lookups are a binary search and an array read. */
   private readonly replicaSets: number[][];
+  private readonly fencedEnds: ReadonlySet<number>;
 
   constructor(state: RingState) {
     invariant(state.shards.length > 0, 'a ring needs at least one shard');
@@ -93,7 +96,21 @@ export class Ring {
       // Ties (astronomically rare) are broken by shard id so every process builds the same ring.
       .sort((a, b) => a.token - b.token || a.shard - b.shard);
     const replicaCount = Math.min(state.replicationFactor, state.shards.length);
-    this.replicaSets = this.vnodes.map((_, index) => this.walkDistinct(index, replicaCount));
+    const owners = new Map((state.owners ?? []).map(({ end, owner }) => [end, owner]));
+    this.replicaSets = this.vnodes.map((vnode, index) => {
+      const walk = this.walkDistinct(index, replicaCount);
+      const owner = owners.get(vnode.token);
+      if (owner === undefined) return walk;
+      // A failover's choice is always one of the range's own replicas, so the replica set is unchanged.
+      invariant(walk.includes(owner), `range ending at ${vnode.token} cannot be owned by shard ${owner}: not one of its replicas`);
+      return [owner, ...walk.filter((shard) => shard !== owner)];
+    });
+    invariant(owners.size === (state.owners ?? []).length, 'a range has at most one moved owner');
+    const vnodeTokens = new Set(this.vnodes.map((vnode) => vnode.token));
+    for (const end of [...owners.keys(), ...(state.fenced ?? [])]) {
+      invariant(vnodeTokens.has(end), `no token range ends at ${end}`);
+    }
+    this.fencedEnds = new Set(state.fenced ?? []);
   }
 
   get epoch(): number {
@@ -110,24 +127,48 @@ export class Ring {
     return shard;
   }
 
-  /** The shard that owns a token. */
+  /** The shard that owns a token: its vnode's shard, unless a failover moved the range. */
   ownerOf(token: number): RingShard {
-    return this.shard(this.vnodes[this.vnodeIndexOf(token)]!.shard);
+    return this.shard(this.replicaSets[this.vnodeIndexOf(token)]![0]!);
   }
 
-  /** Owner first, then the next distinct shards clockwise, RF in all (fewer if there are fewer shards). */
+  /**
+   * Owner first, then the other replicas: the next distinct shards clockwise, RF in all (fewer if there
+   * are fewer shards). A range a failover moved keeps the same replicas with its new owner first.
+   */
   replicasOf(token: number): RingShard[] {
     return this.replicaSets[this.vnodeIndexOf(token)]!.map((id) => this.shard(id));
   }
 
   /** Every token range in token order; together they cover the whole token space exactly once. */
   ranges(): TokenRange[] {
-    return this.vnodes.map((vnode, index) => ({
+    return this.vnodes.map((_, index) => this.rangeAt(index));
+  }
+
+  /** The token range a token falls in. */
+  rangeOf(token: number): TokenRange {
+    return this.rangeAt(this.vnodeIndexOf(token));
+  }
+
+  /** True when the shard owns at least one token range (a failover may have taken all of them). */
+  ownsAnyRange(shardId: number): boolean {
+    return this.replicaSets.some((replicas) => replicas[0] === shardId);
+  }
+
+  /** True while a failover replaces the owner of the token's range: no write or strong read is served. */
+  isFenced(token: number): boolean {
+    return this.fencedEnds.size > 0 && this.fencedEnds.has(this.vnodes[this.vnodeIndexOf(token)]!.token);
+  }
+
+  private rangeAt(index: number): TokenRange {
+    const replicas = this.replicaSets[index]!;
+    return {
       start: index === 0 ? this.vnodes[this.vnodes.length - 1]!.token : this.vnodes[index - 1]!.token,
-      end: vnode.token,
-      owner: vnode.shard,
-      replicas: [...this.replicaSets[index]!],
-    }));
+      end: this.vnodes[index]!.token,
+      owner: replicas[0]!,
+      replicas: [...replicas],
+      ...(this.fencedEnds.has(this.vnodes[index]!.token) ? { fenced: true } : {}),
+    };
   }
 
   private vnodeIndexOf(token: number): number {

@@ -35,7 +35,13 @@ export const transactionCrashPoints = [
   'txn.afterAtomicCommit',
 ] as const;
 
-export const crashPoints = [...replicationCrashPoints, ...transactionCrashPoints] as const;
+/** Where a crash can be injected in a failover's steps (docs/failover.md). */
+export const failoverCrashPoints = [
+  /** A range's new owner is elected; nothing is copied to it yet. */
+  'failover.afterElection',
+] as const;
+
+export const crashPoints = [...replicationCrashPoints, ...transactionCrashPoints, ...failoverCrashPoints] as const;
 
 export type CrashPoint = (typeof crashPoints)[number];
 

@@ -10,10 +10,13 @@ export type { Consistency } from './consistency';
 export * from './faults';
 export type { BlobPointer, Intent, KeySummary, StoredItem } from './item';
 export type * from './orchestrator';
-export type { RingShard, RingState, ShardStatus } from './ring-state';
+export type { RangeOwner, RingShard, RingState, ShardStatus } from './ring-state';
 
 export interface Clock {
+  /** Wall-clock epoch ms: what is stored (versions' times, TTLs, deadlines). */
   nowMs(): number;
+  /** A clock that never steps back, for measuring elapsed time in this process (leases). */
+  monotonicMs(): number;
 }
 
 export interface IdSource {
@@ -130,6 +133,11 @@ export interface ShardStore {
    * `listed`: the table is the key's owner (a repair of the owner's copy), so a live copy joins the listing index.
    */
   applyReplica(table: string, item: StoredItem, options: { nowSeconds: number; listed: boolean }): Promise<boolean>;
+  /**
+   * Puts the table's live copies of these keys into the listing index: the table has become their owner
+   * (a failover handed it their range). Tombstones and absent keys are left alone. Returns how many joined.
+   */
+  listAsOwner(table: string, entries: readonly VersionEntry[]): Promise<number>;
   /**
    * Items of keys of one shard, read consistently (absent keys are missing from the map). `atomic`: at
    * one instant (TransactGetItems, at most atomicKeysMax keys); else a batch read.
@@ -296,6 +304,11 @@ export interface RingStore {
   readRing(): Promise<RingState | undefined>;
   /** Stores `initial` unless a ring exists; returns the ring in force either way. */
   ensureRing(initial: RingState): Promise<RingState>;
+  /**
+   * Replaces the ring in force by `next` (whose epoch is one more) in one conditional write, only if the
+   * ring in force is still at `next.epoch - 1`. False when another change won: nothing was written.
+   */
+  publishRing(next: RingState): Promise<boolean>;
 }
 
 export type Role = 'user' | 'admin';

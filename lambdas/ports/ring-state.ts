@@ -1,4 +1,5 @@
-// The ring as the control table stores it: shards, replication factor, virtual nodes and the fencing epoch.
+// The ring as the control table stores it: shards, replication factor, virtual nodes, the fencing epoch,
+// and what failovers changed: ranges handed to another owner, and ranges fenced while one runs.
 
 export type ShardStatus = 'active';
 
@@ -8,10 +9,26 @@ export interface RingShard {
   status: ShardStatus;
 }
 
+/**
+ * A token range whose ownership a failover moved: the range ending at vnode token `end` is owned by
+ * `owner`, one of the replicas the vnode walk gives it (the others stay its replicas, in walk order).
+ */
+export interface RangeOwner {
+  end: number;
+  owner: number;
+}
+
 /** What the control table stores under the ring record; the epoch fences every change. */
 export interface RingState {
   epoch: number;
   replicationFactor: number;
   vnodesPerShard: number;
   shards: RingShard[];
+  /** Ownership a failover moved away from the vnode walk's owner (none on a fresh ring). */
+  owners?: RangeOwner[];
+  /**
+   * Ranges (by end token) whose owner is being replaced: no write or strong read is served for them
+   * until the failover publishes the next ring (they answer a retryable 503).
+   */
+  fenced?: number[];
 }

@@ -9,7 +9,7 @@ import { type RuntimeConfig, loadConfig } from '../config';
 import { RingstoreError } from '../core/errors';
 import type { Clock, IdSource, Orchestrator } from '../ports';
 
-export const systemClock: Clock = { nowMs: () => Date.now() };
+export const systemClock: Clock = { nowMs: () => Date.now(), monotonicMs: () => performance.now() };
 
 export const randomIds: IdSource = {
   newId: () => randomUUID(),

@@ -42,6 +42,9 @@ export class ManualClock implements Clock {
   nowMs(): number {
     return this.now;
   }
+  monotonicMs(): number {
+    return this.now;
+  }
   advanceSeconds(seconds: number): void {
     this.now += seconds * 1000;
   }
@@ -112,6 +115,18 @@ export class MemoryShardStore implements ShardStore {
     items.set(id, { ...item });
     this.setListed(table, id, options.listed && !item.tombstone);
     return true;
+  }
+
+  async listAsOwner(table: string, entries: readonly VersionEntry[]): Promise<number> {
+    let listed = 0;
+    for (const { namespace, key } of entries) {
+      const id = `${namespace}#${key}`;
+      const item = this.table(table).get(id);
+      if (!item || item.tombstone || this.listed.has(`${table}|${id}`)) continue;
+      this.setListed(table, id, true);
+      listed += 1;
+    }
+    return listed;
   }
 
   async versionsInRange(table: string, range: { start: number; end: number }): Promise<VersionEntry[]> {
@@ -325,8 +340,12 @@ export class MemoryBlobStore implements BlobStore {
 }
 
 export function staticRing(shardCount = 4): RingSource {
-  const ring = new Ring(initialRingState({ shardCount, replicationFactor: 3, vnodesPerShard: 16, tableName: (id) => `shard-${id}` }));
-  return { current: async () => ring };
+  return fixedRing(new Ring(initialRingState({ shardCount, replicationFactor: 3, vnodesPerShard: 16, tableName: (id) => `shard-${id}` })));
+}
+
+/** A ring that never changes: every lease holds. */
+export function fixedRing(ring: Ring): RingSource {
+  return { current: async () => ring, lease: async () => ({ ring, readAtMs: 0 }), stillOwner: async () => true };
 }
 
 export class MemoryHintStore implements HintStore {

@@ -7,7 +7,15 @@ import { Ring, initialRingState, tokenOf } from '../../lambdas/core/ring';
 import type { OwnerChange } from '../../lambdas/core/replication';
 import type { StoredItem } from '../../lambdas/ports';
 import { limits } from '../../schemas/topology';
-import { CountingIds, ManualClock, MemoryBlobStore, MemoryShardStore, ScriptedFaults, memoryReplication } from '../support/memory-ports';
+import {
+  CountingIds,
+  ManualClock,
+  MemoryBlobStore,
+  MemoryShardStore,
+  ScriptedFaults,
+  fixedRing,
+  memoryReplication,
+} from '../support/memory-ports';
 
 const text = (value: string) => new TextEncoder().encode(value);
 const ring = new Ring(initialRingState({ shardCount: 4, replicationFactor: 3, vnodesPerShard: 16, tableName: (id) => `shard-${id}` }));
@@ -21,7 +29,7 @@ function setup() {
   const kv = new KvService({
     shards,
     blobs: new MemoryBlobStore(),
-    ring: { current: async () => ring },
+    ring: fixedRing(ring),
     clock,
     ids: new CountingIds(),
     limits,

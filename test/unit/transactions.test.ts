@@ -14,6 +14,7 @@ import {
   MemoryShardStore,
   MemoryTxnRecords,
   ScriptedFaults,
+  fixedRing,
   memoryReplication,
 } from '../support/memory-ports';
 
@@ -40,7 +41,7 @@ function setup() {
   const faults = new ScriptedFaults();
   const records = new MemoryTxnRecords();
   const { replication, health } = memoryReplication(shards, clock);
-  const ringSource = { current: async () => ring };
+  const ringSource = fixedRing(ring);
   const txns = new TransactionService({
     shards,
     records,

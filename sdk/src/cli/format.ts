@@ -152,7 +152,12 @@ export function formatRing(ring: RingCommandOutput): string {
   lines.push(table(shardRows, '  '), '', `ranges (${ring.ranges.length}), each covering tokens in (start, end]:`);
   const rangeRows = [['START', 'END', 'OWNER', 'REPLICAS']];
   for (const range of ring.ranges) {
-    rangeRows.push([String(range.start), String(range.end), String(range.owner), range.replicas.join(', ')]);
+    rangeRows.push([
+      String(range.start),
+      String(range.end),
+      range.fenced ? `${range.owner} (failing over)` : String(range.owner),
+      range.replicas.join(', '),
+    ]);
   }
   lines.push(table(rangeRows, '  '));
   if (ring.ranges.length > 0 && covered !== space) {

@@ -31,6 +31,8 @@ export interface RingRange {
   end: number;
   owner: number;
   replicas: number[];
+  /** Present while a failover replaces the owner: writes and strong reads of the range answer a retryable 503. */
+  fenced?: true;
 }
 
 /**
@@ -77,7 +79,15 @@ export const ringWire = wire.object({
   // Only 32-bit tokens exist today: an answer that leaves the width out means them.
   tokenBits: wire.fallback(wire.number, 32),
   shards: wire.array(wire.object({ id: wire.number, table: wire.string, status: wire.string })),
-  ranges: wire.array(wire.object({ start: wire.number, end: wire.number, owner: wire.number, replicas: wire.array(wire.number) })),
+  ranges: wire.array(
+    wire.object({
+      start: wire.number,
+      end: wire.number,
+      owner: wire.number,
+      replicas: wire.array(wire.number),
+      fenced: wire.optional(wire.literal(true)),
+    }),
+  ),
 });
 
 /**

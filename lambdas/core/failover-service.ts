@@ -1,0 +1,190 @@
+// The failover's steps on the ports (docs/failover.md): fence, elect and catch up per range, hand over,
+// or lift the fence when the failover cannot finish. Each step reads the ring it acts on and is safe to
+// run again, so a workflow may retry any of them; the ring's epoch decides between racing runs.
+import { forAllBounded } from './bounded';
+import { invariant } from './errors';
+import { electOwner, fencedRing, handedOverRing, unfencedRing, type CandidateView } from './failover';
+import { isCrashInjected } from './faults';
+import { isShardFailure } from './replication';
+import { Ring } from './ring';
+import type { Clock, FaultInjector, HintStore, RangeOwner, RingState, RingStore, ShardStore, VersionEntry } from '../ports';
+
+export interface FailoverDeps {
+  rings: Pick<RingStore, 'readRing' | 'publishRing'>;
+  shards: ShardStore;
+  hints: HintStore;
+  clock: Clock;
+  faults?: FaultInjector;
+  limits: { catchUpConcurrency: number; hintPageSize: number };
+}
+
+export interface FenceResult {
+  /** The epoch of the fenced ring: the hand-over publishes the one after it. */
+  epoch: number;
+  /** The ranges to hand over, by end token (empty: the shard owns nothing, nothing to do). */
+  ranges: number[];
+}
+
+export interface RangeHandOver extends RangeOwner {
+  /** Candidates that answered, with the newest versions each lacked before the catch-up. */
+  missing: Record<number, number>;
+  /** Candidates that did not answer. */
+  unreachable: number[];
+  /** Versions copied to the new owner from the other candidates; hints applied to the candidates. */
+  copied: number;
+  hintsApplied: number;
+  /** The new owner's own copies that joined the listing index. */
+  relisted: number;
+}
+
+export type PublishResult = { published: true; epoch: number } | { published: false; epoch: number; reason: string };
+
+/** Thrown when no candidate of a range answers: the failover cannot finish (its Catch lifts the fence). */
+export class NoCandidateError extends Error {
+  constructor(readonly end: number) {
+    super(`no replica of the range ending at ${end} answers: it cannot get a new owner`);
+  }
+}
+
+export class FailoverService {
+  constructor(private readonly deps: FailoverDeps) {}
+
+  /**
+   * Fences every range `failed` owns. Run again after a partial failure, it finds them fenced and
+   * changes nothing; a ring that moved meanwhile is read again and fenced at its own epoch.
+   */
+  async fence(failed: number): Promise<FenceResult> {
+    for (;;) {
+      const state = await this.ring();
+      const owned = new Ring(state).ranges().filter((range) => range.owner === failed);
+      if (owned.length === 0) return { epoch: state.epoch, ranges: [] };
+      if (owned.every((range) => range.fenced)) return { epoch: state.epoch, ranges: owned.map((range) => range.end) };
+      const next = fencedRing(state, failed);
+      if (await this.deps.rings.publishRing(next)) return { epoch: next.epoch, ranges: owned.map((range) => range.end) };
+    }
+  }
+
+  /**
+   * Elects the new owner of the fenced range ending at `end` among its replicas other than `failed`
+   * that answer, and copies to it every newer version the others hold and every hint addressed to it.
+   */
+  async handOverRange(failed: number, end: number): Promise<RangeHandOver> {
+    const ring = new Ring(await this.ring());
+    const range = ring.rangeOf(end);
+    invariant(range.end === end, `no token range ends at ${end}`);
+    invariant(range.fenced, `the range ending at ${end} is not fenced: fence it before electing its owner`);
+    const candidates = range.replicas.filter((shard) => shard !== failed);
+    const views: CandidateView[] = [];
+    const unreachable: number[] = [];
+    const hinted = new Map<number, VersionEntry[]>();
+    for (const shard of candidates) {
+      const table = ring.shard(shard).table;
+      try {
+        // Hints first: a hint may be the only copy of a strong write besides the failed owner's (its
+        // other replica down when it was acknowledged), so every candidate takes its own before the
+        // candidates are compared. Hinted handoff is version-guarded: applying them early is safe.
+        hinted.set(shard, await this.applyHints(table));
+        views.push({ shard, entries: await this.deps.shards.versionsInRange(table, range) });
+      } catch (error) {
+        if (isCrashInjected(error) || !isShardFailure(error)) throw error;
+        unreachable.push(shard);
+      }
+    }
+    if (views.length === 0) throw new NoCandidateError(end);
+    const election = electOwner(views);
+    const owner = ring.shard(election.owner).table;
+    this.deps.faults?.reach('failover.afterElection');
+    let copied = 0;
+    await forAllBounded(election.catchUp, this.deps.limits.catchUpConcurrency, async (step) => {
+      // The index may lag its table: the item is read consistently and copied with the version guard.
+      const item = await this.deps.shards.get(ring.shard(step.from).table, step.namespace, step.key, { consistent: true });
+      if (item && (await this.deps.shards.applyReplica(owner, item, { nowSeconds: this.nowSeconds(), listed: true }))) copied += 1;
+    });
+    // The new owner's own copies join the listing index (only owners' copies are listed): those it held,
+    // and those its hints just gave it (which the token index may not show yet). Copies caught up above
+    // were written listed.
+    const chosen = views.find((view) => view.shard === election.owner)!;
+    const hintedInRange = (hinted.get(election.owner) ?? []).filter((entry) => ring.rangeOf(entry.token).end === end);
+    const relisted = await this.deps.shards.listAsOwner(owner, [...chosen.entries, ...hintedInRange]);
+    const hintsApplied = [...hinted.values()].reduce((sum, entries) => sum + entries.length, 0);
+    return { end, owner: election.owner, missing: election.missing, unreachable, copied, hintsApplied, relisted };
+  }
+
+  /**
+   * Publishes the hand-over of the choices, from the fenced ring at `fencedEpoch`. False when the ring
+   * moved on meanwhile (another run of this failover won): nothing is written.
+   */
+  async publish(choices: readonly RangeOwner[], fencedEpoch: number): Promise<PublishResult> {
+    const state = await this.ring();
+    if (state.epoch !== fencedEpoch) {
+      return { published: false, epoch: state.epoch, reason: `the ring moved from epoch ${fencedEpoch} to ${state.epoch}` };
+    }
+    const next = handedOverRing(state, choices);
+    if (await this.deps.rings.publishRing(next)) return { published: true, epoch: next.epoch };
+    const now = await this.ring();
+    return { published: false, epoch: now.epoch, reason: `the ring moved from epoch ${fencedEpoch} to ${now.epoch}` };
+  }
+
+  /** Lifts the fence of `ends` (a failover that cannot finish): the ranges stay with their owner. */
+  async abort(ends: readonly number[]): Promise<{ epoch: number }> {
+    for (;;) {
+      const state = await this.ring();
+      const fenced = new Set(state.fenced ?? []);
+      if (!ends.some((end) => fenced.has(end))) return { epoch: state.epoch };
+      const next = unfencedRing(state, ends);
+      if (await this.deps.rings.publishRing(next)) return { epoch: next.epoch };
+    }
+  }
+
+  /**
+   * Applies every hint addressed to `table` (hinted handoff, as maintenance does): copies it missed while
+   * it was away. Replica copies: they join the listing when their range is handed to this shard.
+   */
+  private async applyHints(table: string): Promise<VersionEntry[]> {
+    const applied: VersionEntry[] = [];
+    for (;;) {
+      const page = await this.deps.hints.list(table, this.deps.limits.hintPageSize);
+      if (page.length === 0) return applied;
+      for (const hint of page.sort((a, b) => a.item.version - b.item.version)) {
+        if (await this.deps.shards.applyReplica(table, hint.item, { nowSeconds: this.nowSeconds(), listed: false })) {
+          const { namespace, key, token, version, tombstone } = hint.item;
+          applied.push({ namespace, key, token, version, tombstone });
+        }
+        await this.deps.hints.remove(hint);
+      }
+    }
+  }
+
+  private async ring(): Promise<RingState> {
+    const state = await this.deps.rings.readRing();
+    if (!state) throw new Error('no ring in the control table: run the bootstrap');
+    return state;
+  }
+
+  private nowSeconds(): number {
+    return Math.floor(this.deps.clock.nowMs() / 1000);
+  }
+}
+
+/** Every range of a fenced failover handed over in process, one after the other (tests, and the CLI's local mode). */
+export async function failOverInProcess(
+  service: FailoverService,
+  failed: number,
+  waitMs: (ms: number) => Promise<void>,
+  leaseWaitMs: number,
+): Promise<{ fence: FenceResult; ranges: RangeHandOver[]; publish: PublishResult }> {
+  const fence = await service.fence(failed);
+  await waitMs(leaseWaitMs);
+  const ranges: RangeHandOver[] = [];
+  try {
+    for (const end of fence.ranges) ranges.push(await service.handOverRange(failed, end));
+  } catch (error) {
+    if (error instanceof NoCandidateError) await service.abort(fence.ranges);
+    throw error;
+  }
+  const publish = await service.publish(
+    ranges.map(({ end, owner }) => ({ end, owner })),
+    fence.epoch,
+  );
+  return { fence, ranges, publish };
+}

@@ -1,0 +1,124 @@
+// Failover (docs/failover.md): the ring changes that take a failed shard's token ranges away from it,
+// and the choice of each range's new owner among its live replicas. Pure: the workflow's steps read
+// the replicas and publish the rings these functions compute.
+//
+// The sequence is fence, wait out the ring lease, elect and catch up, hand over:
+// 1. fence: one conditional ring write (epoch + 1) marks every range the failed shard owns as fenced;
+//    from then on no handler acknowledges a write or strong read of those ranges (ring-source).
+// 2. wait: ringLeaseMs + ringLeaseMarginMs, so no handler still acts on a ring read before the fence.
+// 3. elect and catch up, per range: the candidates are its other replicas that answer; the one that
+//    already holds the newest version of the most keys is chosen (the least to copy), then every newer
+//    version another candidate holds, and every hint addressed to it, is applied to it.
+// 4. hand over: one conditional ring write (epoch + 1) names the new owners and lifts the fence.
+//
+// Why no acknowledged strong write is lost: a strong write is acknowledged once the owner and at least
+// one replica hold it, so with the owner gone a live replica holds it or the failure log holds a hint of
+// it; step 3 copies the newest version of every key held by any candidate (and the hints) to the new
+// owner before step 4, and step 1 stops new acknowledgements on the old owner before step 3 reads.
+// The choice among candidates is therefore about work, never about safety: any candidate, caught up,
+// holds every acknowledged strong write. Eventual writes the failed owner acknowledged but had not yet
+// replicated are the documented exposure of `eventual`; they are found when the shard returns.
+import type { RangeOwner, RingState, VersionEntry } from '../ports';
+import { invariant } from './errors';
+import { Ring, type TokenRange } from './ring';
+
+/** The fenced ring: every range `failed` owns is fenced, at the next epoch. */
+export function fencedRing(state: RingState, failed: number): RingState {
+  const ring = new Ring(state);
+  const owned = ring.ranges().filter((range) => range.owner === failed);
+  invariant(owned.length > 0, `shard ${failed} owns no token range`);
+  const fenced = new Set([...(state.fenced ?? []), ...owned.map((range) => range.end)]);
+  return { ...state, epoch: state.epoch + 1, fenced: [...fenced].sort((a, b) => a - b) };
+}
+
+/** The ranges a failover of `failed` must hand over: those it owns, each with its other replicas as candidates. */
+export function rangesToHandOver(state: RingState, failed: number): Array<{ range: TokenRange; candidates: number[] }> {
+  return new Ring(state)
+    .ranges()
+    .filter((range) => range.owner === failed)
+    .map((range) => ({ range, candidates: range.replicas.filter((shard) => shard !== failed) }));
+}
+
+/** What one candidate holds of a range: the version of each key, from its token index. */
+export interface CandidateView {
+  shard: number;
+  entries: VersionEntry[];
+}
+
+/** A key a chosen owner lacks at its newest version, and a candidate that holds that version. */
+export interface CatchUp {
+  namespace: string;
+  key: string;
+  version: number;
+  from: number;
+}
+
+export interface Election {
+  owner: number;
+  /** Keys whose newest version the owner lacked, per candidate. */
+  missing: Record<number, number>;
+  catchUp: CatchUp[];
+}
+
+/**
+ * The new owner of a range among the candidates that answered (in replica order): the one missing the
+ * fewest newest versions; ties go to the earlier replica, so every run of the election agrees.
+ */
+export function electOwner(views: readonly CandidateView[]): Election {
+  invariant(views.length > 0, 'a range needs at least one live candidate to fail over');
+  const newest = new Map<string, { entry: VersionEntry; holder: number }>();
+  for (const view of views) {
+    for (const entry of view.entries) {
+      const id = `${entry.namespace}#${entry.key}`;
+      const seen = newest.get(id);
+      if (!seen || seen.entry.version < entry.version) newest.set(id, { entry, holder: view.shard });
+    }
+  }
+  const held = views.map((view) => new Map(view.entries.map((entry) => [`${entry.namespace}#${entry.key}`, entry.version])));
+  const missing: Record<number, number> = {};
+  views.forEach((view, index) => {
+    let count = 0;
+    for (const [id, { entry }] of newest) if ((held[index]!.get(id) ?? 0) < entry.version) count += 1;
+    missing[view.shard] = count;
+  });
+  const chosenIndex = views.reduce((best, view, index) => (missing[view.shard]! < missing[views[best]!.shard]! ? index : best), 0);
+  const owner = views[chosenIndex]!.shard;
+  const catchUp: CatchUp[] = [];
+  for (const [id, { entry, holder }] of newest) {
+    if ((held[chosenIndex]!.get(id) ?? 0) < entry.version) {
+      catchUp.push({ namespace: entry.namespace, key: entry.key, version: entry.version, from: holder });
+    }
+  }
+  return { owner, missing, catchUp };
+}
+
+/**
+ * The ring after the hand-over (epoch + 1): each range's chosen owner in force and its fence lifted. An
+ * owner equal to the vnode walk's own owner needs no override (a range moved back).
+ */
+export function handedOverRing(state: RingState, choices: readonly RangeOwner[]): RingState {
+  const walkOwner = new Map(new Ring({ ...state, owners: [], fenced: [] }).ranges().map((range) => [range.end, range.owner]));
+  const owners = new Map((state.owners ?? []).map(({ end, owner }) => [end, owner]));
+  for (const { end, owner } of choices) {
+    invariant(walkOwner.has(end), `no token range ends at ${end}`);
+    if (walkOwner.get(end) === owner) owners.delete(end);
+    else owners.set(end, owner);
+  }
+  const handed = new Set(choices.map((choice) => choice.end));
+  const fenced = (state.fenced ?? []).filter((end) => !handed.has(end));
+  const next: RingState = {
+    ...state,
+    epoch: state.epoch + 1,
+    owners: [...owners].map(([end, owner]) => ({ end, owner })).sort((a, b) => a.end - b.end),
+    fenced,
+  };
+  // The Ring checks every choice is one of its range's replicas.
+  new Ring(next);
+  return next;
+}
+
+/** The ring with the fence of `ends` lifted and nothing else changed (a failover that cannot finish). */
+export function unfencedRing(state: RingState, ends: readonly number[]): RingState {
+  const lifted = new Set(ends);
+  return { ...state, epoch: state.epoch + 1, fenced: (state.fenced ?? []).filter((end) => !lifted.has(end)) };
+}

@@ -1,0 +1,365 @@
+// Failover in the core: the fenced and handed-over rings, the election, and the ring lease that keeps a
+// handler holding an old ring from acknowledging anything on a shard that lost the range.
+import fc from 'fast-check';
+import { isRingstoreError } from '../../lambdas/core/errors';
+import { electOwner, fencedRing, handedOverRing, rangesToHandOver, unfencedRing } from '../../lambdas/core/failover';
+import { KvService } from '../../lambdas/core/kv';
+import { Ring, initialRingState, tokenOf } from '../../lambdas/core/ring';
+import { FailoverService, NoCandidateError, failOverInProcess } from '../../lambdas/core/failover-service';
+import { CachedRingSource, ringLeaseMarginMs, ringLeaseMs } from '../../lambdas/core/ring-source';
+import type { CrashPoint, RingState, VersionEntry } from '../../lambdas/ports';
+import { limits } from '../../schemas/topology';
+import { CountingIds, ManualClock, MemoryBlobStore, MemoryShardStore, ScriptedFaults, memoryReplication } from '../support/memory-ports';
+
+const text = (value: string) => new TextEncoder().encode(value);
+const initial = initialRingState({ shardCount: 4, replicationFactor: 3, vnodesPerShard: 8, tableName: (id) => `shard-${id}` });
+
+/** The ring a failover of `failed` publishes when every range goes to its first other replica. */
+function failedOver(state: RingState, failed: number): RingState {
+  const fenced = fencedRing(state, failed);
+  return handedOverRing(
+    fenced,
+    rangesToHandOver(fenced, failed).map(({ range, candidates }) => ({ end: range.end, owner: candidates[0]! })),
+  );
+}
+
+describe('failover rings', () => {
+  it('fences exactly the ranges the failed shard owns, at the next epoch', () => {
+    const fenced = new Ring(fencedRing(initial, 2));
+    expect(fenced.epoch).toBe(initial.epoch + 1);
+    for (const range of fenced.ranges()) {
+      expect(range.fenced === true).toBe(range.owner === 2);
+      expect(fenced.isFenced(range.end)).toBe(range.owner === 2);
+    }
+  });
+
+  it('hands every fenced range to another of its replicas, keeping the replica set, and lifts the fence', () => {
+    const before = new Ring(initial);
+    const after = new Ring(failedOver(initial, 2));
+    expect(after.epoch).toBe(initial.epoch + 2);
+    before.ranges().forEach((range, index) => {
+      const moved = after.ranges()[index]!;
+      expect(moved.fenced).toBeUndefined();
+      expect(new Set(moved.replicas)).toEqual(new Set(range.replicas));
+      expect(moved.owner).toBe(range.owner === 2 ? range.replicas[1] : range.owner);
+      expect(after.ownerOf(range.end).id).toBe(moved.owner);
+      expect(after.replicasOf(range.end).map((shard) => shard.id)).toEqual(moved.replicas);
+    });
+  });
+
+  it('moving a range back to its walk owner removes the override', () => {
+    const moved = failedOver(initial, 2);
+    const back = handedOverRing(
+      moved,
+      new Ring(initial)
+        .ranges()
+        .filter((range) => range.owner === 2)
+        .map((range) => ({ end: range.end, owner: 2 })),
+    );
+    expect(back.owners).toEqual([]);
+    expect(new Ring(back).ranges().map((range) => range.replicas)).toEqual(new Ring(initial).ranges().map((range) => range.replicas));
+  });
+
+  it('refuses an owner that is not one of the range replicas, and a shard that owns nothing', () => {
+    const range = new Ring(initial).ranges().find((candidate) => candidate.replicas.length < 4)!;
+    const outsider = [0, 1, 2, 3].find((shard) => !range.replicas.includes(shard))!;
+    expect(() => handedOverRing(initial, [{ end: range.end, owner: outsider }])).toThrow(/not one of its replicas/);
+    expect(() => fencedRing(failedOver(initial, 2), 2)).toThrow(/owns no token range/);
+  });
+
+  it('a failover that cannot finish lifts its fence and changes nothing else', () => {
+    const fenced = fencedRing(initial, 1);
+    const lifted = unfencedRing(fenced, fenced.fenced!);
+    expect(lifted.epoch).toBe(fenced.epoch + 1);
+    expect(new Ring(lifted).ranges()).toEqual(new Ring(initial).ranges());
+  });
+});
+
+describe('electOwner', () => {
+  const keys = ['a', 'b', 'c', 'd', 'e'];
+  const view = fc.record({
+    shard: fc.constant(0),
+    versions: fc.array(fc.option(fc.integer({ min: 1, max: 5 }), { nil: undefined }), { minLength: keys.length, maxLength: keys.length }),
+  });
+  const entriesOf = (versions: Array<number | undefined>): VersionEntry[] =>
+    versions.flatMap((version, index) =>
+      version === undefined ? [] : [{ namespace: 'ns', key: keys[index]!, token: index, version, tombstone: false }],
+    );
+
+  it('picks the candidate missing the fewest newest versions, and its catch-up makes it hold every newest version', () => {
+    fc.assert(
+      fc.property(fc.array(view, { minLength: 1, maxLength: 3 }), (raw) => {
+        const views = raw.map((candidate, index) => ({ shard: index + 1, entries: entriesOf(candidate.versions) }));
+        const election = electOwner(views);
+        const newest = new Map<string, number>();
+        for (const candidate of views) {
+          for (const entry of candidate.entries) newest.set(entry.key, Math.max(newest.get(entry.key) ?? 0, entry.version));
+        }
+        const chosen = views.find((candidate) => candidate.shard === election.owner)!;
+        const holds = new Map(chosen.entries.map((entry) => [entry.key, entry.version]));
+        for (const step of election.catchUp) {
+          const source = views.find((candidate) => candidate.shard === step.from)!;
+          expect(source.entries.find((entry) => entry.key === step.key)?.version).toBe(step.version);
+          holds.set(step.key, step.version);
+        }
+        expect(holds).toEqual(newest);
+        const fewest = Math.min(...Object.values(election.missing));
+        expect(election.missing[election.owner]).toBe(fewest);
+        // Ties go to the earlier replica.
+        expect(views.findIndex((candidate) => election.missing[candidate.shard] === fewest)).toBe(views.indexOf(chosen));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('needs a live candidate', () => {
+    expect(() => electOwner([])).toThrow(/at least one live candidate/);
+  });
+});
+
+describe('the ring lease', () => {
+  function ringStore(state: RingState) {
+    const store = { state, reads: 0, readRing: async () => (store.reads++, store.state) };
+    return store;
+  }
+
+  it('re-reads a ring older than the lease for writes, and renews it in the background past half of it', async () => {
+    const clock = new ManualClock();
+    const store = ringStore(initial);
+    const source = new CachedRingSource(store, clock);
+    await source.lease();
+    clock.now += ringLeaseMs / 4;
+    await source.lease();
+    expect(store.reads).toBe(1);
+    clock.now += ringLeaseMs / 2;
+    const renewing = await source.lease();
+    expect(renewing.readAtMs).toBe(clock.now - (ringLeaseMs * 3) / 4);
+    await Promise.resolve();
+    expect(store.reads).toBe(2);
+    clock.now += ringLeaseMs;
+    expect((await source.lease()).readAtMs).toBe(clock.now);
+  });
+
+  it('holds within the lease; after it, only if the owner is unchanged and not fenced', async () => {
+    const clock = new ManualClock();
+    const store = ringStore(initial);
+    const source = new CachedRingSource(store, clock);
+    const lease = await source.lease();
+    const range = lease.ring.ranges().find((candidate) => candidate.owner === 2)!;
+    const other = lease.ring.ranges().find((candidate) => candidate.owner !== 2 && !candidate.replicas.includes(2))!;
+    store.state = fencedRing(initial, 2);
+    expect(await source.stillOwner(lease, range.end)).toBe(true);
+    clock.now += ringLeaseMs;
+    expect(await source.stillOwner(lease, range.end)).toBe(false);
+    expect(await source.stillOwner(lease, other.end)).toBe(true);
+    store.state = failedOver(initial, 2);
+    expect(await source.stillOwner(lease, range.end)).toBe(false);
+  });
+});
+
+/** Faults that run `action` once when `point` is reached: a handler paused there while the world moves on. */
+class PauseAt extends ScriptedFaults {
+  constructor(
+    private readonly point: CrashPoint,
+    private action?: () => void,
+  ) {
+    super();
+  }
+  override reach(point: CrashPoint): void {
+    super.reach(point);
+    if (point !== this.point || !this.action) return;
+    const action = this.action;
+    this.action = undefined;
+    action();
+  }
+}
+
+/** KV and failover services on in-memory ports, routed by a CachedRingSource over a ring record in memory. */
+function failoverWorld(faults = new ScriptedFaults()) {
+  const shards = new MemoryShardStore();
+  const clock = new ManualClock();
+  const rings = {
+    state: initial,
+    readRing: async () => rings.state,
+    publishRing: async (next: RingState) => {
+      if (rings.state.epoch !== next.epoch - 1) return false;
+      rings.state = next;
+      return true;
+    },
+  };
+  const { replication, health, hints } = memoryReplication(shards, clock, faults);
+  const kv = new KvService({
+    shards,
+    blobs: new MemoryBlobStore(),
+    ring: new CachedRingSource(rings, clock),
+    clock,
+    ids: new CountingIds(),
+    limits,
+    replication,
+    health,
+    faults,
+  });
+  const deps = { rings, shards, hints, clock, faults, limits: { catchUpConcurrency: 4, hintPageSize: 7 } };
+  const failover = new FailoverService(deps);
+  const leaseWait = async (ms: number) => void (clock.now += ms);
+  return { shards, clock, rings, kv, hints, health, deps, failover, leaseWait };
+}
+
+describe('a writer holding the old ring across a failover', () => {
+  const key = Array.from({ length: 200 }, (_, index) => `k${index}`).find(
+    (candidate) => new Ring(initial).ownerOf(tokenOf('ns', candidate)).id === 2,
+  )!;
+
+  it('is not acknowledged on the old owner: the write is routed again and lands on the new owner', async () => {
+    const faults = new PauseAt('write.beforeOwner', () => {
+      // Paused between routing and sending: meanwhile the failover fences, waits, and hands over.
+      world.rings.state = failedOver(initial, 2);
+      world.clock.now += 10 * ringLeaseMs;
+    });
+    const world = failoverWorld(faults);
+    const ack = await world.kv.put('ns', key, { value: text('v1'), contentType: 'text/plain' });
+    const newOwner = new Ring(world.rings.state).ownerOf(tokenOf('ns', key)).table;
+    expect(ack.version).toBe(1);
+    expect(world.shards.tables.get(newOwner)?.get(`ns#${key}`)?.version).toBe(1);
+    // The paused attempt landed on the old owner (a stray copy reconciled when it rejoins), unacknowledged.
+    expect(world.shards.tables.get('shard-2')?.get(`ns#${key}`)?.version).toBe(1);
+    const read = await world.kv.get('ns', key, 'strong');
+    expect(read.kind === 'value' && new TextDecoder().decode(read.value)).toBe('v1');
+  });
+
+  it('answers a retryable 503 while the range is fenced, and writes nothing', async () => {
+    const world = failoverWorld();
+    world.rings.state = fencedRing(initial, 2);
+    const error = await world.kv.put('ns', key, { value: text('v1'), contentType: 'text/plain' }).catch((caught: unknown) => caught);
+    expect(isRingstoreError(error) && error.code === 'shard.failingOver' && error.retryable).toBe(true);
+    for (const table of world.shards.tables.values()) expect(table.has(`ns#${key}`)).toBe(false);
+    const read = await world.kv.get('ns', key, 'strong').catch((caught: unknown) => caught);
+    expect(isRingstoreError(read) && read.code).toBe('shard.failingOver');
+  });
+});
+
+describe('FailoverService on in-memory ports', () => {
+  const ownedBy2 = Array.from({ length: 400 }, (_, index) => `k${index}`).filter(
+    (key) => new Ring(initial).ownerOf(tokenOf('ns', key)).id === 2,
+  );
+
+  it('keeps every acknowledged strong write readable at its version after the owner fails', async () => {
+    const w = failoverWorld();
+    const acked = new Map<string, number>();
+    const write = async (key: string, round: number) => {
+      const ack = await w.kv.put('ns', key, { value: text(`${key}@${round}`), contentType: 'text/plain', consistency: 'strong' });
+      acked.set(key, ack.version);
+    };
+    for (const key of ownedBy2) await write(key, 1);
+    // One replica of every range is away for a while: its copies go to the failure log as hints.
+    w.shards.down.add('shard-3');
+    for (const key of ownedBy2.slice(0, 20)) await write(key, 2);
+    w.shards.down.delete('shard-3');
+    // And the other replica misses some versions the owner replicated to shard-3 only... as a lost stream would.
+    for (const key of ownedBy2.slice(20, 30)) await write(key, 3);
+    for (const key of ownedBy2.slice(20, 25)) {
+      const replicas = new Ring(initial).replicasOf(tokenOf('ns', key)).map((shard) => shard.table);
+      const other = replicas.find((table) => table !== 'shard-2' && table !== 'shard-3');
+      if (other) w.shards.tables.get(other)!.get(`ns#${key}`)!.version -= 1;
+    }
+    w.shards.down.add('shard-2');
+    const result = await failOverInProcess(w.failover, 2, w.leaseWait, ringLeaseMs + ringLeaseMarginMs);
+    expect(result.publish.published).toBe(true);
+    const after = new Ring(w.rings.state);
+    expect(after.ranges().every((range) => range.owner !== 2 && !range.fenced)).toBe(true);
+    w.clock.now += 10 * ringLeaseMs;
+    for (const [key, version] of acked) {
+      const read = await w.kv.get('ns', key, 'strong');
+      expect(read.item.version).toBe(version);
+    }
+    // Writes to the moved ranges work again, on the new owners, with the next version.
+    const ack = await w.kv.put('ns', ownedBy2[0]!, { value: text('after'), contentType: 'text/plain', consistency: 'strong' });
+    expect(ack.version).toBe(acked.get(ownedBy2[0]!)! + 1);
+  });
+
+  it('lists every live key once after the failover, from the new owners, also once the old owner returns with stale entries', async () => {
+    const w = failoverWorld();
+    const keys = Array.from({ length: 60 }, (_, index) => `k${index}`);
+    for (const key of keys) await w.kv.put('ns', key, { value: text('v'), contentType: 'text/plain', consistency: 'strong' });
+    const listAll = async () => {
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await w.kv.list('ns', { prefix: '', limit: 7, ...(cursor ? { cursor } : {}) });
+        seen.push(...page.items.map((item) => item.key));
+        cursor = page.cursor;
+      } while (cursor);
+      return seen;
+    };
+    w.shards.down.add('shard-2');
+    await w.health.markUnavailable('shard-2', 'test', w.clock.now);
+    await failOverInProcess(w.failover, 2, w.leaseWait, ringLeaseMs + ringLeaseMarginMs);
+    w.clock.now += 10 * ringLeaseMs;
+    const sorted = [...keys].sort();
+    expect(await listAll()).toEqual(sorted);
+    // A key of a moved range deleted on its new owner; the old owner returns, still listing it.
+    const gone = ownedBy2.find((key) => keys.includes(key))!;
+    await w.kv.delete('ns', gone, { consistency: 'strong' });
+    w.shards.down.delete('shard-2');
+    expect(await listAll()).toEqual(sorted.filter((key) => key !== gone));
+  });
+
+  it('does not list a copy left on a shard that still owns other ranges but lost this one', async () => {
+    const w = failoverWorld();
+    for (const key of ownedBy2) await w.kv.put('ns', key, { value: text('v'), contentType: 'text/plain', consistency: 'strong' });
+    // One range handed over, the others' fence lifted: shard-2 keeps owning them, and still lists the moved keys.
+    const fence = await w.failover.fence(2);
+    const moved = await w.failover.handOverRange(2, fence.ranges[0]!);
+    await w.failover.publish([moved], fence.epoch);
+    await w.failover.abort(fence.ranges);
+    const ring = new Ring(w.rings.state);
+    expect(ring.ownsAnyRange(2)).toBe(true);
+    w.clock.now += 10 * ringLeaseMs;
+    const gone = ownedBy2.find((key) => ring.rangeOf(tokenOf('ns', key)).end === moved.end)!;
+    // Deleted while shard-2 is away: its listed copy stays (the tombstone waits as a hint) when it returns.
+    w.shards.down.add('shard-2');
+    await w.kv.delete('ns', gone, { consistency: 'strong' });
+    w.shards.down.delete('shard-2');
+    await w.health.beginRecovery('shard-2', w.clock.now);
+    await w.health.completeRecovery('shard-2', w.clock.now);
+    const page = await w.kv.list('ns', { prefix: '', limit: 1000 });
+    expect(page.items.map((item) => item.key)).toEqual(ownedBy2.filter((key) => key !== gone).sort());
+  });
+
+  it('two failovers of the same shard racing: exactly one publishes', async () => {
+    const w = failoverWorld();
+    for (const key of ownedBy2.slice(0, 10))
+      await w.kv.put('ns', key, { value: text('v'), contentType: 'text/plain', consistency: 'strong' });
+    w.shards.down.add('shard-2');
+    const outcomes = await Promise.all([
+      failOverInProcess(w.failover, 2, w.leaseWait, 0),
+      failOverInProcess(w.failover, 2, w.leaseWait, 0),
+    ]);
+    expect(outcomes.filter((outcome) => outcome.publish.published)).toHaveLength(1);
+    expect(w.rings.state.epoch).toBe(initial.epoch + 2);
+  });
+
+  it('a range with no live candidate cannot fail over: the fence is lifted and the ring keeps its owners', async () => {
+    const w = failoverWorld();
+    for (const table of ['shard-0', 'shard-1', 'shard-2', 'shard-3']) w.shards.down.add(table);
+    await expect(failOverInProcess(w.failover, 2, w.leaseWait, 0)).rejects.toThrow(NoCandidateError);
+    expect(new Ring(w.rings.state).ranges()).toEqual(new Ring(initial).ranges());
+  });
+
+  it('a crash after an election leaves the range fenced; running the step again finishes it', async () => {
+    const w = failoverWorld();
+    for (const key of ownedBy2.slice(0, 10))
+      await w.kv.put('ns', key, { value: text('v'), contentType: 'text/plain', consistency: 'strong' });
+    w.shards.down.add('shard-2');
+    const fence = await w.failover.fence(2);
+    const faults = new ScriptedFaults();
+    faults.crashAt('failover.afterElection');
+    const crashing = new FailoverService({ ...w.deps, faults });
+    await expect(crashing.handOverRange(2, fence.ranges[0]!)).rejects.toThrow(/failover.afterElection/);
+    expect(new Ring(w.rings.state).isFenced(fence.ranges[0]!)).toBe(true);
+    expect((await w.failover.fence(2)).epoch).toBe(fence.epoch);
+    const choices = [];
+    for (const end of fence.ranges) choices.push(await w.failover.handOverRange(2, end));
+    expect((await w.failover.publish(choices, fence.epoch)).published).toBe(true);
+  });
+});
