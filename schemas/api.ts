@@ -232,6 +232,43 @@ export const MaintenanceReport = z
   .object({ startedAt: z.string(), handoff: z.array(ReplayReport), antiEntropy: AntiEntropyReport })
   .meta({ id: 'MaintenanceReport', description: 'One run of hinted handoff and anti-entropy' });
 
+export const FailoverStartBody = z
+  .object({
+    shard: z.number().int().min(0).meta({ description: 'The id of the shard whose token ranges get new owners' }),
+    reason: z.string().min(1).max(256).optional().meta({ description: 'Kept in the failover record' }),
+  })
+  .strict()
+  .meta({ id: 'FailoverRequest' });
+
+export const FailoverStarted = z
+  .object({
+    id: z.string().meta({ description: 'One failover per shard and ring epoch: starting it again is a no-op' }),
+    shard: z.number().int(),
+    started: z.boolean().meta({ description: 'False when this failover was started before (it runs once)' }),
+  })
+  .meta({ id: 'FailoverStarted' });
+
+export const FailoverRecordResponse = z
+  .object({
+    id: z.string(),
+    shard: z.number().int(),
+    reason: z.string(),
+    requestedAt: z.string(),
+    updatedAt: z.string(),
+    status: z.enum(['running', 'notDown', 'completed', 'lost', 'aborted']).meta({
+      description:
+        'running; notDown: the shard answered a probe, nothing changed; completed: the ranges have new owners; ' +
+        'lost: another run of the same failover published first; aborted: a step failed, the fence was lifted and the owners kept',
+    }),
+    report: z
+      .unknown()
+      .optional()
+      .meta({ description: 'The confirmation, the fence, each range with its new owner and why, the publication' }),
+  })
+  .meta({ id: 'Failover' });
+
+export const FailoversResponse = z.object({ failovers: z.array(FailoverRecordResponse) }).meta({ id: 'Failovers' });
+
 export const ShardsResponse = z
   .object({
     epoch: z.number().int(),

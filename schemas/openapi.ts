@@ -149,6 +149,15 @@ const operations: Record<string, Operation> = {
     summary: 'Run hinted handoff and a full anti-entropy pass now, and report what was repaired (admin)',
     responses: { 200: json(api.MaintenanceReport, 'What this run replayed and repaired') },
   },
+  listFailovers: {
+    summary: 'The recent failovers, newest first: running and finished, what each range chose and why (admin)',
+    responses: { 200: json(api.FailoversResponse, 'Failover records') },
+  },
+  startFailover: {
+    summary: 'Fail over a shard by hand: its token ranges get new owners among their replicas once it is confirmed down (admin)',
+    request: { body: { content: { 'application/json': { schema: api.FailoverStartBody } } } },
+    responses: { 202: json(api.FailoverStarted, 'The failover workflow runs; GET /v1/admin/failovers follows it') },
+  },
   openApiDocument: { summary: 'This document', responses: { 200: { description: 'OpenAPI 3.1 JSON' } } },
   apiPage: { summary: 'Human-readable API reference', responses: { 200: { description: 'HTML' } } },
 };

@@ -178,7 +178,8 @@ export type HandlerName =
   | 'txn'
   | 'txnStep'
   | 'txnSweeper'
-  | 'txnApplier';
+  | 'txnApplier'
+  | 'failoverStep';
 
 /** What a handler may touch; the CDK app grants exactly this (least privilege). */
 export interface HandlerSpec {
@@ -192,8 +193,8 @@ export interface HandlerSpec {
   txnTable?: 'none' | 'read' | 'readWrite';
   /** May start (synchronous) executions of the transaction state machine. */
   startsTransactions?: boolean;
-  /** A task of the transaction state machine (invoked by Step Functions, never by API Gateway). */
-  stateMachineTask?: boolean;
+  /** The task of a state machine (invoked by Step Functions, never by API Gateway): which one. */
+  stateMachineTask?: StateMachineName;
   /** Invoked by the shard tables' streams (one event source mapping per shard). */
   shardStreams?: boolean;
   /** Invoked by the transaction table's stream. */
@@ -326,7 +327,7 @@ export const handlers: Record<HandlerName, HandlerSpec> = {
     hintsTable: 'readWrite',
     blobBucket: 'none',
     txnTable: 'readWrite',
-    stateMachineTask: true,
+    stateMachineTask: 'transaction',
     memoryMb: 1024,
     timeoutSeconds: 20,
   },
@@ -355,12 +356,54 @@ export const handlers: Record<HandlerName, HandlerSpec> = {
     memoryMb: 512,
     timeoutSeconds: 60,
   },
+  failoverStep: {
+    entry: 'lambdas/entries/failover-step.ts',
+    description: 'The tasks of the failover state machine: confirm, fence, hand over a range, publish, report, abort',
+    // Reads every candidate's token index and copies versions and hints to the new owner; publishes the
+    // ring and the failover's record in the control table.
+    shardTables: 'readWrite',
+    controlTable: 'readWrite',
+    hintsTable: 'readWrite',
+    blobBucket: 'none',
+    txnTable: 'none',
+    stateMachineTask: 'failover',
+    memoryMb: 512,
+    // The fence step waits out the ring lease; a range's catch-up copies at most its keys.
+    timeoutSeconds: 300,
+  },
 };
+
+/** Failover (docs/failover.md): how a shard is confirmed down before its ranges are handed over. */
+export const failoverDefaults = {
+  /** Probes in a row, none answered, that confirm a shard is down; one answer calls the failover off. */
+  confirmProbes: 3,
+  confirmIntervalMs: 200,
+  /** Versions copied at once to a range's new owner. */
+  catchUpConcurrency: 16,
+  hintPageSize: 100,
+  /** Failover records GET /v1/admin/failovers lists. */
+  recentRecords: 20,
+} as const;
 
 /** The transaction state machine (ASL, in schemas/): CDK deploys this file, the local cloud runs it. */
 export const stateMachines = {
-  transaction: { definitionFile: 'schemas/txn-state-machine.asl.json', taskHandler: 'txnStep' as HandlerName, type: 'EXPRESS' },
+  transaction: {
+    definitionFile: 'schemas/txn-state-machine.asl.json',
+    taskHandler: 'txnStep' as HandlerName,
+    type: 'EXPRESS',
+    // The definition substitution the file names its Task Lambda by: `"Resource": "${TxnStepFunctionArn}"`.
+    taskArnSubstitution: 'TxnStepFunctionArn',
+  },
+  // Standard: a failover is rare, may take minutes, and its execution history is worth keeping.
+  failover: {
+    definitionFile: 'schemas/failover-state-machine.asl.json',
+    taskHandler: 'failoverStep' as HandlerName,
+    type: 'STANDARD',
+    taskArnSubstitution: 'FailoverStepFunctionArn',
+  },
 } as const;
+
+export type StateMachineName = keyof typeof stateMachines;
 
 /** Key prefixes of the blob bucket: presigned uploads land in one, committed values live in the other. */
 export const blobPrefixes = { uploads: 'uploads/', blobs: 'blobs/' } as const;
@@ -426,6 +469,8 @@ export const routes = [
   },
   { method: 'GET', path: '/v1/admin/shards', handler: 'admin', operationId: 'describeShards', authorized: true, admin: true },
   { method: 'POST', path: '/v1/admin/repair', handler: 'admin', operationId: 'repair', authorized: true, admin: true },
+  { method: 'GET', path: '/v1/admin/failovers', handler: 'admin', operationId: 'listFailovers', authorized: true, admin: true },
+  { method: 'POST', path: '/v1/admin/failovers', handler: 'admin', operationId: 'startFailover', authorized: true, admin: true },
   { method: 'GET', path: '/openapi.json', handler: 'docs', operationId: 'openApiDocument', authorized: false },
   { method: 'GET', path: '/docs', handler: 'docs', operationId: 'apiPage', authorized: false },
 ] as const satisfies readonly RouteSpec[];
@@ -444,6 +489,8 @@ export interface Names {
   blobBucket: string;
   apiName: string;
   transactionStateMachine: string;
+  /** Each workflow's state machine name. */
+  stateMachineName: (machine: StateMachineName) => string;
   functionName(handler: HandlerName): string;
 }
 
@@ -464,6 +511,7 @@ export function namesFor(stage: string = defaults.stage, account = ''): Names {
     blobBucket: account ? `${prefix}-blobs-${account}` : `${prefix}-blobs`,
     apiName: `${prefix}-api`,
     transactionStateMachine: `${prefix}-txn`,
+    stateMachineName: (machine) => (machine === 'transaction' ? `${prefix}-txn` : `${prefix}-${machine}`),
     functionName: (handler) => `${prefix}-${handler}`,
   };
 }

@@ -18,7 +18,7 @@ import { type GatewayHandlers, type RunningGateway, startGateway } from './gatew
 import { provision } from './provision';
 import { startStreamPoller, type RunningStreamPoller } from './stream-poller';
 import { startSchedule, type RunningSchedule } from './schedule';
-import { localTransactionOrchestrator } from './state-machine';
+import { localFailoverStarter, localTransactionOrchestrator } from './state-machine';
 
 export interface LocalCloudOptions {
   /** Where engines keep data and jars (`.ringstore/` by default). */
@@ -153,7 +153,9 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     // POST /v1/txn runs the same ASL file CDK deploys, with its tasks mapped to the txnStep handler.
     const host = Wiring.create(base);
     const orchestrator = localTransactionOrchestrator(build('txnStep', host), join(__dirname, '..', '..'));
-    wiring = host.with({ orchestrator });
+    // Failovers run the failover ASL file the same way, in the background, one per id.
+    const failovers = localFailoverStarter(build('failoverStep', host), join(__dirname, '..', '..'));
+    wiring = host.with({ orchestrator, failovers });
 
     const ring = await ringStore(wiring).ensureRing(initialRingOf(config));
     if (ring.shards.length !== config.shardCount) {
@@ -204,7 +206,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       ...(faults ? { faults } : {}),
       log,
     });
-    const running = { gateway, poller, txnPoller, schedule, sweeper, wiring };
+    const running = { gateway, poller, txnPoller, schedule, sweeper, wiring, failovers };
     return {
       url: running.gateway.url,
       apiKey: keys.apiKey,
@@ -218,6 +220,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       },
       stop: async () => {
         await running.gateway.stop();
+        await running.failovers.settled();
         await running.schedule.stop();
         await running.sweeper.stop();
         await running.poller.stop();

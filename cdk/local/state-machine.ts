@@ -6,8 +6,8 @@ import type { Context } from 'aws-lambda';
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
 import * as z from 'zod';
 import { outcomeUnknown } from '../../lambdas/adapters/sfn-orchestrator';
-import type { Orchestrator, TxnExecution, TxnOutcome } from '../../lambdas/ports';
-import { stateMachines } from '../../schemas/topology';
+import type { FailoverRequest, FailoverStarter, Orchestrator, TxnExecution, TxnOutcome } from '../../lambdas/ports';
+import { stateMachines, type StateMachineName } from '../../schemas/topology';
 import { lambdaContext } from './lambda-events';
 
 // aws-local-stepfunctions 3 uses Promise.withResolvers (Node 22); Node 20 lacks it.
@@ -43,22 +43,55 @@ export function taskStateNames(definition: StateTree): string[] {
   ]);
 }
 
-export function localTransactionOrchestrator(handler: TaskHandler, root: string): Orchestrator {
+/** A state machine of schemas/ with every Task mapped to one in-process handler (as Lambda runs it in AWS). */
+function localMachine(machineName: StateMachineName, handler: TaskHandler, root: string) {
+  const { definitionFile, taskHandler, taskArnSubstitution } = stateMachines[machineName];
   // The file names its Lambda as a CDK definition substitution; locally every Task runs in process.
-  const text = readFileSync(join(root, stateMachines.transaction.definitionFile), 'utf8').replaceAll(
-    '${TxnStepFunctionArn}',
-    'arn:aws:lambda:us-east-1:000000000000:function:ringstore-local-txnStep',
+  const text = readFileSync(join(root, definitionFile), 'utf8').replaceAll(
+    `\${${taskArnSubstitution}}`,
+    `arn:aws:lambda:us-east-1:000000000000:function:ringstore-local-${taskHandler}`,
   );
   const definition: unknown = JSON.parse(text);
   // The library validates the whole definition itself; the states are read here to map every Task.
   const names = taskStateNames(StateTree.parse(definition));
   const machine = new StateMachine(definition as StateMachineDefinition, { validationOptions: { checkArn: false } });
-  const invoke = (input: unknown) => handler(input as never, lambdaContext('txnStep')) as Promise<never>;
+  const invoke = (input: unknown) => handler(input as never, lambdaContext(taskHandler)) as Promise<never>;
   const taskResourceLocalHandlers = Object.fromEntries(names.map((name) => [name, invoke]));
   const retryIntervalOverrides = Object.fromEntries(names.map((name) => [name, localRetryIntervalMs]));
+  return (input: unknown) => machine.run(input as never, { overrides: { taskResourceLocalHandlers, retryIntervalOverrides } });
+}
+
+/**
+ * Failovers run in the background, at most one per id (as a Step Functions execution name is unique):
+ * starting one that exists is a no-op. `settled()` waits for every run started so far.
+ */
+export function localFailoverStarter(handler: TaskHandler, root: string): FailoverStarter & { settled(): Promise<void> } {
+  const run = localMachine('failover', handler, root);
+  const started = new Map<string, Promise<void>>();
+  return {
+    async start(request: FailoverRequest): Promise<boolean> {
+      if (started.has(request.id)) return false;
+      // A failed run has recorded itself (its Abort state); the rejection is only the machine's Fail state.
+      started.set(
+        request.id,
+        run({ failover: request }).result.then(
+          () => undefined,
+          () => undefined,
+        ),
+      );
+      return true;
+    },
+    async settled(): Promise<void> {
+      await Promise.all(started.values());
+    },
+  };
+}
+
+export function localTransactionOrchestrator(handler: TaskHandler, root: string): Orchestrator {
+  const run = localMachine('transaction', handler, root);
   return {
     async run(execution: TxnExecution): Promise<TxnOutcome> {
-      const running = machine.run({ execution } as never, { overrides: { taskResourceLocalHandlers, retryIntervalOverrides } });
+      const running = run({ execution });
       try {
         return (await running.result) as TxnOutcome;
       } catch (error) {

@@ -22,7 +22,7 @@ import { Network } from '../constructs/network';
 import { RingstoreRestApi } from '../constructs/rest-api';
 import { Every } from '../constructs/schedule';
 import { ShardStreams } from '../constructs/shard-streams';
-import { TransactionStateMachine } from '../constructs/transaction-state-machine';
+import { WorkflowStateMachine } from '../constructs/transaction-state-machine';
 import type { DeploymentConfig } from './config';
 
 export interface ApiStackProps extends StackProps {
@@ -49,7 +49,8 @@ export class ApiStack extends Stack {
   readonly functions: Record<HandlerName, HandlerFunction>;
   readonly restApi: RingstoreRestApi;
   /** The coordinator of POST /v1/txn (Express, run synchronously by the handlers that start transactions). */
-  readonly transactions: TransactionStateMachine;
+  readonly transactions: WorkflowStateMachine;
+  readonly failovers: WorkflowStateMachine;
   /** Stream subscriptions of each handler whose spec says `shardStreams`. */
   readonly shardStreams: Partial<Record<HandlerName, ShardStreams>> = {};
   /** Schedules of each handler whose spec says `everyMinutes`. */
@@ -99,15 +100,25 @@ export class ApiStack extends Stack {
     );
     this.functions = functions;
 
-    // The one Lambda the state machine invokes is the one handler whose spec says it is a task of it.
-    const { taskHandler } = stateMachines.transaction;
-    const tasks = handlerNames.filter((name) => handlers[name].stateMachineTask);
-    if (tasks.length !== 1 || tasks[0] !== taskHandler) {
-      throw new Error(
-        `stateMachines.transaction.taskHandler is ${taskHandler}, but the handlers marked stateMachineTask are [${tasks.join(', ')}]`,
-      );
+    // The one Lambda each state machine invokes is the one handler whose spec says it is a task of it.
+    for (const [machine, { taskHandler }] of Object.entries(stateMachines)) {
+      const tasks = handlerNames.filter((name) => handlers[name].stateMachineTask === machine);
+      if (tasks.length !== 1 || tasks[0] !== taskHandler) {
+        throw new Error(
+          `stateMachines.${machine}.taskHandler is ${taskHandler}, but the handlers marked its task are [${tasks.join(', ')}]`,
+        );
+      }
     }
-    this.transactions = new TransactionStateMachine(this, 'Transactions', { names: this.names, task: functions[taskHandler].function });
+    this.transactions = new WorkflowStateMachine(this, 'Transactions', {
+      names: this.names,
+      machine: 'transaction',
+      task: functions[stateMachines.transaction.taskHandler].function,
+    });
+    this.failovers = new WorkflowStateMachine(this, 'Failovers', {
+      names: this.names,
+      machine: 'failover',
+      task: functions[stateMachines.failover.taskHandler].function,
+    });
     const workflows = { transactionStateMachineArn: this.transactions.stateMachine.stateMachineArn };
     for (const name of handlerNames) functions[name].useWorkflows(workflows);
     // StartSyncExecution is served by sync-states.<region>.amazonaws.com, which the isolated subnets reach
@@ -172,6 +183,7 @@ export class ApiStack extends Stack {
 
     new CfnOutput(this, 'ApiUrl', { description: 'Base URL of the Ringstore REST API', value: this.restApi.api.url });
     new CfnOutput(this, 'TransactionStateMachineArn', { value: workflows.transactionStateMachineArn });
+    new CfnOutput(this, 'FailoverStateMachineArn', { value: this.failovers.stateMachine.stateMachineArn });
     new CfnOutput(this, 'TransactionLogGroup', {
       description: 'Execution events of the transaction state machine (no input or output data)',
       value: this.transactions.logGroup.logGroupName,

@@ -22,6 +22,7 @@ function ringEntity(tableName: string, documentClient: DynamoDBDocumentClient) {
       shards: list(map({ id: number(), table: string(), status: string().enum('active') })),
       owners: list(map({ end: number(), owner: number() })).optional(),
       fenced: list(number()).optional(),
+      changedBy: string().optional(),
     }),
   });
 }
@@ -36,7 +37,7 @@ export class DynamoRingStore implements RingStore {
   async readRing(): Promise<RingState | undefined> {
     const { Item } = await awsCall('ring read', () => this.rings.build(GetItemCommand).key(ringKey).options({ consistent: true }).send());
     if (!Item) return undefined;
-    const { epoch, replicationFactor, vnodesPerShard, shards, owners, fenced } = Item;
+    const { epoch, replicationFactor, vnodesPerShard, shards, owners, fenced, changedBy } = Item;
     return {
       epoch,
       replicationFactor,
@@ -44,6 +45,7 @@ export class DynamoRingStore implements RingStore {
       shards,
       ...(owners && owners.length > 0 ? { owners } : {}),
       ...(fenced && fenced.length > 0 ? { fenced } : {}),
+      ...(changedBy === undefined ? {} : { changedBy }),
     };
   }
 

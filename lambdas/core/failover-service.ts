@@ -7,15 +7,46 @@ import { electOwner, fencedRing, handedOverRing, unfencedRing, type CandidateVie
 import { isCrashInjected } from './faults';
 import { isShardFailure } from './replication';
 import { Ring } from './ring';
-import type { Clock, FaultInjector, HintStore, RangeOwner, RingState, RingStore, ShardStore, VersionEntry } from '../ports';
+import type {
+  Clock,
+  FailoverLog,
+  FailoverRequest,
+  FailoverStatus,
+  FaultInjector,
+  HintStore,
+  RangeOwner,
+  RingState,
+  RingStore,
+  ShardStore,
+  VersionEntry,
+} from '../ports';
+import { probeKey } from './maintenance';
 
 export interface FailoverDeps {
   rings: Pick<RingStore, 'readRing' | 'publishRing'>;
   shards: ShardStore;
   hints: HintStore;
   clock: Clock;
+  log: FailoverLog;
+  /** Waits on this process's clock (the lease wait, the pause between probes). */
+  sleep: (ms: number) => Promise<void>;
   faults?: FaultInjector;
-  limits: { catchUpConcurrency: number; hintPageSize: number };
+  limits: {
+    catchUpConcurrency: number;
+    hintPageSize: number;
+    /** Probes in a row, none answered, that confirm a shard is down; one answer calls the failover off. */
+    confirmProbes: number;
+    confirmIntervalMs: number;
+    /** What the fence step waits after publishing: the ring lease and its margin (ring-source). */
+    leaseWaitMs: number;
+  };
+}
+
+export interface Confirmation {
+  down: boolean;
+  /** Probes sent; a failover goes ahead only when none answered. */
+  probes: number;
+  reason: string;
 }
 
 export interface FenceResult {
@@ -48,6 +79,47 @@ export class NoCandidateError extends Error {
 
 export class FailoverService {
   constructor(private readonly deps: FailoverDeps) {}
+
+  /**
+   * Step 0: records the failover as running and probes the shard `confirmProbes` times,
+   * `confirmIntervalMs` apart. One answer, however slow, calls it off: a slow shard keeps its ranges.
+   */
+  async confirm(request: FailoverRequest): Promise<Confirmation> {
+    await this.record(request, 'running');
+    const ring = new Ring(await this.ring());
+    if (!ring.ownsAnyRange(request.shard)) return { down: false, probes: 0, reason: `shard ${request.shard} owns no token range` };
+    const table = ring.shard(request.shard).table;
+    const { confirmProbes, confirmIntervalMs } = this.deps.limits;
+    for (let probe = 1; probe <= confirmProbes; probe += 1) {
+      if (await this.answers(table)) return { down: false, probes: probe, reason: `${table} answered probe ${probe}` };
+      if (probe < confirmProbes) await this.deps.sleep(confirmIntervalMs);
+    }
+    return { down: true, probes: confirmProbes, reason: `${table} answered none of ${confirmProbes} probes ${confirmIntervalMs} ms apart` };
+  }
+
+  /** Step 1 and 2: fences the shard's ranges, then waits out the ring lease on this process's clock. */
+  async fenceAndWait(failed: number): Promise<FenceResult> {
+    const fence = await this.fence(failed);
+    this.deps.faults?.reach('failover.afterFence');
+    if (fence.ranges.length > 0) await this.deps.sleep(this.deps.limits.leaseWaitMs);
+    return fence;
+  }
+
+  /** The failover's record, with its outcome and report. */
+  async record(request: FailoverRequest, status: FailoverStatus, report?: unknown): Promise<void> {
+    await this.deps.log.save({ ...request, status, updatedAtMs: this.deps.clock.nowMs(), ...(report === undefined ? {} : { report }) });
+  }
+
+  /** The failover could not finish: the fence on the shard's ranges is lifted, their owner unchanged. */
+  async abandon(failed: number): Promise<{ epoch: number; lifted: number[] }> {
+    const ring = new Ring(await this.ring());
+    const lifted = ring
+      .ranges()
+      .filter((range) => range.owner === failed && range.fenced)
+      .map((range) => range.end);
+    const { epoch } = await this.abort(lifted);
+    return { epoch, lifted };
+  }
 
   /**
    * Fences every range `failed` owns. Run again after a partial failure, it finds them fenced and
@@ -114,12 +186,14 @@ export class FailoverService {
    * Publishes the hand-over of the choices, from the fenced ring at `fencedEpoch`. False when the ring
    * moved on meanwhile (another run of this failover won): nothing is written.
    */
-  async publish(choices: readonly RangeOwner[], fencedEpoch: number): Promise<PublishResult> {
+  async publish(choices: readonly RangeOwner[], fencedEpoch: number, by: string): Promise<PublishResult> {
     const state = await this.ring();
+    // Run again after it published (a retried task): the ring one epoch on is its own.
+    if (state.epoch === fencedEpoch + 1 && state.changedBy === by) return { published: true, epoch: state.epoch };
     if (state.epoch !== fencedEpoch) {
       return { published: false, epoch: state.epoch, reason: `the ring moved from epoch ${fencedEpoch} to ${state.epoch}` };
     }
-    const next = handedOverRing(state, choices);
+    const next = { ...handedOverRing(state, choices), changedBy: by };
     if (await this.deps.rings.publishRing(next)) return { published: true, epoch: next.epoch };
     const now = await this.ring();
     return { published: false, epoch: now.epoch, reason: `the ring moved from epoch ${fencedEpoch} to ${now.epoch}` };
@@ -155,6 +229,16 @@ export class FailoverService {
     }
   }
 
+  private async answers(table: string): Promise<boolean> {
+    try {
+      await this.deps.shards.get(table, probeKey.namespace, probeKey.key, { consistent: true });
+      return true;
+    } catch (error) {
+      if (isCrashInjected(error) || !isShardFailure(error)) throw error;
+      return false;
+    }
+  }
+
   private async ring(): Promise<RingState> {
     const state = await this.deps.rings.readRing();
     if (!state) throw new Error('no ring in the control table: run the bootstrap');
@@ -166,25 +250,24 @@ export class FailoverService {
   }
 }
 
-/** Every range of a fenced failover handed over in process, one after the other (tests, and the CLI's local mode). */
+/** A whole failover in process, step after step, as the workflow runs it (tests, and a host without Step Functions). */
 export async function failOverInProcess(
   service: FailoverService,
   failed: number,
-  waitMs: (ms: number) => Promise<void>,
-  leaseWaitMs: number,
+  id = `failover-${failed}`,
 ): Promise<{ fence: FenceResult; ranges: RangeHandOver[]; publish: PublishResult }> {
-  const fence = await service.fence(failed);
-  await waitMs(leaseWaitMs);
+  const fence = await service.fenceAndWait(failed);
   const ranges: RangeHandOver[] = [];
   try {
     for (const end of fence.ranges) ranges.push(await service.handOverRange(failed, end));
   } catch (error) {
-    if (error instanceof NoCandidateError) await service.abort(fence.ranges);
+    await service.abandon(failed);
     throw error;
   }
   const publish = await service.publish(
     ranges.map(({ end, owner }) => ({ end, owner })),
     fence.epoch,
+    id,
   );
   return { fence, ranges, publish };
 }

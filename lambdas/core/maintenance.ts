@@ -73,7 +73,7 @@ export interface AntiEntropyReport {
 export const repairsReportedMax = 100;
 
 /** The key a probe reads to see whether a shard answers again; it never exists. */
-const probeKey = { namespace: '~ringstore', key: 'probe' } as const;
+export const probeKey = { namespace: '~ringstore', key: 'probe' } as const;
 
 export class MaintenanceService {
   constructor(private readonly deps: MaintenanceDeps) {}

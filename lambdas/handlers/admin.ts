@@ -1,17 +1,26 @@
 // /v1/admin/*: API keys, namespace defaults, shard health and repair; admin keys only.
 import middy, { type Request } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { CreateApiKeyBody, NamespaceParam, NamespaceSettingsBody } from '../../schemas/api';
+import { CreateApiKeyBody, FailoverStartBody, NamespaceParam, NamespaceSettingsBody } from '../../schemas/api';
+import { failoverDefaults } from '../../schemas/topology';
+import { RingstoreError } from '../core/errors';
 import { requireAdmin } from '../core/auth';
-import type { ApiKeyRecord } from '../ports';
+import type { ApiKeyRecord, FailoverRecord } from '../ports';
 import { httpErrors } from '../http/errors';
 import { jsonBody, parseWith, pathParam, principalOf } from '../http/request';
 import { json } from '../http/response';
 import { router } from '../http/router';
-import { apiKeyService, namespaceSettings, ringSource, shardHealth } from '../wiring/control';
+import { apiKeyService, failoverLog, namespaceSettings, ringSource, shardHealth } from '../wiring/control';
 import { replicationStats } from '../wiring/data';
 import { maintenanceService } from '../wiring/services';
 import type { Wiring } from '../wiring/wiring';
+
+/** A failover record with readable times. */
+const failoverView = ({ requestedAtMs, updatedAtMs, ...record }: FailoverRecord) => ({
+  ...record,
+  requestedAt: new Date(requestedAtMs).toISOString(),
+  updatedAt: new Date(updatedAtMs).toISOString(),
+});
 
 /** Never return the secret's hash. */
 const publicView = ({ secretHash: _hash, ...info }: ApiKeyRecord) => info;
@@ -23,6 +32,7 @@ export function adminHandler(wiring: Wiring) {
   const ring = ringSource(wiring);
   const health = shardHealth(wiring);
   const stats = replicationStats(wiring);
+  const failovers = failoverLog(wiring);
   const { logger } = wiring;
 
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
@@ -56,6 +66,28 @@ export function adminHandler(wiring: Wiring) {
         },
         // A full pass now: every shard's hints, every token range.
         repair: async () => json(200, await maintenance.run(await ring.current(), { rangesMax: Number.MAX_SAFE_INTEGER })),
+        listFailovers: async () => json(200, { failovers: (await failovers.recent(failoverDefaults.recentRecords)).map(failoverView) }),
+        startFailover: async (event) => {
+          const { shard, reason } = parseWith(FailoverStartBody, jsonBody(event), 'body');
+          const current = await ring.current();
+          if (!current.shards.some((candidate) => candidate.id === shard)) {
+            throw new RingstoreError('request.invalid', `shard ${shard} is not on the ring (epoch ${current.epoch})`, {
+              details: { field: 'shard' },
+            });
+          }
+          if (!wiring.failovers) {
+            throw new RingstoreError('internal', 'this deployment has no failover workflow starter (see docs/failover.md, Status)');
+          }
+          // One failover per shard and ring epoch: a second request while it runs starts nothing.
+          const request = {
+            id: `shard-${shard}-epoch-${current.epoch}`,
+            shard,
+            reason: reason ?? 'requested by an admin',
+            requestedAtMs: wiring.clock.nowMs(),
+          };
+          const started = await wiring.failovers.start(request);
+          return json(202, { id: request.id, shard, started });
+        },
       }),
     );
 }

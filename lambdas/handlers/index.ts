@@ -14,6 +14,7 @@ import { txnHandler } from './txn';
 import { txnStepHandler } from './txn-step';
 import { txnSweeperHandler } from './txn-sweeper';
 import { txnApplierHandler } from './txn-applier';
+import { failoverStepHandler } from './failover-step';
 
 /** The factories; each takes the wiring (a handler's view of the instances) and returns the middy handler. */
 export const handlerFactories = {
@@ -30,4 +31,5 @@ export const handlerFactories = {
   txnStep: txnStepHandler,
   txnSweeper: txnSweeperHandler,
   txnApplier: txnApplierHandler,
+  failoverStep: failoverStepHandler,
 } satisfies Record<HandlerName, (wiring: Wiring) => unknown>;

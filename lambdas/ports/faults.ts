@@ -37,6 +37,8 @@ export const transactionCrashPoints = [
 
 /** Where a crash can be injected in a failover's steps (docs/failover.md). */
 export const failoverCrashPoints = [
+  /** The failed shard's ranges are fenced; the lease wait has not begun. */
+  'failover.afterFence',
   /** A range's new owner is elected; nothing is copied to it yet. */
   'failover.afterElection',
 ] as const;

@@ -371,3 +371,34 @@ export interface SweeperStateStore {
   readSweeperState(): Promise<SweeperState | undefined>;
   saveSweeperState(state: SweeperState): Promise<void>;
 }
+
+/** What starts a failover of a shard: a request that could not reach it, the probe, or an admin. */
+export interface FailoverRequest {
+  /** Unique per shard and ring epoch: starting the same one twice runs it once. */
+  id: string;
+  shard: number;
+  reason: string;
+  requestedAtMs: number;
+}
+
+export type FailoverStatus = 'running' | 'notDown' | 'completed' | 'lost' | 'aborted';
+
+/** One failover as its record in the control table keeps it (GET /v1/admin/failovers). */
+export interface FailoverRecord extends FailoverRequest {
+  status: FailoverStatus;
+  updatedAtMs: number;
+  /** The report of the finished workflow: confirmation, fence, each range's choice, publication. */
+  report?: unknown;
+}
+
+export interface FailoverLog {
+  save(record: FailoverRecord): Promise<void>;
+  /** The most recent failovers first, at most `limit`. */
+  recent(limit: number): Promise<FailoverRecord[]>;
+}
+
+/** Starts the failover workflow (Step Functions in AWS, aws-local-stepfunctions locally). */
+export interface FailoverStarter {
+  /** False when a run with this id exists already (started earlier): nothing new runs. */
+  start(request: FailoverRequest): Promise<boolean>;
+}

@@ -31,4 +31,6 @@ export interface RingState {
    * until the failover publishes the next ring (they answer a retryable 503).
    */
   fenced?: number[];
+  /** Who published this ring: a failover's id (a retried step recognises its own publication). */
+  changedBy?: string;
 }

@@ -3,6 +3,7 @@
 import { replicationDefaults } from '../../schemas/topology';
 import { CachedShardHealth } from '../adapters/cached-shard-health';
 import { DynamoApiKeyStore } from '../adapters/dynamodb-api-key-store';
+import { DynamoFailoverLog } from '../adapters/dynamodb-failover-log';
 import { DynamoMaintenanceStateStore, DynamoSweeperStateStore } from '../adapters/dynamodb-job-state-stores';
 import { DynamoNamespaceSettingsStore } from '../adapters/dynamodb-namespace-settings-store';
 import { DynamoRingStore } from '../adapters/dynamodb-ring-store';
@@ -10,7 +11,7 @@ import { DynamoShardHealthStore } from '../adapters/dynamodb-shard-health-store'
 import { ApiKeyService } from '../core/auth';
 import { NamespaceSettingsService } from '../core/namespaces';
 import { CachedRingSource } from '../core/ring-source';
-import type { ApiKeyStore, MaintenanceStateStore, NamespaceSettingsStore, RingStore, SweeperStateStore } from '../ports';
+import type { ApiKeyStore, FailoverLog, MaintenanceStateStore, NamespaceSettingsStore, RingStore, SweeperStateStore } from '../ports';
 import { documentClient } from './clients';
 import type { Wiring } from './wiring';
 
@@ -70,5 +71,15 @@ export function sweeperState(wiring: Wiring): SweeperStateStore {
     'readWrite',
     'sweeperState',
     () => new DynamoSweeperStateStore(documentClient(wiring), wiring.config.controlTable),
+  );
+}
+
+/** The failover records (GET /v1/admin/failovers, and the workflow's own reports). */
+export function failoverLog(wiring: Wiring): FailoverLog {
+  return wiring.port(
+    'controlTable',
+    'readWrite',
+    'failoverLog',
+    () => new DynamoFailoverLog(documentClient(wiring), wiring.config.controlTable),
   );
 }

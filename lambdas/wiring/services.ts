@@ -1,11 +1,13 @@
 // Builders of the core's services from the adapters they need. Each handler calls only the builders of
 // the services it uses, so its cold start builds (and its bundle holds) nothing else.
-import { limits, replicationDefaults, txnLimits } from '../../schemas/topology';
+import { failoverDefaults, limits, replicationDefaults, txnLimits } from '../../schemas/topology';
+import { FailoverService } from '../core/failover-service';
+import { ringLeaseMarginMs, ringLeaseMs } from '../core/ring-source';
 import { KvService } from '../core/kv';
 import { MaintenanceService } from '../core/maintenance';
 import { ReplicationService } from '../core/replication';
 import { TransactionService } from '../core/transactions';
-import { maintenanceState, ringSource, shardHealth } from './control';
+import { failoverLog, maintenanceState, ringSource, ringStore, shardHealth } from './control';
 import { blobStore, hintStore, replicationStats, shardStore, txnRecordStore, valueCache } from './data';
 import type { Wiring } from './wiring';
 
@@ -76,6 +78,26 @@ export function maintenanceService(wiring: Wiring): MaintenanceService {
         state: maintenanceState(wiring),
         clock: wiring.clock,
         limits: replicationDefaults,
+        ...injected(wiring),
+      }),
+  );
+}
+
+/** Waits on the event loop's timer: this process's clock, as the lease wait needs. */
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export function failoverService(wiring: Wiring): FailoverService {
+  return wiring.perHandler(
+    'failover',
+    () =>
+      new FailoverService({
+        rings: ringStore(wiring),
+        shards: shardStore(wiring),
+        hints: hintStore(wiring),
+        clock: wiring.clock,
+        log: failoverLog(wiring),
+        sleep,
+        limits: { ...failoverDefaults, leaseWaitMs: ringLeaseMs + ringLeaseMarginMs },
         ...injected(wiring),
       }),
   );

@@ -7,7 +7,7 @@ import { type HandlerName, type HandlerSpec, handlers } from '../../schemas/topo
 import type { FaultController } from '../adapters/fault-injection';
 import { type RuntimeConfig, loadConfig } from '../config';
 import { RingstoreError } from '../core/errors';
-import type { Clock, IdSource, Orchestrator } from '../ports';
+import type { Clock, FailoverStarter, IdSource, Orchestrator } from '../ports';
 
 export const systemClock: Clock = { nowMs: () => Date.now(), monotonicMs: () => performance.now() };
 
@@ -24,6 +24,8 @@ export interface WiringOptions {
    * local cloud passes its in-process runner of the same definition.
    */
   orchestrator?: Orchestrator;
+  /** Starts failover workflows. The local cloud passes its in-process runner; in AWS it is not built yet. */
+  failovers?: FailoverStarter;
   /** The fault controller of a test run (the local cloud's `/_faults` drives it); refused unless configured. */
   faults?: FaultController;
   /** Static credentials for local engines; in Lambda the SDK's default chain finds the role's. */
@@ -50,6 +52,7 @@ export class Wiring {
   readonly ids: IdSource;
   readonly faults: FaultController | undefined;
   readonly orchestrator: Orchestrator | undefined;
+  readonly failovers: FailoverStarter | undefined;
   readonly awsCredentials: WiringOptions['awsCredentials'];
   private readonly instances: Map<string, unknown>;
   private readonly options: WiringOptions;
@@ -69,6 +72,7 @@ export class Wiring {
     this.ids = options.ids ?? randomIds;
     this.faults = options.faults;
     this.orchestrator = options.orchestrator;
+    this.failovers = options.failovers;
     this.loggerInstance = options.logger;
     this.instances = instances;
     this.options = options;

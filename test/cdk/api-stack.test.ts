@@ -17,7 +17,7 @@ import {
   type HandlerName,
 } from '../../schemas/topology';
 import { repoRoot } from '../../cdk/constructs/handler-function';
-import { definitionPlaceholders, taskArnSubstitution } from '../../cdk/constructs/transaction-state-machine';
+import { definitionPlaceholders, taskArnSubstitutions } from '../../cdk/constructs/transaction-state-machine';
 import { handlerNames } from '../../cdk/stacks/api-stack';
 import { logicalIdOf, render, shardStreamOutputs, streamArnSamples, synth, txnStreamOutput, type Synthesized } from './support';
 
@@ -409,10 +409,18 @@ describe('ApiStack', () => {
     });
   });
 
-  describe('transaction state machine', () => {
-    const definitionFromFile = () => JSON.parse(readFileSync(path.join(repoRoot, stateMachines.transaction.definitionFile), 'utf8'));
+  describe.each(['transaction', 'failover'] as const)('%s state machine', (name) => {
+    const expected = {
+      transaction: { type: 'EXPRESS', task: 'txnStep', outputs: ['TransactionStateMachineArn', 'TransactionLogGroup'] },
+      failover: { type: 'STANDARD', task: 'failoverStep', outputs: ['FailoverStateMachineArn'] },
+    }[name];
+    const substitution = taskArnSubstitutions[name];
+    const workflow = () => (name === 'transaction' ? s.api.transactions : s.api.failovers);
+    const definitionFromFile = () => JSON.parse(readFileSync(path.join(repoRoot, stateMachines[name].definitionFile), 'utf8'));
     const machine = () => {
-      const found = Object.values(t.findResources('AWS::StepFunctions::StateMachine')) as Resource[];
+      const found = (Object.values(t.findResources('AWS::StepFunctions::StateMachine')) as Resource[]).filter(
+        (resource) => resource.Properties.StateMachineName === names.stateMachineName(name),
+      );
       expect(found).toHaveLength(1);
       return (found[0] as Resource).Properties;
     };
@@ -424,9 +432,9 @@ describe('ApiStack', () => {
         ...(state.ItemProcessor ? taskResources(state.ItemProcessor.States) : []),
       ]);
 
-    it('is an Express state machine named by topology', () => {
-      expect(machine()).toMatchObject({ StateMachineName: names.transactionStateMachine, StateMachineType: 'EXPRESS' });
-      expect(stateMachines.transaction.type).toBe('EXPRESS');
+    it('is the type of state machine topology names, under its name', () => {
+      expect(machine()).toMatchObject({ StateMachineName: names.stateMachineName(name), StateMachineType: expected.type });
+      expect(stateMachines[name].type).toBe(expected.type);
     });
 
     it('deploys the ASL file the local cloud runs, unchanged', () => {
@@ -434,19 +442,19 @@ describe('ApiStack', () => {
     });
 
     it("substitutes every Task's Lambda with the task handler's function, and nothing else", () => {
-      const taskFn = logicalIdOf(s.api, s.api.functions[stateMachines.transaction.taskHandler].function);
+      const taskFn = logicalIdOf(s.api, s.api.functions[stateMachines[name].taskHandler].function);
       const definition = machine().DefinitionString as string;
 
       const resources = new Set(taskResources(JSON.parse(definition).States));
 
-      expect(stateMachines.transaction.taskHandler).toBe('txnStep');
-      expect([...resources]).toEqual([`\${${taskArnSubstitution}}`]);
-      expect(definitionPlaceholders(definition)).toEqual([taskArnSubstitution]);
-      expect(machine().DefinitionSubstitutions).toEqual({ [taskArnSubstitution]: { 'Fn::GetAtt': [taskFn, 'Arn'] } });
+      expect(stateMachines[name].taskHandler).toBe(expected.task);
+      expect([...resources]).toEqual([`\${${substitution}}`]);
+      expect(definitionPlaceholders(definition)).toEqual([substitution]);
+      expect(machine().DefinitionSubstitutions).toEqual({ [substitution]: { 'Fn::GetAtt': [taskFn, 'Arn'] } });
     });
 
     it("logs every event to its own log group, never the execution's input or output, and is traced", () => {
-      const logGroupId = logicalIdOf(s.api, s.api.transactions.logGroup);
+      const logGroupId = logicalIdOf(s.api, workflow().logGroup);
 
       expect(machine().LoggingConfiguration).toEqual({
         Destinations: [{ CloudWatchLogsLogGroup: { LogGroupArn: { 'Fn::GetAtt': [logGroupId, 'Arn'] } } }],
@@ -455,13 +463,13 @@ describe('ApiStack', () => {
       });
       expect(machine().TracingConfiguration).toEqual({ Enabled: true });
       t.hasResourceProperties('AWS::Logs::LogGroup', {
-        LogGroupName: `/aws/vendedlogs/states/${names.transactionStateMachine}`,
+        LogGroupName: `/aws/vendedlogs/states/${names.stateMachineName(name)}`,
         RetentionInDays: 30,
       });
     });
 
     it('runs under its own role, which only Step Functions of this account may assume', () => {
-      const roleId = logicalIdOf(s.api, s.api.transactions.stateMachine.role);
+      const roleId = logicalIdOf(s.api, workflow().stateMachine.role);
       const role = t.toJSON().Resources[roleId];
 
       expect(machine().RoleArn).toEqual({ 'Fn::GetAtt': [roleId, 'Arn'] });
@@ -478,7 +486,7 @@ describe('ApiStack', () => {
     });
 
     it('outputs its ARN and log group', () => {
-      expect(Object.keys(t.toJSON().Outputs)).toEqual(expect.arrayContaining(['TransactionStateMachineArn', 'TransactionLogGroup']));
+      expect(Object.keys(t.toJSON().Outputs)).toEqual(expect.arrayContaining(expected.outputs));
     });
   });
 

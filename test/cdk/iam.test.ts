@@ -256,10 +256,10 @@ describe('IAM least privilege', () => {
       expect(starters).toContain('txn');
     });
 
-    it('lets the state machine invoke its task function and nothing else', () => {
-      const { taskHandler } = stateMachines.transaction;
+    it.each(['transaction', 'failover'] as const)('lets the %s state machine invoke its task function and nothing else', (machine) => {
+      const { taskHandler } = stateMachines[machine];
       const taskFn = logicalIdOf(s.api, s.api.functions[taskHandler].function);
-      const roleId = logicalIdOf(s.api, s.api.transactions.stateMachine.role);
+      const roleId = logicalIdOf(s.api, (machine === 'transaction' ? s.api.transactions : s.api.failovers).stateMachine.role);
 
       const grants = grantsOfRole(s, roleId);
 

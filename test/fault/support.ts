@@ -310,12 +310,20 @@ export class KvApi {
       signal: AbortSignal.timeout(requestTimeoutMs),
     });
     if (response.status !== 200) throw new Error(`GET /v1/ring answered ${response.status}`);
-    const body = (await response.json()) as RingState & { ranges: Array<{ end: number; replicas: number[] }> };
-    const ring = new Ring({
+    const body = (await response.json()) as RingState & {
+      ranges: Array<{ end: number; owner: number; replicas: number[]; fenced?: true }>;
+    };
+    const walk = new Ring({
       epoch: body.epoch,
       replicationFactor: body.replicationFactor,
       vnodesPerShard: body.vnodesPerShard,
       shards: body.shards,
+    });
+    // What failovers changed: ranges owned by another replica than the vnode walk's, and fenced ranges.
+    const ring = new Ring({
+      ...walk.state,
+      owners: body.ranges.filter((range) => walk.ownerOf(range.end).id !== range.owner).map(({ end, owner }) => ({ end, owner })),
+      fenced: body.ranges.filter((range) => range.fenced).map((range) => range.end),
     });
     for (const range of body.ranges) {
       const computed = ring.replicasOf(range.end).map((shard) => shard.id);

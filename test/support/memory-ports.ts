@@ -33,6 +33,8 @@ import type {
   Intent,
   KeySummary,
   StoredItem,
+  FailoverLog,
+  FailoverRecord,
 } from '../../lambdas/ports';
 import type { RingSource } from '../../lambdas/core/ring-source';
 import { createHash } from 'node:crypto';
@@ -346,6 +348,16 @@ export function staticRing(shardCount = 4): RingSource {
 /** A ring that never changes: every lease holds. */
 export function fixedRing(ring: Ring): RingSource {
   return { current: async () => ring, lease: async () => ({ ring, readAtMs: 0 }), stillOwner: async () => true };
+}
+
+export class MemoryFailoverLog implements FailoverLog {
+  readonly records = new Map<string, FailoverRecord>();
+  async save(record: FailoverRecord): Promise<void> {
+    this.records.set(record.id, structuredClone(record));
+  }
+  async recent(limit: number): Promise<FailoverRecord[]> {
+    return [...this.records.values()].sort((a, b) => b.requestedAtMs - a.requestedAtMs || (a.id < b.id ? 1 : -1)).slice(0, limit);
+  }
 }
 
 export class MemoryHintStore implements HintStore {

@@ -9,7 +9,15 @@ import { FailoverService, NoCandidateError, failOverInProcess } from '../../lamb
 import { CachedRingSource, ringLeaseMarginMs, ringLeaseMs } from '../../lambdas/core/ring-source';
 import type { CrashPoint, RingState, VersionEntry } from '../../lambdas/ports';
 import { limits } from '../../schemas/topology';
-import { CountingIds, ManualClock, MemoryBlobStore, MemoryShardStore, ScriptedFaults, memoryReplication } from '../support/memory-ports';
+import {
+  CountingIds,
+  ManualClock,
+  MemoryBlobStore,
+  MemoryFailoverLog,
+  MemoryShardStore,
+  ScriptedFaults,
+  memoryReplication,
+} from '../support/memory-ports';
 
 const text = (value: string) => new TextEncoder().encode(value);
 const initial = initialRingState({ shardCount: 4, replicationFactor: 3, vnodesPerShard: 8, tableName: (id) => `shard-${id}` });
@@ -199,10 +207,26 @@ function failoverWorld(faults = new ScriptedFaults()) {
     health,
     faults,
   });
-  const deps = { rings, shards, hints, clock, faults, limits: { catchUpConcurrency: 4, hintPageSize: 7 } };
+  const log = new MemoryFailoverLog();
+  const sleep = async (ms: number) => void (clock.now += ms);
+  const deps = {
+    rings,
+    shards,
+    hints,
+    clock,
+    faults,
+    log,
+    sleep,
+    limits: {
+      catchUpConcurrency: 4,
+      hintPageSize: 7,
+      confirmProbes: 3,
+      confirmIntervalMs: 200,
+      leaseWaitMs: ringLeaseMs + ringLeaseMarginMs,
+    },
+  };
   const failover = new FailoverService(deps);
-  const leaseWait = async (ms: number) => void (clock.now += ms);
-  return { shards, clock, rings, kv, hints, health, deps, failover, leaseWait };
+  return { shards, clock, rings, kv, hints, health, log, deps, failover };
 }
 
 describe('a writer holding the old ring across a failover', () => {
@@ -263,7 +287,7 @@ describe('FailoverService on in-memory ports', () => {
       if (other) w.shards.tables.get(other)!.get(`ns#${key}`)!.version -= 1;
     }
     w.shards.down.add('shard-2');
-    const result = await failOverInProcess(w.failover, 2, w.leaseWait, ringLeaseMs + ringLeaseMarginMs);
+    const result = await failOverInProcess(w.failover, 2);
     expect(result.publish.published).toBe(true);
     const after = new Ring(w.rings.state);
     expect(after.ranges().every((range) => range.owner !== 2 && !range.fenced)).toBe(true);
@@ -293,7 +317,7 @@ describe('FailoverService on in-memory ports', () => {
     };
     w.shards.down.add('shard-2');
     await w.health.markUnavailable('shard-2', 'test', w.clock.now);
-    await failOverInProcess(w.failover, 2, w.leaseWait, ringLeaseMs + ringLeaseMarginMs);
+    await failOverInProcess(w.failover, 2);
     w.clock.now += 10 * ringLeaseMs;
     const sorted = [...keys].sort();
     expect(await listAll()).toEqual(sorted);
@@ -310,7 +334,7 @@ describe('FailoverService on in-memory ports', () => {
     // One range handed over, the others' fence lifted: shard-2 keeps owning them, and still lists the moved keys.
     const fence = await w.failover.fence(2);
     const moved = await w.failover.handOverRange(2, fence.ranges[0]!);
-    await w.failover.publish([moved], fence.epoch);
+    await w.failover.publish([moved], fence.epoch, 'partial');
     await w.failover.abort(fence.ranges);
     const ring = new Ring(w.rings.state);
     expect(ring.ownsAnyRange(2)).toBe(true);
@@ -331,10 +355,7 @@ describe('FailoverService on in-memory ports', () => {
     for (const key of ownedBy2.slice(0, 10))
       await w.kv.put('ns', key, { value: text('v'), contentType: 'text/plain', consistency: 'strong' });
     w.shards.down.add('shard-2');
-    const outcomes = await Promise.all([
-      failOverInProcess(w.failover, 2, w.leaseWait, 0),
-      failOverInProcess(w.failover, 2, w.leaseWait, 0),
-    ]);
+    const outcomes = await Promise.all([failOverInProcess(w.failover, 2, 'first'), failOverInProcess(w.failover, 2, 'second')]);
     expect(outcomes.filter((outcome) => outcome.publish.published)).toHaveLength(1);
     expect(w.rings.state.epoch).toBe(initial.epoch + 2);
   });
@@ -342,7 +363,7 @@ describe('FailoverService on in-memory ports', () => {
   it('a range with no live candidate cannot fail over: the fence is lifted and the ring keeps its owners', async () => {
     const w = failoverWorld();
     for (const table of ['shard-0', 'shard-1', 'shard-2', 'shard-3']) w.shards.down.add(table);
-    await expect(failOverInProcess(w.failover, 2, w.leaseWait, 0)).rejects.toThrow(NoCandidateError);
+    await expect(failOverInProcess(w.failover, 2)).rejects.toThrow(NoCandidateError);
     expect(new Ring(w.rings.state).ranges()).toEqual(new Ring(initial).ranges());
   });
 
@@ -360,6 +381,43 @@ describe('FailoverService on in-memory ports', () => {
     expect((await w.failover.fence(2)).epoch).toBe(fence.epoch);
     const choices = [];
     for (const end of fence.ranges) choices.push(await w.failover.handOverRange(2, end));
-    expect((await w.failover.publish(choices, fence.epoch)).published).toBe(true);
+    expect((await w.failover.publish(choices, fence.epoch, 'retried')).published).toBe(true);
+    // The publish step retried after it published: its own ring, not a lost race.
+    expect(await w.failover.publish(choices, fence.epoch, 'retried')).toEqual({ published: true, epoch: fence.epoch + 1 });
+    expect((await w.failover.publish(choices, fence.epoch, 'another')).published).toBe(false);
+  });
+});
+
+describe('confirming a failure', () => {
+  const request = { id: 'shard-2-epoch-1', shard: 2, reason: 'test', requestedAtMs: 1 };
+
+  it('calls the failover off when the shard answers any probe, however late in the window', async () => {
+    const w = failoverWorld();
+    w.shards.down.add('shard-2');
+    let pauses = 0;
+    const flapping = new FailoverService({
+      ...w.deps,
+      sleep: async (ms) => {
+        w.clock.now += ms;
+        // Back before the last probe: a slow, flapping shard, not a failed one.
+        if (++pauses === 2) w.shards.down.delete('shard-2');
+      },
+    });
+    expect(await flapping.confirm(request)).toMatchObject({ down: false, probes: 3 });
+    expect(w.log.records.get(request.id)?.status).toBe('running');
+  });
+
+  it('confirms a shard that answers none of its probes, spaced over the window', async () => {
+    const w = failoverWorld();
+    w.shards.down.add('shard-2');
+    const before = w.clock.now;
+    expect(await w.failover.confirm(request)).toMatchObject({ down: true, probes: 3 });
+    expect(w.clock.now - before).toBe(2 * 200);
+  });
+
+  it('does not fail over a shard that owns nothing', async () => {
+    const w = failoverWorld();
+    await failOverInProcess(w.failover, 2);
+    expect(await w.failover.confirm(request)).toMatchObject({ down: false, probes: 0 });
   });
 });

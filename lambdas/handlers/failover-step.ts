@@ -1,0 +1,77 @@
+// The tasks of the failover state machine (schemas/failover-state-machine.asl.json): one action per
+// state, each a call into FailoverService. Errors are renamed for the machine's Retry and Catch:
+// `Ringstore.Retryable` (throttling, an unreachable table) or `Ringstore.Failed`.
+import middy from '@middy/core';
+import { isRingstoreError } from '../core/errors';
+import { NoCandidateError, type FailoverService, type FenceResult, type PublishResult, type RangeHandOver } from '../core/failover-service';
+import type { FailoverRequest } from '../ports';
+import { failoverService } from '../wiring/services';
+import type { Wiring } from '../wiring/wiring';
+
+export type FailoverStepEvent =
+  | { action: 'confirm'; failover: FailoverRequest }
+  | { action: 'fence'; failover: FailoverRequest }
+  | { action: 'handOver'; failover: FailoverRequest; end: number }
+  | { action: 'publish'; failover: FailoverRequest; fence: FenceResult; ranges: RangeHandOver[] }
+  | { action: 'abort'; failover: FailoverRequest; failure: { Error?: string; Cause?: string } }
+  | {
+      action: 'report';
+      failover: FailoverRequest;
+      outcome: 'notDown' | 'completed';
+      confirm: unknown;
+      fence?: FenceResult;
+      ranges?: RangeHandOver[];
+      publish?: PublishResult;
+    };
+
+async function step(failovers: FailoverService, event: FailoverStepEvent): Promise<unknown> {
+  const { failover } = event;
+  switch (event.action) {
+    case 'confirm':
+      return failovers.confirm(failover);
+    case 'fence':
+      return failovers.fenceAndWait(failover.shard);
+    case 'handOver':
+      return failovers.handOverRange(failover.shard, event.end);
+    case 'publish':
+      return failovers.publish(
+        event.ranges.map(({ end, owner }) => ({ end, owner })),
+        event.fence.epoch,
+        failover.id,
+      );
+    case 'abort': {
+      const abandoned = await failovers.abandon(failover.shard);
+      await failovers.record(failover, 'aborted', { failure: event.failure, ...abandoned });
+      return abandoned;
+    }
+    case 'report': {
+      const { action: _action, failover: _failover, outcome, ...report } = event;
+      // A hand-over another run of the same failover published first is reported as lost, not completed.
+      const status = outcome === 'completed' && event.publish?.published === false ? 'lost' : outcome;
+      await failovers.record(failover, status, report);
+      return { status };
+    }
+  }
+}
+
+export function failoverStepHandler(wiring: Wiring) {
+  const failovers = failoverService(wiring);
+  const { logger } = wiring;
+
+  return middy<FailoverStepEvent, unknown>().handler(async (event) => {
+    logger.info('failover step', { action: event.action, failover: event.failover.id, shard: event.failover.shard });
+    try {
+      return await step(failovers, event);
+    } catch (error) {
+      if (error instanceof NoCandidateError) {
+        const renamed = new Error(error.message);
+        renamed.name = 'Ringstore.Failed';
+        throw renamed;
+      }
+      if (!isRingstoreError(error)) throw error;
+      const renamed = new Error(JSON.stringify({ code: error.code, message: error.message }));
+      renamed.name = error.retryable ? 'Ringstore.Retryable' : 'Ringstore.Failed';
+      throw renamed;
+    }
+  });
+}
