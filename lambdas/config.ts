@@ -21,6 +21,7 @@ const runtimeEnvSchema = z.object({
   [envVars.l1TtlMs]: z.coerce.number().int().min(0).max(60_000).default(cacheDefaults.l1TtlMs),
   [envVars.l2TtlSeconds]: z.coerce.number().int().min(1).max(86_400).default(cacheDefaults.l2TtlSeconds),
   [envVars.faultInjection]: z.enum(['0', '1', 'true', 'false']).optional(),
+  [envVars.autoFailover]: z.enum(['0', '1']).default('0'),
   [envVars.txnStateMachineArn]: z.string().startsWith('arn:').optional(),
   AWS_REGION: z.string().default('us-east-1'),
   AWS_LAMBDA_FUNCTION_NAME: z.string().optional(),
@@ -39,6 +40,11 @@ export interface RuntimeConfig {
   blobBucket: string;
   /** Crash points and shard outages armed by tests (never in a production bundle). */
   faultInjection: boolean;
+  /**
+   * A request that finds a shard unreachable starts its failover (docs/failover.md). Off by default until
+   * a failed shard's return and its transactions' intents are handled.
+   */
+  autoFailover: boolean;
   region: string;
   /** Running inside AWS Lambda (metrics go out as EMF log lines only there). */
   inLambda: boolean;
@@ -82,6 +88,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RuntimeConfig 
     txnTable: names.txnTable,
     ...(values[envVars.txnStateMachineArn] ? { txnStateMachineArn: values[envVars.txnStateMachineArn] } : {}),
     faultInjection: faultInjectionRequested(values[envVars.faultInjection]),
+    autoFailover: values[envVars.autoFailover] === '1',
     blobBucket: values[envVars.blobBucket] ?? names.blobBucket,
     region: values.AWS_REGION,
     inLambda: values.AWS_LAMBDA_FUNCTION_NAME !== undefined,

@@ -377,7 +377,7 @@ export const handlers: Record<HandlerName, HandlerSpec> = {
 export const failoverDefaults = {
   /** Probes in a row, none answered, that confirm a shard is down; one answer calls the failover off. */
   confirmProbes: 3,
-  confirmIntervalMs: 200,
+  confirmIntervalMs: 100,
   /** Versions copied at once to a range's new owner. */
   catchUpConcurrency: 16,
   hintPageSize: 100,
@@ -533,6 +533,7 @@ export const envVars = {
   l2TtlSeconds: 'RINGSTORE_L2_TTL_SECONDS',
   /** `1` arms crash points and shard outages for tests; production bundles refuse to start with it. */
   faultInjection: 'RINGSTORE_FAULT_INJECTION',
+  autoFailover: 'RINGSTORE_AUTO_FAILOVER',
   /** ARN of the transaction state machine (AWS); unset locally, where the local runner executes it. */
   txnStateMachineArn: 'RINGSTORE_TXN_STATE_MACHINE_ARN',
 } as const;

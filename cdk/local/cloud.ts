@@ -34,6 +34,8 @@ export interface LocalCloudOptions {
   authorizerCacheTtlSeconds?: number;
   /** Arms crash points and shard outages through `PUT /_faults` (tests only). */
   faultInjection?: boolean;
+  /** A request that finds a shard unreachable starts its failover (docs/failover.md); off by default. */
+  autoFailover?: boolean;
   /** How often the maintenance job (hint replay, anti-entropy) runs; 0 turns the timer off. */
   maintenanceIntervalMs?: number;
   /** How often the transaction sweeper runs; 0 turns it off. */
@@ -125,6 +127,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       ...(options.replicationFactor ? { [envVars.replicationFactor]: String(options.replicationFactor) } : {}),
       ...(options.vnodesPerShard ? { [envVars.vnodesPerShard]: String(options.vnodesPerShard) } : {}),
       [envVars.faultInjection]: options.faultInjection ? '1' : '0',
+      [envVars.autoFailover]: options.autoFailover ? '1' : '0',
       AWS_REGION: localRegion,
     });
 
@@ -151,11 +154,14 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     const build = <Name extends HandlerName>(name: Name, host: Wiring) =>
       handlerFactories[name](host.forHandler(name)) as ReturnType<(typeof handlerFactories)[Name]>;
     // POST /v1/txn runs the same ASL file CDK deploys, with its tasks mapped to the txnStep handler.
+    // Failovers run the failover ASL file the same way, in the background, one per id. The starter is
+    // passed in before any handler that uses shard health is built: the instances are shared, and shard
+    // health starts failovers when it marks a shard down (with automatic failover on).
     const host = Wiring.create(base);
-    const orchestrator = localTransactionOrchestrator(build('txnStep', host), join(__dirname, '..', '..'));
-    // Failovers run the failover ASL file the same way, in the background, one per id.
     const failovers = localFailoverStarter(build('failoverStep', host), join(__dirname, '..', '..'));
-    wiring = host.with({ orchestrator, failovers });
+    const withFailovers = host.with({ failovers });
+    const orchestrator = localTransactionOrchestrator(build('txnStep', withFailovers), join(__dirname, '..', '..'));
+    wiring = withFailovers.with({ orchestrator });
 
     const ring = await ringStore(wiring).ensureRing(initialRingOf(config));
     if (ring.shards.length !== config.shardCount) {

@@ -11,6 +11,7 @@ const settings = z
     RINGSTORE_SHARD_COUNT: z.coerce.number().int().min(1).max(64).optional(),
     RINGSTORE_AUTH_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(3600).optional(),
     RINGSTORE_FAULT_INJECTION: z.enum(['0', '1']).default('0'),
+    RINGSTORE_AUTO_FAILOVER: z.enum(['0', '1']).default('0'),
     RINGSTORE_MAINTENANCE_INTERVAL_MS: z.coerce.number().int().min(0).max(3_600_000).optional(),
   })
   .safeParse(process.env);
@@ -35,6 +36,7 @@ async function main(): Promise<void> {
     ...(env.RINGSTORE_AUTH_CACHE_TTL_SECONDS !== undefined ? { authorizerCacheTtlSeconds: env.RINGSTORE_AUTH_CACHE_TTL_SECONDS } : {}),
     ...(env.RINGSTORE_MAINTENANCE_INTERVAL_MS !== undefined ? { maintenanceIntervalMs: env.RINGSTORE_MAINTENANCE_INTERVAL_MS } : {}),
     faultInjection: env.RINGSTORE_FAULT_INJECTION === '1',
+    autoFailover: env.RINGSTORE_AUTO_FAILOVER === '1',
     log,
   });
   log(`ready in ${((Date.now() - started) / 1000).toFixed(1)} s; data in ${env.RINGSTORE_HOME}`);

@@ -1,7 +1,7 @@
 // The KV use cases: route a key to its owner shard, version every write, keep large values in S3.
 import { createHash } from 'node:crypto';
 import { type Conditions, failureOf, planWrite, type WriteKind, type WritePlan } from './conditions';
-import { IntentConflictError, PreconditionFailedError, RingstoreError, invariant } from './errors';
+import { IntentConflictError, PreconditionFailedError, RingstoreError, invariant, isRingstoreError } from './errors';
 import { cacheEntryOf, type IntentResolver } from './intents';
 import type {
   FaultInjector,
@@ -417,6 +417,11 @@ export class KvService {
         });
       } catch (error) {
         if (content?.blob) await this.deps.blobs.delete(content.blob.objectKey).catch(() => undefined);
+        // An owner that cannot be reached is marked, as a replica is (throttling is not an outage): eventual
+        // reads skip it, and with automatic failover on, the mark starts its failover.
+        if (isRingstoreError(error, 'shard.unavailable')) {
+          await this.deps.health.markUnavailable(owner!.table, error.message, this.deps.clock.nowMs()).catch(() => undefined);
+        }
         if (error instanceof PreconditionFailedError) {
           throw failureOf(key, guard.conditions, guard.kind, error.current as StoredItem | undefined, nowSeconds) ?? error;
         }

@@ -37,12 +37,12 @@ export const ringRefreshMs = 5_000;
 /**
  * How long a ring read stays good for acknowledging writes and strong reads. A failover waits this long
  * (plus ringLeaseMarginMs) between fencing a range and handing it over. Shorter: faster failovers and
- * one more control-table read per second per busy handler instance.
+ * more control-table reads (two per lease per busy handler instance).
  */
-export const ringLeaseMs = 1_000;
+export const ringLeaseMs = 500;
 
 /** What a failover waits beyond the lease: clock rate drift between processes and scheduling slack. */
-export const ringLeaseMarginMs = 250;
+export const ringLeaseMarginMs = 200;
 
 /**
  * The ring from the control table, cached per handler instance and re-read after `refreshMs`.

@@ -19,7 +19,7 @@ export function ringHandler(wiring: Wiring) {
       router('ring', {
         describeRing: async (event) => {
           principalOf(event);
-          // As fresh as writes see it (the lease, 1 s), so a failover shows within a second.
+          // As fresh as writes see it (the lease, ringLeaseMs), so a failover shows within a second.
           const { ring: current } = await ring.lease();
           const { epoch, replicationFactor, vnodesPerShard, shards } = current.state;
           return json(200, { epoch, replicationFactor, vnodesPerShard, tokenBits, shards, ranges: current.ranges() });

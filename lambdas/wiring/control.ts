@@ -9,6 +9,7 @@ import { DynamoNamespaceSettingsStore } from '../adapters/dynamodb-namespace-set
 import { DynamoRingStore } from '../adapters/dynamodb-ring-store';
 import { DynamoShardHealthStore } from '../adapters/dynamodb-shard-health-store';
 import { ApiKeyService } from '../core/auth';
+import { FailoverOnUnavailable } from '../core/failover-trigger';
 import { NamespaceSettingsService } from '../core/namespaces';
 import { CachedRingSource } from '../core/ring-source';
 import type { ApiKeyStore, FailoverLog, MaintenanceStateStore, NamespaceSettingsStore, RingStore, SweeperStateStore } from '../ports';
@@ -52,7 +53,16 @@ export function namespaceSettings(wiring: Wiring): NamespaceSettingsService {
 export function shardHealth(wiring: Wiring): CachedShardHealth {
   return wiring.port('controlTable', 'read', 'health', () => {
     const store = new DynamoShardHealthStore(documentClient(wiring), wiring.config.controlTable);
-    return new CachedShardHealth(store, wiring.clock, replicationDefaults.healthRefreshMs);
+    // With automatic failover on, marking a shard unavailable also starts its failover (once per
+    // instance: the cache skips a shard it already knows is unavailable).
+    const { failovers } = wiring;
+    const health =
+      wiring.config.autoFailover && failovers
+        ? new FailoverOnUnavailable(store, ringSource(wiring), failovers, (error) =>
+            wiring.logger.warn('automatic failover could not start', { error }),
+          )
+        : store;
+    return new CachedShardHealth(health, wiring.clock, replicationDefaults.healthRefreshMs);
   });
 }
 

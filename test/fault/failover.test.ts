@@ -69,7 +69,7 @@ describe('failover', () => {
     expect(record.status).toBe('completed');
     expect(record.report?.publish).toMatchObject({ published: true, epoch: ring.epoch + 2 });
 
-    // Handlers see the new ring within their lease (1 s).
+    // Handlers see the new ring within their lease (ringLeaseMs).
     let after = await cloud.api.ring();
     for (let tries = 0; after.epoch < ring.epoch + 2 && tries < 30; tries += 1) {
       await sleep(100);
@@ -111,4 +111,56 @@ describe('failover', () => {
     const asUser = await fetch(`${cloud.url}/v1/admin/failovers`, { headers: { 'x-api-key': cloud.apiKey } });
     expect(asUser.status).toBe(403);
   });
+});
+
+describe('automatic failover', () => {
+  let auto: FaultCloud;
+
+  beforeAll(async () => {
+    auto = await startFaultCloud('autofailover', { RINGSTORE_MAINTENANCE_INTERVAL_MS: '0', RINGSTORE_AUTO_FAILOVER: '1' });
+  }, 240_000);
+
+  afterAll(async () => {
+    await auto?.close();
+  });
+
+  it('starts from the first write that cannot reach the owner; the key takes strong writes again on its new owner', async () => {
+    const failed = auto.ring.shards[2]!;
+    const key = keysOwnedByEachShard(auto.ring, 'auto-', 1).get(failed.table)![0]!;
+    const first = await auto.api.put(key, 'before', { consistency: 'strong' });
+    expect(first.status).toBe(200);
+
+    await auto.api.setFaults({ downShards: [failed.table] });
+    const statuses: number[] = [];
+    let firstFailureAt: number | undefined;
+    let ackedAt: number | undefined;
+    let acked: number | undefined;
+    for (const deadline = Date.now() + 20_000; Date.now() < deadline && acked === undefined;) {
+      const sentAt = Date.now();
+      const reply = await auto.api.put(key, 'after', { consistency: 'strong' });
+      statuses.push(reply.status);
+      if (reply.status === 200) {
+        acked = reply.version;
+        ackedAt = Date.now();
+      } else {
+        expect([503]).toContain(reply.status);
+        firstFailureAt ??= sentAt;
+        await sleep(25);
+      }
+    }
+    console.log(
+      `automatic failover of ${failed.table}: first failed write to first acknowledged write ${ackedAt! - firstFailureAt!} ms; ` +
+        `${statuses.filter((status) => status !== 200).length} retryable 503s before it`,
+    );
+    const records = await fetch(`${auto.url}/v1/admin/failovers`, { headers: { 'x-api-key': auto.adminKey } });
+    const [record] = ((await records.json()) as { failovers: Array<{ status: string; requestedAt: string; updatedAt: string }> }).failovers;
+    console.log(
+      `  started ${Date.parse(record!.requestedAt) - firstFailureAt!} ms after the first failure, completed after ` +
+        `${Date.parse(record!.updatedAt) - firstFailureAt!} ms (${record!.status}); the writer saw the new ring ` +
+        `${ackedAt! - Date.parse(record!.updatedAt)} ms later`,
+    );
+    expect(record?.status).toBe('completed');
+    expect(acked).toBe(first.version! + 1);
+    expect((await auto.api.get(key, 'strong')).value).toBe('after');
+  }, 60_000);
 });

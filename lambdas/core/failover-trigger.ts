@@ -1,0 +1,49 @@
+// The automatic start of a failover (docs/failover.md): shard health that, when a request marks a shard
+// unavailable, also starts the failover of that shard if it owns token ranges. The workflow itself
+// confirms the failure with its own probes, so a single slow answer never moves a range.
+import type { FailoverStarter, ShardHealth, ShardHealthStore } from '../ports';
+import type { RingSource } from './ring-source';
+
+/** At most one automatic failover per shard, ring epoch and minute (a failover that found the shard up may run again later). */
+export function automaticFailoverId(shard: number, epoch: number, nowMs: number): string {
+  return `shard-${shard}-epoch-${epoch}-auto-${Math.floor(nowMs / 60_000)}`;
+}
+
+export class FailoverOnUnavailable implements ShardHealthStore {
+  constructor(
+    private readonly inner: ShardHealthStore,
+    private readonly ring: RingSource,
+    private readonly starter: FailoverStarter,
+    private readonly onError: (error: unknown) => void,
+  ) {}
+
+  all(): Promise<Map<string, ShardHealth>> {
+    return this.inner.all();
+  }
+
+  beginRecovery(table: string, nowMs: number): Promise<boolean> {
+    return this.inner.beginRecovery(table, nowMs);
+  }
+
+  completeRecovery(table: string, nowMs: number): Promise<boolean> {
+    return this.inner.completeRecovery(table, nowMs);
+  }
+
+  async markUnavailable(table: string, reason: string, nowMs: number): Promise<void> {
+    await this.inner.markUnavailable(table, reason, nowMs);
+    try {
+      const ring = await this.ring.current();
+      const shard = ring.shards.find((candidate) => candidate.table === table);
+      if (!shard || !ring.ownsAnyRange(shard.id)) return;
+      await this.starter.start({
+        id: automaticFailoverId(shard.id, ring.epoch, nowMs),
+        shard: shard.id,
+        reason: `automatic: ${reason}`,
+        requestedAtMs: nowMs,
+      });
+    } catch (error) {
+      // The request that met the outage answers as it would have; the probe or an admin starts the failover.
+      this.onError(error);
+    }
+  }
+}
