@@ -127,6 +127,9 @@ export function sha256Hex(bytes: Uint8Array | string): string {
 }
 
 export class KvService {
+  /** The broken mode `staleRingWrites` only (tests): the ring writes keep routing by. */
+  private firstLease?: RingLease;
+
   constructor(private readonly deps: KvDeps) {}
 
   async get(namespace: string, key: string, consistency: Consistency): Promise<ReadResult> {
@@ -341,6 +344,19 @@ export class KvService {
     return lease;
   }
 
+  /** Whether the shard a write was routed to by `lease` still owned the key once the write returned. */
+  private async stillOwner(lease: RingLease, token: number): Promise<boolean> {
+    // The deliberately broken mode the failover suite must catch (tests only): no fencing at all.
+    if (this.deps.faults?.isBroken('staleRingWrites')) return true;
+    return this.deps.ring.stillOwner(lease, token);
+  }
+
+  /** The ring lease a write routes by: the current one, or in the broken mode the first one ever held. */
+  private async writeLease(token: number, key: string): Promise<RingLease> {
+    if (this.deps.faults?.isBroken('staleRingWrites')) return (this.firstLease ??= await this.deps.ring.lease());
+    return this.ownedRange(token, key);
+  }
+
   /**
    * The item as a reader must see it: a committed transaction's intent is rolled forward, an aborted
    * or expired one cleared; a pending one leaves the committed content (it never blocks a read).
@@ -399,7 +415,7 @@ export class KvService {
     let modifiedAtMs: number;
     let nowSeconds: number;
     for (let attempt = 1; ; attempt += 1) {
-      lease = await this.ownedRange(token, key);
+      lease = await this.writeLease(token, key);
       const [owner, ...others] = lease.ring.replicasOf(token);
       replicas = others;
       modifiedAtMs = this.deps.clock.nowMs();
@@ -430,7 +446,7 @@ export class KvService {
       // Not acknowledged unless the shard still owned the key once the write returned: a write that
       // landed on a shard a failover took the range from is sent again to the new owner, which has
       // not seen it (the stray copy is reconciled when the old owner rejoins: docs/failover.md).
-      if (await this.deps.ring.stillOwner(lease, token)) break;
+      if (await this.stillOwner(lease, token)) break;
       if (attempt >= ringRouteAttemptsMax) throw ownerMoving(key);
     }
     faults?.reach('write.afterOwner');

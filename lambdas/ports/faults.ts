@@ -53,6 +53,11 @@ export const brokenModes = [
   'strongReadFromReplica',
   /** Transactions skip read-set validation: reads are no longer checked at the commit point (write skew). */
   'txnSkipValidation',
+  /**
+   * Writes keep routing by the first ring this instance leased and skip the check after the write (no
+   * fencing): after a failover they are acknowledged on the old owner, which strong reads no longer see.
+   */
+  'staleRingWrites',
 ] as const;
 
 export type BrokenMode = (typeof brokenModes)[number];
