@@ -23,6 +23,7 @@ const runtimeEnvSchema = z.object({
   [envVars.faultInjection]: z.enum(['0', '1', 'true', 'false']).optional(),
   [envVars.autoFailover]: z.enum(['0', '1']).default('0'),
   [envVars.txnStateMachineArn]: z.string().startsWith('arn:').optional(),
+  [envVars.failoverStateMachineArn]: z.string().startsWith('arn:').optional(),
   AWS_REGION: z.string().default('us-east-1'),
   AWS_LAMBDA_FUNCTION_NAME: z.string().optional(),
 });
@@ -37,6 +38,8 @@ export interface RuntimeConfig {
   txnTable: string;
   /** The transaction state machine (AWS); locally the local cloud runs the same definition in process. */
   txnStateMachineArn?: string;
+  /** The failover state machine (AWS); locally the local cloud runs the same definition in process. */
+  failoverStateMachineArn?: string;
   blobBucket: string;
   /** Crash points and shard outages armed by tests (never in a production bundle). */
   faultInjection: boolean;
@@ -87,6 +90,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RuntimeConfig 
     hintsTable: names.hintsTable,
     txnTable: names.txnTable,
     ...(values[envVars.txnStateMachineArn] ? { txnStateMachineArn: values[envVars.txnStateMachineArn] } : {}),
+    ...(values[envVars.failoverStateMachineArn] ? { failoverStateMachineArn: values[envVars.failoverStateMachineArn] } : {}),
     faultInjection: faultInjectionRequested(values[envVars.faultInjection]),
     autoFailover: values[envVars.autoFailover] === '1',
     blobBucket: values[envVars.blobBucket] ?? names.blobBucket,

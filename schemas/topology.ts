@@ -193,6 +193,8 @@ export interface HandlerSpec {
   txnTable?: 'none' | 'read' | 'readWrite';
   /** May start (synchronous) executions of the transaction state machine. */
   startsTransactions?: boolean;
+  /** May start executions of the failover state machine (POST /v1/admin/failovers). */
+  startsFailovers?: boolean;
   /** The task of a state machine (invoked by Step Functions, never by API Gateway): which one. */
   stateMachineTask?: StateMachineName;
   /** Invoked by the shard tables' streams (one event source mapping per shard). */
@@ -254,11 +256,12 @@ export const handlers: Record<HandlerName, HandlerSpec> = {
   },
   admin: {
     entry: 'lambdas/entries/admin.ts',
-    description: 'Admin API: API keys, namespace settings, shard health, repair on demand',
+    description: 'Admin API: API keys, namespace settings, shard health, repair and failover on demand',
     shardTables: 'readWrite',
     controlTable: 'readWrite',
     hintsTable: 'readWrite',
     blobBucket: 'none',
+    startsFailovers: true,
     memoryMb: 512,
     timeoutSeconds: 28,
   },
@@ -534,6 +537,7 @@ export const envVars = {
   /** `1` arms crash points and shard outages for tests; production bundles refuse to start with it. */
   faultInjection: 'RINGSTORE_FAULT_INJECTION',
   autoFailover: 'RINGSTORE_AUTO_FAILOVER',
+  failoverStateMachineArn: 'RINGSTORE_FAILOVER_STATE_MACHINE_ARN',
   /** ARN of the transaction state machine (AWS); unset locally, where the local runner executes it. */
   txnStateMachineArn: 'RINGSTORE_TXN_STATE_MACHINE_ARN',
 } as const;

@@ -84,22 +84,37 @@ function streamStatements(spec: HandlerSpec, data: DataRefs): PolicyStatement[] 
 /** Starting a transaction: one synchronous execution of the Express state machine, which answers with the outcome. */
 export const transactionStartActions = ['states:StartSyncExecution'] as const;
 
+/** Starting a failover: one (asynchronous) execution of the Standard failover state machine. */
+export const failoverStartActions = ['states:StartExecution'] as const;
+
 /** The state machines of a deployment, known only once they exist (they invoke handler functions). */
 export interface WorkflowRefs {
   transactionStateMachineArn: string;
+  failoverStateMachineArn: string;
 }
 
 /**
  * The IAM statements one handler needs for the state machines: StartSyncExecution on the transaction
- * state machine (that ARN only) when its spec says `startsTransactions`, else none.
+ * state machine (that ARN only) when its spec says `startsTransactions`, StartExecution on the failover
+ * state machine when it says `startsFailovers`, else none.
  *
  * @example
  * for (const statement of workflowStatements(handlers.txn, { transactionStateMachineArn })) role.addToPolicy(statement);
  */
 export function workflowStatements(spec: HandlerSpec, workflows: WorkflowRefs): PolicyStatement[] {
-  if (!spec.startsTransactions) return [];
   return [
-    new PolicyStatement({ effect: Effect.ALLOW, actions: [...transactionStartActions], resources: [workflows.transactionStateMachineArn] }),
+    ...(spec.startsTransactions
+      ? [
+          new PolicyStatement({
+            effect: Effect.ALLOW,
+            actions: [...transactionStartActions],
+            resources: [workflows.transactionStateMachineArn],
+          }),
+        ]
+      : []),
+    ...(spec.startsFailovers
+      ? [new PolicyStatement({ effect: Effect.ALLOW, actions: [...failoverStartActions], resources: [workflows.failoverStateMachineArn] })]
+      : []),
   ];
 }
 

@@ -156,5 +156,6 @@ export class HandlerFunction extends Construct {
   useWorkflows(workflows: WorkflowRefs): void {
     for (const statement of workflowStatements(this.spec, workflows)) this.role.addToPrincipalPolicy(statement);
     if (this.spec.startsTransactions) this.function.addEnvironment(envVars.txnStateMachineArn, workflows.transactionStateMachineArn);
+    if (this.spec.startsFailovers) this.function.addEnvironment(envVars.failoverStateMachineArn, workflows.failoverStateMachineArn);
   }
 }

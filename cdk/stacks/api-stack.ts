@@ -14,7 +14,7 @@ import {
   type HandlerName,
   type Names,
 } from '../../schemas/topology';
-import { transactionStartActions } from '../constructs/access';
+import { failoverStartActions, transactionStartActions } from '../constructs/access';
 import { Cache } from '../constructs/cache';
 import { dataRefs } from '../constructs/data-refs';
 import { HandlerFunction } from '../constructs/handler-function';
@@ -119,7 +119,10 @@ export class ApiStack extends Stack {
       machine: 'failover',
       task: functions[stateMachines.failover.taskHandler].function,
     });
-    const workflows = { transactionStateMachineArn: this.transactions.stateMachine.stateMachineArn };
+    const workflows = {
+      transactionStateMachineArn: this.transactions.stateMachine.stateMachineArn,
+      failoverStateMachineArn: this.failovers.stateMachine.stateMachineArn,
+    };
     for (const name of handlerNames) functions[name].useWorkflows(workflows);
     // StartSyncExecution is served by sync-states.<region>.amazonaws.com, which the isolated subnets reach
     // only through an endpoint; it carries nothing but that call on this state machine.
@@ -131,6 +134,20 @@ export class ApiStack extends Stack {
           principals: [new AnyPrincipal()],
           actions: [...transactionStartActions],
           resources: [workflows.transactionStateMachineArn],
+        }),
+      );
+    }
+
+    // StartExecution (a failover) is served by states.<region>.amazonaws.com: its own endpoint, carrying
+    // nothing but that call on the failover state machine.
+    if (handlerNames.some((name) => handlers[name].startsFailovers)) {
+      const states = this.network.addInterfaceEndpoint('States', InterfaceVpcEndpointAwsService.STEP_FUNCTIONS);
+      states.addToPolicy(
+        new PolicyStatement({
+          effect: Effect.ALLOW,
+          principals: [new AnyPrincipal()],
+          actions: [...failoverStartActions],
+          resources: [workflows.failoverStateMachineArn],
         }),
       );
     }

@@ -12,6 +12,7 @@ import { json } from '../http/response';
 import { router } from '../http/router';
 import { apiKeyService, failoverLog, namespaceSettings, ringSource, shardHealth } from '../wiring/control';
 import { replicationStats } from '../wiring/data';
+import { failoverStarter } from '../wiring/orchestrator';
 import { maintenanceService } from '../wiring/services';
 import type { Wiring } from '../wiring/wiring';
 
@@ -75,9 +76,8 @@ export function adminHandler(wiring: Wiring) {
               details: { field: 'shard' },
             });
           }
-          if (!wiring.failovers) {
-            throw new RingstoreError('internal', 'this deployment has no failover workflow starter (see docs/failover.md, Status)');
-          }
+          const starter = failoverStarter(wiring);
+          if (!starter) throw new RingstoreError('internal', 'no failover state machine: set RINGSTORE_FAILOVER_STATE_MACHINE_ARN');
           // One failover per shard and ring epoch: a second request while it runs starts nothing.
           const request = {
             id: `shard-${shard}-epoch-${current.epoch}`,
@@ -85,7 +85,7 @@ export function adminHandler(wiring: Wiring) {
             reason: reason ?? 'requested by an admin',
             requestedAtMs: wiring.clock.nowMs(),
           };
-          const started = await wiring.failovers.start(request);
+          const started = await starter.start(request);
           return json(202, { id: request.id, shard, started });
         },
       }),

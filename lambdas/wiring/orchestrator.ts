@@ -1,7 +1,8 @@
-// The transaction orchestrator and its Step Functions client, in their own module so that only the
-// handler that starts transactions bundles the client.
+// The workflow starters (transactions, failovers) and their Step Functions client, in their own module
+// so that only the handlers that start workflows bundle the client.
+import { SfnFailoverStarter } from '../adapters/sfn-failover-starter';
 import { SfnOrchestrator } from '../adapters/sfn-orchestrator';
-import type { Orchestrator } from '../ports';
+import type { FailoverStarter, Orchestrator } from '../ports';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { clientOptions } from './clients';
 import type { Wiring } from './wiring';
@@ -21,4 +22,15 @@ export function orchestrator(wiring: Wiring): Orchestrator {
     if (!arn) throw new Error('no transaction state machine: set RINGSTORE_TXN_STATE_MACHINE_ARN, or pass an orchestrator in');
     return new SfnOrchestrator(sfnClient(wiring), arn);
   });
+}
+
+/** Step Functions when the config names the failover state machine; otherwise what the host passed in, if anything. */
+export function failoverStarter(wiring: Wiring): FailoverStarter | undefined {
+  if (wiring.failovers) return wiring.failovers;
+  const arn = wiring.config.failoverStateMachineArn;
+  if (!arn) return undefined;
+  if (wiring.spec && !wiring.spec.startsFailovers) {
+    throw new Error(`handler ${wiring.spec.name} may not start failovers: its HandlerSpec does not say startsFailovers`);
+  }
+  return wiring.shared('failoverStarter', () => new SfnFailoverStarter(sfnClient(wiring), arn));
 }

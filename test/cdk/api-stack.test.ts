@@ -286,7 +286,7 @@ describe('ApiStack', () => {
         properties: e.Properties as Record<string, any>,
       }));
 
-    it('has no internet path: no NAT or internet gateway, gateway endpoints for DynamoDB and S3, one interface endpoint for sync Step Functions', () => {
+    it('has no internet path: no NAT or internet gateway, gateway endpoints for DynamoDB and S3, interface endpoints for Step Functions (sync and standard)', () => {
       t.resourceCountIs('AWS::EC2::NatGateway', 0);
       t.resourceCountIs('AWS::EC2::InternetGateway', 0);
       const gateways = endpoints().filter((e) => e.type === 'Gateway');
@@ -295,14 +295,21 @@ describe('ApiStack', () => {
       expect(gateways).toHaveLength(2);
       expect(gateways.some((e) => e.service.includes('.dynamodb'))).toBe(true);
       expect(gateways.some((e) => e.service.includes('.s3'))).toBe(true);
-      expect(interfaces.map((e) => e.service)).toEqual([expect.stringContaining('.sync-states')]);
-      expect(endpoints()).toHaveLength(3);
+      expect(interfaces.map((e) => e.service).sort()).toEqual(
+        [expect.stringContaining('.states'), expect.stringContaining('.sync-states')].sort(),
+      );
+      expect(interfaces.some((e) => e.service.includes('.sync-states'))).toBe(true);
+      expect(interfaces.some((e) => /\.states"/.test(e.service))).toBe(true);
+      expect(endpoints()).toHaveLength(4);
     });
 
-    it('lets the sync-states endpoint carry only StartSyncExecution on the transaction state machine, from the Lambdas only', () => {
-      const [endpoint] = endpoints().filter((e) => e.type === 'Interface');
+    it.each([
+      ['sync-states', 'StartSyncExecution', 'transaction'],
+      ['states', 'StartExecution', 'failover'],
+    ] as const)('lets the %s endpoint carry only %s on the %s state machine, from the Lambdas only', (service, action, machine) => {
+      const [endpoint] = endpoints().filter((e) => e.type === 'Interface' && e.service.includes(`.${service}"`));
       const lambdaSg = logicalIdOf(s.api, s.api.network.lambdaSecurityGroup);
-      const stateMachineId = logicalIdOf(s.api, s.api.transactions.stateMachine);
+      const stateMachineId = logicalIdOf(s.api, (machine === 'transaction' ? s.api.transactions : s.api.failovers).stateMachine);
       const securityGroups = endpoint?.properties.SecurityGroupIds as { 'Fn::GetAtt': string[] }[];
       const [endpointSg] = securityGroups.map((ref) => ref['Fn::GetAtt'][0] as string);
       const inline = t.toJSON().Resources[endpointSg as string].Properties.SecurityGroupIngress ?? [];
@@ -314,7 +321,7 @@ describe('ApiStack', () => {
 
       expect(endpoint?.properties.PrivateDnsEnabled).toBe(true);
       expect(endpoint?.properties.PolicyDocument.Statement).toEqual([
-        { Action: 'states:StartSyncExecution', Effect: 'Allow', Principal: { AWS: '*' }, Resource: { Ref: stateMachineId } },
+        { Action: `states:${action}`, Effect: 'Allow', Principal: { AWS: '*' }, Resource: { Ref: stateMachineId } },
       ]);
       expect(rules.length).toBeGreaterThan(0);
       for (const rule of rules) {

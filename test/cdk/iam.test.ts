@@ -7,6 +7,7 @@ import {
   s3WriteActions,
   streamListAction,
   streamReadActions,
+  failoverStartActions,
   transactionStartActions,
 } from '../../cdk/constructs/access';
 import {
@@ -58,6 +59,8 @@ const actionsOn = (grants: Grant[], pattern: RegExp) => touches(grants, pattern)
 const isWrite = (action: string) => (dynamoWriteActions as readonly string[]).includes(action);
 /** How the transaction state machine appears in a rendered policy: its Ref, which is its ARN. */
 const stateMachineRef = (s: Synthesized) => `<${logicalIdOf(s.api, s.api.transactions.stateMachine)}>`;
+/** The same for the failover state machine. */
+const failoverMachineRef = (s: Synthesized) => `<${logicalIdOf(s.api, s.api.failovers.stateMachine)}>`;
 
 describe('IAM least privilege', () => {
   let s: Synthesized;
@@ -151,14 +154,17 @@ describe('IAM least privilege', () => {
       }
     });
 
-    it(`starts ${spec.startsTransactions ? 'synchronous executions of the transaction state machine only' : 'no state machine'}`, () => {
+    const starts = [
+      ...(spec.startsTransactions ? ['synchronous executions of the transaction state machine'] : []),
+      ...(spec.startsFailovers ? ['executions of the failover state machine'] : []),
+    ];
+    it(`starts ${starts.length > 0 ? `${starts.join(' and ')} only` : 'no state machine'}`, () => {
       const stateGrants = grantsOf(s, name).filter((g) => g.actions.some((a) => a.startsWith('states:')));
 
-      if (!spec.startsTransactions) {
-        expect(stateGrants).toEqual([]);
-        return;
-      }
-      expect(stateGrants).toEqual([{ actions: [...transactionStartActions], resources: [stateMachineRef(s)] }]);
+      expect(stateGrants).toEqual([
+        ...(spec.startsTransactions ? [{ actions: [...transactionStartActions], resources: [stateMachineRef(s)] }] : []),
+        ...(spec.startsFailovers ? [{ actions: [...failoverStartActions], resources: [failoverMachineRef(s)] }] : []),
+      ]);
     });
 
     const readsStreams = spec.shardStreams === true || spec.txnStream === true;
@@ -247,6 +253,13 @@ describe('IAM least privilege', () => {
       const writers = handlerNames.filter((name) => actionsOn(grantsOf(s, name), txnArn).some(isWrite));
 
       expect(writers.sort()).toEqual(['kvRead', 'kvWrite', 'txnStep', 'txnSweeper']);
+    });
+
+    it('lets only the handlers whose spec says startsFailovers start a failover, the admin handler among them', () => {
+      const starters = handlerNames.filter((name) => grantsOf(s, name).some((g) => g.resources.includes(failoverMachineRef(s))));
+
+      expect(starters).toEqual(handlerNames.filter((name) => handlers[name].startsFailovers));
+      expect(starters).toContain('admin');
     });
 
     it('lets only the handlers whose spec says startsTransactions start the state machine, the txn handler among them', () => {
