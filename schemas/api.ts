@@ -261,7 +261,7 @@ export const FailoverRecordResponse = z
         'lost: another run of the same failover published first; aborted: a step failed, the fence was lifted and the owners kept',
     }),
     report: z
-      .unknown()
+      .record(z.string(), z.unknown())
       .optional()
       .meta({ description: 'The confirmation, the fence, each range with its new owner and why, the publication' }),
   })

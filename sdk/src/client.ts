@@ -8,6 +8,11 @@ import {
   type NamespaceSettings,
   RepairCommand,
   type RepairCommandOutput,
+  StartFailoverCommand,
+  type StartFailoverCommandInput,
+  type StartFailoverCommandOutput,
+  ListFailoversCommand,
+  type ListFailoversCommandOutput,
   SetNamespaceSettingsCommand,
   type SetNamespaceSettingsCommandInput,
   CreateApiKeyCommand,
@@ -390,5 +395,30 @@ export class RingstoreClient {
    */
   repair(options?: SendOptions): Promise<RepairCommandOutput> {
     return this.send(new RepairCommand(), options);
+  }
+
+  /**
+   * Fails over a shard by hand: once probes confirm it is down, its token ranges get new owners among
+   * their replicas. Answers at once; one failover runs per shard and ring epoch. Needs an admin key.
+   *
+   * @example
+   * ```ts
+   * const { id, started } = await admin.startFailover({ shard: 1, reason: 'table throttled' });
+   * ```
+   */
+  startFailover(input: StartFailoverCommandInput, options?: SendOptions): Promise<StartFailoverCommandOutput> {
+    return this.send(new StartFailoverCommand(input), options);
+  }
+
+  /**
+   * The recent failovers, newest first, running and finished, with what each range chose and why; needs an admin key.
+   *
+   * @example
+   * ```ts
+   * const { failovers } = await admin.listFailovers();
+   * ```
+   */
+  listFailovers(options?: SendOptions): Promise<ListFailoversCommandOutput> {
+    return this.send(new ListFailoversCommand(), options);
   }
 }

@@ -193,6 +193,15 @@ describe("the SDK reads every answer the server's response schemas allow", () =>
     );
   });
 
+  it('FailoverStarted and Failovers, from startFailover and listFailovers, whole', async () => {
+    await fc.assert(
+      fc.asyncProperty(serverSamples(api.FailoverStarted), serverSamples(api.FailoversResponse), async (started, records) => {
+        expect(await clientAnswering(202, started).startFailover({ shard: started.shard })).toEqual(overTheWire(started));
+        expect(await clientAnswering(200, records).listFailovers()).toEqual(overTheWire(records));
+      }),
+    );
+  });
+
   it('UploadTicket, from the upload of a large put (less the headers fetch sets itself)', () => {
     const setByFetch = new Set(['content-length', 'host', 'connection', 'transfer-encoding']);
     fc.assert(

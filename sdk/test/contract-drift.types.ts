@@ -7,6 +7,7 @@ import type { z } from 'zod';
 import type * as api from '../../schemas/api';
 import type { ApiKeyCreatedWire } from '../src/commands/CreateApiKeyCommand';
 import type { ShardsWire } from '../src/commands/DescribeShardsCommand';
+import type { FailoverStartedWire, FailoversWire } from '../src/commands/StartFailoverCommand';
 import type { NamespaceSettingsWire } from '../src/commands/GetNamespaceSettingsCommand';
 import type { ApiKeyListWire } from '../src/commands/ListApiKeysCommand';
 import type { ListKeysWire } from '../src/commands/ListCommand';
@@ -91,4 +92,9 @@ export type Checks = [
   // Shard health: the last maintenance report is an untyped record in the SDK's output.
   Holds<SameJson<Omit<ShardsWire, 'lastMaintenance'>, Omit<Server<typeof api.ShardsResponse>, 'lastMaintenance'>>>,
   Holds<AcceptsJson<ShardsWire, Server<typeof api.ShardsResponse>>>,
+
+  // Failovers: the records are passed on whole, the report as the server wrote it.
+  Holds<SameJson<FailoverStartedWire, Server<typeof api.FailoverStarted>>>,
+  Holds<SameJson<FailoversWire, Server<typeof api.FailoversResponse>>>,
+  Holds<AcceptsJson<FailoversWire, Server<typeof api.FailoversResponse>>>,
 ];

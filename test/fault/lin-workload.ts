@@ -28,8 +28,8 @@ export interface Workload {
   readAfterWrite: boolean;
   /** Broken modes for the whole run (plus the outage schedule). */
   broken: NonNullable<FaultPlan['broken']>;
-  /** At each fraction of the run, the shard tables down from then on. */
-  outages: ReadonlyArray<readonly [number, string[]]>;
+  /** At each fraction of the run, the shard tables down from then on (once the step's condition, if any, holds). */
+  outages: ReadonlyArray<readonly [number, string[]] | readonly [number, string[], () => Promise<unknown>]>;
   /** Concurrent clients (default clientCount). */
   clients?: number;
 }
@@ -60,8 +60,9 @@ export async function runWorkload(cloud: FaultCloud, rng: Rng, workload: Workloa
   const started = Date.now();
   const elapsed = () => (Date.now() - started) / workload.durationMs;
   const schedule = (async () => {
-    for (const [at, down] of workload.outages) {
+    for (const [at, down, condition] of workload.outages) {
       await sleep(Math.max(0, at * workload.durationMs - (Date.now() - started)));
+      await condition?.();
       await plan(down);
     }
   })();

@@ -27,3 +27,11 @@ export { GetNamespaceSettingsCommand, type GetNamespaceSettingsCommandInput, typ
 export { SetNamespaceSettingsCommand, type SetNamespaceSettingsCommandInput } from './SetNamespaceSettingsCommand';
 export { DescribeShardsCommand, type DescribeShardsCommandOutput } from './DescribeShardsCommand';
 export { RepairCommand, type RepairCommandOutput } from './RepairCommand';
+export {
+  ListFailoversCommand,
+  StartFailoverCommand,
+  type FailoverRecord,
+  type ListFailoversCommandOutput,
+  type StartFailoverCommandInput,
+  type StartFailoverCommandOutput,
+} from './StartFailoverCommand';
