@@ -9,6 +9,28 @@ export function automaticFailoverId(shard: number, epoch: number, nowMs: number)
   return `shard-${shard}-epoch-${epoch}-auto-${Math.floor(nowMs / 60_000)}`;
 }
 
+/**
+ * Starts the failover of the shard behind `table` if it owns token ranges (a no-op for one that owns none,
+ * and for a failover of the same shard, epoch and minute already started). Returns whether one started.
+ */
+export async function startAutomaticFailover(
+  ring: RingSource,
+  starter: FailoverStarter,
+  table: string,
+  reason: string,
+  nowMs: number,
+): Promise<boolean> {
+  const current = await ring.current();
+  const shard = current.shards.find((candidate) => candidate.table === table);
+  if (!shard || !current.ownsAnyRange(shard.id)) return false;
+  return starter.start({
+    id: automaticFailoverId(shard.id, current.epoch, nowMs),
+    shard: shard.id,
+    reason: `automatic: ${reason}`,
+    requestedAtMs: nowMs,
+  });
+}
+
 export class FailoverOnUnavailable implements ShardHealthStore {
   constructor(
     private readonly inner: ShardHealthStore,
@@ -32,15 +54,7 @@ export class FailoverOnUnavailable implements ShardHealthStore {
   async markUnavailable(table: string, reason: string, nowMs: number): Promise<void> {
     await this.inner.markUnavailable(table, reason, nowMs);
     try {
-      const ring = await this.ring.current();
-      const shard = ring.shards.find((candidate) => candidate.table === table);
-      if (!shard || !ring.ownsAnyRange(shard.id)) return;
-      await this.starter.start({
-        id: automaticFailoverId(shard.id, ring.epoch, nowMs),
-        shard: shard.id,
-        reason: `automatic: ${reason}`,
-        requestedAtMs: nowMs,
-      });
+      await startAutomaticFailover(this.ring, this.starter, table, reason, nowMs);
     } catch (error) {
       // The request that met the outage answers as it would have; the probe or an admin starts the failover.
       this.onError(error);

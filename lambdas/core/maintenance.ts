@@ -14,6 +14,11 @@ export interface MaintenanceDeps {
   clock: Clock;
   state: MaintenanceStateStore;
   faults?: FaultInjector;
+  /**
+   * Told of a shard that is marked unavailable and still answers no probe (the periodic probe of
+   * automatic failover: it starts the shard's failover). Absent: nothing but hint replay waits for it.
+   */
+  stillDown?: (table: string, nowMs: number) => Promise<void>;
   limits: {
     hintReplayPageSize: number;
     hintReplayConcurrency: number;
@@ -126,7 +131,10 @@ export class MaintenanceService {
     for (const shard of ring.shards) {
       const status = health.get(shard.table)?.status ?? 'available';
       if (status === 'unavailable') {
-        if (!(await this.answers(shard.table))) continue;
+        if (!(await this.answers(shard.table))) {
+          await this.deps.stillDown?.(shard.table, this.deps.clock.nowMs());
+          continue;
+        }
         const since = this.deps.clock.nowMs();
         if (!(await this.deps.health.beginRecovery(shard.table, since))) continue;
         reports.push(await this.replay(shard.table, since));

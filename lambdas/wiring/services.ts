@@ -4,7 +4,8 @@ import { failoverDefaults, limits, replicationDefaults, txnLimits } from '../../
 import { FailoverService } from '../core/failover-service';
 import { ringLeaseMarginMs, ringLeaseMs } from '../core/ring-source';
 import { KvService } from '../core/kv';
-import { MaintenanceService } from '../core/maintenance';
+import { type MaintenanceDeps, MaintenanceService } from '../core/maintenance';
+import { startAutomaticFailover } from '../core/failover-trigger';
 import { ReplicationService } from '../core/replication';
 import { TransactionService } from '../core/transactions';
 import { failoverLog, maintenanceState, ringSource, ringStore, shardHealth } from './control';
@@ -78,6 +79,7 @@ export function maintenanceService(wiring: Wiring): MaintenanceService {
         state: maintenanceState(wiring),
         clock: wiring.clock,
         limits: replicationDefaults,
+        ...automaticFailoverProbe(wiring),
         ...injected(wiring),
       }),
   );
@@ -101,4 +103,18 @@ export function failoverService(wiring: Wiring): FailoverService {
         ...injected(wiring),
       }),
   );
+}
+
+/** With automatic failover on, the maintenance probe starts the failover of a shard that stays down. */
+function automaticFailoverProbe(wiring: Wiring): Pick<MaintenanceDeps, 'stillDown'> {
+  const { failovers } = wiring;
+  if (!wiring.config.autoFailover || !failovers) return {};
+  const ring = ringSource(wiring);
+  return {
+    stillDown: async (table, nowMs) => {
+      await startAutomaticFailover(ring, failovers, table, 'the maintenance probe found it still down', nowMs).catch((error: unknown) =>
+        wiring.logger.warn('automatic failover could not start', { error }),
+      );
+    },
+  };
 }

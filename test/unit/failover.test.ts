@@ -6,8 +6,10 @@ import { electOwner, fencedRing, handedOverRing, rangesToHandOver, unfencedRing 
 import { KvService } from '../../lambdas/core/kv';
 import { Ring, initialRingState, tokenOf } from '../../lambdas/core/ring';
 import { FailoverService, NoCandidateError, failOverInProcess } from '../../lambdas/core/failover-service';
+import { automaticFailoverId, startAutomaticFailover } from '../../lambdas/core/failover-trigger';
+import { MaintenanceService } from '../../lambdas/core/maintenance';
 import { CachedRingSource, ringLeaseMarginMs, ringLeaseMs } from '../../lambdas/core/ring-source';
-import type { CrashPoint, RingState, VersionEntry } from '../../lambdas/ports';
+import type { CrashPoint, FailoverRequest, RingState, VersionEntry } from '../../lambdas/ports';
 import { limits } from '../../schemas/topology';
 import {
   CountingIds,
@@ -419,5 +421,53 @@ describe('confirming a failure', () => {
     const w = failoverWorld();
     await failOverInProcess(w.failover, 2);
     expect(await w.failover.confirm(request)).toMatchObject({ down: false, probes: 0 });
+  });
+});
+
+describe('automatic start', () => {
+  /** A starter that runs nothing: it records each id once, as Step Functions names executions. */
+  function recordingStarter() {
+    const started = new Map<string, FailoverRequest>();
+    return {
+      started,
+      start: async (request: FailoverRequest) => (started.has(request.id) ? false : (started.set(request.id, request), true)),
+    };
+  }
+
+  it('the maintenance probe starts the failover of a shard that stays down, once per shard, epoch and minute', async () => {
+    const w = failoverWorld();
+    const starter = recordingStarter();
+    const ring = new CachedRingSource(w.rings, w.clock);
+    const maintenance = new MaintenanceService({
+      shards: w.shards,
+      hints: w.hints,
+      health: w.health,
+      clock: w.clock,
+      state: { readMaintenanceState: async () => undefined, saveMaintenanceState: async () => undefined },
+      stillDown: async (table, nowMs) => {
+        await startAutomaticFailover(ring, starter, table, 'probe', nowMs);
+      },
+      limits: { hintReplayPageSize: 10, hintReplayConcurrency: 2, antiEntropyRangesPerRun: 0, recoverySettleMs: 0 },
+    });
+    w.shards.down.add('shard-2');
+    await w.health.markUnavailable('shard-2', 'test', w.clock.now);
+    await maintenance.handoff(new Ring(initial));
+    await maintenance.handoff(new Ring(initial));
+    expect([...starter.started.values()]).toEqual([
+      { id: automaticFailoverId(2, initial.epoch, w.clock.now), shard: 2, reason: 'automatic: probe', requestedAtMs: w.clock.now },
+    ]);
+    // A shard that answers again is recovered by hint replay, not failed over.
+    w.shards.down.delete('shard-2');
+    w.clock.now += 60_000;
+    await maintenance.handoff(new Ring(initial));
+    expect(starter.started.size).toBe(1);
+  });
+
+  it('does not start a failover of a shard that owns no range', async () => {
+    const w = failoverWorld();
+    const starter = recordingStarter();
+    await failOverInProcess(w.failover, 2);
+    expect(await startAutomaticFailover(new CachedRingSource(w.rings, w.clock), starter, 'shard-2', 'probe', w.clock.now)).toBe(false);
+    expect(starter.started.size).toBe(0);
   });
 });
