@@ -250,7 +250,7 @@ export class FailoverService {
   }
 }
 
-/** A whole failover in process, step after step, as the workflow runs it (tests, and a host without Step Functions). */
+/** A whole failover in process, step after step, as the workflow runs them (the unit tests drive the service this way). */
 export async function failOverInProcess(
   service: FailoverService,
   failed: number,

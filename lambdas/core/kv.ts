@@ -7,7 +7,6 @@ import type {
   FaultInjector,
   KeySummary,
   StoredItem,
-  RingShard,
   BlobStore,
   Clock,
   Consistency,
@@ -409,48 +408,10 @@ export class KvService {
   ): Promise<WriteAck> {
     const { faults } = this.deps;
     const token = tokenOf(namespace, key);
-    let lease: RingLease;
-    let result: WriteResult;
-    let replicas: RingShard[];
-    let modifiedAtMs: number;
-    let nowSeconds: number;
-    for (let attempt = 1; ; attempt += 1) {
-      lease = await this.writeLease(token, key);
-      const [owner, ...others] = lease.ring.replicasOf(token);
-      replicas = others;
-      modifiedAtMs = this.deps.clock.nowMs();
-      nowSeconds = Math.floor(modifiedAtMs / 1000);
-      try {
-        faults?.reach('write.beforeOwner');
-        result = await this.writeOwner(owner!.table, {
-          namespace,
-          key,
-          token,
-          content,
-          precondition: guard.precondition,
-          nowSeconds,
-          modifiedAtMs,
-        });
-      } catch (error) {
-        if (content?.blob) await this.deps.blobs.delete(content.blob.objectKey).catch(() => undefined);
-        // An owner that cannot be reached is marked, as a replica is (throttling is not an outage): eventual
-        // reads skip it, and with automatic failover on, the mark starts its failover.
-        if (isRingstoreError(error, 'shard.unavailable')) {
-          await this.deps.health.markUnavailable(owner!.table, error.message, this.deps.clock.nowMs()).catch(() => undefined);
-        }
-        if (error instanceof PreconditionFailedError) {
-          throw failureOf(key, guard.conditions, guard.kind, error.current as StoredItem | undefined, nowSeconds) ?? error;
-        }
-        throw error;
-      }
-      // Not acknowledged unless the shard still owned the key once the write returned: a write that
-      // landed on a shard a failover took the range from is sent again to the new owner, which has
-      // not seen it (the stray copy is reconciled when the old owner rejoins: docs/failover.md).
-      if (await this.stillOwner(lease, token)) break;
-      if (attempt >= ringRouteAttemptsMax) throw ownerMoving(key);
-    }
+    const request = { namespace, key, token, content, precondition: guard.precondition, ...this.writeTimes() };
+    const { result, replicas, write } = await this.routedOwnerWrite(token, request, guard);
     faults?.reach('write.afterOwner');
-    const item = storedItemOf({ namespace, key, token, content, nowSeconds, modifiedAtMs }, result.version);
+    const item = storedItemOf(write, result.version);
     await this.deps.cache?.put(namespace, key, cacheEntryOf(item));
     const replacedBlob = result.previous?.blob?.objectKey;
     // Best effort: an object left behind by a failed delete costs storage, never correctness.
@@ -468,6 +429,45 @@ export class KvService {
       );
     }
     return { key, version: result.version, consistency, copies: holders };
+  }
+
+  /** When a write is made: its stored time (ms) and the second its conditions are judged at. */
+  private writeTimes(): { modifiedAtMs: number; nowSeconds: number } {
+    const modifiedAtMs = this.deps.clock.nowMs();
+    return { modifiedAtMs, nowSeconds: Math.floor(modifiedAtMs / 1000) };
+  }
+
+  /**
+   * The owner's write, routed by a leased ring and acknowledged only if that shard still owned the key
+   * once the write returned: a write that landed on a shard a failover took the range from is sent
+   * again to the new owner, which has not seen it (the stray copy is reconciled when the old owner
+   * rejoins: docs/failover.md). Returns the result, the key's other replicas, and the write as sent.
+   */
+  private async routedOwnerWrite(token: number, first: ItemWrite, guard: WriteGuard) {
+    const { faults } = this.deps;
+    const { key, content } = first;
+    for (let attempt = 1, write = first; ; attempt += 1, write = { ...first, ...this.writeTimes() }) {
+      const lease = await this.writeLease(token, key);
+      const [owner, ...replicas] = lease.ring.replicasOf(token);
+      let result: WriteResult;
+      try {
+        faults?.reach('write.beforeOwner');
+        result = await this.writeOwner(owner!.table, write);
+      } catch (error) {
+        if (content?.blob) await this.deps.blobs.delete(content.blob.objectKey).catch(() => undefined);
+        // An owner that cannot be reached is marked, as a replica is (throttling is not an outage): eventual
+        // reads skip it, and with automatic failover on, the mark starts its failover.
+        if (isRingstoreError(error, 'shard.unavailable')) {
+          await this.deps.health.markUnavailable(owner!.table, error.message, this.deps.clock.nowMs()).catch(() => undefined);
+        }
+        if (error instanceof PreconditionFailedError) {
+          throw failureOf(key, guard.conditions, guard.kind, error.current as StoredItem | undefined, write.nowSeconds) ?? error;
+        }
+        throw error;
+      }
+      if (await this.stillOwner(lease, token)) return { result, replicas, write };
+      if (attempt >= ringRouteAttemptsMax) throw ownerMoving(key);
+    }
   }
 
   /** The owner's write; a transaction's intent in the way is resolved first (a pending one: 409, retryable). */
