@@ -386,6 +386,13 @@ export const failoverDefaults = {
   hintPageSize: 100,
   /** Failover records GET /v1/admin/failovers lists. */
   recentRecords: 20,
+  /**
+   * The transactions a failover settles (docs/failover.md, "Transactions"): deadlines from the longest
+   * transaction plus the sweeper's lag before the shard was marked down, to the longest one after now.
+   */
+  txnLookbackMs: txnLimits.txnTimeoutMsMax + 5 * 60_000,
+  txnLookaheadMs: txnLimits.txnTimeoutMsMax + 60_000,
+  txnPageSize: 500,
 } as const;
 
 /** The transaction state machine (ASL, in schemas/): CDK deploys this file, the local cloud runs it. */

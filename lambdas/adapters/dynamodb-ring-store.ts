@@ -23,6 +23,7 @@ function ringEntity(tableName: string, documentClient: DynamoDBDocumentClient) {
       owners: list(map({ end: number(), owner: number() })).optional(),
       fenced: list(number()).optional(),
       changedBy: string().optional(),
+      rejoining: list(map({ shard: number(), failover: string(), ends: list(number()) })).optional(),
     }),
   });
 }
@@ -37,7 +38,7 @@ export class DynamoRingStore implements RingStore {
   async readRing(): Promise<RingState | undefined> {
     const { Item } = await awsCall('ring read', () => this.rings.build(GetItemCommand).key(ringKey).options({ consistent: true }).send());
     if (!Item) return undefined;
-    const { epoch, replicationFactor, vnodesPerShard, shards, owners, fenced, changedBy } = Item;
+    const { epoch, replicationFactor, vnodesPerShard, shards, owners, fenced, changedBy, rejoining } = Item;
     return {
       epoch,
       replicationFactor,
@@ -46,6 +47,7 @@ export class DynamoRingStore implements RingStore {
       ...(owners && owners.length > 0 ? { owners } : {}),
       ...(fenced && fenced.length > 0 ? { fenced } : {}),
       ...(changedBy === undefined ? {} : { changedBy }),
+      ...(rejoining && rejoining.length > 0 ? { rejoining } : {}),
     };
   }
 

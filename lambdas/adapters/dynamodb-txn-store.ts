@@ -13,13 +13,14 @@ import {
   QueryCommand,
   Table,
   UpdateItemCommand,
+  binary,
   item,
   list,
   map,
   number,
   string,
 } from 'dynamodb-toolbox';
-import type { TxnRecord, TxnRecordStore, TxnStatus } from '../ports';
+import type { TxnCommittedWrite, TxnRecord, TxnRecordStore, TxnStatus } from '../ports';
 import { txnLimits, txnSchema } from '../../schemas/topology';
 import { awsCall, isConditionalCheckFailure, translateAwsError } from './aws-errors';
 import { batchGetItems } from './dynamodb-batch-get';
@@ -74,6 +75,19 @@ function recordEntity(table: ReturnType<typeof txnTable>) {
       dl: number(),
       db: string(),
       keys: list(map({ table: string(), namespace: string(), key: string(), kind: string().enum('put', 'delete') })),
+      writes: list(
+        map({
+          namespace: string(),
+          key: string(),
+          token: number(),
+          version: number(),
+          kind: string().enum('put', 'delete'),
+          contentType: string(),
+          size: number(),
+          sha256: string(),
+          value: binary().optional(),
+        }),
+      ).optional(),
       reason: string().optional(),
       conflictKey: string().optional(),
       ttl: number(),
@@ -90,6 +104,7 @@ function toRecord(stored: FormattedItem<RecordEntity>): TxnRecord {
     createdAtMs: stored.createdAtMs,
     deadlineMs: stored.dl,
     keys: stored.keys,
+    ...(stored.writes ? { writes: stored.writes.map(({ value, ...write }) => (value ? { ...write, value } : write)) } : {}),
     ...(stored.reason ? { reason: stored.reason } : {}),
     ...(stored.conflictKey ? { conflictKey: stored.conflictKey } : {}),
   };
@@ -148,7 +163,7 @@ export class DynamoTxnRecordStore implements TxnRecordStore {
   async decide(
     txid: string,
     status: Exclude<TxnStatus, 'pending'>,
-    details: { reason?: string; conflictKey?: string } = {},
+    details: { reason?: string; conflictKey?: string; writes?: TxnCommittedWrite[] } = {},
   ): Promise<TxnRecord | undefined> {
     try {
       const { Attributes } = await this.records
@@ -158,6 +173,7 @@ export class DynamoTxnRecordStore implements TxnRecordStore {
           status,
           ...(details.reason ? { reason: details.reason } : {}),
           ...(details.conflictKey ? { conflictKey: details.conflictKey } : {}),
+          ...(details.writes?.length ? { writes: details.writes } : {}),
         })
         .options({ condition: { attr: 'status', eq: 'pending' }, returnValues: 'ALL_NEW' })
         .send();

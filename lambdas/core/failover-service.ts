@@ -17,15 +17,26 @@ import type {
   RangeOwner,
   RingState,
   RingStore,
+  ShardHealthStore,
   ShardStore,
+  StoredItem,
+  TxnCommittedWrite,
+  TxnRecord,
+  TxnRecordStore,
   VersionEntry,
 } from '../ports';
+import { tombstoneRetentionSeconds } from './item';
+import { tokenOf } from './ring';
 import { probeKey } from './maintenance';
 
 export interface FailoverDeps {
   rings: Pick<RingStore, 'readRing' | 'publishRing'>;
   shards: ShardStore;
   hints: HintStore;
+  /** Transactions with intents on the failed owner are settled from their records before the hand-over. */
+  records: Pick<TxnRecordStore, 'dueBetween' | 'decide'>;
+  /** The failed shard is marked unavailable at the hand-over: it serves again only once it has rejoined. */
+  health: ShardHealthStore;
   clock: Clock;
   log: FailoverLog;
   /** Waits on this process's clock (the lease wait, the pause between probes). */
@@ -39,7 +50,29 @@ export interface FailoverDeps {
     confirmIntervalMs: number;
     /** What the fence step waits after publishing: the ring lease and its margin (ring-source). */
     leaseWaitMs: number;
+    /**
+     * The transactions settled are those whose deadline lies from this long before the shard was
+     * marked down (or now) to `txnLookaheadMs` after now: an intent still unapplied on it was placed
+     * before it failed, by a transaction the sweeper (which runs every minute) had not finished.
+     */
+    txnLookbackMs: number;
+    txnLookaheadMs: number;
+    txnPageSize: number;
   };
+}
+
+/** What settling the failed owner's transactions did (the failover's report). */
+export interface TxnSettlement {
+  /** Transaction records read in the window. */
+  examined: number;
+  /** Pending ones with a key in a handed-over range, aborted (their intents are on the failed owner). */
+  aborted: number;
+  /** Committed ones with a key in a handed-over range, whose writes were applied from the record. */
+  rolledForward: number;
+  /** Versions those writes added on the new owners and the other replicas (0: they held them already). */
+  versionsApplied: number;
+  /** Committed ones decided before records carried their writes: left to the old owner's return. */
+  withoutWrites: string[];
 }
 
 export interface Confirmation {
@@ -94,6 +127,7 @@ export class FailoverService {
       if (await this.answers(table)) return { down: false, probes: probe, reason: `${table} answered probe ${probe}` };
       if (probe < confirmProbes) await this.deps.sleep(confirmIntervalMs);
     }
+    this.deps.faults?.reach('failover.afterConfirm');
     return { down: true, probes: confirmProbes, reason: `${table} answered none of ${confirmProbes} probes ${confirmIntervalMs} ms apart` };
   }
 
@@ -179,6 +213,7 @@ export class FailoverService {
     const hintedInRange = (hinted.get(election.owner) ?? []).filter((entry) => ring.rangeOf(entry.token).end === end);
     const relisted = await this.deps.shards.listAsOwner(owner, [...chosen.entries, ...hintedInRange]);
     const hintsApplied = [...hinted.values()].reduce((sum, entries) => sum + entries.length, 0);
+    this.deps.faults?.reach('failover.afterHandOver');
     return { end, owner: election.owner, missing: election.missing, unreachable, copied, hintsApplied, relisted };
   }
 
@@ -186,17 +221,109 @@ export class FailoverService {
    * Publishes the hand-over of the choices, from the fenced ring at `fencedEpoch`. False when the ring
    * moved on meanwhile (another run of this failover won): nothing is written.
    */
-  async publish(choices: readonly RangeOwner[], fencedEpoch: number, by: string): Promise<PublishResult> {
+  async publish(failed: number, choices: readonly RangeOwner[], fencedEpoch: number, by: string): Promise<PublishResult> {
     const state = await this.ring();
     // Run again after it published (a retried task): the ring one epoch on is its own.
-    if (state.epoch === fencedEpoch + 1 && state.changedBy === by) return { published: true, epoch: state.epoch };
+    if (state.epoch === fencedEpoch + 1 && state.changedBy === by) {
+      await this.markRejoining(state, failed, by);
+      return { published: true, epoch: state.epoch };
+    }
     if (state.epoch !== fencedEpoch) {
       return { published: false, epoch: state.epoch, reason: `the ring moved from epoch ${fencedEpoch} to ${state.epoch}` };
     }
-    const next = { ...handedOverRing(state, choices), changedBy: by };
-    if (await this.deps.rings.publishRing(next)) return { published: true, epoch: next.epoch };
+    const next = { ...handedOverRing(state, choices, { shard: failed, failover: by }), changedBy: by };
+    if (await this.deps.rings.publishRing(next)) {
+      await this.markRejoining(next, failed, by);
+      this.deps.faults?.reach('failover.afterPublish');
+      return { published: true, epoch: next.epoch };
+    }
     const now = await this.ring();
     return { published: false, epoch: now.epoch, reason: `the ring moved from epoch ${fencedEpoch} to ${now.epoch}` };
+  }
+
+  /**
+   * Step 3b, after every range is caught up and before the hand-over: the transactions with a write in a
+   * range of `failed` being handed over. A pending one is aborted (its intent sits on the failed owner,
+   * so it cannot commit; the conditional decision races its coordinator fairly). A committed one has
+   * its writes applied from its record on the range's new owner and other candidates, version-guarded:
+   * a write the old owner had applied and replicated is already there and nothing changes.
+   */
+  async settleTransactions(failed: number, choices: readonly RangeOwner[]): Promise<TxnSettlement> {
+    const ring = new Ring(await this.ring());
+    const table = ring.shard(failed).table;
+    const newOwners = new Map(choices.map(({ end, owner }) => [end, owner]));
+    const handedOver = (namespace: string, key: string) => newOwners.has(ring.rangeOf(tokenOf(namespace, key)).end);
+    const settlement: TxnSettlement = { examined: 0, aborted: 0, rolledForward: 0, versionsApplied: 0, withoutWrites: [] };
+    const { txnLookbackMs, txnLookaheadMs, txnPageSize } = this.deps.limits;
+    const nowMs = this.deps.clock.nowMs();
+    const mark = (await this.deps.health.all()).get(table);
+    const downSinceMs = mark && mark.status !== 'available' ? Math.min(mark.sinceMs, nowMs) : nowMs;
+    const untilMs = nowMs + txnLookaheadMs;
+    const seen = new Set<string>();
+    for (let fromMs = downSinceMs - txnLookbackMs; ;) {
+      const page = await this.deps.records.dueBetween(fromMs, untilMs, txnPageSize);
+      for (const record of page) {
+        if (seen.has(record.txid)) continue;
+        seen.add(record.txid);
+        settlement.examined += 1;
+        if (!record.keys.some((ref) => ref.table === table && handedOver(ref.namespace, ref.key))) continue;
+        await this.settle(record, ring, newOwners, settlement);
+      }
+      if (page.length < txnPageSize) return settlement;
+      const last = page[page.length - 1]!.deadlineMs;
+      // A full page of one millisecond's deadlines moves on by one (the seen set skips repeats).
+      fromMs = last === fromMs ? last + 1 : last;
+    }
+  }
+
+  private async settle(record: TxnRecord, ring: Ring, newOwners: ReadonlyMap<number, number>, settlement: TxnSettlement): Promise<void> {
+    let current = record;
+    if (current.status === 'pending') {
+      current = (await this.deps.records.decide(record.txid, 'aborted', { reason: 'failover' })) ?? record;
+      if (current.status === 'aborted') settlement.aborted += 1;
+    }
+    if (current.status !== 'committed') return;
+    if (!current.writes) {
+      settlement.withoutWrites.push(current.txid);
+      return;
+    }
+    const nowSeconds = this.nowSeconds();
+    for (const write of current.writes) {
+      const range = ring.rangeOf(write.token);
+      const owner = newOwners.get(range.end);
+      if (owner === undefined) continue;
+      const item = committedItemOf(write, this.deps.clock.nowMs());
+      const copies = [owner, ...range.replicas.filter((shard) => shard !== owner && shard !== range.owner)];
+      for (const shard of copies) {
+        try {
+          const listed = shard === owner;
+          if (await this.deps.shards.applyReplica(ring.shard(shard).table, item, { nowSeconds, listed })) settlement.versionsApplied += 1;
+        } catch (error) {
+          // Another replica that cannot take it now gets it from anti-entropy; the new owner must take it.
+          if (shard === owner || isCrashInjected(error) || !isShardFailure(error)) throw error;
+        }
+      }
+    }
+    settlement.rolledForward += 1;
+  }
+
+  /**
+   * The shard that lost its ranges serves no reads until it has rejoined: marked unavailable, it is
+   * probed, has its hints replayed and is reconciled by maintenance before it serves again (rejoin.ts).
+   */
+  private async markRejoining(state: RingState, failed: number, by: string): Promise<void> {
+    if (!(state.rejoining ?? []).some((entry) => entry.shard === failed && entry.failover === by)) return;
+    const table = new Ring(state).shard(failed).table;
+    await this.deps.health.markUnavailable(
+      table,
+      `lost its ranges to failover ${by}: serves again once it has rejoined`,
+      this.deps.clock.nowMs(),
+    );
+  }
+
+  /** Whether the ring in force is the one failover `by` published (a step failed after its publication). */
+  async isPublishedBy(by: string): Promise<boolean> {
+    return (await this.ring()).changedBy === by;
   }
 
   /** Lifts the fence of `ends` (a failover that cannot finish): the ranges stay with their owner. */
@@ -250,12 +377,33 @@ export class FailoverService {
   }
 }
 
+/** The item a committed transaction's write leaves on its key, as applying its intent would. */
+function committedItemOf(write: TxnCommittedWrite, nowMs: number): StoredItem {
+  const { namespace, key, token, version, contentType, size, sha256 } = write;
+  if (write.kind === 'delete') {
+    const expiresAtSeconds = Math.floor(nowMs / 1000) + tombstoneRetentionSeconds;
+    return { namespace, key, token, version, modifiedAtMs: nowMs, contentType: '', size: 0, sha256: '', tombstone: true, expiresAtSeconds };
+  }
+  return {
+    namespace,
+    key,
+    token,
+    version,
+    modifiedAtMs: nowMs,
+    contentType,
+    size,
+    sha256,
+    tombstone: false,
+    value: write.value ?? new Uint8Array(0),
+  };
+}
+
 /** A whole failover in process, step after step, as the workflow runs them (the unit tests drive the service this way). */
 export async function failOverInProcess(
   service: FailoverService,
   failed: number,
   id = `failover-${failed}`,
-): Promise<{ fence: FenceResult; ranges: RangeHandOver[]; publish: PublishResult }> {
+): Promise<{ fence: FenceResult; ranges: RangeHandOver[]; transactions: TxnSettlement; publish: PublishResult }> {
   const fence = await service.fenceAndWait(failed);
   const ranges: RangeHandOver[] = [];
   try {
@@ -264,10 +412,14 @@ export async function failOverInProcess(
     await service.abandon(failed);
     throw error;
   }
-  const publish = await service.publish(
-    ranges.map(({ end, owner }) => ({ end, owner })),
-    fence.epoch,
-    id,
-  );
-  return { fence, ranges, publish };
+  const choices = ranges.map(({ end, owner }) => ({ end, owner }));
+  let transactions: TxnSettlement;
+  try {
+    transactions = await service.settleTransactions(failed, choices);
+  } catch (error) {
+    await service.abandon(failed);
+    throw error;
+  }
+  const publish = await service.publish(failed, choices, fence.epoch, id);
+  return { fence, ranges, transactions, publish };
 }

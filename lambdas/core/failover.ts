@@ -96,7 +96,7 @@ export function electOwner(views: readonly CandidateView[]): Election {
  * The ring after the hand-over (epoch + 1): each range's chosen owner in force and its fence lifted. An
  * owner equal to the vnode walk's own owner needs no override (a range moved back).
  */
-export function handedOverRing(state: RingState, choices: readonly RangeOwner[]): RingState {
+export function handedOverRing(state: RingState, choices: readonly RangeOwner[], rejoin?: { shard: number; failover: string }): RingState {
   const walkOwner = new Map(new Ring({ ...state, owners: [], fenced: [] }).ranges().map((range) => [range.end, range.owner]));
   const owners = new Map((state.owners ?? []).map(({ end, owner }) => [end, owner]));
   for (const { end, owner } of choices) {
@@ -106,15 +106,29 @@ export function handedOverRing(state: RingState, choices: readonly RangeOwner[])
   }
   const handed = new Set(choices.map((choice) => choice.end));
   const fenced = (state.fenced ?? []).filter((end) => !handed.has(end));
+  const lost = rejoin ? choices.filter((choice) => choice.owner !== rejoin.shard).map((choice) => choice.end) : [];
+  const rejoining = [
+    ...(state.rejoining ?? []).filter((entry) => !rejoin || entry.shard !== rejoin.shard || entry.failover !== rejoin.failover),
+    ...(rejoin && lost.length > 0 ? [{ shard: rejoin.shard, failover: rejoin.failover, ends: lost.sort((a, b) => a - b) }] : []),
+  ];
   const next: RingState = {
     ...state,
     epoch: state.epoch + 1,
     owners: [...owners].map(([end, owner]) => ({ end, owner })).sort((a, b) => a.end - b.end),
     fenced,
+    ...(rejoining.length > 0 ? { rejoining } : {}),
   };
+  if (rejoining.length === 0) delete next.rejoining;
   // The Ring checks every choice is one of its range's replicas.
   new Ring(next);
   return next;
+}
+
+/** The ring once `shard` has rejoined after failover `failover`: its entry is gone (epoch + 1). */
+export function rejoinedRing(state: RingState, shard: number, failover: string): RingState {
+  const rejoining = (state.rejoining ?? []).filter((entry) => entry.shard !== shard || entry.failover !== failover);
+  const { rejoining: _before, ...rest } = state;
+  return { ...rest, epoch: state.epoch + 1, ...(rejoining.length > 0 ? { rejoining } : {}) };
 }
 
 /** The ring with the fence of `ends` lifted and nothing else changed (a failover that cannot finish). */

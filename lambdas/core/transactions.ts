@@ -12,6 +12,7 @@ import type {
   ParticipantKey,
   FaultInjector,
   StoredItem,
+  TxnCommittedWrite,
   Consistency,
   Clock,
   IdSource,
@@ -192,6 +193,12 @@ export class TransactionService {
       modifiedAtMs: nowMs,
     });
     if (!result.committed) return undefined;
+    const moved = await this.ownerMovedAbort(table, participant.keys);
+    if (moved) {
+      // Landed on a shard a failover is taking the range from: not acknowledged (the copy is
+      // reconciled away when that shard rejoins); the client retries on the new owner.
+      throw new RingstoreError('shard.failingOver', moved.message, { retryable: true });
+    }
     this.deps.faults?.reach('txn.afterAtomicCommit');
     await this.afterAtomicCommit(execution, participant.keys, items, nowMs);
     return this.outcome(execution, prepared, { status: 'committed' });
@@ -268,7 +275,27 @@ export class TransactionService {
       observed.push(result.observed);
       return 'continue';
     });
+    abort ??= await this.ownerMovedAbort(table, participant.keys);
     return abort ? { table, observed, abort } : { table, observed };
+  }
+
+  /**
+   * Fencing (docs/failover.md): once a step's intents are placed or its keys read, the ring leased now
+   * must still give `table` every key, unfenced. A lease holds at most `ringLeaseMs`, and a failover waits
+   * that and its margin after fencing before it settles transactions and reads the candidates, so a step
+   * that passes landed before it; one that fails aborts the transaction (retryable), and what it
+   * left on a shard that lost the range is cleared when that shard rejoins.
+   */
+  private async ownerMovedAbort(table: string, keys: readonly ParticipantKey[]): Promise<Abort | undefined> {
+    if (keys.length === 0) return undefined;
+    const { ring } = await this.deps.ring.lease();
+    const moved = keys.find((key) => ring.isFenced(key.token) || ring.ownerOf(key.token).table !== table);
+    if (!moved) return undefined;
+    return {
+      reason: 'unavailable',
+      key: moved.key,
+      message: `the owner of ${moved.key} is being replaced by a failover; retry the transaction`,
+    };
   }
 
   /**
@@ -301,11 +328,15 @@ export class TransactionService {
         return { table, abort: { reason: 'conflict', key: key.key, message: `key ${key.key} changed while the transaction ran` } };
       }
     }
-    return { table };
+    const moved = await this.ownerMovedAbort(
+      table,
+      participant.keys.filter((key) => !key.write),
+    );
+    return moved ? { table, abort: moved } : { table };
   }
 
   /** State Decide: one conditional write of the record. A read-only transaction decides without one. */
-  async decide(execution: TxnExecution, results: Array<{ abort?: Abort }>): Promise<Decision> {
+  async decide(execution: TxnExecution, results: Array<{ abort?: Abort; observed?: Observed[] }>): Promise<Decision> {
     const failed = results.find((result) => result.abort)?.abort;
     const late = this.deps.clock.nowMs() > execution.deadlineMs;
     const abort = failed ?? (late ? { reason: 'timeout' as const, message: 'the transaction ran past its deadline' } : undefined);
@@ -313,7 +344,14 @@ export class TransactionService {
     const record = await this.deps.records.decide(
       execution.txid,
       abort ? 'aborted' : 'committed',
-      abort ? { reason: abort.reason, ...(abort.key ? { conflictKey: abort.key } : {}) } : {},
+      abort
+        ? { reason: abort.reason, ...(abort.key ? { conflictKey: abort.key } : {}) }
+        : {
+            writes: committedWritesOf(
+              execution,
+              results.flatMap((result) => result.observed ?? []),
+            ),
+          },
     );
     // No record: Begin never wrote it, so no intent exists either; an abort needs nothing more.
     if (!record && abort) return { status: 'aborted', abort };
@@ -607,6 +645,32 @@ function intentContentOf(write: WriteJson) {
     sha256: write.sha256,
     ...(write.kind === 'put' ? { value: Buffer.from(write.valueBase64 ?? '', 'base64') } : {}),
   };
+}
+
+const withWrites = (writes: TxnCommittedWrite[] | undefined) => (writes ? { writes } : {});
+
+/**
+ * The writes a commit decision records: each written key at the version its intent commits as (the
+ * stored version prepare locked, plus one) with its content. A failover applies them on a new owner
+ * when the owner holding the intents fails before applying them.
+ */
+function committedWritesOf(execution: TxnExecution, observed: readonly Observed[]): TxnCommittedWrite[] | undefined {
+  const stored = new Map(observed.map((entry) => [entry.key, entry.storedVersion]));
+  const writes: TxnCommittedWrite[] = [];
+  for (const key of execution.participants.flatMap((participant) => participant.keys)) {
+    if (!key.write) continue;
+    const storedVersion = stored.get(key.key);
+    // Not locked by this decider (a decision repeated without the prepare results): the record decides.
+    if (storedVersion === undefined) return undefined;
+    writes.push({
+      namespace: execution.namespace,
+      key: key.key,
+      token: key.token,
+      version: storedVersion + 1,
+      ...intentContentOf(key.write),
+    });
+  }
+  return writes;
 }
 
 /** The item an atomic commit left on a key, as the shard store wrote it. */

@@ -3,7 +3,14 @@
 // `Ringstore.Retryable` (throttling, an unreachable table) or `Ringstore.Failed`.
 import middy from '@middy/core';
 import { isRingstoreError } from '../core/errors';
-import { NoCandidateError, type FailoverService, type FenceResult, type PublishResult, type RangeHandOver } from '../core/failover-service';
+import {
+  NoCandidateError,
+  type FailoverService,
+  type FenceResult,
+  type PublishResult,
+  type RangeHandOver,
+  type TxnSettlement,
+} from '../core/failover-service';
 import type { FailoverRequest } from '../ports';
 import { failoverService } from '../wiring/services';
 import type { Wiring } from '../wiring/wiring';
@@ -12,6 +19,7 @@ export type FailoverStepEvent =
   | { action: 'confirm'; failover: FailoverRequest }
   | { action: 'fence'; failover: FailoverRequest }
   | { action: 'handOver'; failover: FailoverRequest; end: number }
+  | { action: 'settle'; failover: FailoverRequest; ranges: RangeHandOver[] }
   | { action: 'publish'; failover: FailoverRequest; fence: FenceResult; ranges: RangeHandOver[] }
   | { action: 'abort'; failover: FailoverRequest; failure: { Error?: string; Cause?: string } }
   | {
@@ -21,6 +29,7 @@ export type FailoverStepEvent =
       confirm: unknown;
       fence?: FenceResult;
       ranges?: RangeHandOver[];
+      transactions?: TxnSettlement;
       publish?: PublishResult;
     };
 
@@ -33,13 +42,24 @@ async function step(failovers: FailoverService, event: FailoverStepEvent): Promi
       return failovers.fenceAndWait(failover.shard);
     case 'handOver':
       return failovers.handOverRange(failover.shard, event.end);
+    case 'settle':
+      return failovers.settleTransactions(
+        failover.shard,
+        event.ranges.map(({ end, owner }) => ({ end, owner })),
+      );
     case 'publish':
       return failovers.publish(
+        failover.shard,
         event.ranges.map(({ end, owner }) => ({ end, owner })),
         event.fence.epoch,
         failover.id,
       );
     case 'abort': {
+      // A step that failed after the publication (the Catch of Publish): the hand-over stands.
+      if (await failovers.isPublishedBy(failover.id)) {
+        await failovers.record(failover, 'completed', { failure: event.failure, publishedBeforeFailure: true });
+        return { published: true };
+      }
       const abandoned = await failovers.abandon(failover.shard);
       await failovers.record(failover, 'aborted', { failure: event.failure, ...abandoned });
       return abandoned;

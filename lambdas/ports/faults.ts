@@ -37,10 +37,16 @@ export const transactionCrashPoints = [
 
 /** Where a crash can be injected in a failover's steps (docs/failover.md). */
 export const failoverCrashPoints = [
+  /** The failure is confirmed and recorded; nothing is fenced yet. */
+  'failover.afterConfirm',
   /** The failed shard's ranges are fenced; the lease wait has not begun. */
   'failover.afterFence',
   /** A range's new owner is elected; nothing is copied to it yet. */
   'failover.afterElection',
+  /** A range's new owner is caught up; the hand-over step has not returned. */
+  'failover.afterHandOver',
+  /** The next ring is published; the failover is not yet reported. */
+  'failover.afterPublish',
 ] as const;
 
 export const crashPoints = [...replicationCrashPoints, ...transactionCrashPoints, ...failoverCrashPoints] as const;

@@ -33,4 +33,18 @@ export interface RingState {
   fenced?: number[];
   /** Who published this ring: a failover's id (a retried step recognises its own publication). */
   changedBy?: string;
+  /**
+   * Shards that lost ranges to a failover and have not rejoined: when such a shard answers again it is
+   * reconciled with the ranges' new owners (its stray and unreplicated copies reported and replaced)
+   * before it serves reads; the entry goes once that is done (docs/failover.md, "Return").
+   */
+  rejoining?: RejoinEntry[];
+}
+
+export interface RejoinEntry {
+  shard: number;
+  /** The failover that took the ranges (its record receives the rejoin's report). */
+  failover: string;
+  /** The ranges it lost, by end token. */
+  ends: number[];
 }

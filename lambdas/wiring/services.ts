@@ -96,6 +96,8 @@ export function failoverService(wiring: Wiring): FailoverService {
         rings: ringStore(wiring),
         shards: shardStore(wiring),
         hints: hintStore(wiring),
+        records: txnRecordStore(wiring),
+        health: shardHealth(wiring),
         clock: wiring.clock,
         log: failoverLog(wiring),
         sleep,

@@ -22,6 +22,7 @@ import type {
   ShardHealth,
   ShardHealthStore,
   ShardStore,
+  TxnCommittedWrite,
   TxnRecord,
   TxnRecordStore,
   TxnStatus,
@@ -453,7 +454,11 @@ export class MemoryTxnRecords implements TxnRecordStore {
     const record = this.records.get(txid);
     return record ? structuredClone(record) : undefined;
   }
-  async decide(txid: string, status: Exclude<TxnStatus, 'pending'>, details: { reason?: string; conflictKey?: string } = {}) {
+  async decide(
+    txid: string,
+    status: Exclude<TxnStatus, 'pending'>,
+    details: { reason?: string; conflictKey?: string; writes?: TxnCommittedWrite[] } = {},
+  ) {
     const record = this.records.get(txid);
     if (!record) return undefined;
     if (record.status === 'pending') Object.assign(record, { status }, details);

@@ -10,13 +10,15 @@ import { automaticFailoverId, startAutomaticFailover } from '../../lambdas/core/
 import { MaintenanceService } from '../../lambdas/core/maintenance';
 import { CachedRingSource, ringLeaseMarginMs, ringLeaseMs } from '../../lambdas/core/ring-source';
 import type { CrashPoint, FailoverRequest, RingState, VersionEntry } from '../../lambdas/ports';
-import { limits } from '../../schemas/topology';
+import { limits, txnLimits } from '../../schemas/topology';
+import { TransactionService } from '../../lambdas/core/transactions';
 import {
   CountingIds,
   ManualClock,
   MemoryBlobStore,
   MemoryFailoverLog,
   MemoryShardStore,
+  MemoryTxnRecords,
   ScriptedFaults,
   memoryReplication,
 } from '../support/memory-ports';
@@ -211,10 +213,13 @@ function failoverWorld(faults = new ScriptedFaults()) {
   });
   const log = new MemoryFailoverLog();
   const sleep = async (ms: number) => void (clock.now += ms);
+  const records = new MemoryTxnRecords();
   const deps = {
     rings,
     shards,
     hints,
+    records,
+    health,
     clock,
     faults,
     log,
@@ -225,10 +230,13 @@ function failoverWorld(faults = new ScriptedFaults()) {
       confirmProbes: 3,
       confirmIntervalMs: 200,
       leaseWaitMs: ringLeaseMs + ringLeaseMarginMs,
+      txnLookbackMs: 60_000,
+      txnLookaheadMs: 60_000,
+      txnPageSize: 3,
     },
   };
   const failover = new FailoverService(deps);
-  return { shards, clock, rings, kv, hints, health, log, deps, failover };
+  return { shards, clock, rings, kv, hints, health, log, records, deps, failover };
 }
 
 describe('a writer holding the old ring across a failover', () => {
@@ -336,7 +344,7 @@ describe('FailoverService on in-memory ports', () => {
     // One range handed over, the others' fence lifted: shard-2 keeps owning them, and still lists the moved keys.
     const fence = await w.failover.fence(2);
     const moved = await w.failover.handOverRange(2, fence.ranges[0]!);
-    await w.failover.publish([moved], fence.epoch, 'partial');
+    await w.failover.publish(2, [moved], fence.epoch, 'partial');
     await w.failover.abort(fence.ranges);
     const ring = new Ring(w.rings.state);
     expect(ring.ownsAnyRange(2)).toBe(true);
@@ -383,10 +391,10 @@ describe('FailoverService on in-memory ports', () => {
     expect((await w.failover.fence(2)).epoch).toBe(fence.epoch);
     const choices = [];
     for (const end of fence.ranges) choices.push(await w.failover.handOverRange(2, end));
-    expect((await w.failover.publish(choices, fence.epoch, 'retried')).published).toBe(true);
+    expect((await w.failover.publish(2, choices, fence.epoch, 'retried')).published).toBe(true);
     // The publish step retried after it published: its own ring, not a lost race.
-    expect(await w.failover.publish(choices, fence.epoch, 'retried')).toEqual({ published: true, epoch: fence.epoch + 1 });
-    expect((await w.failover.publish(choices, fence.epoch, 'another')).published).toBe(false);
+    expect(await w.failover.publish(2, choices, fence.epoch, 'retried')).toEqual({ published: true, epoch: fence.epoch + 1 });
+    expect((await w.failover.publish(2, choices, fence.epoch, 'another')).published).toBe(false);
   });
 });
 
@@ -469,5 +477,82 @@ describe('automatic start', () => {
     await failOverInProcess(w.failover, 2);
     expect(await startAutomaticFailover(new CachedRingSource(w.rings, w.clock), starter, 'shard-2', 'probe', w.clock.now)).toBe(false);
     expect(starter.started.size).toBe(0);
+  });
+});
+
+describe('transactions whose intents sit on the failed owner', () => {
+  const [onShard2, elsewhere] = (() => {
+    const ring = new Ring(initial);
+    const keys = Array.from({ length: 400 }, (_, index) => `t${index}`);
+    return [keys.find((key) => ring.ownerOf(tokenOf('ns', key)).id === 2)!, keys.find((key) => ring.ownerOf(tokenOf('ns', key)).id === 0)!];
+  })();
+  const put = (key: string, value: string) => ({ op: 'put' as const, key, value: text(value), contentType: 'text/plain' });
+
+  function withTransactions() {
+    const w = failoverWorld();
+    const txns = new TransactionService({
+      shards: w.shards,
+      records: w.records,
+      ring: new CachedRingSource(w.rings, w.clock),
+      clock: w.clock,
+      ids: new CountingIds(),
+      replication: memoryReplication(w.shards, w.clock).replication,
+      limits: { ...limits, ...txnLimits, intentConcurrencyMax: 4 },
+    });
+    const strongValue = async (key: string) => {
+      const read = await w.kv.get('ns', key, 'strong');
+      return read.kind === 'value' ? { value: new TextDecoder().decode(read.value), version: read.item.version } : undefined;
+    };
+    return { ...w, txns, strongValue };
+  }
+
+  it('a committed one is applied on the new owner from its record; its other writes stand', async () => {
+    const w = withTransactions();
+    await w.kv.put('ns', onShard2, { value: text('before'), contentType: 'text/plain', consistency: 'strong' });
+    const execution = await w.txns.plan('ns', [put(onShard2, 'moved'), put(elsewhere, 'kept')], { consistency: 'eventual' });
+    await w.txns.begin(execution);
+    const prepared = await Promise.all(execution.participants.map((participant) => w.txns.prepare(execution, participant.table)));
+    expect(await w.txns.decide(execution, prepared)).toEqual({ status: 'committed' });
+    // The owner of onShard2 fails between the decision and applying the intent; the other shard applies its own.
+    await w.txns.commit(execution, new Ring(initial).ownerOf(tokenOf('ns', elsewhere)).table);
+    w.shards.down.add('shard-2');
+    await w.health.markUnavailable('shard-2', 'test', w.clock.now);
+    const result = await failOverInProcess(w.failover, 2);
+    expect(result.transactions).toMatchObject({ aborted: 0, rolledForward: 1, withoutWrites: [] });
+    expect(result.transactions.versionsApplied).toBeGreaterThanOrEqual(1);
+    w.clock.now += 10 * ringLeaseMs;
+    expect(await w.strongValue(onShard2)).toEqual({ value: 'moved', version: 2 });
+    expect(await w.strongValue(elsewhere)).toEqual({ value: 'kept', version: 1 });
+    // Run again (a retried step): nothing more to apply.
+    const again = await w.failover.settleTransactions(2, result.ranges);
+    expect(again.versionsApplied).toBe(0);
+  });
+
+  it('a committed one the old owner applied and replicated changes nothing; a pending one is aborted', async () => {
+    const w = withTransactions();
+    const done = await w.txns.plan('ns', [put(onShard2, 'applied'), put(elsewhere, 'x')], { consistency: 'strong' });
+    expect((await w.txns.runInProcess(done)).status).toBe('committed');
+    await w.kv.put('ns', onShard2, { value: text('later'), contentType: 'text/plain', consistency: 'strong' });
+    const pending = await w.txns.plan('ns', [put(onShard2, 'never'), put(elsewhere, 'never')], { consistency: 'eventual' });
+    await w.txns.begin(pending);
+    await Promise.all(pending.participants.map((participant) => w.txns.prepare(pending, participant.table)));
+    w.shards.down.add('shard-2');
+    const result = await failOverInProcess(w.failover, 2);
+    expect(result.transactions).toMatchObject({ aborted: 1, rolledForward: 1, versionsApplied: 0 });
+    expect((await w.records.find(pending.txid))?.status).toBe('aborted');
+    // Its coordinator, resuming, finds the decision taken.
+    expect((await w.txns.decide(pending, [])).status).toBe('aborted');
+    w.clock.now += 10 * ringLeaseMs;
+    expect(await w.strongValue(onShard2)).toEqual({ value: 'later', version: 2 });
+  });
+
+  it('a transaction that locks a key after its range is fenced aborts instead of committing on the old owner', async () => {
+    const w = withTransactions();
+    const execution = await w.txns.plan('ns', [put(onShard2, 'late'), put(elsewhere, 'late')], { consistency: 'eventual' });
+    await w.txns.begin(execution);
+    await w.failover.fence(2);
+    w.clock.now += 10 * ringLeaseMs;
+    const prepared = await w.txns.prepare(execution, new Ring(initial).ownerOf(tokenOf('ns', onShard2)).table);
+    expect(prepared.abort).toMatchObject({ reason: 'unavailable', key: onShard2 });
   });
 });
