@@ -66,7 +66,8 @@ export const shardSchema = {
     partitionKey: numberKey('tb'),
     sortKey: numberKey('tok'),
     projection: 'INCLUDE',
-    nonKeyAttributes: ['v', 'tomb'],
+    // sha: a rejoining shard's copy at the owner's version but with other content is found from the index.
+    nonKeyAttributes: ['v', 'tomb', 'sha'],
   },
   // Listing (docs/capacity.md, "Listing index"). Only the owner's copy of a live key is indexed: `lp`
   // is set by owner writes and removed by deletes, and replicas never carry it, so a logical write
@@ -393,6 +394,8 @@ export const failoverDefaults = {
   txnLookbackMs: txnLimits.txnTimeoutMsMax + 5 * 60_000,
   txnLookaheadMs: txnLimits.txnTimeoutMsMax + 60_000,
   txnPageSize: 500,
+  /** A returning shard's reconciliation (docs/failover.md, "Return"). */
+  rejoin: { copyConcurrency: 16, divergentReportedMax: 100, recordsSearched: 50 },
 } as const;
 
 /** The transaction state machine (ASL, in schemas/): CDK deploys this file, the local cloud runs it. */

@@ -6,6 +6,7 @@ import {
   $get,
   $remove,
   ConditionCheck,
+  DeleteItemCommand,
   EntityFormatter,
   GetTransaction,
   PutItemCommand,
@@ -379,6 +380,27 @@ export class DynamoShardStore implements ShardStore {
     );
   }
 
+  async resetCopy(
+    tableName: string,
+    ref: { namespace: string; key: string; expectVersion: number },
+    item: StoredItem | undefined,
+  ): Promise<boolean> {
+    const pk = partitionKeyOf(ref.namespace, ref.key);
+    const condition = { attr: 'v', eq: ref.expectVersion } as const;
+    if (!item) {
+      return conditionalWrite(`removal of ${ref.key} from ${tableName}`, () =>
+        this.entity.build(DeleteItemCommand).key({ pk }).options({ tableName, condition }).send(),
+      );
+    }
+    return conditionalWrite(`reset of ${ref.key} on ${tableName}`, () =>
+      this.entity
+        .build(PutItemCommand)
+        .item({ pk, tb: tokenBucket(item.token), ...toCopiedAttributes(item) })
+        .options({ tableName, condition })
+        .send(),
+    );
+  }
+
   async listAsOwner(tableName: string, entries: readonly VersionEntry[]): Promise<number> {
     let listed = 0;
     await forAllBounded(
@@ -431,11 +453,18 @@ export class DynamoShardStore implements ShardStore {
               .send(),
           );
           for (const projected of Items) {
-            const { pk, tok, v, tomb } = this.formatter.format(projected, {
+            const { pk, tok, v, tomb, sha } = this.formatter.format(projected, {
               attributes: ['pk', 'tok', ...shardSchema.tokenIndex.nonKeyAttributes],
             });
             const separator = pk.indexOf('#');
-            entries.push({ namespace: pk.slice(0, separator), key: pk.slice(separator + 1), token: tok, version: v, tombstone: tomb });
+            entries.push({
+              namespace: pk.slice(0, separator),
+              key: pk.slice(separator + 1),
+              token: tok,
+              version: v,
+              tombstone: tomb,
+              ...(sha === undefined ? {} : { sha256: sha }),
+            });
           }
           startKey = LastEvaluatedKey;
           pages += 1;

@@ -94,6 +94,7 @@ export class FaultyShardStore implements ShardStore {
   write: ShardStore['write'] = async (table, ...rest) => (this.check(table), this.inner.write(table, ...rest));
   applyReplica: ShardStore['applyReplica'] = async (table, ...rest) => (this.check(table), this.inner.applyReplica(table, ...rest));
   listAsOwner: ShardStore['listAsOwner'] = async (table, ...rest) => (this.check(table), this.inner.listAsOwner(table, ...rest));
+  resetCopy: ShardStore['resetCopy'] = async (table, ...rest) => (this.check(table), this.inner.resetCopy(table, ...rest));
   list: ShardStore['list'] = async (table, ...rest) => (this.check(table), this.inner.list(table, ...rest));
   getMany: ShardStore['getMany'] = async (table, ...rest) => (this.check(table), this.inner.getMany(table, ...rest));
   writeAtomically: ShardStore['writeAtomically'] = async (table, ...rest) => (

@@ -73,6 +73,8 @@ export interface TxnSettlement {
   versionsApplied: number;
   /** Committed ones decided before records carried their writes: left to the old owner's return. */
   withoutWrites: string[];
+  /** Their intents left on the failed owner: cleared when it rejoins (rejoin.ts). */
+  intentsLeft: Array<{ namespace: string; key: string; txid: string }>;
 }
 
 export interface Confirmation {
@@ -253,7 +255,7 @@ export class FailoverService {
     const table = ring.shard(failed).table;
     const newOwners = new Map(choices.map(({ end, owner }) => [end, owner]));
     const handedOver = (namespace: string, key: string) => newOwners.has(ring.rangeOf(tokenOf(namespace, key)).end);
-    const settlement: TxnSettlement = { examined: 0, aborted: 0, rolledForward: 0, versionsApplied: 0, withoutWrites: [] };
+    const settlement: TxnSettlement = { examined: 0, aborted: 0, rolledForward: 0, versionsApplied: 0, withoutWrites: [], intentsLeft: [] };
     const { txnLookbackMs, txnLookaheadMs, txnPageSize } = this.deps.limits;
     const nowMs = this.deps.clock.nowMs();
     const mark = (await this.deps.health.all()).get(table);
@@ -266,8 +268,10 @@ export class FailoverService {
         if (seen.has(record.txid)) continue;
         seen.add(record.txid);
         settlement.examined += 1;
-        if (!record.keys.some((ref) => ref.table === table && handedOver(ref.namespace, ref.key))) continue;
+        const stranded = record.keys.filter((ref) => ref.table === table && handedOver(ref.namespace, ref.key));
+        if (stranded.length === 0) continue;
         await this.settle(record, ring, newOwners, settlement);
+        settlement.intentsLeft.push(...stranded.map(({ namespace, key }) => ({ namespace, key, txid: record.txid })));
       }
       if (page.length < txnPageSize) return settlement;
       const last = page[page.length - 1]!.deadlineMs;

@@ -5,6 +5,7 @@ import { forAllBounded } from './bounded';
 import { isShardFailure } from './replication';
 import { isCrashInjected } from './faults';
 import type { Ring, TokenRange } from './ring';
+import type { RejoinReport } from './rejoin';
 import type { Clock, Hint, HintStore, MaintenanceStateStore, ShardHealthStore, ShardStore, VersionEntry, FaultInjector } from '../ports';
 
 export interface MaintenanceDeps {
@@ -19,6 +20,11 @@ export interface MaintenanceDeps {
    * automatic failover: it starts the shard's failover). Absent: nothing but hint replay waits for it.
    */
   stillDown?: (table: string, nowMs: number) => Promise<void>;
+  /**
+   * Reconciles a shard that lost ranges to a failover, after its hints and before it serves again
+   * (rejoin.ts). Absent: such a shard is left recovering (it never serves its stale copies).
+   */
+  rejoin?: (table: string) => Promise<RejoinReport[]>;
   limits: {
     hintReplayPageSize: number;
     hintReplayConcurrency: number;
@@ -50,6 +56,8 @@ export interface ReplayReport {
   hintsPerSecond: number;
   /** False when the shard failed again during replay: it stays out of reads. */
   completed: boolean;
+  /** A shard back from a failover: its reconciliation with the new owners of the ranges it lost. */
+  rejoin?: RejoinReport[];
 }
 
 export interface Repair {
@@ -130,6 +138,7 @@ export class MaintenanceService {
     const reports: ReplayReport[] = [];
     for (const shard of ring.shards) {
       const status = health.get(shard.table)?.status ?? 'available';
+      const rejoining = (ring.state.rejoining ?? []).some((entry) => entry.shard === shard.id);
       if (status === 'unavailable') {
         if (!(await this.answers(shard.table))) {
           await this.deps.stillDown?.(shard.table, this.deps.clock.nowMs());
@@ -137,11 +146,11 @@ export class MaintenanceService {
         }
         const since = this.deps.clock.nowMs();
         if (!(await this.deps.health.beginRecovery(shard.table, since))) continue;
-        reports.push(await this.replay(shard.table, since));
+        reports.push(await this.replay(shard.table, since, { rejoining }));
       } else {
         const recoveringSince = status === 'recovering' ? health.get(shard.table)!.sinceMs : undefined;
-        const report = await this.replay(shard.table, recoveringSince);
-        if (report.transition || report.applied + report.alreadyCurrent > 0 || !report.completed) reports.push(report);
+        const report = await this.replay(shard.table, recoveringSince, { rejoining });
+        if (report.transition || report.applied + report.alreadyCurrent > 0 || !report.completed || report.rejoin) reports.push(report);
       }
     }
     return reports;
@@ -151,7 +160,7 @@ export class MaintenanceService {
    * Replays every hint of `table`. A shard recovering since `recoveringSinceMs` becomes available when
    * its log is empty and it has been recovering for the settle time (else the next run completes it).
    */
-  async replay(table: string, recoveringSinceMs?: number): Promise<ReplayReport> {
+  async replay(table: string, recoveringSinceMs?: number, options: { rejoining?: boolean } = {}): Promise<ReplayReport> {
     const started = this.deps.clock.nowMs();
     const recovering = recoveringSinceMs !== undefined;
     const report: ReplayReport = {
@@ -185,6 +194,10 @@ export class MaintenanceService {
             else report.alreadyCurrent += 1;
           }
         });
+      }
+      if (options.rejoining) {
+        if (!this.deps.rejoin) return { ...report, completed: false };
+        report.rejoin = await this.deps.rejoin(table);
       }
       const settled = recovering && this.deps.clock.nowMs() - recoveringSinceMs >= this.deps.limits.recoverySettleMs;
       if (settled && (await this.deps.health.completeRecovery(table, this.deps.clock.nowMs()))) report.transition = 'available';

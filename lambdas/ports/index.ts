@@ -10,7 +10,7 @@ export type { Consistency } from './consistency';
 export * from './faults';
 export type { BlobPointer, Intent, KeySummary, StoredItem } from './item';
 export type * from './orchestrator';
-export type { RangeOwner, RingShard, RingState, ShardStatus } from './ring-state';
+export type { RangeOwner, RejoinEntry, RingShard, RingState, ShardStatus } from './ring-state';
 
 export interface Clock {
   /** Wall-clock epoch ms: what is stored (versions' times, TTLs, deadlines). */
@@ -120,6 +120,8 @@ export interface VersionEntry {
   token: number;
   version: number;
   tombstone: boolean;
+  /** The content's SHA-256 (absent on an index built before it was projected): equal versions compare by it. */
+  sha256?: string;
 }
 
 /** One DynamoDB shard table per call; the table name routes the request. */
@@ -138,6 +140,12 @@ export interface ShardStore {
    * (a failover handed it their range). Tombstones and absent keys are left alone. Returns how many joined.
    */
   listAsOwner(table: string, entries: readonly VersionEntry[]): Promise<number>;
+  /**
+   * A rejoining shard's copy replaced by the owner's (`item`), or removed (`item` undefined), only while
+   * it is still at `expectVersion`: the copy the owner never saw (docs/failover.md, "Return"). Unlike
+   * applyReplica it may move the copy to an older or equal version. False when the copy changed.
+   */
+  resetCopy(table: string, ref: { namespace: string; key: string; expectVersion: number }, item: StoredItem | undefined): Promise<boolean>;
   /**
    * Items of keys of one shard, read consistently (absent keys are missing from the map). `atomic`: at
    * one instant (TransactGetItems, at most atomicKeysMax keys); else a batch read.

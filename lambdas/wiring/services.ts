@@ -2,6 +2,7 @@
 // the services it uses, so its cold start builds (and its bundle holds) nothing else.
 import { failoverDefaults, limits, replicationDefaults, txnLimits } from '../../schemas/topology';
 import { FailoverService } from '../core/failover-service';
+import { RejoinService } from '../core/rejoin';
 import { ringLeaseMarginMs, ringLeaseMs } from '../core/ring-source';
 import { KvService } from '../core/kv';
 import { type MaintenanceDeps, MaintenanceService } from '../core/maintenance';
@@ -79,6 +80,7 @@ export function maintenanceService(wiring: Wiring): MaintenanceService {
         state: maintenanceState(wiring),
         clock: wiring.clock,
         limits: replicationDefaults,
+        rejoin: (table) => rejoinService(wiring).rejoin(table),
         ...automaticFailoverProbe(wiring),
         ...injected(wiring),
       }),
@@ -103,6 +105,29 @@ export function failoverService(wiring: Wiring): FailoverService {
         sleep,
         limits: { ...failoverDefaults, leaseWaitMs: ringLeaseMs + ringLeaseMarginMs },
         ...injected(wiring),
+      }),
+  );
+}
+
+export function rejoinService(wiring: Wiring): RejoinService {
+  return wiring.perHandler(
+    'rejoin',
+    () =>
+      new RejoinService({
+        rings: ringStore(wiring),
+        shards: shardStore(wiring),
+        log: failoverLog(wiring),
+        clock: wiring.clock,
+        // The keys of eventual writes the shard acknowledged and never replicated (or stray writes): an
+        // operator's starting point; the failover's record keeps the first ones too.
+        onDivergent: (report) =>
+          wiring.logger.warn('rejoin found writes the new owners never saw', {
+            shard: report.shard,
+            failover: report.failover,
+            divergent: report.divergent,
+            copies: report.divergentCopies,
+          }),
+        limits: failoverDefaults.rejoin,
       }),
   );
 }

@@ -138,7 +138,23 @@ export class MemoryShardStore implements ShardStore {
     return [...this.table(table).values()]
       .filter((item) => inRange(item.token))
       .sort((a, b) => a.token - b.token)
-      .map(({ namespace, key, token, version, tombstone }) => ({ namespace, key, token, version, tombstone }));
+      .map(({ namespace, key, token, version, tombstone, sha256 }) => ({ namespace, key, token, version, tombstone, sha256 }));
+  }
+
+  async resetCopy(
+    table: string,
+    ref: { namespace: string; key: string; expectVersion: number },
+    item: StoredItem | undefined,
+  ): Promise<boolean> {
+    const id = `${ref.namespace}#${ref.key}`;
+    const items = this.table(table);
+    if (items.get(id)?.version !== ref.expectVersion) return false;
+    if (item) {
+      const { intent: _none, ...copy } = item;
+      items.set(id, copy);
+    } else items.delete(id);
+    this.setListed(table, id, false);
+    return true;
   }
 
   async placeIntent(table: string, input: IntentPlacement): Promise<StoredItem | undefined> {

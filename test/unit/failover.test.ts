@@ -8,6 +8,7 @@ import { Ring, initialRingState, tokenOf } from '../../lambdas/core/ring';
 import { FailoverService, NoCandidateError, failOverInProcess } from '../../lambdas/core/failover-service';
 import { automaticFailoverId, startAutomaticFailover } from '../../lambdas/core/failover-trigger';
 import { MaintenanceService } from '../../lambdas/core/maintenance';
+import { RejoinService } from '../../lambdas/core/rejoin';
 import { CachedRingSource, ringLeaseMarginMs, ringLeaseMs } from '../../lambdas/core/ring-source';
 import type { CrashPoint, FailoverRequest, RingState, VersionEntry } from '../../lambdas/ports';
 import { limits, txnLimits } from '../../schemas/topology';
@@ -554,5 +555,93 @@ describe('transactions whose intents sit on the failed owner', () => {
     w.clock.now += 10 * ringLeaseMs;
     const prepared = await w.txns.prepare(execution, new Ring(initial).ownerOf(tokenOf('ns', onShard2)).table);
     expect(prepared.abort).toMatchObject({ reason: 'unavailable', key: onShard2 });
+  });
+});
+
+describe('the failed shard’s return', () => {
+  const ring = new Ring(initial);
+  const ownedBy2 = Array.from({ length: 400 }, (_, index) => `r${index}`).filter((key) => ring.ownerOf(tokenOf('ns', key)).id === 2);
+
+  function maintenanceOf(w: ReturnType<typeof failoverWorld>) {
+    const rejoin = new RejoinService({
+      rings: w.rings,
+      shards: w.shards,
+      log: w.log,
+      clock: w.clock,
+      limits: { copyConcurrency: 4, divergentReportedMax: 2, recordsSearched: 10 },
+    });
+    return new MaintenanceService({
+      shards: w.shards,
+      hints: w.hints,
+      health: w.health,
+      clock: w.clock,
+      state: { readMaintenanceState: async () => undefined, saveMaintenanceState: async () => undefined },
+      rejoin: (table) => rejoin.rejoin(table),
+      limits: { hintReplayPageSize: 10, hintReplayConcurrency: 2, antiEntropyRangesPerRun: 0, recoverySettleMs: 0 },
+    });
+  }
+
+  it('rejoins as a replica: writes the new owners never saw are reported and replaced, then it serves again', async () => {
+    const w = failoverWorld();
+    const [same, higher, created, behind] = ownedBy2;
+    const put = (key: string, value: string, consistency: 'strong' | 'eventual') =>
+      w.kv.put('ns', key, { value: text(value), contentType: 'text/plain', consistency });
+    for (const key of [same!, higher!, behind!]) await put(key, 'v1', 'strong');
+    // Eventual writes the owner acknowledged and never replicated (no stream runs here).
+    await put(same!, 'lost-same', 'eventual');
+    await put(higher!, 'lost-higher', 'eventual');
+    await put(created!, 'lost-created', 'eventual');
+    w.shards.down.add('shard-2');
+    await w.health.markUnavailable('shard-2', 'test', w.clock.now);
+    const id = 'failover-of-2';
+    await w.failover.record({ id, shard: 2, reason: 'test', requestedAtMs: w.clock.now }, 'running');
+    const result = await failOverInProcess(w.failover, 2, id);
+    await w.failover.record({ id, shard: 2, reason: 'test', requestedAtMs: w.clock.now }, 'completed', { ranges: result.ranges });
+    expect(w.rings.state.rejoining).toEqual([
+      { shard: 2, failover: id, ends: result.ranges.map((range) => range.end).sort((a, b) => a - b) },
+    ]);
+    expect((await w.health.all()).get('shard-2')?.status).toBe('unavailable');
+    w.clock.now += 10 * ringLeaseMs;
+    // The new owner takes writes: one reaches the version the lost write had, with other content.
+    await put(same!, 'new-same', 'strong');
+    await put(behind!, 'v2', 'strong');
+
+    const newOwner = (key: string) => new Ring(w.rings.state).ownerOf(tokenOf('ns', key)).table;
+    w.shards.down.delete('shard-2');
+    const maintenance = maintenanceOf(w);
+    const [replay] = await maintenance.handoff(new Ring(w.rings.state));
+    expect(replay?.rejoin).toHaveLength(1);
+    const report = replay!.rejoin![0]!;
+    expect(report).toMatchObject({ shard: 2, failover: id, divergent: 3 });
+    expect(report.divergentCopies).toHaveLength(2);
+    expect((await w.health.all()).get('shard-2')?.status).toBe('available');
+    expect(w.rings.state.rejoining).toBeUndefined();
+    // Its copies now match the new owners; the key they never saw is gone from it.
+    for (const key of [same!, higher!, behind!]) {
+      expect(w.shards.peek('shard-2', 'ns', key)).toMatchObject({
+        version: w.shards.peek(newOwner(key), 'ns', key)!.version,
+        sha256: w.shards.peek(newOwner(key), 'ns', key)!.sha256,
+      });
+    }
+    expect(w.shards.peek('shard-2', 'ns', created!)).toBeUndefined();
+    // The failover's record carries the report; a second pass finds nothing left to do.
+    expect((w.log.records.get(id)?.report as { rejoin?: { divergent: number } }).rejoin?.divergent).toBe(3);
+    const again = await maintenance.handoff(new Ring(w.rings.state));
+    expect(again.flatMap((entry) => entry.rejoin ?? [])).toEqual([]);
+  });
+
+  it('stays out of reads while it cannot be reconciled', async () => {
+    const w = failoverWorld();
+    for (const key of ownedBy2.slice(0, 3))
+      await w.kv.put('ns', key, { value: text('v'), contentType: 'text/plain', consistency: 'strong' });
+    w.shards.down.add('shard-2');
+    await failOverInProcess(w.failover, 2);
+    w.shards.down.delete('shard-2');
+    const owner = new Ring(w.rings.state).ranges().find((range) => range.replicas.includes(2) && range.owner !== 2)!.owner;
+    w.shards.down.add(`shard-${owner}`);
+    const reports = await maintenanceOf(w).handoff(new Ring(w.rings.state));
+    expect(reports.find((entry) => entry.table === 'shard-2')?.completed).toBe(false);
+    expect((await w.health.all()).get('shard-2')?.status).not.toBe('available');
+    expect(w.rings.state.rejoining).toHaveLength(1);
   });
 });
