@@ -362,14 +362,15 @@ export const handlers: Record<HandlerName, HandlerSpec> = {
   },
   failoverStep: {
     entry: 'lambdas/entries/failover-step.ts',
-    description: 'The tasks of the failover state machine: confirm, fence, hand over a range, publish, report, abort',
+    description: 'The tasks of the failover state machine: confirm, fence, hand over a range, settle transactions, publish, report, abort',
     // Reads every candidate's token index and copies versions and hints to the new owner; publishes the
-    // ring and the failover's record in the control table.
+    // ring and the failover's record in the control table; settles the transactions with a write on a
+    // handed-over range (reads their records through the deadline index, decides pending ones aborted).
     shardTables: 'readWrite',
     controlTable: 'readWrite',
     hintsTable: 'readWrite',
     blobBucket: 'none',
-    txnTable: 'none',
+    txnTable: 'readWrite',
     stateMachineTask: 'failover',
     memoryMb: 512,
     // The fence step waits out the ring lease; a range's catch-up copies at most its keys.

@@ -5,6 +5,7 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import {
+  $set,
   Entity,
   EntityFormatter,
   type FormattedItem,
@@ -173,7 +174,8 @@ export class DynamoTxnRecordStore implements TxnRecordStore {
           status,
           ...(details.reason ? { reason: details.reason } : {}),
           ...(details.conflictKey ? { conflictKey: details.conflictKey } : {}),
-          ...(details.writes?.length ? { writes: details.writes } : {}),
+          // $set: a plain array would update the list element by element (and fail on a record without one).
+          ...(details.writes?.length ? { writes: $set(details.writes) } : {}),
         })
         .options({ condition: { attr: 'status', eq: 'pending' }, returnValues: 'ALL_NEW' })
         .send();

@@ -12,7 +12,15 @@ import { ApiKeyService } from '../core/auth';
 import { FailoverOnUnavailable } from '../core/failover-trigger';
 import { NamespaceSettingsService } from '../core/namespaces';
 import { CachedRingSource } from '../core/ring-source';
-import type { ApiKeyStore, FailoverLog, MaintenanceStateStore, NamespaceSettingsStore, RingStore, SweeperStateStore } from '../ports';
+import type {
+  ApiKeyStore,
+  FailoverLog,
+  MaintenanceStateStore,
+  NamespaceSettingsStore,
+  RingStore,
+  ShardHealthStore,
+  SweeperStateStore,
+} from '../ports';
 import { documentClient } from './clients';
 import type { Wiring } from './wiring';
 
@@ -64,6 +72,20 @@ export function shardHealth(wiring: Wiring): CachedShardHealth {
         : store;
     return new CachedShardHealth(health, wiring.clock, replicationDefaults.healthRefreshMs);
   });
+}
+
+/**
+ * The health records themselves, uncached and with no automatic failover attached: what a failover's
+ * own steps read and mark (built apart from shardHealth, which the local cloud decorates only once
+ * the failover starter exists, after the failover handler is built).
+ */
+export function shardHealthRecords(wiring: Wiring): ShardHealthStore {
+  return wiring.port(
+    'controlTable',
+    'readWrite',
+    'healthRecords',
+    () => new DynamoShardHealthStore(documentClient(wiring), wiring.config.controlTable),
+  );
 }
 
 export function maintenanceState(wiring: Wiring): MaintenanceStateStore {

@@ -9,7 +9,7 @@ import { type MaintenanceDeps, MaintenanceService } from '../core/maintenance';
 import { startAutomaticFailover } from '../core/failover-trigger';
 import { ReplicationService } from '../core/replication';
 import { TransactionService } from '../core/transactions';
-import { failoverLog, maintenanceState, ringSource, ringStore, shardHealth } from './control';
+import { failoverLog, maintenanceState, ringSource, ringStore, shardHealth, shardHealthRecords } from './control';
 import { blobStore, hintStore, replicationStats, shardStore, txnRecordStore, valueCache } from './data';
 import type { Wiring } from './wiring';
 
@@ -99,7 +99,7 @@ export function failoverService(wiring: Wiring): FailoverService {
         shards: shardStore(wiring),
         hints: hintStore(wiring),
         records: txnRecordStore(wiring),
-        health: shardHealth(wiring),
+        health: shardHealthRecords(wiring),
         clock: wiring.clock,
         log: failoverLog(wiring),
         sleep,

@@ -74,3 +74,30 @@ describe('the byDeadline index (minute#bucket, keys only)', () => {
     expect(due).toMatchObject({ txid: target!.txid, status: 'aborted', reason: 'test' });
   });
 });
+
+describe('a commit decision', () => {
+  it('records the writes (version and content) that a failover applies when their owner fails', async () => {
+    const txid = `decision-writes-${process.pid}`;
+    await records.begin({ txid, status: 'pending', createdAtMs: windowStartMs, deadlineMs: windowStartMs + 5 * minuteMs, keys: [] });
+    const writes = [
+      {
+        namespace: 'ns',
+        key: 'a',
+        token: 7,
+        version: 3,
+        kind: 'put' as const,
+        contentType: 'text/plain',
+        size: 2,
+        sha256: 'aa',
+        value: new Uint8Array([104, 105]),
+      },
+      { namespace: 'ns', key: 'b', token: 9, version: 1, kind: 'delete' as const, contentType: '', size: 0, sha256: '' },
+    ];
+
+    const decided = await records.decide(txid, 'committed', { writes });
+
+    expect(decided).toMatchObject({ status: 'committed', writes });
+    expect((await records.find(txid))?.writes).toEqual(writes);
+    expect(new Uint8Array((await records.find(txid))!.writes![0]!.value!)).toEqual(writes[0]!.value);
+  });
+});
