@@ -463,7 +463,7 @@ export class DynamoShardStore implements ShardStore {
               token: tok,
               version: v,
               tombstone: tomb,
-              ...(sha === undefined ? {} : { sha256: sha }),
+              sha256: sha,
             });
           }
           startKey = LastEvaluatedKey;

@@ -6,7 +6,6 @@ import { invariant } from './errors';
 import { electOwner, fencedRing, handedOverRing, unfencedRing, type CandidateView } from './failover';
 import { isCrashInjected } from './faults';
 import { isShardFailure } from './replication';
-import { Ring } from './ring';
 import type {
   Clock,
   FailoverLog,
@@ -26,7 +25,7 @@ import type {
   VersionEntry,
 } from '../ports';
 import { tombstoneRetentionSeconds } from './item';
-import { tokenOf } from './ring';
+import { Ring, tokenOf } from './ring';
 import { probeKey } from './maintenance';
 
 export interface FailoverDeps {

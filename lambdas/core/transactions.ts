@@ -346,12 +346,12 @@ export class TransactionService {
       abort ? 'aborted' : 'committed',
       abort
         ? { reason: abort.reason, ...(abort.key ? { conflictKey: abort.key } : {}) }
-        : {
-            writes: committedWritesOf(
+        : withWrites(
+            committedWritesOf(
               execution,
               results.flatMap((result) => result.observed ?? []),
             ),
-          },
+          ),
     );
     // No record: Begin never wrote it, so no intent exists either; an abort needs nothing more.
     if (!record && abort) return { status: 'aborted', abort };
