@@ -100,7 +100,7 @@ export const operationCosts: Record<OperationName, OperationCost> = {
       'UpdateItem shards': 6,
       'UpdateItem txn': 1,
     },
-    writeUnits: { shards: 12, 'shards.byKey': 3, 'shards.byToken': 12, txn: 2, 'txn.byDeadline': 1 },
+    writeUnits: { shards: 12, 'shards.byKey': 3, 'shards.byToken': 12, txn: 3, 'txn.byDeadline': 1 },
     readUnits: {},
     refusedWrites: {},
   },

@@ -4,6 +4,8 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { createHash } from 'node:crypto';
+import { tokenOf } from '../core/ring';
 import {
   $set,
   Entity,
@@ -76,18 +78,10 @@ function recordEntity(table: ReturnType<typeof txnTable>) {
       dl: number(),
       db: string(),
       keys: list(map({ table: string(), namespace: string(), key: string(), kind: string().enum('put', 'delete') })),
+      // A commit's writes, compact (the record's write units grow with its size): the namespace comes from
+      // `keys`, the token and hash are computed again, a delete carries neither type nor value.
       writes: list(
-        map({
-          namespace: string(),
-          key: string(),
-          token: number(),
-          version: number(),
-          kind: string().enum('put', 'delete'),
-          contentType: string(),
-          size: number(),
-          sha256: string(),
-          value: binary().optional(),
-        }),
+        map({ k: string(), v: number(), op: string().enum('put', 'delete'), ct: string().optional(), val: binary().optional() }),
       ).optional(),
       reason: string().optional(),
       conflictKey: string().optional(),
@@ -105,9 +99,32 @@ function toRecord(stored: FormattedItem<RecordEntity>): TxnRecord {
     createdAtMs: stored.createdAtMs,
     deadlineMs: stored.dl,
     keys: stored.keys,
-    ...(stored.writes ? { writes: stored.writes.map(({ value, ...write }) => (value ? { ...write, value } : write)) } : {}),
+    ...(stored.writes ? { writes: stored.writes.map((write) => committedWriteOf(write, stored.keys)) } : {}),
     ...(stored.reason ? { reason: stored.reason } : {}),
     ...(stored.conflictKey ? { conflictKey: stored.conflictKey } : {}),
+  };
+}
+
+type StoredWrite = NonNullable<FormattedItem<RecordEntity>['writes']>[number];
+
+function storedWriteOf(write: TxnCommittedWrite): StoredWrite {
+  if (write.kind === 'delete') return { k: write.key, v: write.version, op: 'delete' };
+  return { k: write.key, v: write.version, op: 'put', ct: write.contentType, val: write.value ?? new Uint8Array(0) };
+}
+
+function committedWriteOf(write: StoredWrite, keys: ReadonlyArray<{ namespace: string; key: string }>): TxnCommittedWrite {
+  // One namespace per transaction: every key of its record carries it.
+  const namespace = (keys.find((ref) => ref.key === write.k) ?? keys[0])?.namespace ?? '';
+  const base = { namespace, key: write.k, token: tokenOf(namespace, write.k), version: write.v };
+  if (write.op === 'delete') return { ...base, kind: 'delete', contentType: '', size: 0, sha256: '' };
+  const value = write.val ?? new Uint8Array(0);
+  return {
+    ...base,
+    kind: 'put',
+    contentType: write.ct ?? '',
+    size: value.byteLength,
+    sha256: createHash('sha256').update(value).digest('hex'),
+    value,
   };
 }
 
@@ -175,7 +192,7 @@ export class DynamoTxnRecordStore implements TxnRecordStore {
           ...(details.reason ? { reason: details.reason } : {}),
           ...(details.conflictKey ? { conflictKey: details.conflictKey } : {}),
           // $set: a plain array would update the list element by element (and fail on a record without one).
-          ...(details.writes?.length ? { writes: $set(details.writes) } : {}),
+          ...(details.writes?.length ? { writes: $set(details.writes.map(storedWriteOf)) } : {}),
         })
         .options({ condition: { attr: 'status', eq: 'pending' }, returnValues: 'ALL_NEW' })
         .send();

@@ -249,10 +249,10 @@ describe('IAM least privilege', () => {
   });
 
   describe('transactions', () => {
-    it('lets only the transaction steps, the sweeper and the KV handlers (which resolve the intents they meet) write the transaction table', () => {
+    it('lets only the transaction steps, the sweeper, the KV handlers (which resolve the intents they meet) and the failover (which settles a failed owner’s transactions) write the transaction table', () => {
       const writers = handlerNames.filter((name) => actionsOn(grantsOf(s, name), txnArn).some(isWrite));
 
-      expect(writers.sort()).toEqual(['kvRead', 'kvWrite', 'txnStep', 'txnSweeper']);
+      expect(writers.sort()).toEqual(['failoverStep', 'kvRead', 'kvWrite', 'txnStep', 'txnSweeper']);
     });
 
     it('lets only the handlers whose spec says startsFailovers start a failover, the admin handler among them', () => {

@@ -7,6 +7,8 @@ import { localCredentials, localRegion } from '../../cdk/local/engines/aws';
 import { DynamoTxnRecordStore, deadlineBucketOf } from '../../lambdas/adapters/dynamodb-txn-store';
 import type { TxnRecord } from '../../lambdas/ports';
 import { namesFor, txnSchema } from '../../schemas/topology';
+import { tokenOf } from '../../lambdas/core/ring';
+import { sha256Hex } from '../../lambdas/core/kv';
 
 const minuteMs = 60_000;
 // Far in the future: the integration cloud's own sweeper (which walks up to now) never reaches them.
@@ -78,26 +80,42 @@ describe('the byDeadline index (minute#bucket, keys only)', () => {
 describe('a commit decision', () => {
   it('records the writes (version and content) that a failover applies when their owner fails', async () => {
     const txid = `decision-writes-${process.pid}`;
-    await records.begin({ txid, status: 'pending', createdAtMs: windowStartMs, deadlineMs: windowStartMs + 5 * minuteMs, keys: [] });
+    const keys = [
+      { table: 't0', namespace: 'ns', key: 'a', kind: 'put' as const },
+      { table: 't1', namespace: 'ns', key: 'b', kind: 'delete' as const },
+    ];
+    await records.begin({ txid, status: 'pending', createdAtMs: windowStartMs, deadlineMs: windowStartMs + 5 * minuteMs, keys });
+    const value = new Uint8Array([104, 105]);
     const writes = [
       {
         namespace: 'ns',
         key: 'a',
-        token: 7,
+        token: tokenOf('ns', 'a'),
         version: 3,
         kind: 'put' as const,
         contentType: 'text/plain',
         size: 2,
-        sha256: 'aa',
-        value: new Uint8Array([104, 105]),
+        sha256: sha256Hex(value),
+        value,
       },
-      { namespace: 'ns', key: 'b', token: 9, version: 1, kind: 'delete' as const, contentType: '', size: 0, sha256: '' },
+      { namespace: 'ns', key: 'b', token: tokenOf('ns', 'b'), version: 1, kind: 'delete' as const, contentType: '', size: 0, sha256: '' },
     ];
 
     const decided = await records.decide(txid, 'committed', { writes });
+    const found = await records.find(txid);
 
-    expect(decided).toMatchObject({ status: 'committed', writes });
-    expect((await records.find(txid))?.writes).toEqual(writes);
-    expect(new Uint8Array((await records.find(txid))!.writes![0]!.value!)).toEqual(writes[0]!.value);
+    expect(decided?.status).toBe('committed');
+    for (const record of [decided, found]) {
+      expect(record?.writes?.map(({ value: bytes, ...write }) => ({ ...write, value: bytes && [...bytes] }))).toEqual(
+        writes.map(({ value: bytes, ...write }) => ({ ...write, value: bytes && [...bytes] })),
+      );
+    }
+  });
+
+  it('records nothing but the status when it aborts', async () => {
+    const txid = `decision-abort-${process.pid}`;
+    await records.begin({ txid, status: 'pending', createdAtMs: windowStartMs, deadlineMs: windowStartMs + 5 * minuteMs, keys: [] });
+
+    expect(await records.decide(txid, 'aborted', { reason: 'conflict' })).not.toHaveProperty('writes');
   });
 });
