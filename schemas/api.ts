@@ -236,6 +236,14 @@ export const FailoverStartBody = z
   .object({
     shard: z.number().int().min(0).meta({ description: 'The id of the shard whose token ranges get new owners' }),
     reason: z.string().min(1).max(256).optional().meta({ description: 'Kept in the failover record' }),
+    action: z
+      .enum(['failOver', 'moveBack'])
+      .default('failOver')
+      .meta({
+        description:
+          'failOver: the shard’s ranges go to live replicas (it must be down: the workflow confirms it). ' +
+          'moveBack: the ranges a failover took from the shard go back to it, once it has rejoined',
+      }),
   })
   .strict()
   .meta({ id: 'FailoverRequest' });
@@ -255,9 +263,11 @@ export const FailoverRecordResponse = z
     reason: z.string(),
     requestedAt: z.string(),
     updatedAt: z.string(),
-    status: z.enum(['running', 'notDown', 'completed', 'lost', 'aborted']).meta({
+    action: z.enum(['failOver', 'moveBack']).optional(),
+    status: z.enum(['running', 'notDown', 'notReady', 'completed', 'lost', 'aborted']).meta({
       description:
-        'running; notDown: the shard answered a probe, nothing changed; completed: the ranges have new owners; ' +
+        'running; notDown: the shard answered a probe, nothing changed; notReady: a move-back found the shard not rejoined, ' +
+        'not answering, or with nothing to move back; completed: the ranges have new owners; ' +
         'lost: another run of the same failover published first; aborted: a step failed, the fence was lifted and the owners kept',
     }),
     report: z

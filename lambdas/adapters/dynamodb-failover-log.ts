@@ -7,7 +7,7 @@ import { awsCall } from './aws-errors';
 import { controlEntityOptions, controlTable } from './dynamodb-control-table';
 
 const partition = 'failover';
-const statuses = ['running', 'notDown', 'completed', 'lost', 'aborted'] as const satisfies readonly FailoverStatus[];
+const statuses = ['running', 'notDown', 'notReady', 'completed', 'lost', 'aborted'] as const satisfies readonly FailoverStatus[];
 
 function failoverEntity(tableName: string, documentClient: DynamoDBDocumentClient) {
   return new Entity({
@@ -21,6 +21,7 @@ function failoverEntity(tableName: string, documentClient: DynamoDBDocumentClien
       shard: number(),
       reason: string(),
       requestedAtMs: number(),
+      action: string().enum('failOver', 'moveBack').optional(),
       status: string().enum(...statuses),
       updatedAtMs: number(),
       report: string().optional(),

@@ -3,7 +3,16 @@
 // run again, so a workflow may retry any of them; the ring's epoch decides between racing runs.
 import { forAllBounded } from './bounded';
 import { invariant } from './errors';
-import { electOwner, fencedRing, handedOverRing, unfencedRing, type CandidateView } from './failover';
+import {
+  catchUpFor,
+  electOwner,
+  fencedRangesRing,
+  handedOverRing,
+  rangesToMoveBack,
+  unfencedRing,
+  type CandidateView,
+  type Election,
+} from './failover';
 import { isCrashInjected } from './faults';
 import { isShardFailure } from './replication';
 import type {
@@ -20,12 +29,13 @@ import type {
   ShardStore,
   StoredItem,
   TxnCommittedWrite,
+  TxnKeyRef,
   TxnRecord,
   TxnRecordStore,
   VersionEntry,
 } from '../ports';
 import { tombstoneRetentionSeconds } from './item';
-import { Ring, tokenOf } from './ring';
+import { Ring, tokenOf, type TokenRange } from './ring';
 import { probeKey } from './maintenance';
 
 export interface FailoverDeps {
@@ -78,6 +88,8 @@ export interface TxnSettlement {
 
 export interface Confirmation {
   down: boolean;
+  /** Whether the workflow goes on: a failover when the shard is down, a move-back when it is ready. */
+  proceed: boolean;
   /** Probes sent; a failover goes ahead only when none answered. */
   probes: number;
   reason: string;
@@ -106,8 +118,11 @@ export type PublishResult = { published: true; epoch: number } | { published: fa
 
 /** Thrown when no candidate of a range answers: the failover cannot finish (its Catch lifts the fence). */
 export class NoCandidateError extends Error {
-  constructor(readonly end: number) {
-    super(`no replica of the range ending at ${end} answers: it cannot get a new owner`);
+  constructor(
+    readonly end: number,
+    message = `no replica of the range ending at ${end} answers: it cannot get a new owner`,
+  ) {
+    super(message);
   }
 }
 
@@ -120,21 +135,56 @@ export class FailoverService {
    */
   async confirm(request: FailoverRequest): Promise<Confirmation> {
     await this.record(request, 'running');
+    if (request.action === 'moveBack') return this.confirmMoveBack(request.shard);
     const ring = new Ring(await this.ring());
-    if (!ring.ownsAnyRange(request.shard)) return { down: false, probes: 0, reason: `shard ${request.shard} owns no token range` };
+    if (!ring.ownsAnyRange(request.shard)) {
+      return { down: false, proceed: false, probes: 0, reason: `shard ${request.shard} owns no token range` };
+    }
     const table = ring.shard(request.shard).table;
     const { confirmProbes, confirmIntervalMs } = this.deps.limits;
     for (let probe = 1; probe <= confirmProbes; probe += 1) {
-      if (await this.answers(table)) return { down: false, probes: probe, reason: `${table} answered probe ${probe}` };
+      if (await this.answers(table)) return { down: false, proceed: false, probes: probe, reason: `${table} answered probe ${probe}` };
       if (probe < confirmProbes) await this.deps.sleep(confirmIntervalMs);
     }
     this.deps.faults?.reach('failover.afterConfirm');
-    return { down: true, probes: confirmProbes, reason: `${table} answered none of ${confirmProbes} probes ${confirmIntervalMs} ms apart` };
+    return {
+      down: true,
+      proceed: true,
+      probes: confirmProbes,
+      reason: `${table} answered none of ${confirmProbes} probes ${confirmIntervalMs} ms apart`,
+    };
+  }
+
+  /**
+   * A move-back goes ahead only for a shard that answers, has rejoined (its copies reconciled, serving
+   * reads) and has ranges a failover took from it.
+   */
+  private async confirmMoveBack(shard: number): Promise<Confirmation> {
+    const state = await this.ring();
+    const notReady = (reason: string, probes = 0): Confirmation => ({ down: false, proceed: false, probes, reason });
+    if (rangesToMoveBack(state, shard).length === 0) return notReady(`shard ${shard} has no range a failover took from it`);
+    if ((state.rejoining ?? []).some((entry) => entry.shard === shard)) {
+      return notReady(`shard ${shard} has not rejoined yet: maintenance reconciles it once it answers`);
+    }
+    const table = new Ring(state).shard(shard).table;
+    const status = (await this.deps.health.all()).get(table)?.status ?? 'available';
+    if (status !== 'available') return notReady(`${table} is ${status}: it serves reads again before ranges move back to it`);
+    if (!(await this.answers(table))) return notReady(`${table} did not answer its probe`, 1);
+    return { down: false, proceed: true, probes: 1, reason: `${table} answers and has rejoined` };
   }
 
   /** Step 1 and 2: fences the shard's ranges, then waits out the ring lease on this process's clock. */
   async fenceAndWait(failed: number): Promise<FenceResult> {
-    const fence = await this.fence(failed);
+    return this.waitOut(await this.fence(failed));
+  }
+
+  /** Steps 1 and 2 of either action: the ranges that change owner are fenced, then the lease waited out. */
+  async fenceAndWaitFor(request: FailoverRequest): Promise<FenceResult> {
+    if (request.action !== 'moveBack') return this.fenceAndWait(request.shard);
+    return this.waitOut(await this.fenceRanges((state) => rangesToMoveBack(state, request.shard).map((range) => range.end)));
+  }
+
+  private async waitOut(fence: FenceResult): Promise<FenceResult> {
     this.deps.faults?.reach('failover.afterFence');
     if (fence.ranges.length > 0) await this.deps.sleep(this.deps.limits.leaseWaitMs);
     return fence;
@@ -156,18 +206,38 @@ export class FailoverService {
     return { epoch, lifted };
   }
 
+  /** Abandons either action: the fence it placed is lifted, the owners unchanged. */
+  async abandonFor(request: FailoverRequest): Promise<{ epoch: number; lifted: number[] }> {
+    if (request.action !== 'moveBack') return this.abandon(request.shard);
+    const lifted = rangesToMoveBack(await this.ring(), request.shard)
+      .filter((range) => range.fenced)
+      .map((range) => range.end);
+    const { epoch } = await this.abort(lifted);
+    return { epoch, lifted };
+  }
+
   /**
    * Fences every range `failed` owns. Run again after a partial failure, it finds them fenced and
    * changes nothing; a ring that moved meanwhile is read again and fenced at its own epoch.
    */
   async fence(failed: number): Promise<FenceResult> {
+    return this.fenceRanges((state) =>
+      new Ring(state)
+        .ranges()
+        .filter((range) => range.owner === failed)
+        .map((range) => range.end),
+    );
+  }
+
+  private async fenceRanges(select: (state: RingState) => number[]): Promise<FenceResult> {
     for (;;) {
       const state = await this.ring();
-      const owned = new Ring(state).ranges().filter((range) => range.owner === failed);
-      if (owned.length === 0) return { epoch: state.epoch, ranges: [] };
-      if (owned.every((range) => range.fenced)) return { epoch: state.epoch, ranges: owned.map((range) => range.end) };
-      const next = fencedRing(state, failed);
-      if (await this.deps.rings.publishRing(next)) return { epoch: next.epoch, ranges: owned.map((range) => range.end) };
+      const ends = select(state);
+      if (ends.length === 0) return { epoch: state.epoch, ranges: [] };
+      const ring = new Ring(state);
+      if (ends.every((end) => ring.isFenced(end))) return { epoch: state.epoch, ranges: ends };
+      const next = fencedRangesRing(state, ends);
+      if (await this.deps.rings.publishRing(next)) return { epoch: next.epoch, ranges: ends };
     }
   }
 
@@ -176,15 +246,40 @@ export class FailoverService {
    * that answer, and copies to it every newer version the others hold and every hint addressed to it.
    */
   async handOverRange(failed: number, end: number): Promise<RangeHandOver> {
+    return this.handTo(end, (range) => range.replicas.filter((shard) => shard !== failed), electOwner);
+  }
+
+  /**
+   * A move-back's hand-over of the fenced range ending at `end` to `shard`: every replica that answers is
+   * compared, and `shard` gets every newer version another holds and the hints addressed to it.
+   */
+  async moveBackRange(shard: number, end: number): Promise<RangeHandOver> {
+    return this.handTo(
+      end,
+      (range) => range.replicas,
+      (views) => {
+        if (!views.some((view) => view.shard === shard)) {
+          throw new NoCandidateError(end, `shard ${shard} does not answer: the range ending at ${end} cannot move back to it`);
+        }
+        return catchUpFor(views, shard);
+      },
+    );
+  }
+
+  /** Compares the candidates that answer, lets `choose` pick the owner, and catches it up and lists it. */
+  private async handTo(
+    end: number,
+    candidatesOf: (range: TokenRange) => number[],
+    choose: (views: readonly CandidateView[]) => Election,
+  ): Promise<RangeHandOver> {
     const ring = new Ring(await this.ring());
     const range = ring.rangeOf(end);
     invariant(range.end === end, `no token range ends at ${end}`);
     invariant(range.fenced, `the range ending at ${end} is not fenced: fence it before electing its owner`);
-    const candidates = range.replicas.filter((shard) => shard !== failed);
     const views: CandidateView[] = [];
     const unreachable: number[] = [];
     const hinted = new Map<number, VersionEntry[]>();
-    for (const shard of candidates) {
+    for (const shard of candidatesOf(range)) {
       const table = ring.shard(shard).table;
       try {
         // Hints first: a hint may be the only copy of a strong write besides the failed owner's (its
@@ -198,7 +293,7 @@ export class FailoverService {
       }
     }
     if (views.length === 0) throw new NoCandidateError(end);
-    const election = electOwner(views);
+    const election = choose(views);
     const owner = ring.shard(election.owner).table;
     this.deps.faults?.reach('failover.afterElection');
     let copied = 0;
@@ -232,7 +327,7 @@ export class FailoverService {
     if (state.epoch !== fencedEpoch) {
       return { published: false, epoch: state.epoch, reason: `the ring moved from epoch ${fencedEpoch} to ${state.epoch}` };
     }
-    const next = { ...handedOverRing(state, choices, { shard: failed, failover: by }), changedBy: by };
+    const next = { ...handedOverRing(state, choices, by), changedBy: by };
     if (await this.deps.rings.publishRing(next)) {
       await this.markRejoining(next, failed, by);
       this.deps.faults?.reach('failover.afterPublish');
@@ -249,16 +344,26 @@ export class FailoverService {
    * its writes applied from its record on the range's new owner and other candidates, version-guarded:
    * a write the old owner had applied and replicated is already there and nothing changes.
    */
-  async settleTransactions(failed: number, choices: readonly RangeOwner[]): Promise<TxnSettlement> {
+  async settleTransactions(choices: readonly RangeOwner[]): Promise<TxnSettlement> {
     const ring = new Ring(await this.ring());
-    const table = ring.shard(failed).table;
     const newOwners = new Map(choices.map(({ end, owner }) => [end, owner]));
-    const handedOver = (namespace: string, key: string) => newOwners.has(ring.rangeOf(tokenOf(namespace, key)).end);
+    // Before the publication the ring still names each range's previous owner: the shard its intents are on.
+    const previousTables = new Set(choices.map(({ end }) => ring.shard(ring.rangeOf(end).owner).table));
+    const stranded = (ref: TxnKeyRef) => {
+      const range = ring.rangeOf(tokenOf(ref.namespace, ref.key));
+      return newOwners.has(range.end) && ring.shard(range.owner).table === ref.table;
+    };
     const settlement: TxnSettlement = { examined: 0, aborted: 0, rolledForward: 0, versionsApplied: 0, withoutWrites: [], intentsLeft: [] };
     const { txnLookbackMs, txnLookaheadMs, txnPageSize } = this.deps.limits;
     const nowMs = this.deps.clock.nowMs();
-    const mark = (await this.deps.health.all()).get(table);
-    const downSinceMs = mark && mark.status !== 'available' ? Math.min(mark.sinceMs, nowMs) : nowMs;
+    const health = await this.deps.health.all();
+    const downSinceMs = Math.min(
+      nowMs,
+      ...[...previousTables].map((table) => {
+        const mark = health.get(table);
+        return mark && mark.status !== 'available' ? mark.sinceMs : nowMs;
+      }),
+    );
     const untilMs = nowMs + txnLookaheadMs;
     const seen = new Set<string>();
     for (let fromMs = downSinceMs - txnLookbackMs; ;) {
@@ -267,10 +372,10 @@ export class FailoverService {
         if (seen.has(record.txid)) continue;
         seen.add(record.txid);
         settlement.examined += 1;
-        const stranded = record.keys.filter((ref) => ref.table === table && handedOver(ref.namespace, ref.key));
-        if (stranded.length === 0) continue;
+        const left = record.keys.filter(stranded);
+        if (left.length === 0) continue;
         await this.settle(record, ring, newOwners, settlement);
-        settlement.intentsLeft.push(...stranded.map(({ namespace, key }) => ({ namespace, key, txid: record.txid })));
+        settlement.intentsLeft.push(...left.map(({ namespace, key }) => ({ namespace, key, txid: record.txid })));
       }
       if (page.length < txnPageSize) return settlement;
       const last = page[page.length - 1]!.deadlineMs;
@@ -418,7 +523,7 @@ export async function failOverInProcess(
   const choices = ranges.map(({ end, owner }) => ({ end, owner }));
   let transactions: TxnSettlement;
   try {
-    transactions = await service.settleTransactions(failed, choices);
+    transactions = await service.settleTransactions(choices);
   } catch (error) {
     await service.abandon(failed);
     throw error;

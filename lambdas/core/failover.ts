@@ -24,11 +24,24 @@ import { Ring, type TokenRange } from './ring';
 
 /** The fenced ring: every range `failed` owns is fenced, at the next epoch. */
 export function fencedRing(state: RingState, failed: number): RingState {
-  const ring = new Ring(state);
-  const owned = ring.ranges().filter((range) => range.owner === failed);
+  const owned = new Ring(state).ranges().filter((range) => range.owner === failed);
   invariant(owned.length > 0, `shard ${failed} owns no token range`);
-  const fenced = new Set([...(state.fenced ?? []), ...owned.map((range) => range.end)]);
+  return fencedRangesRing(
+    state,
+    owned.map((range) => range.end),
+  );
+}
+
+/** The ring with the ranges ending at `ends` fenced, at the next epoch. */
+export function fencedRangesRing(state: RingState, ends: readonly number[]): RingState {
+  const fenced = new Set([...(state.fenced ?? []), ...ends]);
   return { ...state, epoch: state.epoch + 1, fenced: [...fenced].sort((a, b) => a - b) };
+}
+
+/** The ranges a failover took from `shard`: the vnode walk makes it their owner, another shard owns them. */
+export function rangesToMoveBack(state: RingState, shard: number): TokenRange[] {
+  const walkOwner = new Map(new Ring({ ...state, owners: [], fenced: [] }).ranges().map((range) => [range.end, range.owner]));
+  return new Ring(state).ranges().filter((range) => walkOwner.get(range.end) === shard && range.owner !== shard);
 }
 
 /** The ranges a failover of `failed` must hand over: those it owns, each with its other replicas as candidates. */
@@ -66,7 +79,23 @@ export interface Election {
  */
 export function electOwner(views: readonly CandidateView[]): Election {
   invariant(views.length > 0, 'a range needs at least one live candidate to fail over');
-  const newest = new Map<string, { entry: VersionEntry; holder: number }>();
+  const { newest, held, missing } = compareViews(views);
+  const chosenIndex = views.reduce((best, view, index) => (missing[view.shard]! < missing[views[best]!.shard]! ? index : best), 0);
+  return { owner: views[chosenIndex]!.shard, missing, catchUp: catchUpOf(newest, held[chosenIndex]!) };
+}
+
+/** What `owner` (one of the views) lacks of the newest versions the views hold: a move-back's catch-up. */
+export function catchUpFor(views: readonly CandidateView[], owner: number): Election {
+  const index = views.findIndex((view) => view.shard === owner);
+  invariant(index >= 0, `shard ${owner} is not among the candidates that answered`);
+  const { newest, held, missing } = compareViews(views);
+  return { owner, missing, catchUp: catchUpOf(newest, held[index]!) };
+}
+
+type Newest = Map<string, { entry: VersionEntry; holder: number }>;
+
+function compareViews(views: readonly CandidateView[]) {
+  const newest: Newest = new Map();
   for (const view of views) {
     for (const entry of view.entries) {
       const id = `${entry.namespace}#${entry.key}`;
@@ -81,44 +110,49 @@ export function electOwner(views: readonly CandidateView[]): Election {
     for (const [id, { entry }] of newest) if ((held[index]!.get(id) ?? 0) < entry.version) count += 1;
     missing[view.shard] = count;
   });
-  const chosenIndex = views.reduce((best, view, index) => (missing[view.shard]! < missing[views[best]!.shard]! ? index : best), 0);
-  const owner = views[chosenIndex]!.shard;
+  return { newest, held, missing };
+}
+
+function catchUpOf(newest: Newest, held: ReadonlyMap<string, number>): CatchUp[] {
   const catchUp: CatchUp[] = [];
   for (const [id, { entry, holder }] of newest) {
-    if ((held[chosenIndex]!.get(id) ?? 0) < entry.version) {
+    if ((held.get(id) ?? 0) < entry.version)
       catchUp.push({ namespace: entry.namespace, key: entry.key, version: entry.version, from: holder });
-    }
   }
-  return { owner, missing, catchUp };
+  return catchUp;
 }
 
 /**
  * The ring after the hand-over (epoch + 1): each range's chosen owner in force and its fence lifted. An
  * owner equal to the vnode walk's own owner needs no override (a range moved back).
  */
-export function handedOverRing(state: RingState, choices: readonly RangeOwner[], rejoin?: { shard: number; failover: string }): RingState {
+export function handedOverRing(state: RingState, choices: readonly RangeOwner[], failover?: string): RingState {
+  const previous = new Ring(state);
   const walkOwner = new Map(new Ring({ ...state, owners: [], fenced: [] }).ranges().map((range) => [range.end, range.owner]));
   const owners = new Map((state.owners ?? []).map(({ end, owner }) => [end, owner]));
+  // Each shard that loses a range here reconciles its copies with the new owner before serving (rejoin.ts).
+  const lostBy = new Map<number, number[]>();
   for (const { end, owner } of choices) {
     invariant(walkOwner.has(end), `no token range ends at ${end}`);
     if (walkOwner.get(end) === owner) owners.delete(end);
     else owners.set(end, owner);
+    const before = previous.rangeOf(end).owner;
+    if (before !== owner) lostBy.set(before, [...(lostBy.get(before) ?? []), end]);
   }
   const handed = new Set(choices.map((choice) => choice.end));
   const fenced = (state.fenced ?? []).filter((end) => !handed.has(end));
-  const lost = rejoin ? choices.filter((choice) => choice.owner !== rejoin.shard).map((choice) => choice.end) : [];
   const rejoining = [
-    ...(state.rejoining ?? []).filter((entry) => !rejoin || entry.shard !== rejoin.shard || entry.failover !== rejoin.failover),
-    ...(rejoin && lost.length > 0 ? [{ shard: rejoin.shard, failover: rejoin.failover, ends: lost.sort((a, b) => a - b) }] : []),
-  ];
+    ...(state.rejoining ?? []).filter((entry) => entry.failover !== failover),
+    ...(failover === undefined ? [] : [...lostBy].map(([shard, ends]) => ({ shard, failover, ends: [...ends].sort((a, b) => a - b) }))),
+  ].sort((a, b) => a.shard - b.shard || (a.failover < b.failover ? -1 : 1));
+  const { rejoining: _before, ...rest } = state;
   const next: RingState = {
-    ...state,
+    ...rest,
     epoch: state.epoch + 1,
     owners: [...owners].map(([end, owner]) => ({ end, owner })).sort((a, b) => a.end - b.end),
     fenced,
     ...(rejoining.length > 0 ? { rejoining } : {}),
   };
-  if (rejoining.length === 0) delete next.rejoining;
   // The Ring checks every choice is one of its range's replicas.
   new Ring(next);
   return next;

@@ -220,7 +220,9 @@ export class KvService {
       );
     }
     const buckets = Array.from({ length: shardSchema.keyIndex.buckets }, (_, bucket) => bucket);
-    const ownedHere = (table: string, key: string) => !ring.state.owners?.length || ring.ownerOf(tokenOf(namespace, key)).table === table;
+    // Always checked: a range moved back to its walk owner leaves no override, but the shard that held it
+    // meanwhile still lists its copies until they are overwritten.
+    const ownedHere = (table: string, key: string) => ring.ownerOf(tokenOf(namespace, key)).table === table;
     const merged = await mergeListing({
       partitions: owners.flatMap((shard) => buckets.map((bucket) => ({ table: shard.table, bucket }))),
       read: async (partition, after, partitionLimit) => {

@@ -3,6 +3,7 @@ import middy, { type Request } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { CreateApiKeyBody, FailoverStartBody, NamespaceParam, NamespaceSettingsBody } from '../../schemas/api';
 import { failoverDefaults } from '../../schemas/topology';
+import { rangesToMoveBack } from '../core/failover';
 import { RingstoreError } from '../core/errors';
 import { requireAdmin } from '../core/auth';
 import type { ApiKeyRecord, FailoverRecord } from '../ports';
@@ -69,7 +70,7 @@ export function adminHandler(wiring: Wiring) {
         repair: async () => json(200, await maintenance.run(await ring.current(), { rangesMax: Number.MAX_SAFE_INTEGER })),
         listFailovers: async () => json(200, { failovers: (await failovers.recent(failoverDefaults.recentRecords)).map(failoverView) }),
         startFailover: async (event) => {
-          const { shard, reason } = parseWith(FailoverStartBody, jsonBody(event), 'body');
+          const { shard, reason, action } = parseWith(FailoverStartBody, jsonBody(event), 'body');
           const current = await ring.current();
           if (!current.shards.some((candidate) => candidate.id === shard)) {
             throw new RingstoreError('request.invalid', `shard ${shard} is not on the ring (epoch ${current.epoch})`, {
@@ -78,12 +79,27 @@ export function adminHandler(wiring: Wiring) {
           }
           const starter = failoverStarter(wiring);
           if (!starter) throw new RingstoreError('internal', 'no failover state machine: set RINGSTORE_FAILOVER_STATE_MACHINE_ARN');
-          // One failover per shard and ring epoch: a second request while it runs starts nothing.
+          if (action === 'moveBack') {
+            if (rangesToMoveBack(current.state, shard).length === 0) {
+              throw new RingstoreError('request.invalid', `shard ${shard} has no range a failover took from it: nothing to move back`, {
+                details: { field: 'shard' },
+              });
+            }
+            if ((current.state.rejoining ?? []).some((entry) => entry.shard === shard)) {
+              throw new RingstoreError(
+                'request.invalid',
+                `shard ${shard} has not rejoined yet: maintenance reconciles it once it answers (GET /v1/admin/shards); move back after`,
+                { details: { field: 'shard' } },
+              );
+            }
+          }
+          // One failover (or move-back) per shard and ring epoch: a second request while it runs starts nothing.
           const request = {
-            id: `shard-${shard}-epoch-${current.epoch}`,
+            id: `shard-${shard}-epoch-${current.epoch}${action === 'moveBack' ? '-moveback' : ''}`,
             shard,
             reason: reason ?? 'requested by an admin',
             requestedAtMs: wiring.clock.nowMs(),
+            action,
           };
           const started = await starter.start(request);
           return json(202, { id: request.id, shard, started });

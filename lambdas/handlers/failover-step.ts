@@ -39,14 +39,13 @@ async function step(failovers: FailoverService, event: FailoverStepEvent): Promi
     case 'confirm':
       return failovers.confirm(failover);
     case 'fence':
-      return failovers.fenceAndWait(failover.shard);
+      return failovers.fenceAndWaitFor(failover);
     case 'handOver':
-      return failovers.handOverRange(failover.shard, event.end);
+      return failover.action === 'moveBack'
+        ? failovers.moveBackRange(failover.shard, event.end)
+        : failovers.handOverRange(failover.shard, event.end);
     case 'settle':
-      return failovers.settleTransactions(
-        failover.shard,
-        event.ranges.map(({ end, owner }) => ({ end, owner })),
-      );
+      return failovers.settleTransactions(event.ranges.map(({ end, owner }) => ({ end, owner })));
     case 'publish':
       return failovers.publish(
         failover.shard,
@@ -60,14 +59,20 @@ async function step(failovers: FailoverService, event: FailoverStepEvent): Promi
         await failovers.record(failover, 'completed', { failure: event.failure, publishedBeforeFailure: true });
         return { published: true };
       }
-      const abandoned = await failovers.abandon(failover.shard);
+      const abandoned = await failovers.abandonFor(failover);
       await failovers.record(failover, 'aborted', { failure: event.failure, ...abandoned });
       return abandoned;
     }
     case 'report': {
       const { action: _action, failover: _failover, outcome, ...report } = event;
-      // A hand-over another run of the same failover published first is reported as lost, not completed.
-      const status = outcome === 'completed' && event.publish?.published === false ? 'lost' : outcome;
+      // A hand-over another run of the same failover published first is reported as lost, not completed;
+      // a move-back that did not go ahead is not ready (the shard not rejoined, or nothing to move).
+      const status =
+        outcome === 'completed' && event.publish?.published === false
+          ? 'lost'
+          : outcome === 'notDown' && failover.action === 'moveBack'
+            ? 'notReady'
+            : outcome;
       await failovers.record(failover, status, report);
       return { status };
     }

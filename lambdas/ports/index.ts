@@ -406,9 +406,17 @@ export interface FailoverRequest {
   shard: number;
   reason: string;
   requestedAtMs: number;
+  /**
+   * `failOver` (the default): the shard's ranges go to live replicas. `moveBack`: the ranges a failover
+   * took from the shard, now rejoined, go back to it (the vnode walk's owner again).
+   */
+  action?: FailoverAction;
 }
 
-export type FailoverStatus = 'running' | 'notDown' | 'completed' | 'lost' | 'aborted';
+export type FailoverAction = 'failOver' | 'moveBack';
+
+/** `notDown`: the shard answered, nothing changed; `notReady`: a move-back found nothing to move or the shard not rejoined. */
+export type FailoverStatus = 'running' | 'notDown' | 'notReady' | 'completed' | 'lost' | 'aborted';
 
 /** One failover as its record in the control table keeps it (GET /v1/admin/failovers). */
 export interface FailoverRecord extends FailoverRequest {

@@ -2,7 +2,7 @@
 // handler holding an old ring from acknowledging anything on a shard that lost the range.
 import fc from 'fast-check';
 import { isRingstoreError } from '../../lambdas/core/errors';
-import { electOwner, fencedRing, handedOverRing, rangesToHandOver, unfencedRing } from '../../lambdas/core/failover';
+import { electOwner, fencedRing, handedOverRing, rangesToHandOver, rangesToMoveBack, unfencedRing } from '../../lambdas/core/failover';
 import { KvService } from '../../lambdas/core/kv';
 import { Ring, initialRingState, tokenOf } from '../../lambdas/core/ring';
 import { FailoverService, NoCandidateError, failOverInProcess } from '../../lambdas/core/failover-service';
@@ -525,7 +525,7 @@ describe('transactions whose intents sit on the failed owner', () => {
     expect(await w.strongValue(onShard2)).toEqual({ value: 'moved', version: 2 });
     expect(await w.strongValue(elsewhere)).toEqual({ value: 'kept', version: 1 });
     // Run again (a retried step): nothing more to apply.
-    const again = await w.failover.settleTransactions(2, result.ranges);
+    const again = await w.failover.settleTransactions(result.ranges);
     expect(again.versionsApplied).toBe(0);
   });
 
@@ -643,5 +643,85 @@ describe('the failed shard’s return', () => {
     expect(reports.find((entry) => entry.table === 'shard-2')?.completed).toBe(false);
     expect((await w.health.all()).get('shard-2')?.status).not.toBe('available');
     expect(w.rings.state.rejoining).toHaveLength(1);
+  });
+});
+
+describe('moving ranges back to a returned shard', () => {
+  const ring = new Ring(initial);
+  const ownedBy2 = Array.from({ length: 400 }, (_, index) => `m${index}`).filter((key) => ring.ownerOf(tokenOf('ns', key)).id === 2);
+  const moveBack = { id: 'move-back-2', shard: 2, reason: 'test', requestedAtMs: 0, action: 'moveBack' as const };
+
+  async function failedOverAndBack() {
+    const w = failoverWorld();
+    const rejoin = new RejoinService({
+      rings: w.rings,
+      shards: w.shards,
+      log: w.log,
+      clock: w.clock,
+      limits: { copyConcurrency: 4, divergentReportedMax: 10, recordsSearched: 10 },
+    });
+    const maintenance = new MaintenanceService({
+      shards: w.shards,
+      hints: w.hints,
+      health: w.health,
+      clock: w.clock,
+      state: { readMaintenanceState: async () => undefined, saveMaintenanceState: async () => undefined },
+      rejoin: (table) => rejoin.rejoin(table),
+      limits: { hintReplayPageSize: 10, hintReplayConcurrency: 2, antiEntropyRangesPerRun: 0, recoverySettleMs: 0 },
+    });
+    for (const key of ownedBy2) await w.kv.put('ns', key, { value: text('before'), contentType: 'text/plain', consistency: 'strong' });
+    w.shards.down.add('shard-2');
+    await failOverInProcess(w.failover, 2);
+    w.clock.now += 10 * ringLeaseMs;
+    // Written on the new owners while shard-2 is away: it gets them as hints.
+    for (const key of ownedBy2.slice(0, 10))
+      await w.kv.put('ns', key, { value: text('while away'), contentType: 'text/plain', consistency: 'strong' });
+    return { ...w, maintenance };
+  }
+
+  it('refuses before the shard has rejoined, then hands every range back to it caught up', async () => {
+    const w = await failedOverAndBack();
+    expect(await w.failover.confirm(moveBack)).toMatchObject({ proceed: false, reason: expect.stringContaining('has not rejoined') });
+    w.shards.down.delete('shard-2');
+    await w.maintenance.handoff(new Ring(w.rings.state));
+    expect(await w.failover.confirm(moveBack)).toMatchObject({ proceed: true });
+
+    const fence = await w.failover.fenceAndWaitFor(moveBack);
+    expect(fence.ranges).toEqual(rangesToMoveBack(w.rings.state, 2).map((range) => range.end));
+    const choices = [];
+    for (const end of fence.ranges) choices.push(await w.failover.moveBackRange(2, end));
+    expect(choices.every((choice) => choice.owner === 2)).toBe(true);
+    await w.failover.settleTransactions(choices);
+    expect((await w.failover.publish(2, choices, fence.epoch, moveBack.id)).published).toBe(true);
+
+    const after = new Ring(w.rings.state);
+    expect(w.rings.state.owners).toEqual([]);
+    expect(after.ranges().filter((range) => range.owner === 2)).toHaveLength(ring.ranges().filter((range) => range.owner === 2).length);
+    // The shards that held the ranges reconcile with shard-2 at the next maintenance run; shard-2 serves.
+    expect(new Set(w.rings.state.rejoining?.map((entry) => entry.shard))).not.toContain(2);
+    expect((await w.health.all()).get('shard-2')?.status ?? 'available').toBe('available');
+    w.clock.now += 10 * ringLeaseMs;
+    for (const [index, key] of ownedBy2.entries()) {
+      const read = await w.kv.get('ns', key, 'strong');
+      expect(read.kind === 'value' && new TextDecoder().decode(read.value)).toBe(index < 10 ? 'while away' : 'before');
+    }
+    // Each key listed once, by its owner again.
+    const listed = await w.kv.list('ns', { prefix: 'm', limit: 1000 });
+    expect(listed.items.map((item) => item.key).sort()).toEqual([...ownedBy2].sort());
+    await w.maintenance.handoff(new Ring(w.rings.state));
+    expect(w.rings.state.rejoining).toBeUndefined();
+  });
+
+  it('lifts its fence and keeps the owners when it cannot finish', async () => {
+    const w = await failedOverAndBack();
+    w.shards.down.delete('shard-2');
+    await w.maintenance.handoff(new Ring(w.rings.state));
+    const owners = w.rings.state.owners;
+    const fence = await w.failover.fenceAndWaitFor(moveBack);
+    w.shards.down.add('shard-2');
+    await expect(w.failover.moveBackRange(2, fence.ranges[0]!)).rejects.toThrow(NoCandidateError);
+    await w.failover.abandonFor(moveBack);
+    expect(w.rings.state.owners).toEqual(owners);
+    expect(w.rings.state.fenced).toEqual([]);
   });
 });

@@ -4,7 +4,8 @@ import { type CommandContext, RingstoreCommand } from './command';
 import { readJson, wire, type WireOf } from './response';
 
 /**
- * Which shard to fail over, and why (kept in the failover's record).
+ * Which shard to fail over, and why (kept in the failover's record). `action: 'moveBack'` gives a
+ * rejoined shard back the ranges a failover took from it.
  *
  * @example
  * ```ts
@@ -14,6 +15,8 @@ import { readJson, wire, type WireOf } from './response';
 export interface StartFailoverCommandInput {
   shard: number;
   reason?: string;
+  /** `failOver` (the default) or `moveBack`. */
+  action?: 'failOver' | 'moveBack';
 }
 
 /**
@@ -62,14 +65,14 @@ export type FailoverStartedWire = WireOf<typeof failoverStartedWire>;
  */
 export class StartFailoverCommand extends RingstoreCommand<StartFailoverCommandInput, StartFailoverCommandOutput> {
   override async execute({ transport, signal }: CommandContext): Promise<StartFailoverCommandOutput> {
-    const { shard, reason } = this.input;
+    const { shard, reason, action } = this.input;
     const response = await transport.send(
       {
         method: 'POST',
         path: '/v1/admin/failovers',
         authenticated: true,
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ shard, ...(reason === undefined ? {} : { reason }) }),
+        body: JSON.stringify({ shard, ...(reason === undefined ? {} : { reason }), ...(action === undefined ? {} : { action }) }),
       },
       signal,
     );
@@ -78,8 +81,9 @@ export class StartFailoverCommand extends RingstoreCommand<StartFailoverCommandI
 }
 
 /**
- * One failover as its record holds it: `running`, `notDown` (the shard answered a probe), `completed`,
- * `lost` (another run published first) or `aborted` (the fence was lifted, the owners kept).
+ * One failover as its record holds it: `running`, `notDown` (the shard answered a probe), `notReady` (a
+ * move-back found the shard not rejoined or nothing to move), `completed`, `lost` (another run published
+ * first) or `aborted` (the fence was lifted, the owners kept).
  *
  * @example
  * ```ts
@@ -92,7 +96,8 @@ export interface FailoverRecord {
   reason: string;
   requestedAt: string;
   updatedAt: string;
-  status: 'running' | 'notDown' | 'completed' | 'lost' | 'aborted';
+  action?: 'failOver' | 'moveBack';
+  status: 'running' | 'notDown' | 'notReady' | 'completed' | 'lost' | 'aborted';
   /** The confirmation, the fence, each range with its new owner and why, the publication. */
   report?: Record<string, unknown>;
 }
@@ -125,7 +130,8 @@ export const failoversWire = wire.object({
       reason: wire.string,
       requestedAt: wire.string,
       updatedAt: wire.string,
-      status: wire.literal('running', 'notDown', 'completed', 'lost', 'aborted'),
+      action: wire.optional(wire.literal('failOver', 'moveBack')),
+      status: wire.literal('running', 'notDown', 'notReady', 'completed', 'lost', 'aborted'),
       report: wire.optional(wire.jsonObject),
     }),
   ),
