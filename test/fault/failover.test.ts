@@ -76,10 +76,58 @@ describe('failover', () => {
       after = await cloud.api.ring();
     }
     expect(after.epoch).toBe(ring.epoch + 2);
+    expect(after.ranges().filter((range) => range.owner === failed.id)).toEqual([]);
+    expect(after.ranges().some((range) => range.fenced)).toBe(false);
+
+    for (const [key, version] of acked) {
+      const read = await cloud.api.get(key, 'strong');
+      expect({ key, status: read.status, version: read.version }).toEqual({ key, status: 200, version });
+    }
+    for (const key of ownedByFailed) {
+      const write = await cloud.api.put(key, 'after', { consistency: 'strong' });
+      expect({ key, status: write.status, version: write.version }).toEqual({ key, status: 200, version: acked.get(key)! + 1 });
+    }
+    // The listing no longer needs the failed shard: its keys are listed from their new owners.
+    const listing = await fetch(`${cloud.url}/v1/kv?prefix=fo-&limit=1000`, { headers: { 'x-api-key': cloud.apiKey } });
+    expect(listing.status).toBe(200);
+    const listed = ((await listing.json()) as { items: Array<{ key: string }> }).items.map((item) => item.key);
+    expect(listed.sort()).toEqual([...acked.keys()].sort());
+  }, 120_000);
+
+  it('takes the failed shard back as a replica when it returns, and moves its ranges back to it on request', async () => {
+    const failed = cloud.ring.shards[1]!;
+    const keys = [...keysOwnedByEachShard(cloud.ring, 'fo-', 6).values()].flat();
+    const ownedByFailed = keysOwnedByEachShard(cloud.ring, 'fo-', 6).get(failed.table)!;
+    const moveBack = () => admin('/v1/admin/failovers', { method: 'POST', body: JSON.stringify({ shard: failed.id, action: 'moveBack' }) });
+    // Still away (or not yet reconciled): nothing moves back.
+    const early = await moveBack();
+    expect(early.status).toBe(400);
+    expect(JSON.stringify(early.body)).toContain('has not rejoined');
+
+    await cloud.api.setFaults({ downShards: [] });
+    // Maintenance passes: the probe answers, hints replay, the copies are reconciled, and once it has
+    // been recovering for the settle time it serves again.
+    let health: string | undefined;
+    for (const deadline = Date.now() + 15_000; health !== 'available' && Date.now() < deadline;) {
+      expect((await admin('/v1/admin/repair', { method: 'POST' })).status).toBe(200);
+      await sleep(250);
+      const shards = await admin('/v1/admin/shards');
+      health = (shards.body.shards as Array<{ id: number; health: string }>).find((shard) => shard.id === failed.id)?.health;
+    }
+    expect(health).toBe('available');
+
+    const start = await moveBack();
+    expect(start.status).toBe(202);
+    const record = await failoverOf(start.body.id as string);
+    expect(record.status).toBe('completed');
+    let after = await cloud.api.ring();
+    for (let tries = 0; after.ranges().filter((range) => range.owner === failed.id).length === 0 && tries < 30; tries += 1) {
+      await sleep(100);
+      after = await cloud.api.ring();
+    }
     const endsOf = (ranges: Array<{ end: number; owner: number }>) =>
       ranges.filter((range) => range.owner === failed.id).map((range) => range.end);
     expect(endsOf(after.ranges())).toEqual(endsOf(cloud.ring.ranges()));
-
     for (const key of ownedByFailed) {
       const read = await cloud.api.get(key, 'strong');
       expect({ key, status: read.status, value: read.value }).toEqual({ key, status: 200, value: 'after' });
