@@ -344,8 +344,16 @@ export const RingResponse = z
           .literal(true)
           .optional()
           .meta({ description: 'A failover is replacing the owner: writes and strong reads of the range answer a retryable 503' }),
+        backfilling: z
+          .array(z.number().int())
+          .optional()
+          .meta({ description: 'Replicas a failover added that are still being backfilled: they take writes, serve no reads' }),
       }),
     ),
+    rejoining: z
+      .array(z.object({ shard: z.number().int(), failover: z.string(), ends: z.array(z.number().int()) }))
+      .optional()
+      .meta({ description: 'Shards that lost ranges to a failover and serve no reads until they are reconciled' }),
   })
   .meta({ id: 'Ring' });
 

@@ -1,6 +1,6 @@
 // The ring record of the control table (one item, fenced by its epoch).
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { Entity, GetItemCommand, PutItemCommand, item, list, map, number, string } from 'dynamodb-toolbox';
+import { Entity, GetItemCommand, PutItemCommand, boolean, item, list, map, number, string } from 'dynamodb-toolbox';
 import type { RingState, RingStore } from '../ports';
 import { invariant } from '../core/errors';
 import { awsCall, conditionalWrite } from './aws-errors';
@@ -24,6 +24,7 @@ function ringEntity(tableName: string, documentClient: DynamoDBDocumentClient) {
       fenced: list(number()).optional(),
       changedBy: string().optional(),
       rejoining: list(map({ shard: number(), failover: string(), ends: list(number()) })).optional(),
+      addedReplicas: list(map({ end: number(), shard: number(), failover: string(), ready: boolean() })).optional(),
     }),
   });
 }
@@ -38,7 +39,7 @@ export class DynamoRingStore implements RingStore {
   async readRing(): Promise<RingState | undefined> {
     const { Item } = await awsCall('ring read', () => this.rings.build(GetItemCommand).key(ringKey).options({ consistent: true }).send());
     if (!Item) return undefined;
-    const { epoch, replicationFactor, vnodesPerShard, shards, owners, fenced, changedBy, rejoining } = Item;
+    const { epoch, replicationFactor, vnodesPerShard, shards, owners, fenced, changedBy, rejoining, addedReplicas } = Item;
     return {
       epoch,
       replicationFactor,
@@ -48,6 +49,7 @@ export class DynamoRingStore implements RingStore {
       ...(fenced && fenced.length > 0 ? { fenced } : {}),
       ...(changedBy === undefined ? {} : { changedBy }),
       ...(rejoining && rejoining.length > 0 ? { rejoining } : {}),
+      ...(addedReplicas && addedReplicas.length > 0 ? { addedReplicas } : {}),
     };
   }
 

@@ -9,7 +9,10 @@ import {
   fencedRangesRing,
   handedOverRing,
   rangesToMoveBack,
+  reReplicationPlan,
   unfencedRing,
+  withAddedReplicas,
+  withReadyReplicas,
   type CandidateView,
   type Election,
 } from './failover';
@@ -68,6 +71,16 @@ export interface FailoverDeps {
     txnLookaheadMs: number;
     txnPageSize: number;
   };
+}
+
+/** What re-replication did (the failover's report). */
+export interface ReReplication {
+  /** Replicas added, per range (end token and shard). */
+  added: Array<{ end: number; shard: number }>;
+  /** Versions the added replicas were backfilled with from their range's owner. */
+  copied: number;
+  /** Whether they count as copies now. */
+  ready: boolean;
 }
 
 /** What settling the failed owner's transactions did (the failover's report). */
@@ -246,7 +259,12 @@ export class FailoverService {
    * that answer, and copies to it every newer version the others hold and every hint addressed to it.
    */
   async handOverRange(failed: number, end: number): Promise<RangeHandOver> {
-    return this.handTo(end, (range) => range.replicas.filter((shard) => shard !== failed), electOwner);
+    // A replica still being backfilled is no candidate: it may lack older keys.
+    return this.handTo(
+      end,
+      (range) => range.replicas.filter((shard) => shard !== failed && !range.backfilling?.includes(shard)),
+      electOwner,
+    );
   }
 
   /**
@@ -429,6 +447,55 @@ export class FailoverService {
     );
   }
 
+  /**
+   * After the hand-over: each handed-over range that has fewer than RF live replicas gets the next
+   * available shard in walk order as a replica (one ring write), which takes every write from then on
+   * (after a lease wait, every handler routes with it), is backfilled from the range's owner, and then
+   * counts as a copy (one ring write). Run again, it adds nothing twice and copies only what is missing.
+   */
+  async reReplicate(failed: number, ends: readonly number[], by: string): Promise<ReReplication> {
+    for (;;) {
+      const state = await this.ring();
+      const ring = new Ring(state);
+      const health = await this.deps.health.all();
+      const rejoining = new Set((state.rejoining ?? []).map((entry) => entry.shard));
+      const available = (shard: number) =>
+        !rejoining.has(shard) && (health.get(ring.shard(shard).table)?.status ?? 'available') === 'available';
+      const plan = reReplicationPlan(state, failed, ends, by, available);
+      if (plan.length === 0) break;
+      if (await this.deps.rings.publishRing(withAddedReplicas(state, plan))) {
+        await this.deps.sleep(this.deps.limits.leaseWaitMs);
+        break;
+      }
+    }
+    const state = await this.ring();
+    const ring = new Ring(state);
+    const mine = (state.addedReplicas ?? []).filter((replica) => replica.failover === by);
+    let copied = 0;
+    for (const replica of mine.filter((candidate) => !candidate.ready)) {
+      const range = ring.rangeOf(replica.end);
+      const ownerTable = ring.shard(range.owner).table;
+      const table = ring.shard(replica.shard).table;
+      const [theirs, held] = await Promise.all([
+        this.deps.shards.versionsInRange(ownerTable, range),
+        this.deps.shards.versionsInRange(table, range),
+      ]);
+      const versions = new Map(held.map((entry) => [`${entry.namespace}#${entry.key}`, entry.version]));
+      const behind = theirs.filter((entry) => (versions.get(`${entry.namespace}#${entry.key}`) ?? 0) < entry.version);
+      await forAllBounded(behind, this.deps.limits.catchUpConcurrency, async (entry) => {
+        // Read consistently from the owner, copied with the version guard: the backfill never moves a copy back.
+        const item = await this.deps.shards.get(ownerTable, entry.namespace, entry.key, { consistent: true });
+        if (item && (await this.deps.shards.applyReplica(table, item, { nowSeconds: this.nowSeconds(), listed: false }))) copied += 1;
+      });
+    }
+    for (;;) {
+      const now = await this.ring();
+      if (!(now.addedReplicas ?? []).some((replica) => replica.failover === by && !replica.ready)) break;
+      if (await this.deps.rings.publishRing(withReadyReplicas(now, by))) break;
+    }
+    return { added: mine.map(({ end, shard }) => ({ end, shard })), copied, ready: true };
+  }
+
   /** Whether the ring in force is the one failover `by` published (a step failed after its publication). */
   async isPublishedBy(by: string): Promise<boolean> {
     return (await this.ring()).changedBy === by;
@@ -511,7 +578,13 @@ export async function failOverInProcess(
   service: FailoverService,
   failed: number,
   id = `failover-${failed}`,
-): Promise<{ fence: FenceResult; ranges: RangeHandOver[]; transactions: TxnSettlement; publish: PublishResult }> {
+): Promise<{
+  fence: FenceResult;
+  ranges: RangeHandOver[];
+  transactions: TxnSettlement;
+  publish: PublishResult;
+  reReplication: ReReplication | undefined;
+}> {
   const fence = await service.fenceAndWait(failed);
   const ranges: RangeHandOver[] = [];
   try {
@@ -529,5 +602,6 @@ export async function failOverInProcess(
     throw error;
   }
   const publish = await service.publish(failed, choices, fence.epoch, id);
-  return { fence, ranges, transactions, publish };
+  const reReplication = publish.published ? await service.reReplicate(failed, fence.ranges, id) : undefined;
+  return { fence, ranges, transactions, publish, reReplication };
 }

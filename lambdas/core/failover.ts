@@ -18,7 +18,7 @@
 // The choice among candidates is therefore about work, never about safety: any candidate, caught up,
 // holds every acknowledged strong write. Eventual writes the failed owner acknowledged but had not yet
 // replicated are the documented exposure of `eventual`; they are found when the shard returns.
-import type { RangeOwner, RingState, VersionEntry } from '../ports';
+import type { AddedReplica, RangeOwner, RingState, VersionEntry } from '../ports';
 import { invariant } from './errors';
 import { Ring, type TokenRange } from './ring';
 
@@ -158,11 +158,63 @@ export function handedOverRing(state: RingState, choices: readonly RangeOwner[],
   return next;
 }
 
-/** The ring once `shard` has rejoined after failover `failover`: its entry is gone (epoch + 1). */
+/**
+ * The ring once `shard` has rejoined after failover `failover` (epoch + 1): its entry is gone, and so are
+ * the replicas that failover added in its absence (the range is back to its own RF replicas).
+ */
 export function rejoinedRing(state: RingState, shard: number, failover: string): RingState {
   const rejoining = (state.rejoining ?? []).filter((entry) => entry.shard !== shard || entry.failover !== failover);
-  const { rejoining: _before, ...rest } = state;
-  return { ...rest, epoch: state.epoch + 1, ...(rejoining.length > 0 ? { rejoining } : {}) };
+  const stillOut = rejoining.some((entry) => entry.failover === failover);
+  const added = (state.addedReplicas ?? []).filter((replica) => stillOut || replica.failover !== failover);
+  const { rejoining: _before, addedReplicas: _added, ...rest } = state;
+  return {
+    ...rest,
+    epoch: state.epoch + 1,
+    ...(rejoining.length > 0 ? { rejoining } : {}),
+    ...(added.length > 0 ? { addedReplicas: added } : {}),
+  };
+}
+
+/**
+ * Re-replication (docs/failover.md): for each range ending at `ends` that failover `failover` of `failed`
+ * handed over, the replicas to add so that it has RF live replicas besides `failed` again: the next shards
+ * in vnode-walk order that are not its replicas yet and are available. None for a range that has them.
+ */
+export function reReplicationPlan(
+  state: RingState,
+  failed: number,
+  ends: readonly number[],
+  failover: string,
+  isAvailable: (shard: number) => boolean,
+): AddedReplica[] {
+  const ring = new Ring(state);
+  const wanted = Math.min(state.replicationFactor, state.shards.length - 1);
+  return ends.flatMap((end) => {
+    const range = ring.rangeOf(end);
+    const live = range.replicas.filter((shard) => shard !== failed);
+    const missing = wanted - live.length;
+    if (missing <= 0) return [];
+    return ring
+      .successorsOf(end)
+      .filter((shard) => shard !== failed && !range.replicas.includes(shard) && isAvailable(shard))
+      .slice(0, missing)
+      .map((shard) => ({ end, shard, failover, ready: false }));
+  });
+}
+
+/** The ring with `added` replicas joined, still being backfilled (epoch + 1). */
+export function withAddedReplicas(state: RingState, added: readonly AddedReplica[]): RingState {
+  const present = new Set((state.addedReplicas ?? []).map((replica) => `${replica.end}:${replica.shard}`));
+  const joined = [...(state.addedReplicas ?? []), ...added.filter((replica) => !present.has(`${replica.end}:${replica.shard}`))];
+  return { ...state, epoch: state.epoch + 1, addedReplicas: joined.sort((a, b) => a.end - b.end || a.shard - b.shard) };
+}
+
+/** The ring with failover `failover`'s added replicas backfilled: they count as copies (epoch + 1). */
+export function withReadyReplicas(state: RingState, failover: string): RingState {
+  const addedReplicas = (state.addedReplicas ?? []).map((replica) =>
+    replica.failover === failover ? { ...replica, ready: true } : replica,
+  );
+  return { ...state, epoch: state.epoch + 1, addedReplicas };
 }
 
 /** The ring with the fence of `ends` lifted and nothing else changed (a failover that cannot finish). */

@@ -378,7 +378,8 @@ export class KvService {
    * is the last resort: an instance never reads a version older than one it has served or written.
    */
   private async readEventual(namespace: string, key: string, knownVersion: number): Promise<StoredItem | undefined> {
-    const replicas = (await this.deps.ring.current()).replicasOf(tokenOf(namespace, key));
+    // Replicas still being backfilled (re-replication) do not serve reads: they may lack older keys.
+    const replicas = (await this.deps.ring.current()).servingReplicasOf(tokenOf(namespace, key));
     const [owner] = replicas;
     const order = await this.deps.replication.readOrder(replicas);
     if (!order.includes(owner!)) order.push(owner!);
@@ -411,7 +412,7 @@ export class KvService {
     const { faults } = this.deps;
     const token = tokenOf(namespace, key);
     const request = { namespace, key, token, content, precondition: guard.precondition, ...this.writeTimes() };
-    const { result, replicas, write } = await this.routedOwnerWrite(token, request, guard);
+    const { result, replicas, backfilling, write } = await this.routedOwnerWrite(token, request, guard);
     faults?.reach('write.afterOwner');
     const item = storedItemOf(write, result.version);
     await this.deps.cache?.put(namespace, key, cacheEntryOf(item));
@@ -421,7 +422,7 @@ export class KvService {
     if (consistency === 'eventual' || replicas.length === 0) return { key, version: result.version, consistency };
     // Strong: acknowledged when the owner and at least one replica hold the version; every other
     // replica holds it too or has a hint that replays it before that replica serves again.
-    const { holders, outcomes } = await this.deps.replication.fanOut(item, replicas);
+    const { holders, outcomes } = await this.deps.replication.fanOut(item, replicas, backfilling);
     if (holders < 2) {
       throw new RingstoreError(
         'shard.unavailable',
@@ -451,6 +452,8 @@ export class KvService {
     for (let attempt = 1, write = first; ; attempt += 1, write = { ...first, ...this.writeTimes() }) {
       const lease = await this.writeLease(token, key);
       const [owner, ...replicas] = lease.ring.replicasOf(token);
+      const serving = new Set(lease.ring.servingReplicasOf(token));
+      const backfilling = new Set(replicas.filter((replica) => !serving.has(replica)).map((replica) => replica.table));
       let result: WriteResult;
       try {
         faults?.reach('write.beforeOwner');
@@ -467,7 +470,7 @@ export class KvService {
         }
         throw error;
       }
-      if (await this.stillOwner(lease, token)) return { result, replicas, write };
+      if (await this.stillOwner(lease, token)) return { result, replicas, backfilling, write };
       if (attempt >= ringRouteAttemptsMax) throw ownerMoving(key);
     }
   }

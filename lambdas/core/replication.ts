@@ -69,6 +69,8 @@ export interface StreamApplyResult {
   firstFailedIndex?: number;
 }
 
+const noTables: ReadonlySet<string> = new Set();
+
 /** Concurrent keys per stream batch: bounded so a batch cannot exhaust the handler's sockets. */
 export const streamApplyConcurrency = 8;
 
@@ -86,8 +88,11 @@ export class ReplicationService {
 
   constructor(private readonly deps: ReplicationDeps) {}
 
-  /** Strong write, second phase: the owner holds `item`; copy it to every other replica in parallel. */
-  async fanOut(item: StoredItem, replicas: readonly RingShard[]): Promise<FanOutResult> {
+  /**
+   * Strong write, second phase: the owner holds `item`; copy it to every other replica in parallel.
+   * Replicas in `uncounted` (added ones still being backfilled) take it but do not count as holders.
+   */
+  async fanOut(item: StoredItem, replicas: readonly RingShard[], uncounted: ReadonlySet<string> = noTables): Promise<FanOutResult> {
     const health = await this.deps.health.all();
     let firstDone = false;
     const outcomes = await Promise.all(
@@ -100,7 +105,7 @@ export class ReplicationService {
         return [replica.table, outcome] as const;
       }),
     );
-    const held = outcomes.filter(([, outcome]) => outcome === 'applied' || outcome === 'current').length;
+    const held = outcomes.filter(([table, outcome]) => (outcome === 'applied' || outcome === 'current') && !uncounted.has(table)).length;
     return { holders: 1 + held, outcomes: Object.fromEntries(outcomes) };
   }
 

@@ -25,6 +25,8 @@ export interface TokenRange {
   replicas: number[];
   /** Present while a failover replaces the owner (see RingState.fenced). */
   fenced?: true;
+  /** Replicas added to the range that are still being backfilled: they take writes, they do not count as copies. */
+  backfilling?: number[];
 }
 
 function md5Token(text: string): number {
@@ -85,6 +87,8 @@ export class Ring {
   /** Replica set per vnode index, computed once: lookups are a binary search and an array read. */
   private readonly replicaSets: number[][];
   private readonly fencedEnds: ReadonlySet<number>;
+  /** Per vnode index: added replicas still being backfilled (absent for almost every range). */
+  private readonly backfilling: ReadonlyMap<number, readonly number[]>;
 
   constructor(state: RingState) {
     invariant(state.shards.length > 0, 'a ring needs at least one shard');
@@ -97,14 +101,33 @@ export class Ring {
       .sort((a, b) => a.token - b.token || a.shard - b.shard);
     const replicaCount = Math.min(state.replicationFactor, state.shards.length);
     const owners = new Map((state.owners ?? []).map(({ end, owner }) => [end, owner]));
+    const added = new Map<number, number[]>();
+    for (const { end, shard } of state.addedReplicas ?? []) added.set(end, [...(added.get(end) ?? []), shard]);
+    const backfilling = new Map<number, number[]>();
     this.replicaSets = this.vnodes.map((vnode, index) => {
+      // The vnode walk's RF shards, then any replica a failover added (re-replication) after them.
       const walk = this.walkDistinct(index, replicaCount);
+      for (const shard of added.get(vnode.token) ?? []) {
+        invariant(this.shardsById.has(shard), `shard ${shard} added to the range ending at ${vnode.token} is not on the ring`);
+        if (!walk.includes(shard)) walk.push(shard);
+      }
       const owner = owners.get(vnode.token);
       if (owner === undefined) return walk;
       // A failover's choice is always one of the range's own replicas, so the replica set is unchanged.
       invariant(walk.includes(owner), `range ending at ${vnode.token} cannot be owned by shard ${owner}: not one of its replicas`);
       return [owner, ...walk.filter((shard) => shard !== owner)];
     });
+    for (const { end, shard, ready } of state.addedReplicas ?? []) {
+      if (ready) continue;
+      const index = this.vnodes.findIndex((vnode) => vnode.token === end);
+      invariant(index >= 0, `no token range ends at ${end}`);
+      invariant(
+        this.replicaSets[index]![0] !== shard,
+        `the range ending at ${end} cannot be owned by shard ${shard}: it is still being backfilled`,
+      );
+      backfilling.set(index, [...(backfilling.get(index) ?? []), shard]);
+    }
+    this.backfilling = backfilling;
     invariant(owners.size === (state.owners ?? []).length, 'a range has at most one moved owner');
     const vnodeTokens = new Set(this.vnodes.map((vnode) => vnode.token));
     for (const end of [...owners.keys(), ...(state.fenced ?? [])]) {
@@ -140,6 +163,22 @@ export class Ring {
     return this.replicaSets[this.vnodeIndexOf(token)]!.map((id) => this.shard(id));
   }
 
+  /**
+   * The replicas that count as copies: owner first, without the added replicas still being backfilled.
+   * Eventual reads and a strong write's acknowledgement use these; writes go to every replica.
+   */
+  servingReplicasOf(token: number): RingShard[] {
+    const index = this.vnodeIndexOf(token);
+    const pending = this.backfilling.get(index);
+    const replicas = this.replicaSets[index]!;
+    return (pending ? replicas.filter((id) => !pending.includes(id)) : replicas).map((id) => this.shard(id));
+  }
+
+  /** Every shard in vnode-walk order from the range ending at `end` (its replicas first): where re-replication looks. */
+  successorsOf(end: number): number[] {
+    return this.walkDistinct(this.vnodeIndexOf(end), this.shardsById.size);
+  }
+
   /** Every token range in token order; together they cover the whole token space exactly once. */
   ranges(): TokenRange[] {
     return this.vnodes.map((_, index) => this.rangeAt(index));
@@ -168,6 +207,7 @@ export class Ring {
       owner: replicas[0]!,
       replicas: [...replicas],
       ...(this.fencedEnds.has(this.vnodes[index]!.token) ? { fenced: true } : {}),
+      ...(this.backfilling.has(index) ? { backfilling: [...this.backfilling.get(index)!] } : {}),
     };
   }
 

@@ -21,6 +21,7 @@ export type FailoverStepEvent =
   | { action: 'handOver'; failover: FailoverRequest; end: number }
   | { action: 'settle'; failover: FailoverRequest; ranges: RangeHandOver[] }
   | { action: 'publish'; failover: FailoverRequest; fence: FenceResult; ranges: RangeHandOver[] }
+  | { action: 'reReplicate'; failover: FailoverRequest; fence: FenceResult; publish: PublishResult }
   | { action: 'abort'; failover: FailoverRequest; failure: { Error?: string; Cause?: string } }
   | {
       action: 'report';
@@ -31,6 +32,7 @@ export type FailoverStepEvent =
       ranges?: RangeHandOver[];
       transactions?: TxnSettlement;
       publish?: PublishResult;
+      reReplication?: unknown;
     };
 
 async function step(failovers: FailoverService, event: FailoverStepEvent): Promise<unknown> {
@@ -53,6 +55,10 @@ async function step(failovers: FailoverService, event: FailoverStepEvent): Promi
         event.fence.epoch,
         failover.id,
       );
+    case 'reReplicate':
+      // A move-back gives ranges to a shard whose range keeps its RF replicas; a lost race published nothing.
+      if (failover.action === 'moveBack' || !event.publish.published) return { added: [], copied: 0, ready: true };
+      return failovers.reReplicate(failover.shard, event.fence.ranges, failover.id);
     case 'abort': {
       // A step that failed after the publication (the Catch of Publish): the hand-over stands.
       if (await failovers.isPublishedBy(failover.id)) {

@@ -21,8 +21,16 @@ export function ringHandler(wiring: Wiring) {
           principalOf(event);
           // As fresh as writes see it (the lease, ringLeaseMs), so a failover shows within a second.
           const { ring: current } = await ring.lease();
-          const { epoch, replicationFactor, vnodesPerShard, shards } = current.state;
-          return json(200, { epoch, replicationFactor, vnodesPerShard, tokenBits, shards, ranges: current.ranges() });
+          const { epoch, replicationFactor, vnodesPerShard, shards, rejoining } = current.state;
+          return json(200, {
+            epoch,
+            replicationFactor,
+            vnodesPerShard,
+            tokenBits,
+            shards,
+            ranges: current.ranges(),
+            ...(rejoining ? { rejoining } : {}),
+          });
         },
       }),
     );

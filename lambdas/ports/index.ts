@@ -10,7 +10,7 @@ export type { Consistency } from './consistency';
 export * from './faults';
 export type { BlobPointer, Intent, KeySummary, StoredItem } from './item';
 export type * from './orchestrator';
-export type { RangeOwner, RejoinEntry, RingShard, RingState, ShardStatus } from './ring-state';
+export type { AddedReplica, RangeOwner, RejoinEntry, RingShard, RingState, ShardStatus } from './ring-state';
 
 export interface Clock {
   /** Wall-clock epoch ms: what is stored (versions' times, TTLs, deadlines). */

@@ -39,6 +39,22 @@ export interface RingState {
    * before it serves reads; the entry goes once that is done (docs/failover.md, "Return").
    */
   rejoining?: RejoinEntry[];
+  /**
+   * Replicas a failover added to bring a range back to the replication factor while its failed shard is
+   * away (docs/failover.md, "Re-replication"). Each takes every write at once; it counts as a copy (acks,
+   * reads, elections) only once `ready`, after its backfill. The failed shard's rejoin removes them.
+   */
+  addedReplicas?: AddedReplica[];
+}
+
+export interface AddedReplica {
+  /** The range, by its end token. */
+  end: number;
+  shard: number;
+  /** The failover that added it (its rejoin removes it). */
+  failover: string;
+  /** Backfilled: it counts as a copy. */
+  ready: boolean;
 }
 
 export interface RejoinEntry {

@@ -311,7 +311,7 @@ export class KvApi {
     });
     if (response.status !== 200) throw new Error(`GET /v1/ring answered ${response.status}`);
     const body = (await response.json()) as RingState & {
-      ranges: Array<{ end: number; owner: number; replicas: number[]; fenced?: true }>;
+      ranges: Array<{ end: number; owner: number; replicas: number[]; fenced?: true; backfilling?: number[] }>;
     };
     const walk = new Ring({
       epoch: body.epoch,
@@ -320,10 +320,18 @@ export class KvApi {
       shards: body.shards,
     });
     // What failovers changed: ranges owned by another replica than the vnode walk's, and fenced ranges.
+    // And replicas a failover added beyond the walk's RF (re-replication), backfilled or not.
     const ring = new Ring({
       ...walk.state,
       owners: body.ranges.filter((range) => walk.ownerOf(range.end).id !== range.owner).map(({ end, owner }) => ({ end, owner })),
       fenced: body.ranges.filter((range) => range.fenced).map((range) => range.end),
+      addedReplicas: body.ranges.flatMap((range) => {
+        const own = walk.replicasOf(range.end).map((shard) => shard.id);
+        return range.replicas
+          .filter((shard) => !own.includes(shard))
+          .map((shard) => ({ end: range.end, shard, failover: '', ready: !range.backfilling?.includes(shard) }));
+      }),
+      ...(body.rejoining ? { rejoining: body.rejoining } : {}),
     });
     for (const range of body.ranges) {
       const computed = ring.replicasOf(range.end).map((shard) => shard.id);

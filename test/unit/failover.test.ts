@@ -2,7 +2,16 @@
 // handler holding an old ring from acknowledging anything on a shard that lost the range.
 import fc from 'fast-check';
 import { isRingstoreError } from '../../lambdas/core/errors';
-import { electOwner, fencedRing, handedOverRing, rangesToHandOver, rangesToMoveBack, unfencedRing } from '../../lambdas/core/failover';
+import {
+  electOwner,
+  fencedRing,
+  handedOverRing,
+  rangesToHandOver,
+  rangesToMoveBack,
+  reReplicationPlan,
+  unfencedRing,
+  withAddedReplicas,
+} from '../../lambdas/core/failover';
 import { KvService } from '../../lambdas/core/kv';
 import { Ring, initialRingState, tokenOf } from '../../lambdas/core/ring';
 import { FailoverService, NoCandidateError, failOverInProcess } from '../../lambdas/core/failover-service';
@@ -368,7 +377,8 @@ describe('FailoverService on in-memory ports', () => {
     w.shards.down.add('shard-2');
     const outcomes = await Promise.all([failOverInProcess(w.failover, 2, 'first'), failOverInProcess(w.failover, 2, 'second')]);
     expect(outcomes.filter((outcome) => outcome.publish.published)).toHaveLength(1);
-    expect(w.rings.state.epoch).toBe(initial.epoch + 2);
+    // Fence, hand-over, and re-replication's two ring writes (added, then ready): the loser wrote nothing.
+    expect(w.rings.state.epoch).toBe(initial.epoch + 4);
   });
 
   it('a range with no live candidate cannot fail over: the fence is lifted and the ring keeps its owners', async () => {
@@ -723,5 +733,79 @@ describe('moving ranges back to a returned shard', () => {
     await w.failover.abandonFor(moveBack);
     expect(w.rings.state.owners).toEqual(owners);
     expect(w.rings.state.fenced).toEqual([]);
+  });
+});
+
+describe('re-replication while the failed shard is away', () => {
+  const ring = new Ring(initial);
+  const ownedBy2 = Array.from({ length: 400 }, (_, index) => `q${index}`).filter((key) => ring.ownerOf(tokenOf('ns', key)).id === 2);
+
+  it('adds the next shard as a replica of each handed-over range, backfills it, then counts it as a copy', async () => {
+    const w = failoverWorld();
+    for (const key of ownedBy2) await w.kv.put('ns', key, { value: text(`v-${key}`), contentType: 'text/plain', consistency: 'strong' });
+    w.shards.down.add('shard-2');
+    const result = await failOverInProcess(w.failover, 2, 'rerep');
+    expect(result.reReplication?.added).toHaveLength(result.ranges.length);
+    const after = new Ring(w.rings.state);
+    for (const { end, shard } of result.reReplication!.added) {
+      const range = after.rangeOf(end);
+      expect(range.replicas).toContain(shard);
+      expect(range.backfilling).toBeUndefined();
+      // Three live copies again, besides the failed shard.
+      expect(after.servingReplicasOf(end).filter((replica) => replica.id !== 2)).toHaveLength(3);
+    }
+    // The added replica holds every key of its ranges at the owner's version.
+    for (const key of ownedBy2) {
+      const token = tokenOf('ns', key);
+      const added = result.reReplication!.added.find(({ end }) => end === after.rangeOf(token).end)!;
+      expect(w.shards.peek(`shard-${added.shard}`, 'ns', key)?.version).toBe(1);
+    }
+    // With another replica down too, a strong write still has a copy besides its owner: the added one.
+    w.clock.now += 10 * ringLeaseMs;
+    const key = ownedBy2[0]!;
+    const other = after
+      .replicasOf(tokenOf('ns', key))
+      .find(
+        (replica) =>
+          replica.id !== 2 &&
+          replica.id !== after.ownerOf(tokenOf('ns', key)).id &&
+          !result.reReplication!.added.some(({ end, shard }) => end === after.rangeOf(tokenOf('ns', key)).end && shard === replica.id),
+      )!;
+    w.shards.down.add(other.table);
+    const ack = await w.kv.put('ns', key, { value: text('two down'), contentType: 'text/plain', consistency: 'strong' });
+    expect(ack.copies).toBe(2);
+  });
+
+  it('does not count an added replica before its backfill, and the failed shard’s rejoin removes it', async () => {
+    const w = failoverWorld();
+    for (const key of ownedBy2.slice(0, 5))
+      await w.kv.put('ns', key, { value: text('v'), contentType: 'text/plain', consistency: 'strong' });
+    w.shards.down.add('shard-2');
+    const fence = await w.failover.fenceAndWait(2);
+    const choices = [];
+    for (const end of fence.ranges) choices.push(await w.failover.handOverRange(2, end));
+    await w.failover.publish(2, choices, fence.epoch, 'rerep');
+    // Added but not backfilled: it takes writes and serves nothing.
+    const plan = reReplicationPlan(w.rings.state, 2, fence.ranges, 'rerep', () => true);
+    w.rings.state = withAddedReplicas(w.rings.state, plan);
+    const pending = new Ring(w.rings.state);
+    const [first] = plan;
+    expect(pending.rangeOf(first!.end).backfilling).toEqual([first!.shard]);
+    expect(pending.servingReplicasOf(first!.end).map((shard) => shard.id)).not.toContain(first!.shard);
+    expect(pending.replicasOf(first!.end).map((shard) => shard.id)).toContain(first!.shard);
+    await w.failover.reReplicate(2, fence.ranges, 'rerep');
+    expect(new Ring(w.rings.state).rangeOf(first!.end).backfilling).toBeUndefined();
+    // The failed shard returns and rejoins: the range is back to its own replicas.
+    w.shards.down.delete('shard-2');
+    const rejoin = new RejoinService({
+      rings: w.rings,
+      shards: w.shards,
+      log: w.log,
+      clock: w.clock,
+      limits: { copyConcurrency: 4, divergentReportedMax: 10, recordsSearched: 10 },
+    });
+    await rejoin.rejoin('shard-2');
+    expect(w.rings.state.addedReplicas).toBeUndefined();
+    expect(w.rings.state.rejoining).toBeUndefined();
   });
 });

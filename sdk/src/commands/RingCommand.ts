@@ -33,6 +33,22 @@ export interface RingRange {
   replicas: number[];
   /** Present while a failover replaces the owner: writes and strong reads of the range answer a retryable 503. */
   fenced?: true;
+  /** Replicas a failover added that are still being backfilled: they take writes and serve no reads. */
+  backfilling?: number[];
+}
+
+/**
+ * A shard that lost ranges to a failover and serves no reads until it is reconciled with their new owners.
+ *
+ * @example
+ * ```ts
+ * const entry: RingRejoining = { shard: 1, failover: 'shard-1-epoch-3', ends: [268435455] };
+ * ```
+ */
+export interface RingRejoining {
+  shard: number;
+  failover: string;
+  ends: number[];
 }
 
 /**
@@ -51,6 +67,7 @@ export interface RingCommandOutput {
   tokenBits: number;
   shards: RingShard[];
   ranges: RingRange[];
+  rejoining?: RingRejoining[];
 }
 
 /**
@@ -86,8 +103,10 @@ export const ringWire = wire.object({
       owner: wire.number,
       replicas: wire.array(wire.number),
       fenced: wire.optional(wire.literal(true)),
+      backfilling: wire.optional(wire.array(wire.number)),
     }),
   ),
+  rejoining: wire.optional(wire.array(wire.object({ shard: wire.number, failover: wire.string, ends: wire.array(wire.number) }))),
 });
 
 /**
