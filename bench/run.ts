@@ -113,7 +113,8 @@ async function main(): Promise<void> {
   // on whichever cases happened to be running. The stream poller stays on: replicating eventual writes
   // is part of what a write costs the system. Fault injection is on only so the hint replay measurement
   // can take a shard down; with no plan armed it is a pass-through (one Set lookup per shard call).
-  const cloud = await startLocalCloud({ home, port: 0, log, maintenanceIntervalMs: 0, faultInjection: true });
+  // No automatic failover: the outage phase measures hint replay onto a shard that keeps its ranges.
+  const cloud = await startLocalCloud({ home, port: 0, log, maintenanceIntervalMs: 0, faultInjection: true, autoFailover: false });
   /** Undone in reverse order when the run ends, however it ends. */
   const cleanups: Array<() => Promise<void> | void> = [];
   try {

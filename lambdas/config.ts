@@ -21,7 +21,7 @@ const runtimeEnvSchema = z.object({
   [envVars.l1TtlMs]: z.coerce.number().int().min(0).max(60_000).default(cacheDefaults.l1TtlMs),
   [envVars.l2TtlSeconds]: z.coerce.number().int().min(1).max(86_400).default(cacheDefaults.l2TtlSeconds),
   [envVars.faultInjection]: z.enum(['0', '1', 'true', 'false']).optional(),
-  [envVars.autoFailover]: z.enum(['0', '1']).default('0'),
+  [envVars.autoFailover]: z.enum(['0', '1']).default('1'),
   [envVars.txnStateMachineArn]: z.string().startsWith('arn:').optional(),
   [envVars.failoverStateMachineArn]: z.string().startsWith('arn:').optional(),
   AWS_REGION: z.string().default('us-east-1'),

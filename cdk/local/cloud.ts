@@ -34,7 +34,7 @@ export interface LocalCloudOptions {
   authorizerCacheTtlSeconds?: number;
   /** Arms crash points and shard outages through `PUT /_faults` (tests only). */
   faultInjection?: boolean;
-  /** A request that finds a shard unreachable starts its failover (docs/failover.md); off by default. */
+  /** A request that finds a shard unreachable starts its failover (docs/failover.md); on unless false. */
   autoFailover?: boolean;
   /** How often the maintenance job (hint replay, anti-entropy) runs; 0 turns the timer off. */
   maintenanceIntervalMs?: number;
@@ -127,7 +127,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       ...(options.replicationFactor ? { [envVars.replicationFactor]: String(options.replicationFactor) } : {}),
       ...(options.vnodesPerShard ? { [envVars.vnodesPerShard]: String(options.vnodesPerShard) } : {}),
       [envVars.faultInjection]: options.faultInjection ? '1' : '0',
-      [envVars.autoFailover]: options.autoFailover ? '1' : '0',
+      [envVars.autoFailover]: options.autoFailover === false ? '0' : '1',
       AWS_REGION: localRegion,
     });
 

@@ -11,7 +11,7 @@ const settings = z
     RINGSTORE_SHARD_COUNT: z.coerce.number().int().min(1).max(64).optional(),
     RINGSTORE_AUTH_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(3600).optional(),
     RINGSTORE_FAULT_INJECTION: z.enum(['0', '1']).default('0'),
-    RINGSTORE_AUTO_FAILOVER: z.enum(['0', '1']).default('0'),
+    RINGSTORE_AUTO_FAILOVER: z.enum(['0', '1']).default('1'),
     RINGSTORE_MAINTENANCE_INTERVAL_MS: z.coerce.number().int().min(0).max(3_600_000).optional(),
   })
   .safeParse(process.env);

@@ -2,7 +2,7 @@
 // or lift the fence when the failover cannot finish. Each step reads the ring it acts on and is safe to
 // run again, so a workflow may retry any of them; the ring's epoch decides between racing runs.
 import { forAllBounded } from './bounded';
-import { invariant } from './errors';
+import { invariant, isRingstoreError } from './errors';
 import {
   catchUpFor,
   electOwner,
@@ -537,7 +537,8 @@ export class FailoverService {
       return true;
     } catch (error) {
       if (isCrashInjected(error) || !isShardFailure(error)) throw error;
-      return false;
+      // Throttled is an answer: a busy table is alive, and its ranges stay with it.
+      return isRingstoreError(error, 'throttled');
     }
   }
 

@@ -121,7 +121,8 @@ export async function startFaultCloud(name: string, env: Record<string, string> 
   const home = mkdtempSync(join(tmpdir(), `ringstore-fault-${name}-`));
   let cloud: LocalCloudProcess;
   try {
-    cloud = await startLocalCloudProcess({ home, env: { RINGSTORE_FAULT_INJECTION: '1', ...env } });
+    // Automatic failover off unless a suite asks for it: most suites study an outage itself (hints, replay).
+    cloud = await startLocalCloudProcess({ home, env: { RINGSTORE_FAULT_INJECTION: '1', RINGSTORE_AUTO_FAILOVER: '0', ...env } });
   } catch (error) {
     rmSync(home, { recursive: true, force: true });
     throw error;

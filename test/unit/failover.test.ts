@@ -1,7 +1,7 @@
 // Failover in the core: the fenced and handed-over rings, the election, and the ring lease that keeps a
 // handler holding an old ring from acknowledging anything on a shard that lost the range.
 import fc from 'fast-check';
-import { isRingstoreError } from '../../lambdas/core/errors';
+import { RingstoreError, isRingstoreError } from '../../lambdas/core/errors';
 import {
   electOwner,
   fencedRing,
@@ -426,6 +426,17 @@ describe('confirming a failure', () => {
     });
     expect(await flapping.confirm(request)).toMatchObject({ down: false, probes: 3 });
     expect(w.log.records.get(request.id)?.status).toBe('running');
+  });
+
+  it('does not fail over a throttled shard: a busy table is alive', async () => {
+    const w = failoverWorld();
+    const throttled = Object.create(w.shards) as MemoryShardStore;
+    throttled.get = async (table: string, namespace: string, key: string) => {
+      if (table === 'shard-2') throw new RingstoreError('throttled', 'shard-2 is throttled', { retryable: true });
+      return w.shards.get(table, namespace, key);
+    };
+    const busy = new FailoverService({ ...w.deps, shards: throttled });
+    expect(await busy.confirm(request)).toMatchObject({ down: false, proceed: false, probes: 1 });
   });
 
   it('confirms a shard that answers none of its probes, spaced over the window', async () => {
