@@ -54,6 +54,53 @@ interface RunResult {
   acknowledgedWrites: number;
   lostWrites: number;
   statuses: Record<string, number>;
+  /** Where the failover time went, from the failover's record (each step's own time) and the clocks around it. */
+  phases: Phases;
+}
+
+interface Phases {
+  /** First failed request to the workflow's start (the automatic start by the request that found the owner down). */
+  startMs: number;
+  confirmMs: number;
+  /** The fence write and the lease wait (ringLeaseMs + ringLeaseMarginMs). */
+  fenceMs: number;
+  /** The slowest range's hand-over (the Map runs them 16 at a time). */
+  handOverMs: number;
+  settleMs: number;
+  publishMs: number;
+  /** After the publication (not part of the failover time): adding, backfilling and readying replicas. */
+  reReplicateMs: number;
+}
+
+interface StepTimes {
+  confirm?: { durationMs?: number };
+  fence?: { durationMs?: number };
+  ranges?: Array<{ durationMs?: number }>;
+  transactions?: { durationMs?: number };
+  publish?: { durationMs?: number };
+  reReplication?: { durationMs?: number };
+}
+
+/** The failover's record once it has finished, with each step's own time. */
+async function phasesOf(cloud: LocalCloud, firstFailureWallMs: number): Promise<Phases> {
+  for (const deadline = Date.now() + 15_000; Date.now() < deadline; ) {
+    await sleep(100);
+    const response = await fetch(`${cloud.url}/v1/admin/failovers`, { headers: { 'x-api-key': cloud.adminKey } });
+    const { failovers } = (await response.json()) as { failovers: Array<{ status: string; requestedAt: string; report?: StepTimes }> };
+    const record = failovers.find((candidate) => candidate.status === 'completed');
+    if (!record?.report) continue;
+    const { report } = record;
+    return {
+      startMs: Date.parse(record.requestedAt) - firstFailureWallMs,
+      confirmMs: report.confirm?.durationMs ?? 0,
+      fenceMs: report.fence?.durationMs ?? 0,
+      handOverMs: Math.max(0, ...(report.ranges ?? []).map((range) => range.durationMs ?? 0)),
+      settleMs: report.transactions?.durationMs ?? 0,
+      publishMs: report.publish?.durationMs ?? 0,
+      reReplicateMs: report.reReplication?.durationMs ?? 0,
+    };
+  }
+  throw new Error('the failover did not complete within 15 s');
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -102,6 +149,7 @@ async function oneRun(run: number): Promise<RunResult> {
     const outcomes: Outcome[] = [];
     const outage: { at?: number } = {};
     let firstFailureAt: number | undefined;
+    let firstFailureWallMs = 0;
     let recoveredAt: number | undefined;
     let stopAt = Number.POSITIVE_INFINITY;
     const client = async (id: number) => {
@@ -118,7 +166,10 @@ async function oneRun(run: number): Promise<RunResult> {
         const atMs = performance.now();
         outcomes.push({ op, status: reply.status, atMs });
         if (write && reply.status === 200) acked.set(key, Math.max(acked.get(key) ?? 0, reply.version));
-        if (outage.at !== undefined && reply.status >= 500) firstFailureAt ??= atMs;
+        if (outage.at !== undefined && reply.status >= 500 && firstFailureAt === undefined) {
+          firstFailureAt = atMs;
+          firstFailureWallMs = Date.now();
+        }
         // Sent after the first failure: a write in flight when the shard went down is not a recovery.
         const afterFailure = firstFailureAt !== undefined && sentAt > firstFailureAt;
         if (recoveredAt === undefined && afterFailure && write && strong && reply.status === 200 && victimKeys.has(key)) {
@@ -150,6 +201,7 @@ async function oneRun(run: number): Promise<RunResult> {
       }
     }
     if (lost.length > 0) console.log(`run ${run}: not read back at their acknowledged version: ${JSON.stringify(lost)}`);
+    const phases = await phasesOf(cloud, firstFailureWallMs);
     const lostWrites = lost.length;
     const outageAt = outage.at;
     const during = outcomes.filter((outcome) => outcome.atMs >= outageAt);
@@ -166,6 +218,7 @@ async function oneRun(run: number): Promise<RunResult> {
       acknowledgedWrites: acked.size,
       lostWrites,
       statuses,
+      phases,
     };
   } finally {
     await cloud.stop();
@@ -192,6 +245,11 @@ async function main() {
       `run ${run + 1}: ${result.victim} down; first failure to first acknowledged strong write ${result.failoverMs} ms; ` +
         `${result.failed} of ${result.requests} requests failed (${result.failedOther} not a 503); ${result.lostWrites} acknowledged writes lost`,
     );
+    const { phases } = result;
+    console.log(
+      `  start ${phases.startMs}, confirm ${phases.confirmMs}, fence and lease wait ${phases.fenceMs}, hand-over ${phases.handOverMs}, ` +
+        `settle ${phases.settleMs}, publish ${phases.publishMs} ms; then re-replication ${phases.reReplicateMs} ms`,
+    );
   }
   const times = runs.map((run) => run.failoverMs);
   const requests = runs.reduce((sum, run) => sum + run.requests, 0);
@@ -202,12 +260,23 @@ async function main() {
     failedShare: failed / requests,
     failedOther: runs.reduce((sum, run) => sum + run.failedOther, 0),
     lostWrites: runs.reduce((sum, run) => sum + run.lostWrites, 0),
+    // The median of each phase over the runs: what the failover time is made of.
+    phasesP50: Object.fromEntries(
+      (Object.keys(runs[0]!.phases) as Array<keyof Phases>).map((phase) => [
+        phase,
+        percentile(
+          runs.map((run) => run.phases[phase]),
+          50,
+        ),
+      ]),
+    ),
   };
   console.log(
     `\nfailover time p50 ${summary.failoverMsP50} ms, max ${summary.failoverMsMax} ms (target 2000); ` +
       `${(summary.failedShare * 100).toFixed(2)} % of requests failed during the runs (${summary.failedOther} not a retryable 503); ` +
       `${summary.lostWrites} acknowledged writes lost`,
   );
+  console.log(`phases, p50 (ms): ${JSON.stringify(summary.phasesP50)}`);
   const resultsDir = join(benchRoot, 'bench', 'results');
   await mkdir(resultsDir, { recursive: true });
   const file = join(resultsDir, `failover-${settings.BENCH_LABEL}.json`);

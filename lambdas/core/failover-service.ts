@@ -130,6 +130,10 @@ export interface RangeHandOver extends RangeOwner {
 export type PublishResult = { published: true; epoch: number } | { published: false; epoch: number; reason: string };
 
 /** Thrown when no candidate of a range answers: the failover cannot finish (its Catch lifts the fence). */
+/** The transaction records' window is read in slices of the deadline index's partitions (a minute), this many at once. */
+const settleWindowMs = 60_000;
+const settleWindowsAtOnce = 8;
+
 export class NoCandidateError extends Error {
   constructor(
     readonly end: number,
@@ -384,22 +388,31 @@ export class FailoverService {
     );
     const untilMs = nowMs + txnLookaheadMs;
     const seen = new Set<string>();
-    for (let fromMs = downSinceMs - txnLookbackMs; ;) {
-      const page = await this.deps.records.dueBetween(fromMs, untilMs, txnPageSize);
-      for (const record of page) {
-        if (seen.has(record.txid)) continue;
-        seen.add(record.txid);
-        settlement.examined += 1;
-        const left = record.keys.filter(stranded);
-        if (left.length === 0) continue;
-        await this.settle(record, ring, newOwners, settlement);
-        settlement.intentsLeft.push(...left.map(({ namespace, key }) => ({ namespace, key, txid: record.txid })));
-      }
-      if (page.length < txnPageSize) return settlement;
-      const last = page[page.length - 1]!.deadlineMs;
-      // A full page of one millisecond's deadlines moves on by one (the seen set skips repeats).
-      fromMs = last === fromMs ? last + 1 : last;
+    // The window is read a minute at a time, the minutes concurrently: the deadline index is partitioned
+    // by minute, so one walk over the whole window would take one round trip per minute in turn.
+    const windows: Array<[number, number]> = [];
+    for (let fromMs = downSinceMs - txnLookbackMs; fromMs < untilMs; fromMs += settleWindowMs) {
+      windows.push([fromMs, Math.min(untilMs, fromMs + settleWindowMs)]);
     }
+    await forAllBounded(windows, settleWindowsAtOnce, async ([fromMs, toMs]) => {
+      for (let cursor = fromMs; ;) {
+        const page = await this.deps.records.dueBetween(cursor, toMs, txnPageSize);
+        for (const record of page) {
+          if (seen.has(record.txid)) continue;
+          seen.add(record.txid);
+          settlement.examined += 1;
+          const left = record.keys.filter(stranded);
+          if (left.length === 0) continue;
+          await this.settle(record, ring, newOwners, settlement);
+          settlement.intentsLeft.push(...left.map(({ namespace, key }) => ({ namespace, key, txid: record.txid })));
+        }
+        if (page.length < txnPageSize) return;
+        const last = page[page.length - 1]!.deadlineMs;
+        // A full page of one millisecond's deadlines moves on by one (the seen set skips repeats).
+        cursor = last === cursor ? last + 1 : last;
+      }
+    });
+    return settlement;
   }
 
   private async settle(record: TxnRecord, ring: Ring, newOwners: ReadonlyMap<number, number>, settlement: TxnSettlement): Promise<void> {

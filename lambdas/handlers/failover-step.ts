@@ -2,6 +2,7 @@
 // state, each a call into FailoverService. Errors are renamed for the machine's Retry and Catch:
 // `Ringstore.Retryable` (throttling, an unreachable table) or `Ringstore.Failed`.
 import middy from '@middy/core';
+import { performance } from 'node:perf_hooks';
 import { isRingstoreError } from '../core/errors';
 import {
   NoCandidateError,
@@ -92,7 +93,11 @@ export function failoverStepHandler(wiring: Wiring) {
   return middy<FailoverStepEvent, unknown>().handler(async (event) => {
     logger.info('failover step', { action: event.action, failover: event.failover.id, shard: event.failover.shard });
     try {
-      return await step(failovers, event);
+      const started = performance.now();
+      const result = await step(failovers, event);
+      // Each step's own time goes into the failover's report (the bench reads the phases from it).
+      const durationMs = Math.round(performance.now() - started);
+      return typeof result === 'object' && result !== null && !Array.isArray(result) ? { ...result, durationMs } : result;
     } catch (error) {
       if (error instanceof NoCandidateError) {
         const renamed = new Error(error.message);
