@@ -27,19 +27,22 @@ type TaskHandler = (event: never, context: Context) => Promise<unknown>;
 /** Retries wait this long locally (the definition's 1 s minimum is for AWS). */
 const localRetryIntervalMs = 20;
 
-/** The part of an ASL definition that names its states, Map iterators included. */
+/** The part of an ASL definition that names its states, Map iterators and Parallel branches included. */
 interface StateTree {
-  States: Record<string, { Type: string; Iterator?: StateTree }>;
+  States: Record<string, { Type: string; Iterator?: StateTree; Branches?: StateTree[] }>;
 }
 
 const StateTree: z.ZodType<StateTree> = z.lazy(() =>
-  z.object({ States: z.record(z.string(), z.object({ Type: z.string(), Iterator: StateTree.optional() })) }),
+  z.object({
+    States: z.record(z.string(), z.object({ Type: z.string(), Iterator: StateTree.optional(), Branches: z.array(StateTree).optional() })),
+  }),
 );
 
 export function taskStateNames(definition: StateTree): string[] {
   return Object.entries(definition.States).flatMap(([name, state]) => [
     ...(state.Type === 'Task' ? [name] : []),
     ...(state.Iterator ? taskStateNames(state.Iterator) : []),
+    ...(state.Branches ?? []).flatMap(taskStateNames),
   ]);
 }
 

@@ -46,7 +46,7 @@ export interface FailoverDeps {
   shards: ShardStore;
   hints: HintStore;
   /** Transactions with intents on the failed owner are settled from their records before the hand-over. */
-  records: Pick<TxnRecordStore, 'dueBetween' | 'decide'>;
+  records: Pick<TxnRecordStore, 'dueBetween' | 'decide' | 'find'>;
   /** The failed shard is marked unavailable at the hand-over: it serves again only once it has rejoined. */
   health: ShardHealthStore;
   clock: Clock;
@@ -81,6 +81,16 @@ export interface ReReplication {
   copied: number;
   /** Whether they count as copies now. */
   ready: boolean;
+}
+
+/** The transactions of the fenced ranges, found (and the pending ones aborted) beside the hand-over. */
+export interface TxnsFound {
+  examined: number;
+  aborted: number;
+  /** Committed ones whose recorded writes the new owners get. */
+  committed: string[];
+  withoutWrites: string[];
+  intentsLeft: Array<{ namespace: string; key: string; txid: string }>;
 }
 
 /** What settling the failed owner's transactions did (the failover's report). */
@@ -360,22 +370,22 @@ export class FailoverService {
   }
 
   /**
-   * Step 3b, after every range is caught up and before the hand-over: the transactions with a write in a
-   * range of `failed` being handed over. A pending one is aborted (its intent sits on the failed owner,
-   * so it cannot commit; the conditional decision races its coordinator fairly). A committed one has
-   * its writes applied from its record on the range's new owner and other candidates, version-guarded:
-   * a write the old owner had applied and replicated is already there and nothing changes.
+   * Step 3b, once the fence's lease wait is over (it runs beside the hand-over): the transactions with a
+   * write in a fenced range on the shard that owns it now (its intents are there). A pending one is
+   * aborted: its intent sits on a shard that is losing the range, so it must not commit (the conditional
+   * decision races its coordinator fairly; if the coordinator commits first, it is committed). Returns
+   * the committed ones, which `applyCommitted` applies once the new owners are chosen.
    */
-  async settleTransactions(choices: readonly RangeOwner[]): Promise<TxnSettlement> {
+  async findTransactions(ends: readonly number[]): Promise<TxnsFound> {
     const ring = new Ring(await this.ring());
-    const newOwners = new Map(choices.map(({ end, owner }) => [end, owner]));
+    const fenced = new Set(ends);
     // Before the publication the ring still names each range's previous owner: the shard its intents are on.
-    const previousTables = new Set(choices.map(({ end }) => ring.shard(ring.rangeOf(end).owner).table));
+    const previousTables = new Set(ends.map((end) => ring.shard(ring.rangeOf(end).owner).table));
     const stranded = (ref: TxnKeyRef) => {
       const range = ring.rangeOf(tokenOf(ref.namespace, ref.key));
-      return newOwners.has(range.end) && ring.shard(range.owner).table === ref.table;
+      return fenced.has(range.end) && ring.shard(range.owner).table === ref.table;
     };
-    const settlement: TxnSettlement = { examined: 0, aborted: 0, rolledForward: 0, versionsApplied: 0, withoutWrites: [], intentsLeft: [] };
+    const found: TxnsFound = { examined: 0, aborted: 0, committed: [], withoutWrites: [], intentsLeft: [] };
     const { txnLookbackMs, txnLookaheadMs, txnPageSize } = this.deps.limits;
     const nowMs = this.deps.clock.nowMs();
     const health = await this.deps.health.all();
@@ -400,11 +410,18 @@ export class FailoverService {
         for (const record of page) {
           if (seen.has(record.txid)) continue;
           seen.add(record.txid);
-          settlement.examined += 1;
+          found.examined += 1;
           const left = record.keys.filter(stranded);
           if (left.length === 0) continue;
-          await this.settle(record, ring, newOwners, settlement);
-          settlement.intentsLeft.push(...left.map(({ namespace, key }) => ({ namespace, key, txid: record.txid })));
+          found.intentsLeft.push(...left.map(({ namespace, key }) => ({ namespace, key, txid: record.txid })));
+          let current = record;
+          if (current.status === 'pending') {
+            current = (await this.deps.records.decide(record.txid, 'aborted', { reason: 'failover' })) ?? record;
+            if (current.status === 'aborted') found.aborted += 1;
+          }
+          if (current.status !== 'committed') continue;
+          if (current.writes) found.committed.push(current.txid);
+          else found.withoutWrites.push(current.txid);
         }
         if (page.length < txnPageSize) return;
         const last = page[page.length - 1]!.deadlineMs;
@@ -412,22 +429,44 @@ export class FailoverService {
         cursor = last === cursor ? last + 1 : last;
       }
     });
+    return found;
+  }
+
+  /**
+   * Step 3c, after the hand-over's catch-up and before the publication: each committed transaction
+   * `findTransactions` returned has its writes in a handed-over range applied from its record on the new
+   * owner and the range's other live candidates, version-guarded: a write the old owner had applied and
+   * replicated is already there, and nothing changes.
+   */
+  async applyCommitted(choices: readonly RangeOwner[], found: TxnsFound): Promise<TxnSettlement> {
+    const ring = new Ring(await this.ring());
+    const newOwners = new Map(choices.map(({ end, owner }) => [end, owner]));
+    const settlement: TxnSettlement = {
+      examined: found.examined,
+      aborted: found.aborted,
+      rolledForward: 0,
+      versionsApplied: 0,
+      withoutWrites: found.withoutWrites,
+      intentsLeft: found.intentsLeft,
+    };
+    await forAllBounded(found.committed, this.deps.limits.catchUpConcurrency, async (txid) => {
+      const record = await this.deps.records.find(txid);
+      if (record?.status !== 'committed' || !record.writes) return;
+      settlement.versionsApplied += await this.applyWrites(record.writes, ring, newOwners);
+      settlement.rolledForward += 1;
+    });
     return settlement;
   }
 
-  private async settle(record: TxnRecord, ring: Ring, newOwners: ReadonlyMap<number, number>, settlement: TxnSettlement): Promise<void> {
-    let current = record;
-    if (current.status === 'pending') {
-      current = (await this.deps.records.decide(record.txid, 'aborted', { reason: 'failover' })) ?? record;
-      if (current.status === 'aborted') settlement.aborted += 1;
-    }
-    if (current.status !== 'committed') return;
-    if (!current.writes) {
-      settlement.withoutWrites.push(current.txid);
-      return;
-    }
+  /** Steps 3b and 3c in turn (in process; the workflow runs 3b beside the hand-over). */
+  async settleTransactions(choices: readonly RangeOwner[]): Promise<TxnSettlement> {
+    return this.applyCommitted(choices, await this.findTransactions(choices.map((choice) => choice.end)));
+  }
+
+  private async applyWrites(writes: readonly TxnCommittedWrite[], ring: Ring, newOwners: ReadonlyMap<number, number>): Promise<number> {
+    let applied = 0;
     const nowSeconds = this.nowSeconds();
-    for (const write of current.writes) {
+    for (const write of writes) {
       const range = ring.rangeOf(write.token);
       const owner = newOwners.get(range.end);
       if (owner === undefined) continue;
@@ -436,14 +475,14 @@ export class FailoverService {
       for (const shard of copies) {
         try {
           const listed = shard === owner;
-          if (await this.deps.shards.applyReplica(ring.shard(shard).table, item, { nowSeconds, listed })) settlement.versionsApplied += 1;
+          if (await this.deps.shards.applyReplica(ring.shard(shard).table, item, { nowSeconds, listed })) applied += 1;
         } catch (error) {
           // Another replica that cannot take it now gets it from anti-entropy; the new owner must take it.
           if (shard === owner || isCrashInjected(error) || !isShardFailure(error)) throw error;
         }
       }
     }
-    settlement.rolledForward += 1;
+    return applied;
   }
 
   /**

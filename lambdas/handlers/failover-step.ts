@@ -11,6 +11,7 @@ import {
   type PublishResult,
   type RangeHandOver,
   type TxnSettlement,
+  type TxnsFound,
 } from '../core/failover-service';
 import type { FailoverRequest } from '../ports';
 import { failoverService } from '../wiring/services';
@@ -20,7 +21,8 @@ export type FailoverStepEvent =
   | { action: 'confirm'; failover: FailoverRequest }
   | { action: 'fence'; failover: FailoverRequest }
   | { action: 'handOver'; failover: FailoverRequest; end: number }
-  | { action: 'settle'; failover: FailoverRequest; ranges: RangeHandOver[] }
+  | { action: 'findTransactions'; failover: FailoverRequest; fence: FenceResult }
+  | { action: 'settle'; failover: FailoverRequest; ranges: RangeHandOver[]; found: TxnsFound }
   | { action: 'publish'; failover: FailoverRequest; fence: FenceResult; ranges: RangeHandOver[] }
   | { action: 'reReplicate'; failover: FailoverRequest; fence: FenceResult; publish: PublishResult }
   | { action: 'abort'; failover: FailoverRequest; failure: { Error?: string; Cause?: string } }
@@ -47,8 +49,13 @@ async function step(failovers: FailoverService, event: FailoverStepEvent): Promi
       return failover.action === 'moveBack'
         ? failovers.moveBackRange(failover.shard, event.end)
         : failovers.handOverRange(failover.shard, event.end);
+    case 'findTransactions':
+      return failovers.findTransactions(event.fence.ranges);
     case 'settle':
-      return failovers.settleTransactions(event.ranges.map(({ end, owner }) => ({ end, owner })));
+      return failovers.applyCommitted(
+        event.ranges.map(({ end, owner }) => ({ end, owner })),
+        event.found,
+      );
     case 'publish':
       return failovers.publish(
         failover.shard,
