@@ -3,7 +3,9 @@
 // mixed load of strong and eventual reads and writes on every shard, takes one shard down, and
 // measures from the first request that fails to the first acknowledged strong write of a key that
 // shard owned. Then it checks that every acknowledged write is still readable at its version or a
-// newer one, and counts the requests that failed (only retryable 503s are allowed).
+// newer one, and counts the requests that failed (only retryable 503s are allowed), separately for
+// the clients that retry after 20 ms and those that wait the answer's Retry-After, as the SDK does.
+// The failover's record gives each step's own time, so each run also says where the time went.
 // Writes bench/results/failover-<BENCH_LABEL>.json.
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -40,6 +42,8 @@ interface Outcome {
   op: string;
   status: number;
   atMs: number;
+  /** Sent by a client that waits `Retry-After` after a 503 (as the SDK does), not 20 ms. */
+  patient: boolean;
 }
 
 interface RunResult {
@@ -49,6 +53,9 @@ interface RunResult {
   failoverMs: number;
   requests: number;
   failed: number;
+  /** The same two counts for the clients that honour `Retry-After` (half of them). */
+  patientRequests: number;
+  patientFailed: number;
   /** Failed requests that were not a retryable 503. */
   failedOther: number;
   acknowledgedWrites: number;
@@ -83,7 +90,7 @@ interface StepTimes {
 
 /** The failover's record once it has finished, with each step's own time. */
 async function phasesOf(cloud: LocalCloud, firstFailureWallMs: number): Promise<Phases> {
-  for (const deadline = Date.now() + 15_000; Date.now() < deadline; ) {
+  for (const deadline = Date.now() + 15_000; Date.now() < deadline;) {
     await sleep(100);
     const response = await fetch(`${cloud.url}/v1/admin/failovers`, { headers: { 'x-api-key': cloud.adminKey } });
     const { failovers } = (await response.json()) as { failovers: Array<{ status: string; requestedAt: string; report?: StepTimes }> };
@@ -112,10 +119,11 @@ async function call(cloud: LocalCloud, method: string, path: string, body?: stri
     ...(body === undefined ? {} : { body }),
     signal: AbortSignal.timeout(10_000),
   });
+  const retryAfterMs = Number(response.headers.get('retry-after') ?? 1) * 1000;
   if (response.ok && method === 'PUT')
-    return { status: response.status, version: ((await response.json()) as { version: number }).version };
+    return { status: response.status, version: ((await response.json()) as { version: number }).version, retryAfterMs };
   await response.arrayBuffer();
-  return { status: response.status, version: Number(response.headers.get('x-ringstore-version') ?? 0) };
+  return { status: response.status, version: Number(response.headers.get('x-ringstore-version') ?? 0), retryAfterMs };
 }
 
 async function ringOf(cloud: LocalCloud): Promise<Ring> {
@@ -153,6 +161,8 @@ async function oneRun(run: number): Promise<RunResult> {
     let recoveredAt: number | undefined;
     let stopAt = Number.POSITIVE_INFINITY;
     const client = async (id: number) => {
+      // Half the clients retry a 503 after 20 ms (a tight loop), half after its Retry-After, as the SDK does.
+      const patient = id % 2 === 1;
       for (let n = 0; performance.now() < stopAt; n += 1) {
         const sentAt = performance.now();
         const key = allKeys[(id * 7 + n * 13) % allKeys.length]!;
@@ -164,7 +174,7 @@ async function oneRun(run: number): Promise<RunResult> {
           ? await call(cloud, 'PUT', `/v1/kv/${key}?${consistency}`, `c${id}-${n}`)
           : await call(cloud, 'GET', `/v1/kv/${key}?${consistency}`);
         const atMs = performance.now();
-        outcomes.push({ op, status: reply.status, atMs });
+        outcomes.push({ op, status: reply.status, atMs, patient });
         if (write && reply.status === 200) acked.set(key, Math.max(acked.get(key) ?? 0, reply.version));
         if (outage.at !== undefined && reply.status >= 500 && firstFailureAt === undefined) {
           firstFailureAt = atMs;
@@ -176,7 +186,7 @@ async function oneRun(run: number): Promise<RunResult> {
           recoveredAt = atMs;
           stopAt = atMs + afterMs;
         }
-        if (reply.status >= 500) await sleep(20);
+        if (reply.status >= 500) await sleep(patient ? Math.min(reply.retryAfterMs, Math.max(0, stopAt - performance.now())) : 20);
       }
     };
     const clients = Array.from({ length: settings.BENCH_FAILOVER_CLIENTS }, (_, id) => client(id));
@@ -214,6 +224,8 @@ async function oneRun(run: number): Promise<RunResult> {
       failoverMs: Math.round(recoveredAt - firstFailureAt),
       requests: during.length,
       failed: failed.length,
+      patientRequests: during.filter((outcome) => outcome.patient).length,
+      patientFailed: failed.filter((outcome) => outcome.patient).length,
       failedOther: failed.filter((outcome) => outcome.status !== 503).length,
       acknowledgedWrites: acked.size,
       lostWrites,
@@ -258,6 +270,10 @@ async function main() {
     failoverMsP50: percentile(times, 50),
     failoverMsMax: Math.max(...times),
     failedShare: failed / requests,
+    failedShareTightRetry:
+      (failed - runs.reduce((sum, run) => sum + run.patientFailed, 0)) /
+      (requests - runs.reduce((sum, run) => sum + run.patientRequests, 0)),
+    failedShareRetryAfter: runs.reduce((sum, run) => sum + run.patientFailed, 0) / runs.reduce((sum, run) => sum + run.patientRequests, 0),
     failedOther: runs.reduce((sum, run) => sum + run.failedOther, 0),
     lostWrites: runs.reduce((sum, run) => sum + run.lostWrites, 0),
     // The median of each phase over the runs: what the failover time is made of.
@@ -273,7 +289,9 @@ async function main() {
   };
   console.log(
     `\nfailover time p50 ${summary.failoverMsP50} ms, max ${summary.failoverMsMax} ms (target 2000); ` +
-      `${(summary.failedShare * 100).toFixed(2)} % of requests failed during the runs (${summary.failedOther} not a retryable 503); ` +
+      `${(summary.failedShare * 100).toFixed(2)} % of requests failed during the runs (${summary.failedOther} not a retryable 503): ` +
+      `${(summary.failedShareTightRetry * 100).toFixed(2)} % for clients retrying after 20 ms, ` +
+      `${(summary.failedShareRetryAfter * 100).toFixed(2)} % for clients honouring Retry-After; ` +
       `${summary.lostWrites} acknowledged writes lost`,
   );
   console.log(`phases, p50 (ms): ${JSON.stringify(summary.phasesP50)}`);

@@ -33,7 +33,6 @@ import type {
   StoredItem,
   TxnCommittedWrite,
   TxnKeyRef,
-  TxnRecord,
   TxnRecordStore,
   VersionEntry,
 } from '../ports';
