@@ -57,7 +57,7 @@ describe('ringstore CLI', () => {
     const result = await ringstore(['help']);
 
     expect(result.code).toBe(0);
-    for (const command of ['connect', 'disconnect', 'put', 'get', 'delete', 'list', 'keyrange', 'txn', 'quit']) {
+    for (const command of ['connect', 'disconnect', 'put', 'get', 'delete', 'list', 'keyrange', 'failover', 'txn', 'quit']) {
       expect(result.stdout).toContain(command);
     }
   });
@@ -147,6 +147,36 @@ describe('ringstore CLI', () => {
     expect(result.stdout).toMatch(/^\s+START\s+END\s+OWNER\s+REPLICAS$/m);
     expect(result.stdout).toMatch(/^\s+4294967295\s+536870911\s+0\s+0, 1, 2$/m);
     expect(result.stdout).not.toContain('warning');
+  });
+
+  it('starts a failover, moves ranges back, and lists both', async () => {
+    const start = await ringstore(['failover', 'start', '1', '--reason', 'table throttled'], { env: connected() });
+    const again = await ringstore(['failover', 'start', '1'], { env: connected() });
+    const back = await ringstore(['failover', 'move-back', '1'], { env: connected() });
+    const list = await ringstore(['failover', 'list'], { env: connected() });
+    const json = await ringstore(['failover', 'list', '--json'], { env: connected() });
+    const wrong = await ringstore(['failover', 'start', '9'], { env: connected() });
+
+    expect(start).toMatchObject({ code: 0, stdout: 'failover shard-1-epoch-3 started; follow it with: ringstore failover list\n' });
+    expect(again).toMatchObject({ code: 0, stdout: 'failover shard-1-epoch-3 was started before\n' });
+    expect(back.stdout).toContain('move-back shard-1-epoch-3-moveback started');
+    expect(list.code).toBe(0);
+    expect(list.stdout).toMatch(/^ID\s+SHARD\s+ACTION\s+STATUS\s+REQUESTED\s+RANGES\s+NOTES$/m);
+    expect(list.stdout).toMatch(/^shard-1-epoch-3-moveback\s+1\s+moveBack\s+completed\s+\S+\s+1 to 1\s*$/m);
+    expect(list.stdout).toMatch(/^shard-1-epoch-3\s+1\s+failOver\s+completed\s+\S+\s+1 to 2\s+rejoined, 1 divergent$/m);
+    expect(JSON.parse(json.stdout)).toEqual([
+      expect.objectContaining({ id: 'shard-1-epoch-3-moveback', action: 'moveBack' }),
+      expect.objectContaining({ id: 'shard-1-epoch-3', reason: 'table throttled', status: 'completed' }),
+    ]);
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toContain('shard 9 is not on the ring');
+  });
+
+  it('refuses failover commands to a user key', async () => {
+    const result = await ringstore(['failover', 'list'], { env: { RINGSTORE_ENDPOINT: fake.url, RINGSTORE_API_KEY: 'user-key' } });
+
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/admin/);
   });
 
   it('takes --endpoint/--api-key over the environment', async () => {

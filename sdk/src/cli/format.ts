@@ -1,7 +1,7 @@
 // Text the CLI prints: tables for listings and the ring, one-line error descriptions.
 
 import { NotFoundError, RingstoreError, TransactionAbortedError, TransactionOutcomeUnknownError } from '../errors';
-import type { ListItem, RingCommandOutput } from '../commands';
+import type { FailoverRecord, ListItem, RingCommandOutput } from '../commands';
 
 function oneLine(text: string): string {
   return text.replace(/\s*\n\s*/g, ' ').trim();
@@ -164,4 +164,40 @@ export function formatRing(ring: RingCommandOutput): string {
     lines.push('', `warning: the ranges cover ${covered} tokens, not ${space}`);
   }
   return lines.join('\n');
+}
+
+/**
+ * Failover records as a table, newest first, with what each one moved and, once its shard rejoined,
+ * the writes the new owners never saw.
+ *
+ * @example
+ * ```ts
+ * console.log(formatFailovers((await admin.listFailovers()).failovers));
+ * ```
+ */
+export function formatFailovers(failovers: readonly FailoverRecord[]): string {
+  if (failovers.length === 0) return 'no failovers';
+  const rows = [['ID', 'SHARD', 'ACTION', 'STATUS', 'REQUESTED', 'RANGES', 'NOTES']];
+  for (const failover of failovers) {
+    const report = failover.report ?? {};
+    const ranges = Array.isArray(report.ranges) ? (report.ranges as Array<{ owner?: unknown }>) : [];
+    const owners = [...new Set(ranges.map((range) => String(range.owner)))].join(', ');
+    const rejoin = report.rejoin as { divergent?: unknown } | undefined;
+    const notes = [
+      typeof rejoin?.divergent === 'number' ? `rejoined, ${rejoin.divergent} divergent` : '',
+      typeof report.reason === 'string' ? report.reason : '',
+    ]
+      .filter((note) => note !== '')
+      .join('; ');
+    rows.push([
+      failover.id,
+      String(failover.shard),
+      failover.action ?? 'failOver',
+      failover.status,
+      failover.requestedAt,
+      ranges.length === 0 ? '-' : `${ranges.length} to ${owners}`,
+      notes,
+    ]);
+  }
+  return table(rows);
 }

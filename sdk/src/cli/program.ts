@@ -18,7 +18,7 @@ import {
   type CliEnv,
   type Connection,
 } from './connection';
-import { describeError, formatList, formatRing, isTextual, showKey } from './format';
+import { describeError, formatFailovers, formatList, formatRing, isTextual, showKey } from './format';
 import { formatTransaction, parseTxnFile, parseTxnWords, transactionJson, TXN_GRAMMAR } from './txn-ops';
 
 /**
@@ -374,6 +374,48 @@ export function buildProgram(session: Session): Command {
     .action(async (options: { json?: boolean }) => {
       const ring = await (await client()).ring(call());
       out(options.json === true ? JSON.stringify(ring, null, 2) : formatRing(ring));
+    });
+
+  const failover = program
+    .command('failover')
+    .description("admin: move a failed shard's token ranges to their replicas, follow failovers, move ranges back");
+  failover
+    .command('start')
+    .description('fail over a shard by hand (the workflow first probes it: one that answers keeps its ranges)')
+    .argument('<shard>', 'the shard id (see keyrange)', parseInteger(0))
+    .option('--reason <text>', 'kept in the failover record')
+    .action(async (shard: number, options: { reason?: string }) => {
+      const started = await (
+        await client()
+      ).startFailover({ shard, ...(options.reason === undefined ? {} : { reason: options.reason }) }, call());
+      out(
+        started.started
+          ? `failover ${started.id} started; follow it with: ringstore failover list`
+          : `failover ${started.id} was started before`,
+      );
+    });
+  failover
+    .command('move-back')
+    .description('give a returned, rejoined shard back the ranges a failover took from it')
+    .argument('<shard>', 'the shard id', parseInteger(0))
+    .option('--reason <text>', 'kept in the record')
+    .action(async (shard: number, options: { reason?: string }) => {
+      const started = await (
+        await client()
+      ).startFailover({ shard, action: 'moveBack', ...(options.reason === undefined ? {} : { reason: options.reason }) }, call());
+      out(
+        started.started
+          ? `move-back ${started.id} started; follow it with: ringstore failover list`
+          : `move-back ${started.id} was started before`,
+      );
+    });
+  failover
+    .command('list')
+    .description('the recent failovers and move-backs, newest first')
+    .option('--json', 'print the records as JSON, with their whole reports')
+    .action(async (options: { json?: boolean }) => {
+      const { failovers } = await (await client()).listFailovers(call());
+      out(options.json === true ? JSON.stringify(failovers, null, 2) : formatFailovers(failovers));
     });
 
   program

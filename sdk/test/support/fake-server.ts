@@ -216,6 +216,10 @@ export class FakeRingstore {
       this.handleAdmin(req, res, caller, segments[3]);
       return;
     }
+    if (segments[1] === 'admin' && segments[2] === 'failovers') {
+      this.handleFailovers(req, res, caller);
+      return;
+    }
     if (segments[1] === 'txn' && req.method === 'POST') {
       this.transact(req, res, caller.namespace);
       return;
@@ -502,6 +506,55 @@ export class FakeRingstore {
     }
     res.writeHead(405);
     res.end();
+  }
+
+  /** Failovers started through the fake: recorded, never run (each is shown as completed, one range moved). */
+  readonly failovers: Array<{ id: string; shard: number; reason: string; action: 'failOver' | 'moveBack'; requestedAt: string }> = [];
+
+  private handleFailovers(req: RecordedRequest, res: ServerResponse, caller: ApiKeyRecord): void {
+    if (caller.role !== 'admin') {
+      sendError(res, 403, 'auth.forbidden', 'an admin key is required');
+      return;
+    }
+    if (req.method === 'GET') {
+      sendJson(res, 200, {
+        failovers: [...this.failovers].reverse().map(({ action, ...failover }) => ({
+          ...failover,
+          action,
+          updatedAt: failover.requestedAt,
+          status: 'completed',
+          report: {
+            ranges: [{ end: 536870911, owner: action === 'moveBack' ? failover.shard : (failover.shard + 1) % 4, copied: 2 }],
+            ...(action === 'failOver'
+              ? { rejoin: { divergent: 1, divergentCopies: [{ namespace: 'test', key: 'lost', version: 4, ownerVersion: 3 }] } }
+              : {}),
+          },
+        })),
+      });
+      return;
+    }
+    if (req.method === 'POST') {
+      const body = JSON.parse(req.body.toString('utf8')) as { shard?: number; reason?: string; action?: 'failOver' | 'moveBack' };
+      if (typeof body.shard !== 'number' || body.shard < 0 || body.shard > 3) {
+        sendError(res, 400, 'request.invalid', `shard ${String(body.shard)} is not on the ring (epoch 3)`);
+        return;
+      }
+      const action = body.action ?? 'failOver';
+      const id = `shard-${body.shard}-epoch-3${action === 'moveBack' ? '-moveback' : ''}`;
+      const started = !this.failovers.some((failover) => failover.id === id);
+      if (started) {
+        this.failovers.push({
+          id,
+          shard: body.shard,
+          reason: body.reason ?? 'requested by an admin',
+          action,
+          requestedAt: new Date().toISOString(),
+        });
+      }
+      sendJson(res, 202, { id, shard: body.shard, started });
+      return;
+    }
+    sendError(res, 404, 'route.notFound', 'no such route');
   }
 
   private handleAdmin(req: RecordedRequest, res: ServerResponse, caller: ApiKeyRecord, keyId: string | undefined): void {
