@@ -4,6 +4,7 @@ import { type Conditions, failureOf, planWrite, type WriteKind, type WritePlan }
 import { IntentConflictError, PreconditionFailedError, RingstoreError, invariant, isRingstoreError } from './errors';
 import { cacheEntryOf, type IntentResolver } from './intents';
 import type {
+  FailoverMetrics,
   FaultInjector,
   KeySummary,
   StoredItem,
@@ -60,6 +61,8 @@ export interface KvDeps {
   faults?: FaultInjector;
   /** Resolves transactions' intents met by reads and writes (absent: intents are not expected). */
   intents?: IntentResolver;
+  /** Counts the requests a fenced or moved range refused. */
+  failoverMetrics?: FailoverMetrics;
 }
 
 /** Plain writes that meet a transaction's intent resolve it and try again, this many times in all. */
@@ -334,6 +337,7 @@ export class KvService {
       const shard = broken ? others[others.length - 1]! : owner!;
       const item = await this.deps.shards.get(shard.table, namespace, key, { consistent: !broken });
       if (await this.deps.ring.stillOwner(lease, token)) return this.withoutIntent(shard.table, item);
+      this.deps.failoverMetrics?.routeRefused('stale');
       if (attempt >= ringRouteAttemptsMax) throw ownerMoving(key);
     }
   }
@@ -341,7 +345,10 @@ export class KvService {
   /** A leased ring to route a write or strong read of `token` with; a fenced range answers a retryable 503. */
   private async ownedRange(token: number, key: string): Promise<RingLease> {
     const lease = await this.deps.ring.lease();
-    if (lease.ring.isFenced(token)) throw ownerMoving(key);
+    if (lease.ring.isFenced(token)) {
+      this.deps.failoverMetrics?.routeRefused('fenced');
+      throw ownerMoving(key);
+    }
     return lease;
   }
 
@@ -349,7 +356,9 @@ export class KvService {
   private async stillOwner(lease: RingLease, token: number): Promise<boolean> {
     // The deliberately broken mode the failover suite must catch (tests only): no fencing at all.
     if (this.deps.faults?.isBroken('staleRingWrites')) return true;
-    return this.deps.ring.stillOwner(lease, token);
+    const owner = await this.deps.ring.stillOwner(lease, token);
+    if (!owner) this.deps.failoverMetrics?.routeRefused('stale');
+    return owner;
   }
 
   /** The ring lease a write routes by: the current one, or in the broken mode the first one ever held. */

@@ -13,8 +13,9 @@ import {
   type TxnSettlement,
   type TxnsFound,
 } from '../core/failover-service';
-import type { FailoverRequest } from '../ports';
+import type { FailoverMetrics, FailoverRequest } from '../ports';
 import { failoverService } from '../wiring/services';
+import { failoverStats } from '../wiring/data';
 import type { Wiring } from '../wiring/wiring';
 
 export type FailoverStepEvent =
@@ -38,7 +39,7 @@ export type FailoverStepEvent =
       reReplication?: unknown;
     };
 
-async function step(failovers: FailoverService, event: FailoverStepEvent): Promise<unknown> {
+async function step(failovers: FailoverService, event: FailoverStepEvent, metrics: FailoverMetrics): Promise<unknown> {
   const { failover } = event;
   switch (event.action) {
     case 'confirm':
@@ -75,6 +76,12 @@ async function step(failovers: FailoverService, event: FailoverStepEvent): Promi
       }
       const abandoned = await failovers.abandonFor(failover);
       await failovers.record(failover, 'aborted', { failure: event.failure, ...abandoned });
+      metrics.failoverFinished({
+        status: 'aborted',
+        action: failover.action ?? 'failOver',
+        durationMs: Date.now() - failover.requestedAtMs,
+        rangesMoved: 0,
+      });
       return abandoned;
     }
     case 'report': {
@@ -88,6 +95,12 @@ async function step(failovers: FailoverService, event: FailoverStepEvent): Promi
             ? 'notReady'
             : outcome;
       await failovers.record(failover, status, report);
+      metrics.failoverFinished({
+        status,
+        action: failover.action ?? 'failOver',
+        durationMs: Date.now() - failover.requestedAtMs,
+        rangesMoved: status === 'completed' ? (event.ranges?.length ?? 0) : 0,
+      });
       return { status };
     }
   }
@@ -95,13 +108,14 @@ async function step(failovers: FailoverService, event: FailoverStepEvent): Promi
 
 export function failoverStepHandler(wiring: Wiring) {
   const failovers = failoverService(wiring);
+  const metrics = failoverStats(wiring);
   const { logger } = wiring;
 
   return middy<FailoverStepEvent, unknown>().handler(async (event) => {
     logger.info('failover step', { action: event.action, failover: event.failover.id, shard: event.failover.shard });
     try {
       const started = performance.now();
-      const result = await step(failovers, event);
+      const result = await step(failovers, event, metrics).finally(() => metrics.publish());
       // Each step's own time goes into the failover's report (the bench reads the phases from it).
       const durationMs = Math.round(performance.now() - started);
       return typeof result === 'object' && result !== null && !Array.isArray(result) ? { ...result, durationMs } : result;

@@ -3,6 +3,8 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { ListKeysQuery, ReadValueQuery } from '../../schemas/api';
 import { httpErrors } from '../http/errors';
+import { flushMetrics } from '../http/metrics';
+import { failoverStats, replicationStats } from '../wiring/data';
 import { parseWith, pathParam, principalOf } from '../http/request';
 import { bytes, json, valueHeaders } from '../http/response';
 import { router } from '../http/router';
@@ -13,33 +15,37 @@ export function kvReadHandler(wiring: Wiring) {
   const kv = kvService(wiring);
   const { logger } = wiring;
 
-  return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(httpErrors(logger))
-    .handler(
-      router('kvRead', {
-        getValue: async (event) => {
-          const { consistency } = parseWith(ReadValueQuery, event.queryStringParameters, 'query');
-          const principal = principalOf(event);
-          const result = await kv.get(principal.namespace, pathParam(event, 'key'), consistency ?? principal.readConsistency);
-          if (result.kind === 'redirect')
-            return { statusCode: 303, headers: { ...valueHeaders(result.item), location: result.url }, body: '' };
-          return bytes(200, result.value, valueHeaders(result.item));
-        },
-        headValue: async (event) => {
-          const { consistency } = parseWith(ReadValueQuery, event.queryStringParameters, 'query');
-          const principal = principalOf(event);
-          const item = await kv.head(principal.namespace, pathParam(event, 'key'), consistency ?? principal.readConsistency);
-          return { statusCode: 200, headers: { ...valueHeaders(item), 'content-length': String(item.size) }, body: '' };
-        },
-        listKeys: async (event) => {
-          const query = parseWith(ListKeysQuery, event.queryStringParameters, 'query');
-          const page = await kv.list(principalOf(event).namespace, query);
-          const items = page.items.map(({ expiresAtSeconds, ...summary }) => ({
-            ...summary,
-            ...(expiresAtSeconds === undefined ? {} : { expiresAt: new Date(expiresAtSeconds * 1000).toISOString() }),
-          }));
-          return json(200, page.cursor ? { items, cursor: page.cursor } : { items });
-        },
-      }),
-    );
+  return (
+    middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+      .use(httpErrors(logger))
+      // Strong writes' replica copies and the requests a failover refused.
+      .use(flushMetrics(replicationStats(wiring), failoverStats(wiring)))
+      .handler(
+        router('kvRead', {
+          getValue: async (event) => {
+            const { consistency } = parseWith(ReadValueQuery, event.queryStringParameters, 'query');
+            const principal = principalOf(event);
+            const result = await kv.get(principal.namespace, pathParam(event, 'key'), consistency ?? principal.readConsistency);
+            if (result.kind === 'redirect')
+              return { statusCode: 303, headers: { ...valueHeaders(result.item), location: result.url }, body: '' };
+            return bytes(200, result.value, valueHeaders(result.item));
+          },
+          headValue: async (event) => {
+            const { consistency } = parseWith(ReadValueQuery, event.queryStringParameters, 'query');
+            const principal = principalOf(event);
+            const item = await kv.head(principal.namespace, pathParam(event, 'key'), consistency ?? principal.readConsistency);
+            return { statusCode: 200, headers: { ...valueHeaders(item), 'content-length': String(item.size) }, body: '' };
+          },
+          listKeys: async (event) => {
+            const query = parseWith(ListKeysQuery, event.queryStringParameters, 'query');
+            const page = await kv.list(principalOf(event).namespace, query);
+            const items = page.items.map(({ expiresAtSeconds, ...summary }) => ({
+              ...summary,
+              ...(expiresAtSeconds === undefined ? {} : { expiresAt: new Date(expiresAtSeconds * 1000).toISOString() }),
+            }));
+            return json(200, page.cursor ? { items, cursor: page.cursor } : { items });
+          },
+        }),
+      )
+  );
 }

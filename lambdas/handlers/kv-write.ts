@@ -5,6 +5,8 @@ import { CommitUploadBody, CommitUploadQuery, CreateUploadBody, DeleteValueQuery
 import { RingstoreError } from '../core/errors';
 import type { WriteAck } from '../core/kv';
 import { httpErrors } from '../http/errors';
+import { flushMetrics } from '../http/metrics';
+import { failoverStats, replicationStats } from '../wiring/data';
 import { bodyBytes, conditionsOf, headersOf, jsonBody, parseWith, pathParam, principalOf } from '../http/request';
 import { etagOf, json } from '../http/response';
 import { router } from '../http/router';
@@ -21,51 +23,55 @@ export function kvWriteHandler(wiring: Wiring) {
   const kv = kvService(wiring);
   const { logger } = wiring;
 
-  return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(httpErrors(logger))
-    .handler(
-      router('kvWrite', {
-        putValue: async (event) => {
-          const { ttlSeconds, consistency } = parseWith(PutValueQuery, event.queryStringParameters, 'query');
-          const { 'content-type': contentType } = parseWith(PutValueHeaders, headersOf(event), 'header');
-          const principal = principalOf(event);
-          const ack = await kv.put(principal.namespace, pathParam(event, 'key'), {
-            value: bodyBytes(event),
-            contentType,
-            ttlSeconds,
-            ...conditionsOf(event),
-            consistency: consistency ?? principal.writeConsistency,
-          });
-          return acknowledged(200, ack);
-        },
-        putEmptyKey: rejectEmptyKey,
-        deleteEmptyKey: rejectEmptyKey,
-        deleteValue: async (event) => {
-          const { consistency } = parseWith(DeleteValueQuery, event.queryStringParameters, 'query');
-          const principal = principalOf(event);
-          return acknowledged(
-            200,
-            await kv.delete(principal.namespace, pathParam(event, 'key'), {
+  return (
+    middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+      .use(httpErrors(logger))
+      // Strong writes' replica copies and the requests a failover refused.
+      .use(flushMetrics(replicationStats(wiring), failoverStats(wiring)))
+      .handler(
+        router('kvWrite', {
+          putValue: async (event) => {
+            const { ttlSeconds, consistency } = parseWith(PutValueQuery, event.queryStringParameters, 'query');
+            const { 'content-type': contentType } = parseWith(PutValueHeaders, headersOf(event), 'header');
+            const principal = principalOf(event);
+            const ack = await kv.put(principal.namespace, pathParam(event, 'key'), {
+              value: bodyBytes(event),
+              contentType,
+              ttlSeconds,
               ...conditionsOf(event),
               consistency: consistency ?? principal.writeConsistency,
-            }),
-          );
-        },
-        createUpload: async (event) => {
-          const body = parseWith(CreateUploadBody, jsonBody(event), 'body');
-          return json(201, await kv.createUpload(principalOf(event).namespace, pathParam(event, 'key'), body));
-        },
-        commitUpload: async (event) => {
-          const body = parseWith(CommitUploadBody, jsonBody(event), 'body');
-          const { consistency } = parseWith(CommitUploadQuery, event.queryStringParameters, 'query');
-          const principal = principalOf(event);
-          const ack = await kv.commitUpload(principal.namespace, pathParam(event, 'key'), pathParam(event, 'uploadId'), {
-            ...body,
-            ...conditionsOf(event),
-            consistency: consistency ?? principal.writeConsistency,
-          });
-          return acknowledged(200, ack);
-        },
-      }),
-    );
+            });
+            return acknowledged(200, ack);
+          },
+          putEmptyKey: rejectEmptyKey,
+          deleteEmptyKey: rejectEmptyKey,
+          deleteValue: async (event) => {
+            const { consistency } = parseWith(DeleteValueQuery, event.queryStringParameters, 'query');
+            const principal = principalOf(event);
+            return acknowledged(
+              200,
+              await kv.delete(principal.namespace, pathParam(event, 'key'), {
+                ...conditionsOf(event),
+                consistency: consistency ?? principal.writeConsistency,
+              }),
+            );
+          },
+          createUpload: async (event) => {
+            const body = parseWith(CreateUploadBody, jsonBody(event), 'body');
+            return json(201, await kv.createUpload(principalOf(event).namespace, pathParam(event, 'key'), body));
+          },
+          commitUpload: async (event) => {
+            const body = parseWith(CommitUploadBody, jsonBody(event), 'body');
+            const { consistency } = parseWith(CommitUploadQuery, event.queryStringParameters, 'query');
+            const principal = principalOf(event);
+            const ack = await kv.commitUpload(principal.namespace, pathParam(event, 'key'), pathParam(event, 'uploadId'), {
+              ...body,
+              ...conditionsOf(event),
+              consistency: consistency ?? principal.writeConsistency,
+            });
+            return acknowledged(200, ack);
+          },
+        }),
+      )
+  );
 }

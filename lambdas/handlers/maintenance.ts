@@ -5,6 +5,7 @@ import type { ScheduledEvent } from 'aws-lambda';
 import type { MaintenanceReport } from '../core/maintenance';
 import { ringSource } from '../wiring/control';
 import { maintenanceService } from '../wiring/services';
+import { failoverStats } from '../wiring/data';
 import type { Wiring } from '../wiring/wiring';
 
 export function maintenanceHandler(wiring: Wiring) {
@@ -12,8 +13,10 @@ export function maintenanceHandler(wiring: Wiring) {
   const ring = ringSource(wiring);
   const { logger } = wiring;
 
+  const metrics = failoverStats(wiring);
+
   return middy<ScheduledEvent, MaintenanceReport>().handler(async () => {
-    const report = await maintenance.run(await ring.current());
+    const report = await maintenance.run(await ring.current()).finally(() => metrics.publish());
     const { antiEntropy, handoff } = report;
     if (handoff.length || antiEntropy.repairedCount) logger.info('maintenance repaired replicas', { ...report });
     return report;

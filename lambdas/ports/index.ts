@@ -309,6 +309,19 @@ export interface ReplicationMetrics {
   hintWritten(target: string): void;
 }
 
+/** Failover observations (docs/operations.md, "Failover metrics"). */
+export interface FailoverMetrics {
+  /**
+   * A write or strong read not answered from the shard it was routed to: its range was fenced
+   * (`fenced`, answered a retryable 503) or the ring moved while it ran (`stale`, sent again).
+   */
+  routeRefused(reason: 'fenced' | 'stale'): void;
+  /** A failover or move-back ended: its status, its time from request to report, and the ranges it moved. */
+  failoverFinished(outcome: { status: FailoverStatus; action: FailoverAction; durationMs: number; rangesMoved: number }): void;
+  /** A rejoining shard held this many copies its ranges' new owners never saw. */
+  divergentFound(count: number): void;
+}
+
 export interface BlobStore {
   put(objectKey: string, bytes: Uint8Array, contentType: string): Promise<void>;
   get(objectKey: string): Promise<Uint8Array>;

@@ -6,6 +6,7 @@ import { DynamoTxnRecordStore } from '../adapters/dynamodb-txn-store';
 import { FaultyShardStore } from '../adapters/fault-injection';
 import { RedisCache } from '../adapters/redis-cache';
 import { powertoolsMetrics, ReplicationStats } from '../adapters/replication-metrics';
+import { FailoverStats } from '../adapters/failover-metrics';
 import { DeferredBlobStore } from '../adapters/deferred-blob-store';
 import { L1Cache } from '../core/l1-cache';
 import { TwoLevelCache } from '../core/two-level-cache';
@@ -60,6 +61,11 @@ export function valueCache(wiring: Wiring): TwoLevelCache | undefined {
     const l2 = remoteCache(wiring);
     return l1 || l2 ? new TwoLevelCache(l1, l2, c.l2TtlSeconds * 1000) : undefined;
   });
+}
+
+/** Failover observations; published as CloudWatch metrics (EMF lines) only inside Lambda. */
+export function failoverStats(wiring: Wiring): FailoverStats {
+  return wiring.shared('failoverStats', () => new FailoverStats(wiring.config.inLambda ? powertoolsMetrics() : undefined));
 }
 
 /** Replication observations; published as CloudWatch metrics (EMF lines) only inside Lambda. */

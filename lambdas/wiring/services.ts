@@ -10,7 +10,7 @@ import { startAutomaticFailover } from '../core/failover-trigger';
 import { ReplicationService } from '../core/replication';
 import { TransactionService } from '../core/transactions';
 import { failoverLog, maintenanceState, ringSource, ringStore, shardHealth, shardHealthRecords } from './control';
-import { blobStore, hintStore, replicationStats, shardStore, txnRecordStore, valueCache } from './data';
+import { blobStore, failoverStats, hintStore, replicationStats, shardStore, txnRecordStore, valueCache } from './data';
 import type { Wiring } from './wiring';
 
 /** The fault injector, passed to the core only when present. */
@@ -64,6 +64,7 @@ export function kvService(wiring: Wiring): KvService {
         limits,
         replication: replicationService(wiring),
         health: shardHealth(wiring),
+        failoverMetrics: failoverStats(wiring),
         ...injected(wiring),
       }),
   );
@@ -120,13 +121,15 @@ export function rejoinService(wiring: Wiring): RejoinService {
         clock: wiring.clock,
         // The keys of eventual writes the shard acknowledged and never replicated (or stray writes): an
         // operator's starting point; the failover's record keeps the first ones too.
-        onDivergent: (report) =>
+        onDivergent: (report) => {
+          failoverStats(wiring).divergentFound(report.divergent);
           wiring.logger.warn('rejoin found writes the new owners never saw', {
             shard: report.shard,
             failover: report.failover,
             divergent: report.divergent,
             copies: report.divergentCopies,
-          }),
+          });
+        },
         limits: failoverDefaults.rejoin,
       }),
   );

@@ -18,6 +18,7 @@ import { FailoverService, NoCandidateError, failOverInProcess } from '../../lamb
 import { automaticFailoverId, startAutomaticFailover } from '../../lambdas/core/failover-trigger';
 import { MaintenanceService } from '../../lambdas/core/maintenance';
 import { RejoinService } from '../../lambdas/core/rejoin';
+import { FailoverStats } from '../../lambdas/adapters/failover-metrics';
 import { CachedRingSource, ringLeaseMarginMs, ringLeaseMs } from '../../lambdas/core/ring-source';
 import type { CrashPoint, FailoverRequest, RingState, VersionEntry } from '../../lambdas/ports';
 import { limits, txnLimits } from '../../schemas/topology';
@@ -198,6 +199,7 @@ class PauseAt extends ScriptedFaults {
 
 /** KV and failover services on in-memory ports, routed by a CachedRingSource over a ring record in memory. */
 function failoverWorld(faults = new ScriptedFaults()) {
+  const metrics = new FailoverStats();
   const shards = new MemoryShardStore();
   const clock = new ManualClock();
   const rings = {
@@ -220,6 +222,7 @@ function failoverWorld(faults = new ScriptedFaults()) {
     replication,
     health,
     faults,
+    failoverMetrics: metrics,
   });
   const log = new MemoryFailoverLog();
   const sleep = async (ms: number) => void (clock.now += ms);
@@ -246,7 +249,7 @@ function failoverWorld(faults = new ScriptedFaults()) {
     },
   };
   const failover = new FailoverService(deps);
-  return { shards, clock, rings, kv, hints, health, log, records, deps, failover };
+  return { shards, clock, rings, kv, hints, health, log, records, deps, failover, metrics };
 }
 
 describe('a writer holding the old ring across a failover', () => {
@@ -269,6 +272,7 @@ describe('a writer holding the old ring across a failover', () => {
     expect(world.shards.tables.get('shard-2')?.get(`ns#${key}`)?.version).toBe(1);
     const read = await world.kv.get('ns', key, 'strong');
     expect(read.kind === 'value' && new TextDecoder().decode(read.value)).toBe('v1');
+    expect(world.metrics.counts).toMatchObject({ staleRoutes: 1, fencedRequests: 0 });
   });
 
   it('answers a retryable 503 while the range is fenced, and writes nothing', async () => {
@@ -279,6 +283,7 @@ describe('a writer holding the old ring across a failover', () => {
     for (const table of world.shards.tables.values()) expect(table.has(`ns#${key}`)).toBe(false);
     const read = await world.kv.get('ns', key, 'strong').catch((caught: unknown) => caught);
     expect(isRingstoreError(read) && read.code).toBe('shard.failingOver');
+    expect(world.metrics.counts).toMatchObject({ fencedRequests: 2, staleRoutes: 0 });
   });
 });
 
