@@ -196,6 +196,11 @@ export interface HandlerSpec {
   startsTransactions?: boolean;
   /** May start executions of the failover state machine (POST /v1/admin/failovers). */
   startsFailovers?: boolean;
+  /**
+   * Marks shards unavailable (it reaches shard tables for requests or replication), so with automatic
+   * failover on (CDK context `autoFailover`) it may start the failover of a shard it finds down.
+   */
+  startsAutomaticFailovers?: boolean;
   /** The task of a state machine (invoked by Step Functions, never by API Gateway): which one. */
   stateMachineTask?: StateMachineName;
   /** Invoked by the shard tables' streams (one event source mapping per shard). */
@@ -220,6 +225,7 @@ export const handlers: Record<HandlerName, HandlerSpec> = {
     timeoutSeconds: 5,
   },
   kvRead: {
+    startsAutomaticFailovers: true,
     entry: 'lambdas/entries/kv-read.ts',
     description: 'GET/HEAD a key, list keys by prefix',
     // A read that meets a transaction's intent resolves it (docs/transactions.md, "Recovery"): it reads the
@@ -233,6 +239,7 @@ export const handlers: Record<HandlerName, HandlerSpec> = {
     timeoutSeconds: 28,
   },
   kvWrite: {
+    startsAutomaticFailovers: true,
     entry: 'lambdas/entries/kv-write.ts',
     description: 'PUT/DELETE a key, large-value uploads; strong writes reach every live replica',
     // Control: a strong write that cannot reach a replica marks it unavailable (shard health). Transaction
@@ -287,6 +294,7 @@ export const handlers: Record<HandlerName, HandlerSpec> = {
     timeoutSeconds: 20,
   },
   replicator: {
+    startsAutomaticFailovers: true,
     entry: 'lambdas/entries/replicator.ts',
     description: "Applies each owner write from the shard streams to the key's replicas (version-guarded)",
     shardTables: 'readWrite',
@@ -298,6 +306,7 @@ export const handlers: Record<HandlerName, HandlerSpec> = {
     timeoutSeconds: 60,
   },
   maintenance: {
+    startsAutomaticFailovers: true,
     entry: 'lambdas/entries/maintenance.ts',
     description: 'Probes unavailable shards, replays their hints before they serve again, runs anti-entropy',
     shardTables: 'readWrite',
@@ -309,6 +318,7 @@ export const handlers: Record<HandlerName, HandlerSpec> = {
     timeoutSeconds: 300,
   },
   txn: {
+    startsAutomaticFailovers: true,
     entry: 'lambdas/entries/txn.ts',
     description: 'POST /v1/txn: commits a one-shard transaction in one atomic write, runs any other as the state machine',
     // The one-shard path reads and writes its shard, and copies a strong transaction's writes to the
@@ -324,6 +334,7 @@ export const handlers: Record<HandlerName, HandlerSpec> = {
     timeoutSeconds: 28,
   },
   txnStep: {
+    startsAutomaticFailovers: true,
     entry: 'lambdas/entries/txn-step.ts',
     description: 'The tasks of the transaction state machine: begin, prepare, validate, decide, commit, abort',
     shardTables: 'readWrite',
@@ -336,6 +347,7 @@ export const handlers: Record<HandlerName, HandlerSpec> = {
     timeoutSeconds: 20,
   },
   txnSweeper: {
+    startsAutomaticFailovers: true,
     entry: 'lambdas/entries/txn-sweeper.ts',
     description: 'Aborts transactions past their deadline, rolls committed ones forward, clears their intents',
     shardTables: 'readWrite',
@@ -348,6 +360,7 @@ export const handlers: Record<HandlerName, HandlerSpec> = {
     timeoutSeconds: 120,
   },
   txnApplier: {
+    startsAutomaticFailovers: true,
     entry: 'lambdas/entries/txn-applier.ts',
     description: "Applies each committed eventual transaction's intents from the transaction table's stream",
     // Reads the intents of the committed keys and applies them; the records arrive in the stream.
@@ -506,6 +519,8 @@ export interface Names {
   /** Each workflow's state machine name. */
   stateMachineName: (machine: StateMachineName) => string;
   functionName(handler: HandlerName): string;
+  /** The SNS topic the deployment's alarms notify. */
+  alarmTopic: string;
 }
 
 const stagePattern = /^[a-z][a-z0-9-]{0,19}$/;
@@ -527,6 +542,7 @@ export function namesFor(stage: string = defaults.stage, account = ''): Names {
     transactionStateMachine: `${prefix}-txn`,
     stateMachineName: (machine) => (machine === 'transaction' ? `${prefix}-txn` : `${prefix}-${machine}`),
     functionName: (handler) => `${prefix}-${handler}`,
+    alarmTopic: `${prefix}-alarms`,
   };
 }
 

@@ -91,12 +91,19 @@ export const failoverStartActions = ['states:StartExecution'] as const;
 export interface WorkflowRefs {
   transactionStateMachineArn: string;
   failoverStateMachineArn: string;
+  /** Automatic failover on (CDK context `autoFailover`): the handlers that mark shards down may start one. */
+  autoFailover: boolean;
+}
+
+/** Whether a handler may start failovers: the admin's by hand, and with automatic failover on those that find shards down. */
+export function startsFailovers(spec: HandlerSpec, workflows: Pick<WorkflowRefs, 'autoFailover'>): boolean {
+  return spec.startsFailovers === true || (workflows.autoFailover && spec.startsAutomaticFailovers === true);
 }
 
 /**
  * The IAM statements one handler needs for the state machines: StartSyncExecution on the transaction
  * state machine (that ARN only) when its spec says `startsTransactions`, StartExecution on the failover
- * state machine when it says `startsFailovers`, else none.
+ * state machine when it may start failovers (startsFailovers above), else none.
  *
  * @example
  * for (const statement of workflowStatements(handlers.txn, { transactionStateMachineArn })) role.addToPolicy(statement);
@@ -112,7 +119,7 @@ export function workflowStatements(spec: HandlerSpec, workflows: WorkflowRefs): 
           }),
         ]
       : []),
-    ...(spec.startsFailovers
+    ...(startsFailovers(spec, workflows)
       ? [new PolicyStatement({ effect: Effect.ALLOW, actions: [...failoverStartActions], resources: [workflows.failoverStateMachineArn] })]
       : []),
   ];

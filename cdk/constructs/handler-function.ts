@@ -9,7 +9,7 @@ import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { envVars, productionBuildDefine, type HandlerName, type HandlerSpec, type Names } from '../../schemas/topology';
-import { accessStatements, workflowStatements, type WorkflowRefs } from './access';
+import { accessStatements, startsFailovers, workflowStatements, type WorkflowRefs } from './access';
 import type { DataRefs } from './data-refs';
 import { acknowledge, nagFindingName } from './nag';
 
@@ -156,6 +156,7 @@ export class HandlerFunction extends Construct {
   useWorkflows(workflows: WorkflowRefs): void {
     for (const statement of workflowStatements(this.spec, workflows)) this.role.addToPrincipalPolicy(statement);
     if (this.spec.startsTransactions) this.function.addEnvironment(envVars.txnStateMachineArn, workflows.transactionStateMachineArn);
-    if (this.spec.startsFailovers) this.function.addEnvironment(envVars.failoverStateMachineArn, workflows.failoverStateMachineArn);
+    if (startsFailovers(this.spec, workflows))
+      this.function.addEnvironment(envVars.failoverStateMachineArn, workflows.failoverStateMachineArn);
   }
 }

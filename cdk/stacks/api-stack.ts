@@ -14,8 +14,9 @@ import {
   type HandlerName,
   type Names,
 } from '../../schemas/topology';
-import { failoverStartActions, transactionStartActions } from '../constructs/access';
+import { failoverStartActions, startsFailovers, transactionStartActions } from '../constructs/access';
 import { Cache } from '../constructs/cache';
+import { FailoverAlarms } from '../constructs/failover-alarms';
 import { dataRefs } from '../constructs/data-refs';
 import { HandlerFunction } from '../constructs/handler-function';
 import { Network } from '../constructs/network';
@@ -51,6 +52,8 @@ export class ApiStack extends Stack {
   /** The coordinator of POST /v1/txn (Express, run synchronously by the handlers that start transactions). */
   readonly transactions: WorkflowStateMachine;
   readonly failovers: WorkflowStateMachine;
+  /** Alarms when a failover starts and when one fails, on the deployment's alarm topic. */
+  readonly failoverAlarms: FailoverAlarms;
   /** Stream subscriptions of each handler whose spec says `shardStreams`. */
   readonly shardStreams: Partial<Record<HandlerName, ShardStreams>> = {};
   /** Schedules of each handler whose spec says `everyMinutes`. */
@@ -82,6 +85,7 @@ export class ApiStack extends Stack {
       [envVars.blobBucket]: data.blobBucket.name,
       [envVars.redisUrl]: this.cache.url,
       [envVars.l1Policy]: config.l1CachePolicy,
+      [envVars.autoFailover]: config.autoFailover ? '1' : '0',
     };
 
     const functions = mapHandlers(
@@ -122,8 +126,10 @@ export class ApiStack extends Stack {
     const workflows = {
       transactionStateMachineArn: this.transactions.stateMachine.stateMachineArn,
       failoverStateMachineArn: this.failovers.stateMachine.stateMachineArn,
+      autoFailover: config.autoFailover,
     };
     for (const name of handlerNames) functions[name].useWorkflows(workflows);
+    this.failoverAlarms = new FailoverAlarms(this, 'FailoverAlarms', { names: this.names, failovers: this.failovers.stateMachine });
     // StartSyncExecution is served by sync-states.<region>.amazonaws.com, which the isolated subnets reach
     // only through an endpoint; it carries nothing but that call on this state machine.
     if (handlerNames.some((name) => handlers[name].startsTransactions)) {
@@ -140,7 +146,7 @@ export class ApiStack extends Stack {
 
     // StartExecution (a failover) is served by states.<region>.amazonaws.com: its own endpoint, carrying
     // nothing but that call on the failover state machine.
-    if (handlerNames.some((name) => handlers[name].startsFailovers)) {
+    if (handlerNames.some((name) => startsFailovers(handlers[name], workflows))) {
       const states = this.network.addInterfaceEndpoint('States', InterfaceVpcEndpointAwsService.STEP_FUNCTIONS);
       states.addToPolicy(
         new PolicyStatement({
@@ -201,6 +207,10 @@ export class ApiStack extends Stack {
     new CfnOutput(this, 'ApiUrl', { description: 'Base URL of the Ringstore REST API', value: this.restApi.api.url });
     new CfnOutput(this, 'TransactionStateMachineArn', { value: workflows.transactionStateMachineArn });
     new CfnOutput(this, 'FailoverStateMachineArn', { value: this.failovers.stateMachine.stateMachineArn });
+    new CfnOutput(this, 'AlarmTopicArn', {
+      description: 'SNS topic of the deployment alarms (failover started, failover failed): subscribe to it',
+      value: this.failoverAlarms.topic.topicArn,
+    });
     new CfnOutput(this, 'TransactionLogGroup', {
       description: 'Execution events of the transaction state machine (no input or output data)',
       value: this.transactions.logGroup.logGroupName,

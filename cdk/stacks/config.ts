@@ -67,6 +67,11 @@ export const deploymentContextSchema = z
      * Turn this off when another stack of the account already manages it.
      */
     manageApiGatewayAccountRole: z.union([z.boolean(), z.enum(['true', 'false']).transform((value) => value === 'true')]).default(true),
+    /**
+     * Automatic failover (docs/failover.md): a request that cannot reach a shard's table, and the
+     * maintenance probe while it stays down, start the shard's failover. Off: only an admin starts one.
+     */
+    autoFailover: z.union([z.boolean(), z.enum(['true', 'false']).transform((value) => value === 'true')]).default(true),
   })
   .superRefine((config, ctx) => {
     try {

@@ -15,6 +15,7 @@ import { CachedRingSource } from '../core/ring-source';
 import type {
   ApiKeyStore,
   FailoverLog,
+  FailoverStarter,
   MaintenanceStateStore,
   NamespaceSettingsStore,
   RingStore,
@@ -63,15 +64,35 @@ export function shardHealth(wiring: Wiring): CachedShardHealth {
     const store = new DynamoShardHealthStore(documentClient(wiring), wiring.config.controlTable);
     // With automatic failover on, marking a shard unavailable also starts its failover (once per
     // instance: the cache skips a shard it already knows is unavailable).
-    const { failovers } = wiring;
-    const health =
-      wiring.config.autoFailover && failovers
-        ? new FailoverOnUnavailable(store, ringSource(wiring), failovers, (error) =>
-            wiring.logger.warn('automatic failover could not start', { error }),
-          )
-        : store;
+    const failovers = automaticFailoverStarter(wiring);
+    const health = failovers
+      ? new FailoverOnUnavailable(store, ringSource(wiring), failovers, (error) =>
+          wiring.logger.warn('automatic failover could not start', { error }),
+        )
+      : store;
     return new CachedShardHealth(health, wiring.clock, replicationDefaults.healthRefreshMs);
   });
+}
+
+/**
+ * What starts a failover when this handler finds a shard down, with automatic failover on: the host's
+ * starter (the local cloud), or Step Functions when the config names the failover state machine. The
+ * Step Functions client is loaded on the first start only, so the handlers that never start one do not
+ * pay for it at cold start.
+ */
+export function automaticFailoverStarter(wiring: Wiring): FailoverStarter | undefined {
+  if (!wiring.config.autoFailover) return undefined;
+  if (wiring.failovers) return wiring.failovers;
+  if (!wiring.config.failoverStateMachineArn || (wiring.spec && !wiring.spec.startsAutomaticFailovers && !wiring.spec.startsFailovers)) {
+    return undefined;
+  }
+  return {
+    start: async (request) => {
+      const { failoverStarter } = await import('./orchestrator');
+      const starter = failoverStarter(wiring);
+      return starter ? starter.start(request) : false;
+    },
+  };
 }
 
 /**

@@ -29,8 +29,11 @@ export function failoverStarter(wiring: Wiring): FailoverStarter | undefined {
   if (wiring.failovers) return wiring.failovers;
   const arn = wiring.config.failoverStateMachineArn;
   if (!arn) return undefined;
-  if (wiring.spec && !wiring.spec.startsFailovers) {
-    throw new Error(`handler ${wiring.spec.name} may not start failovers: its HandlerSpec does not say startsFailovers`);
+  const automatic = wiring.config.autoFailover && wiring.spec?.startsAutomaticFailovers === true;
+  if (wiring.spec && !wiring.spec.startsFailovers && !automatic) {
+    throw new Error(
+      `handler ${wiring.spec.name} may not start failovers: its HandlerSpec says neither startsFailovers nor startsAutomaticFailovers`,
+    );
   }
   return wiring.shared('failoverStarter', () => new SfnFailoverStarter(sfnClient(wiring), arn));
 }

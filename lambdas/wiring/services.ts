@@ -9,7 +9,7 @@ import { type MaintenanceDeps, MaintenanceService } from '../core/maintenance';
 import { startAutomaticFailover } from '../core/failover-trigger';
 import { ReplicationService } from '../core/replication';
 import { TransactionService } from '../core/transactions';
-import { failoverLog, maintenanceState, ringSource, ringStore, shardHealth, shardHealthRecords } from './control';
+import { automaticFailoverStarter, failoverLog, maintenanceState, ringSource, ringStore, shardHealth, shardHealthRecords } from './control';
 import { blobStore, failoverStats, hintStore, replicationStats, shardStore, txnRecordStore, valueCache } from './data';
 import type { Wiring } from './wiring';
 
@@ -137,8 +137,8 @@ export function rejoinService(wiring: Wiring): RejoinService {
 
 /** With automatic failover on, the maintenance probe starts the failover of a shard that stays down. */
 function automaticFailoverProbe(wiring: Wiring): Pick<MaintenanceDeps, 'stillDown'> {
-  const { failovers } = wiring;
-  if (!wiring.config.autoFailover || !failovers) return {};
+  const failovers = automaticFailoverStarter(wiring);
+  if (!failovers) return {};
   const ring = ringSource(wiring);
   return {
     stillDown: async (table, nowMs) => {

@@ -633,4 +633,34 @@ describe('ApiStack', () => {
       });
     });
   });
+
+  describe('failover alarms', () => {
+    it('alarms when a failover starts and when one fails, on the failover state machine, to the alarm topic', () => {
+      const machine = { Ref: logicalIdOf(s.api, s.api.failovers.stateMachine) };
+      const topic = { Ref: logicalIdOf(s.api, s.api.failoverAlarms.topic) };
+      for (const metric of ['ExecutionsStarted', 'ExecutionsFailed']) {
+        t.hasResourceProperties('AWS::CloudWatch::Alarm', {
+          Namespace: 'AWS/States',
+          MetricName: metric,
+          Dimensions: [{ Name: 'StateMachineArn', Value: machine }],
+          Statistic: 'Sum',
+          Period: 60,
+          Threshold: 1,
+          ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+          TreatMissingData: 'notBreaching',
+          AlarmActions: [topic],
+        });
+      }
+    });
+
+    it('sends them to an encrypted, TLS-only topic whose ARN is an output', () => {
+      t.hasResourceProperties('AWS::SNS::Topic', { TopicName: names.alarmTopic, KmsMasterKeyId: Match.anyValue() });
+      t.hasResourceProperties('AWS::SNS::TopicPolicy', {
+        PolicyDocument: Match.objectLike({
+          Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]),
+        }),
+      });
+      t.hasOutput('AlarmTopicArn', { Value: { Ref: logicalIdOf(s.api, s.api.failoverAlarms.topic) } });
+    });
+  });
 });

@@ -8,6 +8,7 @@ import {
   streamListAction,
   streamReadActions,
   failoverStartActions,
+  startsFailovers,
   transactionStartActions,
 } from '../../cdk/constructs/access';
 import {
@@ -154,16 +155,18 @@ describe('IAM least privilege', () => {
       }
     });
 
+    // Automatic failover is on by default: the handlers that mark shards down may start a failover too.
+    const failovers = startsFailovers(spec, { autoFailover: true });
     const starts = [
       ...(spec.startsTransactions ? ['synchronous executions of the transaction state machine'] : []),
-      ...(spec.startsFailovers ? ['executions of the failover state machine'] : []),
+      ...(failovers ? ['executions of the failover state machine'] : []),
     ];
     it(`starts ${starts.length > 0 ? `${starts.join(' and ')} only` : 'no state machine'}`, () => {
       const stateGrants = grantsOf(s, name).filter((g) => g.actions.some((a) => a.startsWith('states:')));
 
       expect(stateGrants).toEqual([
         ...(spec.startsTransactions ? [{ actions: [...transactionStartActions], resources: [stateMachineRef(s)] }] : []),
-        ...(spec.startsFailovers ? [{ actions: [...failoverStartActions], resources: [failoverMachineRef(s)] }] : []),
+        ...(failovers ? [{ actions: [...failoverStartActions], resources: [failoverMachineRef(s)] }] : []),
       ]);
     });
 
@@ -255,11 +258,25 @@ describe('IAM least privilege', () => {
       expect(writers.sort()).toEqual(['failoverStep', 'kvRead', 'kvWrite', 'txnStep', 'txnSweeper']);
     });
 
-    it('lets only the handlers whose spec says startsFailovers start a failover, the admin handler among them', () => {
+    it('lets the admin handler and, with automatic failover on, the handlers that find shards down start a failover', () => {
       const starters = handlerNames.filter((name) => grantsOf(s, name).some((g) => g.resources.includes(failoverMachineRef(s))));
 
-      expect(starters).toEqual(handlerNames.filter((name) => handlers[name].startsFailovers));
-      expect(starters).toContain('admin');
+      expect(starters).toEqual(handlerNames.filter((name) => handlers[name].startsFailovers || handlers[name].startsAutomaticFailovers));
+      expect(starters).toEqual(expect.arrayContaining(['admin', 'kvWrite', 'maintenance', 'replicator']));
+      expect(starters).not.toContain('authorizer');
+    });
+
+    it('lets only the admin handler start a failover with automatic failover off, and tells every handler it is off', () => {
+      const off = synth({ autoFailover: false });
+      const starters = handlerNames.filter((name) => grantsOf(off, name).some((g) => g.resources.includes(failoverMachineRef(off))));
+
+      expect(starters).toEqual(['admin']);
+      const flags = Object.values(off.apiTemplate.findResources('AWS::Lambda::Function'))
+        .map((fn) => (fn as { Properties: { Environment?: { Variables?: Record<string, unknown> } } }).Properties.Environment?.Variables)
+        .filter((variables) => variables?.RINGSTORE_STAGE !== undefined)
+        .map((variables) => variables?.RINGSTORE_AUTO_FAILOVER);
+      expect(flags).toHaveLength(handlerNames.length);
+      expect(new Set(flags)).toEqual(new Set(['0']));
     });
 
     it('lets only the handlers whose spec says startsTransactions start the state machine, the txn handler among them', () => {
