@@ -5,7 +5,7 @@ import { loadConfig } from '../../lambdas/config';
 import { isRingstoreError } from '../../lambdas/core/errors';
 import { handlerFactories } from '../../lambdas/handlers';
 import { documentClient } from '../../lambdas/wiring/clients';
-import { apiKeyService, ringSource } from '../../lambdas/wiring/control';
+import { apiKeyService, automaticFailoverStarter, ringSource } from '../../lambdas/wiring/control';
 import { blobStore, closeConnections, hintStore, shardStore, txnRecordStore } from '../../lambdas/wiring/data';
 import { orchestrator } from '../../lambdas/wiring/orchestrator';
 import { kvService } from '../../lambdas/wiring/services';
@@ -23,6 +23,21 @@ const lambdaEnv = {
 const handlerNames = Object.keys(handlers) as HandlerName[];
 
 describe('Wiring', () => {
+  it('gives the handlers that find shards down a failover starter only with automatic failover on and a state machine named', () => {
+    const failoverArn = 'arn:aws:states:us-east-1:000000000000:stateMachine:ringstore-local-failover';
+    const on = Wiring.create({ config: loadConfig({ ...lambdaEnv, [envVars.failoverStateMachineArn]: failoverArn }) });
+    const off = Wiring.create({
+      config: loadConfig({ ...lambdaEnv, [envVars.failoverStateMachineArn]: failoverArn, [envVars.autoFailover]: '0' }),
+    });
+    const unnamed = Wiring.create({ config: loadConfig(lambdaEnv) });
+
+    expect(automaticFailoverStarter(on.forHandler('kvWrite'))).toBeDefined();
+    expect(automaticFailoverStarter(on.forHandler('maintenance'))).toBeDefined();
+    expect(automaticFailoverStarter(on.forHandler('authorizer'))).toBeUndefined();
+    expect(automaticFailoverStarter(off.forHandler('kvWrite'))).toBeUndefined();
+    expect(automaticFailoverStarter(unnamed.forHandler('kvWrite'))).toBeUndefined();
+  });
+
   it('builds each instance once and shares it between the views of one process', () => {
     const host = Wiring.create({ config: loadConfig(lambdaEnv) });
 
