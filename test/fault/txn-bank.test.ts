@@ -38,25 +38,41 @@ const recoveryBoundMs = 30_000;
 const backoffAfterFailureMs = 100;
 
 const seed = baseSeed();
-let cloud: FaultCloud;
-
-beforeAll(async () => {
-  // A quick maintenance timer: the shard that comes back is probed healthy within the run.
-  cloud = await startFaultCloud('txnbank', { RINGSTORE_MAINTENANCE_INTERVAL_MS: '500' });
-}, 240_000);
-
-afterAll(async () => {
-  await cloud?.close();
-});
 
 describe('bank invariant', () => {
+  let cloud: FaultCloud;
+  beforeAll(async () => {
+    // A quick maintenance timer: the shard that comes back is probed healthy within the run.
+    cloud = await startFaultCloud('txnbank', { RINGSTORE_MAINTENANCE_INTERVAL_MS: '500' });
+  }, 240_000);
+  afterAll(async () => {
+    await cloud?.close();
+  });
+
   it('transfers between 20 accounts on every shard keep the total through crashes and a shard outage', async () => {
-    const replay = `RINGSTORE_FAULT_SEED=${seed} npx jest --selectProjects fault test/fault/txn-bank.test.ts`;
-    await withSeed(seed, replay, () => runBank(new Rng(deriveSeed(seed, 'bank'))));
+    const replay = `RINGSTORE_FAULT_SEED=${seed} npx jest --selectProjects fault test/fault/txn-bank.test.ts -t outage`;
+    await withSeed(seed, replay, () => runBank(cloud, new Rng(deriveSeed(seed, 'bank')), { failover: false }));
   });
 });
 
-async function runBank(rng: Rng): Promise<void> {
+describe('bank invariant across a failover', () => {
+  let cloud: FaultCloud;
+  beforeAll(async () => {
+    // Automatic failover on: the shard that goes down loses its ranges (and the intents of transactions
+    // on it) to its replicas while the transfers run, then comes back and rejoins.
+    cloud = await startFaultCloud('txnbankfailover', { RINGSTORE_MAINTENANCE_INTERVAL_MS: '500', RINGSTORE_AUTO_FAILOVER: '1' });
+  }, 240_000);
+  afterAll(async () => {
+    await cloud?.close();
+  });
+
+  it('transfers between 20 accounts on every shard keep the total while a shard fails over, and after it rejoins', async () => {
+    const replay = `RINGSTORE_FAULT_SEED=${seed} npx jest --selectProjects fault test/fault/txn-bank.test.ts -t failover`;
+    await withSeed(seed, replay, () => runBank(cloud, new Rng(deriveSeed(seed, 'bank-failover')), { failover: true }));
+  });
+});
+
+async function runBank(cloud: FaultCloud, rng: Rng, options: { failover: boolean }): Promise<void> {
   // Prepare: 20 accounts, 5 owned by each shard, 100 each.
   const { api, ring, ddb } = cloud;
   const prefix = `bank-${rng.int(0, 1e9).toString(36)}-acct-`;
@@ -151,6 +167,12 @@ async function runBank(rng: Rng): Promise<void> {
   await api.setFaults({});
   await clients;
 
+  // With failover: the shard lost its ranges while it was down, and it rejoins (maintenance reconciles it
+  // and clears the intents it still held) before the transactions are all finished.
+  const failedOver = options.failover
+    ? await completedFailoverOf(cloud, ring.shards.find((shard) => shard.table === downShard)!.id)
+    : undefined;
+  if (options.failover) await waitUntilServing(cloud, downShard);
   // Recovery, then the final state: strongly read balances and a final audit.
   const recovery = await waitForTxnRecovery({ ddb, ring, txids, boundMs: recoveryBoundMs });
   const finalReads = await Promise.all(accounts.map((key) => api.get(key, 'strong')));
@@ -161,7 +183,7 @@ async function runBank(rng: Rng): Promise<void> {
   const committed = (name: string) => counts[`${name} 200`] ?? 0;
   const context =
     `accounts ${prefix}*, down shard ${downShard}, counts ${JSON.stringify(counts)}, crashed ${JSON.stringify(crashed)}, ` +
-    `recovery ${recovery.elapsedMs} ms`;
+    `recovery ${recovery.elapsedMs} ms${failedOver ? `, failover ${failedOver}` : ''}`;
   if (process.env.RINGSTORE_FAULT_VERBOSE === '1') console.log(context);
   expect({ context, unexpected }).toEqual({ context, unexpected: [] });
   expect({ context, violations }).toEqual({ context, violations: [] });
@@ -179,7 +201,8 @@ async function runBank(rng: Rng): Promise<void> {
   });
   // Progress, and the faults were felt.
   const crashes = Object.values(crashed).reduce((acc, n) => acc + (n ?? 0), 0);
-  const outageFelt = Object.keys(counts).some((name) => name.endsWith('shard.unavailable'));
+  const outageFelt = Object.keys(counts).some((name) => name.endsWith('shard.unavailable') || name.endsWith('shard.failingOver'));
+  if (options.failover) expect({ context, failedOver: failedOver !== undefined }).toEqual({ context, failedOver: true });
   expect({ context, transfers: committed('transfer') >= 10, audits: committed('audit') >= 2, crashes: crashes >= 1, outageFelt }).toEqual({
     context,
     transfers: true,
@@ -187,4 +210,25 @@ async function runBank(rng: Rng): Promise<void> {
     crashes: true,
     outageFelt: true,
   });
+}
+
+/** The id of a completed failover of `shard`, waiting for one (bounded); undefined if none completed. */
+async function completedFailoverOf(cloud: FaultCloud, shard: number): Promise<string | undefined> {
+  for (const deadline = Date.now() + 20_000; Date.now() < deadline;) {
+    const response = await fetch(`${cloud.url}/v1/admin/failovers`, { headers: { 'x-api-key': cloud.adminKey } });
+    const { failovers } = (await response.json()) as { failovers: Array<{ id: string; shard: number; status: string }> };
+    const done = failovers.find((record) => record.shard === shard && record.status === 'completed');
+    if (done) return done.id;
+    await sleep(200);
+  }
+  return undefined;
+}
+
+/** Waits (bounded) until the shard serves reads again: probed, hints replayed, reconciled as a replica. */
+async function waitUntilServing(cloud: FaultCloud, table: string): Promise<void> {
+  for (const deadline = Date.now() + 30_000; Date.now() < deadline;) {
+    const { shards } = await cloud.api.shards();
+    if (shards.find((shard) => shard.table === table)?.health === 'available') return;
+    await sleep(250);
+  }
 }
