@@ -93,9 +93,20 @@ export function adminHandler(wiring: Wiring) {
               );
             }
           }
-          // One failover (or move-back) per shard and ring epoch: a second request while it runs starts nothing.
+          // One failover (or move-back) per shard and ring epoch: a second request while it runs starts
+          // nothing. One that ended without moving anything (aborted, or the shard answered) may be run
+          // again: the next attempt gets its own id (an execution name is never reused).
+          const base = `shard-${shard}-epoch-${current.epoch}${action === 'moveBack' ? '-moveback' : ''}`;
+          const earlier = (await failovers.recent(failoverDefaults.recentRecords)).filter(
+            (record) => record.id === base || record.id.startsWith(`${base}-retry-`),
+          );
+          const ended = earlier.filter((record) => ['aborted', 'notDown', 'notReady'].includes(record.status));
+          const runningOrDone = earlier.some((record) => !['aborted', 'notDown', 'notReady'].includes(record.status));
           const request = {
-            id: `shard-${shard}-epoch-${current.epoch}${action === 'moveBack' ? '-moveback' : ''}`,
+            id:
+              runningOrDone || ended.length === 0
+                ? (earlier.find((record) => !ended.includes(record))?.id ?? base)
+                : `${base}-retry-${ended.length}`,
             shard,
             reason: reason ?? 'requested by an admin',
             requestedAtMs: wiring.clock.nowMs(),
