@@ -2,7 +2,7 @@
 import * as z from 'zod';
 import { initialRingState } from './core/ring';
 import { type RingState } from './ports';
-import { cacheDefaults, defaults, envVars, namesFor } from '../schemas/topology';
+import { cacheDefaults, defaults, envVars, failoverDefaults, namesFor } from '../schemas/topology';
 
 const positiveInt = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
 
@@ -22,6 +22,8 @@ const runtimeEnvSchema = z.object({
   [envVars.l2TtlSeconds]: z.coerce.number().int().min(1).max(86_400).default(cacheDefaults.l2TtlSeconds),
   [envVars.faultInjection]: z.enum(['0', '1', 'true', 'false']).optional(),
   [envVars.autoFailover]: z.enum(['0', '1']).default('1'),
+  [envVars.failoverConfirmProbes]: z.coerce.number().int().min(1).max(20).default(failoverDefaults.confirmProbes),
+  [envVars.failoverConfirmIntervalMs]: z.coerce.number().int().min(0).max(60_000).default(failoverDefaults.confirmIntervalMs),
   [envVars.txnStateMachineArn]: z.string().startsWith('arn:').optional(),
   [envVars.failoverStateMachineArn]: z.string().startsWith('arn:').optional(),
   AWS_REGION: z.string().default('us-east-1'),
@@ -43,11 +45,10 @@ export interface RuntimeConfig {
   blobBucket: string;
   /** Crash points and shard outages armed by tests (never in a production bundle). */
   faultInjection: boolean;
-  /**
-   * A request that finds a shard unreachable starts its failover (docs/failover.md). Off by default until
-   * a failed shard's return and its transactions' intents are handled.
-   */
+  /** A request that finds a shard unreachable, and the maintenance probe, start its failover (docs/failover.md). */
   autoFailover: boolean;
+  /** How a failover confirms a shard is down: probes in a row, none answered, this far apart. */
+  failoverConfirm: { probes: number; intervalMs: number };
   region: string;
   /** Running inside AWS Lambda (metrics go out as EMF log lines only there). */
   inLambda: boolean;
@@ -93,6 +94,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RuntimeConfig 
     ...(values[envVars.failoverStateMachineArn] ? { failoverStateMachineArn: values[envVars.failoverStateMachineArn] } : {}),
     faultInjection: faultInjectionRequested(values[envVars.faultInjection]),
     autoFailover: values[envVars.autoFailover] === '1',
+    failoverConfirm: { probes: values[envVars.failoverConfirmProbes], intervalMs: values[envVars.failoverConfirmIntervalMs] },
     blobBucket: values[envVars.blobBucket] ?? names.blobBucket,
     region: values.AWS_REGION,
     inLambda: values.AWS_LAMBDA_FUNCTION_NAME !== undefined,

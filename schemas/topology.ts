@@ -564,6 +564,8 @@ export const envVars = {
   /** `1` arms crash points and shard outages for tests; production bundles refuse to start with it. */
   faultInjection: 'RINGSTORE_FAULT_INJECTION',
   autoFailover: 'RINGSTORE_AUTO_FAILOVER',
+  failoverConfirmProbes: 'RINGSTORE_FAILOVER_CONFIRM_PROBES',
+  failoverConfirmIntervalMs: 'RINGSTORE_FAILOVER_CONFIRM_INTERVAL_MS',
   failoverStateMachineArn: 'RINGSTORE_FAILOVER_STATE_MACHINE_ARN',
   /** ARN of the transaction state machine (AWS); unset locally, where the local runner executes it. */
   txnStateMachineArn: 'RINGSTORE_TXN_STATE_MACHINE_ARN',

@@ -86,6 +86,8 @@ export class ApiStack extends Stack {
       [envVars.redisUrl]: this.cache.url,
       [envVars.l1Policy]: config.l1CachePolicy,
       [envVars.autoFailover]: config.autoFailover ? '1' : '0',
+      [envVars.failoverConfirmProbes]: String(config.failoverConfirmProbes),
+      [envVars.failoverConfirmIntervalMs]: String(config.failoverConfirmIntervalMs),
     };
 
     const functions = mapHandlers(

@@ -1,7 +1,7 @@
 // The deployment's knobs, read once from CDK context and checked before any construct is built.
 // Defaults come from schemas/topology.ts so the deployed ring matches the local one.
 import * as z from 'zod';
-import { cacheDefaults, defaults, namesFor } from '../../schemas/topology';
+import { cacheDefaults, defaults, failoverDefaults, namesFor } from '../../schemas/topology';
 import { l2EvictionPolicies } from '../constructs/cache';
 
 /**
@@ -72,6 +72,10 @@ export const deploymentContextSchema = z
      * maintenance probe while it stays down, start the shard's failover. Off: only an admin starts one.
      */
     autoFailover: z.union([z.boolean(), z.enum(['true', 'false']).transform((value) => value === 'true')]).default(true),
+    /** Probes in a row, none answered, that confirm a shard is down before its failover (one answer calls it off). */
+    failoverConfirmProbes: z.coerce.number().int().min(1).max(20).default(failoverDefaults.confirmProbes),
+    /** Milliseconds between those probes: the window a slow shard has to answer one. */
+    failoverConfirmIntervalMs: z.coerce.number().int().min(0).max(60_000).default(failoverDefaults.confirmIntervalMs),
   })
   .superRefine((config, ctx) => {
     try {

@@ -104,7 +104,12 @@ export function failoverService(wiring: Wiring): FailoverService {
         clock: wiring.clock,
         log: failoverLog(wiring),
         sleep,
-        limits: { ...failoverDefaults, leaseWaitMs: ringLeaseMs + ringLeaseMarginMs },
+        limits: {
+          ...failoverDefaults,
+          confirmProbes: wiring.config.failoverConfirm.probes,
+          confirmIntervalMs: wiring.config.failoverConfirm.intervalMs,
+          leaseWaitMs: ringLeaseMs + ringLeaseMarginMs,
+        },
         ...injected(wiring),
       }),
   );

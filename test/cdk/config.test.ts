@@ -20,6 +20,16 @@ describe('parseConfig', () => {
     expect(parseConfig({ l2EvictionPolicy: policy }).l2EvictionPolicy).toBe(policy);
   });
 
+  it('takes the failover settings, with automatic failover and 3 probes 100 ms apart by default', () => {
+    expect(parseConfig({})).toMatchObject({ autoFailover: true, failoverConfirmProbes: 3, failoverConfirmIntervalMs: 100 });
+    expect(parseConfig({ autoFailover: 'false', failoverConfirmProbes: '5', failoverConfirmIntervalMs: '250' })).toMatchObject({
+      autoFailover: false,
+      failoverConfirmProbes: 5,
+      failoverConfirmIntervalMs: 250,
+    });
+    expect(() => parseConfig({ failoverConfirmProbes: '0' })).toThrow(/failoverConfirmProbes/);
+  });
+
   it('takes another cache node type', () => {
     expect(parseConfig({ cacheNodeType: 'cache.r7g.large' }).cacheNodeType).toBe('cache.r7g.large');
   });
