@@ -11,7 +11,9 @@ export default async function globalSetup(): Promise<void> {
   const cloud = await startLocalCloudProcess({
     home,
     // A short authorizer cache keeps the revocation test quick; the default (60 s) is tested in unit tests.
-    env: { RINGSTORE_AUTH_CACHE_TTL_SECONDS: '1' },
+    // No automatic failover: a request slowed past its timeout on a busy machine must not move ranges
+    // under the other suites (failover has its own, in test/fault).
+    env: { RINGSTORE_AUTH_CACHE_TTL_SECONDS: '1', RINGSTORE_AUTO_FAILOVER: '0' },
   });
   process.env.RINGSTORE_IT_URL = cloud.url;
   process.env.RINGSTORE_IT_API_KEY = cloud.apiKey;

@@ -125,7 +125,8 @@ describe('commits', () => {
       { key: 'rw/b', version: 1 },
     ]);
     expect(await strongGet('rw/a')).toEqual({ status: 200, version: 3, text: 'a3' });
-    const b = await call(kvPath('rw/b'), { key });
+    // Strong: the transaction is answered at its decision, and a replica may not hold rw/b yet.
+    const b = await call(`${kvPath('rw/b')}?consistency=strong`, { key });
     expect(b.headers.get('content-type')).toBe('text/plain');
     expect(await b.text()).toBe('b1');
   });
