@@ -461,8 +461,8 @@ export class KvService {
     for (let attempt = 1, write = first; ; attempt += 1, write = { ...first, ...this.writeTimes() }) {
       const lease = await this.writeLease(token, key);
       const [owner, ...replicas] = lease.ring.replicasOf(token);
-      const serving = new Set(lease.ring.servingReplicasOf(token));
-      const backfilling = new Set(replicas.filter((replica) => !serving.has(replica)).map((replica) => replica.table));
+      // Replicas still being backfilled take the write but do not count as copies of it.
+      const backfilling = lease.ring.backfillingTablesOf(token);
       let result: WriteResult;
       try {
         faults?.reach('write.beforeOwner');

@@ -74,6 +74,8 @@ export function initialRingState(options: {
   };
 }
 
+const noTables: ReadonlySet<string> = new Set();
+
 interface Vnode {
   token: number;
   shard: number;
@@ -172,6 +174,12 @@ export class Ring {
     const pending = this.backfilling.get(index);
     const replicas = this.replicaSets[index]!;
     return (pending ? replicas.filter((id) => !pending.includes(id)) : replicas).map((id) => this.shard(id));
+  }
+
+  /** The tables of the token's added replicas still being backfilled: none for almost every range. */
+  backfillingTablesOf(token: number): ReadonlySet<string> {
+    const pending = this.backfilling.get(this.vnodeIndexOf(token));
+    return pending ? new Set(pending.map((id) => this.shard(id).table)) : noTables;
   }
 
   /** Every shard in vnode-walk order from the range ending at `end` (its replicas first): where re-replication looks. */
