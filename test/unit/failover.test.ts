@@ -584,28 +584,33 @@ describe('transactions whose intents sit on the failed owner', () => {
   });
 });
 
+/** The rejoin step on a failover world's ports (the first `divergentReportedMax` divergent copies are listed). */
+function rejoinOf(w: ReturnType<typeof failoverWorld>, divergentReportedMax = 10): RejoinService {
+  return new RejoinService({
+    rings: w.rings,
+    shards: w.shards,
+    log: w.log,
+    clock: w.clock,
+    limits: { copyConcurrency: 4, divergentReportedMax, recordsSearched: 10 },
+  });
+}
+
+/** Maintenance on a failover world's ports, rejoining returned shards, with no settle time. */
+function maintenanceOf(w: ReturnType<typeof failoverWorld>, rejoin = rejoinOf(w)): MaintenanceService {
+  return new MaintenanceService({
+    shards: w.shards,
+    hints: w.hints,
+    health: w.health,
+    clock: w.clock,
+    state: { readMaintenanceState: async () => undefined, saveMaintenanceState: async () => undefined },
+    rejoin: (table) => rejoin.rejoin(table),
+    limits: { hintReplayPageSize: 10, hintReplayConcurrency: 2, antiEntropyRangesPerRun: 0, recoverySettleMs: 0 },
+  });
+}
+
 describe('the failed shard’s return', () => {
   const ring = new Ring(initial);
   const ownedBy2 = Array.from({ length: 400 }, (_, index) => `r${index}`).filter((key) => ring.ownerOf(tokenOf('ns', key)).id === 2);
-
-  function maintenanceOf(w: ReturnType<typeof failoverWorld>) {
-    const rejoin = new RejoinService({
-      rings: w.rings,
-      shards: w.shards,
-      log: w.log,
-      clock: w.clock,
-      limits: { copyConcurrency: 4, divergentReportedMax: 2, recordsSearched: 10 },
-    });
-    return new MaintenanceService({
-      shards: w.shards,
-      hints: w.hints,
-      health: w.health,
-      clock: w.clock,
-      state: { readMaintenanceState: async () => undefined, saveMaintenanceState: async () => undefined },
-      rejoin: (table) => rejoin.rejoin(table),
-      limits: { hintReplayPageSize: 10, hintReplayConcurrency: 2, antiEntropyRangesPerRun: 0, recoverySettleMs: 0 },
-    });
-  }
 
   it('rejoins as a replica: writes the new owners never saw are reported and replaced, then it serves again', async () => {
     const w = failoverWorld();
@@ -634,7 +639,7 @@ describe('the failed shard’s return', () => {
 
     const newOwner = (key: string) => new Ring(w.rings.state).ownerOf(tokenOf('ns', key)).table;
     w.shards.down.delete('shard-2');
-    const maintenance = maintenanceOf(w);
+    const maintenance = maintenanceOf(w, rejoinOf(w, 2));
     const [replay] = await maintenance.handoff(new Ring(w.rings.state));
     expect(replay?.rejoin).toHaveLength(1);
     const report = replay!.rejoin![0]!;
@@ -679,22 +684,7 @@ describe('moving ranges back to a returned shard', () => {
 
   async function failedOverAndBack() {
     const w = failoverWorld();
-    const rejoin = new RejoinService({
-      rings: w.rings,
-      shards: w.shards,
-      log: w.log,
-      clock: w.clock,
-      limits: { copyConcurrency: 4, divergentReportedMax: 10, recordsSearched: 10 },
-    });
-    const maintenance = new MaintenanceService({
-      shards: w.shards,
-      hints: w.hints,
-      health: w.health,
-      clock: w.clock,
-      state: { readMaintenanceState: async () => undefined, saveMaintenanceState: async () => undefined },
-      rejoin: (table) => rejoin.rejoin(table),
-      limits: { hintReplayPageSize: 10, hintReplayConcurrency: 2, antiEntropyRangesPerRun: 0, recoverySettleMs: 0 },
-    });
+    const maintenance = maintenanceOf(w);
     for (const key of ownedBy2) await w.kv.put('ns', key, { value: text('before'), contentType: 'text/plain', consistency: 'strong' });
     w.shards.down.add('shard-2');
     await failOverInProcess(w.failover, 2);
@@ -813,14 +803,7 @@ describe('re-replication while the failed shard is away', () => {
     expect(new Ring(w.rings.state).rangeOf(first!.end).backfilling).toBeUndefined();
     // The failed shard returns and rejoins: the range is back to its own replicas.
     w.shards.down.delete('shard-2');
-    const rejoin = new RejoinService({
-      rings: w.rings,
-      shards: w.shards,
-      log: w.log,
-      clock: w.clock,
-      limits: { copyConcurrency: 4, divergentReportedMax: 10, recordsSearched: 10 },
-    });
-    await rejoin.rejoin('shard-2');
+    await rejoinOf(w).rejoin('shard-2');
     expect(w.rings.state.addedReplicas).toBeUndefined();
     expect(w.rings.state.rejoining).toBeUndefined();
   });
