@@ -2,7 +2,7 @@
 // started one), one when a failover's execution fails (its fence was lifted, the owners kept: the shard's
 // keys stay unavailable until someone acts). Both notify the deployment's alarm topic.
 import { Duration } from 'aws-cdk-lib';
-import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { Alarm, ComparisonOperator, type Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { Alias } from 'aws-cdk-lib/aws-kms';
 import { Topic } from 'aws-cdk-lib/aws-sns';
@@ -30,27 +30,32 @@ export class FailoverAlarms extends Construct {
       enforceSSL: true,
     });
     const action = new SnsAction(this.topic);
+    // One execution in a minute is enough: a failover is rare, and each one is worth a look.
+    const onAnyExecution = (alarmId: string, name: string, metric: Metric, description: string) => {
+      const alarm = new Alarm(this, alarmId, {
+        alarmName: `${props.names.prefix}-${name}`,
+        alarmDescription: description,
+        metric,
+        threshold: 1,
+        evaluationPeriods: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      });
+      alarm.addAlarmAction(action);
+      return alarm;
+    };
     const period = Duration.minutes(1);
-    this.started = new Alarm(this, 'Started', {
-      alarmName: `${props.names.prefix}-failover-started`,
-      alarmDescription:
-        'A failover started: a shard stopped answering (or an admin started one). See GET /v1/admin/failovers and docs/operations.md, "Runbook: failover".',
-      metric: props.failovers.metricStarted({ period, statistic: 'Sum' }),
-      threshold: 1,
-      evaluationPeriods: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-    });
-    this.failed = new Alarm(this, 'Failed', {
-      alarmName: `${props.names.prefix}-failover-failed`,
-      alarmDescription:
-        'A failover could not finish: its fence was lifted and the shard kept its ranges, so their writes and strong reads still fail. See the record in GET /v1/admin/failovers.',
-      metric: props.failovers.metricFailed({ period, statistic: 'Sum' }),
-      threshold: 1,
-      evaluationPeriods: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-    });
-    for (const alarm of [this.started, this.failed]) alarm.addAlarmAction(action);
+    this.started = onAnyExecution(
+      'Started',
+      'failover-started',
+      props.failovers.metricStarted({ period, statistic: 'Sum' }),
+      'A failover started: a shard stopped answering (or an admin started one). See GET /v1/admin/failovers and docs/operations.md, "Runbook: failover".',
+    );
+    this.failed = onAnyExecution(
+      'Failed',
+      'failover-failed',
+      props.failovers.metricFailed({ period, statistic: 'Sum' }),
+      'A failover could not finish: its fence was lifted and the shard kept its ranges, so their writes and strong reads still fail. See the record in GET /v1/admin/failovers.',
+    );
   }
 }
