@@ -24,11 +24,26 @@ const runtimeEnvSchema = z.object({
   [envVars.autoFailover]: z.enum(['0', '1']).default('1'),
   [envVars.failoverConfirmProbes]: z.coerce.number().int().min(1).max(20).default(failoverDefaults.confirmProbes),
   [envVars.failoverConfirmIntervalMs]: z.coerce.number().int().min(0).max(60_000).default(failoverDefaults.confirmIntervalMs),
+  [envVars.drRole]: z.enum(['none', 'primary', 'backup']).default('none'),
+  [envVars.drKeyQueueUrl]: z.url().optional(),
+  [envVars.drBucket]: z.string().min(3).optional(),
+  [envVars.drRegion]: z.string().min(1).optional(),
+  [envVars.drSqsEndpoint]: z.url().optional(),
+  [envVars.drS3Endpoint]: z.url().optional(),
+  [envVars.sqsEndpoint]: z.url().optional(),
   [envVars.txnStateMachineArn]: z.string().startsWith('arn:').optional(),
   [envVars.failoverStateMachineArn]: z.string().startsWith('arn:').optional(),
   AWS_REGION: z.string().default('us-east-1'),
   AWS_LAMBDA_FUNCTION_NAME: z.string().optional(),
 });
+
+/** This region's part in cross-region disaster recovery (docs/dr.md). */
+export type DrConfig =
+  | { role: 'none' }
+  /** Sends every write's key message and value to the backup region. */
+  | { role: 'primary'; keyQueueUrl: string; bucket: string; region: string; sqsEndpoint?: string; s3Endpoint?: string }
+  /** Applies the primary's writes; reads check the pending table; writes are refused until promotion. */
+  | { role: 'backup'; pendingTable: string };
 
 export interface RuntimeConfig {
   stage: string;
@@ -50,6 +65,9 @@ export interface RuntimeConfig {
   /** How a failover confirms a shard is down: probes in a row, none answered, this far apart. */
   failoverConfirm: { probes: number; intervalMs: number };
   region: string;
+  dr: DrConfig;
+  /** This region's SQS endpoint (local engines): the backup's key queue. */
+  sqsEndpoint?: string;
   /** Running inside AWS Lambda (metrics go out as EMF log lines only there). */
   inLambda: boolean;
   dynamodbEndpoint?: string;
@@ -97,6 +115,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RuntimeConfig 
     failoverConfirm: { probes: values[envVars.failoverConfirmProbes], intervalMs: values[envVars.failoverConfirmIntervalMs] },
     blobBucket: values[envVars.blobBucket] ?? names.blobBucket,
     region: values.AWS_REGION,
+    dr: drConfigOf(values, names),
+    ...(values[envVars.sqsEndpoint] ? { sqsEndpoint: values[envVars.sqsEndpoint] } : {}),
     inLambda: values.AWS_LAMBDA_FUNCTION_NAME !== undefined,
     ...(values[envVars.dynamodbEndpoint] ? { dynamodbEndpoint: values[envVars.dynamodbEndpoint] } : {}),
     ...(values[envVars.s3Endpoint] ? { s3Endpoint: values[envVars.s3Endpoint] } : {}),
@@ -108,6 +128,28 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RuntimeConfig 
       l1TtlMs: values[envVars.l1TtlMs],
       l2TtlSeconds: values[envVars.l2TtlSeconds],
     },
+  };
+}
+
+function drConfigOf(values: z.infer<typeof runtimeEnvSchema>, names: ReturnType<typeof namesFor>): DrConfig {
+  const role = values[envVars.drRole];
+  if (role === 'backup') return { role, pendingTable: names.pendingTable };
+  if (role === 'none') return { role };
+  const keyQueueUrl = values[envVars.drKeyQueueUrl];
+  const bucket = values[envVars.drBucket];
+  const missing = [...(keyQueueUrl ? [] : [envVars.drKeyQueueUrl]), ...(bucket ? [] : [envVars.drBucket])];
+  if (!keyQueueUrl || !bucket) {
+    throw new Error(
+      `invalid Ringstore configuration: ${envVars.drRole}=primary needs ${missing.join(' and ')} (the backup region's key queue and bucket)`,
+    );
+  }
+  return {
+    role,
+    keyQueueUrl,
+    bucket,
+    region: values[envVars.drRegion] ?? values.AWS_REGION,
+    ...(values[envVars.drSqsEndpoint] ? { sqsEndpoint: values[envVars.drSqsEndpoint] } : {}),
+    ...(values[envVars.drS3Endpoint] ? { s3Endpoint: values[envVars.drS3Endpoint] } : {}),
   };
 }
 

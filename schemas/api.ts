@@ -197,13 +197,20 @@ export const TxnCommitted = z
   })
   .meta({ id: 'TxnCommitted' });
 
+/** How a namespace's writes reach a DR backup region (docs/dr.md). */
+export const DrMode = z.enum(['key-sync', 'async']).meta({
+  id: 'DrMode',
+  description:
+    'key-sync (default): a write is acknowledged once the backup region knows of it (one cross-region round trip); async: shipped after the acknowledgement, so a disaster can hide the last writes',
+});
+
 export const NamespaceSettingsBody = z
-  .object({ readConsistency: Consistency.optional(), writeConsistency: Consistency.optional() })
+  .object({ readConsistency: Consistency.optional(), writeConsistency: Consistency.optional(), drMode: DrMode.optional() })
   .strict()
   .meta({ id: 'NamespaceSettingsRequest' });
 
 export const NamespaceSettingsResponse = z
-  .object({ namespace: z.string(), readConsistency: Consistency, writeConsistency: Consistency })
+  .object({ namespace: z.string(), readConsistency: Consistency, writeConsistency: Consistency, drMode: DrMode })
   .meta({ id: 'NamespaceSettings', description: 'A change reaches requests within the authorizer cache TTL' });
 
 export const NamespaceParam = z.object({ namespace: z.string().regex(namespacePattern, `must match ${namespacePattern}`) });

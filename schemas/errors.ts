@@ -23,6 +23,10 @@ export const errorCodes = [
   'throttled',
   'shard.unavailable',
   'shard.failingOver',
+  'replication.pending',
+  'dr.lost',
+  'dr.backupReadOnly',
+  'dr.backupUnreachable',
   'internal',
 ] as const;
 
@@ -51,6 +55,10 @@ export const statusOf: Record<ErrorCode, number> = {
   throttled: 429,
   'shard.unavailable': 503,
   'shard.failingOver': 503,
+  'replication.pending': 503,
+  'dr.lost': 410,
+  'dr.backupReadOnly': 403,
+  'dr.backupUnreachable': 503,
   internal: 500,
 };
 

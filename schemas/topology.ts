@@ -112,6 +112,27 @@ export const txnSchema = {
   ttlAttribute: 'ttl',
 } as const;
 
+/**
+ * Pending table (backup region, docs/dr.md): pk = a hash of `<namespace>#<key>` (one partition per key:
+ * a read's gate is one consistent query of it), sk = the version the backup waits for.
+ */
+export const pendingSchema = { partitionKey: stringKey('kh'), sortKey: numberKey('v') } as const;
+
+/** Cross-region disaster recovery settings (docs/dr.md); each bounds a wait, a batch or a rate. */
+export const drDefaults = {
+  /** How long a backup read of a pending key waits for its value before answering 503 replication.pending. */
+  pendingWaitMs: 1_000,
+  pendingPollMs: 50,
+  /** Values uploaded at once by one shipper invocation. */
+  shipConcurrency: 8,
+  /** SQS SendMessageBatch takes at most 10 messages (and 256 KiB in all). */
+  keyBatchMax: 10,
+  /** Key messages per key-applier invocation (the SQS event source mapping's batch size; FIFO allows 10). */
+  keyApplierBatchSize: 10,
+  /** Seconds Retry-After names on a 503 replication.pending. */
+  pendingRetryAfterSeconds: 1,
+} as const;
+
 /** Transaction limits: enforced with 400s, documented in docs/api.md. */
 export const txnLimits = {
   /** Ops per transaction; far more than DynamoDB's 100-item TransactWriteItems (intents are per key). */
@@ -180,7 +201,16 @@ export type HandlerName =
   | 'txnStep'
   | 'txnSweeper'
   | 'txnApplier'
-  | 'failoverStep';
+  | 'failoverStep'
+  | 'drShipper'
+  | 'drKeyApplier'
+  | 'drValueApplier';
+
+/** The handlers of cross-region disaster recovery: each runs only in a region of its `drRole` (docs/dr.md). */
+export const drHandlerNames = ['drShipper', 'drKeyApplier', 'drValueApplier'] as const satisfies readonly HandlerName[];
+export type DrHandlerName = (typeof drHandlerNames)[number];
+/** The handlers every region runs. */
+export type RegionHandlerName = Exclude<HandlerName, DrHandlerName>;
 
 /** What a handler may touch; the CDK app grants exactly this (least privilege). */
 export interface HandlerSpec {
@@ -192,6 +222,16 @@ export interface HandlerSpec {
   hintsTable: 'none' | 'read' | 'readWrite';
   blobBucket: 'none' | 'read' | 'readWrite';
   txnTable?: 'none' | 'read' | 'readWrite';
+  /** The backup region's pending table (docs/dr.md); absent in a region that is no backup. */
+  pendingTable?: 'none' | 'read' | 'readWrite';
+  /** Sends to the backup region (its key queue and bucket) when this region is a DR primary. */
+  drLink?: boolean;
+  /** Runs only in a region with this DR role (docs/dr.md); absent: in every region. */
+  drRole?: 'primary' | 'backup';
+  /** Invoked by the backup region's key queue (SQS FIFO event source mapping). */
+  drKeyQueue?: boolean;
+  /** Invoked by the object-created events of the values arriving in the backup region's bucket. */
+  drValueEvents?: boolean;
   /** May start (synchronous) executions of the transaction state machine. */
   startsTransactions?: boolean;
   /** May start executions of the failover state machine (POST /v1/admin/failovers). */
@@ -235,6 +275,8 @@ export const handlers: Record<HandlerName, HandlerSpec> = {
     hintsTable: 'none',
     blobBucket: 'read',
     txnTable: 'readWrite',
+    // In a backup region, every read checks the key's pending entries first (docs/dr.md).
+    pendingTable: 'read',
     memoryMb: 1024,
     timeoutSeconds: 28,
   },
@@ -249,6 +291,8 @@ export const handlers: Record<HandlerName, HandlerSpec> = {
     hintsTable: 'readWrite',
     blobBucket: 'readWrite',
     txnTable: 'readWrite',
+    // A key-sync namespace's write is acknowledged once its key message is in the backup's queue.
+    drLink: true,
     memoryMb: 1024,
     timeoutSeconds: 28,
   },
@@ -389,6 +433,49 @@ export const handlers: Record<HandlerName, HandlerSpec> = {
     // The fence step waits out the ring lease; a range's catch-up copies at most its keys.
     timeoutSeconds: 300,
   },
+  drShipper: {
+    entry: 'lambdas/entries/dr-shipper.ts',
+    description:
+      "Ships each owner write to the backup region: its key message to the backup's FIFO queue, then its value to the backup's bucket",
+    // Reads the ring (which copy is the owner's) and large values from the blob bucket; the values and
+    // key messages go through the DR link. A second consumer of the shard streams, next to the replicator.
+    shardTables: 'none',
+    controlTable: 'read',
+    hintsTable: 'none',
+    blobBucket: 'read',
+    drLink: true,
+    drRole: 'primary',
+    shardStreams: true,
+    memoryMb: 1024,
+    timeoutSeconds: 120,
+  },
+  drKeyApplier: {
+    entry: 'lambdas/entries/dr-key-applier.ts',
+    description: 'Backup region: records each key message as pending, applies the value if it came first, applies deletes',
+    shardTables: 'readWrite',
+    controlTable: 'read',
+    hintsTable: 'none',
+    blobBucket: 'readWrite',
+    pendingTable: 'readWrite',
+    drRole: 'backup',
+    drKeyQueue: true,
+    memoryMb: 512,
+    timeoutSeconds: 60,
+  },
+  drValueApplier: {
+    entry: 'lambdas/entries/dr-value-applier.ts',
+    description:
+      "Backup region: applies each arriving value to the region's shards (sha256 verified, version-guarded) and clears its pending entry",
+    shardTables: 'readWrite',
+    controlTable: 'read',
+    hintsTable: 'none',
+    blobBucket: 'readWrite',
+    pendingTable: 'readWrite',
+    drRole: 'backup',
+    drValueEvents: true,
+    memoryMb: 1024,
+    timeoutSeconds: 120,
+  },
 };
 
 /** Failover (docs/failover.md): how a shard is confirmed down before its ranges are handed over. */
@@ -416,7 +503,7 @@ export const failoverDefaults = {
 export const stateMachines = {
   transaction: {
     definitionFile: 'schemas/txn-state-machine.asl.json',
-    taskHandler: 'txnStep' as HandlerName,
+    taskHandler: 'txnStep' as RegionHandlerName,
     type: 'EXPRESS',
     // The definition substitution the file names its Task Lambda by: `"Resource": "${TxnStepFunctionArn}"`.
     taskArnSubstitution: 'TxnStepFunctionArn',
@@ -424,7 +511,7 @@ export const stateMachines = {
   // Standard: a failover is rare, may take minutes, and its execution history is worth keeping.
   failover: {
     definitionFile: 'schemas/failover-state-machine.asl.json',
-    taskHandler: 'failoverStep' as HandlerName,
+    taskHandler: 'failoverStep' as RegionHandlerName,
     type: 'STANDARD',
     taskArnSubstitution: 'FailoverStepFunctionArn',
   },
@@ -435,13 +522,16 @@ export type StateMachineName = keyof typeof stateMachines;
 /** Key prefixes of the blob bucket: presigned uploads land in one, committed values live in the other. */
 export const blobPrefixes = { uploads: 'uploads/', blobs: 'blobs/' } as const;
 
+/** Where the primary's values arrive in the backup region's blob bucket (docs/dr.md); large ones stay there as blobs. */
+export const drPrefixes = { values: 'dr/values/' } as const;
+
 export type HttpMethod = 'GET' | 'PUT' | 'POST' | 'DELETE' | 'HEAD';
 
 export interface RouteSpec {
   method: HttpMethod;
   /** API Gateway resource path with `{param}` placeholders. */
   path: string;
-  handler: HandlerName;
+  handler: RegionHandlerName;
   operationId: string;
   /** False only for the public documentation routes. */
   authorized: boolean;
@@ -513,6 +603,10 @@ export interface Names {
   controlTable: string;
   txnTable: string;
   hintsTable: string;
+  /** Backup region: the keys whose values have not arrived (docs/dr.md). */
+  pendingTable: string;
+  /** Backup region: the FIFO queue the primary sends key messages to. */
+  drKeyQueue: string;
   blobBucket: string;
   apiName: string;
   transactionStateMachine: string;
@@ -536,6 +630,8 @@ export function namesFor(stage: string = defaults.stage, account = ''): Names {
     controlTable: `${prefix}-control`,
     txnTable: `${prefix}-txn`,
     hintsTable: `${prefix}-hints`,
+    pendingTable: `${prefix}-pending`,
+    drKeyQueue: `${prefix}-dr-keys.fifo`,
     // Bucket names are global in AWS: the account id (when known) keeps them unique.
     blobBucket: account ? `${prefix}-blobs-${account}` : `${prefix}-blobs`,
     apiName: `${prefix}-api`,
@@ -567,6 +663,16 @@ export const envVars = {
   failoverConfirmProbes: 'RINGSTORE_FAILOVER_CONFIRM_PROBES',
   failoverConfirmIntervalMs: 'RINGSTORE_FAILOVER_CONFIRM_INTERVAL_MS',
   failoverStateMachineArn: 'RINGSTORE_FAILOVER_STATE_MACHINE_ARN',
+  /** This region's part in cross-region disaster recovery: `none` (default), `primary` or `backup` (docs/dr.md). */
+  drRole: 'RINGSTORE_DR_ROLE',
+  /** Primary: the backup region's key queue URL, bucket and region; endpoints override them locally. */
+  drKeyQueueUrl: 'RINGSTORE_DR_KEY_QUEUE_URL',
+  drBucket: 'RINGSTORE_DR_BUCKET',
+  drRegion: 'RINGSTORE_DR_REGION',
+  drSqsEndpoint: 'RINGSTORE_DR_SQS_ENDPOINT',
+  drS3Endpoint: 'RINGSTORE_DR_S3_ENDPOINT',
+  /** Backup: this region's SQS endpoint (local engines). */
+  sqsEndpoint: 'RINGSTORE_SQS_ENDPOINT',
   /** ARN of the transaction state machine (AWS); unset locally, where the local runner executes it. */
   txnStateMachineArn: 'RINGSTORE_TXN_STATE_MACHINE_ARN',
 } as const;

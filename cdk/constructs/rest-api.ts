@@ -17,7 +17,7 @@ import {
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { limits, type HandlerName, type Names, type RouteSpec } from '../../schemas/topology';
+import { limits, type Names, type RegionHandlerName, type RouteSpec } from '../../schemas/topology';
 import { errorHeaders, errorTemplate, gatewayErrors } from './gateway-errors';
 import { acknowledge, nagFindingName } from './nag';
 
@@ -32,9 +32,9 @@ export const authorizerCacheTtl = Duration.seconds(limits.authorizerCacheTtlSeco
 export interface RestApiProps {
   names: Names;
   routes: readonly RouteSpec[];
-  functions: Record<HandlerName, IFunction>;
+  functions: Record<RegionHandlerName, IFunction>;
   /** The handler that maps an API key to a namespace. */
-  authorizer: HandlerName;
+  authorizer: RegionHandlerName;
   rateLimitPerSecond: number;
   burstLimit: number;
   /** See DeploymentConfig.manageApiGatewayAccountRole. */
@@ -138,8 +138,8 @@ export class RingstoreRestApi extends Construct {
       validateRequestBody: true,
     });
 
-    const integrations = new Map<HandlerName, LambdaIntegration>();
-    const integrationFor = (handler: HandlerName): LambdaIntegration => {
+    const integrations = new Map<RegionHandlerName, LambdaIntegration>();
+    const integrationFor = (handler: RegionHandlerName): LambdaIntegration => {
       let integration = integrations.get(handler);
       if (!integration) {
         // Proxy integration; console test-invoke permissions left out (one permission per method is enough).

@@ -12,6 +12,7 @@ import {
   routes,
   stateMachines,
   type HandlerName,
+  type RegionHandlerName,
   type Names,
 } from '../../schemas/topology';
 import { failoverStartActions, startsFailovers, transactionStartActions } from '../constructs/access';
@@ -34,11 +35,16 @@ export interface ApiStackProps extends StackProps {
   txnStreamArn: string;
 }
 
-/** Handler names in topology order, typed. */
-export const handlerNames = Object.keys(handlers) as HandlerName[];
+/**
+ * The handlers this stack deploys, in topology order: every region's. The DR handlers (docs/dr.md) run
+ * only in a region with their DR role, which the local cloud runs; their stacks are not in the CDK app yet.
+ */
+export const handlerNames = (Object.keys(handlers) as HandlerName[]).filter(
+  (name): name is RegionHandlerName => handlers[name].drRole === undefined,
+);
 
-function mapHandlers<T>(fn: (name: HandlerName) => T): Record<HandlerName, T> {
-  const out = {} as Record<HandlerName, T>;
+function mapHandlers<T>(fn: (name: RegionHandlerName) => T): Record<RegionHandlerName, T> {
+  const out = {} as Record<RegionHandlerName, T>;
   for (const name of handlerNames) out[name] = fn(name);
   return out;
 }
@@ -47,7 +53,7 @@ export class ApiStack extends Stack {
   readonly names: Names;
   readonly network: Network;
   readonly cache: Cache;
-  readonly functions: Record<HandlerName, HandlerFunction>;
+  readonly functions: Record<RegionHandlerName, HandlerFunction>;
   readonly restApi: RingstoreRestApi;
   /** The coordinator of POST /v1/txn (Express, run synchronously by the handlers that start transactions). */
   readonly transactions: WorkflowStateMachine;
@@ -55,9 +61,9 @@ export class ApiStack extends Stack {
   /** Alarms when a failover starts and when one fails, on the deployment's alarm topic. */
   readonly failoverAlarms: FailoverAlarms;
   /** Stream subscriptions of each handler whose spec says `shardStreams`. */
-  readonly shardStreams: Partial<Record<HandlerName, ShardStreams>> = {};
+  readonly shardStreams: Partial<Record<RegionHandlerName, ShardStreams>> = {};
   /** Schedules of each handler whose spec says `everyMinutes`. */
-  readonly schedules: Partial<Record<HandlerName, Every>> = {};
+  readonly schedules: Partial<Record<RegionHandlerName, Every>> = {};
 
   constructor(scope: Construct, id: string, props: ApiStackProps) {
     super(scope, id, props);

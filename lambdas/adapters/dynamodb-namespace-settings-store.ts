@@ -1,4 +1,4 @@
-// Per-namespace settings in the control table (the default consistency of reads and writes).
+// Per-namespace settings in the control table (the default consistency of reads and writes, the DR mode).
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Entity, GetItemCommand, PutItemCommand, item, string } from 'dynamodb-toolbox';
 import type { NamespaceSettings, NamespaceSettingsStore } from '../ports';
@@ -17,6 +17,7 @@ function namespaceEntity(tableName: string, documentClient: DynamoDBDocumentClie
       sk: string().key(),
       readConsistency: string().enum('eventual', 'strong'),
       writeConsistency: string().enum('eventual', 'strong'),
+      drMode: string().enum('key-sync', 'async').optional(),
     }),
   });
 }
@@ -32,13 +33,18 @@ export class DynamoNamespaceSettingsStore implements NamespaceSettingsStore {
     const { Item } = await awsCall('namespace settings read', () =>
       this.namespaces.build(GetItemCommand).key({ pk: namespacePartition, sk: namespace }).send(),
     );
-    return Item ? { namespace, readConsistency: Item.readConsistency, writeConsistency: Item.writeConsistency } : undefined;
+    if (!Item) return undefined;
+    const { readConsistency, writeConsistency, drMode } = Item;
+    return { namespace, readConsistency, writeConsistency, ...(drMode ? { drMode } : {}) };
   }
 
   async saveSettings(settings: NamespaceSettings): Promise<void> {
-    const { namespace, readConsistency, writeConsistency } = settings;
+    const { namespace, readConsistency, writeConsistency, drMode } = settings;
     await awsCall('namespace settings write', () =>
-      this.namespaces.build(PutItemCommand).item({ pk: namespacePartition, sk: namespace, readConsistency, writeConsistency }).send(),
+      this.namespaces
+        .build(PutItemCommand)
+        .item({ pk: namespacePartition, sk: namespace, readConsistency, writeConsistency, ...(drMode ? { drMode } : {}) })
+        .send(),
     );
   }
 }

@@ -3,7 +3,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { RingstoreError } from './errors';
 import { sha256Hex } from './kv';
 import { validateNamespace } from './validation';
-import type { ApiKeyRecord, ApiKeyStore, Clock, Consistency, IdSource, Role } from '../ports';
+import type { ApiKeyRecord, ApiKeyStore, Clock, Consistency, DrMode, IdSource, Role } from '../ports';
 
 /** Who is calling, as the authorizer hands it to the handlers. */
 export interface Principal {
@@ -16,6 +16,7 @@ export interface Principal {
 export interface RequestPrincipal extends Principal {
   readConsistency: Consistency;
   writeConsistency: Consistency;
+  drMode: DrMode;
 }
 
 // The key id travels inside the secret so a lookup is one GetItem: `rs_<keyId>_<secret>`.

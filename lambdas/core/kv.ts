@@ -19,7 +19,9 @@ import type {
   WritePrecondition,
   WriteResult,
   CacheEntry,
+  DrMode,
 } from '../ports';
+import type { DrShipper, PendingGate } from './dr';
 import { isLive, tombstoneRetentionSeconds } from './item';
 import { tokenOf } from './ring';
 import { isReadable, isShardFailure, type ReplicationService } from './replication';
@@ -63,6 +65,10 @@ export interface KvDeps {
   intents?: IntentResolver;
   /** Counts the requests a fenced or moved range refused. */
   failoverMetrics?: FailoverMetrics;
+  /** DR primary (docs/dr.md): a `key-sync` write is acknowledged once the backup's queue holds its key message. */
+  dr?: Pick<DrShipper, 'announce'>;
+  /** DR backup: reads check the pending set (waiting for pending keys, refusing lost ones); writes are refused. */
+  backupGate?: PendingGate;
 }
 
 /** Plain writes that meet a transaction's intent resolve it and try again, this many times in all. */
@@ -77,10 +83,13 @@ export interface PutInput extends Conditions {
   ttlSeconds?: number;
   /** Default `eventual`; the HTTP layer applies the namespace's default first. */
   consistency?: Consistency;
+  /** How the write reaches a DR backup region; default `key-sync` (ignored without DR). */
+  drMode?: DrMode;
 }
 
 export interface DeleteInput extends Conditions {
   consistency?: Consistency;
+  drMode?: DrMode;
 }
 
 export interface WriteAck {
@@ -120,6 +129,7 @@ export interface CommitInput extends Conditions {
   contentType: string;
   ttlSeconds?: number;
   consistency?: Consistency;
+  drMode?: DrMode;
 }
 
 const uploadIdPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -160,6 +170,7 @@ export class KvService {
 
   async put(namespace: string, key: string, input: PutInput): Promise<WriteAck> {
     validateKey(key, this.deps.limits);
+    this.refuseWritesInBackup();
     const { limits } = this.deps;
     const size = input.value.byteLength;
     if (size > limits.directBodyBytesMax) {
@@ -175,16 +186,17 @@ export class KvService {
     const guard = guardOf(plan, input, 'put');
     const content = { contentType: input.contentType, size, sha256: sha256Hex(input.value), expiresAtSeconds };
     if (size <= limits.inlineValueBytesMax) {
-      return this.writeContent(namespace, key, guard, { ...content, value: input.value }, input.consistency);
+      return this.writeContent(namespace, key, guard, { ...content, value: input.value }, input);
     }
     // Larger values go to S3 first, under a fresh key, so the item switches from one complete value to another.
     const objectKey = this.blobKey(namespace);
     await this.deps.blobs.put(objectKey, input.value, input.contentType);
-    return this.writeContent(namespace, key, guard, { ...content, blob: { objectKey } }, input.consistency);
+    return this.writeContent(namespace, key, guard, { ...content, blob: { objectKey } }, input);
   }
 
   async delete(namespace: string, key: string, input: DeleteInput): Promise<WriteAck> {
     validateKey(key, this.deps.limits);
+    this.refuseWritesInBackup();
     const plan = planWrite(key, input, 'delete', this.deps.limits.entityTagsMax);
     if (plan.kind === 'refuseByKeyState') {
       // Nothing can be deleted: a strong read tells which failure it is (readLive is the 404 when absent).
@@ -193,7 +205,7 @@ export class KvService {
       invariant(failure, `a delete under If-None-Match: * fails on a live key (${key})`);
       throw failure;
     }
-    return this.writeContent(namespace, key, guardOf(plan, input, 'delete'), undefined, input.consistency);
+    return this.writeContent(namespace, key, guardOf(plan, input, 'delete'), undefined, input);
   }
 
   /** Keys of a namespace in key order across every shard, `limit` at a time. */
@@ -252,6 +264,7 @@ export class KvService {
   /** Step 1 of the large-value flow: a presigned PUT the client sends the bytes to. */
   async createUpload(namespace: string, key: string, input: { contentType: string; size?: number }): Promise<UploadTicket> {
     validateKey(key, this.deps.limits);
+    this.refuseWritesInBackup();
     if (input.size !== undefined && input.size > this.deps.limits.valueBytesMax) {
       throw tooLarge(input.size, this.deps.limits.valueBytesMax);
     }
@@ -268,6 +281,7 @@ export class KvService {
   /** Step 2: verify the uploaded bytes and make them the key's value, versioned like any write. */
   async commitUpload(namespace: string, key: string, uploadId: string, input: CommitInput): Promise<WriteAck> {
     validateKey(key, this.deps.limits);
+    this.refuseWritesInBackup();
     const plan = planWrite(key, input, 'put', this.deps.limits.entityTagsMax);
     const expiresAtSeconds = this.expiresAt(input.ttlSeconds);
     if (!uploadIdPattern.test(uploadId)) {
@@ -295,12 +309,12 @@ export class KvService {
     const content = { contentType: input.contentType, size, sha256, expiresAtSeconds };
     let ack: WriteAck;
     if (size <= limits.inlineValueBytesMax) {
-      ack = await this.writeContent(namespace, key, guard, { ...content, value: await blobs.get(uploadObject) }, input.consistency);
+      ack = await this.writeContent(namespace, key, guard, { ...content, value: await blobs.get(uploadObject) }, input);
     } else {
       // Uploads expire by a lifecycle rule; committed bytes move under blobs/ where they stay.
       const objectKey = this.blobKey(namespace);
       await blobs.copy(uploadObject, objectKey);
-      ack = await this.writeContent(namespace, key, guard, { ...content, blob: { objectKey } }, input.consistency);
+      ack = await this.writeContent(namespace, key, guard, { ...content, blob: { objectKey } }, input);
     }
     await blobs.delete(uploadObject);
     return ack;
@@ -308,8 +322,15 @@ export class KvService {
 
   private async readLive(namespace: string, key: string, consistency: Consistency): Promise<StoredItem> {
     validateKey(key, this.deps.limits);
-    const { cache } = this.deps;
+    const { cache, backupGate } = this.deps;
     const nowSeconds = this.nowSeconds();
+    if (backupGate) {
+      // A backup region's copy may lag the primary: every read checks the key's pending entries, then
+      // reads the owner strongly (docs/dr.md). The cache is not used: the appliers do not write through it.
+      const gated = await backupGate.read(namespace, key, () => this.readStrong(namespace, key));
+      if (!isLive(gated, nowSeconds)) throw notFound(key);
+      return gated;
+    }
     // Strong reads never use the cache (linearizable per key); eventual reads try it first.
     const entry = cache && consistency === 'eventual' ? await cache.get(namespace, key) : undefined;
     if (entry && !isLiveEntry(entry, nowSeconds)) throw notFound(key);
@@ -416,22 +437,30 @@ export class KvService {
     key: string,
     guard: WriteGuard,
     content: ItemWrite['content'],
-    consistency: Consistency = 'eventual',
+    options: { consistency?: Consistency; drMode?: DrMode },
   ): Promise<WriteAck> {
     const { faults } = this.deps;
+    const consistency = options.consistency ?? 'eventual';
     const token = tokenOf(namespace, key);
     const request = { namespace, key, token, content, precondition: guard.precondition, ...this.writeTimes() };
     const { result, replicas, backfilling, write } = await this.routedOwnerWrite(token, request, guard);
     faults?.reach('write.afterOwner');
     const item = storedItemOf(write, result.version);
+    // The backup region hears of a key-sync write before it is acknowledged, alongside a strong write's copies.
+    const announced = this.announceToBackup(item, options.drMode);
+    // Awaited below; marked handled now so a refusal while the cache write runs is not an unhandled rejection.
+    announced.catch(() => undefined);
     await this.deps.cache?.put(namespace, key, cacheEntryOf(item));
     const replacedBlob = result.previous?.blob?.objectKey;
     // Best effort: an object left behind by a failed delete costs storage, never correctness.
     if (replacedBlob) await this.deps.blobs.delete(replacedBlob).catch(() => undefined);
-    if (consistency === 'eventual' || replicas.length === 0) return { key, version: result.version, consistency };
+    if (consistency === 'eventual' || replicas.length === 0) {
+      await announced;
+      return { key, version: result.version, consistency };
+    }
     // Strong: acknowledged when the owner and at least one replica hold the version; every other
     // replica holds it too or has a hint that replays it before that replica serves again.
-    const { holders, outcomes } = await this.deps.replication.fanOut(item, replicas, backfilling);
+    const [{ holders, outcomes }] = await Promise.all([this.deps.replication.fanOut(item, replicas, backfilling), announced]);
     if (holders < 2) {
       throw new RingstoreError(
         'shard.unavailable',
@@ -441,6 +470,30 @@ export class KvService {
       );
     }
     return { key, version: result.version, consistency, copies: holders };
+  }
+
+  /** Sends a key-sync write's key message to the backup region (a no-op without DR, or for `async` namespaces). */
+  private async announceToBackup(item: StoredItem, drMode: DrMode = 'key-sync'): Promise<void> {
+    if (!this.deps.dr || drMode === 'async') return;
+    try {
+      await this.deps.dr.announce(item);
+    } catch (error) {
+      throw new RingstoreError(
+        'dr.backupUnreachable',
+        `version ${item.version} of ${item.key} is stored, but the backup region could not be told of it, so the write is not ` +
+          'acknowledged (the stream still ships it); retry, or read strongly to see whether it applied',
+        { retryable: true, cause: error, details: { version: item.version } },
+      );
+    }
+  }
+
+  /** A backup region takes no writes until it is promoted (docs/dr.md). */
+  private refuseWritesInBackup(): void {
+    if (!this.deps.backupGate) return;
+    throw new RingstoreError(
+      'dr.backupReadOnly',
+      'this region is the disaster-recovery backup: it serves reads only, and takes writes once it is promoted; write to the primary region',
+    );
   }
 
   /** When a write is made: its stored time (ms) and the second its conditions are judged at. */

@@ -27,9 +27,9 @@ export function authorizerHandler(wiring: Wiring) {
     if (!header) throw new Error('Unauthorized');
     try {
       const principal = await apiKeys.authenticate(header);
-      // The namespace's default consistency rides along, cached with the answer (a change applies within the TTL).
-      const { readConsistency, writeConsistency } = await namespaces.settingsOf(principal.namespace);
-      return { ...policy(event, 'Allow', principal.keyId), context: { ...principal, readConsistency, writeConsistency } };
+      // The namespace's default consistency and DR mode ride along, cached with the answer (a change applies within the TTL).
+      const { readConsistency, writeConsistency, drMode } = await namespaces.settingsOf(principal.namespace);
+      return { ...policy(event, 'Allow', principal.keyId), context: { ...principal, readConsistency, writeConsistency, drMode } };
     } catch (error) {
       if (isRingstoreError(error, 'auth.invalidKey')) return policy(event, 'Deny', 'anonymous');
       throw error;

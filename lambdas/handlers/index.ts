@@ -15,6 +15,9 @@ import { txnStepHandler } from './txn-step';
 import { txnSweeperHandler } from './txn-sweeper';
 import { txnApplierHandler } from './txn-applier';
 import { failoverStepHandler } from './failover-step';
+import { drShipperHandler } from './dr-shipper';
+import { drKeyApplierHandler } from './dr-key-applier';
+import { drValueApplierHandler } from './dr-value-applier';
 
 /** The factories; each takes the wiring (a handler's view of the instances) and returns the middy handler. */
 export const handlerFactories = {
@@ -32,4 +35,7 @@ export const handlerFactories = {
   txnSweeper: txnSweeperHandler,
   txnApplier: txnApplierHandler,
   failoverStep: failoverStepHandler,
+  drShipper: drShipperHandler,
+  drKeyApplier: drKeyApplierHandler,
+  drValueApplier: drValueApplierHandler,
 } satisfies Record<HandlerName, (wiring: Wiring) => unknown>;

@@ -40,6 +40,7 @@ export function kvWriteHandler(wiring: Wiring) {
               ttlSeconds,
               ...conditionsOf(event),
               consistency: consistency ?? principal.writeConsistency,
+              drMode: principal.drMode,
             });
             return acknowledged(200, ack);
           },
@@ -53,6 +54,7 @@ export function kvWriteHandler(wiring: Wiring) {
               await kv.delete(principal.namespace, pathParam(event, 'key'), {
                 ...conditionsOf(event),
                 consistency: consistency ?? principal.writeConsistency,
+                drMode: principal.drMode,
               }),
             );
           },
@@ -68,6 +70,7 @@ export function kvWriteHandler(wiring: Wiring) {
               ...body,
               ...conditionsOf(event),
               consistency: consistency ?? principal.writeConsistency,
+              drMode: principal.drMode,
             });
             return acknowledged(200, ack);
           },

@@ -103,5 +103,7 @@ export function principalOf(event: APIGatewayProxyEvent): RequestPrincipal {
     keyId,
     readConsistency: consistencyOf(context?.readConsistency),
     writeConsistency: consistencyOf(context?.writeConsistency),
+    // Anything but an explicit `async` is key-sync: a context without it (an older authorizer's cached answer) errs safe.
+    drMode: context?.drMode === 'async' ? 'async' : 'key-sync',
   };
 }

@@ -49,7 +49,19 @@ export const failoverCrashPoints = [
   'failover.afterPublish',
 ] as const;
 
-export const crashPoints = [...replicationCrashPoints, ...transactionCrashPoints, ...failoverCrashPoints] as const;
+/** Where a crash can be injected in cross-region disaster recovery (docs/dr.md). */
+export const drCrashPoints = [
+  /** The shipper sent a batch's key messages; none of its values has left. */
+  'dr.afterKeys',
+  /** The shipper uploaded one value to the backup bucket. */
+  'dr.afterValue',
+  /** The backup's key applier recorded a key as pending and has not looked for its value. */
+  'dr.afterPending',
+  /** The backup stored a value on its shards and has not cleared the key's pending entry. */
+  'dr.afterApply',
+] as const;
+
+export const crashPoints = [...replicationCrashPoints, ...transactionCrashPoints, ...failoverCrashPoints, ...drCrashPoints] as const;
 
 export type CrashPoint = (typeof crashPoints)[number];
 
@@ -64,6 +76,8 @@ export const brokenModes = [
    * fencing): after a failover they are acknowledged on the old owner, which strong reads no longer see.
    */
   'staleRingWrites',
+  /** The backup region serves reads without checking the pending set: stale values after a disaster. */
+  'drServeWithoutPendingCheck',
 ] as const;
 
 export type BrokenMode = (typeof brokenModes)[number];

@@ -4,12 +4,14 @@ import type { CacheEntry } from './cache-entry';
 import type { Consistency } from './consistency';
 import type { Intent, KeySummary, StoredItem } from './item';
 import type { RingState } from './ring-state';
+import type { DrMode } from './dr';
 
 export type { CacheEntry } from './cache-entry';
 export type { Consistency } from './consistency';
 export * from './faults';
 export type { BlobPointer, Intent, KeySummary, StoredItem } from './item';
 export type * from './orchestrator';
+export type * from './dr';
 export type { AddedReplica, RangeOwner, RejoinEntry, RingShard, RingState, ShardStatus } from './ring-state';
 
 export interface Clock {
@@ -296,6 +298,8 @@ export interface NamespaceSettings {
   namespace: string;
   readConsistency: Consistency;
   writeConsistency: Consistency;
+  /** How the namespace's writes reach a DR backup region (docs/dr.md); absent: `key-sync`. */
+  drMode?: DrMode;
 }
 
 export interface NamespaceSettingsStore {

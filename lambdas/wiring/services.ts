@@ -11,6 +11,7 @@ import { ReplicationService } from '../core/replication';
 import { TransactionService } from '../core/transactions';
 import { automaticFailoverStarter, failoverLog, maintenanceState, ringSource, ringStore, shardHealth, shardHealthRecords } from './control';
 import { blobStore, failoverStats, hintStore, replicationStats, shardStore, txnRecordStore, valueCache } from './data';
+import { keySyncShipper, pendingGate } from './dr';
 import type { Wiring } from './wiring';
 
 /** The fault injector, passed to the core only when present. */
@@ -49,25 +50,27 @@ export function transactionService(wiring: Wiring): TransactionService {
 }
 
 export function kvService(wiring: Wiring): KvService {
-  return wiring.perHandler(
-    'kv',
-    () =>
-      new KvService({
-        // Plain reads and writes resolve the intents they meet the way transactions do.
-        intents: transactionService(wiring).intents,
-        cache: valueCache(wiring),
-        shards: shardStore(wiring),
-        blobs: blobStore(wiring),
-        ring: ringSource(wiring),
-        clock: wiring.clock,
-        ids: wiring.ids,
-        limits,
-        replication: replicationService(wiring),
-        health: shardHealth(wiring),
-        failoverMetrics: failoverStats(wiring),
-        ...injected(wiring),
-      }),
-  );
+  return wiring.perHandler('kv', () => {
+    const dr = keySyncShipper(wiring);
+    const backupGate = pendingGate(wiring);
+    return new KvService({
+      // Plain reads and writes resolve the intents they meet the way transactions do.
+      intents: transactionService(wiring).intents,
+      cache: valueCache(wiring),
+      shards: shardStore(wiring),
+      blobs: blobStore(wiring),
+      ring: ringSource(wiring),
+      clock: wiring.clock,
+      ids: wiring.ids,
+      limits,
+      replication: replicationService(wiring),
+      health: shardHealth(wiring),
+      failoverMetrics: failoverStats(wiring),
+      ...(dr ? { dr } : {}),
+      ...(backupGate ? { backupGate } : {}),
+      ...injected(wiring),
+    });
+  });
 }
 
 export function maintenanceService(wiring: Wiring): MaintenanceService {

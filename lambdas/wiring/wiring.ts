@@ -35,7 +35,7 @@ export interface WiringOptions {
   logger?: Logger;
 }
 
-type Resource = 'shardTables' | 'controlTable' | 'hintsTable' | 'blobBucket' | 'txnTable';
+type Resource = 'shardTables' | 'controlTable' | 'hintsTable' | 'blobBucket' | 'txnTable' | 'pendingTable';
 type Access = 'read' | 'readWrite';
 
 /**

@@ -27,6 +27,7 @@ export {
   type CommandContext,
   type WriteOutput,
   type NamespaceSettings,
+  type DrMode,
   type GetNamespaceSettingsCommandInput,
   type SetNamespaceSettingsCommandInput,
   type DescribeShardsCommandOutput,

@@ -14,7 +14,7 @@ import {
   replicationDefaults,
   routes,
   stateMachines,
-  type HandlerName,
+  type RegionHandlerName,
 } from '../../schemas/topology';
 import { repoRoot } from '../../cdk/constructs/handler-function';
 import { definitionPlaceholders, taskArnSubstitutions } from '../../cdk/constructs/transaction-state-machine';
@@ -71,7 +71,7 @@ describe('ApiStack', () => {
   });
 
   describe('Lambda functions', () => {
-    const fnOf = (name: HandlerName): Resource => {
+    const fnOf = (name: RegionHandlerName): Resource => {
       const found = Object.values(
         t.findResources('AWS::Lambda::Function', {
           Properties: { FunctionName: names.functionName(name) },
@@ -499,7 +499,7 @@ describe('ApiStack', () => {
 
   describe('shard stream subscriptions', () => {
     const streamed = handlerNames.filter((name) => handlers[name].shardStreams);
-    const mappingsOf = (template: Template, synthesized: Synthesized, name: HandlerName) => {
+    const mappingsOf = (template: Template, synthesized: Synthesized, name: RegionHandlerName) => {
       const fnId = logicalIdOf(synthesized.api, synthesized.api.functions[name].function);
       return (Object.values(template.findResources('AWS::Lambda::EventSourceMapping')) as Resource[]).filter(
         (m) => JSON.stringify(m.Properties.FunctionName) === JSON.stringify({ Ref: fnId }),
@@ -592,7 +592,7 @@ describe('ApiStack', () => {
 
   describe('schedules', () => {
     const scheduled = handlerNames.filter((name) => handlers[name].everyMinutes !== undefined);
-    const rulesTargeting = (name: HandlerName) => {
+    const rulesTargeting = (name: RegionHandlerName) => {
       const fnId = logicalIdOf(s.api, s.api.functions[name].function);
       return (Object.values(t.findResources('AWS::Events::Rule')) as Resource[]).filter((rule) =>
         (rule.Properties.Targets as { Arn: unknown }[]).some(

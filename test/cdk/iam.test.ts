@@ -1,5 +1,5 @@
 // Least privilege: each handler's role reaches exactly the data its HandlerSpec declares.
-import { defaults, handlers, namesFor, stateMachines, txnSchema, type HandlerName, type HandlerSpec } from '../../schemas/topology';
+import { defaults, handlers, namesFor, stateMachines, txnSchema, type HandlerSpec, type RegionHandlerName } from '../../schemas/topology';
 import { handlerNames } from '../../cdk/stacks/api-stack';
 import { shardCountMax } from '../../cdk/stacks/config';
 import {
@@ -42,7 +42,7 @@ interface Grant {
   resources: string[];
 }
 
-function grantsOf(s: Synthesized, handler: HandlerName): Grant[] {
+function grantsOf(s: Synthesized, handler: RegionHandlerName): Grant[] {
   return grantsOfRole(s, logicalIdOf(s.api, s.api.functions[handler].role));
 }
 
@@ -69,7 +69,7 @@ describe('IAM least privilege', () => {
     s = synth();
   });
 
-  describe.each(handlerNames.map((name) => [name, handlers[name]] as [HandlerName, HandlerSpec]))('%s', (name, spec) => {
+  describe.each(handlerNames.map((name) => [name, handlers[name]] as [RegionHandlerName, HandlerSpec]))('%s', (name, spec) => {
     it(`reaches the shard tables only as "${spec.shardTables}"`, () => {
       const grants = grantsOf(s, name);
       const actions = actionsOn(grants, shardArn);

@@ -36,6 +36,10 @@ import type {
   StoredItem,
   FailoverLog,
   FailoverRecord,
+  DrKeyChannel,
+  DrKeyMessage,
+  PendingEntry,
+  PendingStore,
 } from '../../lambdas/ports';
 import type { RingSource } from '../../lambdas/core/ring-source';
 import { createHash } from 'node:crypto';
@@ -486,5 +490,43 @@ export class MemoryTxnRecords implements TxnRecordStore {
       .sort((a, b) => a.deadlineMs - b.deadlineMs)
       .slice(0, limit)
       .map((record) => structuredClone(record));
+  }
+}
+
+/** The backup region's key queue in memory: what was sent, in order (tests deliver it as they please). */
+export class MemoryKeyChannel implements DrKeyChannel {
+  readonly sent: DrKeyMessage[] = [];
+  /** While set, every send fails as an unreachable region would. */
+  down = false;
+  async send(messages: readonly DrKeyMessage[]): Promise<void> {
+    if (this.down) throw new RingstoreError('dr.backupUnreachable', 'the backup region is unreachable (test)', { retryable: true });
+    this.sent.push(...messages);
+  }
+}
+
+export class MemoryPendingStore implements PendingStore {
+  readonly entries = new Map<string, Map<number, PendingEntry>>();
+  async record(entry: PendingEntry): Promise<void> {
+    const versions = this.entries.get(entry.keyHash) ?? new Map<number, PendingEntry>();
+    if (!versions.has(entry.version)) versions.set(entry.version, { ...entry });
+    this.entries.set(entry.keyHash, versions);
+  }
+  async find(keyHash: string, version: number): Promise<PendingEntry | undefined> {
+    return this.entries.get(keyHash)?.get(version);
+  }
+  async entriesOf(keyHash: string): Promise<PendingEntry[]> {
+    return [...(this.entries.get(keyHash)?.values() ?? [])].sort((a, b) => a.version - b.version);
+  }
+  async clear(keyHash: string, upToVersion: number): Promise<void> {
+    const versions = this.entries.get(keyHash);
+    for (const [version, entry] of versions ?? []) if (version <= upToVersion && entry.state === 'pending') versions?.delete(version);
+  }
+  /** Every entry still waiting, across keys. */
+  all(): PendingEntry[] {
+    return [...this.entries.values()].flatMap((versions) => [...versions.values()]);
+  }
+  /** What a promotion does to the entries whose value never came. */
+  markAllLost(): void {
+    for (const entry of this.all()) entry.state = 'lost';
   }
 }

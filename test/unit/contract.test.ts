@@ -32,7 +32,16 @@ describe('error mapping', () => {
     for (const code of errorCodes) {
       const status = statusOf[code];
       expect(status).toBeGreaterThanOrEqual(400);
-      if (status >= 500) expect(['internal', 'shard.unavailable', 'shard.failingOver', 'txn.outcomeUnknown']).toContain(code);
+      if (status >= 500) {
+        expect([
+          'internal',
+          'shard.unavailable',
+          'shard.failingOver',
+          'txn.outcomeUnknown',
+          'replication.pending',
+          'dr.backupUnreachable',
+        ]).toContain(code);
+      }
     }
   });
 

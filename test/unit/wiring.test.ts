@@ -112,7 +112,19 @@ describe('Wiring', () => {
   it.each(handlerNames.map((name) => [name]))(
     'builds the %s handler from a Lambda environment without reaching an engine',
     async (name) => {
-      const wiring = Wiring.forLambda(name, lambdaEnv);
+      // A DR handler runs only in a region of its role (docs/dr.md), whose environment names the DR resources.
+      const role = handlers[name].drRole;
+      const drEnv =
+        role === 'primary'
+          ? {
+              [envVars.drRole]: role,
+              [envVars.drKeyQueueUrl]: 'https://sqs.eu-west-1.amazonaws.com/1/q.fifo',
+              [envVars.drBucket]: 'backup-bucket',
+            }
+          : role === 'backup'
+            ? { [envVars.drRole]: role }
+            : {};
+      const wiring = Wiring.forLambda(name, { ...lambdaEnv, ...drEnv });
 
       const handler = handlerFactories[name](wiring);
 

@@ -1,7 +1,7 @@
 // PUT /v1/admin/namespaces/{namespace}: changes the default consistency of a namespace's reads or writes.
 
 import { assertConsistency, type CommandContext, type Consistency, RingstoreCommand } from './command';
-import { namespaceSettingsWire, type NamespaceSettings } from './GetNamespaceSettingsCommand';
+import { type DrMode, namespaceSettingsWire, type NamespaceSettings } from './GetNamespaceSettingsCommand';
 import { readJson } from './response';
 
 /**
@@ -16,6 +16,7 @@ export interface SetNamespaceSettingsCommandInput {
   namespace: string;
   readConsistency?: Consistency;
   writeConsistency?: Consistency;
+  drMode?: DrMode;
 }
 
 /**
@@ -32,6 +33,9 @@ export class SetNamespaceSettingsCommand extends RingstoreCommand<SetNamespaceSe
     const { namespace, ...patch } = this.input;
     assertConsistency(patch.readConsistency);
     assertConsistency(patch.writeConsistency);
+    if (patch.drMode !== undefined && patch.drMode !== 'key-sync' && patch.drMode !== 'async') {
+      throw new TypeError(`drMode must be 'key-sync' or 'async' (got ${String(patch.drMode)})`);
+    }
     const path = `/v1/admin/namespaces/${encodeURIComponent(namespace)}`;
     const body = new TextEncoder().encode(JSON.stringify(patch));
     const headers = { 'content-type': 'application/json' };

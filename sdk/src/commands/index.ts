@@ -23,7 +23,12 @@ export {
   type ListApiKeysCommandInput,
   type ListApiKeysCommandOutput,
 } from './ListApiKeysCommand';
-export { GetNamespaceSettingsCommand, type GetNamespaceSettingsCommandInput, type NamespaceSettings } from './GetNamespaceSettingsCommand';
+export {
+  GetNamespaceSettingsCommand,
+  type GetNamespaceSettingsCommandInput,
+  type NamespaceSettings,
+  type DrMode,
+} from './GetNamespaceSettingsCommand';
 export { SetNamespaceSettingsCommand, type SetNamespaceSettingsCommandInput } from './SetNamespaceSettingsCommand';
 export { DescribeShardsCommand, type DescribeShardsCommandOutput } from './DescribeShardsCommand';
 export { RepairCommand, type RepairCommandOutput } from './RepairCommand';

@@ -1,0 +1,143 @@
+// PendingStore on the backup region's pending table (docs/dr.md): one partition per key (its hash), one
+// item per version the backup waits for, so a read's gate is one consistent query.
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  DeleteItemCommand,
+  Entity,
+  type FormattedItem,
+  GetItemCommand,
+  PutItemCommand,
+  QueryCommand,
+  Table,
+  boolean,
+  item,
+  number,
+  string,
+} from 'dynamodb-toolbox';
+import type { PendingEntry, PendingStore } from '../ports';
+import { pendingSchema } from '../../schemas/topology';
+import { awsCall, conditionalWrite } from './aws-errors';
+
+function pendingTable(name: string, documentClient: DynamoDBDocumentClient) {
+  return new Table({ name, partitionKey: pendingSchema.partitionKey, sortKey: pendingSchema.sortKey, documentClient });
+}
+
+function pendingEntity(table: ReturnType<typeof pendingTable>) {
+  return new Entity({
+    name: 'pending',
+    table,
+    entityAttribute: false,
+    timestamps: false,
+    schema: item({
+      kh: string().key(),
+      v: number().key(),
+      ns: string(),
+      k: string(),
+      st: string().enum('pending', 'lost'),
+      tx: string().optional(),
+      wat: number(),
+      rat: number(),
+      size: number(),
+      sha: string(),
+      ct: string(),
+      del: boolean(),
+      exp: number().optional(),
+    }),
+  });
+}
+
+/** Entries removed at once by one clear (a key rarely has more than one or two waiting). */
+const clearPageSize = 100;
+
+export class DynamoPendingStore implements PendingStore {
+  private readonly table: ReturnType<typeof pendingTable>;
+  private readonly entries: ReturnType<typeof pendingEntity>;
+
+  constructor(documentClient: DynamoDBDocumentClient, tableName: string) {
+    this.table = pendingTable(tableName, documentClient);
+    this.entries = pendingEntity(this.table);
+  }
+
+  async record(entry: PendingEntry): Promise<void> {
+    // A second message of this version (a duplicate, or the stream's copy of a key-sync write) finds it.
+    await conditionalWrite(`pending entry of ${entry.key}`, () =>
+      this.entries
+        .build(PutItemCommand)
+        .item({
+          kh: entry.keyHash,
+          v: entry.version,
+          ns: entry.namespace,
+          k: entry.key,
+          st: entry.state,
+          ...(entry.txid === undefined ? {} : { tx: entry.txid }),
+          wat: entry.writtenAtMs,
+          rat: entry.receivedAtMs,
+          size: entry.size,
+          sha: entry.sha256,
+          ct: entry.contentType,
+          del: entry.deleted,
+          ...(entry.expiresAtSeconds === undefined ? {} : { exp: entry.expiresAtSeconds }),
+        })
+        .options({ condition: { attr: 'kh', exists: false } })
+        .send(),
+    );
+  }
+
+  async find(keyHash: string, version: number): Promise<PendingEntry | undefined> {
+    const { Item } = await awsCall('pending entry read', () =>
+      this.entries.build(GetItemCommand).key({ kh: keyHash, v: version }).options({ consistent: true }).send(),
+    );
+    return Item ? entryOf(Item) : undefined;
+  }
+
+  async entriesOf(keyHash: string): Promise<PendingEntry[]> {
+    const { Items = [] } = await awsCall('pending entries read', () =>
+      // Consistent: a read's gate must see every entry recorded before it started.
+      this.table.build(QueryCommand).entities(this.entries).query({ partition: keyHash }).options({ consistent: true }).send(),
+    );
+    return Items.map(entryOf);
+  }
+
+  async clear(keyHash: string, upToVersion: number): Promise<void> {
+    const { Items = [] } = await awsCall('pending entries read', () =>
+      this.table
+        .build(QueryCommand)
+        .entities(this.entries)
+        .query({ partition: keyHash, range: { lte: upToVersion } })
+        .options({ consistent: true, limit: clearPageSize })
+        .send(),
+    );
+    // A lost entry stays until a newer write supersedes it for reads (the report keeps listing it).
+    const applied = Items.filter((entry) => entry.st === 'pending');
+    await Promise.all(
+      applied.map((entry) =>
+        // Only while still pending: a promotion marking it lost meanwhile wins.
+        conditionalWrite('pending entry removal', () =>
+          this.entries
+            .build(DeleteItemCommand)
+            .key({ kh: entry.kh, v: entry.v })
+            .options({ condition: { attr: 'st', eq: 'pending' } })
+            .send(),
+        ),
+      ),
+    );
+  }
+}
+
+function entryOf(stored: FormattedItem<ReturnType<typeof pendingEntity>>): PendingEntry {
+  return {
+    keyHash: stored.kh,
+    version: stored.v,
+    namespace: stored.ns,
+    key: stored.k,
+    state: stored.st,
+    ...(stored.tx === undefined ? {} : { txid: stored.tx }),
+    writtenAtMs: stored.wat,
+    receivedAtMs: stored.rat,
+    size: stored.size,
+    sha256: stored.sha,
+    contentType: stored.ct,
+    deleted: stored.del,
+    ...(stored.exp === undefined ? {} : { expiresAtSeconds: stored.exp }),
+  };
+}

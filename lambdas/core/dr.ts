@@ -1,0 +1,384 @@
+// Cross-region disaster recovery (docs/dr.md). The primary sends each write's small key message to the
+// backup region ahead of its value; the backup records the key as pending until the value is applied,
+// and a read of a pending key waits for it or is refused, so the backup never serves a value older than
+// one it knows was written. After a disaster, a key whose value never came is refused as lost.
+import { createHash } from 'node:crypto';
+import { drPrefixes } from '../../schemas/topology';
+import { forAllBounded } from './bounded';
+import { RingstoreError } from './errors';
+import { tombstoneRetentionSeconds } from './item';
+import { carriesCommittedChange, type OwnerChange } from './replication';
+import { type Ring, tokenOf } from './ring';
+import type { RingSource } from './ring-source';
+import type {
+  BlobStore,
+  Clock,
+  DrKeyChannel,
+  DrKeyMessage,
+  FaultInjector,
+  PendingEntry,
+  PendingStore,
+  ShardStore,
+  StoredItem,
+} from '../ports';
+
+/** Folder of a key in the pending table and in the value objects: a fixed-length name for any key. */
+export function keyHashOf(namespace: string, key: string): string {
+  return createHash('sha256').update(`${namespace}#${key}`).digest('hex').slice(0, 32);
+}
+
+/** Versions are zero-padded in object keys so one key's values list in version order. */
+const versionDigits = 16;
+
+/**
+ * Where one version's value travels to in the backup bucket. The sha256 prefix keeps two different
+ * values written at one version (a stray write of a shard a failover took over) from overwriting each other.
+ */
+export function valueObjectKeyOf(message: Pick<DrKeyMessage, 'namespace' | 'key' | 'version' | 'sha256'>): string {
+  const version = String(message.version).padStart(versionDigits, '0');
+  return `${drPrefixes.values}${keyHashOf(message.namespace, message.key)}/${version}-${message.sha256.slice(0, 16)}`;
+}
+
+const valueObjectKeyPattern = new RegExp(`^${drPrefixes.values}([0-9a-f]{32})/(\\d{${versionDigits}})-([0-9a-f]{16})$`);
+
+/** The key hash and version a value object's name carries; undefined for any other object. */
+export function parseValueObjectKey(objectKey: string): { keyHash: string; version: number; shaPrefix: string } | undefined {
+  const match = valueObjectKeyPattern.exec(objectKey);
+  if (!match) return undefined;
+  return { keyHash: match[1]!, version: Number(match[2]), shaPrefix: match[3]! };
+}
+
+/**
+ * The FIFO message group: one per key, so one key's messages arrive in order while different keys flow
+ * in parallel (a high-throughput FIFO queue scales with the number of groups).
+ */
+export function messageGroupOf(message: Pick<DrKeyMessage, 'namespace' | 'key'>): string {
+  return keyHashOf(message.namespace, message.key);
+}
+
+/** The FIFO deduplication id: a message sent twice for one version (write path and stream) is delivered once. */
+export function deduplicationIdOf(message: Pick<DrKeyMessage, 'namespace' | 'key' | 'version'>): string {
+  return `${keyHashOf(message.namespace, message.key)}-${message.version}`;
+}
+
+export function keyMessageOf(item: StoredItem, txid?: string): DrKeyMessage {
+  return {
+    namespace: item.namespace,
+    key: item.key,
+    version: item.version,
+    ...(txid === undefined ? {} : { txid }),
+    writtenAtMs: item.modifiedAtMs ?? 0,
+    size: item.size,
+    sha256: item.sha256,
+    contentType: item.contentType,
+    deleted: item.tombstone,
+    ...(item.expiresAtSeconds === undefined || item.tombstone ? {} : { expiresAtSeconds: item.expiresAtSeconds }),
+  };
+}
+
+/** A message whose value is the message itself: a delete, or an empty value (no object travels). */
+export function needsNoValue(message: DrKeyMessage): boolean {
+  return message.deleted || message.size === 0;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Primary region
+
+export interface DrShipperDeps {
+  keys: DrKeyChannel;
+  /** The backup region's bucket, where values travel to. */
+  backupValues: BlobStore;
+  /** This region's blob bucket, where values over the inline limit live. */
+  blobs: BlobStore;
+  faults?: FaultInjector;
+  limits: { shipConcurrency: number };
+  /**
+   * `keyFirst` (Ringstore): every key message of a batch is durable in the backup before any value
+   * leaves. `together`: each value, then its key message, as a store that ships key and value as one
+   * does; the backup learns of a write only with its value (the benchmark's baseline, never deployed).
+   */
+  order?: 'keyFirst' | 'together';
+}
+
+export interface ShipResult {
+  shipped: number;
+  /** Records of replica copies, of intents only, and older versions of a key shipped in the same batch. */
+  ignored: number;
+  /** Values a newer write replaced before they could be read (their key's newer version follows). */
+  superseded: number;
+  /** Index of the first change that could not be shipped; the stream retries from there. */
+  firstFailedIndex?: number;
+}
+
+/** Ships the primary's writes to the backup region: key messages ahead of values. */
+export class DrShipper {
+  constructor(private readonly deps: DrShipperDeps) {}
+
+  /** The write path of a `key-sync` namespace: resolves once the backup's queue holds the key message. */
+  async announce(item: StoredItem): Promise<void> {
+    await this.deps.keys.send([keyMessageOf(item)]);
+  }
+
+  /**
+   * The owner changes of one shard stream batch, newest version per key: their key messages first (a
+   * `key-sync` write's message is sent again here and dropped by the queue's deduplication), then their
+   * values. A failure reports the first change to retry from; shipping a version twice is harmless.
+   */
+  async shipOwnerChanges(changes: readonly OwnerChange[], ring: Ring): Promise<ShipResult> {
+    const result: ShipResult = { shipped: 0, ignored: 0, superseded: 0 };
+    const newest = new Map<string, { index: number; item: StoredItem }>();
+    changes.forEach((change, index) => {
+      if (ring.ownerOf(change.item.token).table !== change.sourceTable || !carriesCommittedChange(change)) {
+        result.ignored += 1;
+        return;
+      }
+      const id = keyHashOf(change.item.namespace, change.item.key);
+      const seen = newest.get(id);
+      if (seen) result.ignored += 1;
+      if (!seen || seen.item.version < change.item.version) newest.set(id, { index, item: change.item });
+    });
+    const batch = [...newest.values()];
+    try {
+      if (this.deps.order !== 'together') await this.deps.keys.send(batch.map(({ item }) => keyMessageOf(item)));
+      this.deps.faults?.reach('dr.afterKeys');
+    } catch {
+      return { ...result, firstFailedIndex: Math.min(...batch.map(({ index }) => index)) };
+    }
+    const failedIndexes: number[] = [];
+    await forAllBounded(batch, this.deps.limits.shipConcurrency, async ({ index, item }) => {
+      try {
+        const outcome = await this.shipValue(item);
+        if (outcome === 'superseded') result.superseded += 1;
+        else result.shipped += 1;
+      } catch {
+        failedIndexes.push(index);
+      }
+    });
+    if (failedIndexes.length) result.firstFailedIndex = Math.min(...failedIndexes);
+    return result;
+  }
+
+  private async shipValue(item: StoredItem): Promise<'shipped' | 'superseded'> {
+    const message = keyMessageOf(item);
+    if (!needsNoValue(message)) {
+      const bytes = item.value ?? (await this.blobBytes(item));
+      if (bytes === undefined) return 'superseded';
+      await this.deps.backupValues.put(valueObjectKeyOf(message), bytes, message.contentType);
+      this.deps.faults?.reach('dr.afterValue');
+    }
+    if (this.deps.order === 'together') await this.deps.keys.send([message]);
+    return 'shipped';
+  }
+
+  /** A large value's bytes; undefined once a newer write replaced (and removed) them. */
+  private async blobBytes(item: StoredItem): Promise<Uint8Array | undefined> {
+    const objectKey = item.blob?.objectKey;
+    if (!objectKey || (await this.deps.blobs.size(objectKey)) === undefined) return undefined;
+    return this.deps.blobs.get(objectKey);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Backup region
+
+export interface BackupApplierDeps {
+  pending: PendingStore;
+  /** This region's blob bucket: the values arrive in it, and large ones stay there as the items' blobs. */
+  values: BlobStore;
+  shards: ShardStore;
+  ring: RingSource;
+  clock: Clock;
+  faults?: FaultInjector;
+  limits: { inlineValueBytesMax: number };
+  /** A value whose bytes do not match its key message's sha256: it is not applied, the key stays pending. */
+  onCorrupt?: (entry: PendingEntry, actualSha256: string) => void;
+}
+
+export type KeyOutcome = 'applied' | 'pending' | 'current';
+export type ValueOutcome = 'applied' | 'awaitingKey' | 'ignored' | 'corrupt';
+
+/**
+ * The backup's two appliers. Whichever of a write's key message and value arrives second applies the
+ * value; a key is pending from its message until then. Every step is idempotent and version-guarded,
+ * so duplicated, reordered and late messages and values never move a key backwards.
+ */
+export class BackupApplier {
+  constructor(private readonly deps: BackupApplierDeps) {}
+
+  /** The key-applier: one key message from the queue. */
+  async receiveKey(message: DrKeyMessage): Promise<KeyOutcome> {
+    const keyHash = keyHashOf(message.namespace, message.key);
+    if (needsNoValue(message)) {
+      const applied = await this.store(this.itemOf(message, {}));
+      await this.deps.pending.clear(keyHash, message.version);
+      return applied ? 'applied' : 'current';
+    }
+    const entry: PendingEntry = { ...message, keyHash, state: 'pending', receivedAtMs: this.deps.clock.nowMs() };
+    // Recorded before anything else: from here on a read of the key waits for this version.
+    await this.deps.pending.record(entry);
+    this.deps.faults?.reach('dr.afterPending');
+    // Then the two ways the value may already be here: applied (a duplicate or late message), or its
+    // object arrived first (its applier found no entry and left it). Checked after recording, so a value
+    // applier running meanwhile either sees the entry or has already applied the value.
+    const held = await this.heldVersion(message);
+    if (held >= message.version) {
+      await this.deps.pending.clear(keyHash, held);
+      return 'current';
+    }
+    if ((await this.deps.values.size(valueObjectKeyOf(message))) === undefined) return 'pending';
+    const outcome = await this.applyValue(entry);
+    return outcome === 'applied' ? 'applied' : 'pending';
+  }
+
+  /** The value-applier: one object created in the bucket. */
+  async receiveValue(objectKey: string): Promise<ValueOutcome> {
+    const parsed = parseValueObjectKey(objectKey);
+    if (!parsed) return 'ignored';
+    const entry = await this.deps.pending.find(parsed.keyHash, parsed.version);
+    // No entry: its key message has not arrived (the key applier applies it then), or the value was applied.
+    if (!entry || valueObjectKeyOf(entry) !== objectKey) return 'awaitingKey';
+    // A promotion gave up on it: a value arriving later is offered back by reconciliation, never applied.
+    if (entry.state === 'lost') return 'ignored';
+    return this.applyValue(entry);
+  }
+
+  private async applyValue(entry: PendingEntry): Promise<'applied' | 'corrupt'> {
+    const { values } = this.deps;
+    const objectKey = valueObjectKeyOf(entry);
+    const inline = entry.size <= this.deps.limits.inlineValueBytesMax;
+    const bytes = inline ? await values.get(objectKey) : undefined;
+    const sha256 = bytes ? createHash('sha256').update(bytes).digest('hex') : await values.sha256(objectKey);
+    if (sha256 !== entry.sha256) {
+      this.deps.onCorrupt?.(entry, sha256);
+      return 'corrupt';
+    }
+    await this.store(this.itemOf(entry, bytes ? { value: bytes } : { blob: { objectKey } }));
+    this.deps.faults?.reach('dr.afterApply');
+    await this.deps.pending.clear(entry.keyHash, entry.version);
+    // An inline value now lives in the items; a large one stays as their blob.
+    if (bytes) await values.delete(objectKey).catch(() => undefined);
+    return 'applied';
+  }
+
+  /** The version the backup's owner holds (strongly read), 0 for none. */
+  private async heldVersion(message: DrKeyMessage): Promise<number> {
+    const ring = await this.deps.ring.current();
+    const owner = ring.ownerOf(tokenOf(message.namespace, message.key));
+    const item = await this.deps.shards.get(owner.table, message.namespace, message.key, { consistent: true });
+    return item?.version ?? 0;
+  }
+
+  /**
+   * Stores the version on every replica of the key in this region (owner first, listed), each
+   * version-guarded. Throws if any copy fails, so the entry stays pending and the delivery is retried.
+   * True when any copy took it.
+   */
+  private async store(item: StoredItem): Promise<boolean> {
+    const ring = await this.deps.ring.current();
+    const nowSeconds = Math.floor(this.deps.clock.nowMs() / 1000);
+    const copies = ring.replicasOf(item.token);
+    const applied = await Promise.all(
+      copies.map((shard, index) => this.deps.shards.applyReplica(shard.table, item, { nowSeconds, listed: index === 0 })),
+    );
+    return applied.some(Boolean);
+  }
+
+  private itemOf(message: DrKeyMessage, content: Pick<StoredItem, 'value' | 'blob'>): StoredItem {
+    const token = tokenOf(message.namespace, message.key);
+    const base = { namespace: message.namespace, key: message.key, version: message.version, token, modifiedAtMs: message.writtenAtMs };
+    if (message.deleted) {
+      const nowSeconds = Math.floor(this.deps.clock.nowMs() / 1000);
+      const tombstone = { contentType: '', size: 0, sha256: '', tombstone: true, expiresAtSeconds: nowSeconds + tombstoneRetentionSeconds };
+      return { ...base, ...tombstone };
+    }
+    return {
+      ...base,
+      contentType: message.contentType,
+      size: message.size,
+      sha256: message.sha256,
+      tombstone: false,
+      ...(message.expiresAtSeconds === undefined ? {} : { expiresAtSeconds: message.expiresAtSeconds }),
+      ...(message.size === 0 ? { value: new Uint8Array() } : content),
+    };
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Reads in the backup region
+
+export type GateVerdict =
+  | { kind: 'serve' }
+  | { kind: 'pending'; version: number; writtenAtMs: number }
+  | { kind: 'lost'; version: number; txid?: string; writtenAtMs: number };
+
+/**
+ * Whether the copy a backup read found may be served, given the key's pending entries read before it.
+ * The newest entry ahead of the copy decides: still pending, the read waits for it; lost, the key is
+ * refused. Entries the copy has caught up with (applied, or superseded by a newer write) are no bar.
+ */
+export function gateVerdict(entries: readonly PendingEntry[], item: StoredItem | undefined): GateVerdict {
+  const held = item?.version ?? 0;
+  let newest: PendingEntry | undefined;
+  for (const entry of entries) if (entry.version > held && (!newest || entry.version > newest.version)) newest = entry;
+  if (!newest) return { kind: 'serve' };
+  if (newest.state === 'lost') {
+    return { kind: 'lost', version: newest.version, writtenAtMs: newest.writtenAtMs, ...(newest.txid ? { txid: newest.txid } : {}) };
+  }
+  return { kind: 'pending', version: newest.version, writtenAtMs: newest.writtenAtMs };
+}
+
+export interface PendingGateDeps {
+  pending: PendingStore;
+  clock: Clock;
+  sleep: (ms: number) => Promise<void>;
+  faults?: FaultInjector;
+  limits: { pendingWaitMs: number; pendingPollMs: number };
+}
+
+/** The backup region's read gate: every read of a key checks the key's pending entries first. */
+export class PendingGate {
+  constructor(private readonly deps: PendingGateDeps) {}
+
+  /**
+   * `read` (the key's copy in this region) if no write the backup knows of is ahead of it; else waits
+   * up to the bounded time for the value, then answers 503 `replication.pending`. A lost key is 410.
+   * The entries are read before the copy: a value applied in between clears its entry only after the
+   * copy holds it, so a copy read later is at least as new as every entry that was missing.
+   */
+  async read(namespace: string, key: string, read: () => Promise<StoredItem | undefined>): Promise<StoredItem | undefined> {
+    const { pending, clock, limits } = this.deps;
+    const keyHash = keyHashOf(namespace, key);
+    const started = clock.nowMs();
+    for (;;) {
+      // The deliberately broken mode the disaster suite must catch (tests only): no pending check.
+      const entries = this.deps.faults?.isBroken('drServeWithoutPendingCheck') ? [] : await pending.entriesOf(keyHash);
+      const item = await read();
+      const verdict = gateVerdict(entries, item);
+      if (verdict.kind === 'serve') return item;
+      if (verdict.kind === 'lost') {
+        throw new RingstoreError(
+          'dr.lost',
+          `key ${key} was written at version ${verdict.version} in the primary region, and that value was lost in the disaster: ` +
+            'this region refuses the key until it is written again (see GET /v1/admin/dr/report)',
+          {
+            details: {
+              key,
+              version: verdict.version,
+              writtenAt: new Date(verdict.writtenAtMs).toISOString(),
+              ...(verdict.txid ? { txid: verdict.txid } : {}),
+            },
+          },
+        );
+      }
+      const waitedMs = clock.nowMs() - started;
+      if (waitedMs >= limits.pendingWaitMs) {
+        throw new RingstoreError(
+          'replication.pending',
+          `key ${key} was written at version ${verdict.version} in the primary region and its value has not reached this region yet; retry`,
+          { retryable: true, details: { key, version: verdict.version, waitedMs } },
+        );
+      }
+      await this.deps.sleep(Math.min(limits.pendingPollMs, limits.pendingWaitMs - waitedMs));
+    }
+  }
+}

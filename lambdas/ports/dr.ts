@@ -1,0 +1,58 @@
+// Cross-region disaster recovery (docs/dr.md): the small key message the primary sends to the backup
+// region ahead of each value, the backup's pending set, and the ports that carry them.
+
+/**
+ * How a namespace's acknowledged writes reach the backup region. `key-sync`: the key message is durable
+ * in the backup's queue before the write is acknowledged (one cross-region round trip per write), so the
+ * backup knows of every acknowledged write. `async`: the key message leaves from the shard stream after
+ * the acknowledgement; a disaster can lose the knowledge of the last writes (the measured exposure).
+ */
+export type DrMode = 'key-sync' | 'async';
+
+/**
+ * What the backup must know of one write before its value arrives: enough to gate reads of the key
+ * (the version it waits for), to apply the value when it comes (content type, size, sha256, expiry) and
+ * to name what was lost if it never comes.
+ */
+export interface DrKeyMessage {
+  namespace: string;
+  key: string;
+  version: number;
+  /** The transaction that wrote it, if any. */
+  txid?: string;
+  /** The primary's write time (epoch ms): lag is measured from it, and reports order lost writes by it. */
+  writtenAtMs: number;
+  size: number;
+  sha256: string;
+  contentType: string;
+  /** A delete: nothing travels after the message, which the backup applies itself. */
+  deleted: boolean;
+  expiresAtSeconds?: number;
+}
+
+/** The backup region's key queue (SQS FIFO); send resolves once every message is durable there. */
+export interface DrKeyChannel {
+  send(messages: readonly DrKeyMessage[]): Promise<void>;
+}
+
+/**
+ * A key the backup knows was written in the primary at `version`, whose value it has not applied yet:
+ * `pending` while it may still arrive, `lost` once a promotion gave up on it.
+ */
+export interface PendingEntry extends DrKeyMessage {
+  /** sha256 of `namespace#key` (hex, 32 chars): the entry's partition, and the value object's folder. */
+  keyHash: string;
+  state: 'pending' | 'lost';
+  receivedAtMs: number;
+}
+
+/** The backup region's pending table: one partition per key, one item per version waited for. */
+export interface PendingStore {
+  /** Records the entry unless one of this version exists (a duplicate message changes nothing). */
+  record(entry: PendingEntry): Promise<void>;
+  find(keyHash: string, version: number): Promise<PendingEntry | undefined>;
+  /** Every entry of a key, read consistently, in version order. */
+  entriesOf(keyHash: string): Promise<PendingEntry[]>;
+  /** Removes the key's pending entries up to `version` (applied, or superseded by it); lost ones stay. */
+  clear(keyHash: string, upToVersion: number): Promise<void>;
+}

@@ -1,0 +1,138 @@
+// Builders of cross-region disaster recovery (docs/dr.md): the primary's link to the backup region (its
+// key queue and bucket) and shipper, the backup's pending table, appliers and read gate.
+import { drDefaults, limits } from '../../schemas/topology';
+import { DeferredBlobStore } from '../adapters/deferred-blob-store';
+import { DynamoPendingStore } from '../adapters/dynamodb-pending-store';
+import { BackupApplier, DrShipper, PendingGate } from '../core/dr';
+import { RingstoreError } from '../core/errors';
+import type { DrKeyChannel, PendingStore } from '../ports';
+import { clientOptions, documentClient } from './clients';
+import { ringSource } from './control';
+import { blobStore, shardStore } from './data';
+import type { Wiring } from './wiring';
+
+/** The fault injector, passed to the core only when present. */
+const injected = (wiring: Wiring) => (wiring.faults ? { faults: wiring.faults } : {});
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** The primary's DR settings; refused in a region that is no DR primary, or to a handler without the link. */
+function primaryConfig(wiring: Wiring) {
+  const { dr } = wiring.config;
+  if (dr.role !== 'primary') throw new RingstoreError('internal', `the DR link exists only in a DR primary (this region is ${dr.role})`);
+  if (wiring.spec && !wiring.spec.drLink) {
+    throw new RingstoreError('internal', `handler ${wiring.spec.name} may not use the DR link: its HandlerSpec does not declare it`);
+  }
+  return dr;
+}
+
+/** The backup region's key queue. The SQS client is loaded on the first message (kvWrite's cold start). */
+export function drKeyChannel(wiring: Wiring): DrKeyChannel {
+  const dr = primaryConfig(wiring);
+  return wiring.shared('drKeys', () => {
+    let loading: Promise<DrKeyChannel> | undefined;
+    const load = async () => {
+      const [{ SQSClient }, { SqsDrKeyChannel }] = await Promise.all([
+        import('@aws-sdk/client-sqs'),
+        import('../adapters/sqs-dr-key-channel'),
+      ]);
+      const client = new SQSClient({ ...clientOptions(wiring, dr.sqsEndpoint), region: dr.region });
+      return new SqsDrKeyChannel(client, dr.keyQueueUrl);
+    };
+    return {
+      send: async (messages) => {
+        loading ??= load().catch((error: unknown) => {
+          loading = undefined;
+          throw error;
+        });
+        return (await loading).send(messages);
+      },
+    };
+  });
+}
+
+/** The primary's shipper: key messages, then values, to the backup region. */
+export function drShipper(wiring: Wiring): DrShipper {
+  const dr = primaryConfig(wiring);
+  return wiring.perHandler(
+    'drShipper',
+    () =>
+      new DrShipper({
+        keys: drKeyChannel(wiring),
+        backupValues: wiring.shared(
+          'drValues',
+          () =>
+            new DeferredBlobStore(async () => {
+              const [{ S3BlobStore }, { S3Client }] = await Promise.all([
+                import('../adapters/s3-blob-store'),
+                import('@aws-sdk/client-s3'),
+              ]);
+              const client = new S3Client({
+                ...clientOptions(wiring, dr.s3Endpoint),
+                region: dr.region,
+                forcePathStyle: Boolean(dr.s3Endpoint),
+                requestChecksumCalculation: 'WHEN_REQUIRED',
+                responseChecksumValidation: 'WHEN_REQUIRED',
+              });
+              return new S3BlobStore(client, dr.bucket);
+            }),
+        ),
+        blobs: blobStore(wiring),
+        limits: { shipConcurrency: drDefaults.shipConcurrency },
+        ...injected(wiring),
+      }),
+  );
+}
+
+/** The shipper for the write path of key-sync namespaces: only in a DR primary, only for handlers with the link. */
+export function keySyncShipper(wiring: Wiring): DrShipper | undefined {
+  if (wiring.config.dr.role !== 'primary' || (wiring.spec && !wiring.spec.drLink)) return undefined;
+  return drShipper(wiring);
+}
+
+export function pendingStore(wiring: Wiring): PendingStore {
+  const { dr } = wiring.config;
+  if (dr.role !== 'backup')
+    throw new RingstoreError('internal', `the pending table exists only in a DR backup (this region is ${dr.role})`);
+  return wiring.port('pendingTable', 'read', 'pending', () => new DynamoPendingStore(documentClient(wiring), dr.pendingTable));
+}
+
+export function backupApplier(wiring: Wiring): BackupApplier {
+  return wiring.perHandler(
+    'backupApplier',
+    () =>
+      new BackupApplier({
+        pending: pendingStore(wiring),
+        values: blobStore(wiring),
+        shards: shardStore(wiring),
+        ring: ringSource(wiring),
+        clock: wiring.clock,
+        limits: { inlineValueBytesMax: limits.inlineValueBytesMax },
+        onCorrupt: (entry, actual) =>
+          wiring.logger.error('a value arrived whose sha256 does not match its key message: not applied, the key stays pending', {
+            key: entry.key,
+            namespace: entry.namespace,
+            version: entry.version,
+            expected: entry.sha256,
+            actual,
+          }),
+        ...injected(wiring),
+      }),
+  );
+}
+
+/** The backup region's read gate; undefined in any other region. */
+export function pendingGate(wiring: Wiring): PendingGate | undefined {
+  if (wiring.config.dr.role !== 'backup') return undefined;
+  return wiring.perHandler(
+    'pendingGate',
+    () =>
+      new PendingGate({
+        pending: pendingStore(wiring),
+        clock: wiring.clock,
+        sleep,
+        limits: { pendingWaitMs: drDefaults.pendingWaitMs, pendingPollMs: drDefaults.pendingPollMs },
+        ...injected(wiring),
+      }),
+  );
+}

@@ -1,0 +1,18 @@
+// The messages that travel between regions for disaster recovery (docs/dr.md): the primary sends them,
+// the backup parses them with these schemas, so a malformed message is refused whole, never half-applied.
+import * as z from 'zod';
+
+/** A key message's body on the backup region's FIFO queue (lambdas/ports/dr.ts, DrKeyMessage). */
+export const DrKeyMessageBody = z.strictObject({
+  namespace: z.string().min(1),
+  key: z.string().min(1),
+  version: z.number().int().min(1),
+  txid: z.string().min(1).optional(),
+  writtenAtMs: z.number().int().min(0),
+  size: z.number().int().min(0),
+  /** Empty for a delete. */
+  sha256: z.string().regex(/^([0-9a-f]{64})?$/),
+  contentType: z.string(),
+  deleted: z.boolean(),
+  expiresAtSeconds: z.number().int().min(0).optional(),
+});
