@@ -16,6 +16,7 @@ import { envVars, type HandlerName, limits, namesFor, replicationDefaults, route
 import { localCredentials, localRegion, startEngines, type RunningEngines } from './engines';
 import { type GatewayHandlers, type RunningGateway, startGateway } from './gateway';
 import { provision } from './provision';
+import { ensureKeyQueue, startBackupDeliveries, type BackupDeliveries } from './dr-region';
 import { startStreamPoller, type RunningStreamPoller } from './stream-poller';
 import { startSchedule, type RunningSchedule } from './schedule';
 import { localFailoverStarter, localTransactionOrchestrator } from './state-machine';
@@ -42,6 +43,11 @@ export interface LocalCloudOptions {
   sweeperIntervalMs?: number;
   /** False runs with no value cache (no L1, no Redis): every read reaches DynamoDB (the capacity test). */
   valueCache?: boolean;
+  /**
+   * This region's part in cross-region DR (docs/dr.md). A primary names the backup's key queue and bucket
+   * and the endpoints that reach them (through the link between the regions); absent: no DR.
+   */
+  dr?: { role: 'backup' } | { role: 'primary'; keyQueueUrl: string; bucket: string; sqsEndpoint: string; s3Endpoint: string };
   log?: (line: string) => void;
 }
 
@@ -55,6 +61,13 @@ export interface LocalCloud {
   wiring: Wiring;
   /** Resolves once the stream poller has handed the replicator every record written before the call. */
   replicationCaughtUp(): Promise<void>;
+  /** DR: the backup's key queue (a backup region only). */
+  drKeyQueue?: { url: string; arn: string };
+  /**
+   * DR: a primary resolves once the shipper has sent every write made before the call; a backup once its
+   * key queue is empty and every value that arrived is applied. A region without DR resolves at once.
+   */
+  drCaughtUp(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -97,6 +110,20 @@ async function ensureLocalKeys(home: string, service: ApiKeyService): Promise<Lo
   return keys;
 }
 
+/** The DR part of a region's environment (lambdas/config.ts parses it). */
+function drEnvOf(dr: LocalCloudOptions['dr']): Record<string, string> {
+  if (!dr) return {};
+  if (dr.role === 'backup') return { [envVars.drRole]: 'backup' };
+  return {
+    [envVars.drRole]: 'primary',
+    [envVars.drKeyQueueUrl]: dr.keyQueueUrl,
+    [envVars.drBucket]: dr.bucket,
+    [envVars.drRegion]: localRegion,
+    [envVars.drSqsEndpoint]: dr.sqsEndpoint,
+    [envVars.drS3Endpoint]: dr.s3Endpoint,
+  };
+}
+
 export async function startLocalCloud(options: LocalCloudOptions): Promise<LocalCloud> {
   const log = options.log ?? (() => undefined);
   const stage = options.stage ?? 'local';
@@ -110,6 +137,8 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   let gateway: RunningGateway | undefined;
   let poller: RunningStreamPoller | undefined;
   let txnPoller: RunningStreamPoller | undefined;
+  let drPoller: RunningStreamPoller | undefined;
+  let backupDeliveries: BackupDeliveries | undefined;
   let schedule: RunningSchedule | undefined;
   let sweeper: RunningSchedule | undefined;
   let wiring: Wiring | undefined;
@@ -128,6 +157,8 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       ...(options.vnodesPerShard ? { [envVars.vnodesPerShard]: String(options.vnodesPerShard) } : {}),
       [envVars.faultInjection]: options.faultInjection ? '1' : '0',
       [envVars.autoFailover]: options.autoFailover === false ? '0' : '1',
+      [envVars.sqsEndpoint]: engines.sqsEndpoint,
+      ...drEnvOf(options.dr),
       AWS_REGION: localRegion,
     });
 
@@ -140,7 +171,8 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
     });
-    const created = await provision({ dynamodb, s3, names, shardCount: config.shardCount });
+    const created = await provision({ dynamodb, s3, names, shardCount: config.shardCount, drBackup: options.dr?.role === 'backup' });
+    const drKeyQueue = options.dr?.role === 'backup' ? await ensureKeyQueue(engines.sqsEndpoint, names) : undefined;
     dynamodb.destroy();
     s3.destroy();
     if (created.length) log(`created ${created.join(', ')}`);
@@ -192,6 +224,27 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       checkpointFile: join(options.home, `txn-stream-checkpoints-${stage}.json`),
       log,
     });
+    if (options.dr?.role === 'primary') {
+      // The shipper is the shard streams' second consumer, as a second event source mapping is in AWS.
+      drPoller = await startStreamPoller({
+        endpoint: engines.dynamodbEndpoint,
+        tables: ring.shards.map((shard) => shard.table),
+        handler: build('drShipper', wiring),
+        batchSize: replicationDefaults.streamBatchSize,
+        checkpointFile: join(options.home, `dr-stream-checkpoints-${stage}.json`),
+        name: 'drShipper',
+        log,
+      });
+    }
+    if (drKeyQueue) {
+      backupDeliveries = startBackupDeliveries({
+        engines,
+        queue: drKeyQueue,
+        keyApplier: build('drKeyApplier', wiring),
+        valueApplier: build('drValueApplier', wiring),
+        log,
+      });
+    }
     schedule = startSchedule({
       handler: build('maintenance', wiring),
       name: 'maintenance',
@@ -212,7 +265,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       ...(faults ? { faults } : {}),
       log,
     });
-    const running = { gateway, poller, txnPoller, schedule, sweeper, wiring, failovers };
+    const running = { gateway, poller, txnPoller, drPoller, backupDeliveries, schedule, sweeper, wiring, failovers };
     return {
       url: running.gateway.url,
       apiKey: keys.apiKey,
@@ -224,6 +277,11 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
         await running.txnPoller.caughtUp();
         await running.poller.caughtUp();
       },
+      ...(drKeyQueue ? { drKeyQueue } : {}),
+      drCaughtUp: async () => {
+        await running.drPoller?.caughtUp();
+        await running.backupDeliveries?.drained();
+      },
       stop: async () => {
         await running.gateway.stop();
         await running.failovers.settled();
@@ -231,6 +289,8 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
         await running.sweeper.stop();
         await running.poller.stop();
         await running.txnPoller.stop();
+        await running.drPoller?.stop();
+        await running.backupDeliveries?.stop();
         await closeConnections(running.wiring);
         await engines.stop();
       },
@@ -241,6 +301,8 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     await sweeper?.stop();
     await poller?.stop();
     await txnPoller?.stop();
+    await drPoller?.stop();
+    await backupDeliveries?.stop();
     if (wiring) await closeConnections(wiring);
     await engines.stop();
     throw error;

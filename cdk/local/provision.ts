@@ -11,7 +11,7 @@ import {
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, HeadBucketCommand, type S3Client } from '@aws-sdk/client-s3';
-import { controlSchema, hintsSchema, type KeyAttribute, type Names, shardSchema, txnSchema } from '../../schemas/topology';
+import { controlSchema, hintsSchema, type KeyAttribute, type Names, pendingSchema, shardSchema, txnSchema } from '../../schemas/topology';
 
 type GlobalSecondaryIndexInput = NonNullable<CreateTableCommandInput['GlobalSecondaryIndexes']>[number];
 type AttributeDefinition = NonNullable<CreateTableCommandInput['AttributeDefinitions']>[number];
@@ -81,6 +81,11 @@ export function hintsTableInput(tableName: string): CreateTableCommandInput {
   return keyPairTableInput(tableName, hintsSchema);
 }
 
+/** The backup region's pending table (docs/dr.md). */
+export function pendingTableInput(tableName: string): CreateTableCommandInput {
+  return keyPairTableInput(tableName, pendingSchema);
+}
+
 export function txnTableInput(tableName: string): CreateTableCommandInput {
   const { deadlineIndex } = txnSchema;
   return {
@@ -144,7 +149,14 @@ async function assertSameLayout(dynamodb: DynamoDBClient, input: CreateTableComm
 }
 
 /** Creates what is missing; returns the names of what it created. */
-export async function provision(options: { dynamodb: DynamoDBClient; s3: S3Client; names: Names; shardCount: number }): Promise<string[]> {
+export async function provision(options: {
+  dynamodb: DynamoDBClient;
+  s3: S3Client;
+  names: Names;
+  shardCount: number;
+  /** A DR backup region also has the pending table. */
+  drBackup?: boolean;
+}): Promise<string[]> {
   const { dynamodb, s3, names, shardCount } = options;
   const created: string[] = [];
   const existing = await existingTables(dynamodb);
@@ -152,6 +164,7 @@ export async function provision(options: { dynamodb: DynamoDBClient; s3: S3Clien
     controlTableInput(names.controlTable),
     hintsTableInput(names.hintsTable),
     txnTableInput(names.txnTable),
+    ...(options.drBackup ? [pendingTableInput(names.pendingTable)] : []),
     ...Array.from({ length: shardCount }, (_, id) => shardTableInput(names.shardTable(id))),
   ];
   for (const input of wanted) {

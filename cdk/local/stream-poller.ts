@@ -25,6 +25,8 @@ export interface StreamPollerOptions {
   batchSize: number;
   /** Where sequence-number checkpoints are kept. */
   checkpointFile: string;
+  /** The function's name, for its context and log lines (default `replicator`). */
+  name?: string;
   log?: (line: string) => void;
 }
 
@@ -144,11 +146,13 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<R
     const event: DynamoDBStreamEvent = { Records: Records.map((record) => lambdaRecordOf(record, cursor.streamArn)) };
     let failedSequence: string | undefined;
     try {
-      const response = await options.handler(event, lambdaContext('replicator'));
+      const response = await options.handler(event, lambdaContext(options.name ?? 'replicator'));
       failedSequence = response.batchItemFailures[0]?.itemIdentifier;
     } catch (error) {
       failedSequence = Records[0]!.dynamodb!.SequenceNumber!;
-      options.log?.(`replicator failed; retrying the batch: ${error instanceof Error ? error.message : String(error)}`);
+      options.log?.(
+        `${options.name ?? 'replicator'} failed; retrying the batch: ${error instanceof Error ? error.message : String(error)}`,
+      );
     }
     if (failedSequence !== undefined) {
       // Retry from the failed record: everything before it succeeded and is checkpointed.

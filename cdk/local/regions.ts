@@ -1,0 +1,104 @@
+// Two local regions for cross-region disaster recovery (docs/dr.md): a backup region and a primary that
+// ships to it, each with its own engines (so a disaster is a killed set of engines), the primary's
+// traffic to the backup's queue and bucket going through the link between them.
+import { join } from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoApiKeyStore } from '../../lambdas/adapters/dynamodb-api-key-store';
+import { namesFor } from '../../schemas/topology';
+import { type LocalCloud, type LocalCloudOptions, startLocalCloud } from './cloud';
+import { localCredentials, localRegion } from './engines';
+
+export interface LocalRegionsOptions extends Omit<LocalCloudOptions, 'dr' | 'port'> {
+  /** The primary's gateway port (0: a free one); the backup's is `backupPort` (0 by default). */
+  port: number;
+  backupPort?: number;
+  /**
+   * The endpoints through which the primary reaches the backup's SQS and S3 (the link's proxies), from
+   * the backup's own; absent: direct.
+   */
+  link?: (backup: {
+    sqsEndpoint: string;
+    s3Endpoint: string;
+  }) => Promise<{ sqsEndpoint: string; s3Endpoint: string; stop(): Promise<void> }>;
+}
+
+export interface LocalRegions {
+  primary: LocalCloud;
+  backup: LocalCloud;
+  /** Resolves once every write made in the primary before the call is applied (or pending) in the backup. */
+  drCaughtUp(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the backup region, then the primary shipping to it. The primary's API keys are copied to the
+ * backup (as a deployment keeps them in both regions), so one key reads both.
+ *
+ * @example
+ * const regions = await startLocalRegions({ home: '.ringstore', port: 4510 });
+ * console.log(regions.primary.url, regions.backup.url);
+ */
+export async function startLocalRegions(options: LocalRegionsOptions): Promise<LocalRegions> {
+  const log = options.log ?? (() => undefined);
+  const { link: startLink, backupPort, ...shared } = options;
+  const backup = await startLocalCloud({
+    ...shared,
+    home: join(options.home, 'backup'),
+    port: backupPort ?? 0,
+    dr: { role: 'backup' },
+    log: (line) => log(`backup: ${line}`),
+  });
+  let link: Awaited<ReturnType<NonNullable<LocalRegionsOptions['link']>>> | undefined;
+  try {
+    const direct = { sqsEndpoint: backup.engines.sqsEndpoint, s3Endpoint: backup.engines.s3Endpoint };
+    link = startLink ? await startLink(direct) : undefined;
+    const keyQueue = backup.drKeyQueue;
+    if (!keyQueue) throw new Error('the backup region has no key queue');
+    const primary = await startLocalCloud({
+      ...shared,
+      dr: {
+        role: 'primary',
+        keyQueueUrl: keyQueue.url,
+        bucket: namesFor(options.stage).blobBucket,
+        sqsEndpoint: link?.sqsEndpoint ?? direct.sqsEndpoint,
+        s3Endpoint: link?.s3Endpoint ?? direct.s3Endpoint,
+      },
+      log: (line) => log(`primary: ${line}`),
+    });
+    await copyApiKeys(primary, backup, options.stage);
+    const running = { link };
+    return {
+      primary,
+      backup,
+      drCaughtUp: async () => {
+        await primary.drCaughtUp();
+        await backup.drCaughtUp();
+      },
+      stop: async () => {
+        await primary.stop();
+        await running.link?.stop();
+        await backup.stop();
+      },
+    };
+  } catch (error) {
+    await link?.stop();
+    await backup.stop();
+    throw error;
+  }
+}
+
+/** The primary's API keys (hashed records) into the backup's control table: one key works in both. */
+async function copyApiKeys(primary: LocalCloud, backup: LocalCloud, stage: string | undefined): Promise<void> {
+  const names = namesFor(stage);
+  const clients = [primary, backup].map(
+    (cloud) => new DynamoDBClient({ region: localRegion, credentials: { ...localCredentials }, endpoint: cloud.engines.dynamodbEndpoint }),
+  );
+  try {
+    const [from, to] = clients.map((client) => new DynamoApiKeyStore(DynamoDBDocumentClient.from(client), names.controlTable));
+    const have = new Set((await to!.list()).map((record) => record.keyId));
+    for (const record of await from!.list()) if (!have.has(record.keyId)) await to!.create(record);
+  } finally {
+    for (const client of clients) client.destroy();
+  }
+}

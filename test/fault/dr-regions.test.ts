@@ -1,0 +1,131 @@
+// Cross-region DR on two local regions (docs/dr.md), each with its own engines: writes reach the backup
+// through its FIFO key queue and its bucket, the backup serves them at the primary's versions, refuses
+// writes, and answers a key whose value has not arrived as pending.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { type LocalRegions, startLocalRegions } from '../../cdk/local/regions';
+import { localCredentials, localRegion } from '../../cdk/local/engines';
+import { deduplicationIdOf, messageGroupOf } from '../../lambdas/core/dr';
+import type { DrKeyMessage } from '../../lambdas/ports';
+
+let regions: LocalRegions;
+let home: string;
+
+beforeAll(async () => {
+  home = mkdtempSync(join(tmpdir(), 'ringstore-dr-'));
+  regions = await startLocalRegions({
+    home,
+    vendorDir: process.env.RINGSTORE_VENDOR_DIR ?? join(__dirname, '..', '..', '.ringstore', 'vendor'),
+    port: 0,
+    maintenanceIntervalMs: 0,
+    sweeperIntervalMs: 0,
+    autoFailover: false,
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await regions?.stop();
+  if (home) rmSync(home, { recursive: true, force: true });
+});
+
+type Region = 'primary' | 'backup';
+
+async function send(
+  region: Region,
+  path: string,
+  init: { method?: string; body?: string | Uint8Array; headers?: Record<string, string> } = {},
+) {
+  const cloud = regions[region];
+  return fetch(`${cloud.url}${path}`, {
+    method: init.method ?? 'GET',
+    headers: { 'x-api-key': regions.primary.apiKey, ...init.headers },
+    ...(init.body === undefined ? {} : { body: init.body }),
+    redirect: 'manual',
+  });
+}
+
+const put = (key: string, body: string | Uint8Array) =>
+  send('primary', `/v1/kv/${encodeURIComponent(key)}`, { method: 'PUT', body, headers: { 'content-type': 'application/octet-stream' } });
+
+async function errorCodeOf(response: Response): Promise<string> {
+  return ((await response.json()) as { error: { code: string } }).error.code;
+}
+
+describe('two regions', () => {
+  it('serve every acknowledged write in the backup at the primary version, with the same API key', async () => {
+    // Prepare
+    const large = new Uint8Array(500_000).map((_, index) => index % 251);
+    // Act
+    const small = await put('dr/small', 'hello backup');
+    const big = await put('dr/large', large);
+    await regions.drCaughtUp();
+    const readSmall = await send('backup', '/v1/kv/dr%2Fsmall');
+    const readBig = await send('backup', '/v1/kv/dr%2Flarge');
+    // Assess
+    expect(small.status).toBe(200);
+    expect(big.status).toBe(200);
+    expect(readSmall.status).toBe(200);
+    expect(await readSmall.text()).toBe('hello backup');
+    expect(readSmall.headers.get('etag')).toBe(small.headers.get('etag'));
+    expect(readBig.status).toBe(200);
+    expect(new Uint8Array(await readBig.arrayBuffer())).toEqual(large);
+    expect(readBig.headers.get('etag')).toBe(big.headers.get('etag'));
+  });
+
+  it('apply a delete in the backup', async () => {
+    // Prepare
+    await put('dr/deleted', 'soon gone');
+    // Act
+    const removal = await send('primary', '/v1/kv/dr%2Fdeleted', { method: 'DELETE' });
+    await regions.drCaughtUp();
+    const read = await send('backup', '/v1/kv/dr%2Fdeleted');
+    // Assess
+    expect(removal.status).toBe(200);
+    expect(read.status).toBe(404);
+  });
+
+  it('refuse writes in the backup before promotion', async () => {
+    // Act
+    const response = await send('backup', '/v1/kv/dr%2Frefused', { method: 'PUT', body: 'x', headers: { 'content-type': 'text/plain' } });
+    // Assess
+    expect(response.status).toBe(403);
+    expect(await errorCodeOf(response)).toBe('dr.backupReadOnly');
+  });
+
+  it('answer a key whose value has not arrived as pending, with Retry-After and the version', async () => {
+    // Prepare: a key message for a version whose value never leaves the primary (as if still in transit)
+    const current = await put('dr/pending', 'version one');
+    await regions.drCaughtUp();
+    const version = Number(JSON.parse(current.headers.get('etag')!)) + 1;
+    const message: DrKeyMessage = {
+      namespace: 'local',
+      key: 'dr/pending',
+      version,
+      writtenAtMs: Date.now(),
+      size: 11,
+      sha256: 'a'.repeat(64),
+      contentType: 'text/plain',
+      deleted: false,
+    };
+    const sqs = new SQSClient({ region: localRegion, credentials: { ...localCredentials }, endpoint: regions.backup.engines.sqsEndpoint });
+    await sqs.send(
+      new SendMessageCommand({
+        QueueUrl: regions.backup.drKeyQueue!.url,
+        MessageBody: JSON.stringify(message),
+        MessageGroupId: messageGroupOf(message),
+        MessageDeduplicationId: deduplicationIdOf(message),
+      }),
+    );
+    sqs.destroy();
+    await regions.backup.drCaughtUp();
+    // Act
+    const read = await send('backup', '/v1/kv/dr%2Fpending');
+    // Assess
+    expect(read.status).toBe(503);
+    expect(read.headers.get('retry-after')).toBe('1');
+    const body = (await read.json()) as { error: { code: string; retryable: boolean; details: { version: number } } };
+    expect(body.error).toMatchObject({ code: 'replication.pending', retryable: true, details: { version } });
+  });
+});
