@@ -2,7 +2,7 @@
 import * as z from 'zod';
 import { initialRingState } from './core/ring';
 import { type RingState } from './ports';
-import { cacheDefaults, defaults, envVars, failoverDefaults, namesFor } from '../schemas/topology';
+import { cacheDefaults, defaults, drDefaults, envVars, failoverDefaults, namesFor } from '../schemas/topology';
 
 const positiveInt = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
 
@@ -30,6 +30,8 @@ const runtimeEnvSchema = z.object({
   [envVars.drRegion]: z.string().min(1).optional(),
   [envVars.drSqsEndpoint]: z.url().optional(),
   [envVars.drS3Endpoint]: z.url().optional(),
+  [envVars.drDynamodbEndpoint]: z.url().optional(),
+  [envVars.drValueWaitMs]: z.coerce.number().int().min(0).max(3_600_000).default(drDefaults.valueWaitMs),
   [envVars.sqsEndpoint]: z.url().optional(),
   [envVars.txnStateMachineArn]: z.string().startsWith('arn:').optional(),
   [envVars.failoverStateMachineArn]: z.string().startsWith('arn:').optional(),
@@ -41,9 +43,19 @@ const runtimeEnvSchema = z.object({
 export type DrConfig =
   | { role: 'none' }
   /** Sends every write's key message and value to the backup region. */
-  | { role: 'primary'; keyQueueUrl: string; bucket: string; region: string; sqsEndpoint?: string; s3Endpoint?: string }
+  | {
+      role: 'primary';
+      keyQueueUrl: string;
+      bucket: string;
+      region: string;
+      /** The backup's control table, whose DR state is this region's lease to acknowledge writes. */
+      controlTable: string;
+      sqsEndpoint?: string;
+      s3Endpoint?: string;
+      dynamodbEndpoint?: string;
+    }
   /** Applies the primary's writes; reads check the pending table; writes are refused until promotion. */
-  | { role: 'backup'; pendingTable: string };
+  | { role: 'backup'; pendingTable: string; keyQueueUrl?: string; valueWaitMs: number };
 
 export interface RuntimeConfig {
   stage: string;
@@ -133,7 +145,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RuntimeConfig 
 
 function drConfigOf(values: z.infer<typeof runtimeEnvSchema>, names: ReturnType<typeof namesFor>): DrConfig {
   const role = values[envVars.drRole];
-  if (role === 'backup') return { role, pendingTable: names.pendingTable };
+  if (role === 'backup') {
+    const keyQueueUrl = values[envVars.drKeyQueueUrl];
+    return { role, pendingTable: names.pendingTable, valueWaitMs: values[envVars.drValueWaitMs], ...(keyQueueUrl ? { keyQueueUrl } : {}) };
+  }
   if (role === 'none') return { role };
   const keyQueueUrl = values[envVars.drKeyQueueUrl];
   const bucket = values[envVars.drBucket];
@@ -148,6 +163,9 @@ function drConfigOf(values: z.infer<typeof runtimeEnvSchema>, names: ReturnType<
     keyQueueUrl,
     bucket,
     region: values[envVars.drRegion] ?? values.AWS_REGION,
+    // The backup stack is the same stage in another region: its tables have the same names.
+    controlTable: names.controlTable,
+    ...(values[envVars.drDynamodbEndpoint] ? { dynamodbEndpoint: values[envVars.drDynamodbEndpoint] } : {}),
     ...(values[envVars.drSqsEndpoint] ? { sqsEndpoint: values[envVars.drSqsEndpoint] } : {}),
     ...(values[envVars.drS3Endpoint] ? { s3Endpoint: values[envVars.drS3Endpoint] } : {}),
   };

@@ -286,6 +286,68 @@ export const FailoverRecordResponse = z
 
 export const FailoversResponse = z.object({ failovers: z.array(FailoverRecordResponse) }).meta({ id: 'Failovers' });
 
+export const PromoteBody = z
+  .object({ reason: z.string().min(1).max(256).optional().meta({ description: 'Kept in the promotion report' }) })
+  .strict()
+  .meta({ id: 'PromoteRequest' });
+
+export const PromotionStarted = z
+  .object({ id: z.string(), started: z.boolean().meta({ description: 'False when this promotion was started before' }) })
+  .meta({ id: 'PromotionStarted' });
+
+export const DrStatusResponse = z
+  .object({
+    role: z.enum(['none', 'primary', 'backup']),
+    state: z
+      .enum(['backup', 'promoting', 'promoted'])
+      .optional()
+      .meta({ description: 'The backup region’s DR state (a primary shows its backup’s, as its lease last read it)' }),
+    epoch: z.number().int().optional(),
+    promotedAt: z.string().optional(),
+    pending: z
+      .object({
+        count: z.number().int(),
+        lost: z.number().int(),
+        oldestAgeMs: z.number().int().optional(),
+        oldestKey: z.string().optional(),
+      })
+      .optional()
+      .meta({ description: 'Backup: keys waiting for their value, and keys a promotion marked lost' }),
+    queue: z.object({ waiting: z.number().int(), inFlight: z.number().int() }).optional().meta({ description: 'Backup: the key queue' }),
+    backupReachable: z.boolean().optional().meta({ description: 'Primary: whether the backup’s DR state could be read now' }),
+  })
+  .meta({ id: 'DrStatus' });
+
+export const PromotionReportResponse = z
+  .object({
+    id: z.string(),
+    reason: z.string(),
+    status: z.enum(['running', 'completed', 'failed']),
+    startedAtMs: z.number().int(),
+    updatedAtMs: z.number().int(),
+    fencedAtMs: z.number().int().optional(),
+    drain: z.object({ waitedMs: z.number().int(), remaining: z.number().int() }).optional(),
+    values: z.object({ waitedMs: z.number().int(), pending: z.number().int() }).optional(),
+    lost: z
+      .object({
+        count: z.number().int(),
+        keys: z.array(
+          z.object({
+            namespace: z.string(),
+            key: z.string(),
+            version: z.number().int(),
+            writtenAtMs: z.number().int(),
+            txid: z.string().optional(),
+          }),
+        ),
+      })
+      .optional()
+      .meta({ description: 'The keys whose value never arrived, oldest write first (the list is bounded; the count is not)' }),
+    promotedAtMs: z.number().int().optional(),
+    failure: z.string().optional(),
+  })
+  .meta({ id: 'PromotionReport' });
+
 export const ShardsResponse = z
   .object({
     epoch: z.number().int(),

@@ -27,6 +27,8 @@ export const errorCodes = [
   'dr.lost',
   'dr.backupReadOnly',
   'dr.backupUnreachable',
+  'dr.demoted',
+  'dr.noPromotion',
   'internal',
 ] as const;
 
@@ -59,6 +61,8 @@ export const statusOf: Record<ErrorCode, number> = {
   'dr.lost': 410,
   'dr.backupReadOnly': 403,
   'dr.backupUnreachable': 503,
+  'dr.demoted': 403,
+  'dr.noPromotion': 404,
   internal: 500,
 };
 

@@ -158,6 +158,19 @@ const operations: Record<string, Operation> = {
     request: { body: { content: { 'application/json': { schema: api.FailoverStartBody } } } },
     responses: { 202: json(api.FailoverStarted, 'The failover workflow runs; GET /v1/admin/failovers follows it') },
   },
+  describeDr: {
+    summary: 'Cross-region DR: this region’s role, its backup’s state, the pending and lost keys of a backup (admin)',
+    responses: { 200: json(api.DrStatusResponse, 'DR status') },
+  },
+  promote: {
+    summary: 'Promote this backup region: fence the primary, drain, mark undelivered keys lost, open for writes (admin)',
+    request: { body: { content: { 'application/json': { schema: api.PromoteBody } } } },
+    responses: { 202: json(api.PromotionStarted, 'The promotion workflow runs; GET /v1/admin/dr/report follows it') },
+  },
+  promotionReport: {
+    summary: 'The newest promotion of this region: its steps’ findings and the lost keys (admin)',
+    responses: { 200: json(api.PromotionReportResponse, 'Promotion report'), 404: error('No promotion yet') },
+  },
   openApiDocument: { summary: 'This document', responses: { 200: { description: 'OpenAPI 3.1 JSON' } } },
   apiPage: { summary: 'Human-readable API reference', responses: { 200: { description: 'HTML' } } },
 };

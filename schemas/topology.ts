@@ -129,8 +129,24 @@ export const drDefaults = {
   keyBatchMax: 10,
   /** Key messages per key-applier invocation (the SQS event source mapping's batch size; FIFO allows 10). */
   keyApplierBatchSize: 10,
-  /** Seconds Retry-After names on a 503 replication.pending. */
-  pendingRetryAfterSeconds: 1,
+  /**
+   * The primary's lease to acknowledge writes (docs/dr.md, "Promotion"): it re-reads the backup's DR
+   * state this often (one cross-region read per half lease per busy instance), and a promotion waits
+   * this long plus the margin after fencing before it drains the key queue.
+   */
+  leaseMs: 5_000,
+  leaseMarginMs: 1_000,
+  /** How stale a backup's view of its own DR state may be (writes open this long after a promotion at most). */
+  stateRefreshMs: 1_000,
+  /** A key queue that does not empty within this fails the promotion (the region stays closed). */
+  drainTimeoutMs: 5 * 60_000,
+  /** How long a promotion waits for values still in transit before marking their keys lost. */
+  valueWaitMs: 30_000,
+  promotionPollMs: 250,
+  /** Lost keys a promotion's report lists (its count covers all). */
+  lostReportedMax: 1_000,
+  /** Pending entries read per scan page (status and promotion). */
+  scanPageSize: 500,
 } as const;
 
 /** Transaction limits: enforced with 400s, documented in docs/api.md. */
@@ -204,10 +220,11 @@ export type HandlerName =
   | 'failoverStep'
   | 'drShipper'
   | 'drKeyApplier'
-  | 'drValueApplier';
+  | 'drValueApplier'
+  | 'drPromotionStep';
 
 /** The handlers of cross-region disaster recovery: each runs only in a region of its `drRole` (docs/dr.md). */
-export const drHandlerNames = ['drShipper', 'drKeyApplier', 'drValueApplier'] as const satisfies readonly HandlerName[];
+export const drHandlerNames = ['drShipper', 'drKeyApplier', 'drValueApplier', 'drPromotionStep'] as const satisfies readonly HandlerName[];
 export type DrHandlerName = (typeof drHandlerNames)[number];
 /** The handlers every region runs. */
 export type RegionHandlerName = Exclude<HandlerName, DrHandlerName>;
@@ -232,6 +249,10 @@ export interface HandlerSpec {
   drKeyQueue?: boolean;
   /** Invoked by the object-created events of the values arriving in the backup region's bucket. */
   drValueEvents?: boolean;
+  /** Reads the depth of the backup region's key queue (the promotion drains it). */
+  drKeyQueueDepth?: boolean;
+  /** May start the promotion workflow of a backup region (POST /v1/admin/dr/promote). */
+  startsPromotions?: boolean;
   /** May start (synchronous) executions of the transaction state machine. */
   startsTransactions?: boolean;
   /** May start executions of the failover state machine (POST /v1/admin/failovers). */
@@ -314,6 +335,9 @@ export const handlers: Record<HandlerName, HandlerSpec> = {
     hintsTable: 'readWrite',
     blobBucket: 'none',
     startsFailovers: true,
+    // In a backup region: its DR status counts the pending entries, and it starts promotions.
+    pendingTable: 'read',
+    startsPromotions: true,
     memoryMb: 512,
     timeoutSeconds: 28,
   },
@@ -476,6 +500,23 @@ export const handlers: Record<HandlerName, HandlerSpec> = {
     memoryMb: 1024,
     timeoutSeconds: 120,
   },
+  drPromotionStep: {
+    entry: 'lambdas/entries/dr-promotion-step.ts',
+    description:
+      'Backup region: the tasks of the promotion workflow: fence the primary, drain the key queue, wait for values, mark lost keys, open',
+    // Writes the DR state and the promotion's report (control table); marks pending entries lost.
+    shardTables: 'none',
+    controlTable: 'readWrite',
+    hintsTable: 'none',
+    blobBucket: 'none',
+    pendingTable: 'readWrite',
+    drRole: 'backup',
+    drKeyQueueDepth: true,
+    stateMachineTask: 'drPromotion',
+    memoryMb: 512,
+    // The fence step waits out the primary's lease; the drain and value waits are bounded below this.
+    timeoutSeconds: 600,
+  },
 };
 
 /** Failover (docs/failover.md): how a shard is confirmed down before its ranges are handed over. */
@@ -514,6 +555,14 @@ export const stateMachines = {
     taskHandler: 'failoverStep' as RegionHandlerName,
     type: 'STANDARD',
     taskArnSubstitution: 'FailoverStepFunctionArn',
+  },
+  // Standard: a promotion is rare, waits minutes at most, and its history is the disaster's record.
+  drPromotion: {
+    definitionFile: 'schemas/dr-promotion-state-machine.asl.json',
+    taskHandler: 'drPromotionStep' as HandlerName,
+    type: 'STANDARD',
+    taskArnSubstitution: 'DrPromotionStepFunctionArn',
+    drRole: 'backup',
   },
 } as const;
 
@@ -588,6 +637,9 @@ export const routes = [
   { method: 'POST', path: '/v1/admin/repair', handler: 'admin', operationId: 'repair', authorized: true, admin: true },
   { method: 'GET', path: '/v1/admin/failovers', handler: 'admin', operationId: 'listFailovers', authorized: true, admin: true },
   { method: 'POST', path: '/v1/admin/failovers', handler: 'admin', operationId: 'startFailover', authorized: true, admin: true },
+  { method: 'GET', path: '/v1/admin/dr/status', handler: 'admin', operationId: 'describeDr', authorized: true, admin: true },
+  { method: 'POST', path: '/v1/admin/dr/promote', handler: 'admin', operationId: 'promote', authorized: true, admin: true },
+  { method: 'GET', path: '/v1/admin/dr/report', handler: 'admin', operationId: 'promotionReport', authorized: true, admin: true },
   { method: 'GET', path: '/openapi.json', handler: 'docs', operationId: 'openApiDocument', authorized: false },
   { method: 'GET', path: '/docs', handler: 'docs', operationId: 'apiPage', authorized: false },
 ] as const satisfies readonly RouteSpec[];
@@ -671,6 +723,9 @@ export const envVars = {
   drRegion: 'RINGSTORE_DR_REGION',
   drSqsEndpoint: 'RINGSTORE_DR_SQS_ENDPOINT',
   drS3Endpoint: 'RINGSTORE_DR_S3_ENDPOINT',
+  drDynamodbEndpoint: 'RINGSTORE_DR_DYNAMODB_ENDPOINT',
+  /** Backup: how long a promotion waits for values in transit (default drDefaults.valueWaitMs). */
+  drValueWaitMs: 'RINGSTORE_DR_VALUE_WAIT_MS',
   /** Backup: this region's SQS endpoint (local engines). */
   sqsEndpoint: 'RINGSTORE_SQS_ENDPOINT',
   /** ARN of the transaction state machine (AWS); unset locally, where the local runner executes it. */

@@ -17,6 +17,7 @@ import { acknowledge } from './nag';
 export const taskArnSubstitutions: Record<StateMachineName, string> = {
   transaction: stateMachines.transaction.taskArnSubstitution,
   failover: stateMachines.failover.taskArnSubstitution,
+  drPromotion: stateMachines.drPromotion.taskArnSubstitution,
 };
 
 /** The transaction machine's substitution. */

@@ -19,7 +19,7 @@ import { provision } from './provision';
 import { ensureKeyQueue, startBackupDeliveries, type BackupDeliveries } from './dr-region';
 import { startStreamPoller, type RunningStreamPoller } from './stream-poller';
 import { startSchedule, type RunningSchedule } from './schedule';
-import { localFailoverStarter, localTransactionOrchestrator } from './state-machine';
+import { localFailoverStarter, localPromotionStarter, localTransactionOrchestrator } from './state-machine';
 
 export interface LocalCloudOptions {
   /** Where engines keep data and jars (`.ringstore/` by default). */
@@ -47,7 +47,9 @@ export interface LocalCloudOptions {
    * This region's part in cross-region DR (docs/dr.md). A primary names the backup's key queue and bucket
    * and the endpoints that reach them (through the link between the regions); absent: no DR.
    */
-  dr?: { role: 'backup' } | { role: 'primary'; keyQueueUrl: string; bucket: string; sqsEndpoint: string; s3Endpoint: string };
+  dr?:
+    | { role: 'backup'; valueWaitMs?: number }
+    | { role: 'primary'; keyQueueUrl: string; bucket: string; sqsEndpoint: string; s3Endpoint: string; dynamodbEndpoint: string };
   log?: (line: string) => void;
 }
 
@@ -111,9 +113,15 @@ async function ensureLocalKeys(home: string, service: ApiKeyService): Promise<Lo
 }
 
 /** The DR part of a region's environment (lambdas/config.ts parses it). */
-function drEnvOf(dr: LocalCloudOptions['dr']): Record<string, string> {
+function drEnvOf(dr: LocalCloudOptions['dr'], keyQueue: { url: string } | undefined): Record<string, string> {
   if (!dr) return {};
-  if (dr.role === 'backup') return { [envVars.drRole]: 'backup' };
+  if (dr.role === 'backup') {
+    return {
+      [envVars.drRole]: 'backup',
+      ...(keyQueue ? { [envVars.drKeyQueueUrl]: keyQueue.url } : {}),
+      ...(dr.valueWaitMs === undefined ? {} : { [envVars.drValueWaitMs]: String(dr.valueWaitMs) }),
+    };
+  }
   return {
     [envVars.drRole]: 'primary',
     [envVars.drKeyQueueUrl]: dr.keyQueueUrl,
@@ -121,6 +129,7 @@ function drEnvOf(dr: LocalCloudOptions['dr']): Record<string, string> {
     [envVars.drRegion]: localRegion,
     [envVars.drSqsEndpoint]: dr.sqsEndpoint,
     [envVars.drS3Endpoint]: dr.s3Endpoint,
+    [envVars.drDynamodbEndpoint]: dr.dynamodbEndpoint,
   };
 }
 
@@ -143,6 +152,8 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   let sweeper: RunningSchedule | undefined;
   let wiring: Wiring | undefined;
   try {
+    // A backup's key queue exists before its handlers are configured: they name its URL.
+    const drKeyQueue = options.dr?.role === 'backup' ? await ensureKeyQueue(engines.sqsEndpoint, names) : undefined;
     // The configuration the handlers would read from their environment in Lambda, parsed by the same
     // schema; nothing is written to this process's environment.
     const config = loadConfig({
@@ -158,7 +169,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       [envVars.faultInjection]: options.faultInjection ? '1' : '0',
       [envVars.autoFailover]: options.autoFailover === false ? '0' : '1',
       [envVars.sqsEndpoint]: engines.sqsEndpoint,
-      ...drEnvOf(options.dr),
+      ...drEnvOf(options.dr, drKeyQueue),
       AWS_REGION: localRegion,
     });
 
@@ -172,7 +183,6 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       responseChecksumValidation: 'WHEN_REQUIRED',
     });
     const created = await provision({ dynamodb, s3, names, shardCount: config.shardCount, drBackup: options.dr?.role === 'backup' });
-    const drKeyQueue = options.dr?.role === 'backup' ? await ensureKeyQueue(engines.sqsEndpoint, names) : undefined;
     dynamodb.destroy();
     s3.destroy();
     if (created.length) log(`created ${created.join(', ')}`);
@@ -193,7 +203,9 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     const failovers = localFailoverStarter(build('failoverStep', host), join(__dirname, '..', '..'));
     const withFailovers = host.with({ failovers });
     const orchestrator = localTransactionOrchestrator(build('txnStep', withFailovers), join(__dirname, '..', '..'));
-    wiring = withFailovers.with({ orchestrator });
+    // A backup region runs its promotion workflow the same way (docs/dr.md).
+    const promotions = drKeyQueue ? localPromotionStarter(build('drPromotionStep', withFailovers), join(__dirname, '..', '..')) : undefined;
+    wiring = withFailovers.with({ orchestrator, ...(promotions ? { promotions } : {}) });
 
     const ring = await ringStore(wiring).ensureRing(initialRingOf(config));
     if (ring.shards.length !== config.shardCount) {
@@ -265,7 +277,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       ...(faults ? { faults } : {}),
       log,
     });
-    const running = { gateway, poller, txnPoller, drPoller, backupDeliveries, schedule, sweeper, wiring, failovers };
+    const running = { gateway, poller, txnPoller, drPoller, backupDeliveries, schedule, sweeper, wiring, failovers, promotions };
     return {
       url: running.gateway.url,
       apiKey: keys.apiKey,
@@ -285,6 +297,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       stop: async () => {
         await running.gateway.stop();
         await running.failovers.settled();
+        await running.promotions?.settled();
         await running.schedule.stop();
         await running.sweeper.stop();
         await running.poller.stop();

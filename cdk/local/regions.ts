@@ -9,18 +9,24 @@ import { namesFor } from '../../schemas/topology';
 import { type LocalCloud, type LocalCloudOptions, startLocalCloud } from './cloud';
 import { localCredentials, localRegion } from './engines';
 
+/** The backup's engines the primary reaches: its key queue, its bucket, its DR state. */
+export interface RegionEndpoints {
+  sqsEndpoint: string;
+  s3Endpoint: string;
+  dynamodbEndpoint: string;
+}
+
 export interface LocalRegionsOptions extends Omit<LocalCloudOptions, 'dr' | 'port'> {
   /** The primary's gateway port (0: a free one); the backup's is `backupPort` (0 by default). */
   port: number;
   backupPort?: number;
+  /** How long a promotion of the backup waits for values in transit (default drDefaults.valueWaitMs). */
+  valueWaitMs?: number;
   /**
-   * The endpoints through which the primary reaches the backup's SQS and S3 (the link's proxies), from
-   * the backup's own; absent: direct.
+   * The endpoints through which the primary reaches the backup's engines (the link's proxies), from the
+   * backup's own; absent: direct.
    */
-  link?: (backup: {
-    sqsEndpoint: string;
-    s3Endpoint: string;
-  }) => Promise<{ sqsEndpoint: string; s3Endpoint: string; stop(): Promise<void> }>;
+  link?: (backup: RegionEndpoints) => Promise<RegionEndpoints & { stop(): Promise<void> }>;
 }
 
 export interface LocalRegions {
@@ -41,17 +47,21 @@ export interface LocalRegions {
  */
 export async function startLocalRegions(options: LocalRegionsOptions): Promise<LocalRegions> {
   const log = options.log ?? (() => undefined);
-  const { link: startLink, backupPort, ...shared } = options;
+  const { link: startLink, backupPort, valueWaitMs, ...shared } = options;
   const backup = await startLocalCloud({
     ...shared,
     home: join(options.home, 'backup'),
     port: backupPort ?? 0,
-    dr: { role: 'backup' },
+    dr: { role: 'backup', ...(valueWaitMs === undefined ? {} : { valueWaitMs }) },
     log: (line) => log(`backup: ${line}`),
   });
   let link: Awaited<ReturnType<NonNullable<LocalRegionsOptions['link']>>> | undefined;
   try {
-    const direct = { sqsEndpoint: backup.engines.sqsEndpoint, s3Endpoint: backup.engines.s3Endpoint };
+    const direct = {
+      sqsEndpoint: backup.engines.sqsEndpoint,
+      s3Endpoint: backup.engines.s3Endpoint,
+      dynamodbEndpoint: backup.engines.dynamodbEndpoint,
+    };
     link = startLink ? await startLink(direct) : undefined;
     const keyQueue = backup.drKeyQueue;
     if (!keyQueue) throw new Error('the backup region has no key queue');
@@ -63,6 +73,7 @@ export async function startLocalRegions(options: LocalRegionsOptions): Promise<L
         bucket: namesFor(options.stage).blobBucket,
         sqsEndpoint: link?.sqsEndpoint ?? direct.sqsEndpoint,
         s3Endpoint: link?.s3Endpoint ?? direct.s3Endpoint,
+        dynamodbEndpoint: link?.dynamodbEndpoint ?? direct.dynamodbEndpoint,
       },
       log: (line) => log(`primary: ${line}`),
     });

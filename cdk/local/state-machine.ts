@@ -6,7 +6,15 @@ import type { Context } from 'aws-lambda';
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
 import * as z from 'zod';
 import { outcomeUnknown } from '../../lambdas/adapters/sfn-orchestrator';
-import type { FailoverRequest, FailoverStarter, Orchestrator, TxnExecution, TxnOutcome } from '../../lambdas/ports';
+import type {
+  FailoverRequest,
+  FailoverStarter,
+  Orchestrator,
+  PromotionRequest,
+  PromotionStarter,
+  TxnExecution,
+  TxnOutcome,
+} from '../../lambdas/ports';
 import { stateMachines, type StateMachineName } from '../../schemas/topology';
 import { lambdaContext } from './lambda-events';
 
@@ -65,19 +73,24 @@ function localMachine(machineName: StateMachineName, handler: TaskHandler, root:
 }
 
 /**
- * Failovers run in the background, at most one per id (as a Step Functions execution name is unique):
- * starting one that exists is a no-op. `settled()` waits for every run started so far.
+ * Runs of a workflow in the background, at most one per id (as a Step Functions execution name is
+ * unique): starting one that exists is a no-op. `settled()` waits for every run started so far.
  */
-export function localFailoverStarter(handler: TaskHandler, root: string): FailoverStarter & { settled(): Promise<void> } {
-  const run = localMachine('failover', handler, root);
+function backgroundRuns<Request extends { id: string }>(
+  machineName: StateMachineName,
+  handler: TaskHandler,
+  root: string,
+  inputOf: (request: Request) => unknown,
+): { start(request: Request): Promise<boolean>; settled(): Promise<void> } {
+  const run = localMachine(machineName, handler, root);
   const started = new Map<string, Promise<void>>();
   return {
-    async start(request: FailoverRequest): Promise<boolean> {
+    async start(request: Request): Promise<boolean> {
       if (started.has(request.id)) return false;
       // A failed run has recorded itself (its Abort state); the rejection is only the machine's Fail state.
       started.set(
         request.id,
-        run({ failover: request }).result.then(
+        run(inputOf(request)).result.then(
           () => undefined,
           () => undefined,
         ),
@@ -88,6 +101,15 @@ export function localFailoverStarter(handler: TaskHandler, root: string): Failov
       await Promise.all(started.values());
     },
   };
+}
+
+export function localFailoverStarter(handler: TaskHandler, root: string): FailoverStarter & { settled(): Promise<void> } {
+  return backgroundRuns<FailoverRequest>('failover', handler, root, (failover) => ({ failover }));
+}
+
+/** A backup region's promotions (docs/dr.md), run in the background like failovers. */
+export function localPromotionStarter(handler: TaskHandler, root: string): PromotionStarter & { settled(): Promise<void> } {
+  return backgroundRuns<PromotionRequest>('drPromotion', handler, root, (promotion) => ({ promotion }));
 }
 
 export function localTransactionOrchestrator(handler: TaskHandler, root: string): Orchestrator {

@@ -8,7 +8,9 @@ import {
   GetItemCommand,
   PutItemCommand,
   QueryCommand,
+  ScanCommand,
   Table,
+  UpdateItemCommand,
   boolean,
   item,
   number,
@@ -96,6 +98,29 @@ export class DynamoPendingStore implements PendingStore {
       this.table.build(QueryCommand).entities(this.entries).query({ partition: keyHash }).options({ consistent: true }).send(),
     );
     return Items.map(entryOf);
+  }
+
+  async scan(limit: number, cursor?: string): Promise<{ entries: PendingEntry[]; cursor?: string }> {
+    const exclusiveStartKey = cursor === undefined ? undefined : (JSON.parse(cursor) as Record<string, unknown>);
+    const { Items = [], LastEvaluatedKey } = await awsCall('pending entries scan', () =>
+      this.table
+        .build(ScanCommand)
+        .entities(this.entries)
+        .options({ limit, consistent: true, ...(exclusiveStartKey ? { exclusiveStartKey } : {}) })
+        .send(),
+    );
+    return { entries: Items.map(entryOf), ...(LastEvaluatedKey ? { cursor: JSON.stringify(LastEvaluatedKey) } : {}) };
+  }
+
+  async markLost(entry: Pick<PendingEntry, 'keyHash' | 'version'>): Promise<boolean> {
+    return conditionalWrite('pending entry marked lost', () =>
+      this.entries
+        .build(UpdateItemCommand)
+        .item({ kh: entry.keyHash, v: entry.version, st: 'lost' })
+        // Only a still-pending entry: one removed meanwhile (its value applied) is not brought back.
+        .options({ condition: { attr: 'st', eq: 'pending' } })
+        .send(),
+    );
   }
 
   async clear(keyHash: string, upToVersion: number): Promise<void> {

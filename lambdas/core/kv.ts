@@ -22,6 +22,7 @@ import type {
   DrMode,
 } from '../ports';
 import type { DrShipper, PendingGate } from './dr';
+import type { DrWriteGuard } from './dr-promotion';
 import { isLive, tombstoneRetentionSeconds } from './item';
 import { tokenOf } from './ring';
 import { isReadable, isShardFailure, type ReplicationService } from './replication';
@@ -67,8 +68,13 @@ export interface KvDeps {
   failoverMetrics?: FailoverMetrics;
   /** DR primary (docs/dr.md): a `key-sync` write is acknowledged once the backup's queue holds its key message. */
   dr?: Pick<DrShipper, 'announce'>;
-  /** DR backup: reads check the pending set (waiting for pending keys, refusing lost ones); writes are refused. */
+  /** DR backup (promoted or not): reads check the pending set, waiting for pending keys and refusing lost ones. */
   backupGate?: PendingGate;
+  /**
+   * DR: whether this region may acknowledge writes (docs/dr.md, "Promotion"), checked before a write and
+   * again before its acknowledgement: a primary holds a lease from its backup, a backup waits for promotion.
+   */
+  writeGuard?: DrWriteGuard;
 }
 
 /** Plain writes that meet a transaction's intent resolve it and try again, this many times in all. */
@@ -170,7 +176,7 @@ export class KvService {
 
   async put(namespace: string, key: string, input: PutInput): Promise<WriteAck> {
     validateKey(key, this.deps.limits);
-    this.refuseWritesInBackup();
+    await this.deps.writeGuard?.assertWritable();
     const { limits } = this.deps;
     const size = input.value.byteLength;
     if (size > limits.directBodyBytesMax) {
@@ -196,7 +202,7 @@ export class KvService {
 
   async delete(namespace: string, key: string, input: DeleteInput): Promise<WriteAck> {
     validateKey(key, this.deps.limits);
-    this.refuseWritesInBackup();
+    await this.deps.writeGuard?.assertWritable();
     const plan = planWrite(key, input, 'delete', this.deps.limits.entityTagsMax);
     if (plan.kind === 'refuseByKeyState') {
       // Nothing can be deleted: a strong read tells which failure it is (readLive is the 404 when absent).
@@ -264,7 +270,7 @@ export class KvService {
   /** Step 1 of the large-value flow: a presigned PUT the client sends the bytes to. */
   async createUpload(namespace: string, key: string, input: { contentType: string; size?: number }): Promise<UploadTicket> {
     validateKey(key, this.deps.limits);
-    this.refuseWritesInBackup();
+    await this.deps.writeGuard?.assertWritable();
     if (input.size !== undefined && input.size > this.deps.limits.valueBytesMax) {
       throw tooLarge(input.size, this.deps.limits.valueBytesMax);
     }
@@ -281,7 +287,7 @@ export class KvService {
   /** Step 2: verify the uploaded bytes and make them the key's value, versioned like any write. */
   async commitUpload(namespace: string, key: string, uploadId: string, input: CommitInput): Promise<WriteAck> {
     validateKey(key, this.deps.limits);
-    this.refuseWritesInBackup();
+    await this.deps.writeGuard?.assertWritable();
     const plan = planWrite(key, input, 'put', this.deps.limits.entityTagsMax);
     const expiresAtSeconds = this.expiresAt(input.ttlSeconds);
     if (!uploadIdPattern.test(uploadId)) {
@@ -456,6 +462,8 @@ export class KvService {
     if (replacedBlob) await this.deps.blobs.delete(replacedBlob).catch(() => undefined);
     if (consistency === 'eventual' || replicas.length === 0) {
       await announced;
+      // A DR primary acknowledges only within its lease: never after a promotion fenced it.
+      await this.deps.writeGuard?.assertWritable();
       return { key, version: result.version, consistency };
     }
     // Strong: acknowledged when the owner and at least one replica hold the version; every other
@@ -469,6 +477,7 @@ export class KvService {
         { retryable: true, details: { version: result.version, replicas: outcomes } },
       );
     }
+    await this.deps.writeGuard?.assertWritable();
     return { key, version: result.version, consistency, copies: holders };
   }
 
@@ -485,15 +494,6 @@ export class KvService {
         { retryable: true, cause: error, details: { version: item.version } },
       );
     }
-  }
-
-  /** A backup region takes no writes until it is promoted (docs/dr.md). */
-  private refuseWritesInBackup(): void {
-    if (!this.deps.backupGate) return;
-    throw new RingstoreError(
-      'dr.backupReadOnly',
-      'this region is the disaster-recovery backup: it serves reads only, and takes writes once it is promoted; write to the primary region',
-    );
   }
 
   /** When a write is made: its stored time (ms) and the second its conditions are judged at. */

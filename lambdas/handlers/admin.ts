@@ -1,8 +1,9 @@
 // /v1/admin/*: API keys, namespace defaults, shard health and repair; admin keys only.
 import middy, { type Request } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { CreateApiKeyBody, FailoverStartBody, NamespaceParam, NamespaceSettingsBody } from '../../schemas/api';
-import { failoverDefaults } from '../../schemas/topology';
+import { CreateApiKeyBody, FailoverStartBody, NamespaceParam, NamespaceSettingsBody, PromoteBody } from '../../schemas/api';
+import { drDefaults, failoverDefaults } from '../../schemas/topology';
+import { describeBackup } from '../core/dr-promotion';
 import { rangesToMoveBack } from '../core/failover';
 import { RingstoreError } from '../core/errors';
 import { requireAdmin } from '../core/auth';
@@ -14,6 +15,7 @@ import { router } from '../http/router';
 import { apiKeyService, failoverLog, namespaceSettings, ringSource, shardHealth } from '../wiring/control';
 import { replicationStats } from '../wiring/data';
 import { failoverStarter } from '../wiring/orchestrator';
+import { drStateStore, pendingStore, promotionLog, promotionStarter } from '../wiring/dr';
 import { maintenanceService } from '../wiring/services';
 import type { Wiring } from '../wiring/wiring';
 
@@ -26,6 +28,26 @@ const failoverView = ({ requestedAtMs, updatedAtMs, ...record }: FailoverRecord)
 
 /** Never return the secret's hash. */
 const publicView = ({ secretHash: _hash, ...info }: ApiKeyRecord) => info;
+
+/** This region's DR role and what it knows: a backup's state and pending set, a primary's view of its backup. */
+async function drStatus(wiring: Wiring) {
+  const { dr } = wiring.config;
+  if (dr.role === 'none') return { role: 'none' };
+  if (dr.role === 'backup') {
+    return describeBackup({
+      state: drStateStore(wiring),
+      pending: pendingStore(wiring),
+      clock: wiring.clock,
+      scanPageSize: drDefaults.scanPageSize,
+    });
+  }
+  try {
+    const backup = (await drStateStore(wiring).read()) ?? { state: 'backup', epoch: 0 };
+    return { role: 'primary', state: backup.state, epoch: backup.epoch, backupReachable: true };
+  } catch {
+    return { role: 'primary', backupReachable: false };
+  }
+}
 
 export function adminHandler(wiring: Wiring) {
   const apiKeys = apiKeyService(wiring);
@@ -114,6 +136,32 @@ export function adminHandler(wiring: Wiring) {
           };
           const started = await starter.start(request);
           return json(202, { id: request.id, shard, started });
+        },
+        describeDr: async () => json(200, await drStatus(wiring)),
+        promote: async (event) => {
+          const { reason } = parseWith(PromoteBody, jsonBody(event), 'body');
+          if (wiring.config.dr.role !== 'backup') {
+            throw new RingstoreError('request.invalid', `only a DR backup region can be promoted; this region is ${wiring.config.dr.role}`);
+          }
+          const starter = promotionStarter(wiring);
+          if (!starter) throw new RingstoreError('internal', 'no promotion state machine in this deployment (docs/dr.md)');
+          // One promotion per DR epoch: a second request while it runs starts nothing; after a failed one, a new attempt.
+          const [state, latest] = await Promise.all([drStateStore(wiring).read(), promotionLog(wiring).latest()]);
+          const epoch = state?.epoch ?? 0;
+          const base = `promotion-epoch-${epoch}`;
+          const id =
+            latest?.status === 'failed' && latest.id.startsWith(base)
+              ? `${base}-retry-${wiring.clock.nowMs()}`
+              : latest?.status === 'running'
+                ? latest.id
+                : base;
+          const started = await starter.start({ id, reason: reason ?? 'requested by an admin' });
+          return json(202, { id, started });
+        },
+        promotionReport: async () => {
+          const report = wiring.config.dr.role === 'backup' ? await promotionLog(wiring).latest() : undefined;
+          if (!report) throw new RingstoreError('dr.noPromotion', 'this region has not been promoted: there is no promotion report');
+          return json(200, report);
         },
       }),
     );

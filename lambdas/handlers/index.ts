@@ -18,6 +18,7 @@ import { failoverStepHandler } from './failover-step';
 import { drShipperHandler } from './dr-shipper';
 import { drKeyApplierHandler } from './dr-key-applier';
 import { drValueApplierHandler } from './dr-value-applier';
+import { drPromotionStepHandler } from './dr-promotion-step';
 
 /** The factories; each takes the wiring (a handler's view of the instances) and returns the middy handler. */
 export const handlerFactories = {
@@ -38,4 +39,5 @@ export const handlerFactories = {
   drShipper: drShipperHandler,
   drKeyApplier: drKeyApplierHandler,
   drValueApplier: drValueApplierHandler,
+  drPromotionStep: drPromotionStepHandler,
 } satisfies Record<HandlerName, (wiring: Wiring) => unknown>;

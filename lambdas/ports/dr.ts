@@ -55,4 +55,68 @@ export interface PendingStore {
   entriesOf(keyHash: string): Promise<PendingEntry[]>;
   /** Removes the key's pending entries up to `version` (applied, or superseded by it); lost ones stay. */
   clear(keyHash: string, upToVersion: number): Promise<void>;
+  /** One page of every entry (status and promotion walk them all); `cursor` continues. */
+  scan(limit: number, cursor?: string): Promise<{ entries: PendingEntry[]; cursor?: string }>;
+  /** Marks a still-pending entry lost; false if it was applied (removed) meanwhile. */
+  markLost(entry: Pick<PendingEntry, 'keyHash' | 'version'>): Promise<boolean>;
+}
+
+/**
+ * The backup region's DR state (its control table): a backup until a promotion fences the primary
+ * (`promoting`, epoch + 1), then `promoted`: it takes writes. The primary reads it as its lease to
+ * acknowledge writes: a primary may acknowledge only while it has seen `backup` within the lease.
+ */
+export interface DrState {
+  state: 'backup' | 'promoting' | 'promoted';
+  epoch: number;
+  updatedAtMs: number;
+  /** The promotion that fenced the primary. */
+  promotionId?: string;
+  fencedAtMs?: number;
+  promotedAtMs?: number;
+}
+
+export interface DrStateStore {
+  /** Read consistently; undefined before anything was written (a backup at epoch 0). */
+  read(): Promise<DrState | undefined>;
+  /** Writes `next` only if the stored epoch is still `expectEpoch` (0: none stored). */
+  save(next: DrState, expectEpoch: number): Promise<boolean>;
+}
+
+/** What a promotion found and did (GET /v1/admin/dr/report). */
+export interface PromotionReport {
+  id: string;
+  reason: string;
+  status: 'running' | 'completed' | 'failed';
+  startedAtMs: number;
+  updatedAtMs: number;
+  fencedAtMs?: number;
+  drain?: { waitedMs: number; remaining: number };
+  values?: { waitedMs: number; pending: number };
+  lost?: { count: number; keys: Array<Pick<PendingEntry, 'namespace' | 'key' | 'version' | 'writtenAtMs'> & { txid?: string }> };
+  promotedAtMs?: number;
+  failure?: string;
+}
+
+export interface PromotionLog {
+  save(report: PromotionReport): Promise<void>;
+  /** The newest promotion's report. */
+  latest(): Promise<PromotionReport | undefined>;
+}
+
+/** A promotion as the admin API starts it. */
+export interface PromotionRequest {
+  id: string;
+  reason: string;
+}
+
+/** Starts the promotion workflow (Step Functions in AWS, aws-local-stepfunctions locally). */
+export interface PromotionStarter {
+  /** False when a run with this id exists already. */
+  start(request: PromotionRequest): Promise<boolean>;
+}
+
+/** The backup's key queue as the promotion sees it: how many messages wait or are being applied. */
+export interface KeyQueueProbe {
+  depth(): Promise<{ waiting: number; inFlight: number }>;
 }

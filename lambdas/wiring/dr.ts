@@ -1,11 +1,15 @@
 // Builders of cross-region disaster recovery (docs/dr.md): the primary's link to the backup region (its
 // key queue and bucket) and shipper, the backup's pending table, appliers and read gate.
-import { drDefaults, limits } from '../../schemas/topology';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { drDefaults, envVars, limits } from '../../schemas/topology';
 import { DeferredBlobStore } from '../adapters/deferred-blob-store';
+import { DynamoDrStateStore, DynamoPromotionLog } from '../adapters/dynamodb-dr-state';
 import { DynamoPendingStore } from '../adapters/dynamodb-pending-store';
 import { BackupApplier, DrShipper, PendingGate } from '../core/dr';
+import { BackupWritePermit, type DrWriteGuard, PrimaryLease, PromotionService } from '../core/dr-promotion';
 import { RingstoreError } from '../core/errors';
-import type { DrKeyChannel, PendingStore } from '../ports';
+import type { DrKeyChannel, DrStateStore, KeyQueueProbe, PendingStore, PromotionStarter } from '../ports';
 import { clientOptions, documentClient } from './clients';
 import { ringSource } from './control';
 import { blobStore, shardStore } from './data';
@@ -135,4 +139,100 @@ export function pendingGate(wiring: Wiring): PendingGate | undefined {
         ...injected(wiring),
       }),
   );
+}
+
+/** The backup's DR state: its own control table in a backup, the backup's (across the link) in a primary. */
+export function drStateStore(wiring: Wiring): DrStateStore {
+  const { dr } = wiring.config;
+  if (dr.role === 'backup') {
+    return wiring.port('controlTable', 'read', 'drState', () => new DynamoDrStateStore(documentClient(wiring), wiring.config.controlTable));
+  }
+  if (dr.role === 'primary') {
+    return wiring.shared('backupDrState', () => {
+      const client = new DynamoDBClient({ ...clientOptions(wiring, dr.dynamodbEndpoint), region: dr.region });
+      return new DynamoDrStateStore(DynamoDBDocumentClient.from(client), dr.controlTable);
+    });
+  }
+  throw new RingstoreError('internal', 'a region without DR has no DR state');
+}
+
+/**
+ * Whether this region may acknowledge writes: a primary's lease from its backup, a backup's promotion;
+ * undefined without DR. Every handler that writes for a client holds it (kvWrite; transactions to come).
+ */
+export function drWriteGuard(wiring: Wiring): DrWriteGuard | undefined {
+  const { dr } = wiring.config;
+  if (dr.role === 'none') return undefined;
+  return wiring.shared('drWriteGuard', () =>
+    dr.role === 'primary'
+      ? new PrimaryLease({ state: drStateStore(wiring), clock: wiring.clock, leaseMs: drDefaults.leaseMs })
+      : new BackupWritePermit({ state: drStateStore(wiring), clock: wiring.clock, refreshMs: drDefaults.stateRefreshMs }),
+  );
+}
+
+/** The depth of the backup's key queue (SQS, loaded on first use: only the promotion asks). */
+function keyQueueProbe(wiring: Wiring): KeyQueueProbe {
+  const { dr } = wiring.config;
+  if (dr.role !== 'backup' || !dr.keyQueueUrl)
+    throw new RingstoreError('internal', `no key queue to probe: ${envVars.drKeyQueueUrl} is not set`);
+  if (wiring.spec && !wiring.spec.drKeyQueueDepth) {
+    throw new RingstoreError('internal', `handler ${wiring.spec.name} may not read the key queue: its HandlerSpec does not declare it`);
+  }
+  const queueUrl = dr.keyQueueUrl;
+  return wiring.shared('keyQueueProbe', () => {
+    let loading: Promise<KeyQueueProbe> | undefined;
+    const load = async () => {
+      const [{ SQSClient }, { SqsKeyQueueProbe }] = await Promise.all([
+        import('@aws-sdk/client-sqs'),
+        import('../adapters/sqs-key-queue-probe'),
+      ]);
+      return new SqsKeyQueueProbe(new SQSClient(clientOptions(wiring, wiring.config.sqsEndpoint)), queueUrl);
+    };
+    return { depth: async () => (await (loading ??= load())).depth() };
+  });
+}
+
+export function promotionService(wiring: Wiring): PromotionService {
+  const { dr } = wiring.config;
+  if (dr.role !== 'backup') throw new RingstoreError('internal', `only a DR backup is promoted (this region is ${dr.role})`);
+  return wiring.perHandler(
+    'promotion',
+    () =>
+      new PromotionService({
+        state: drStateStore(wiring),
+        pending: pendingStore(wiring),
+        queue: keyQueueProbe(wiring),
+        log: promotionLog(wiring),
+        clock: wiring.clock,
+        sleep,
+        limits: {
+          leaseWaitMs: drDefaults.leaseMs + drDefaults.leaseMarginMs,
+          drainTimeoutMs: drDefaults.drainTimeoutMs,
+          valueWaitMs: dr.valueWaitMs,
+          pollMs: drDefaults.promotionPollMs,
+          lostReportedMax: drDefaults.lostReportedMax,
+          scanPageSize: drDefaults.scanPageSize,
+        },
+      }),
+  );
+}
+
+export function promotionLog(wiring: Wiring) {
+  return wiring.port(
+    'controlTable',
+    'read',
+    'promotionLog',
+    () => new DynamoPromotionLog(documentClient(wiring), wiring.config.controlTable),
+  );
+}
+
+/** What starts a backup's promotion: the host's runner (locally); in AWS the DR stack's state machine (to come). */
+export function promotionStarter(wiring: Wiring): PromotionStarter | undefined {
+  if (wiring.spec && !wiring.spec.startsPromotions) {
+    throw new RingstoreError(
+      'internal',
+      `handler ${wiring.spec.name} may not start promotions: its HandlerSpec does not say startsPromotions`,
+    );
+  }
+  return wiring.promotions;
 }

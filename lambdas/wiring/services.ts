@@ -11,7 +11,7 @@ import { ReplicationService } from '../core/replication';
 import { TransactionService } from '../core/transactions';
 import { automaticFailoverStarter, failoverLog, maintenanceState, ringSource, ringStore, shardHealth, shardHealthRecords } from './control';
 import { blobStore, failoverStats, hintStore, replicationStats, shardStore, txnRecordStore, valueCache } from './data';
-import { keySyncShipper, pendingGate } from './dr';
+import { drWriteGuard, keySyncShipper, pendingGate } from './dr';
 import type { Wiring } from './wiring';
 
 /** The fault injector, passed to the core only when present. */
@@ -53,6 +53,7 @@ export function kvService(wiring: Wiring): KvService {
   return wiring.perHandler('kv', () => {
     const dr = keySyncShipper(wiring);
     const backupGate = pendingGate(wiring);
+    const writeGuard = drWriteGuard(wiring);
     return new KvService({
       // Plain reads and writes resolve the intents they meet the way transactions do.
       intents: transactionService(wiring).intents,
@@ -68,6 +69,7 @@ export function kvService(wiring: Wiring): KvService {
       failoverMetrics: failoverStats(wiring),
       ...(dr ? { dr } : {}),
       ...(backupGate ? { backupGate } : {}),
+      ...(writeGuard ? { writeGuard } : {}),
       ...injected(wiring),
     });
   });

@@ -7,7 +7,7 @@ import { type HandlerName, type HandlerSpec, handlers } from '../../schemas/topo
 import type { FaultController } from '../adapters/fault-injection';
 import { type RuntimeConfig, loadConfig } from '../config';
 import { RingstoreError } from '../core/errors';
-import type { Clock, FailoverStarter, IdSource, Orchestrator } from '../ports';
+import type { Clock, FailoverStarter, IdSource, Orchestrator, PromotionStarter } from '../ports';
 
 export const systemClock: Clock = { nowMs: () => Date.now(), monotonicMs: () => performance.now() };
 
@@ -26,6 +26,8 @@ export interface WiringOptions {
   orchestrator?: Orchestrator;
   /** Starts failover workflows. The local cloud passes its in-process runner; in AWS it is not built yet. */
   failovers?: FailoverStarter;
+  /** Starts a backup region's promotion workflow (docs/dr.md). The local cloud passes its in-process runner. */
+  promotions?: PromotionStarter;
   /** The fault controller of a test run (the local cloud's `/_faults` drives it); refused unless configured. */
   faults?: FaultController;
   /** Static credentials for local engines; in Lambda the SDK's default chain finds the role's. */
@@ -53,6 +55,7 @@ export class Wiring {
   readonly faults: FaultController | undefined;
   readonly orchestrator: Orchestrator | undefined;
   readonly failovers: FailoverStarter | undefined;
+  readonly promotions: PromotionStarter | undefined;
   readonly awsCredentials: WiringOptions['awsCredentials'];
   private readonly instances: Map<string, unknown>;
   private readonly options: WiringOptions;
@@ -73,6 +76,7 @@ export class Wiring {
     this.faults = options.faults;
     this.orchestrator = options.orchestrator;
     this.failovers = options.failovers;
+    this.promotions = options.promotions;
     this.loggerInstance = options.logger;
     this.instances = instances;
     this.options = options;

@@ -22,6 +22,7 @@ beforeAll(async () => {
     maintenanceIntervalMs: 0,
     sweeperIntervalMs: 0,
     autoFailover: false,
+    valueWaitMs: 500,
   });
 }, 120_000);
 
@@ -35,12 +36,12 @@ type Region = 'primary' | 'backup';
 async function send(
   region: Region,
   path: string,
-  init: { method?: string; body?: string | Uint8Array; headers?: Record<string, string> } = {},
+  init: { method?: string; body?: string | Uint8Array; headers?: Record<string, string>; admin?: boolean } = {},
 ) {
   const cloud = regions[region];
   return fetch(`${cloud.url}${path}`, {
     method: init.method ?? 'GET',
-    headers: { 'x-api-key': regions.primary.apiKey, ...init.headers },
+    headers: { 'x-api-key': init.admin ? regions.primary.adminKey : regions.primary.apiKey, ...init.headers },
     ...(init.body === undefined ? {} : { body: init.body }),
     redirect: 'manual',
   });
@@ -127,5 +128,55 @@ describe('two regions', () => {
     expect(read.headers.get('retry-after')).toBe('1');
     const body = (await read.json()) as { error: { code: string; retryable: boolean; details: { version: number } } };
     expect(body.error).toMatchObject({ code: 'replication.pending', retryable: true, details: { version } });
+  });
+});
+
+describe('a promotion', () => {
+  it('fences the old primary, reports and refuses the key whose value never came, and opens the backup for writes', async () => {
+    // Prepare: everything shipped; one key (dr/pending, from above) still waits for version 2
+    await put('dr/kept', 'still here');
+    await regions.drCaughtUp();
+    const before = (await (await send('backup', '/v1/admin/dr/status', { admin: true })).json()) as {
+      state: string;
+      pending: { count: number };
+    };
+    // Act
+    const started = await send('backup', '/v1/admin/dr/promote', {
+      method: 'POST',
+      admin: true,
+      body: JSON.stringify({ reason: 'test' }),
+      headers: { 'content-type': 'application/json' },
+    });
+    let report: { status: string; lost?: { count: number; keys: Array<{ key: string; version: number }> } } = { status: 'running' };
+    for (let attempt = 0; attempt < 100 && report.status === 'running'; attempt += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const response = await send('backup', '/v1/admin/dr/report', { admin: true });
+      if (response.status === 200) report = (await response.json()) as typeof report;
+    }
+    const lostRead = await send('backup', '/v1/kv/dr%2Fpending');
+    const keptRead = await send('backup', '/v1/kv/dr%2Fkept');
+    const backupWrite = await send('backup', '/v1/kv/dr%2Fafter', {
+      method: 'PUT',
+      body: 'new primary',
+      headers: { 'content-type': 'text/plain' },
+    });
+    const oldPrimaryWrite = await put('dr/after-promotion', 'refused');
+    const after = (await (await send('backup', '/v1/admin/dr/status', { admin: true })).json()) as {
+      state: string;
+      pending: { lost: number };
+    };
+    // Assess
+    expect(before).toMatchObject({ state: 'backup', pending: { count: 1 } });
+    expect(started.status).toBe(202);
+    expect(report.status).toBe('completed');
+    expect(report.lost?.count).toBe(1);
+    expect(report.lost?.keys[0]).toMatchObject({ key: 'dr/pending', version: 2 });
+    expect(lostRead.status).toBe(410);
+    expect(await errorCodeOf(lostRead)).toBe('dr.lost');
+    expect(await keptRead.text()).toBe('still here');
+    expect(backupWrite.status).toBe(200);
+    expect(oldPrimaryWrite.status).toBe(403);
+    expect(await errorCodeOf(oldPrimaryWrite)).toBe('dr.demoted');
+    expect(after).toMatchObject({ state: 'promoted', pending: { lost: 1 } });
   });
 });

@@ -40,6 +40,10 @@ import type {
   DrKeyMessage,
   PendingEntry,
   PendingStore,
+  DrState,
+  DrStateStore,
+  PromotionLog,
+  PromotionReport,
 } from '../../lambdas/ports';
 import type { RingSource } from '../../lambdas/core/ring-source';
 import { createHash } from 'node:crypto';
@@ -521,6 +525,18 @@ export class MemoryPendingStore implements PendingStore {
     const versions = this.entries.get(keyHash);
     for (const [version, entry] of versions ?? []) if (version <= upToVersion && entry.state === 'pending') versions?.delete(version);
   }
+  async scan(limit: number, cursor?: string): Promise<{ entries: PendingEntry[]; cursor?: string }> {
+    const all = this.all();
+    const start = cursor === undefined ? 0 : Number(cursor);
+    const entries = all.slice(start, start + limit);
+    return start + limit < all.length ? { entries, cursor: String(start + limit) } : { entries };
+  }
+  async markLost(entry: Pick<PendingEntry, 'keyHash' | 'version'>): Promise<boolean> {
+    const stored = this.entries.get(entry.keyHash)?.get(entry.version);
+    if (stored?.state !== 'pending') return false;
+    stored.state = 'lost';
+    return true;
+  }
   /** Every entry still waiting, across keys. */
   all(): PendingEntry[] {
     return [...this.entries.values()].flatMap((versions) => [...versions.values()]);
@@ -528,5 +544,34 @@ export class MemoryPendingStore implements PendingStore {
   /** What a promotion does to the entries whose value never came. */
   markAllLost(): void {
     for (const entry of this.all()) entry.state = 'lost';
+  }
+}
+
+export class MemoryDrStateStore implements DrStateStore {
+  state: DrState | undefined;
+  reads = 0;
+  /** While set, every read fails as an unreachable region would. */
+  down = false;
+  async read(): Promise<DrState | undefined> {
+    this.reads += 1;
+    if (this.down) throw new RingstoreError('shard.unavailable', 'the backup region is unreachable (test)', { retryable: true });
+    return this.state && { ...this.state };
+  }
+  async save(next: DrState, expectEpoch: number): Promise<boolean> {
+    if ((this.state?.epoch ?? 0) !== expectEpoch) return false;
+    this.state = { ...next };
+    return true;
+  }
+}
+
+export class MemoryPromotionLog implements PromotionLog {
+  readonly reports: PromotionReport[] = [];
+  async save(report: PromotionReport): Promise<void> {
+    const index = this.reports.findIndex((saved) => saved.id === report.id);
+    if (index >= 0) this.reports[index] = report;
+    else this.reports.push(report);
+  }
+  async latest(): Promise<PromotionReport | undefined> {
+    return this.reports.at(-1);
   }
 }

@@ -10,6 +10,7 @@ import {
   parseValueObjectKey,
   valueObjectKeyOf,
 } from '../../lambdas/core/dr';
+import { BackupWritePermit } from '../../lambdas/core/dr-promotion';
 import { isRingstoreError } from '../../lambdas/core/errors';
 import { KvService, sha256Hex } from '../../lambdas/core/kv';
 import { Ring, initialRingState, tokenOf } from '../../lambdas/core/ring';
@@ -20,6 +21,7 @@ import {
   CountingIds,
   ManualClock,
   MemoryBlobStore,
+  MemoryDrStateStore,
   MemoryKeyChannel,
   MemoryPendingStore,
   MemoryShardStore,
@@ -102,6 +104,7 @@ function twoRegions(options: { drMode?: DrMode } = {}) {
     replication: backupReplication.replication,
     health: backupReplication.health,
     backupGate: gate,
+    writeGuard: new BackupWritePermit({ state: new MemoryDrStateStore(), clock, refreshMs: 1_000 }),
   });
 
   /** What every acknowledged write was: the content of each version, per key. */

@@ -122,7 +122,7 @@ describe('Wiring', () => {
               [envVars.drBucket]: 'backup-bucket',
             }
           : role === 'backup'
-            ? { [envVars.drRole]: role }
+            ? { [envVars.drRole]: role, [envVars.drKeyQueueUrl]: 'https://sqs.eu-west-2.amazonaws.com/1/q.fifo' }
             : {};
       const wiring = Wiring.forLambda(name, { ...lambdaEnv, ...drEnv });
 
