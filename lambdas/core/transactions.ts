@@ -26,6 +26,7 @@ import { isCrashInjected } from './faults';
 import { forAllBounded, forEachBounded } from './bounded';
 import { cacheEntryOf, IntentResolver } from './intents';
 import { isLive, tombstoneRetentionSeconds } from './item';
+import type { DrWriteGuard } from './dr-promotion';
 import type { ReplicationService } from './replication';
 import type { RingSource } from './ring-source';
 import { planTransaction, type PlannedWrite, type TxnLimits, type TxnOp } from './txn-plan';
@@ -52,6 +53,12 @@ export interface TxnDeps {
   cache?: ValueCache;
   faults?: FaultInjector;
   limits: TxnServiceLimits;
+  /**
+   * DR (docs/dr.md): whether this region may run a transaction, checked when it is planned and before its
+   * outcome is acknowledged. A backup runs none until it is promoted: its transactions' reads do not
+   * pass the pending gate yet.
+   */
+  writeGuard?: DrWriteGuard;
 }
 
 /** What a participant saw of a key when it locked or read it. */
@@ -103,6 +110,7 @@ export class TransactionService {
   /** Validates and plans a request into the state machine's input. */
   async plan(namespace: string, ops: readonly TxnOp[], options: { timeoutMs?: number; consistency: Consistency }): Promise<TxnExecution> {
     const { limits, clock, ids } = this.deps;
+    await this.assertAcknowledgeable();
     const timeoutMs = options.timeoutMs ?? limits.txnTimeoutMsDefault;
     if (!Number.isInteger(timeoutMs) || timeoutMs < 100 || timeoutMs > limits.txnTimeoutMsMax) {
       throw new RingstoreError('request.invalid', `timeoutMs must be an integer from 100 to ${limits.txnTimeoutMsMax}`, {
@@ -151,6 +159,11 @@ export class TransactionService {
    * way (an intent, a key changed since it was read): the two-phase commit then runs it, and nothing
    * was written. docs/transactions.md, "One shard".
    */
+  /** A DR region's permission to answer a transaction (a primary's lease, a backup's promotion); always true without DR. */
+  async assertAcknowledgeable(): Promise<void> {
+    await this.deps.writeGuard?.assertWritable();
+  }
+
   async commitOnOneShard(execution: TxnExecution): Promise<TxnOutcome | undefined> {
     const [participant, ...others] = execution.participants;
     if (!participant || others.length > 0 || participant.keys.length > this.deps.limits.atomicKeysMax) return undefined;

@@ -34,6 +34,8 @@ export function txnHandler(wiring: Wiring) {
           });
           const outcome = (await txns.commitOnOneShard(execution)) ?? (await transactions.run(execution));
           if (outcome.status === 'aborted') throw txnAbortError(outcome);
+          // A DR primary answers only within its lease (docs/dr.md).
+          await txns.assertAcknowledgeable();
           const reads = outcome.reads.map(({ valueBase64, ...read }) => ({
             ...read,
             ...(valueBase64 === undefined ? {} : { value: valueBase64 }),

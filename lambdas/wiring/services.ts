@@ -35,6 +35,7 @@ export function replicationService(wiring: Wiring): ReplicationService {
 export function transactionService(wiring: Wiring): TransactionService {
   return wiring.perHandler('txns', () => {
     const cache = valueCache(wiring);
+    const writeGuard = drWriteGuard(wiring);
     return new TransactionService({
       shards: shardStore(wiring),
       records: txnRecordStore(wiring),
@@ -44,6 +45,7 @@ export function transactionService(wiring: Wiring): TransactionService {
       replication: replicationService(wiring),
       limits: { ...limits, ...txnLimits },
       ...(cache ? { cache } : {}),
+      ...(writeGuard ? { writeGuard } : {}),
       ...injected(wiring),
     });
   });

@@ -87,12 +87,19 @@ describe('two regions', () => {
     expect(read.status).toBe(404);
   });
 
-  it('refuse writes in the backup before promotion', async () => {
+  it('refuse writes and transactions in the backup before promotion', async () => {
     // Act
     const response = await send('backup', '/v1/kv/dr%2Frefused', { method: 'PUT', body: 'x', headers: { 'content-type': 'text/plain' } });
+    const txn = await send('backup', '/v1/txn', {
+      method: 'POST',
+      body: JSON.stringify({ ops: [{ op: 'put', key: 'dr/refused', value: 'x' }] }),
+      headers: { 'content-type': 'application/json' },
+    });
     // Assess
     expect(response.status).toBe(403);
     expect(await errorCodeOf(response)).toBe('dr.backupReadOnly');
+    expect(txn.status).toBe(403);
+    expect(await errorCodeOf(txn)).toBe('dr.backupReadOnly');
   });
 
   it('answer a key whose value has not arrived as pending, with Retry-After and the version', async () => {
