@@ -338,6 +338,7 @@ export const handlers: Record<HandlerName, HandlerSpec> = {
     // In a backup region: its DR status counts the pending entries, and it starts promotions.
     pendingTable: 'read',
     startsPromotions: true,
+    drKeyQueueDepth: true,
     memoryMb: 512,
     timeoutSeconds: 28,
   },

@@ -1,7 +1,8 @@
 // `npm start`: the whole service on this machine. Prints the API URL and local keys; Ctrl-C stops everything.
 import { resolve } from 'node:path';
 import * as z from 'zod';
-import { startLocalCloud } from './cloud';
+import { type LocalCloud, startLocalCloud } from './cloud';
+import { startLocalRegions } from './regions';
 
 const settings = z
   .object({
@@ -13,8 +14,19 @@ const settings = z
     RINGSTORE_FAULT_INJECTION: z.enum(['0', '1']).default('0'),
     RINGSTORE_AUTO_FAILOVER: z.enum(['0', '1']).default('1'),
     RINGSTORE_MAINTENANCE_INTERVAL_MS: z.coerce.number().int().min(0).max(3_600_000).optional(),
+    /** 2: a primary and a DR backup region (docs/dr.md), each with its own engines; also `npm start -- --regions 2`. */
+    RINGSTORE_REGIONS: z.coerce.number().int().min(1).max(2).default(1),
   })
-  .safeParse(process.env);
+  .safeParse({ ...process.env, ...regionsArgument(process.argv.slice(2)) });
+
+/** `--regions N` (or `--regions=N`) on the command line, as an environment entry. */
+function regionsArgument(args: readonly string[]): Record<string, string> {
+  const index = args.findIndex((arg) => arg === '--regions' || arg.startsWith('--regions='));
+  if (index < 0) return {};
+  const arg = args[index]!;
+  const value = arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : (args[index + 1] ?? '');
+  return { RINGSTORE_REGIONS: value };
+}
 
 // The SDK's notice that its 2027 releases need Node 22 is printed on every Node 20 start; the notice
 // is in the README (Lambda runs Node 22), so the local cloud does not repeat it.
@@ -28,7 +40,7 @@ async function main(): Promise<void> {
   const env = settings.data;
   const started = Date.now();
   const log = (line: string) => console.error(`[ringstore] ${line}`);
-  const cloud = await startLocalCloud({
+  const options = {
     home: env.RINGSTORE_HOME,
     port: env.RINGSTORE_PORT,
     ...(env.RINGSTORE_VENDOR_DIR ? { vendorDir: env.RINGSTORE_VENDOR_DIR } : {}),
@@ -38,7 +50,20 @@ async function main(): Promise<void> {
     faultInjection: env.RINGSTORE_FAULT_INJECTION === '1',
     autoFailover: env.RINGSTORE_AUTO_FAILOVER === '1',
     log,
-  });
+  };
+  let cloud: LocalCloud;
+  let backup: LocalCloud | undefined;
+  let stopAll: () => Promise<void>;
+  if (env.RINGSTORE_REGIONS === 2) {
+    // The backup's gateway listens on the next port when the primary's is fixed.
+    const regions = await startLocalRegions({ ...options, backupPort: env.RINGSTORE_PORT === 0 ? 0 : env.RINGSTORE_PORT + 1 });
+    cloud = regions.primary;
+    backup = regions.backup;
+    stopAll = () => regions.stop();
+  } else {
+    cloud = await startLocalCloud(options);
+    stopAll = () => cloud.stop();
+  }
   log(`ready in ${((Date.now() - started) / 1000).toFixed(1)} s; data in ${env.RINGSTORE_HOME}`);
   // One fact per line, so scripts (and the integration tests) can read them.
   console.log(`API: ${cloud.url}`);
@@ -48,13 +73,18 @@ async function main(): Promise<void> {
   console.log(`DynamoDB: ${cloud.engines.dynamodbEndpoint}`);
   if (cloud.engines.redisUrl) console.log(`Redis: ${cloud.engines.redisUrl}`);
   if (cloud.faultInjection) console.log(`Faults: ${cloud.url}/_faults`);
+  if (backup) {
+    // The same keys work in both regions; the backup serves reads until it is promoted (docs/dr.md).
+    console.log(`Backup API: ${backup.url}`);
+    console.log(`Backup DynamoDB: ${backup.engines.dynamodbEndpoint}`);
+  }
 
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
     log(`${signal}: stopping`);
-    cloud.stop().then(
+    stopAll().then(
       () => process.exit(0),
       (error: unknown) => {
         console.error(error);

@@ -48,6 +48,8 @@ export interface LocalRegions {
 export async function startLocalRegions(options: LocalRegionsOptions): Promise<LocalRegions> {
   const log = options.log ?? (() => undefined);
   const { link: startLink, backupPort, valueWaitMs, ...shared } = options;
+  // One jar cache for both regions (the backup's home is a subfolder).
+  shared.vendorDir ??= join(options.home, 'vendor');
   const backup = await startLocalCloud({
     ...shared,
     home: join(options.home, 'backup'),

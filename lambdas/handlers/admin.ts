@@ -15,7 +15,7 @@ import { router } from '../http/router';
 import { apiKeyService, failoverLog, namespaceSettings, ringSource, shardHealth } from '../wiring/control';
 import { replicationStats } from '../wiring/data';
 import { failoverStarter } from '../wiring/orchestrator';
-import { drStateStore, pendingStore, promotionLog, promotionStarter } from '../wiring/dr';
+import { drStateStore, keyQueueProbe, pendingStore, promotionLog, promotionStarter } from '../wiring/dr';
 import { maintenanceService } from '../wiring/services';
 import type { Wiring } from '../wiring/wiring';
 
@@ -37,6 +37,7 @@ async function drStatus(wiring: Wiring) {
     return describeBackup({
       state: drStateStore(wiring),
       pending: pendingStore(wiring),
+      ...(dr.keyQueueUrl ? { queue: keyQueueProbe(wiring) } : {}),
       clock: wiring.clock,
       scanPageSize: drDefaults.scanPageSize,
     });

@@ -170,8 +170,8 @@ export function drWriteGuard(wiring: Wiring): DrWriteGuard | undefined {
   );
 }
 
-/** The depth of the backup's key queue (SQS, loaded on first use: only the promotion asks). */
-function keyQueueProbe(wiring: Wiring): KeyQueueProbe {
+/** The depth of the backup's key queue (SQS, loaded on first use: the promotion and the DR status ask). */
+export function keyQueueProbe(wiring: Wiring): KeyQueueProbe {
   const { dr } = wiring.config;
   if (dr.role !== 'backup' || !dr.keyQueueUrl)
     throw new RingstoreError('internal', `no key queue to probe: ${envVars.drKeyQueueUrl} is not set`);
