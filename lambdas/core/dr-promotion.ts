@@ -8,6 +8,7 @@ import { RingstoreError } from './errors';
 import type {
   Clock,
   DrState,
+  DrMetrics,
   DrStateStore,
   KeyQueueProbe,
   PendingEntry,
@@ -144,6 +145,7 @@ export interface PromotionDeps {
   clock: Clock;
   sleep: (ms: number) => Promise<void>;
   limits: PromotionLimits;
+  metrics?: DrMetrics;
 }
 
 /** The steps of the promotion workflow (schemas/dr-promotion-state-machine.asl.json), one method each. */
@@ -221,6 +223,7 @@ export class PromotionService {
       if (await this.deps.pending.markLost(entry)) lost.push(entry);
     }
     lost.sort((a, b) => a.writtenAtMs - b.writtenAtMs);
+    this.deps.metrics?.keysLost(lost.length);
     return {
       count: lost.length,
       keys: lost.slice(0, this.deps.limits.lostReportedMax).map(({ namespace, key, version, writtenAtMs, txid }) => ({

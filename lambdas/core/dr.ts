@@ -15,6 +15,7 @@ import type {
   Clock,
   DrKeyChannel,
   DrKeyMessage,
+  DrMetrics,
   FaultInjector,
   PendingEntry,
   PendingStore,
@@ -92,6 +93,9 @@ export interface DrShipperDeps {
   blobs: BlobStore;
   faults?: FaultInjector;
   limits: { shipConcurrency: number };
+  /** Times the write path's key-sync messages. */
+  metrics?: DrMetrics;
+  clock?: Clock;
   /**
    * `keyFirst` (Ringstore): every key message of a batch is durable in the backup before any value
    * leaves. `together`: each value, then its key message, as a store that ships key and value as one
@@ -116,7 +120,9 @@ export class DrShipper {
 
   /** The write path of a `key-sync` namespace: resolves once the backup's queue holds the key message. */
   async announce(item: StoredItem): Promise<void> {
+    const started = this.deps.clock?.monotonicMs();
     await this.deps.keys.send([keyMessageOf(item)]);
+    if (started !== undefined && this.deps.clock) this.deps.metrics?.keySyncSent(this.deps.clock.monotonicMs() - started);
   }
 
   /**
@@ -192,6 +198,7 @@ export interface BackupApplierDeps {
   limits: { inlineValueBytesMax: number };
   /** A value whose bytes do not match its key message's sha256: it is not applied, the key stays pending. */
   onCorrupt?: (entry: PendingEntry, actualSha256: string) => void;
+  metrics?: DrMetrics;
 }
 
 export type KeyOutcome = 'applied' | 'pending' | 'current';
@@ -216,6 +223,7 @@ export class BackupApplier {
     const entry: PendingEntry = { ...message, keyHash, state: 'pending', receivedAtMs: this.deps.clock.nowMs() };
     // Recorded before anything else: from here on a read of the key waits for this version.
     await this.deps.pending.record(entry);
+    this.deps.metrics?.keyReceived(Math.max(0, entry.receivedAtMs - message.writtenAtMs));
     this.deps.faults?.reach('dr.afterPending');
     // Then the two ways the value may already be here: applied (a duplicate or late message), or its
     // object arrived first (its applier found no entry and left it). Checked after recording, so a value
@@ -250,9 +258,11 @@ export class BackupApplier {
     const sha256 = bytes ? createHash('sha256').update(bytes).digest('hex') : await values.sha256(objectKey);
     if (sha256 !== entry.sha256) {
       this.deps.onCorrupt?.(entry, sha256);
+      this.deps.metrics?.valueCorrupt();
       return 'corrupt';
     }
     await this.store(this.itemOf(entry, bytes ? { value: bytes } : { blob: { objectKey } }));
+    this.deps.metrics?.valueApplied(Math.max(0, this.deps.clock.nowMs() - entry.writtenAtMs));
     this.deps.faults?.reach('dr.afterApply');
     await this.deps.pending.clear(entry.keyHash, entry.version);
     // An inline value now lives in the items; a large one stays as their blob.

@@ -5,8 +5,9 @@ import middy from '@middy/core';
 import { isRingstoreError } from '../core/errors';
 import type { PromotionService } from '../core/dr-promotion';
 import type { PromotionReport, PromotionRequest } from '../ports';
-import { promotionService } from '../wiring/dr';
+import { drStats, promotionService } from '../wiring/dr';
 import type { Wiring } from '../wiring/wiring';
+import { flushMetrics } from '../http/metrics';
 
 export type PromotionStepEvent =
   | { action: 'begin' | 'fence' | 'drain' | 'awaitValues' | 'markLost' | 'open'; promotion: PromotionRequest }
@@ -53,15 +54,17 @@ export function drPromotionStepHandler(wiring: Wiring) {
   const promotions = promotionService(wiring);
   const { logger } = wiring;
 
-  return middy<PromotionStepEvent, unknown>().handler(async (event) => {
-    logger.info('promotion step', { action: event.action, promotion: event.promotion.id });
-    try {
-      return await step(promotions, event);
-    } catch (error) {
-      if (!isRingstoreError(error)) throw error;
-      const renamed = new Error(JSON.stringify({ code: error.code, message: error.message }));
-      renamed.name = error.retryable ? 'Ringstore.Retryable' : 'Ringstore.Failed';
-      throw renamed;
-    }
-  });
+  return middy<PromotionStepEvent, unknown>()
+    .use(flushMetrics(drStats(wiring)))
+    .handler(async (event) => {
+      logger.info('promotion step', { action: event.action, promotion: event.promotion.id });
+      try {
+        return await step(promotions, event);
+      } catch (error) {
+        if (!isRingstoreError(error)) throw error;
+        const renamed = new Error(JSON.stringify({ code: error.code, message: error.message }));
+        renamed.name = error.retryable ? 'Ringstore.Retryable' : 'Ringstore.Failed';
+        throw renamed;
+      }
+    });
 }

@@ -2,8 +2,9 @@
 // verified against its key message's sha256 and applied version-guarded, then its key stops being pending.
 import middy from '@middy/core';
 import type { S3Event } from 'aws-lambda';
-import { backupApplier } from '../wiring/dr';
+import { backupApplier, drStats } from '../wiring/dr';
 import type { Wiring } from '../wiring/wiring';
+import { flushMetrics } from '../http/metrics';
 
 /** S3 event keys are form-encoded (a space arrives as `+`). */
 const objectKeyOf = (encoded: string) => decodeURIComponent(encoded.replace(/\+/g, ' '));
@@ -12,9 +13,11 @@ export function drValueApplierHandler(wiring: Wiring) {
   const applier = backupApplier(wiring);
   const { logger } = wiring;
 
-  return middy<S3Event>().handler(async (event) => {
-    // A failure throws: the asynchronous invocation is retried, and applying a value twice is harmless.
-    const outcomes = await Promise.all(event.Records.map((record) => applier.receiveValue(objectKeyOf(record.s3.object.key))));
-    if (outcomes.includes('corrupt')) logger.warn('DR values not applied: sha256 mismatch', { outcomes });
-  });
+  return middy<S3Event>()
+    .use(flushMetrics(drStats(wiring)))
+    .handler(async (event) => {
+      // A failure throws: the asynchronous invocation is retried, and applying a value twice is harmless.
+      const outcomes = await Promise.all(event.Records.map((record) => applier.receiveValue(objectKeyOf(record.s3.object.key))));
+      if (outcomes.includes('corrupt')) logger.warn('DR values not applied: sha256 mismatch', { outcomes });
+    });
 }

@@ -11,6 +11,7 @@ import { bodyBytes, conditionsOf, headersOf, jsonBody, parseWith, pathParam, pri
 import { etagOf, json } from '../http/response';
 import { router } from '../http/router';
 import { kvService } from '../wiring/services';
+import { drStats } from '../wiring/dr';
 import type { Wiring } from '../wiring/wiring';
 
 const rejectEmptyKey = async () => {
@@ -26,8 +27,8 @@ export function kvWriteHandler(wiring: Wiring) {
   return (
     middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
       .use(httpErrors(logger))
-      // Strong writes' replica copies and the requests a failover refused.
-      .use(flushMetrics(replicationStats(wiring), failoverStats(wiring)))
+      // Strong writes' replica copies, the requests a failover refused, key-sync durations.
+      .use(flushMetrics(replicationStats(wiring), failoverStats(wiring), drStats(wiring)))
       .handler(
         router('kvWrite', {
           putValue: async (event) => {

@@ -120,3 +120,17 @@ export interface PromotionStarter {
 export interface KeyQueueProbe {
   depth(): Promise<{ waiting: number; inFlight: number }>;
 }
+
+/** DR observations (docs/operations.md, "DR metrics"); adapters publish them as metrics. */
+export interface DrMetrics {
+  /** Backup: a key message recorded, this long after the primary's write. */
+  keyReceived(lagMs: number): void;
+  /** Backup: a value applied, this long after the primary's write. */
+  valueApplied(lagMs: number): void;
+  /** Backup: a value whose bytes did not match its key message. */
+  valueCorrupt(): void;
+  /** Backup: a promotion marked this many keys lost. */
+  keysLost(count: number): void;
+  /** Primary: a key-sync write's key message took this long to be durable in the backup's queue. */
+  keySyncSent(durationMs: number): void;
+}

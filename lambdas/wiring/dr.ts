@@ -6,6 +6,8 @@ import { drDefaults, envVars, limits } from '../../schemas/topology';
 import { DeferredBlobStore } from '../adapters/deferred-blob-store';
 import { DynamoDrStateStore, DynamoPromotionLog } from '../adapters/dynamodb-dr-state';
 import { DynamoPendingStore } from '../adapters/dynamodb-pending-store';
+import { DrStats } from '../adapters/dr-metrics';
+import { powertoolsMetrics } from '../adapters/replication-metrics';
 import { BackupApplier, DrShipper, PendingGate } from '../core/dr';
 import { BackupWritePermit, type DrWriteGuard, PrimaryLease, PromotionService } from '../core/dr-promotion';
 import { RingstoreError } from '../core/errors';
@@ -83,6 +85,8 @@ export function drShipper(wiring: Wiring): DrShipper {
         ),
         blobs: blobStore(wiring),
         limits: { shipConcurrency: drDefaults.shipConcurrency },
+        metrics: drStats(wiring),
+        clock: wiring.clock,
         ...injected(wiring),
       }),
   );
@@ -112,6 +116,7 @@ export function backupApplier(wiring: Wiring): BackupApplier {
         ring: ringSource(wiring),
         clock: wiring.clock,
         limits: { inlineValueBytesMax: limits.inlineValueBytesMax },
+        metrics: drStats(wiring),
         onCorrupt: (entry, actual) =>
           wiring.logger.error('a value arrived whose sha256 does not match its key message: not applied, the key stays pending', {
             key: entry.key,
@@ -213,6 +218,7 @@ export function promotionService(wiring: Wiring): PromotionService {
           lostReportedMax: drDefaults.lostReportedMax,
           scanPageSize: drDefaults.scanPageSize,
         },
+        metrics: drStats(wiring),
       }),
   );
 }
@@ -235,4 +241,9 @@ export function promotionStarter(wiring: Wiring): PromotionStarter | undefined {
     );
   }
   return wiring.promotions;
+}
+
+/** DR observations; published as CloudWatch metrics (EMF lines) only inside Lambda. */
+export function drStats(wiring: Wiring): DrStats {
+  return wiring.shared('drStats', () => new DrStats(wiring.config.inLambda ? powertoolsMetrics() : undefined));
 }
