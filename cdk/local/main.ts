@@ -16,6 +16,9 @@ const settings = z
     RINGSTORE_MAINTENANCE_INTERVAL_MS: z.coerce.number().int().min(0).max(3_600_000).optional(),
     /** 2: a primary and a DR backup region (docs/dr.md), each with its own engines; also `npm start -- --regions 2`. */
     RINGSTORE_REGIONS: z.coerce.number().int().min(1).max(2).default(1),
+    /** The link between two regions (Toxiproxy): latency each way, and a bandwidth limit (KB/s, unset: none). */
+    RINGSTORE_LINK_LATENCY_MS: z.coerce.number().int().min(0).max(10_000).default(5),
+    RINGSTORE_LINK_BANDWIDTH_KBPS: z.coerce.number().int().min(1).optional(),
   })
   .safeParse({ ...process.env, ...regionsArgument(process.argv.slice(2)) });
 
@@ -56,7 +59,14 @@ async function main(): Promise<void> {
   let stopAll: () => Promise<void>;
   if (env.RINGSTORE_REGIONS === 2) {
     // The backup's gateway listens on the next port when the primary's is fixed.
-    const regions = await startLocalRegions({ ...options, backupPort: env.RINGSTORE_PORT === 0 ? 0 : env.RINGSTORE_PORT + 1 });
+    const regions = await startLocalRegions({
+      ...options,
+      backupPort: env.RINGSTORE_PORT === 0 ? 0 : env.RINGSTORE_PORT + 1,
+      link: {
+        latencyMs: env.RINGSTORE_LINK_LATENCY_MS,
+        ...(env.RINGSTORE_LINK_BANDWIDTH_KBPS === undefined ? {} : { bandwidthKBps: env.RINGSTORE_LINK_BANDWIDTH_KBPS }),
+      },
+    });
     cloud = regions.primary;
     backup = regions.backup;
     stopAll = () => regions.stop();

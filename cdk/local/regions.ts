@@ -8,6 +8,8 @@ import { DynamoApiKeyStore } from '../../lambdas/adapters/dynamodb-api-key-store
 import { namesFor } from '../../schemas/topology';
 import { type LocalCloud, type LocalCloudOptions, startLocalCloud } from './cloud';
 import { localCredentials, localRegion } from './engines';
+import { type RegionLink, startRegionLink } from './link';
+import { DEFAULT_BIN_DIR } from './engines/toxiproxy';
 
 /** The backup's engines the primary reaches: its key queue, its bucket, its DR state. */
 export interface RegionEndpoints {
@@ -23,15 +25,19 @@ export interface LocalRegionsOptions extends Omit<LocalCloudOptions, 'dr' | 'por
   /** How long a promotion of the backup waits for values in transit (default drDefaults.valueWaitMs). */
   valueWaitMs?: number;
   /**
-   * The endpoints through which the primary reaches the backup's engines (the link's proxies), from the
-   * backup's own; absent: direct.
+   * The network between the regions (docs/dr.md, "Locally"): Toxiproxy with this latency (default 5 ms
+   * each way) and bandwidth (default unlimited); false: direct, no proxy.
    */
-  link?: (backup: RegionEndpoints) => Promise<RegionEndpoints & { stop(): Promise<void> }>;
+  link?: false | { latencyMs?: number; bandwidthKBps?: number };
+  /** Where toxiproxy-server is built and kept (default `.ringstore/bin` of the repository). */
+  binDir?: string;
 }
 
 export interface LocalRegions {
   primary: LocalCloud;
   backup: LocalCloud;
+  /** The link the primary reaches the backup through (latency, bandwidth, cut and heal); undefined when direct. */
+  link: RegionLink | undefined;
   /** Resolves once every write made in the primary before the call is applied (or pending) in the backup. */
   drCaughtUp(): Promise<void>;
   stop(): Promise<void>;
@@ -47,7 +53,7 @@ export interface LocalRegions {
  */
 export async function startLocalRegions(options: LocalRegionsOptions): Promise<LocalRegions> {
   const log = options.log ?? (() => undefined);
-  const { link: startLink, backupPort, valueWaitMs, ...shared } = options;
+  const { link: linkOptions, binDir, backupPort, valueWaitMs, ...shared } = options;
   // One jar cache for both regions (the backup's home is a subfolder).
   shared.vendorDir ??= join(options.home, 'vendor');
   const backup = await startLocalCloud({
@@ -57,14 +63,26 @@ export async function startLocalRegions(options: LocalRegionsOptions): Promise<L
     dr: { role: 'backup', ...(valueWaitMs === undefined ? {} : { valueWaitMs }) },
     log: (line) => log(`backup: ${line}`),
   });
-  let link: Awaited<ReturnType<NonNullable<LocalRegionsOptions['link']>>> | undefined;
+  let link: RegionLink | undefined;
   try {
     const direct = {
       sqsEndpoint: backup.engines.sqsEndpoint,
       s3Endpoint: backup.engines.s3Endpoint,
       dynamodbEndpoint: backup.engines.dynamodbEndpoint,
     };
-    link = startLink ? await startLink(direct) : undefined;
+    link =
+      linkOptions === false
+        ? undefined
+        : await startRegionLink({
+            binDir: binDir ?? DEFAULT_BIN_DIR,
+            upstreams: { sqs: direct.sqsEndpoint, s3: direct.s3Endpoint, dynamodb: direct.dynamodbEndpoint },
+            ...(linkOptions?.latencyMs === undefined ? {} : { latencyMs: linkOptions.latencyMs }),
+            ...(linkOptions?.bandwidthKBps === undefined ? {} : { bandwidthKBps: linkOptions.bandwidthKBps }),
+            log,
+          });
+    const through = link
+      ? { sqsEndpoint: link.endpoints.sqs!, s3Endpoint: link.endpoints.s3!, dynamodbEndpoint: link.endpoints.dynamodb! }
+      : direct;
     const keyQueue = backup.drKeyQueue;
     if (!keyQueue) throw new Error('the backup region has no key queue');
     const primary = await startLocalCloud({
@@ -73,9 +91,7 @@ export async function startLocalRegions(options: LocalRegionsOptions): Promise<L
         role: 'primary',
         keyQueueUrl: keyQueue.url,
         bucket: namesFor(options.stage).blobBucket,
-        sqsEndpoint: link?.sqsEndpoint ?? direct.sqsEndpoint,
-        s3Endpoint: link?.s3Endpoint ?? direct.s3Endpoint,
-        dynamodbEndpoint: link?.dynamodbEndpoint ?? direct.dynamodbEndpoint,
+        ...through,
       },
       log: (line) => log(`primary: ${line}`),
     });
@@ -84,6 +100,7 @@ export async function startLocalRegions(options: LocalRegionsOptions): Promise<L
     return {
       primary,
       backup,
+      link,
       drCaughtUp: async () => {
         await primary.drCaughtUp();
         await backup.drCaughtUp();
