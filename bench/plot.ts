@@ -201,3 +201,67 @@ export async function renderColdStartSvg(points: ColdStartPoint[], subtitle: str
     config: { font: 'sans-serif', background: 'white' },
   });
 }
+
+export const drSvgPath = join(__dirname, '..', 'docs', 'benchmarks-dr.svg');
+
+/**
+ * Undetected inconsistencies after a disaster, by value size, for each shipping pipeline, next to the
+ * reduction the reference (004) measured for its key-first method against key-and-value-together.
+ *
+ * @example
+ * await writeFile(drSvgPath, await renderDrSvg(runs, reference, '5 ms each way, 12500 KB/s'));
+ */
+export async function renderDrSvg(
+  runs: Array<{ pipeline: string; valueBytes: number; undetectedPercent: number; detectedPercent: number }>,
+  reference: Array<{ valueBytes: number; reductionPercent: number }>,
+  subtitle: string,
+): Promise<string> {
+  const size = (bytes: number) => (bytes >= 1_000_000 ? `${bytes / 1_000_000} MB` : `${bytes / 1_000} KB`);
+  const order = reference.map((point) => size(point.valueBytes));
+  const together = new Map(runs.filter((run) => run.pipeline === 'together').map((run) => [run.valueBytes, run.undetectedPercent]));
+  const reductions = runs
+    .filter((run) => run.pipeline !== 'together' && (together.get(run.valueBytes) ?? 0) > 0)
+    .map((run) => ({
+      size: size(run.valueBytes),
+      series: `Ringstore ${run.pipeline}`,
+      value: 100 * (1 - run.undetectedPercent / together.get(run.valueBytes)!),
+    }));
+  return toSvg({
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    title: { text: 'After a disaster: keys served older than their latest acknowledged write', subtitle },
+    config: { font: 'sans-serif', background: 'white' },
+    hconcat: [
+      {
+        title: 'undetected inconsistencies (% of keys; lower is better)',
+        width: 320,
+        height: 220,
+        data: { values: runs.map((run) => ({ size: size(run.valueBytes), pipeline: run.pipeline, value: run.undetectedPercent })) },
+        mark: { type: 'bar', tooltip: true },
+        encoding: {
+          x: { field: 'size', type: 'nominal', sort: order, title: 'value size' },
+          xOffset: { field: 'pipeline', type: 'nominal' },
+          y: { field: 'value', type: 'quantitative', title: '% of keys' },
+          color: { field: 'pipeline', type: 'nominal' },
+        },
+      },
+      {
+        title: 'fewer inconsistencies than key-and-value-together (%)',
+        width: 320,
+        height: 220,
+        data: {
+          values: [
+            ...reference.map((point) => ({ size: size(point.valueBytes), series: 'reference 004', value: point.reductionPercent })),
+            ...reductions,
+          ],
+        },
+        mark: { type: 'bar', tooltip: true },
+        encoding: {
+          x: { field: 'size', type: 'nominal', sort: order, title: 'value size' },
+          xOffset: { field: 'series', type: 'nominal' },
+          y: { field: 'value', type: 'quantitative', title: 'reduction (%)', scale: { domain: [0, 100] } },
+          color: { field: 'series', type: 'nominal' },
+        },
+      },
+    ],
+  });
+}

@@ -31,6 +31,7 @@ const runtimeEnvSchema = z.object({
   [envVars.drSqsEndpoint]: z.url().optional(),
   [envVars.drS3Endpoint]: z.url().optional(),
   [envVars.drDynamodbEndpoint]: z.url().optional(),
+  [envVars.drShipOrder]: z.enum(['keyFirst', 'together']).default('keyFirst'),
   [envVars.drValueWaitMs]: z.coerce.number().int().min(0).max(3_600_000).default(drDefaults.valueWaitMs),
   [envVars.sqsEndpoint]: z.url().optional(),
   [envVars.txnStateMachineArn]: z.string().startsWith('arn:').optional(),
@@ -53,6 +54,8 @@ export type DrConfig =
       sqsEndpoint?: string;
       s3Endpoint?: string;
       dynamodbEndpoint?: string;
+      /** `together` only for the benchmark's baseline (docs/dr.md). */
+      shipOrder: 'keyFirst' | 'together';
     }
   /** Applies the primary's writes; reads check the pending table; writes are refused until promotion. */
   | { role: 'backup'; pendingTable: string; keyQueueUrl?: string; valueWaitMs: number };
@@ -165,6 +168,7 @@ function drConfigOf(values: z.infer<typeof runtimeEnvSchema>, names: ReturnType<
     region: values[envVars.drRegion] ?? values.AWS_REGION,
     // The backup stack is the same stage in another region: its tables have the same names.
     controlTable: names.controlTable,
+    shipOrder: values[envVars.drShipOrder],
     ...(values[envVars.drDynamodbEndpoint] ? { dynamodbEndpoint: values[envVars.drDynamodbEndpoint] } : {}),
     ...(values[envVars.drSqsEndpoint] ? { sqsEndpoint: values[envVars.drSqsEndpoint] } : {}),
     ...(values[envVars.drS3Endpoint] ? { s3Endpoint: values[envVars.drS3Endpoint] } : {}),

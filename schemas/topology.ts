@@ -725,6 +725,11 @@ export const envVars = {
   drSqsEndpoint: 'RINGSTORE_DR_SQS_ENDPOINT',
   drS3Endpoint: 'RINGSTORE_DR_S3_ENDPOINT',
   drDynamodbEndpoint: 'RINGSTORE_DR_DYNAMODB_ENDPOINT',
+  /**
+   * Primary: `keyFirst` (Ringstore) or `together`, the baseline of `npm run bench:dr`: each value, then
+   * its key message, as a store that ships key and value as one does. Never for a deployment.
+   */
+  drShipOrder: 'RINGSTORE_DR_SHIP_ORDER',
   /** Backup: how long a promotion waits for values in transit (default drDefaults.valueWaitMs). */
   drValueWaitMs: 'RINGSTORE_DR_VALUE_WAIT_MS',
   /** Backup: this region's SQS endpoint (local engines). */

@@ -49,7 +49,16 @@ export interface LocalCloudOptions {
    */
   dr?:
     | { role: 'backup'; valueWaitMs?: number }
-    | { role: 'primary'; keyQueueUrl: string; bucket: string; sqsEndpoint: string; s3Endpoint: string; dynamodbEndpoint: string };
+    | {
+        role: 'primary';
+        keyQueueUrl: string;
+        bucket: string;
+        sqsEndpoint: string;
+        s3Endpoint: string;
+        dynamodbEndpoint: string;
+        /** The benchmark's baseline only (docs/dr.md). */
+        shipOrder?: 'keyFirst' | 'together';
+      };
   log?: (line: string) => void;
 }
 
@@ -130,6 +139,7 @@ function drEnvOf(dr: LocalCloudOptions['dr'], keyQueue: { url: string } | undefi
     [envVars.drSqsEndpoint]: dr.sqsEndpoint,
     [envVars.drS3Endpoint]: dr.s3Endpoint,
     [envVars.drDynamodbEndpoint]: dr.dynamodbEndpoint,
+    ...(dr.shipOrder ? { [envVars.drShipOrder]: dr.shipOrder } : {}),
   };
 }
 

@@ -24,6 +24,11 @@ export interface QueuePollerOptions {
   name: string;
   /** Messages per invocation (a FIFO queue hands out at most 10). */
   batchSize: number;
+  /**
+   * Invocations at once, as the event source mapping scales out (default 4). A FIFO queue hands a
+   * message group to one receiver at a time, so one key's messages still apply in order.
+   */
+  concurrency?: number;
   log?: (line: string) => void;
 }
 
@@ -41,6 +46,7 @@ const visibilityTimeoutSeconds = 30;
 const retryAfterSeconds = 1;
 /** Pause after a failed receive (the engine stopping, a transient error). */
 const receiveErrorPauseMs = 200;
+const defaultConcurrency = 4;
 
 export function startQueuePoller(options: QueuePollerOptions): RunningQueuePoller {
   const sqs = new SQSClient({ region: localRegion, credentials: { ...localCredentials }, endpoint: options.endpoint });
@@ -82,7 +88,7 @@ export function startQueuePoller(options: QueuePollerOptions): RunningQueuePolle
     }
   }
 
-  const loop = (async () => {
+  const poll = async () => {
     while (!isStopped()) {
       try {
         const { Messages = [] } = await sqs.send(
@@ -107,7 +113,8 @@ export function startQueuePoller(options: QueuePollerOptions): RunningQueuePolle
         await new Promise((resolve) => setTimeout(resolve, receiveErrorPauseMs));
       }
     }
-  })();
+  };
+  const loop = Promise.all(Array.from({ length: options.concurrency ?? defaultConcurrency }, poll));
 
   return {
     drained: async () => {

@@ -24,6 +24,8 @@ export interface LocalRegionsOptions extends Omit<LocalCloudOptions, 'dr' | 'por
   backupPort?: number;
   /** How long a promotion of the backup waits for values in transit (default drDefaults.valueWaitMs). */
   valueWaitMs?: number;
+  /** How the primary ships: `together` is the benchmark's baseline (docs/dr.md). */
+  shipOrder?: 'keyFirst' | 'together';
   /**
    * The network between the regions (docs/dr.md, "Locally"): Toxiproxy with this latency (default 5 ms
    * each way) and bandwidth (default unlimited); false: direct, no proxy.
@@ -40,6 +42,8 @@ export interface LocalRegions {
   link: RegionLink | undefined;
   /** Resolves once every write made in the primary before the call is applied (or pending) in the backup. */
   drCaughtUp(): Promise<void>;
+  /** Copies the primary's API keys created since the start to the backup. */
+  syncApiKeys(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -53,7 +57,7 @@ export interface LocalRegions {
  */
 export async function startLocalRegions(options: LocalRegionsOptions): Promise<LocalRegions> {
   const log = options.log ?? (() => undefined);
-  const { link: linkOptions, binDir, backupPort, valueWaitMs, ...shared } = options;
+  const { link: linkOptions, binDir, backupPort, valueWaitMs, shipOrder, ...shared } = options;
   // One jar cache for both regions (the backup's home is a subfolder).
   shared.vendorDir ??= join(options.home, 'vendor');
   const backup = await startLocalCloud({
@@ -92,6 +96,7 @@ export async function startLocalRegions(options: LocalRegionsOptions): Promise<L
         keyQueueUrl: keyQueue.url,
         bucket: namesFor(options.stage).blobBucket,
         ...through,
+        ...(shipOrder ? { shipOrder } : {}),
       },
       log: (line) => log(`primary: ${line}`),
     });
@@ -101,6 +106,7 @@ export async function startLocalRegions(options: LocalRegionsOptions): Promise<L
       primary,
       backup,
       link,
+      syncApiKeys: () => copyApiKeys(primary, backup, options.stage),
       drCaughtUp: async () => {
         await primary.drCaughtUp();
         await backup.drCaughtUp();

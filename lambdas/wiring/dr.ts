@@ -85,6 +85,7 @@ export function drShipper(wiring: Wiring): DrShipper {
         ),
         blobs: blobStore(wiring),
         limits: { shipConcurrency: drDefaults.shipConcurrency },
+        order: dr.shipOrder,
         metrics: drStats(wiring),
         clock: wiring.clock,
         ...injected(wiring),

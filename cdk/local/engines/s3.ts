@@ -16,7 +16,7 @@
 import type { S3ClientConfig } from '@aws-sdk/client-s3';
 import type { S3Event } from 'aws-lambda';
 import type { IncomingHttpHeaders, Server } from 'node:http';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, unlink } from 'node:fs/promises';
 import { localCredentials, localRegion } from './aws';
 import { LOCAL_HOST } from './free-port';
 import type { StartedEngine } from './types';
@@ -44,8 +44,14 @@ interface KoaContext {
   query: Record<string, string | string[] | undefined>;
 }
 type KoaMiddleware = (ctx: KoaContext, next: () => Promise<unknown>) => Promise<unknown>;
+/** The part of s3rver's filesystem store the stand-in patches. */
+interface FilesystemStore {
+  getResourcePath(bucket: string, key: string, resource: string): string;
+  deleteObject(bucket: string, key: string): Promise<void>;
+}
 interface S3rverInstance {
   middleware: KoaMiddleware[];
+  store: FilesystemStore;
   httpServer?: Server;
   run(): Promise<{ port: number; address: string }>;
   close(): Promise<void>;
@@ -92,6 +98,25 @@ const parityGuard: KoaMiddleware = async (ctx, next) => {
   return next();
 };
 
+/**
+ * s3rver's delete removes the object's parent directories once they are empty, while a concurrent
+ * upload to the same prefix may have created the directory and be about to open its file: the upload's
+ * write stream then fails with ENOENT and, having no error listener, crashes the process. Concurrent
+ * uploads of one key (two writers, the presigned flow) hit it. Deletes here leave the directories;
+ * empty folders cost nothing locally, and S3 has no directories to remove.
+ */
+function keepEmptyDirectories(store: FilesystemStore): void {
+  store.deleteObject = async (bucket, key) => {
+    await Promise.all(
+      ['object', 'object.md5', 'metadata.json'].map((resource) =>
+        unlink(store.getResourcePath(bucket, key, resource)).catch((error: unknown) => {
+          if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+        }),
+      ),
+    );
+  };
+}
+
 /** S3 event notifications encode keys like a form (space as '+'); s3rver reports them raw. */
 export function encodeEventKey(key: string): string {
   return key
@@ -129,6 +154,7 @@ export async function startS3(opts: S3StartOptions): Promise<StartedS3> {
     vhostBuckets: false,
   });
   server.middleware.unshift(parityGuard);
+  keepEmptyDirectories(server.store);
   const listeners = new Set<(event: S3Event) => void>();
   server.on('event', (event) => {
     const normalized: S3Event = {
