@@ -13,6 +13,13 @@ import {
   type StartFailoverCommandOutput,
   ListFailoversCommand,
   type ListFailoversCommandOutput,
+  DescribeDrCommand,
+  type DrStatus,
+  GetPromotionReportCommand,
+  PromoteCommand,
+  type PromoteCommandInput,
+  type PromoteCommandOutput,
+  type PromotionReport,
   SetNamespaceSettingsCommand,
   type SetNamespaceSettingsCommandInput,
   CreateApiKeyCommand,
@@ -420,5 +427,43 @@ export class RingstoreClient {
    */
   listFailovers(options?: SendOptions): Promise<ListFailoversCommandOutput> {
     return this.send(new ListFailoversCommand(), options);
+  }
+
+  /**
+   * This region's part in cross-region disaster recovery: its role, a backup's state and pending and
+   * lost keys, a primary's view of its backup; needs an admin key.
+   *
+   * @example
+   * ```ts
+   * const { role, pending } = await backupAdmin.describeDr();
+   * ```
+   */
+  describeDr(options?: SendOptions): Promise<DrStatus> {
+    return this.send(new DescribeDrCommand(), options);
+  }
+
+  /**
+   * Promotes this DR backup region (fence the primary, drain, mark undelivered keys lost, open for
+   * writes); needs an admin key. Follow it with {@link RingstoreClient.promotionReport}.
+   *
+   * @example
+   * ```ts
+   * const { id } = await backupAdmin.promote({ reason: 'primary region lost' });
+   * ```
+   */
+  promote(input: PromoteCommandInput = {}, options?: SendOptions): Promise<PromoteCommandOutput> {
+    return this.send(new PromoteCommand(input), options);
+  }
+
+  /**
+   * The newest promotion's report: its status, each step's findings and the lost keys; needs an admin key.
+   *
+   * @example
+   * ```ts
+   * const { status, lost } = await backupAdmin.promotionReport();
+   * ```
+   */
+  promotionReport(options?: SendOptions): Promise<PromotionReport> {
+    return this.send(new GetPromotionReportCommand(), options);
   }
 }

@@ -57,7 +57,7 @@ describe('ringstore CLI', () => {
     const result = await ringstore(['help']);
 
     expect(result.code).toBe(0);
-    for (const command of ['connect', 'disconnect', 'put', 'get', 'delete', 'list', 'keyrange', 'failover', 'txn', 'quit']) {
+    for (const command of ['connect', 'disconnect', 'put', 'get', 'delete', 'list', 'keyrange', 'failover', 'dr', 'txn', 'quit']) {
       expect(result.stdout).toContain(command);
     }
   });
@@ -170,6 +170,29 @@ describe('ringstore CLI', () => {
     ]);
     expect(wrong.code).toBe(1);
     expect(wrong.stderr).toContain('shard 9 is not on the ring');
+  });
+
+  it('shows the DR status, promotes the backup region, and prints the report with its lost keys', async () => {
+    const before = await ringstore(['dr', 'report'], { env: connected() });
+    const status = await ringstore(['dr', 'status'], { env: connected() });
+    const promote = await ringstore(['dr', 'promote', '--reason', 'primary region lost'], { env: connected() });
+    const again = await ringstore(['dr', 'promote'], { env: connected() });
+    const report = await ringstore(['dr', 'report'], { env: connected() });
+    const json = await ringstore(['dr', 'report', '--json'], { env: connected() });
+    const after = await ringstore(['dr', 'status', '--json'], { env: connected() });
+
+    expect(before.code).toBe(1);
+    expect(before.stderr).toContain('has not been promoted');
+    expect(status).toMatchObject({ code: 0 });
+    expect(status.stdout).toContain('backup; backup (epoch 0)');
+    expect(status.stdout).toContain('pending keys: 2, oldest users/42 (120 ms); lost keys: 0');
+    expect(promote.stdout).toBe('promotion promotion-epoch-0 started; follow it with: ringstore dr report\n');
+    expect(again.stdout).toContain('was started before');
+    expect(report.stdout).toContain('promotion promotion-epoch-0: completed (primary region lost)');
+    expect(report.stdout).toContain('lost keys: 1');
+    expect(report.stdout).toMatch(/^test\s+users\/42\s+7\s+\S+\s+-$/m);
+    expect(JSON.parse(json.stdout)).toMatchObject({ status: 'completed', lost: { count: 1 } });
+    expect(JSON.parse(after.stdout)).toMatchObject({ role: 'backup', state: 'promoted' });
   });
 
   it('refuses failover commands to a user key', async () => {

@@ -202,6 +202,21 @@ describe("the SDK reads every answer the server's response schemas allow", () =>
     );
   });
 
+  it('DrStatus, PromotionStarted and PromotionReport, from describeDr, promote and promotionReport, whole', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        serverSamples(api.DrStatusResponse),
+        serverSamples(api.PromotionStarted),
+        serverSamples(api.PromotionReportResponse),
+        async (status, started, report) => {
+          expect(await clientAnswering(200, status).describeDr()).toEqual(overTheWire(status));
+          expect(await clientAnswering(202, started).promote({ reason: 'test' })).toEqual(overTheWire(started));
+          expect(await clientAnswering(200, report).promotionReport()).toEqual(overTheWire(report));
+        },
+      ),
+    );
+  });
+
   it('UploadTicket, from the upload of a large put (less the headers fetch sets itself)', () => {
     const setByFetch = new Set(['content-length', 'host', 'connection', 'transfer-encoding']);
     fc.assert(

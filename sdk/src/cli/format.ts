@@ -1,7 +1,7 @@
 // Text the CLI prints: tables for listings and the ring, one-line error descriptions.
 
 import { NotFoundError, RingstoreError, TransactionAbortedError, TransactionOutcomeUnknownError } from '../errors';
-import type { FailoverRecord, ListItem, RingCommandOutput } from '../commands';
+import type { DrStatus, FailoverRecord, ListItem, PromotionReport, RingCommandOutput } from '../commands';
 
 function oneLine(text: string): string {
   return text.replace(/\s*\n\s*/g, ' ').trim();
@@ -200,4 +200,60 @@ export function formatFailovers(failovers: readonly FailoverRecord[]): string {
     ]);
   }
   return table(rows);
+}
+
+/**
+ * A region's DR status in a few lines: its role, a backup's state, pending and lost keys and queue.
+ *
+ * @example
+ * ```ts
+ * console.log(formatDrStatus(await admin.describeDr()));
+ * ```
+ */
+export function formatDrStatus(status: DrStatus): string {
+  if (status.role === 'none') return 'this region has no disaster-recovery role';
+  if (status.role === 'primary') {
+    return status.backupReachable === false
+      ? 'primary; its backup region cannot be reached (writes are acknowledged only while its lease holds)'
+      : `primary; its backup is ${status.state ?? 'backup'} (epoch ${status.epoch ?? 0})`;
+  }
+  const lines = [
+    `backup; ${status.state ?? 'backup'} (epoch ${status.epoch ?? 0})${status.promotedAt ? `, promoted at ${status.promotedAt}` : ''}`,
+  ];
+  if (status.pending) {
+    const oldest =
+      status.pending.oldestKey === undefined ? '' : `, oldest ${status.pending.oldestKey} (${status.pending.oldestAgeMs ?? 0} ms)`;
+    lines.push(`pending keys: ${status.pending.count}${oldest}; lost keys: ${status.pending.lost}`);
+  }
+  if (status.queue) lines.push(`key queue: ${status.queue.waiting} waiting, ${status.queue.inFlight} being applied`);
+  return lines.join('\n');
+}
+
+/**
+ * A promotion's report: its status and steps, then the lost keys as a table.
+ *
+ * @example
+ * ```ts
+ * console.log(formatPromotionReport(await admin.promotionReport()));
+ * ```
+ */
+export function formatPromotionReport(report: PromotionReport): string {
+  const lines = [`promotion ${report.id}: ${report.status} (${report.reason})`];
+  if (report.drain) lines.push(`key queue drained in ${report.drain.waitedMs} ms`);
+  if (report.values) lines.push(`waited ${report.values.waitedMs} ms for values in transit; ${report.values.pending} never came`);
+  if (report.promotedAtMs !== undefined) lines.push(`open for writes since ${new Date(report.promotedAtMs).toISOString()}`);
+  if (report.failure) lines.push(`failed: ${report.failure}`);
+  if (report.lost) {
+    lines.push(
+      `lost keys: ${report.lost.count}${report.lost.count > report.lost.keys.length ? ` (the first ${report.lost.keys.length} listed)` : ''}`,
+    );
+    if (report.lost.keys.length > 0) {
+      const rows = [['NAMESPACE', 'KEY', 'VERSION', 'WRITTEN', 'TXID']];
+      for (const lost of report.lost.keys) {
+        rows.push([lost.namespace, showKey(lost.key), String(lost.version), new Date(lost.writtenAtMs).toISOString(), lost.txid ?? '-']);
+      }
+      lines.push(table(rows));
+    }
+  }
+  return lines.join('\n');
 }

@@ -18,7 +18,16 @@ import {
   type CliEnv,
   type Connection,
 } from './connection';
-import { describeError, formatFailovers, formatList, formatRing, isTextual, showKey } from './format';
+import {
+  describeError,
+  formatDrStatus,
+  formatFailovers,
+  formatList,
+  formatPromotionReport,
+  formatRing,
+  isTextual,
+  showKey,
+} from './format';
 import { formatTransaction, parseTxnFile, parseTxnWords, transactionJson, TXN_GRAMMAR } from './txn-ops';
 
 /**
@@ -416,6 +425,33 @@ export function buildProgram(session: Session): Command {
     .action(async (options: { json?: boolean }) => {
       const { failovers } = await (await client()).listFailovers(call());
       out(options.json === true ? JSON.stringify(failovers, null, 2) : formatFailovers(failovers));
+    });
+
+  const dr = program.command('dr').description('admin: cross-region disaster recovery: status, promote a backup region, its report');
+  dr.command('status')
+    .description("this region's DR role; a backup's state, pending and lost keys; a primary's view of its backup")
+    .option('--json', 'print the status as JSON')
+    .action(async (options: { json?: boolean }) => {
+      const status = await (await client()).describeDr(call());
+      out(options.json === true ? JSON.stringify(status, null, 2) : formatDrStatus(status));
+    });
+  dr.command('promote')
+    .description('promote this backup region: fence the primary, drain, mark undelivered keys lost, open for writes')
+    .option('--reason <text>', 'kept in the promotion report')
+    .action(async (options: { reason?: string }) => {
+      const started = await (await client()).promote(options.reason === undefined ? {} : { reason: options.reason }, call());
+      out(
+        started.started
+          ? `promotion ${started.id} started; follow it with: ringstore dr report`
+          : `promotion ${started.id} was started before; follow it with: ringstore dr report`,
+      );
+    });
+  dr.command('report')
+    .description('the newest promotion: its status, its steps, the keys whose value never arrived')
+    .option('--json', 'print the report as JSON')
+    .action(async (options: { json?: boolean }) => {
+      const report = await (await client()).promotionReport(call());
+      out(options.json === true ? JSON.stringify(report, null, 2) : formatPromotionReport(report));
     });
 
   program

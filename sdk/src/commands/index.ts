@@ -40,3 +40,11 @@ export {
   type StartFailoverCommandInput,
   type StartFailoverCommandOutput,
 } from './StartFailoverCommand';
+export { DescribeDrCommand, type DrStatus } from './DescribeDrCommand';
+export {
+  GetPromotionReportCommand,
+  PromoteCommand,
+  type PromoteCommandInput,
+  type PromoteCommandOutput,
+  type PromotionReport,
+} from './PromoteCommand';

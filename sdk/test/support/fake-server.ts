@@ -220,6 +220,10 @@ export class FakeRingstore {
       this.handleFailovers(req, res, caller);
       return;
     }
+    if (segments[1] === 'admin' && segments[2] === 'dr') {
+      this.handleDr(req, res, caller, segments[3]);
+      return;
+    }
     if (segments[1] === 'txn' && req.method === 'POST') {
       this.transact(req, res, caller.namespace);
       return;
@@ -510,6 +514,52 @@ export class FakeRingstore {
 
   /** Failovers started through the fake: recorded, never run (each is shown as completed, one range moved). */
   readonly failovers: Array<{ id: string; shard: number; reason: string; action: 'failOver' | 'moveBack'; requestedAt: string }> = [];
+
+  /** The fake is a DR backup region: a promotion completes at once and reports one lost key. */
+  promotion: { id: string; reason: string; startedAtMs: number } | undefined;
+
+  private handleDr(req: RecordedRequest, res: ServerResponse, caller: ApiKeyRecord, route: string | undefined): void {
+    if (caller.role !== 'admin') {
+      sendError(res, 403, 'auth.forbidden', 'an admin key is required');
+      return;
+    }
+    if (route === 'status' && req.method === 'GET') {
+      sendJson(res, 200, {
+        role: 'backup',
+        state: this.promotion ? 'promoted' : 'backup',
+        epoch: this.promotion ? 1 : 0,
+        pending: this.promotion ? { count: 0, lost: 1 } : { count: 2, lost: 0, oldestAgeMs: 120, oldestKey: 'users/42' },
+        queue: { waiting: 0, inFlight: 0 },
+      });
+      return;
+    }
+    if (route === 'promote' && req.method === 'POST') {
+      const body = JSON.parse(req.body.toString('utf8') || '{}') as { reason?: string };
+      const started = !this.promotion;
+      this.promotion ??= { id: 'promotion-epoch-0', reason: body.reason ?? 'requested by an admin', startedAtMs: Date.UTC(2026, 10, 25) };
+      sendJson(res, 202, { id: this.promotion.id, started });
+      return;
+    }
+    if (route === 'report' && req.method === 'GET') {
+      if (!this.promotion) {
+        sendError(res, 404, 'dr.noPromotion', 'this region has not been promoted: there is no promotion report');
+        return;
+      }
+      const { startedAtMs } = this.promotion;
+      sendJson(res, 200, {
+        ...this.promotion,
+        status: 'completed',
+        updatedAtMs: startedAtMs + 7_000,
+        fencedAtMs: startedAtMs + 10,
+        drain: { waitedMs: 40, remaining: 0 },
+        values: { waitedMs: 500, pending: 1 },
+        lost: { count: 1, keys: [{ namespace: 'test', key: 'users/42', version: 7, writtenAtMs: startedAtMs - 1_000 }] },
+        promotedAtMs: startedAtMs + 7_000,
+      });
+      return;
+    }
+    sendError(res, 404, 'route.notFound', 'no such route');
+  }
 
   private handleFailovers(req: RecordedRequest, res: ServerResponse, caller: ApiKeyRecord): void {
     if (caller.role !== 'admin') {

@@ -1,0 +1,251 @@
+// The disaster suite (docs/dr.md): two local regions linked through Toxiproxy, writers loading the
+// primary with values of mixed sizes (inline and blob, overwrites and deletes), the primary's region
+// killed at a seeded random moment (the link cut, the engines stopped), the backup promoted, and every
+// key ever acknowledged read in the backup. Each must be at its latest acknowledged version, or refused
+// as pending (503) or lost (410): never served older. A partition that heals loses nothing and marks
+// nothing lost. The deliberately broken gate (no pending check) must be caught by the same check.
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type LocalRegions, startLocalRegions } from '../../cdk/local/regions';
+import { baseSeed, deriveSeed, Rng, withSeed } from './support';
+
+/** Values: mostly small (inline), some over the inline limit (blobs in S3), a few of megabytes. */
+const valueSizes = [200, 2_000, 20_000, 400_000, 1_500_000] as const;
+const keysCount = 24;
+const writers = 6;
+/** The link: 5 ms each way and 4 MB/s, so that large values are in transit when the disaster strikes. */
+const link = { latencyMs: 5, bandwidthKBps: 4_000 };
+
+interface KeyHistory {
+  /** The newest acknowledged write: its version and the sha256 of its value (undefined: a delete). */
+  latest?: { version: number; sha256: string | undefined };
+  /** A write whose answer was not an acknowledgement, and may have been stored anyway. */
+  uncertain: boolean;
+}
+
+interface Verdicts {
+  consistent: number;
+  detected: number;
+  /** Served older than the latest acknowledged write (or absent, or other content): never allowed. */
+  stale: string[];
+  unexpected: string[];
+}
+
+const seed = baseSeed();
+const homes: string[] = [];
+
+afterAll(() => {
+  for (const home of homes) rmSync(home, { recursive: true, force: true });
+});
+
+async function startRegions(options: { faultInjection?: boolean } = {}): Promise<LocalRegions> {
+  const home = mkdtempSync(join(tmpdir(), 'ringstore-dr-disaster-'));
+  homes.push(home);
+  return startLocalRegions({
+    home,
+    vendorDir: process.env.RINGSTORE_VENDOR_DIR ?? join(__dirname, '..', '..', '.ringstore', 'vendor'),
+    port: 0,
+    maintenanceIntervalMs: 0,
+    sweeperIntervalMs: 0,
+    autoFailover: false,
+    valueWaitMs: 500,
+    link,
+    ...(options.faultInjection ? { faultInjection: true } : {}),
+  });
+}
+
+const sha256Of = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+
+/**
+ * Writers that put (mostly) and delete random keys until `stop()`; every answer is recorded.
+ */
+function startLoad(regions: LocalRegions, rng: Rng) {
+  const histories = new Map<string, KeyHistory>();
+  let stopped = false;
+  let sequence = 0;
+  const historyOf = (key: string) => {
+    const history = histories.get(key) ?? { uncertain: false };
+    histories.set(key, history);
+    return history;
+  };
+  const writer = async () => {
+    while (!stopped) {
+      const key = `disaster/${String(rng.int(0, keysCount - 1)).padStart(2, '0')}`;
+      const remove = rng.chance(0.1);
+      const value = remove ? undefined : new Uint8Array(rng.pick(valueSizes)).fill(sequence++ % 251);
+      const history = historyOf(key);
+      try {
+        const response = await fetch(`${regions.primary.url}/v1/kv/${encodeURIComponent(key)}`, {
+          method: remove ? 'DELETE' : 'PUT',
+          headers: { 'x-api-key': regions.primary.apiKey, ...(value ? { 'content-type': 'application/octet-stream' } : {}) },
+          ...(value ? { body: value } : {}),
+          signal: AbortSignal.timeout(15_000),
+        });
+        if (response.status === 200) {
+          const { version } = (await response.json()) as { version: number };
+          if ((history.latest?.version ?? 0) < version) history.latest = { version, sha256: value ? sha256Of(value) : undefined };
+        } else {
+          await response.arrayBuffer();
+          // 404: a delete of an absent key changes nothing; any other failure may have been stored.
+          if (!(remove && response.status === 404)) history.uncertain = true;
+        }
+      } catch {
+        history.uncertain = true;
+      }
+    }
+  };
+  const running = Promise.all(Array.from({ length: writers }, writer));
+  return {
+    histories,
+    stop: async () => {
+      stopped = true;
+      await running;
+    },
+  };
+}
+
+/** Reads every key ever acknowledged in the backup and judges each answer. */
+async function judge(regions: LocalRegions, histories: Map<string, KeyHistory>): Promise<Verdicts> {
+  const verdicts: Verdicts = { consistent: 0, detected: 0, stale: [], unexpected: [] };
+  for (const [key, history] of histories) {
+    const latest = history.latest;
+    if (!latest) continue;
+    const response = await fetch(`${regions.backup.url}/v1/kv/${encodeURIComponent(key)}`, {
+      headers: { 'x-api-key': regions.primary.apiKey },
+      redirect: 'manual',
+    });
+    const body = new Uint8Array(await response.arrayBuffer());
+    const served = Number(JSON.parse(response.headers.get('etag') ?? '0'));
+    if (response.status === 503 || response.status === 410) {
+      verdicts.detected += 1;
+    } else if (response.status === 404) {
+      // Absent is right only if the latest acknowledged write was a delete (or a newer unacknowledged delete may have landed).
+      if (latest.sha256 === undefined || history.uncertain) verdicts.consistent += 1;
+      else verdicts.stale.push(`${key}: absent, acknowledged at v${latest.version}`);
+    } else if (response.status === 200) {
+      if (served < latest.version) verdicts.stale.push(`${key}: served v${served}, acknowledged at v${latest.version}`);
+      else if (served === latest.version && latest.sha256 !== undefined && sha256Of(body) !== latest.sha256) {
+        verdicts.stale.push(`${key}: v${served} with other content`);
+      } else verdicts.consistent += 1;
+    } else {
+      verdicts.unexpected.push(`${key}: ${response.status}`);
+    }
+  }
+  return verdicts;
+}
+
+/** The disaster: the link goes, then the primary's engines, at a seeded moment into the load. */
+async function disaster(regions: LocalRegions, load: ReturnType<typeof startLoad>, rng: Rng): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, rng.int(1_500, 4_000)));
+  await regions.link!.cut();
+  await regions.primary.engines.stop();
+  await load.stop();
+  await regions.primary.stop().catch(() => undefined);
+}
+
+async function promote(regions: LocalRegions): Promise<{ status: string; lost?: { count: number } }> {
+  const { url, adminKey } = regions.backup;
+  const started = await fetch(`${url}/v1/admin/dr/promote`, {
+    method: 'POST',
+    headers: { 'x-api-key': adminKey, 'content-type': 'application/json' },
+    body: JSON.stringify({ reason: 'disaster suite' }),
+  });
+  expect(started.status).toBe(202);
+  for (let attempt = 0; attempt < 300; attempt += 1) {
+    const response = await fetch(`${url}/v1/admin/dr/report`, { headers: { 'x-api-key': adminKey } });
+    if (response.status === 200) {
+      const report = (await response.json()) as { status: string; lost?: { count: number } };
+      if (report.status !== 'running') return report;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error('the promotion did not finish within a minute');
+}
+
+describe('a disaster in the primary region', () => {
+  it.each([1, 2])('leaves no key served older than its latest acknowledged write (run %i)', async (run) => {
+    const runSeed = deriveSeed(seed, `disaster-${run}`);
+    await withSeed(runSeed, `RINGSTORE_FAULT_SEED=${seed} npx jest --selectProjects fault -- test/fault/dr-disaster`, async () => {
+      // Prepare
+      const regions = await startRegions();
+      try {
+        const rng = new Rng(runSeed);
+        const load = startLoad(regions, rng);
+        // Act
+        await disaster(regions, load, rng);
+        const report = await promote(regions);
+        const verdicts = await judge(regions, load.histories);
+        // Assess
+        expect(report.status).toBe('completed');
+        expect(verdicts.stale).toEqual([]);
+        expect(verdicts.unexpected).toEqual([]);
+        expect(verdicts.consistent + verdicts.detected).toBeGreaterThan(0);
+      } finally {
+        await regions.backup.stop();
+        await regions.link?.stop();
+      }
+    });
+  });
+
+  it('is caught when the backup serves without its pending check (the broken gate)', async () => {
+    const runSeed = deriveSeed(seed, 'disaster-broken');
+    await withSeed(runSeed, `RINGSTORE_FAULT_SEED=${seed} npx jest --selectProjects fault -- test/fault/dr-disaster`, async () => {
+      // Prepare
+      const regions = await startRegions({ faultInjection: true });
+      try {
+        const rng = new Rng(runSeed);
+        const load = startLoad(regions, rng);
+        // Act
+        await disaster(regions, load, rng);
+        await promote(regions);
+        const faults = await fetch(`${regions.backup.url}/_faults`, {
+          method: 'PUT',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ broken: ['drServeWithoutPendingCheck'] }),
+        });
+        const verdicts = await judge(regions, load.histories);
+        // Assess: the keys still pending or lost at the disaster are now served older
+        expect(faults.status).toBe(200);
+        expect(verdicts.stale.length).toBeGreaterThan(0);
+      } finally {
+        await regions.backup.stop();
+        await regions.link?.stop();
+      }
+    });
+  });
+});
+
+describe('a partition that heals', () => {
+  it('converges: every acknowledged write reaches the backup, nothing is pending or lost', async () => {
+    const runSeed = deriveSeed(seed, 'partition');
+    await withSeed(runSeed, `RINGSTORE_FAULT_SEED=${seed} npx jest --selectProjects fault -- test/fault/dr-disaster`, async () => {
+      // Prepare
+      const regions = await startRegions();
+      try {
+        const rng = new Rng(runSeed);
+        const load = startLoad(regions, rng);
+        // Act: a partition in the middle of the load; key-sync writes are refused while it lasts
+        await new Promise((resolve) => setTimeout(resolve, 1_500));
+        await regions.link!.cut();
+        await new Promise((resolve) => setTimeout(resolve, 1_500));
+        await regions.link!.heal();
+        await new Promise((resolve) => setTimeout(resolve, 1_500));
+        await load.stop();
+        await regions.drCaughtUp();
+        const verdicts = await judge(regions, load.histories);
+        const status = (await (
+          await fetch(`${regions.backup.url}/v1/admin/dr/status`, { headers: { 'x-api-key': regions.primary.adminKey } })
+        ).json()) as { pending: { count: number; lost: number } };
+        // Assess
+        expect(verdicts.stale).toEqual([]);
+        expect(verdicts.detected).toBe(0);
+        expect(verdicts.unexpected).toEqual([]);
+        expect(status.pending).toMatchObject({ count: 0, lost: 0 });
+      } finally {
+        await regions.stop();
+      }
+    });
+  });
+});
