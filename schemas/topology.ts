@@ -399,6 +399,8 @@ export const handlers: Record<HandlerName, HandlerSpec> = {
     blobBucket: 'none',
     txnTable: 'none',
     startsTransactions: true,
+    // A key-sync namespace's transaction is answered once the backup region knows of its writes.
+    drLink: true,
     memoryMb: 512,
     timeoutSeconds: 28,
   },

@@ -120,8 +120,14 @@ export class DrShipper {
 
   /** The write path of a `key-sync` namespace: resolves once the backup's queue holds the key message. */
   async announce(item: StoredItem): Promise<void> {
+    await this.announceAll([keyMessageOf(item)]);
+  }
+
+  /** A committed transaction's writes (key-sync): resolves once the backup's queue holds all their messages. */
+  async announceAll(messages: readonly DrKeyMessage[]): Promise<void> {
+    if (messages.length === 0) return;
     const started = this.deps.clock?.monotonicMs();
-    await this.deps.keys.send([keyMessageOf(item)]);
+    await this.deps.keys.send(messages);
     if (started !== undefined && this.deps.clock) this.deps.metrics?.keySyncSent(this.deps.clock.monotonicMs() - started);
   }
 

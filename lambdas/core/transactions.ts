@@ -20,6 +20,8 @@ import type {
   TxnRecord,
   TxnRecordStore,
   ValueCache,
+  DrKeyMessage,
+  DrMode,
 } from '../ports';
 import { IntentConflictError, PreconditionFailedError, RingstoreError, isRingstoreError } from './errors';
 import { isCrashInjected } from './faults';
@@ -27,6 +29,7 @@ import { forAllBounded, forEachBounded } from './bounded';
 import { cacheEntryOf, IntentResolver } from './intents';
 import { isLive, tombstoneRetentionSeconds } from './item';
 import type { DrWriteGuard } from './dr-promotion';
+import type { DrShipper } from './dr';
 import type { ReplicationService } from './replication';
 import type { RingSource } from './ring-source';
 import { planTransaction, type PlannedWrite, type TxnLimits, type TxnOp } from './txn-plan';
@@ -59,6 +62,8 @@ export interface TxnDeps {
    * pass the pending gate yet.
    */
   writeGuard?: DrWriteGuard;
+  /** DR primary: a key-sync namespace's committed transaction is answered once the backup knows of its writes. */
+  dr?: Pick<DrShipper, 'announceAll'>;
 }
 
 /** What a participant saw of a key when it locked or read it. */
@@ -162,6 +167,48 @@ export class TransactionService {
   /** A DR region's permission to answer a transaction (a primary's lease, a backup's promotion); always true without DR. */
   async assertAcknowledgeable(): Promise<void> {
     await this.deps.writeGuard?.assertWritable();
+  }
+
+  /**
+   * DR primary, key-sync namespace (docs/dr.md): the key messages of a committed transaction's writes,
+   * durable in the backup's queue before the transaction is answered. A transaction the backup could not
+   * be told of is committed but not acknowledged: its outcome is unknown to the client, as after a lost
+   * answer (read before retrying). The shard streams ship its writes anyway.
+   */
+  async announceCommitted(execution: TxnExecution, outcome: TxnOutcome, drMode: DrMode = 'key-sync'): Promise<void> {
+    if (!this.deps.dr || drMode === 'async' || outcome.status !== 'committed') return;
+    const versions = new Map(outcome.writes.map((write) => [write.key, write.version]));
+    const writtenAtMs = this.deps.clock.nowMs();
+    const messages: DrKeyMessage[] = execution.participants.flatMap((participant) =>
+      participant.keys.flatMap(({ key, write }) => {
+        const version = versions.get(key);
+        if (!write || version === undefined) return [];
+        const deleted = write.kind === 'delete';
+        return [
+          {
+            namespace: execution.namespace,
+            key,
+            version,
+            txid: execution.txid,
+            writtenAtMs,
+            size: deleted ? 0 : write.size,
+            sha256: deleted ? '' : write.sha256,
+            contentType: deleted ? '' : write.contentType,
+            deleted,
+          },
+        ];
+      }),
+    );
+    try {
+      await this.deps.dr.announceAll(messages);
+    } catch (error) {
+      throw new RingstoreError(
+        'txn.outcomeUnknown',
+        `transaction ${execution.txid} committed, but the backup region could not be told of its writes, so it is not acknowledged; ` +
+          'read its keys strongly before retrying',
+        { retryable: false, cause: error, details: { txid: execution.txid } },
+      );
+    }
   }
 
   async commitOnOneShard(execution: TxnExecution): Promise<TxnOutcome | undefined> {

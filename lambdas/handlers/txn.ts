@@ -34,7 +34,8 @@ export function txnHandler(wiring: Wiring) {
           });
           const outcome = (await txns.commitOnOneShard(execution)) ?? (await transactions.run(execution));
           if (outcome.status === 'aborted') throw txnAbortError(outcome);
-          // A DR primary answers only within its lease (docs/dr.md).
+          // A DR primary answers only once its backup knows of the writes, and within its lease (docs/dr.md).
+          await txns.announceCommitted(execution, outcome, principal.drMode);
           await txns.assertAcknowledgeable();
           const reads = outcome.reads.map(({ valueBase64, ...read }) => ({
             ...read,

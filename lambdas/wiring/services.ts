@@ -36,6 +36,7 @@ export function transactionService(wiring: Wiring): TransactionService {
   return wiring.perHandler('txns', () => {
     const cache = valueCache(wiring);
     const writeGuard = drWriteGuard(wiring);
+    const dr = keySyncShipper(wiring);
     return new TransactionService({
       shards: shardStore(wiring),
       records: txnRecordStore(wiring),
@@ -46,6 +47,7 @@ export function transactionService(wiring: Wiring): TransactionService {
       limits: { ...limits, ...txnLimits },
       ...(cache ? { cache } : {}),
       ...(writeGuard ? { writeGuard } : {}),
+      ...(dr ? { dr } : {}),
       ...injected(wiring),
     });
   });

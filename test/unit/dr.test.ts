@@ -14,6 +14,8 @@ import { BackupWritePermit } from '../../lambdas/core/dr-promotion';
 import { isRingstoreError } from '../../lambdas/core/errors';
 import { KvService, sha256Hex } from '../../lambdas/core/kv';
 import { Ring, initialRingState, tokenOf } from '../../lambdas/core/ring';
+import { TransactionService } from '../../lambdas/core/transactions';
+import type { TxnOp } from '../../lambdas/core/txn-plan';
 import type { OwnerChange } from '../../lambdas/core/replication';
 import type { BlobStore, DrKeyMessage, DrMode, PendingEntry } from '../../lambdas/ports';
 import { limits } from '../../schemas/topology';
@@ -25,6 +27,7 @@ import {
   MemoryKeyChannel,
   MemoryPendingStore,
   MemoryShardStore,
+  MemoryTxnRecords,
   ScriptedFaults,
   fixedRing,
   memoryReplication,
@@ -610,5 +613,98 @@ describe('zero undetected inconsistencies (property)', () => {
 
   it('the deliberately broken gate (no pending check) serves stale values, and the property catches it', async () => {
     await expect(fc.assert(deliveryProperty({ broken: true }), { numRuns: 150 })).rejects.toThrow(/Property failed/);
+  });
+});
+
+describe('transactions in a DR primary', () => {
+  function transactional(drMode: DrMode = 'key-sync') {
+    const regions = twoRegions({ drMode });
+    const clock = regions.clock;
+    const records = new MemoryTxnRecords();
+    const { replication } = memoryReplication(regions.primaryShards, clock);
+    const txns = new TransactionService({
+      shards: regions.primaryShards,
+      records,
+      ring: fixedRing(ring),
+      clock,
+      ids: new CountingIds(),
+      replication,
+      limits: {
+        ...limits,
+        txnOpsMax: 1000,
+        txnValueBytesMax: 160 * 1024,
+        txnTimeoutMsMax: 30_000,
+        txnTimeoutMsDefault: 5_000,
+        txnReadBytesMax: 160 * 1024,
+        intentAttemptsMax: 4,
+        intentConcurrencyMax: 4,
+        atomicKeysMax: 100,
+      },
+      dr: regions.shipper,
+    });
+    const commit = async (ops: TxnOp[]) => {
+      const execution = await txns.plan('ns', ops, { consistency: 'eventual' });
+      const outcome = await txns.runInProcess(execution);
+      await txns.announceCommitted(execution, outcome, drMode);
+      return outcome;
+    };
+    return { ...regions, txns, commit };
+  }
+
+  it('are answered once the backup knows of every write, each message carrying the txid', async () => {
+    // Prepare
+    const regions = transactional();
+    await regions.put('b', 'old');
+    // Act
+    const outcome = await regions.commit([
+      { op: 'put', key: 'a', value: text('one') },
+      { op: 'delete', key: 'b' },
+    ]);
+    // Assess
+    expect(outcome.status).toBe('committed');
+    if (outcome.status !== 'committed') return;
+    const sent = regions.keys.sent.filter((message) => message.txid === outcome.txid);
+    expect(sent.map(({ key, version, deleted }) => ({ key, version, deleted })).sort((x, y) => x.key.localeCompare(y.key))).toEqual([
+      { key: 'a', version: outcome.writes.find((write) => write.key === 'a')!.version, deleted: false },
+      { key: 'b', version: outcome.writes.find((write) => write.key === 'b')!.version, deleted: true },
+    ]);
+    expect(sent.find((message) => message.key === 'a')?.sha256).toBe(sha256Hex('one'));
+  });
+
+  it('reach the backup: the announced keys are pending until the stream ships the values', async () => {
+    // Prepare
+    const regions = transactional();
+    await regions.commit([
+      { op: 'put', key: 'a', value: text('one') },
+      { op: 'put', key: 'c', value: text('three') },
+    ]);
+    // Act
+    for (const message of regions.keys.sent) await regions.applier.receiveKey(message);
+    const whilePending = await regions.readBackup('a');
+    await regions.shipper.shipOwnerChanges([regions.ownerChange('a'), regions.ownerChange('c')], ring);
+    while (regions.transit.inTransit.length > 0) await regions.arrive(0);
+    // Assess
+    expect(whilePending).toBe('!replication.pending');
+    expect(await regions.readBackup('a')).toBe('one');
+    expect(await regions.readBackup('c')).toBe('three');
+  });
+
+  it('are not acknowledged when the backup cannot be told: the outcome is unknown to the client', async () => {
+    // Prepare
+    const regions = transactional();
+    regions.keys.down = true;
+    // Act
+    const failure = await regions.commit([{ op: 'put', key: 'a', value: text('one') }]).catch((error: unknown) => error);
+    // Assess
+    expect(isRingstoreError(failure, 'txn.outcomeUnknown')).toBe(true);
+  });
+
+  it('of an async namespace send nothing on the way', async () => {
+    // Prepare
+    const regions = transactional('async');
+    // Act
+    await regions.commit([{ op: 'put', key: 'a', value: text('one') }]);
+    // Assess
+    expect(regions.keys.sent).toEqual([]);
   });
 });
