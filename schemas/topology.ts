@@ -147,6 +147,12 @@ export const drDefaults = {
   lostReportedMax: 1_000,
   /** Pending entries read per scan page (status and promotion). */
   scanPageSize: 500,
+  /**
+   * Maintenance in a backup retries keys pending for longer than this whose value is in the bucket
+   * (a lost or failed object-created event), reading at most sweepPagesMax pages a run.
+   */
+  sweepAfterMs: 60_000,
+  sweepPagesMax: 4,
 } as const;
 
 /** Transaction limits: enforced with 400s, documented in docs/api.md. */
@@ -377,11 +383,14 @@ export const handlers: Record<HandlerName, HandlerSpec> = {
   maintenance: {
     startsAutomaticFailovers: true,
     entry: 'lambdas/entries/maintenance.ts',
-    description: 'Probes unavailable shards, replays their hints before they serve again, runs anti-entropy',
+    description:
+      'Probes unavailable shards, replays their hints before they serve again, runs anti-entropy; in a DR backup, retries pending keys whose value arrived',
     shardTables: 'readWrite',
     controlTable: 'readWrite',
     hintsTable: 'readWrite',
-    blobBucket: 'none',
+    // A DR backup's sweep applies values found in the bucket and removes the inline ones' objects.
+    blobBucket: 'readWrite',
+    pendingTable: 'readWrite',
     everyMinutes: replicationDefaults.maintenanceEveryMinutes,
     memoryMb: 512,
     timeoutSeconds: 300,

@@ -23,6 +23,12 @@ const unavailableNames = new Set([
   'ETIMEDOUT',
 ]);
 
+/**
+ * A socket error known only by its message: the SDK's retry wraps an error thrown from another realm (a
+ * test VM) as "AWS SDK error wrapper for Error: connect ECONNREFUSED ...", dropping its code.
+ */
+const networkFailure = /\b(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT)\b/;
+
 /** Maps an SDK failure to a retryable `throttled`/`shard.unavailable`, or `internal` for the unexpected. */
 export function translateAwsError(error: unknown, what: string): RingstoreError {
   if (error instanceof RingstoreError) return error;
@@ -33,7 +39,13 @@ export function translateAwsError(error: unknown, what: string): RingstoreError 
   if (throttlingNames.has(name)) {
     return new RingstoreError('throttled', `${what} was throttled; retry with backoff`, { retryable: true, cause: error });
   }
-  if (unavailableNames.has(name) || unavailableNames.has(code) || fault === 'server' || name === 'AbortError') {
+  if (
+    unavailableNames.has(name) ||
+    unavailableNames.has(code) ||
+    fault === 'server' ||
+    name === 'AbortError' ||
+    networkFailure.test(message)
+  ) {
     return new RingstoreError('shard.unavailable', `${what} failed: ${message}`, { retryable: true, cause: error });
   }
   return new RingstoreError('internal', `${what} failed: ${name || 'Error'}: ${message}`, { cause: error });

@@ -208,6 +208,13 @@ export interface BackupApplierDeps {
 }
 
 export type KeyOutcome = 'applied' | 'pending' | 'current';
+
+/** What one sweep of old pending entries did. */
+export interface PendingSweepReport {
+  examined: number;
+  applied: number;
+  cleared: number;
+}
 export type ValueOutcome = 'applied' | 'awaitingKey' | 'ignored' | 'corrupt';
 
 /**
@@ -242,6 +249,34 @@ export class BackupApplier {
     if ((await this.deps.values.size(valueObjectKeyOf(message))) === undefined) return 'pending';
     const outcome = await this.applyValue(entry);
     return outcome === 'applied' ? 'applied' : 'pending';
+  }
+
+  /**
+   * The backup's sweep (run by maintenance): a key pending for longer than `olderThanMs` whose value is
+   * in the bucket (its object-created event was lost, or failed every retry) is applied now; one the
+   * backup holds already is cleared. Bounded by `pagesMax` pages of `pageSize` entries per run.
+   */
+  async retryPending(options: { olderThanMs: number; pageSize: number; pagesMax: number }): Promise<PendingSweepReport> {
+    const report: PendingSweepReport = { examined: 0, applied: 0, cleared: 0 };
+    const cutoff = this.deps.clock.nowMs() - options.olderThanMs;
+    let cursor: string | undefined;
+    for (let page = 0; page < options.pagesMax; page += 1) {
+      const scanned = await this.deps.pending.scan(options.pageSize, cursor);
+      for (const entry of scanned.entries) {
+        if (entry.state !== 'pending' || entry.receivedAtMs > cutoff) continue;
+        report.examined += 1;
+        const held = await this.heldVersion(entry);
+        if (held >= entry.version) {
+          await this.deps.pending.clear(entry.keyHash, held);
+          report.cleared += 1;
+        } else if ((await this.deps.values.size(valueObjectKeyOf(entry))) !== undefined && (await this.applyValue(entry)) === 'applied') {
+          report.applied += 1;
+        }
+      }
+      cursor = scanned.cursor;
+      if (!cursor) break;
+    }
+    return report;
   }
 
   /** The value-applier: one object created in the bucket. */

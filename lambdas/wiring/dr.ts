@@ -8,7 +8,7 @@ import { DynamoDrStateStore, DynamoPromotionLog } from '../adapters/dynamodb-dr-
 import { DynamoPendingStore } from '../adapters/dynamodb-pending-store';
 import { DrStats } from '../adapters/dr-metrics';
 import { powertoolsMetrics } from '../adapters/replication-metrics';
-import { BackupApplier, DrShipper, PendingGate } from '../core/dr';
+import { BackupApplier, DrShipper, PendingGate, type PendingSweepReport } from '../core/dr';
 import { BackupWritePermit, type DrWriteGuard, PrimaryLease, PromotionService } from '../core/dr-promotion';
 import { RingstoreError } from '../core/errors';
 import type { DrKeyChannel, DrStateStore, KeyQueueProbe, PendingStore, PromotionStarter } from '../ports';
@@ -247,4 +247,12 @@ export function promotionStarter(wiring: Wiring): PromotionStarter | undefined {
 /** DR observations; published as CloudWatch metrics (EMF lines) only inside Lambda. */
 export function drStats(wiring: Wiring): DrStats {
   return wiring.shared('drStats', () => new DrStats(wiring.config.inLambda ? powertoolsMetrics() : undefined));
+}
+
+/** A DR backup's sweep of old pending entries (run by maintenance); undefined in any other region. */
+export function pendingSweep(wiring: Wiring): (() => Promise<PendingSweepReport>) | undefined {
+  if (wiring.config.dr.role !== 'backup') return undefined;
+  const applier = backupApplier(wiring);
+  return () =>
+    applier.retryPending({ olderThanMs: drDefaults.sweepAfterMs, pageSize: drDefaults.scanPageSize, pagesMax: drDefaults.sweepPagesMax });
 }

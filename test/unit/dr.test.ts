@@ -436,6 +436,25 @@ describe('the backup', () => {
     for (const failure of [put, removal, upload]) expect(isRingstoreError(failure, 'dr.backupReadOnly')).toBe(true);
   });
 
+  it('applies a value whose object-created event was lost once the sweep finds it, and only after a while', async () => {
+    // Prepare: the key message recorded, the value in the bucket, its event never delivered
+    const regions = twoRegions();
+    await regions.put('a', 'one');
+    await shipped(regions, 'a');
+    await regions.applier.receiveKey(regions.message('a', 1));
+    const [value] = regions.transit.inTransit.splice(0, 1);
+    await regions.backupBucket.put(value!.objectKey, value!.bytes);
+    const options = { olderThanMs: 60_000, pageSize: 10, pagesMax: 2 };
+    // Act
+    const early = await regions.applier.retryPending(options);
+    regions.clock.now += 61_000;
+    const late = await regions.applier.retryPending(options);
+    // Assess
+    expect(early).toEqual({ examined: 0, applied: 0, cleared: 0 });
+    expect(late).toEqual({ examined: 1, applied: 1, cleared: 0 });
+    expect(await regions.readBackup('a')).toBe('one');
+  });
+
   it('a crash after a value is stored but before its entry is cleared leaves the key pending until the retry', async () => {
     // Prepare
     const regions = twoRegions();
