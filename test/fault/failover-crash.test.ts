@@ -113,6 +113,8 @@ async function runCase(point: CrashPoint, rng: Rng): Promise<void> {
       const value = `c${id}-${n}`;
       const kind = clientRng.pick(['strong', 'eventual', 'read', 'txn'] as const);
       let status: number;
+      // What the server said, for a failure's report.
+      let said = '';
       if (kind === 'txn') {
         const other = clientRng.pick(others.filter((candidate) => candidate !== key));
         const reply = await api.txn(
@@ -123,6 +125,7 @@ async function runCase(point: CrashPoint, rng: Rng): Promise<void> {
           { timeoutMs: 2_000, consistency: 'strong' },
         );
         status = reply.status;
+        said = `${reply.code ?? ''} ${reply.message ?? ''}`;
         if (reply.status === 200) for (const write of reply.writes!) ack(write.key, write.version, value);
       } else if (kind === 'read') {
         status = (await api.get(key, 'strong')).status;
@@ -133,7 +136,7 @@ async function runCase(point: CrashPoint, rng: Rng): Promise<void> {
       }
       counts[`${kind} ${status}`] = (counts[`${kind} ${status}`] ?? 0) + 1;
       // A client mistake or a server bug answers something else than success, not found, a conflict or a retryable 503.
-      if (![200, 404, 409, 503].includes(status)) failures.push(`${kind} ${key}: ${status}`);
+      if (![200, 404, 409, 503].includes(status)) failures.push(`${kind} ${key}: ${status} ${said}`.trimEnd());
       if (status !== 200) await sleep(20);
     }
   };

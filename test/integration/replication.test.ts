@@ -66,11 +66,12 @@ describe('per-namespace defaults', () => {
       namespace: fresh.namespace,
       readConsistency: 'eventual',
       writeConsistency: 'eventual',
+      drMode: 'key-sync',
     });
     // Act
     const settings = await admin.setNamespaceSettings(fresh.namespace, { writeConsistency: 'strong' });
     // Assess: the authorizer's answer is cached (1 s in these tests), so the default arrives shortly.
-    expect(settings).toEqual({ namespace: fresh.namespace, readConsistency: 'eventual', writeConsistency: 'strong' });
+    expect(settings).toEqual({ namespace: fresh.namespace, readConsistency: 'eventual', writeConsistency: 'strong', drMode: 'key-sync' });
     await eventually(async () => (await client.put('probe', 'x')).consistency === 'strong', 'the new default');
     expect((await client.put('explicit', 'x', { consistency: 'eventual' })).consistency).toBe('eventual');
     expect((await client.put('implicit', 'x')).copies).toBe(3);
