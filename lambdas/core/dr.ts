@@ -205,9 +205,15 @@ export interface BackupApplierDeps {
   /** A value whose bytes do not match its key message's sha256: it is not applied, the key stays pending. */
   onCorrupt?: (entry: PendingEntry, actualSha256: string) => void;
   metrics?: DrMetrics;
+  /**
+   * Whether this region has been promoted (read fresh). A promoted region takes no more shipments from
+   * the old primary: whatever still arrives is from writes it never acknowledged (the promotion waited
+   * out its lease and drained the queue), and must not land over the new primary's writes.
+   */
+  promoted?: () => Promise<boolean>;
 }
 
-export type KeyOutcome = 'applied' | 'pending' | 'current';
+export type KeyOutcome = 'applied' | 'pending' | 'current' | 'ignored';
 
 /** What one sweep of old pending entries did. */
 export interface PendingSweepReport {
@@ -227,6 +233,7 @@ export class BackupApplier {
 
   /** The key-applier: one key message from the queue. */
   async receiveKey(message: DrKeyMessage): Promise<KeyOutcome> {
+    if (await this.deps.promoted?.()) return 'ignored';
     const keyHash = keyHashOf(message.namespace, message.key);
     if (needsNoValue(message)) {
       const applied = await this.store(this.itemOf(message, {}));
@@ -258,13 +265,21 @@ export class BackupApplier {
    */
   async retryPending(options: { olderThanMs: number; pageSize: number; pagesMax: number }): Promise<PendingSweepReport> {
     const report: PendingSweepReport = { examined: 0, applied: 0, cleared: 0 };
-    const cutoff = this.deps.clock.nowMs() - options.olderThanMs;
+    // In a promoted region every entry the promotion kept is lost; a pending one came from a write the
+    // old primary never acknowledged (recorded while the promotion ran): it is dropped, not applied.
+    const promoted = (await this.deps.promoted?.()) ?? false;
+    const cutoff = promoted ? Infinity : this.deps.clock.nowMs() - options.olderThanMs;
     let cursor: string | undefined;
     for (let page = 0; page < options.pagesMax; page += 1) {
       const scanned = await this.deps.pending.scan(options.pageSize, cursor);
       for (const entry of scanned.entries) {
         if (entry.state !== 'pending' || entry.receivedAtMs > cutoff) continue;
         report.examined += 1;
+        if (promoted) {
+          await this.deps.pending.clear(entry.keyHash, entry.version);
+          report.cleared += 1;
+          continue;
+        }
         const held = await this.heldVersion(entry);
         if (held >= entry.version) {
           await this.deps.pending.clear(entry.keyHash, held);
@@ -288,6 +303,7 @@ export class BackupApplier {
     if (!entry || valueObjectKeyOf(entry) !== objectKey) return 'awaitingKey';
     // A promotion gave up on it: a value arriving later is offered back by reconciliation, never applied.
     if (entry.state === 'lost') return 'ignored';
+    if (await this.deps.promoted?.()) return 'ignored';
     return this.applyValue(entry);
   }
 
@@ -367,10 +383,17 @@ export type GateVerdict =
  * The newest entry ahead of the copy decides: still pending, the read waits for it; lost, the key is
  * refused. Entries the copy has caught up with (applied, or superseded by a newer write) are no bar.
  */
-export function gateVerdict(entries: readonly PendingEntry[], item: StoredItem | undefined): GateVerdict {
+export function gateVerdict(
+  entries: readonly PendingEntry[],
+  item: StoredItem | undefined,
+  options: { promoted?: boolean } = {},
+): GateVerdict {
   const held = item?.version ?? 0;
+  // In a promoted region only lost entries count: a pending one is a shipment of a write the old primary
+  // never acknowledged, which the sweep drops.
+  const counted = options.promoted ? entries.filter((entry) => entry.state === 'lost') : entries;
   let newest: PendingEntry | undefined;
-  for (const entry of entries) if (entry.version > held && (!newest || entry.version > newest.version)) newest = entry;
+  for (const entry of counted) if (entry.version > held && (!newest || entry.version > newest.version)) newest = entry;
   if (!newest) return { kind: 'serve' };
   if (newest.state === 'lost') {
     return { kind: 'lost', version: newest.version, writtenAtMs: newest.writtenAtMs, ...(newest.txid ? { txid: newest.txid } : {}) };
@@ -384,6 +407,8 @@ export interface PendingGateDeps {
   sleep: (ms: number) => Promise<void>;
   faults?: FaultInjector;
   limits: { pendingWaitMs: number; pendingPollMs: number };
+  /** Whether this region has been promoted (a cached read is fine: the state only moves forward). */
+  promoted?: () => Promise<boolean>;
 }
 
 /** The backup region's read gate: every read of a key checks the key's pending entries first. */
@@ -404,7 +429,7 @@ export class PendingGate {
       // The deliberately broken mode the disaster suite must catch (tests only): no pending check.
       const entries = this.deps.faults?.isBroken('drServeWithoutPendingCheck') ? [] : await pending.entriesOf(keyHash);
       const item = await read();
-      const verdict = gateVerdict(entries, item);
+      const verdict = gateVerdict(entries, item, { promoted: (await this.deps.promoted?.()) ?? false });
       if (verdict.kind === 'serve') return item;
       if (verdict.kind === 'lost') {
         throw new RingstoreError(

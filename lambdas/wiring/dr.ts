@@ -126,9 +126,26 @@ export function backupApplier(wiring: Wiring): BackupApplier {
             expected: entry.sha256,
             actual,
           }),
+        // Read fresh for every shipment until the promotion is seen (a state never moves back).
+        promoted: promotedCheck(wiring, 0),
         ...injected(wiring),
       }),
   );
+}
+
+/**
+ * Whether this backup region has been promoted, read again once the last read is older than
+ * `maxAgeMs`; once seen promoted, that answer is kept (the state never moves back).
+ */
+function promotedCheck(wiring: Wiring, maxAgeMs: number): () => Promise<boolean> {
+  const store = drStateStore(wiring);
+  let last: { atMs: number; promoted: boolean } | undefined;
+  return async () => {
+    const now = wiring.clock.monotonicMs();
+    if (last && (last.promoted || now - last.atMs < maxAgeMs)) return last.promoted;
+    last = { atMs: now, promoted: (await store.read())?.state === 'promoted' };
+    return last.promoted;
+  };
 }
 
 /** The backup region's read gate; undefined in any other region. */
@@ -142,6 +159,7 @@ export function pendingGate(wiring: Wiring): PendingGate | undefined {
         clock: wiring.clock,
         sleep,
         limits: { pendingWaitMs: drDefaults.pendingWaitMs, pendingPollMs: drDefaults.pendingPollMs },
+        promoted: promotedCheck(wiring, drDefaults.stateRefreshMs),
         ...injected(wiring),
       }),
   );

@@ -79,6 +79,8 @@ function twoRegions(options: { drMode?: DrMode } = {}) {
   // Backup region
   const backupShards = new MemoryShardStore();
   const pending = new MemoryPendingStore();
+  /** Whether the backup has been promoted (what its DR state says). */
+  const region = { promoted: false };
   const applier = new BackupApplier({
     pending,
     values: backupBucket,
@@ -87,6 +89,7 @@ function twoRegions(options: { drMode?: DrMode } = {}) {
     clock,
     faults,
     limits: { inlineValueBytesMax: testLimits.inlineValueBytesMax },
+    promoted: async () => region.promoted,
   });
   const gate = new PendingGate({
     pending,
@@ -95,6 +98,7 @@ function twoRegions(options: { drMode?: DrMode } = {}) {
     sleep: async (ms) => void (clock.now += ms),
     faults,
     limits: { pendingWaitMs: 1_000, pendingPollMs: 50 },
+    promoted: async () => region.promoted,
   });
   const backupReplication = memoryReplication(backupShards, clock);
   const backup = new KvService({
@@ -114,6 +118,7 @@ function twoRegions(options: { drMode?: DrMode } = {}) {
   const acked = new Map<string, Map<number, string | undefined>>();
   const drMode = options.drMode ?? 'key-sync';
   return {
+    region,
     clock,
     faults,
     keys,
@@ -423,6 +428,30 @@ describe('the backup', () => {
     // A lost entry is never applied by a late value either.
     expect(await regions.arrive(0)).toBe('ignored');
     expect(await regions.readBackup('a')).toBe('!dr.lost');
+  });
+
+  it('once promoted, takes no more shipments from the old primary and ignores the entries they left', async () => {
+    // Prepare: v1 applied; v2 of a write the old primary never acknowledged arrives while the promotion runs
+    const regions = twoRegions();
+    await regions.put('a', 'one');
+    await shipped(regions, 'a');
+    await regions.applier.receiveKey(regions.message('a', 1));
+    await regions.arrive(0);
+    await regions.put('a', 'unacknowledged');
+    await shipped(regions, 'a');
+    await regions.applier.receiveKey(regions.message('a', 2));
+    regions.region.promoted = true;
+    // Act
+    const lateValue = await regions.arrive(0);
+    const lateKey = await regions.applier.receiveKey({ ...regions.message('a', 2), version: 3 });
+    const read = await regions.readBackup('a');
+    const swept = await regions.applier.retryPending({ olderThanMs: 60_000, pageSize: 10, pagesMax: 1 });
+    // Assess
+    expect(lateValue).toBe('ignored');
+    expect(lateKey).toBe('ignored');
+    expect(read).toBe('one');
+    expect(swept).toMatchObject({ cleared: 1 });
+    expect(regions.pending.all()).toEqual([]);
   });
 
   it('takes no writes before promotion', async () => {
