@@ -295,6 +295,18 @@ export const PromotionStarted = z
   .object({ id: z.string(), started: z.boolean().meta({ description: 'False when this promotion was started before' }) })
   .meta({ id: 'PromotionStarted' });
 
+export const DrSyncResponse = z
+  .object({
+    status: z.enum(['running', 'completed']),
+    nextRange: z.number().int(),
+    ranges: z.number().int(),
+    keys: z.number().int().meta({ description: 'Keys shipped so far' }),
+    startedAtMs: z.number().int(),
+    updatedAtMs: z.number().int(),
+    startedAt: z.string().optional(),
+  })
+  .meta({ id: 'DrSync', description: 'A DR primary’s initial sync: every key shipped once to the backup, range by range, by maintenance' });
+
 export const DrStatusResponse = z
   .object({
     role: z.enum(['none', 'primary', 'backup']),
@@ -315,6 +327,7 @@ export const DrStatusResponse = z
       .meta({ description: 'Backup: keys waiting for their value, and keys a promotion marked lost' }),
     queue: z.object({ waiting: z.number().int(), inFlight: z.number().int() }).optional().meta({ description: 'Backup: the key queue' }),
     backupReachable: z.boolean().optional().meta({ description: 'Primary: whether the backup’s DR state could be read now' }),
+    sync: DrSyncResponse.optional().meta({ description: 'Primary: the initial sync to the backup, once one was started' }),
   })
   .meta({ id: 'DrStatus' });
 

@@ -171,6 +171,10 @@ const operations: Record<string, Operation> = {
     summary: 'The newest promotion of this region: its steps’ findings and the lost keys (admin)',
     responses: { 200: json(api.PromotionReportResponse, 'Promotion report'), 404: error('No promotion yet') },
   },
+  startDrSync: {
+    summary: 'DR primary: ship every key to the backup once (the initial sync of data written before DR), range by range (admin)',
+    responses: { 202: json(api.DrSyncResponse, 'The sync runs with maintenance; GET /v1/admin/dr/status follows it') },
+  },
   openApiDocument: { summary: 'This document', responses: { 200: { description: 'OpenAPI 3.1 JSON' } } },
   apiPage: { summary: 'Human-readable API reference', responses: { 200: { description: 'HTML' } } },
 };

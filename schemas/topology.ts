@@ -153,6 +153,8 @@ export const drDefaults = {
    */
   sweepAfterMs: 60_000,
   sweepPagesMax: 4,
+  /** Token ranges a primary's initial sync ships per maintenance run. */
+  syncRangesPerRun: 8,
 } as const;
 
 /** Transaction limits: enforced with 400s, documented in docs/api.md. */
@@ -388,9 +390,11 @@ export const handlers: Record<HandlerName, HandlerSpec> = {
     shardTables: 'readWrite',
     controlTable: 'readWrite',
     hintsTable: 'readWrite',
-    // A DR backup's sweep applies values found in the bucket and removes the inline ones' objects.
+    // A DR backup's sweep applies values found in the bucket and removes the inline ones' objects; a DR
+    // primary's initial sync ships every key to the backup.
     blobBucket: 'readWrite',
     pendingTable: 'readWrite',
+    drLink: true,
     everyMinutes: replicationDefaults.maintenanceEveryMinutes,
     memoryMb: 512,
     timeoutSeconds: 300,
@@ -652,6 +656,7 @@ export const routes = [
   { method: 'GET', path: '/v1/admin/dr/status', handler: 'admin', operationId: 'describeDr', authorized: true, admin: true },
   { method: 'POST', path: '/v1/admin/dr/promote', handler: 'admin', operationId: 'promote', authorized: true, admin: true },
   { method: 'GET', path: '/v1/admin/dr/report', handler: 'admin', operationId: 'promotionReport', authorized: true, admin: true },
+  { method: 'POST', path: '/v1/admin/dr/sync', handler: 'admin', operationId: 'startDrSync', authorized: true, admin: true },
   { method: 'GET', path: '/openapi.json', handler: 'docs', operationId: 'openApiDocument', authorized: false },
   { method: 'GET', path: '/docs', handler: 'docs', operationId: 'apiPage', authorized: false },
 ] as const satisfies readonly RouteSpec[];

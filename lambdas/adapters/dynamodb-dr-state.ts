@@ -1,8 +1,9 @@
 // The backup region's DR records in its control table (docs/dr.md): the DR state (one item, fenced by its
-// epoch), which the primary also reads as its lease to acknowledge writes, and the promotions' reports.
+// epoch), which the primary also reads as its lease to acknowledge writes, and the promotions' reports;
+// and the primary's initial-sync progress in its own control table.
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Entity, GetItemCommand, PutItemCommand, QueryCommand, item, number, string } from 'dynamodb-toolbox';
-import type { DrState, DrStateStore, PromotionLog, PromotionReport } from '../ports';
+import type { DrState, DrStateStore, DrSyncState, DrSyncStateStore, PromotionLog, PromotionReport } from '../ports';
 import { awsCall, conditionalWrite } from './aws-errors';
 import { controlEntityOptions, controlTable } from './dynamodb-control-table';
 
@@ -95,5 +96,52 @@ export class DynamoPromotionLog implements PromotionLog {
     );
     const [newest] = Items;
     return newest ? (JSON.parse(newest.report) as PromotionReport) : undefined;
+  }
+}
+
+const syncKey = { pk: 'dr', sk: 'sync' } as const;
+
+function syncEntity(tableName: string, documentClient: DynamoDBDocumentClient) {
+  return new Entity({
+    name: 'drSync',
+    table: controlTable(tableName, documentClient),
+    ...controlEntityOptions,
+    schema: item({
+      pk: string().key(),
+      sk: string().key(),
+      status: string().enum('running', 'completed'),
+      nextRange: number(),
+      ranges: number(),
+      keys: number(),
+      startedAtMs: number(),
+      updatedAtMs: number(),
+    }),
+  });
+}
+
+/** The primary's initial sync: one control-table item, rewritten after every slice of ranges. */
+export class DynamoDrSyncStateStore implements DrSyncStateStore {
+  private readonly state: ReturnType<typeof syncEntity>;
+
+  constructor(documentClient: DynamoDBDocumentClient, tableName: string) {
+    this.state = syncEntity(tableName, documentClient);
+  }
+
+  async readSync(): Promise<DrSyncState | undefined> {
+    const { Item } = await awsCall('DR sync state read', () =>
+      this.state.build(GetItemCommand).key(syncKey).options({ consistent: true }).send(),
+    );
+    if (!Item) return undefined;
+    const { pk: _pk, sk: _sk, ...state } = Item;
+    return state;
+  }
+
+  async saveSync(state: DrSyncState): Promise<void> {
+    await awsCall('DR sync state write', () =>
+      this.state
+        .build(PutItemCommand)
+        .item({ ...syncKey, ...state })
+        .send(),
+    );
   }
 }

@@ -4,6 +4,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { CreateApiKeyBody, FailoverStartBody, NamespaceParam, NamespaceSettingsBody, PromoteBody } from '../../schemas/api';
 import { drDefaults, failoverDefaults } from '../../schemas/topology';
 import { describeBackup } from '../core/dr-promotion';
+import { startInitialSync } from '../core/dr';
 import { rangesToMoveBack } from '../core/failover';
 import { RingstoreError } from '../core/errors';
 import { requireAdmin } from '../core/auth';
@@ -15,7 +16,7 @@ import { router } from '../http/router';
 import { apiKeyService, failoverLog, namespaceSettings, ringSource, shardHealth } from '../wiring/control';
 import { replicationStats } from '../wiring/data';
 import { failoverStarter } from '../wiring/orchestrator';
-import { drStateStore, keyQueueProbe, pendingStore, promotionLog, promotionStarter } from '../wiring/dr';
+import { drStateStore, drSyncState, keyQueueProbe, pendingStore, promotionLog, promotionStarter } from '../wiring/dr';
 import { maintenanceService } from '../wiring/services';
 import type { Wiring } from '../wiring/wiring';
 
@@ -42,11 +43,13 @@ async function drStatus(wiring: Wiring) {
       scanPageSize: drDefaults.scanPageSize,
     });
   }
+  const sync = await drSyncState(wiring).readSync();
+  const syncView = sync ? { sync: { ...sync, startedAt: new Date(sync.startedAtMs).toISOString() } } : {};
   try {
     const backup = (await drStateStore(wiring).read()) ?? { state: 'backup', epoch: 0 };
-    return { role: 'primary', state: backup.state, epoch: backup.epoch, backupReachable: true };
+    return { role: 'primary', state: backup.state, epoch: backup.epoch, backupReachable: true, ...syncView };
   } catch {
-    return { role: 'primary', backupReachable: false };
+    return { role: 'primary', backupReachable: false, ...syncView };
   }
 }
 
@@ -158,6 +161,15 @@ export function adminHandler(wiring: Wiring) {
                 : base;
           const started = await starter.start({ id, reason: reason ?? 'requested by an admin' });
           return json(202, { id, started });
+        },
+        startDrSync: async () => {
+          if (wiring.config.dr.role !== 'primary') {
+            throw new RingstoreError(
+              'request.invalid',
+              `only a DR primary syncs its data to a backup; this region is ${wiring.config.dr.role}`,
+            );
+          }
+          return json(202, await startInitialSync(drSyncState(wiring), await ring.current(), wiring.clock));
         },
         promotionReport: async () => {
           const report = wiring.config.dr.role === 'backup' ? await promotionLog(wiring).latest() : undefined;

@@ -134,3 +134,23 @@ export interface DrMetrics {
   /** Primary: a key-sync write's key message took this long to be durable in the backup's queue. */
   keySyncSent(durationMs: number): void;
 }
+
+/**
+ * The primary's initial sync (docs/dr.md, "Initial sync"): every owner's keys shipped once, range by
+ * range, so that a backup added to a deployment holding data gets what was written before.
+ */
+export interface DrSyncState {
+  status: 'running' | 'completed';
+  /** The next token range to ship, in ring order. */
+  nextRange: number;
+  ranges: number;
+  /** Keys shipped so far. */
+  keys: number;
+  startedAtMs: number;
+  updatedAtMs: number;
+}
+
+export interface DrSyncStateStore {
+  readSync(): Promise<DrSyncState | undefined>;
+  saveSync(state: DrSyncState): Promise<void>;
+}

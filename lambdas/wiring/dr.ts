@@ -4,14 +4,14 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { drDefaults, envVars, limits } from '../../schemas/topology';
 import { DeferredBlobStore } from '../adapters/deferred-blob-store';
-import { DynamoDrStateStore, DynamoPromotionLog } from '../adapters/dynamodb-dr-state';
+import { DynamoDrStateStore, DynamoDrSyncStateStore, DynamoPromotionLog } from '../adapters/dynamodb-dr-state';
 import { DynamoPendingStore } from '../adapters/dynamodb-pending-store';
 import { DrStats } from '../adapters/dr-metrics';
 import { powertoolsMetrics } from '../adapters/replication-metrics';
-import { BackupApplier, DrShipper, PendingGate, type PendingSweepReport } from '../core/dr';
+import { BackupApplier, DrShipper, InitialSync, PendingGate, type PendingSweepReport } from '../core/dr';
 import { BackupWritePermit, type DrWriteGuard, PrimaryLease, PromotionService } from '../core/dr-promotion';
 import { RingstoreError } from '../core/errors';
-import type { DrKeyChannel, DrStateStore, KeyQueueProbe, PendingStore, PromotionStarter } from '../ports';
+import type { DrKeyChannel, DrStateStore, DrSyncStateStore, KeyQueueProbe, PendingStore, PromotionStarter } from '../ports';
 import { clientOptions, documentClient } from './clients';
 import { ringSource } from './control';
 import { blobStore, shardStore } from './data';
@@ -273,4 +273,30 @@ export function pendingSweep(wiring: Wiring): (() => Promise<PendingSweepReport>
   const applier = backupApplier(wiring);
   return () =>
     applier.retryPending({ olderThanMs: drDefaults.sweepAfterMs, pageSize: drDefaults.scanPageSize, pagesMax: drDefaults.sweepPagesMax });
+}
+
+/** The primary's initial-sync progress (its own control table). */
+export function drSyncState(wiring: Wiring): DrSyncStateStore {
+  return wiring.port(
+    'controlTable',
+    'read',
+    'drSync',
+    () => new DynamoDrSyncStateStore(documentClient(wiring), wiring.config.controlTable),
+  );
+}
+
+/** The primary's initial sync, shipped by maintenance; undefined in any other region. */
+export function initialSync(wiring: Wiring): InitialSync | undefined {
+  if (wiring.config.dr.role !== 'primary') return undefined;
+  return wiring.perHandler(
+    'initialSync',
+    () =>
+      new InitialSync({
+        shipper: drShipper(wiring),
+        shards: shardStore(wiring),
+        state: drSyncState(wiring),
+        clock: wiring.clock,
+        limits: { rangesPerRun: drDefaults.syncRangesPerRun, readConcurrency: drDefaults.shipConcurrency },
+      }),
+  );
 }

@@ -138,6 +138,19 @@ describe('two regions', () => {
   });
 });
 
+describe('the initial sync', () => {
+  it('starts in the primary and shows its progress in the DR status', async () => {
+    // Act
+    const started = await send('primary', '/v1/admin/dr/sync', { method: 'POST', admin: true });
+    const status = (await (await send('primary', '/v1/admin/dr/status', { admin: true })).json()) as { role: string; sync?: unknown };
+    const inBackup = await send('backup', '/v1/admin/dr/sync', { method: 'POST', admin: true });
+    // Assess
+    expect(started.status).toBe(202);
+    expect(status).toMatchObject({ role: 'primary', backupReachable: true, sync: { status: 'running', nextRange: 0, keys: 0 } });
+    expect(inBackup.status).toBe(400);
+  });
+});
+
 describe('a promotion', () => {
   it('fences the old primary, reports and refuses the key whose value never came, and opens the backup for writes', async () => {
     // Prepare: everything shipped; one key (dr/pending, from above) still waits for version 2

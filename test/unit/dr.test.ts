@@ -4,10 +4,12 @@ import fc from 'fast-check';
 import {
   BackupApplier,
   DrShipper,
+  InitialSync,
   PendingGate,
   gateVerdict,
   keyHashOf,
   parseValueObjectKey,
+  startInitialSync,
   valueObjectKeyOf,
 } from '../../lambdas/core/dr';
 import { BackupWritePermit } from '../../lambdas/core/dr-promotion';
@@ -17,7 +19,7 @@ import { Ring, initialRingState, tokenOf } from '../../lambdas/core/ring';
 import { TransactionService } from '../../lambdas/core/transactions';
 import type { TxnOp } from '../../lambdas/core/txn-plan';
 import type { OwnerChange } from '../../lambdas/core/replication';
-import type { BlobStore, DrKeyMessage, DrMode, PendingEntry } from '../../lambdas/ports';
+import type { BlobStore, DrKeyMessage, DrMode, DrSyncState, DrSyncStateStore, PendingEntry } from '../../lambdas/ports';
 import { limits } from '../../schemas/topology';
 import {
   CountingIds,
@@ -754,5 +756,59 @@ describe('transactions in a DR primary', () => {
     await regions.commit([{ op: 'put', key: 'a', value: text('one') }]);
     // Assess
     expect(regions.keys.sent).toEqual([]);
+  });
+});
+
+describe('the initial sync', () => {
+  class MemorySyncState implements DrSyncStateStore {
+    state: DrSyncState | undefined;
+    async readSync() {
+      return this.state && { ...this.state };
+    }
+    async saveSync(state: DrSyncState) {
+      this.state = { ...state };
+    }
+  }
+
+  it('ships every key written before DR, a slice of ranges per run, resuming after a failure', async () => {
+    // Prepare: keys written by a primary without DR, then a shipper to a new backup
+    const regions = twoRegions({ drMode: 'async' });
+    for (const key of ['a', 'b', 'c', 'd', 'e']) await regions.put(key, `value of ${key}`);
+    await regions.remove('e');
+    const state = new MemorySyncState();
+    const sync = new InitialSync({
+      shipper: regions.shipper,
+      shards: regions.primaryShards,
+      state,
+      clock: regions.clock,
+      limits: { rangesPerRun: 20, readConcurrency: 4 },
+    });
+    await startInitialSync(state, ring, regions.clock);
+    // Act: one run fails (the backup unreachable) and ships nothing; the next runs finish
+    regions.keys.down = true;
+    const failed = await sync.step(ring).catch((error: unknown) => error);
+    regions.keys.down = false;
+    let progress = await sync.step(ring);
+    while (progress?.status === 'running') progress = await sync.step(ring);
+    for (const message of regions.keys.sent) await regions.applier.receiveKey(message);
+    while (regions.transit.inTransit.length > 0) await regions.arrive(0);
+    // Assess
+    expect(isRingstoreError(failed, 'dr.backupUnreachable')).toBe(true);
+    expect(progress).toMatchObject({ status: 'completed', keys: 5, nextRange: ring.ranges().length });
+    for (const key of ['a', 'b', 'c', 'd']) expect(await regions.readBackup(key)).toBe(`value of ${key}`);
+    expect(await regions.readBackup('e')).toBe('!kv.notFound');
+    expect(regions.pending.all()).toEqual([]);
+  });
+
+  it('goes on with a sync already running when started again', async () => {
+    // Prepare
+    const state = new MemorySyncState();
+    const clock = new ManualClock();
+    const first = await startInitialSync(state, ring, clock);
+    state.state = { ...first, nextRange: 7 };
+    // Act
+    const again = await startInitialSync(state, ring, clock);
+    // Assess
+    expect(again.nextRange).toBe(7);
   });
 });

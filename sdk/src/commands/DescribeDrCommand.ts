@@ -21,6 +21,8 @@ export interface DrStatus {
   pending?: { count: number; lost: number; oldestAgeMs?: number; oldestKey?: string };
   queue?: { waiting: number; inFlight: number };
   backupReachable?: boolean;
+  /** Primary: the initial sync of data written before DR, once one was started. */
+  sync?: { status: 'running' | 'completed'; nextRange: number; ranges: number; keys: number; startedAtMs: number; updatedAtMs: number };
 }
 
 /**
@@ -46,6 +48,16 @@ export const drStatusWire = wire.looseObject({
   ),
   queue: wire.optional(wire.looseObject({ waiting: wire.number, inFlight: wire.number })),
   backupReachable: wire.optional(wire.boolean),
+  sync: wire.optional(
+    wire.looseObject({
+      status: wire.literal('running', 'completed'),
+      nextRange: wire.number,
+      ranges: wire.number,
+      keys: wire.number,
+      startedAtMs: wire.number,
+      updatedAtMs: wire.number,
+    }),
+  ),
 });
 
 /**
