@@ -165,7 +165,9 @@ async function promote(regions: LocalRegions): Promise<{ status: string; lost?: 
 }
 
 describe('a disaster in the primary region', () => {
-  it.each([1, 2])('leaves no key served older than its latest acknowledged write (run %i)', async (run) => {
+  // One seeded moment per run (the seed comes from the clock unless RINGSTORE_FAULT_SEED replays one); the
+  // broken-gate case below kills at another.
+  it.each([1])('leaves no key served older than its latest acknowledged write (run %i)', async (run) => {
     const runSeed = deriveSeed(seed, `disaster-${run}`);
     await withSeed(runSeed, `RINGSTORE_FAULT_SEED=${seed} npx jest --selectProjects fault -- test/fault/dr-disaster`, async () => {
       // Prepare

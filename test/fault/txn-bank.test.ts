@@ -164,14 +164,16 @@ async function runBank(cloud: FaultCloud, rng: Rng, options: { failover: boolean
   const crashed = (await api.faults()).crashed;
   await api.setFaults({ downShards: [downShard] });
   while (!transfersDone && attempted < transferAttempts * outageUntilShare) await sleep(100);
+  // With failover: the shard stays down until its failover has completed (bounded), however fast the
+  // transfers ran meanwhile; a shard back before the confirmation would only call the failover off.
+  const failedOver = options.failover
+    ? await completedFailoverOf(cloud, ring.shards.find((shard) => shard.table === downShard)!.id)
+    : undefined;
   await api.setFaults({});
   await clients;
 
   // With failover: the shard lost its ranges while it was down, and it rejoins (maintenance reconciles it
   // and clears the intents it still held) before the transactions are all finished.
-  const failedOver = options.failover
-    ? await completedFailoverOf(cloud, ring.shards.find((shard) => shard.table === downShard)!.id)
-    : undefined;
   if (options.failover) await waitUntilServing(cloud, downShard);
   // Recovery, then the final state: strongly read balances and a final audit.
   const recovery = await waitForTxnRecovery({ ddb, ring, txids, boundMs: recoveryBoundMs });
