@@ -62,7 +62,9 @@ describe('If-Match', () => {
     await sleep(2100);
     expect(await errorOf(await put('im-expired', 'x', { 'if-match': '"1"' }))).toMatchObject(refused);
     expect(await errorOf(await put('im-expired', 'x', { 'if-match': '*' }))).toMatchObject(refused);
-    expect(await versionOf(await put('im-expired', 'x', { 'if-none-match': '"1"' }))).toBe(2);
+    // Written: version 2 over the expired item, or 1 if DynamoDB's TTL sweep removed it meanwhile (the
+    // key then starts over, as a never-written one does).
+    expect([1, 2]).toContain(await versionOf(await put('im-expired', 'x', { 'if-none-match': '"1"' })));
   });
 });
 
