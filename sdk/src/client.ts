@@ -20,6 +20,8 @@ import {
   type PromoteCommandInput,
   type PromoteCommandOutput,
   type PromotionReport,
+  StartDrSyncCommand,
+  type DrSyncProgress,
   SetNamespaceSettingsCommand,
   type SetNamespaceSettingsCommandInput,
   CreateApiKeyCommand,
@@ -465,5 +467,18 @@ export class RingstoreClient {
    */
   promotionReport(options?: SendOptions): Promise<PromotionReport> {
     return this.send(new GetPromotionReportCommand(), options);
+  }
+
+  /**
+   * Starts a DR primary's initial sync: the data written before DR was turned on is shipped to the
+   * backup by maintenance, range by range; needs an admin key. Follow it with {@link RingstoreClient.describeDr}.
+   *
+   * @example
+   * ```ts
+   * const { status, keys } = await admin.startDrSync();
+   * ```
+   */
+  startDrSync(options?: SendOptions): Promise<DrSyncProgress> {
+    return this.send(new StartDrSyncCommand(), options);
   }
 }

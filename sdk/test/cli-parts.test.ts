@@ -1,7 +1,7 @@
 // Pure parts of the CLI: word splitting, flag scanning, which connection wins, ring layout, txn ops.
 
 import { resolveConnection } from '../src/cli/connection';
-import { formatRing, rangeSize } from '../src/cli/format';
+import { formatDrStatus, formatRing, rangeSize } from '../src/cli/format';
 import { scanGlobalFlags } from '../src/cli/main';
 import { tokenize } from '../src/cli/tokenize';
 import { formatTransaction, parseTxnFile, parseTxnWords } from '../src/cli/txn-ops';
@@ -145,5 +145,24 @@ describe('txn ops', () => {
       'read   bin   version 1  <3 bytes of application/octet-stream>',
       'read   gone  not found',
     ]);
+  });
+});
+
+describe('DR status', () => {
+  it('shows a primary, its backup, and its initial sync', () => {
+    const text = formatDrStatus({
+      role: 'primary',
+      state: 'backup',
+      epoch: 0,
+      backupReachable: true,
+      sync: { status: 'running', nextRange: 3, ranges: 64, keys: 120, startedAtMs: 0, updatedAtMs: 0 },
+    });
+
+    expect(text).toBe('primary; its backup is backup (epoch 0)\ninitial sync running: 3 of 64 ranges, 120 keys shipped');
+  });
+
+  it('says when a primary cannot reach its backup, and when a region has no DR', () => {
+    expect(formatDrStatus({ role: 'primary', backupReachable: false })).toContain('cannot be reached');
+    expect(formatDrStatus({ role: 'none' })).toBe('this region has no disaster-recovery role');
   });
 });

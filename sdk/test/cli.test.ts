@@ -180,6 +180,7 @@ describe('ringstore CLI', () => {
     const report = await ringstore(['dr', 'report'], { env: connected() });
     const json = await ringstore(['dr', 'report', '--json'], { env: connected() });
     const after = await ringstore(['dr', 'status', '--json'], { env: connected() });
+    const sync = await ringstore(['dr', 'sync'], { env: connected() });
 
     expect(before.code).toBe(1);
     expect(before.stderr).toContain('has not been promoted');
@@ -193,6 +194,7 @@ describe('ringstore CLI', () => {
     expect(report.stdout).toMatch(/^test\s+users\/42\s+7\s+\S+\s+-$/m);
     expect(JSON.parse(json.stdout)).toMatchObject({ status: 'completed', lost: { count: 1 } });
     expect(JSON.parse(after.stdout)).toMatchObject({ role: 'backup', state: 'promoted' });
+    expect(sync.stdout).toBe('initial sync running: 0 of 64 ranges, 0 keys shipped; follow it with: ringstore dr status\n');
   });
 
   it('refuses failover commands to a user key', async () => {

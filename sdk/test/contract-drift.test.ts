@@ -202,7 +202,9 @@ describe("the SDK reads every answer the server's response schemas allow", () =>
     );
   });
 
-  it('DrStatus, PromotionStarted and PromotionReport, from describeDr, promote and promotionReport, whole', async () => {
+  const sampleSync = { status: 'running', nextRange: 0, ranges: 64, keys: 0, startedAtMs: 0, updatedAtMs: 0 };
+
+  it('DrStatus, PromotionStarted, PromotionReport and DrSync, from describeDr, promote, promotionReport and startDrSync, whole', async () => {
     await fc.assert(
       fc.asyncProperty(
         serverSamples(api.DrStatusResponse),
@@ -212,6 +214,7 @@ describe("the SDK reads every answer the server's response schemas allow", () =>
           expect(await clientAnswering(200, status).describeDr()).toEqual(overTheWire(status));
           expect(await clientAnswering(202, started).promote({ reason: 'test' })).toEqual(overTheWire(started));
           expect(await clientAnswering(200, report).promotionReport()).toEqual(overTheWire(report));
+          expect(await clientAnswering(202, status.sync ?? sampleSync).startDrSync()).toEqual(overTheWire(status.sync ?? sampleSync));
         },
       ),
     );

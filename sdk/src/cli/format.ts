@@ -213,9 +213,14 @@ export function formatFailovers(failovers: readonly FailoverRecord[]): string {
 export function formatDrStatus(status: DrStatus): string {
   if (status.role === 'none') return 'this region has no disaster-recovery role';
   if (status.role === 'primary') {
-    return status.backupReachable === false
-      ? 'primary; its backup region cannot be reached (writes are acknowledged only while its lease holds)'
-      : `primary; its backup is ${status.state ?? 'backup'} (epoch ${status.epoch ?? 0})`;
+    const backup =
+      status.backupReachable === false
+        ? 'primary; its backup region cannot be reached (writes are acknowledged only while its lease holds)'
+        : `primary; its backup is ${status.state ?? 'backup'} (epoch ${status.epoch ?? 0})`;
+    const sync = status.sync
+      ? `\ninitial sync ${status.sync.status}: ${status.sync.nextRange} of ${status.sync.ranges} ranges, ${status.sync.keys} keys shipped`
+      : '';
+    return `${backup}${sync}`;
   }
   const lines = [
     `backup; ${status.state ?? 'backup'} (epoch ${status.epoch ?? 0})${status.promotedAt ? `, promoted at ${status.promotedAt}` : ''}`,

@@ -446,6 +446,14 @@ export function buildProgram(session: Session): Command {
           : `promotion ${started.id} was started before; follow it with: ringstore dr report`,
       );
     });
+  dr.command('sync')
+    .description('DR primary: ship the data written before DR to the backup once (maintenance does it, range by range)')
+    .action(async () => {
+      const progress = await (await client()).startDrSync(call());
+      out(
+        `initial sync ${progress.status}: ${progress.nextRange} of ${progress.ranges} ranges, ${progress.keys} keys shipped; follow it with: ringstore dr status`,
+      );
+    });
   dr.command('report')
     .description('the newest promotion: its status, its steps, the keys whose value never arrived')
     .option('--json', 'print the report as JSON')

@@ -44,6 +44,8 @@ export { DescribeDrCommand, type DrStatus } from './DescribeDrCommand';
 export {
   GetPromotionReportCommand,
   PromoteCommand,
+  StartDrSyncCommand,
+  type DrSyncProgress,
   type PromoteCommandInput,
   type PromoteCommandOutput,
   type PromotionReport,

@@ -540,6 +540,10 @@ export class FakeRingstore {
       sendJson(res, 202, { id: this.promotion.id, started });
       return;
     }
+    if (route === 'sync' && req.method === 'POST') {
+      sendJson(res, 202, { status: 'running', nextRange: 0, ranges: 64, keys: 0, startedAtMs: 0, updatedAtMs: 0 });
+      return;
+    }
     if (route === 'report' && req.method === 'GET') {
       if (!this.promotion) {
         sendError(res, 404, 'dr.noPromotion', 'this region has not been promoted: there is no promotion report');
