@@ -69,7 +69,7 @@ export async function startLocalRegions(options: LocalRegionsOptions): Promise<L
   });
   let link: RegionLink | undefined;
   try {
-    const direct = {
+    const direct: RegionEndpoints = {
       sqsEndpoint: backup.engines.sqsEndpoint,
       s3Endpoint: backup.engines.s3Endpoint,
       dynamodbEndpoint: backup.engines.dynamodbEndpoint,

@@ -47,6 +47,7 @@ import type {
 } from '../../lambdas/ports';
 import type { RingSource } from '../../lambdas/core/ring-source';
 import { createHash } from 'node:crypto';
+import { limits } from '../../schemas/topology';
 
 export class ManualClock implements Clock {
   constructor(public now = 1_700_000_000_000) {}
@@ -575,3 +576,16 @@ export class MemoryPromotionLog implements PromotionLog {
     return this.reports.at(-1);
   }
 }
+
+/** Transaction limits for unit tests: the deployment's, with a longer timeout and a smaller intent concurrency. */
+export const testTxnLimits = {
+  ...limits,
+  txnOpsMax: 1000,
+  txnValueBytesMax: 160 * 1024,
+  txnTimeoutMsMax: 30_000,
+  txnTimeoutMsDefault: 5_000,
+  txnReadBytesMax: 160 * 1024,
+  intentAttemptsMax: 4,
+  intentConcurrencyMax: 4,
+  atomicKeysMax: 100,
+};

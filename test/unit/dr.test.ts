@@ -30,6 +30,7 @@ import {
   MemoryPendingStore,
   MemoryShardStore,
   MemoryTxnRecords,
+  testTxnLimits,
   ScriptedFaults,
   fixedRing,
   memoryReplication,
@@ -679,17 +680,7 @@ describe('transactions in a DR primary', () => {
       clock,
       ids: new CountingIds(),
       replication,
-      limits: {
-        ...limits,
-        txnOpsMax: 1000,
-        txnValueBytesMax: 160 * 1024,
-        txnTimeoutMsMax: 30_000,
-        txnTimeoutMsDefault: 5_000,
-        txnReadBytesMax: 160 * 1024,
-        intentAttemptsMax: 4,
-        intentConcurrencyMax: 4,
-        atomicKeysMax: 100,
-      },
+      limits: testTxnLimits,
       dr: regions.shipper,
     });
     const commit = async (ops: TxnOp[]) => {

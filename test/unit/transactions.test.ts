@@ -13,6 +13,7 @@ import {
   MemoryBlobStore,
   MemoryShardStore,
   MemoryTxnRecords,
+  testTxnLimits,
   ScriptedFaults,
   fixedRing,
   memoryReplication,
@@ -22,18 +23,6 @@ const text = (value: string) => new TextEncoder().encode(value);
 const decode = (base64: string | undefined) => Buffer.from(base64 ?? '', 'base64').toString('utf8');
 const ring = new Ring(initialRingState({ shardCount: 4, replicationFactor: 3, vnodesPerShard: 16, tableName: (id) => `shard-${id}` }));
 const ownerOf = (key: string) => ring.ownerOf(tokenOf('ns', key)).table;
-
-const txnLimits = {
-  ...limits,
-  txnOpsMax: 1000,
-  txnValueBytesMax: 160 * 1024,
-  txnTimeoutMsMax: 30_000,
-  txnTimeoutMsDefault: 5_000,
-  txnReadBytesMax: 160 * 1024,
-  intentAttemptsMax: 4,
-  intentConcurrencyMax: 4,
-  atomicKeysMax: 100,
-};
 
 function setup() {
   const shards = new MemoryShardStore();
@@ -50,7 +39,7 @@ function setup() {
     ids: new CountingIds(),
     replication,
     faults,
-    limits: txnLimits,
+    limits: testTxnLimits,
   });
   const kv = new KvService({
     shards,
