@@ -3,16 +3,23 @@
 import * as z from 'zod';
 
 /** A key message's body on the backup region's FIFO queue (lambdas/ports/dr.ts, DrKeyMessage). */
-export const DrKeyMessageBody = z.strictObject({
-  namespace: z.string().min(1),
-  key: z.string().min(1),
-  version: z.number().int().min(1),
-  txid: z.string().min(1).optional(),
-  writtenAtMs: z.number().int().min(0),
-  size: z.number().int().min(0),
-  /** Empty for a delete. */
-  sha256: z.string().regex(/^([0-9a-f]{64})?$/),
-  contentType: z.string(),
-  deleted: z.boolean(),
-  expiresAtSeconds: z.number().int().min(0).optional(),
-});
+export const DrKeyMessageBody = z
+  .strictObject({
+    namespace: z.string().min(1),
+    key: z.string().min(1),
+    version: z.number().int().min(1),
+    txid: z.string().min(1).optional(),
+    /** With txid: how many keys the transaction wrote (the backup applies them as a unit). */
+    txnWrites: z.number().int().min(1).optional(),
+    writtenAtMs: z.number().int().min(0),
+    size: z.number().int().min(0),
+    /** Empty for a delete. */
+    sha256: z.string().regex(/^([0-9a-f]{64})?$/),
+    contentType: z.string(),
+    deleted: z.boolean(),
+    expiresAtSeconds: z.number().int().min(0).optional(),
+  })
+  .refine((message) => message.txnWrites === undefined || message.txid !== undefined, {
+    message: 'txnWrites comes only with a txid',
+    path: ['txnWrites'],
+  });

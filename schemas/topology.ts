@@ -520,11 +520,13 @@ export const handlers: Record<HandlerName, HandlerSpec> = {
     entry: 'lambdas/entries/dr-promotion-step.ts',
     description:
       'Backup region: the tasks of the promotion workflow: fence the primary, drain the key queue, wait for values, mark lost keys, open',
-    // Writes the DR state and the promotion's report (control table); marks pending entries lost.
-    shardTables: 'none',
+    // Writes the DR state and the promotion's report (control table); marks pending entries lost. Before
+    // that it applies what arrived and was left pending (a transaction half stored by a crashed applier):
+    // the shards and the bucket, as the appliers use them.
+    shardTables: 'readWrite',
     controlTable: 'readWrite',
     hintsTable: 'none',
-    blobBucket: 'none',
+    blobBucket: 'readWrite',
     pendingTable: 'readWrite',
     drRole: 'backup',
     drKeyQueueDepth: true,

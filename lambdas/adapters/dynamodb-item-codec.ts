@@ -40,7 +40,14 @@ export function kvEntity(table: ShardTable) {
     entityAttribute: false,
     timestamps: false,
     // lp: the listing partition, on the owner's live copy only (topology: shardSchema.keyIndex).
-    schema: item({ pk: string().key(), tb: number(), lp: string().optional(), ...storedItemAttributes(), ...intentAttributes() }),
+    schema: item({
+      pk: string().key(),
+      tb: number(),
+      lp: string().optional(),
+      ...storedItemAttributes(),
+      ...intentAttributes(),
+      ...writerAttributes(),
+    }),
   });
 }
 
@@ -74,6 +81,20 @@ function intentAttributes() {
     isha: string().optional(),
     ival: binary().optional(),
     its: number().optional(),
+    iwn: number().optional(),
+  };
+}
+
+/**
+ * The transaction that wrote the owner's current version (never replicated): its id, the version it
+ * wrote and how many keys it wrote. Plain writes leave them behind rather than remove them (one less
+ * attribute in every write's expression); they count only while `wtv` is the item's version.
+ */
+function writerAttributes() {
+  return {
+    wtx: string().optional(),
+    wtv: number().optional(),
+    wtn: number().optional(),
   };
 }
 
@@ -86,6 +107,7 @@ export const noIntent = {
   isha: $remove(),
   ival: $remove(),
   its: $remove(),
+  iwn: $remove(),
 } satisfies Record<keyof ReturnType<typeof intentAttributes>, ReturnType<typeof $remove>>;
 
 /** A shard item's partition key: the namespace and the key (namespaces exclude `#`). */
@@ -121,6 +143,9 @@ export function toStoredItem(attributes: StoredAttributes): StoredItem {
     ...(attributes.blob === undefined ? {} : { blob: { objectKey: attributes.blob } }),
     ...(attributes.mt === undefined ? {} : { modifiedAtMs: attributes.mt }),
     ...(itx === undefined ? {} : { intent: intentOf(itx, attributes) }),
+    ...(attributes.wtx !== undefined && attributes.wtv === attributes.v
+      ? { writtenBy: { txid: attributes.wtx, writes: attributes.wtn ?? 1 } }
+      : {}),
   };
 }
 
@@ -133,6 +158,7 @@ function intentOf(txid: string, attributes: StoredAttributes): Intent {
     sha256: attributes.isha ?? '',
     ...(attributes.ival === undefined ? {} : { value: attributes.ival }),
     placedAtMs: attributes.its ?? 0,
+    ...(attributes.iwn === undefined ? {} : { writes: attributes.iwn }),
   };
 }
 

@@ -5,6 +5,7 @@ import {
   $add,
   $get,
   $remove,
+  $sum,
   ConditionCheck,
   DeleteItemCommand,
   EntityFormatter,
@@ -210,6 +211,7 @@ export class DynamoShardStore implements ShardStore {
           ...ownerItemIdentity(namespace, entry.key, entry.token, input.modifiedAtMs),
           ...ownerContent(namespace, entry.token, content, input.nowSeconds),
           v: (entry.seenVersion ?? 0) + 1,
+          ...(input.writtenBy ? { wtx: input.writtenBy.txid, wtv: (entry.seenVersion ?? 0) + 1, wtn: input.writtenBy.writes } : {}),
         })
         .options({ tableName, condition: asRead });
     });
@@ -287,6 +289,7 @@ export class DynamoShardStore implements ShardStore {
           isha: intent.sha256,
           ival: intent.value ?? $remove(),
           its: intent.placedAtMs,
+          iwn: intent.writes ?? $remove(),
         })
         .options({
           tableName,
@@ -336,6 +339,10 @@ export class DynamoShardStore implements ShardStore {
           blob: $remove(),
           mt: input.modifiedAtMs,
           v: $add(1),
+          // The writer of the version this makes (v + 1: the right side reads the item as it was).
+          wtx: input.txid,
+          wtv: $sum($get('v', 0), 1),
+          wtn: $get('iwn', 1),
           ...noIntent,
         })
         .options({ tableName, returnValues: 'ALL_NEW', condition: { attr: 'itx', eq: input.txid } })

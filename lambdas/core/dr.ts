@@ -64,12 +64,13 @@ export function deduplicationIdOf(message: Pick<DrKeyMessage, 'namespace' | 'key
   return `${keyHashOf(message.namespace, message.key)}-${message.version}`;
 }
 
-export function keyMessageOf(item: StoredItem, txid?: string): DrKeyMessage {
+export function keyMessageOf(item: StoredItem): DrKeyMessage {
+  const writer = item.writtenBy;
   return {
     namespace: item.namespace,
     key: item.key,
     version: item.version,
-    ...(txid === undefined ? {} : { txid }),
+    ...(writer ? { txid: writer.txid, txnWrites: writer.writes } : {}),
     writtenAtMs: item.modifiedAtMs ?? 0,
     size: item.size,
     sha256: item.sha256,
@@ -82,6 +83,11 @@ export function keyMessageOf(item: StoredItem, txid?: string): DrKeyMessage {
 /** A message whose value is the message itself: a delete, or an empty value (no object travels). */
 export function needsNoValue(message: DrKeyMessage): boolean {
   return message.deleted || message.size === 0;
+}
+
+/** A write of a transaction that wrote several keys: the backup applies it with the others, as a unit. */
+export function isTransactionMember(message: DrKeyMessage): message is DrKeyMessage & { txid: string; txnWrites: number } {
+  return message.txid !== undefined && (message.txnWrites ?? 1) > 1;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -300,7 +306,14 @@ export interface PendingSweepReport {
   applied: number;
   cleared: number;
 }
-export type ValueOutcome = 'applied' | 'awaitingKey' | 'ignored' | 'corrupt';
+/** `awaitingTransaction`: the value is a transaction's, applied once all of its writes are here. */
+export type ValueOutcome = 'applied' | 'awaitingKey' | 'awaitingTransaction' | 'ignored' | 'corrupt';
+
+/** A transaction's unit in the backup: applied whole, waiting for some of its writes, or unable to apply. */
+export type TransactionUnitOutcome = 'applied' | 'incomplete' | 'corrupt' | 'lost';
+
+/** A value checked against its key message, ready to store: its bytes if inline, else its object as the blob. */
+type CheckedValue = Pick<StoredItem, 'value' | 'blob'>;
 
 /**
  * The backup's two appliers. Whichever of a write's key message and value arrives second applies the
@@ -314,27 +327,83 @@ export class BackupApplier {
   async receiveKey(message: DrKeyMessage): Promise<KeyOutcome> {
     if (await this.deps.promoted?.()) return 'ignored';
     const keyHash = keyHashOf(message.namespace, message.key);
+    if (this.asUnit(message)) return this.receiveTransactionKey(message, keyHash);
     if (needsNoValue(message)) {
       const applied = await this.store(this.itemOf(message, {}));
       await this.deps.pending.clear(keyHash, message.version);
       return applied ? 'applied' : 'current';
     }
+    const entry = await this.recordPending(message, keyHash);
+    if (entry === 'current') return 'current';
+    // Its object may have arrived first (its applier found no entry and left it).
+    return (await this.applyValue(entry)) === 'applied' ? 'applied' : 'pending';
+  }
+
+  /**
+   * Records a key message's entry, before anything else: from here on a read of the key waits for this
+   * version. Then `current` if the backup holds that version already (a duplicate or late message):
+   * checked after recording, so a value applier running meanwhile either sees the entry or has applied
+   * the value.
+   */
+  private async recordPending(message: DrKeyMessage, keyHash: string): Promise<PendingEntry | 'current'> {
     const entry: PendingEntry = { ...message, keyHash, state: 'pending', receivedAtMs: this.deps.clock.nowMs() };
-    // Recorded before anything else: from here on a read of the key waits for this version.
     await this.deps.pending.record(entry);
     this.deps.metrics?.keyReceived(Math.max(0, entry.receivedAtMs - message.writtenAtMs));
     this.deps.faults?.reach('dr.afterPending');
-    // Then the two ways the value may already be here: applied (a duplicate or late message), or its
-    // object arrived first (its applier found no entry and left it). Checked after recording, so a value
-    // applier running meanwhile either sees the entry or has already applied the value.
     const held = await this.heldVersion(message);
-    if (held >= message.version) {
-      await this.deps.pending.clear(keyHash, held);
-      return 'current';
+    if (held < message.version) return entry;
+    await this.deps.pending.clear(keyHash, held);
+    return 'current';
+  }
+
+  /** Whether a write is applied with the rest of its transaction (the broken mode applies each on its own). */
+  private asUnit(message: DrKeyMessage): message is DrKeyMessage & { txid: string; txnWrites: number } {
+    return isTransactionMember(message) && !this.deps.faults?.isBroken('drApplyTransactionsPerKey');
+  }
+
+  /**
+   * A transaction's key message: recorded pending (a delete too: it is applied with the others), and
+   * counted as one of the transaction's writes; the one that completes the transaction applies it.
+   */
+  private async receiveTransactionKey(message: DrKeyMessage & { txid: string; txnWrites: number }, keyHash: string): Promise<KeyOutcome> {
+    const recorded = await this.recordPending(message, keyHash);
+    // Counted even when the backup holds a newer version of the key (a later write went ahead): the
+    // others wait for this count. A duplicate of a transaction applied already leaves one small item.
+    await this.deps.pending.recordTransactionWrite(message.txid, { keyHash, version: message.version });
+    if ((await this.applyTransaction(message.txid, message.txnWrites)) === 'applied') return 'applied';
+    return recorded === 'current' ? 'current' : 'pending';
+  }
+
+  /**
+   * Applies a transaction's writes in this region if every one of them is here: each key message
+   * recorded, each value in the bucket and matching its sha256. Else nothing is applied: the writes
+   * stay pending (a read of any of them waits or is refused), so no reader sees part of the transaction.
+   * Every write is stored before any pending entry is cleared: a crash in between leaves the rest
+   * pending, and the next delivery, the sweep or the promotion applies them again (version-guarded).
+   */
+  async applyTransaction(txid: string, writes: number): Promise<TransactionUnitOutcome> {
+    const members = await this.deps.pending.transactionWrites(txid);
+    if (members.length < writes) return 'incomplete';
+    const found = await Promise.all(members.map((member) => this.deps.pending.find(member.keyHash, member.version)));
+    // A write without an entry was applied already (a retry after a crash) or superseded by a newer one.
+    const entries = found.filter((entry): entry is PendingEntry => entry !== undefined);
+    if (entries.some((entry) => entry.state === 'lost')) return 'lost';
+    const checked: Array<{ entry: PendingEntry; value: CheckedValue | 'missing' | 'corrupt' }> = await Promise.all(
+      entries.map(async (entry) => ({ entry, value: needsNoValue(entry) ? {} : await this.checkedValue(entry) })),
+    );
+    if (checked.some(({ value }) => value === 'corrupt')) return 'corrupt';
+    if (checked.some(({ value }) => value === 'missing')) return 'incomplete';
+    for (const { entry, value } of checked) {
+      await this.store(this.itemOf(entry, value as CheckedValue));
+      this.deps.metrics?.valueApplied(Math.max(0, this.deps.clock.nowMs() - entry.writtenAtMs));
+      this.deps.faults?.reach('dr.afterTransactionWrite');
     }
-    if ((await this.deps.values.size(valueObjectKeyOf(message))) === undefined) return 'pending';
-    const outcome = await this.applyValue(entry);
-    return outcome === 'applied' ? 'applied' : 'pending';
+    for (const { entry, value } of checked) {
+      await this.deps.pending.clear(entry.keyHash, entry.version);
+      if ((value as CheckedValue).value) await this.deps.values.delete(valueObjectKeyOf(entry)).catch(() => undefined);
+    }
+    await this.deps.pending.clearTransaction(txid);
+    return 'applied';
   }
 
   /**
@@ -359,11 +428,15 @@ export class BackupApplier {
           report.cleared += 1;
           continue;
         }
+        if (this.asUnit(entry)) {
+          if ((await this.applyTransaction(entry.txid, entry.txnWrites)) === 'applied') report.applied += 1;
+          continue;
+        }
         const held = await this.heldVersion(entry);
         if (held >= entry.version) {
           await this.deps.pending.clear(entry.keyHash, held);
           report.cleared += 1;
-        } else if ((await this.deps.values.size(valueObjectKeyOf(entry))) !== undefined && (await this.applyValue(entry)) === 'applied') {
+        } else if ((await this.applyValue(entry)) === 'applied') {
           report.applied += 1;
         }
       }
@@ -383,12 +456,32 @@ export class BackupApplier {
     // A promotion gave up on it: a value arriving later is offered back by reconciliation, never applied.
     if (entry.state === 'lost') return 'ignored';
     if (await this.deps.promoted?.()) return 'ignored';
-    return this.applyValue(entry);
+    if (this.asUnit(entry)) {
+      const outcome = await this.applyTransaction(entry.txid, entry.txnWrites);
+      return outcome === 'applied' ? 'applied' : outcome === 'corrupt' ? 'corrupt' : 'awaitingTransaction';
+    }
+    const outcome = await this.applyValue(entry);
+    return outcome === 'missing' ? 'ignored' : outcome;
   }
 
-  private async applyValue(entry: PendingEntry): Promise<'applied' | 'corrupt'> {
+  /** `missing`: the object is gone (applied meanwhile by another delivery, which removes an inline value's object). */
+  private async applyValue(entry: PendingEntry): Promise<'applied' | 'corrupt' | 'missing'> {
+    const value = await this.checkedValue(entry);
+    if (value === 'missing' || value === 'corrupt') return value;
+    await this.store(this.itemOf(entry, value));
+    this.deps.metrics?.valueApplied(Math.max(0, this.deps.clock.nowMs() - entry.writtenAtMs));
+    this.deps.faults?.reach('dr.afterApply');
+    await this.deps.pending.clear(entry.keyHash, entry.version);
+    // An inline value now lives in the items; a large one stays as their blob.
+    if (value.value) await this.deps.values.delete(valueObjectKeyOf(entry)).catch(() => undefined);
+    return 'applied';
+  }
+
+  /** The value of an entry from the bucket, checked against its sha256: its bytes if inline, else its object as the blob. */
+  private async checkedValue(entry: PendingEntry): Promise<CheckedValue | 'missing' | 'corrupt'> {
     const { values } = this.deps;
     const objectKey = valueObjectKeyOf(entry);
+    if ((await values.size(objectKey)) === undefined) return 'missing';
     const inline = entry.size <= this.deps.limits.inlineValueBytesMax;
     const bytes = inline ? await values.get(objectKey) : undefined;
     const sha256 = bytes ? createHash('sha256').update(bytes).digest('hex') : await values.sha256(objectKey);
@@ -397,13 +490,7 @@ export class BackupApplier {
       this.deps.metrics?.valueCorrupt();
       return 'corrupt';
     }
-    await this.store(this.itemOf(entry, bytes ? { value: bytes } : { blob: { objectKey } }));
-    this.deps.metrics?.valueApplied(Math.max(0, this.deps.clock.nowMs() - entry.writtenAtMs));
-    this.deps.faults?.reach('dr.afterApply');
-    await this.deps.pending.clear(entry.keyHash, entry.version);
-    // An inline value now lives in the items; a large one stays as their blob.
-    if (bytes) await values.delete(objectKey).catch(() => undefined);
-    return 'applied';
+    return bytes ? { value: bytes } : { blob: { objectKey } };
   }
 
   /** The version the backup's owner holds (strongly read), 0 for none. */

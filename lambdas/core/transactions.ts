@@ -190,6 +190,7 @@ export class TransactionService {
             key,
             version,
             txid: execution.txid,
+            txnWrites: writeCountOf(execution),
             writtenAtMs,
             size: deleted ? 0 : write.size,
             sha256: deleted ? '' : write.sha256,
@@ -251,6 +252,7 @@ export class TransactionService {
       idempotencyToken: execution.txid,
       nowSeconds: Math.floor(nowMs / 1000),
       modifiedAtMs: nowMs,
+      writtenBy: { txid: execution.txid, writes: writeCountOf(execution) },
     });
     if (!result.committed) return undefined;
     const moved = await this.ownerMovedAbort(table, participant.keys);
@@ -592,7 +594,12 @@ export class TransactionService {
           namespace: execution.namespace,
           key: key.key,
           token: key.token,
-          intent: { txid: execution.txid, ...intentContentOf(key.write!), placedAtMs: this.deps.clock.nowMs() },
+          intent: {
+            txid: execution.txid,
+            ...intentContentOf(key.write!),
+            placedAtMs: this.deps.clock.nowMs(),
+            writes: writeCountOf(execution),
+          },
           mustBeLive: key.mustBeLive,
           nowSeconds: this.nowSeconds(),
           ...(key.expectVersion === undefined ? {} : { expectVersion: key.expectVersion }),
@@ -695,6 +702,11 @@ function writeJsonOf(write: PlannedWrite): WriteJson {
     sha256: write.sha256,
     ...(write.value === undefined ? {} : { valueBase64: base64(write.value) }),
   };
+}
+
+/** How many keys a transaction writes: each written version records it, and so does its DR key message. */
+function writeCountOf(execution: TxnExecution): number {
+  return execution.participants.reduce((count, participant) => count + participant.keys.filter((key) => key.write).length, 0);
 }
 
 function intentContentOf(write: WriteJson) {

@@ -20,6 +20,11 @@ export interface DrKeyMessage {
   version: number;
   /** The transaction that wrote it, if any. */
   txid?: string;
+  /**
+   * With `txid`: how many keys the transaction wrote. The backup applies a transaction's writes as a
+   * unit, once it holds every one of their key messages and values.
+   */
+  txnWrites?: number;
   /** The primary's write time (epoch ms): lag is measured from it, and reports order lost writes by it. */
   writtenAtMs: number;
   size: number;
@@ -46,6 +51,12 @@ export interface PendingEntry extends DrKeyMessage {
   receivedAtMs: number;
 }
 
+/** One write of a transaction, as the backup counts them: the key's pending entry it names. */
+export interface TransactionWrite {
+  keyHash: string;
+  version: number;
+}
+
 /** The backup region's pending table: one partition per key, one item per version waited for. */
 export interface PendingStore {
   /** Records the entry unless one of this version exists (a duplicate message changes nothing). */
@@ -59,6 +70,12 @@ export interface PendingStore {
   scan(limit: number, cursor?: string): Promise<{ entries: PendingEntry[]; cursor?: string }>;
   /** Marks a still-pending entry lost; false if it was applied (removed) meanwhile. */
   markLost(entry: Pick<PendingEntry, 'keyHash' | 'version'>): Promise<boolean>;
+  /** Records that a transaction wrote this key's version (idempotent). */
+  recordTransactionWrite(txid: string, write: TransactionWrite): Promise<void>;
+  /** The writes of a transaction recorded so far, read consistently. */
+  transactionWrites(txid: string): Promise<TransactionWrite[]>;
+  /** Forgets a transaction's writes (after they were applied). */
+  clearTransaction(txid: string): Promise<void>;
 }
 
 /**

@@ -59,6 +59,8 @@ export const drCrashPoints = [
   'dr.afterPending',
   /** The backup stored a value on its shards and has not cleared the key's pending entry. */
   'dr.afterApply',
+  /** The backup stored one write of a transaction; the others and every pending entry are not done yet. */
+  'dr.afterTransactionWrite',
 ] as const;
 
 export const crashPoints = [...replicationCrashPoints, ...transactionCrashPoints, ...failoverCrashPoints, ...drCrashPoints] as const;
@@ -78,6 +80,8 @@ export const brokenModes = [
   'staleRingWrites',
   /** The backup region serves reads without checking the pending set: stale values after a disaster. */
   'drServeWithoutPendingCheck',
+  /** The backup applies each write of a transaction on its own: after a disaster, part of a transaction is served. */
+  'drApplyTransactionsPerKey',
 ] as const;
 
 export type BrokenMode = (typeof brokenModes)[number];

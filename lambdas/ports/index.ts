@@ -2,14 +2,14 @@
 // speak in. Adapters implement these; the core imports them; nothing here imports the core.
 import type { CacheEntry } from './cache-entry';
 import type { Consistency } from './consistency';
-import type { Intent, KeySummary, StoredItem } from './item';
+import type { Intent, KeySummary, StoredItem, TxnWriter } from './item';
 import type { RingState } from './ring-state';
 import type { DrMode } from './dr';
 
 export type { CacheEntry } from './cache-entry';
 export type { Consistency } from './consistency';
 export * from './faults';
-export type { BlobPointer, Intent, KeySummary, StoredItem } from './item';
+export type { BlobPointer, Intent, KeySummary, StoredItem, TxnWriter } from './item';
 export type * from './orchestrator';
 export type * from './dr';
 export type { AddedReplica, RangeOwner, RejoinEntry, RingShard, RingState, ShardStatus } from './ring-state';
@@ -93,6 +93,8 @@ export interface AtomicWrite {
   idempotencyToken: string;
   nowSeconds: number;
   modifiedAtMs: number;
+  /** The transaction, recorded on each key it writes (StoredItem.writtenBy). */
+  writtenBy?: TxnWriter;
 }
 
 /** Refused: a key was no longer as read (or a concurrent transaction held it); nothing was written. */

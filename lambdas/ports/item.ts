@@ -24,6 +24,18 @@ export interface StoredItem {
   modifiedAtMs?: number;
   /** A transaction's write waiting on this key (owner only; never replicated): the key is locked. */
   intent?: Intent;
+  /**
+   * The transaction that wrote this version, and how many keys it wrote (owner only; never replicated).
+   * The DR shipper sends it with the key message so the backup region applies the transaction as a unit.
+   */
+  writtenBy?: TxnWriter;
+}
+
+/** A transaction as the writer of some keys' versions. */
+export interface TxnWriter {
+  txid: string;
+  /** How many keys the transaction wrote (puts and deletes). */
+  writes: number;
 }
 
 /** What a transaction will make of a key if it commits; the item keeps its committed content meanwhile. */
@@ -35,6 +47,8 @@ export interface Intent {
   sha256: string;
   value?: Uint8Array;
   placedAtMs: number;
+  /** How many keys the transaction writes; the committed version records it (StoredItem.writtenBy). */
+  writes?: number;
 }
 
 /** The listing view of a key. */

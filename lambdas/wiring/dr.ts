@@ -238,6 +238,7 @@ export function promotionService(wiring: Wiring): PromotionService {
           scanPageSize: drDefaults.scanPageSize,
         },
         metrics: drStats(wiring),
+        settle: () => backupApplier(wiring).retryPending({ olderThanMs: 0, pageSize: drDefaults.scanPageSize, pagesMax: Infinity }),
       }),
   );
 }

@@ -91,3 +91,39 @@ describe('applying a committed multi-shard transaction', () => {
     expect(await Promise.all(keys.map(intentOf))).toEqual([undefined, undefined, undefined]);
   });
 });
+
+describe('the transaction that wrote a version', () => {
+  const writerOf = async (key: string) => (await shards.get(ownerTableOf(key), namespace, key, { consistent: true }))?.writtenBy;
+  const transactReturningTxid = async (keys: string[]) => {
+    const response = await call('/v1/txn?consistency=strong', {
+      method: 'POST',
+      key: apiKey,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ops: keys.map((key) => ({ op: 'put', key, value: `v-${key}` })) }),
+    });
+    expect(response.status).toBe(200);
+    return ((await response.json()) as { txid: string }).txid;
+  };
+
+  it('is recorded on each key it wrote, by a multi-shard and by a one-shard commit, with its write count', async () => {
+    const spread = keysOnShards('writer-multi', 3);
+    const [single] = keysOnShards('writer-single', 1);
+
+    const multi = await transactReturningTxid(spread);
+    const one = await transactReturningTxid([single!]);
+
+    expect(await Promise.all(spread.map(writerOf))).toEqual(spread.map(() => ({ txid: multi, writes: 3 })));
+    expect(await writerOf(single!)).toEqual({ txid: one, writes: 1 });
+  });
+
+  it('no longer counts once a plain write replaces its version', async () => {
+    const keys = keysOnShards('writer-replaced', 2);
+    await transactReturningTxid(keys);
+
+    const put = await call(kvPath(keys[0]!), { method: 'PUT', key: apiKey, headers: { 'content-type': 'text/plain' }, body: 'plain' });
+
+    expect(put.status).toBe(200);
+    expect(await writerOf(keys[0]!)).toBeUndefined();
+    expect((await writerOf(keys[1]!))?.writes).toBe(2);
+  });
+});

@@ -40,6 +40,7 @@ import type {
   DrKeyMessage,
   PendingEntry,
   PendingStore,
+  TransactionWrite,
   DrState,
   DrStateStore,
   PromotionLog,
@@ -124,7 +125,9 @@ export class MemoryShardStore implements ShardStore {
     const current = items.get(id);
     const expired = current?.expiresAtSeconds !== undefined && current.expiresAtSeconds <= options.nowSeconds;
     if (current && current.version >= item.version && !expired) return false;
-    items.set(id, { ...item });
+    // A copy, as the DynamoDB adapter writes it: never the owner's intent or transaction writer.
+    const { intent: _intent, writtenBy: _writer, ...copy } = item;
+    items.set(id, copy);
     this.setListed(table, id, options.listed && !item.tombstone);
     return true;
   }
@@ -224,6 +227,7 @@ export class MemoryShardStore implements ShardStore {
             sha256: '',
             expiresAtSeconds: input.nowSeconds + tombstoneRetentionSeconds,
           };
+    next.writtenBy = { txid: input.txid, writes: intent.writes ?? 1 };
     items.set(id, next);
     this.setListed(table, id, !next.tombstone);
     return next;
@@ -289,6 +293,7 @@ export class MemoryShardStore implements ShardStore {
         token: entry.token,
         version: (entry.seenVersion ?? 0) + 1,
         modifiedAtMs: input.modifiedAtMs,
+        ...(input.writtenBy ? { writtenBy: input.writtenBy } : {}),
       };
       const { write } = entry;
       items.set(
@@ -537,6 +542,18 @@ export class MemoryPendingStore implements PendingStore {
     if (stored?.state !== 'pending') return false;
     stored.state = 'lost';
     return true;
+  }
+  readonly transactions = new Map<string, Map<string, TransactionWrite>>();
+  async recordTransactionWrite(txid: string, write: TransactionWrite): Promise<void> {
+    const writes = this.transactions.get(txid) ?? new Map<string, TransactionWrite>();
+    writes.set(write.keyHash, { ...write });
+    this.transactions.set(txid, writes);
+  }
+  async transactionWrites(txid: string): Promise<TransactionWrite[]> {
+    return [...(this.transactions.get(txid)?.values() ?? [])];
+  }
+  async clearTransaction(txid: string): Promise<void> {
+    this.transactions.delete(txid);
   }
   /** Every entry still waiting, across keys. */
   all(): PendingEntry[] {

@@ -30,7 +30,7 @@ const promotionLimits: PromotionLimits = {
 };
 
 /** A clock whose monotonic time advances with its wall time (one process's view). */
-function promotionOf(clock: ManualClock, options: { depths?: number[] } = {}) {
+function promotionOf(clock: ManualClock, options: { depths?: number[]; settle?: () => Promise<unknown> } = {}) {
   const state = new MemoryDrStateStore();
   const pending = new MemoryPendingStore();
   const log = new MemoryPromotionLog();
@@ -49,6 +49,7 @@ function promotionOf(clock: ManualClock, options: { depths?: number[] } = {}) {
       for (const hook of onSleep) await hook();
     },
     limits: promotionLimits,
+    ...(options.settle ? { settle: options.settle } : {}),
   });
   return { state, pending, log, promotion, sleeps, onSleep };
 }
@@ -173,6 +174,31 @@ describe('the promotion', () => {
     expect(pending.all().every((stored) => stored.state === 'lost')).toBe(true);
     expect(opened.epoch).toBe(1);
     expect(state.state?.state).toBe('promoted');
+  });
+
+  it('settles what is here before waiting, and once more at the deadline, before anything is marked lost', async () => {
+    // Prepare: one entry the appliers left (a transaction half stored by a crash), one whose value comes late
+    const clock = new ManualClock();
+    let settles = 0;
+    let valueCame = false;
+    const { pending, promotion, onSleep } = promotionOf(clock, {
+      settle: async () => {
+        settles += 1;
+        await pending.clear(keyHashOf('ns', 'left'), 1);
+        if (valueCame) await pending.clear(keyHashOf('ns', 'late'), 1);
+      },
+    });
+    await pending.record(entry('left', 1));
+    await pending.record(entry('late', 1));
+    // The late value lands in the bucket during the wait, but its event is lost: only a settle applies it.
+    onSleep.push(async () => void (valueCame = true));
+    // Act
+    const values = await promotion.awaitValues();
+    const lost = await promotion.markLost();
+    // Assess
+    expect(settles).toBe(2);
+    expect(values.pending).toBe(0);
+    expect(lost.count).toBe(0);
   });
 
   it('does not open the region while the key queue does not drain', async () => {
