@@ -414,6 +414,8 @@ export const handlers: Record<HandlerName, HandlerSpec> = {
     startsTransactions: true,
     // A key-sync namespace's transaction is answered once the backup region knows of its writes.
     drLink: true,
+    // In a promoted backup region, a transaction touching a key lost in the disaster is refused (docs/dr.md).
+    pendingTable: 'read',
     memoryMb: 512,
     timeoutSeconds: 28,
   },

@@ -125,18 +125,23 @@ export class DynamoPendingStore implements PendingStore {
   }
 
   async scan(limit: number, cursor?: string): Promise<{ entries: PendingEntry[]; cursor?: string }> {
+    // Entries only: a transaction's writes are counted in partitions of their own (no `st`).
+    return this.scanWhere('pending entries scan', { attr: 'st', exists: true }, limit, cursor);
+  }
+
+  /** One page of a consistent scan, filtered (DynamoDB applies the limit before the filter). */
+  private async scanWhere(
+    what: string,
+    filter: { attr: 'st'; exists: true } | { attr: 'st'; eq: 'lost' },
+    limit: number,
+    cursor?: string,
+  ): Promise<{ entries: PendingEntry[]; cursor?: string }> {
     const exclusiveStartKey = cursor === undefined ? undefined : (JSON.parse(cursor) as Record<string, unknown>);
-    const { Items = [], LastEvaluatedKey } = await awsCall('pending entries scan', () =>
+    const { Items = [], LastEvaluatedKey } = await awsCall(what, () =>
       this.table
         .build(ScanCommand)
         .entities(this.entries)
-        // Entries only: a transaction's writes are counted in partitions of their own (no `st`).
-        .options({
-          limit,
-          consistent: true,
-          filters: { pending: { attr: 'st', exists: true } },
-          ...(exclusiveStartKey ? { exclusiveStartKey } : {}),
-        })
+        .options({ limit, consistent: true, filters: { pending: filter }, ...(exclusiveStartKey ? { exclusiveStartKey } : {}) })
         .send(),
     );
     return { entries: Items.map(entryOf), ...(LastEvaluatedKey ? { cursor: JSON.stringify(LastEvaluatedKey) } : {}) };
@@ -151,6 +156,21 @@ export class DynamoPendingStore implements PendingStore {
         .options({ condition: { attr: 'st', eq: 'pending' } })
         .send(),
     );
+  }
+
+  async removeLost(keyHash: string, version: number): Promise<boolean> {
+    return conditionalWrite('lost entry removal', () =>
+      this.entries
+        .build(DeleteItemCommand)
+        .key({ kh: keyHash, v: version })
+        // Only a lost entry: a pending one belongs to the appliers.
+        .options({ condition: { attr: 'st', eq: 'lost' } })
+        .send(),
+    );
+  }
+
+  async scanLost(limit: number, cursor?: string): Promise<{ entries: PendingEntry[]; cursor?: string }> {
+    return this.scanWhere('lost entries scan', { attr: 'st', eq: 'lost' }, limit, cursor);
   }
 
   async recordTransactionWrite(txid: string, write: TransactionWrite): Promise<void> {
@@ -194,7 +214,7 @@ export class DynamoPendingStore implements PendingStore {
     );
   }
 
-  async clear(keyHash: string, upToVersion: number): Promise<void> {
+  async clear(keyHash: string, upToVersion: number): Promise<PendingEntry[]> {
     const { Items = [] } = await awsCall('pending entries read', () =>
       this.table
         .build(QueryCommand)
@@ -205,7 +225,7 @@ export class DynamoPendingStore implements PendingStore {
     );
     // A lost entry stays until a newer write supersedes it for reads (the report keeps listing it).
     const applied = Items.filter((entry) => entry.st === 'pending');
-    await Promise.all(
+    const removed = await Promise.all(
       applied.map((entry) =>
         // Only while still pending: a promotion marking it lost meanwhile wins.
         conditionalWrite('pending entry removal', () =>
@@ -217,6 +237,7 @@ export class DynamoPendingStore implements PendingStore {
         ),
       ),
     );
+    return applied.filter((_, index) => removed[index]).map(entryOf);
   }
 }
 

@@ -147,6 +147,9 @@ export class DrShipper {
   async shipOwnerChanges(changes: readonly OwnerChange[], ring: Ring): Promise<ShipResult> {
     const result: ShipResult = { shipped: 0, ignored: 0, superseded: 0 };
     const newest = new Map<string, { index: number; item: StoredItem }>();
+    // A transaction's write that a newer one replaced within the batch still has its key message sent:
+    // the backup counts a transaction's writes before applying any of them.
+    const replacedTransactionWrites: StoredItem[] = [];
     changes.forEach((change, index) => {
       if (ring.ownerOf(change.item.token).table !== change.sourceTable || !carriesCommittedChange(change)) {
         result.ignored += 1;
@@ -156,10 +159,13 @@ export class DrShipper {
       const seen = newest.get(id);
       if (seen) result.ignored += 1;
       if (!seen || seen.item.version < change.item.version) newest.set(id, { index, item: change.item });
+      const replaced = seen && seen.item.version < change.item.version ? seen.item : seen ? change.item : undefined;
+      if (replaced?.writtenBy) replacedTransactionWrites.push(replaced);
     });
     const batch = [...newest.values()];
     try {
-      if (this.deps.order !== 'together') await this.deps.keys.send(batch.map(({ item }) => keyMessageOf(item)));
+      const keyMessages = [...batch.map(({ item }) => item), ...replacedTransactionWrites].map((item) => keyMessageOf(item));
+      if (this.deps.order !== 'together') await this.deps.keys.send(keyMessages);
       this.deps.faults?.reach('dr.afterKeys');
     } catch {
       return { ...result, firstFailedIndex: Math.min(...batch.map(({ index }) => index)) };
@@ -330,7 +336,7 @@ export class BackupApplier {
     if (this.asUnit(message)) return this.receiveTransactionKey(message, keyHash);
     if (needsNoValue(message)) {
       const applied = await this.store(this.itemOf(message, {}));
-      await this.deps.pending.clear(keyHash, message.version);
+      await this.clearUpTo(keyHash, message.version);
       return applied ? 'applied' : 'current';
     }
     const entry = await this.recordPending(message, keyHash);
@@ -352,8 +358,20 @@ export class BackupApplier {
     this.deps.faults?.reach('dr.afterPending');
     const held = await this.heldVersion(message);
     if (held < message.version) return entry;
-    await this.deps.pending.clear(keyHash, held);
+    await this.clearUpTo(keyHash, held);
     return 'current';
+  }
+
+  /**
+   * Clears a key's entries up to `version` (applied, or superseded by it). A transaction's write
+   * superseded here never gets its value (the primary shipped the newer one instead), so its transaction
+   * is tried again now that the write no longer holds it back (`except`: the one applying).
+   */
+  private async clearUpTo(keyHash: string, version: number, except?: string): Promise<void> {
+    const removed = await this.deps.pending.clear(keyHash, version);
+    const held = new Map<string, number>();
+    for (const entry of removed) if (this.asUnit(entry) && entry.txid !== except) held.set(entry.txid, entry.txnWrites);
+    for (const [txid, writes] of held) await this.applyTransaction(txid, writes);
   }
 
   /** Whether a write is applied with the rest of its transaction (the broken mode applies each on its own). */
@@ -399,7 +417,7 @@ export class BackupApplier {
       this.deps.faults?.reach('dr.afterTransactionWrite');
     }
     for (const { entry, value } of checked) {
-      await this.deps.pending.clear(entry.keyHash, entry.version);
+      await this.clearUpTo(entry.keyHash, entry.version, txid);
       if ((value as CheckedValue).value) await this.deps.values.delete(valueObjectKeyOf(entry)).catch(() => undefined);
     }
     await this.deps.pending.clearTransaction(txid);
@@ -434,7 +452,7 @@ export class BackupApplier {
         }
         const held = await this.heldVersion(entry);
         if (held >= entry.version) {
-          await this.deps.pending.clear(entry.keyHash, held);
+          await this.clearUpTo(entry.keyHash, held);
           report.cleared += 1;
         } else if ((await this.applyValue(entry)) === 'applied') {
           report.applied += 1;
@@ -471,7 +489,7 @@ export class BackupApplier {
     await this.store(this.itemOf(entry, value));
     this.deps.metrics?.valueApplied(Math.max(0, this.deps.clock.nowMs() - entry.writtenAtMs));
     this.deps.faults?.reach('dr.afterApply');
-    await this.deps.pending.clear(entry.keyHash, entry.version);
+    await this.clearUpTo(entry.keyHash, entry.version);
     // An inline value now lives in the items; a large one stays as their blob.
     if (value.value) await this.deps.values.delete(valueObjectKeyOf(entry)).catch(() => undefined);
     return 'applied';
@@ -567,6 +585,22 @@ export function gateVerdict(
   return { kind: 'pending', version: newest.version, writtenAtMs: newest.writtenAtMs };
 }
 
+function lostKeyError(key: string, verdict: Extract<GateVerdict, { kind: 'lost' }>): RingstoreError {
+  return new RingstoreError(
+    'dr.lost',
+    `key ${key} was written at version ${verdict.version} in the primary region, and that value was lost in the disaster: ` +
+      'this region refuses the key until it is written again (see GET /v1/admin/dr/report)',
+    {
+      details: {
+        key,
+        version: verdict.version,
+        writtenAt: new Date(verdict.writtenAtMs).toISOString(),
+        ...(verdict.txid ? { txid: verdict.txid } : {}),
+      },
+    },
+  );
+}
+
 export interface PendingGateDeps {
   pending: PendingStore;
   clock: Clock;
@@ -597,21 +631,7 @@ export class PendingGate {
       const item = await read();
       const verdict = gateVerdict(entries, item, { promoted: (await this.deps.promoted?.()) ?? false });
       if (verdict.kind === 'serve') return item;
-      if (verdict.kind === 'lost') {
-        throw new RingstoreError(
-          'dr.lost',
-          `key ${key} was written at version ${verdict.version} in the primary region, and that value was lost in the disaster: ` +
-            'this region refuses the key until it is written again (see GET /v1/admin/dr/report)',
-          {
-            details: {
-              key,
-              version: verdict.version,
-              writtenAt: new Date(verdict.writtenAtMs).toISOString(),
-              ...(verdict.txid ? { txid: verdict.txid } : {}),
-            },
-          },
-        );
-      }
+      if (verdict.kind === 'lost') throw lostKeyError(key, verdict);
       const waitedMs = clock.nowMs() - started;
       if (waitedMs >= limits.pendingWaitMs) {
         throw new RingstoreError(
@@ -622,5 +642,16 @@ export class PendingGate {
       }
       await this.deps.sleep(Math.min(limits.pendingPollMs, limits.pendingWaitMs - waitedMs));
     }
+  }
+
+  /**
+   * A promoted region's check of a key a transaction touches (its reads do not pass `read`): 410 if a
+   * write lost in the disaster is ahead of the key's copy. `read` is called only when the key has lost entries.
+   */
+  async assertNotLost(namespace: string, key: string, read: () => Promise<StoredItem | undefined>): Promise<void> {
+    const lost = (await this.deps.pending.entriesOf(keyHashOf(namespace, key))).filter((entry) => entry.state === 'lost');
+    if (lost.length === 0) return;
+    const verdict = gateVerdict(lost, await read(), { promoted: true });
+    if (verdict.kind === 'lost') throw lostKeyError(key, verdict);
   }
 }

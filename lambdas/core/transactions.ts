@@ -29,7 +29,7 @@ import { forAllBounded, forEachBounded } from './bounded';
 import { cacheEntryOf, IntentResolver } from './intents';
 import { isLive, tombstoneRetentionSeconds } from './item';
 import type { DrWriteGuard } from './dr-promotion';
-import type { DrShipper } from './dr';
+import type { DrShipper, PendingGate } from './dr';
 import type { ReplicationService } from './replication';
 import type { RingSource } from './ring-source';
 import { planTransaction, type PlannedWrite, type TxnLimits, type TxnOp } from './txn-plan';
@@ -64,6 +64,8 @@ export interface TxnDeps {
   writeGuard?: DrWriteGuard;
   /** DR primary: a key-sync namespace's committed transaction is answered once the backup knows of its writes. */
   dr?: Pick<DrShipper, 'announceAll'>;
+  /** DR backup, once promoted: a transaction touching a key lost in the disaster is refused (410 dr.lost). */
+  lostKeys?: Pick<PendingGate, 'assertNotLost'>;
 }
 
 /** What a participant saw of a key when it locked or read it. */
@@ -138,6 +140,7 @@ export class TransactionService {
         ...(keyPlan.write ? { write: writeJsonOf(keyPlan.write) } : {}),
       });
     }
+    await this.assertNoneLost(namespace, [...byTable.values()]);
     const createdAtMs = clock.nowMs();
     // Ids sort by start time, so age (for wound-wait) can also be read from the id.
     const txid = `${createdAtMs.toString(36).padStart(9, '0')}-${ids.newId().replace(/-/g, '')}`;
@@ -164,6 +167,19 @@ export class TransactionService {
    * way (an intent, a key changed since it was read): the two-phase commit then runs it, and nothing
    * was written. docs/transactions.md, "One shard".
    */
+  /**
+   * A promoted region refuses a transaction that touches a key lost in the disaster: its copy is older
+   * than a write the old primary acknowledged. Lost entries only go away, so checking at the plan holds.
+   */
+  private async assertNoneLost(namespace: string, participants: readonly Participant[]): Promise<void> {
+    const { lostKeys, shards, limits } = this.deps;
+    if (!lostKeys) return;
+    const keys = participants.flatMap(({ table, keys: planned }) => planned.map(({ key }) => ({ table, key })));
+    await forAllBounded(keys, limits.intentConcurrencyMax, ({ table, key }) =>
+      lostKeys.assertNotLost(namespace, key, () => shards.get(table, namespace, key, { consistent: true })),
+    );
+  }
+
   /** A DR region's permission to answer a transaction (a primary's lease, a backup's promotion); always true without DR. */
   async assertAcknowledgeable(): Promise<void> {
     await this.deps.writeGuard?.assertWritable();

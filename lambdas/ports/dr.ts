@@ -64,12 +64,22 @@ export interface PendingStore {
   find(keyHash: string, version: number): Promise<PendingEntry | undefined>;
   /** Every entry of a key, read consistently, in version order. */
   entriesOf(keyHash: string): Promise<PendingEntry[]>;
-  /** Removes the key's pending entries up to `version` (applied, or superseded by it); lost ones stay. */
-  clear(keyHash: string, upToVersion: number): Promise<void>;
+  /**
+   * Removes the key's pending entries up to `version` (applied, or superseded by it); lost ones stay.
+   * Returns the entries it removed.
+   */
+  clear(keyHash: string, upToVersion: number): Promise<PendingEntry[]>;
   /** One page of every entry (status and promotion walk them all); `cursor` continues. */
   scan(limit: number, cursor?: string): Promise<{ entries: PendingEntry[]; cursor?: string }>;
   /** Marks a still-pending entry lost; false if it was applied (removed) meanwhile. */
   markLost(entry: Pick<PendingEntry, 'keyHash' | 'version'>): Promise<boolean>;
+  /**
+   * Removes a lost entry (reconciliation: restored, discarded, or settled by a write of the key in the
+   * promoted region); false if it was not there, or not lost.
+   */
+  removeLost(keyHash: string, version: number): Promise<boolean>;
+  /** One page of the lost entries only; a page may hold fewer than `limit`, even none, and `cursor` continues. */
+  scanLost(limit: number, cursor?: string): Promise<{ entries: PendingEntry[]; cursor?: string }>;
   /** Records that a transaction wrote this key's version (idempotent). */
   recordTransactionWrite(txid: string, write: TransactionWrite): Promise<void>;
   /** The writes of a transaction recorded so far, read consistently. */

@@ -37,6 +37,7 @@ export function transactionService(wiring: Wiring): TransactionService {
     const cache = valueCache(wiring);
     const writeGuard = drWriteGuard(wiring);
     const dr = keySyncShipper(wiring);
+    const lostKeys = pendingGate(wiring);
     return new TransactionService({
       shards: shardStore(wiring),
       records: txnRecordStore(wiring),
@@ -48,6 +49,7 @@ export function transactionService(wiring: Wiring): TransactionService {
       ...(cache ? { cache } : {}),
       ...(writeGuard ? { writeGuard } : {}),
       ...(dr ? { dr } : {}),
+      ...(lostKeys ? { lostKeys } : {}),
       ...injected(wiring),
     });
   });

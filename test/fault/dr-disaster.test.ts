@@ -2,8 +2,10 @@
 // primary with values of mixed sizes (inline and blob, overwrites and deletes), the primary's region
 // killed at a seeded random moment (the link cut, the engines stopped), the backup promoted, and every
 // key ever acknowledged read in the backup. Each must be at its latest acknowledged version, or refused
-// as pending (503) or lost (410): never served older. A partition that heals loses nothing and marks
-// nothing lost. The deliberately broken gate (no pending check) must be caught by the same check.
+// as pending (503) or lost (410): never served older. Transactions run beside the plain writes: none
+// may be seen in part (one of its writes served while another is lost). A partition that heals loses
+// nothing and marks nothing lost. The deliberately broken gate (no pending check) must be caught by the
+// same check.
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,6 +17,10 @@ import { baseSeed, deriveSeed, Rng, withSeed } from './support';
 const valueSizes = [200, 2_000, 20_000, 400_000, 1_500_000] as const;
 const keysCount = 24;
 const writers = 6;
+/** Transactions of two or three keys of their own key set, with values up to the transaction limit. */
+const txnWriters = 2;
+const txnKeysCount = 12;
+const txnValueSizes = [200, 2_000, 20_000] as const;
 /** The link: 5 ms each way and 4 MB/s, so that large values are in transit when the disaster strikes. */
 const link = { latencyMs: 5, bandwidthKBps: 4_000 };
 
@@ -31,7 +37,18 @@ interface Verdicts {
   /** Served older than the latest acknowledged write (or absent, or other content): never allowed. */
   stale: string[];
   unexpected: string[];
+  /** Transactions seen in part: one write served at its version while another is lost. */
+  partial: string[];
 }
+
+/** A committed transaction: each key it wrote, at the version it wrote. */
+interface TxnRecord {
+  txid: string;
+  writes: Array<{ key: string; version: number }>;
+}
+
+/** What the backup answered for one key: served at a version, absent, pending, or lost at a version. */
+type Answer = { status: 200; version: number } | { status: 404 } | { status: 503 } | { status: 410; version: number };
 
 const seed = baseSeed();
 const homes: string[] = [];
@@ -96,9 +113,41 @@ function startLoad(regions: LocalRegions, rng: Rng) {
       }
     }
   };
-  const running = Promise.all(Array.from({ length: writers }, writer));
+  const transactions: TxnRecord[] = [];
+  const txnWriter = async () => {
+    while (!stopped) {
+      const keys = new Set<string>();
+      const size = rng.int(2, 3);
+      while (keys.size < size) keys.add(`disaster/t-${String(rng.int(0, txnKeysCount - 1)).padStart(2, '0')}`);
+      const values = new Map([...keys].map((key) => [key, new Uint8Array(rng.pick(txnValueSizes)).fill(sequence++ % 251)]));
+      try {
+        const response = await fetch(`${regions.primary.url}/v1/txn`, {
+          method: 'POST',
+          headers: { 'x-api-key': regions.primary.apiKey, 'content-type': 'application/json' },
+          body: JSON.stringify({
+            ops: [...values].map(([key, value]) => ({ op: 'put', key, value: Buffer.from(value).toString('base64'), encoding: 'base64' })),
+          }),
+          signal: AbortSignal.timeout(15_000),
+        });
+        const body = (await response.json().catch(() => ({}))) as { status?: string; txid?: string; writes?: TxnRecord['writes'] };
+        if (response.status === 200 && body.status === 'committed' && body.txid && body.writes) {
+          transactions.push({ txid: body.txid, writes: body.writes });
+          for (const { key, version } of body.writes) {
+            const history = historyOf(key);
+            if ((history.latest?.version ?? 0) < version) history.latest = { version, sha256: sha256Of(values.get(key)!) };
+          }
+        } else if (!(response.status === 200 && body.status === 'aborted')) {
+          for (const key of keys) historyOf(key).uncertain = true;
+        }
+      } catch {
+        for (const key of keys) historyOf(key).uncertain = true;
+      }
+    }
+  };
+  const running = Promise.all([...Array.from({ length: writers }, writer), ...Array.from({ length: txnWriters }, txnWriter)]);
   return {
     histories,
+    transactions,
     stop: async () => {
       stopped = true;
       await running;
@@ -106,10 +155,17 @@ function startLoad(regions: LocalRegions, rng: Rng) {
   };
 }
 
-/** Reads every key ever acknowledged in the backup and judges each answer. */
-async function judge(regions: LocalRegions, histories: Map<string, KeyHistory>): Promise<Verdicts> {
-  const verdicts: Verdicts = { consistent: 0, detected: 0, stale: [], unexpected: [] };
-  for (const [key, history] of histories) {
+/**
+ * Reads every key ever acknowledged in the backup and judges each answer; then each acknowledged
+ * transaction: none may show one of its writes while another of its writes is lost.
+ */
+async function judge(
+  regions: LocalRegions,
+  load: { histories: Map<string, KeyHistory>; transactions: readonly TxnRecord[] },
+): Promise<Verdicts> {
+  const verdicts: Verdicts = { consistent: 0, detected: 0, stale: [], unexpected: [], partial: [] };
+  const answers = new Map<string, Answer>();
+  for (const [key, history] of load.histories) {
     const latest = history.latest;
     if (!latest) continue;
     const response = await fetch(`${regions.backup.url}/v1/kv/${encodeURIComponent(key)}`, {
@@ -118,6 +174,11 @@ async function judge(regions: LocalRegions, histories: Map<string, KeyHistory>):
     });
     const body = new Uint8Array(await response.arrayBuffer());
     const served = Number(JSON.parse(response.headers.get('etag') ?? '0'));
+    if (response.status === 200) answers.set(key, { status: 200, version: served });
+    else if (response.status === 410) {
+      const lost = JSON.parse(new TextDecoder().decode(body)) as { error?: { details?: { version?: number } } };
+      answers.set(key, { status: 410, version: lost.error?.details?.version ?? 0 });
+    } else if (response.status === 404 || response.status === 503) answers.set(key, { status: response.status });
     if (response.status === 503 || response.status === 410) {
       verdicts.detected += 1;
     } else if (response.status === 404) {
@@ -131,6 +192,21 @@ async function judge(regions: LocalRegions, histories: Map<string, KeyHistory>):
       } else verdicts.consistent += 1;
     } else {
       verdicts.unexpected.push(`${key}: ${response.status}`);
+    }
+  }
+  for (const { txid, writes } of load.transactions) {
+    const shown = writes.filter(({ key, version }) => {
+      const answer = answers.get(key);
+      return answer?.status === 200 && answer.version === version;
+    });
+    const lost = writes.filter(({ key, version }) => {
+      const answer = answers.get(key);
+      return answer?.status === 410 && answer.version === version;
+    });
+    if (shown.length > 0 && lost.length > 0) {
+      verdicts.partial.push(
+        `${txid}: ${shown.map((w) => `${w.key}@${w.version}`).join(', ')} served; ${lost.map((w) => w.key).join(', ')} lost`,
+      );
     }
   }
   return verdicts;
@@ -178,11 +254,13 @@ describe('a disaster in the primary region', () => {
         // Act
         await disaster(regions, load, rng);
         const report = await promote(regions);
-        const verdicts = await judge(regions, load.histories);
+        const verdicts = await judge(regions, load);
         // Assess
         expect(report.status).toBe('completed');
         expect(verdicts.stale).toEqual([]);
+        expect(verdicts.partial).toEqual([]);
         expect(verdicts.unexpected).toEqual([]);
+        expect(load.transactions.length).toBeGreaterThan(0);
         expect(verdicts.consistent + verdicts.detected).toBeGreaterThan(0);
       } finally {
         await regions.backup.stop();
@@ -207,7 +285,7 @@ describe('a disaster in the primary region', () => {
           headers: { 'content-type': 'application/json' },
           body: JSON.stringify({ broken: ['drServeWithoutPendingCheck'] }),
         });
-        const verdicts = await judge(regions, load.histories);
+        const verdicts = await judge(regions, load);
         // Assess: the keys still pending or lost at the disaster are now served older
         expect(faults.status).toBe(200);
         expect(verdicts.stale.length).toBeGreaterThan(0);
@@ -236,12 +314,13 @@ describe('a partition that heals', () => {
         await new Promise((resolve) => setTimeout(resolve, 1_500));
         await load.stop();
         await regions.drCaughtUp();
-        const verdicts = await judge(regions, load.histories);
+        const verdicts = await judge(regions, load);
         const status = (await (
           await fetch(`${regions.backup.url}/v1/admin/dr/status`, { headers: { 'x-api-key': regions.primary.adminKey } })
         ).json()) as { pending: { count: number; lost: number } };
         // Assess
         expect(verdicts.stale).toEqual([]);
+        expect(verdicts.partial).toEqual([]);
         expect(verdicts.detected).toBe(0);
         expect(verdicts.unexpected).toEqual([]);
         expect(status.pending).toMatchObject({ count: 0, lost: 0 });

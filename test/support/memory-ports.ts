@@ -527,9 +527,15 @@ export class MemoryPendingStore implements PendingStore {
   async entriesOf(keyHash: string): Promise<PendingEntry[]> {
     return [...(this.entries.get(keyHash)?.values() ?? [])].sort((a, b) => a.version - b.version);
   }
-  async clear(keyHash: string, upToVersion: number): Promise<void> {
+  async clear(keyHash: string, upToVersion: number): Promise<PendingEntry[]> {
     const versions = this.entries.get(keyHash);
-    for (const [version, entry] of versions ?? []) if (version <= upToVersion && entry.state === 'pending') versions?.delete(version);
+    const removed: PendingEntry[] = [];
+    for (const [version, entry] of versions ?? []) {
+      if (version > upToVersion || entry.state !== 'pending') continue;
+      versions?.delete(version);
+      removed.push(entry);
+    }
+    return removed;
   }
   async scan(limit: number, cursor?: string): Promise<{ entries: PendingEntry[]; cursor?: string }> {
     const all = this.all();
@@ -542,6 +548,17 @@ export class MemoryPendingStore implements PendingStore {
     if (stored?.state !== 'pending') return false;
     stored.state = 'lost';
     return true;
+  }
+  async removeLost(keyHash: string, version: number): Promise<boolean> {
+    const versions = this.entries.get(keyHash);
+    if (versions?.get(version)?.state !== 'lost') return false;
+    versions.delete(version);
+    return true;
+  }
+  async scanLost(limit: number, cursor?: string): Promise<{ entries: PendingEntry[]; cursor?: string }> {
+    // Pages over every entry and keeps the lost ones, as a filtered DynamoDB scan does.
+    const page = await this.scan(limit, cursor);
+    return { ...page, entries: page.entries.filter((entry) => entry.state === 'lost') };
   }
   readonly transactions = new Map<string, Map<string, TransactionWrite>>();
   async recordTransactionWrite(txid: string, write: TransactionWrite): Promise<void> {
