@@ -66,6 +66,12 @@ export class DrStats implements DrMetrics {
     this.metrics?.addMetric('DrKeySyncDuration', MetricUnit.Milliseconds, durationMs);
   }
 
+  pendingObserved(observed: { pending: number; lost: number; oldestPendingAgeMs: number }): void {
+    this.metrics?.addMetric('DrPendingKeys', MetricUnit.Count, observed.pending);
+    this.metrics?.addMetric('DrLostKeysHeld', MetricUnit.Count, observed.lost);
+    this.metrics?.addMetric('DrOldestPendingAge', MetricUnit.Milliseconds, observed.oldestPendingAgeMs);
+  }
+
   /** Flushes the metrics gathered by one invocation (EMF lines); a no-op without Powertools. */
   publish(): void {
     this.metrics?.publishStoredMetrics();

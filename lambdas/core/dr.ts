@@ -306,11 +306,17 @@ export interface BackupApplierDeps {
 
 export type KeyOutcome = 'applied' | 'pending' | 'current' | 'ignored';
 
-/** What one sweep of old pending entries did. */
+/** What one sweep of old pending entries did, and what it saw of the pending table. */
 export interface PendingSweepReport {
   examined: number;
   applied: number;
   cleared: number;
+  /** Entries read: pending and lost ones, and how long the oldest pending one had waited. */
+  pending: number;
+  lost: number;
+  oldestPendingAgeMs: number;
+  /** Whether the sweep read the whole table (else the counts are of the pages it read). */
+  complete: boolean;
 }
 /** `awaitingTransaction`: the value is a transaction's, applied once all of its writes are here. */
 export type ValueOutcome = 'applied' | 'awaitingKey' | 'awaitingTransaction' | 'ignored' | 'corrupt';
@@ -430,7 +436,8 @@ export class BackupApplier {
    * backup holds already is cleared. Bounded by `pagesMax` pages of `pageSize` entries per run.
    */
   async retryPending(options: { olderThanMs: number; pageSize: number; pagesMax: number }): Promise<PendingSweepReport> {
-    const report: PendingSweepReport = { examined: 0, applied: 0, cleared: 0 };
+    const report: PendingSweepReport = { examined: 0, applied: 0, cleared: 0, pending: 0, lost: 0, oldestPendingAgeMs: 0, complete: false };
+    const now = this.deps.clock.nowMs();
     // In a promoted region every entry the promotion kept is lost; a pending one came from a write the
     // old primary never acknowledged (recorded while the promotion ran): it is dropped, not applied.
     const promoted = (await this.deps.promoted?.()) ?? false;
@@ -439,6 +446,11 @@ export class BackupApplier {
     for (let page = 0; page < options.pagesMax; page += 1) {
       const scanned = await this.deps.pending.scan(options.pageSize, cursor);
       for (const entry of scanned.entries) {
+        if (entry.state === 'lost') report.lost += 1;
+        else {
+          report.pending += 1;
+          report.oldestPendingAgeMs = Math.max(report.oldestPendingAgeMs, now - entry.receivedAtMs);
+        }
         if (entry.state !== 'pending' || entry.receivedAtMs > cutoff) continue;
         report.examined += 1;
         if (promoted) {
@@ -459,8 +471,13 @@ export class BackupApplier {
         }
       }
       cursor = scanned.cursor;
-      if (!cursor) break;
+      if (!cursor) {
+        report.complete = true;
+        break;
+      }
     }
+    const { pending, lost, oldestPendingAgeMs } = report;
+    this.deps.metrics?.pendingObserved({ pending, lost, oldestPendingAgeMs });
     return report;
   }
 

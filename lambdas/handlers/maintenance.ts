@@ -6,7 +6,7 @@ import type { MaintenanceReport } from '../core/maintenance';
 import { ringSource } from '../wiring/control';
 import { maintenanceService } from '../wiring/services';
 import { failoverStats } from '../wiring/data';
-import { initialSync, pendingSweep } from '../wiring/dr';
+import { drStats, initialSync, pendingSweep } from '../wiring/dr';
 import type { Wiring } from '../wiring/wiring';
 
 export function maintenanceHandler(wiring: Wiring) {
@@ -17,13 +17,14 @@ export function maintenanceHandler(wiring: Wiring) {
   const metrics = failoverStats(wiring);
   const sweep = pendingSweep(wiring);
   const sync = initialSync(wiring);
+  const dr = wiring.config.dr.role === 'none' ? undefined : drStats(wiring);
 
   return middy<ScheduledEvent, MaintenanceReport>().handler(async () => {
     const report = await maintenance.run(await ring.current()).finally(() => metrics.publish());
     const { antiEntropy, handoff } = report;
     if (handoff.length || antiEntropy.repairedCount) logger.info('maintenance repaired replicas', { ...report });
     await sync?.step(await ring.current());
-    const swept = await sweep?.();
+    const swept = await sweep?.().finally(() => dr?.publish());
     if (swept && (swept.applied || swept.cleared)) logger.warn('DR sweep applied values whose events were lost', { ...swept });
     return report;
   });

@@ -160,6 +160,12 @@ export interface DrMetrics {
   keysLost(count: number): void;
   /** Primary: a key-sync write's key message took this long to be durable in the backup's queue. */
   keySyncSent(durationMs: number): void;
+  /**
+   * Backup: what the maintenance sweep saw of the pending table (the entries it read: all of them
+   * unless the table outgrew its pages): pending and lost entries, and how long the oldest pending one
+   * has waited.
+   */
+  pendingObserved(observed: { pending: number; lost: number; oldestPendingAgeMs: number }): void;
 }
 
 /**

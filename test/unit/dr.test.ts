@@ -19,7 +19,7 @@ import { Ring, initialRingState, tokenOf } from '../../lambdas/core/ring';
 import { TransactionService } from '../../lambdas/core/transactions';
 import type { TxnOp } from '../../lambdas/core/txn-plan';
 import type { OwnerChange } from '../../lambdas/core/replication';
-import type { BlobStore, DrKeyMessage, DrMode, DrSyncState, DrSyncStateStore, PendingEntry } from '../../lambdas/ports';
+import type { BlobStore, DrKeyMessage, DrMetrics, DrMode, DrSyncState, DrSyncStateStore, PendingEntry } from '../../lambdas/ports';
 import { limits } from '../../schemas/topology';
 import {
   CountingIds,
@@ -84,7 +84,18 @@ function twoRegions(options: { drMode?: DrMode } = {}) {
   const pending = new MemoryPendingStore();
   /** Whether the backup has been promoted (what its DR state says). */
   const region = { promoted: false };
+  /** What the backup's sweeps reported of the pending table (its DrMetrics). */
+  const pendingObserved: Array<Parameters<DrMetrics['pendingObserved']>[0]> = [];
+  const metrics: DrMetrics = {
+    keyReceived: () => undefined,
+    valueApplied: () => undefined,
+    valueCorrupt: () => undefined,
+    keysLost: () => undefined,
+    keySyncSent: () => undefined,
+    pendingObserved: (observed) => void pendingObserved.push({ ...observed }),
+  };
   const applier = new BackupApplier({
+    metrics,
     pending,
     values: backupBucket,
     shards: backupShards,
@@ -128,6 +139,7 @@ function twoRegions(options: { drMode?: DrMode } = {}) {
     transit,
     backupBucket,
     pending,
+    pendingObserved,
     applier,
     gate,
     primary,
@@ -539,8 +551,13 @@ describe('the backup', () => {
     regions.clock.now += 61_000;
     const late = await regions.applier.retryPending(options);
     // Assess
-    expect(early).toEqual({ examined: 0, applied: 0, cleared: 0 });
-    expect(late).toEqual({ examined: 1, applied: 1, cleared: 0 });
+    const seen = { pending: 1, lost: 0, complete: true };
+    expect(early).toEqual({ examined: 0, applied: 0, cleared: 0, oldestPendingAgeMs: 0, ...seen });
+    expect(late).toEqual({ examined: 1, applied: 1, cleared: 0, oldestPendingAgeMs: 61_000, ...seen });
+    expect(regions.pendingObserved).toEqual([
+      { pending: 1, lost: 0, oldestPendingAgeMs: 0 },
+      { pending: 1, lost: 0, oldestPendingAgeMs: 61_000 },
+    ]);
     expect(await regions.readBackup('a')).toBe('one');
   });
 
