@@ -155,6 +155,14 @@ export const drDefaults = {
   sweepPagesMax: 4,
   /** Token ranges a primary's initial sync ships per maintenance run. */
   syncRangesPerRun: 8,
+  /**
+   * Values this large or larger travel to the backup's bucket as multipart uploads, in parts of
+   * `multipartPartBytes` (S3's minimum is 5 MiB) sent `multipartConcurrency` at once: parallel streams
+   * fill a long, fat link that one TCP stream cannot.
+   */
+  multipartFromBytes: 8 * 1024 * 1024,
+  multipartPartBytes: 5 * 1024 * 1024,
+  multipartConcurrency: 4,
 } as const;
 
 /** Transaction limits: enforced with 400s, documented in docs/api.md. */

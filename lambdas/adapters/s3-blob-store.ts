@@ -13,22 +13,38 @@ import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { BlobStore } from '../ports';
 import { awsCall, translateAwsError } from './aws-errors';
 
+/** When `put` sends a value as a multipart upload: from this size, in parts of `partBytes`, `concurrency` at once. */
+export interface MultipartOptions {
+  fromBytes: number;
+  partBytes: number;
+  concurrency: number;
+}
+
 export class S3BlobStore implements BlobStore {
   /**
    * @param client the S3 client used for I/O.
    * @param presignClient the client whose endpoint the presigned URLs carry: in AWS the same client;
    *   locally one whose endpoint the user's machine can reach.
+   * @param multipart large values as multipart uploads (the DR shipper's link to the backup region); none: one PUT.
    */
   constructor(
     private readonly client: S3Client,
     private readonly bucket: string,
     private readonly presignClient: S3Client = client,
+    private readonly multipart?: MultipartOptions,
   ) {}
 
   async put(objectKey: string, bytes: Uint8Array, contentType: string): Promise<void> {
-    await awsCall(`upload of ${objectKey}`, () =>
-      this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: objectKey, Body: bytes, ContentType: contentType })),
-    );
+    const params = { Bucket: this.bucket, Key: objectKey, Body: bytes, ContentType: contentType };
+    const multipart = this.multipart;
+    if (multipart && bytes.length >= multipart.fromBytes) {
+      // lib-storage's Upload: parts in parallel, retried one by one, the upload aborted if it fails.
+      const { Upload } = await import('@aws-sdk/lib-storage');
+      const upload = new Upload({ client: this.client, params, partSize: multipart.partBytes, queueSize: multipart.concurrency });
+      await awsCall(`multipart upload of ${objectKey}`, () => upload.done());
+      return;
+    }
+    await awsCall(`upload of ${objectKey}`, () => this.client.send(new PutObjectCommand(params)));
   }
 
   async get(objectKey: string): Promise<Uint8Array> {
