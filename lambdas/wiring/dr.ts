@@ -80,7 +80,11 @@ export function drShipper(wiring: Wiring): DrShipper {
                 requestChecksumCalculation: 'WHEN_REQUIRED',
                 responseChecksumValidation: 'WHEN_REQUIRED',
               });
-              return new S3BlobStore(client, dr.bucket);
+              return new S3BlobStore(client, dr.bucket, client, {
+                fromBytes: drDefaults.multipartFromBytes,
+                partBytes: drDefaults.multipartPartBytes,
+                concurrency: drDefaults.multipartConcurrency,
+              });
             }),
         ),
         blobs: blobStore(wiring),
