@@ -1,7 +1,7 @@
 // The API contract as zod schemas: handlers parse with them, the OpenAPI document is generated from them.
 import * as z from 'zod';
 import { errorCodes } from './errors';
-import { limits, namespacePattern, txnLimits } from './topology';
+import { drDefaults, limits, namespacePattern, txnLimits } from './topology';
 
 export const Consistency = z.enum(['eventual', 'strong']).meta({
   id: 'Consistency',
@@ -360,6 +360,104 @@ export const PromotionReportResponse = z
     failure: z.string().optional(),
   })
   .meta({ id: 'PromotionReport' });
+
+export const OfferBody = z
+  .object({
+    from: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .meta({ description: 'Index in the promotion report’s list of lost keys to continue from (a previous answer’s `next`); default 0' }),
+  })
+  .strict()
+  .meta({ id: 'OfferRequest' });
+
+export const OfferResponse = z
+  .object({
+    promotionId: z.string(),
+    lost: z.number().int().meta({ description: 'Keys the promotion marked lost' }),
+    listed: z.number().int().meta({ description: 'Lost keys its report lists (at most 1,000): the offer works from the list' }),
+    from: z.number().int(),
+    next: z
+      .number()
+      .int()
+      .optional()
+      .meta({ description: 'Where to continue (POST again with `from`), when this call stopped at its time budget' }),
+    offered: z.number().int().meta({ description: 'Values uploaded to the promoted region’s bucket' }),
+    notHeld: z.number().int().meta({ description: 'Keys this region holds at another version, or not at all' }),
+    noValueNeeded: z.number().int().meta({ description: 'Lost deletes and empty values: a restore needs no offer' }),
+    failed: z.number().int(),
+    failures: z.array(z.object({ namespace: z.string(), key: z.string(), version: z.number().int(), reason: z.string() })),
+  })
+  .meta({ id: 'OfferReport', description: 'What the old primary offered back of the keys its backup’s promotion marked lost' });
+
+export const LostKeysQuery = z.object({
+  limit: integerParam(`Page size, 1 to ${drDefaults.lostListLimitMax}`)
+    .pipe(z.number().min(1).max(drDefaults.lostListLimitMax))
+    .default(drDefaults.lostListLimitDefault),
+  cursor: z.string().min(1).max(4096).optional().meta({ description: 'The cursor of the previous page' }),
+});
+
+export const LostKey = z
+  .object({
+    namespace: z.string(),
+    key: z.string(),
+    version: z.number().int().meta({ description: 'The lost version' }),
+    writtenAt: z.string(),
+    writtenAtMs: z.number().int(),
+    txid: z.string().optional(),
+    size: z.number().int(),
+    contentType: z.string(),
+    deleted: z.boolean(),
+    offer: z
+      .object({ needed: z.boolean(), present: z.boolean(), size: z.number().int().optional() })
+      .meta({
+        description: 'Whether a restore needs an offered value (deletes and empty values do not), and whether one is in this region',
+      }),
+    currentVersion: z.number().int().meta({ description: 'The version this region holds now (0: none)' }),
+    superseded: z.boolean().meta({ description: 'Written here at or past the lost version: a restore would overwrite that write' }),
+  })
+  .meta({ id: 'LostKey' });
+
+export const LostKeysResponse = z
+  .object({ entries: z.array(LostKey), cursor: z.string().optional() })
+  .meta({ id: 'LostKeys', description: 'A page may hold fewer entries than the limit, even none; no cursor when the listing is complete' });
+
+export const ReconcileBody = z
+  .object({
+    namespace: z.string().regex(namespacePattern, `must match ${namespacePattern}`),
+    key: z
+      .string()
+      .min(1)
+      .refine((key) => Buffer.byteLength(key) <= limits.keyBytesMax, `at most ${limits.keyBytesMax} bytes of UTF-8`),
+    version: z.number().int().min(1).meta({ description: 'The lost version' }),
+    action: z.enum(['restore', 'discard']),
+    expectVersion: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .meta({
+        description: 'restore: the version the key must hold now (a listing’s currentVersion); default: any older than the lost one',
+      }),
+  })
+  .strict()
+  .refine((body) => body.action === 'restore' || body.expectVersion === undefined, {
+    message: 'expectVersion applies to restore only',
+    path: ['expectVersion'],
+  })
+  .meta({ id: 'ReconcileRequest' });
+
+export const ReconcileResponse = z
+  .object({
+    namespace: z.string(),
+    key: z.string(),
+    version: z.number().int(),
+    action: z.enum(['restore', 'discard']),
+    currentVersion: z.number().int().meta({ description: 'The version the key holds now: a restore’s new write, or what a discard left' }),
+  })
+  .meta({ id: 'ReconcileOutcome' });
 
 export const ShardsResponse = z
   .object({

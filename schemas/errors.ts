@@ -29,6 +29,11 @@ export const errorCodes = [
   'dr.backupUnreachable',
   'dr.demoted',
   'dr.noPromotion',
+  'dr.notLost',
+  'dr.notPromoted',
+  'dr.noOffer',
+  'dr.corruptOffer',
+  'dr.cannotRestore',
   'internal',
 ] as const;
 
@@ -63,6 +68,13 @@ export const statusOf: Record<ErrorCode, number> = {
   'dr.backupUnreachable': 503,
   'dr.demoted': 403,
   'dr.noPromotion': 404,
+  // Reconciliation (docs/dr.md): no such lost entry; a region not promoted, a value not offered back
+  // (or not matching its sha256), or a lost version that cannot be restored as it stands.
+  'dr.notLost': 404,
+  'dr.notPromoted': 409,
+  'dr.noOffer': 409,
+  'dr.corruptOffer': 409,
+  'dr.cannotRestore': 409,
   internal: 500,
 };
 

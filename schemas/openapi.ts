@@ -175,6 +175,34 @@ const operations: Record<string, Operation> = {
     summary: 'DR primary: ship every key to the backup once (the initial sync of data written before DR), range by range (admin)',
     responses: { 202: json(api.DrSyncResponse, 'The sync runs with maintenance; GET /v1/admin/dr/status follows it') },
   },
+  offerLostValues: {
+    summary:
+      'The old DR primary, demoted: offer back the values it holds of the keys its backup’s promotion marked lost, to the promoted region’s bucket (admin)',
+    request: { body: { content: { 'application/json': { schema: api.OfferBody } } } },
+    responses: {
+      200: json(api.OfferResponse, 'What was offered; continue from `next` when present'),
+      404: error('The backup was never promoted (dr.noPromotion)'),
+      409: error('The backup’s promotion has not completed (dr.notPromoted)'),
+    },
+  },
+  listLostKeys: {
+    summary: 'DR backup: the keys a promotion marked lost, each with its offered value (if any) and the version held now (admin)',
+    request: { query: api.LostKeysQuery },
+    responses: { 200: json(api.LostKeysResponse, 'A page of lost keys') },
+  },
+  reconcileLostKey: {
+    summary: 'Promoted DR region: restore a lost key’s offered value as a new write of the key, or discard the lost write (admin)',
+    request: { body: { content: { 'application/json': { schema: api.ReconcileBody } } } },
+    responses: {
+      200: json(api.ReconcileResponse, 'Restored or discarded; the key is no longer lost'),
+      404: error('No such lost write (dr.notLost)'),
+      409: error(
+        'The region is not promoted (dr.notPromoted), no value was offered back (dr.noOffer), the offer does not match the lost write ' +
+          '(dr.corruptOffer), or the version cannot be restored (dr.cannotRestore: not the newest lost write of the key, or expired)',
+      ),
+      412: error('The key does not hold expectVersion, or (without it) was written at or past the lost version since the promotion'),
+    },
+  },
   openApiDocument: { summary: 'This document', responses: { 200: { description: 'OpenAPI 3.1 JSON' } } },
   apiPage: { summary: 'Human-readable API reference', responses: { 200: { description: 'HTML' } } },
 };

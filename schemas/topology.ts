@@ -163,6 +163,14 @@ export const drDefaults = {
   multipartFromBytes: 8 * 1024 * 1024,
   multipartPartBytes: 5 * 1024 * 1024,
   multipartConcurrency: 4,
+  /**
+   * Reconciliation (docs/dr.md): the old primary offers lost keys' values back this many at once, for at
+   * most this long per call (below the API's timeout; the caller continues from `next`).
+   */
+  offer: { concurrency: 8, timeBudgetMs: 20_000, failuresReportedMax: 20 },
+  /** Lost entries GET /v1/admin/dr/lost reads per page (each costs a read of the key and of its offer). */
+  lostListLimitMax: 100,
+  lostListLimitDefault: 50,
 } as const;
 
 /** Transaction limits: enforced with 400s, documented in docs/api.md. */
@@ -330,6 +338,8 @@ export const handlers: Record<HandlerName, HandlerSpec> = {
     txnTable: 'readWrite',
     // A key-sync namespace's write is acknowledged once its key message is in the backup's queue.
     drLink: true,
+    // In a promoted backup region, a write of a key lost in the disaster removes its lost entries (docs/dr.md).
+    pendingTable: 'readWrite',
     memoryMb: 1024,
     timeoutSeconds: 28,
   },
@@ -349,12 +359,18 @@ export const handlers: Record<HandlerName, HandlerSpec> = {
     shardTables: 'readWrite',
     controlTable: 'readWrite',
     hintsTable: 'readWrite',
-    blobBucket: 'none',
+    // DR reconciliation: the old primary reads its large values to offer them back; the promoted region
+    // reads the offers and restores a lost key as a write, which may resolve a transaction's intent.
+    blobBucket: 'readWrite',
+    txnTable: 'readWrite',
     startsFailovers: true,
-    // In a backup region: its DR status counts the pending entries, and it starts promotions.
-    pendingTable: 'read',
+    // In a backup region: its DR status counts the pending entries, and it starts promotions; once
+    // promoted, reconciliation removes lost entries.
+    pendingTable: 'readWrite',
     startsPromotions: true,
     drKeyQueueDepth: true,
+    // In the old primary: lost keys' values are offered back to the promoted region's bucket.
+    drLink: true,
     memoryMb: 512,
     timeoutSeconds: 28,
   },
@@ -669,6 +685,9 @@ export const routes = [
   { method: 'POST', path: '/v1/admin/dr/promote', handler: 'admin', operationId: 'promote', authorized: true, admin: true },
   { method: 'GET', path: '/v1/admin/dr/report', handler: 'admin', operationId: 'promotionReport', authorized: true, admin: true },
   { method: 'POST', path: '/v1/admin/dr/sync', handler: 'admin', operationId: 'startDrSync', authorized: true, admin: true },
+  { method: 'POST', path: '/v1/admin/dr/offer', handler: 'admin', operationId: 'offerLostValues', authorized: true, admin: true },
+  { method: 'GET', path: '/v1/admin/dr/lost', handler: 'admin', operationId: 'listLostKeys', authorized: true, admin: true },
+  { method: 'POST', path: '/v1/admin/dr/reconcile', handler: 'admin', operationId: 'reconcileLostKey', authorized: true, admin: true },
   { method: 'GET', path: '/openapi.json', handler: 'docs', operationId: 'openApiDocument', authorized: false },
   { method: 'GET', path: '/docs', handler: 'docs', operationId: 'apiPage', authorized: false },
 ] as const satisfies readonly RouteSpec[];

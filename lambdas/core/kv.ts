@@ -75,6 +75,12 @@ export interface KvDeps {
    * again before its acknowledgement: a primary holds a lease from its backup, a backup waits for promotion.
    */
   writeGuard?: DrWriteGuard;
+  /**
+   * DR backup, once promoted: a write of a key lost in the disaster settles it (docs/dr.md,
+   * "Reconciliation"): its lost entries are removed once the write is stored, before it is acknowledged,
+   * so the key reads at this write whatever version the lost one had.
+   */
+  settleLost?: (namespace: string, key: string) => Promise<unknown>;
 }
 
 /** Plain writes that meet a transaction's intent resolve it and try again, this many times in all. */
@@ -452,6 +458,7 @@ export class KvService {
     const { result, replicas, backfilling, write } = await this.routedOwnerWrite(token, request, guard);
     faults?.reach('write.afterOwner');
     const item = storedItemOf(write, result.version);
+    await this.deps.settleLost?.(namespace, key);
     // The backup region hears of a key-sync write before it is acknowledged, alongside a strong write's copies.
     const announced = this.announceToBackup(item, options.drMode);
     // Awaited below; marked handled now so a refusal while the cache write runs is not an unhandled rejection.

@@ -1,7 +1,16 @@
 // /v1/admin/*: API keys, namespace defaults, shard health and repair; admin keys only.
 import middy, { type Request } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { CreateApiKeyBody, FailoverStartBody, NamespaceParam, NamespaceSettingsBody, PromoteBody } from '../../schemas/api';
+import {
+  CreateApiKeyBody,
+  FailoverStartBody,
+  LostKeysQuery,
+  NamespaceParam,
+  NamespaceSettingsBody,
+  OfferBody,
+  PromoteBody,
+  ReconcileBody,
+} from '../../schemas/api';
 import { drDefaults, failoverDefaults } from '../../schemas/topology';
 import { describeBackup } from '../core/dr-promotion';
 import { startInitialSync } from '../core/dr';
@@ -17,6 +26,7 @@ import { apiKeyService, failoverLog, namespaceSettings, ringSource, shardHealth 
 import { replicationStats } from '../wiring/data';
 import { failoverStarter } from '../wiring/orchestrator';
 import { drStateStore, drSyncState, keyQueueProbe, pendingStore, promotionLog, promotionStarter } from '../wiring/dr';
+import { lostKeyReconciler, lostValueOffer } from '../wiring/dr-reconcile';
 import { maintenanceService } from '../wiring/services';
 import type { Wiring } from '../wiring/wiring';
 
@@ -175,6 +185,17 @@ export function adminHandler(wiring: Wiring) {
           const report = wiring.config.dr.role === 'backup' ? await promotionLog(wiring).latest() : undefined;
           if (!report) throw new RingstoreError('dr.noPromotion', 'this region has not been promoted: there is no promotion report');
           return json(200, report);
+        },
+        // Reconciliation (docs/dr.md): the old primary offers back, the promoted region restores or discards.
+        offerLostValues: async (event) => json(200, await lostValueOffer(wiring).offer(parseWith(OfferBody, jsonBody(event), 'body'))),
+        listLostKeys: async (event) => {
+          const query = parseWith(LostKeysQuery, event.queryStringParameters, 'query');
+          return json(200, await lostKeyReconciler(wiring).list(query));
+        },
+        reconcileLostKey: async (event) => {
+          const { action, ...request } = parseWith(ReconcileBody, jsonBody(event), 'body');
+          const reconciler = lostKeyReconciler(wiring);
+          return json(200, action === 'restore' ? await reconciler.restore(request) : await reconciler.discard(request));
         },
       }),
     );

@@ -10,8 +10,18 @@ import { DrStats } from '../adapters/dr-metrics';
 import { powertoolsMetrics } from '../adapters/replication-metrics';
 import { BackupApplier, DrShipper, InitialSync, PendingGate, type PendingSweepReport } from '../core/dr';
 import { BackupWritePermit, type DrWriteGuard, PrimaryLease, PromotionService } from '../core/dr-promotion';
+import { settleLostKey } from '../core/dr-reconcile';
 import { RingstoreError } from '../core/errors';
-import type { DrKeyChannel, DrStateStore, DrSyncStateStore, KeyQueueProbe, PendingStore, PromotionStarter } from '../ports';
+import type {
+  BlobStore,
+  DrKeyChannel,
+  DrStateStore,
+  DrSyncStateStore,
+  KeyQueueProbe,
+  PendingStore,
+  PromotionLog,
+  PromotionStarter,
+} from '../ports';
 import { clientOptions, documentClient } from './clients';
 import { ringSource } from './control';
 import { blobStore, shardStore } from './data';
@@ -57,6 +67,30 @@ export function drKeyChannel(wiring: Wiring): DrKeyChannel {
   });
 }
 
+/** The backup region's bucket, where the primary's values travel to (the S3 client is loaded on first use). */
+export function backupValueStore(wiring: Wiring): BlobStore {
+  const dr = primaryConfig(wiring);
+  return wiring.shared(
+    'drValues',
+    () =>
+      new DeferredBlobStore(async () => {
+        const [{ S3BlobStore }, { S3Client }] = await Promise.all([import('../adapters/s3-blob-store'), import('@aws-sdk/client-s3')]);
+        const client = new S3Client({
+          ...clientOptions(wiring, dr.s3Endpoint),
+          region: dr.region,
+          forcePathStyle: Boolean(dr.s3Endpoint),
+          requestChecksumCalculation: 'WHEN_REQUIRED',
+          responseChecksumValidation: 'WHEN_REQUIRED',
+        });
+        return new S3BlobStore(client, dr.bucket, client, {
+          fromBytes: drDefaults.multipartFromBytes,
+          partBytes: drDefaults.multipartPartBytes,
+          concurrency: drDefaults.multipartConcurrency,
+        });
+      }),
+  );
+}
+
 /** The primary's shipper: key messages, then values, to the backup region. */
 export function drShipper(wiring: Wiring): DrShipper {
   const dr = primaryConfig(wiring);
@@ -65,28 +99,7 @@ export function drShipper(wiring: Wiring): DrShipper {
     () =>
       new DrShipper({
         keys: drKeyChannel(wiring),
-        backupValues: wiring.shared(
-          'drValues',
-          () =>
-            new DeferredBlobStore(async () => {
-              const [{ S3BlobStore }, { S3Client }] = await Promise.all([
-                import('../adapters/s3-blob-store'),
-                import('@aws-sdk/client-s3'),
-              ]);
-              const client = new S3Client({
-                ...clientOptions(wiring, dr.s3Endpoint),
-                region: dr.region,
-                forcePathStyle: Boolean(dr.s3Endpoint),
-                requestChecksumCalculation: 'WHEN_REQUIRED',
-                responseChecksumValidation: 'WHEN_REQUIRED',
-              });
-              return new S3BlobStore(client, dr.bucket, client, {
-                fromBytes: drDefaults.multipartFromBytes,
-                partBytes: drDefaults.multipartPartBytes,
-                concurrency: drDefaults.multipartConcurrency,
-              });
-            }),
-        ),
+        backupValues: backupValueStore(wiring),
         blobs: blobStore(wiring),
         limits: { shipConcurrency: drDefaults.shipConcurrency },
         order: dr.shipOrder,
@@ -176,12 +189,27 @@ export function drStateStore(wiring: Wiring): DrStateStore {
     return wiring.port('controlTable', 'read', 'drState', () => new DynamoDrStateStore(documentClient(wiring), wiring.config.controlTable));
   }
   if (dr.role === 'primary') {
-    return wiring.shared('backupDrState', () => {
-      const client = new DynamoDBClient({ ...clientOptions(wiring, dr.dynamodbEndpoint), region: dr.region });
-      return new DynamoDrStateStore(DynamoDBDocumentClient.from(client), dr.controlTable);
-    });
+    return wiring.shared('backupDrState', () => new DynamoDrStateStore(backupControlClient(wiring), dr.controlTable));
   }
   throw new RingstoreError('internal', 'a region without DR has no DR state');
+}
+
+/** A primary's client of the backup region's DynamoDB (its control table: DR state, promotion reports). */
+function backupControlClient(wiring: Wiring): DynamoDBDocumentClient {
+  const { dr } = wiring.config;
+  if (dr.role !== 'primary')
+    throw new RingstoreError('internal', `only a DR primary reads its backup's control table (this region is ${dr.role})`);
+  return wiring.shared('backupControlClient', () =>
+    DynamoDBDocumentClient.from(new DynamoDBClient({ ...clientOptions(wiring, dr.dynamodbEndpoint), region: dr.region })),
+  );
+}
+
+/** A primary's view of its backup's promotions (their reports name the lost keys it may offer back). */
+export function backupPromotionLog(wiring: Wiring): PromotionLog {
+  const { dr } = wiring.config;
+  if (dr.role !== 'primary')
+    throw new RingstoreError('internal', `only a DR primary reads its backup's promotions (this region is ${dr.role})`);
+  return wiring.shared('backupPromotionLog', () => new DynamoPromotionLog(backupControlClient(wiring), dr.controlTable));
 }
 
 /**
@@ -304,4 +332,14 @@ export function initialSync(wiring: Wiring): InitialSync | undefined {
         limits: { rangesPerRun: drDefaults.syncRangesPerRun, readConcurrency: drDefaults.shipConcurrency },
       }),
   );
+}
+
+/**
+ * A promoted backup's settling of lost keys on every write (docs/dr.md, "Reconciliation"): the write's
+ * key has its lost entries removed; undefined in any other region.
+ */
+export function lostKeySettler(wiring: Wiring): ((namespace: string, key: string) => Promise<number>) | undefined {
+  if (wiring.config.dr.role !== 'backup') return undefined;
+  const deps = { pending: pendingStore(wiring), values: blobStore(wiring) };
+  return (namespace, key) => settleLostKey(deps, namespace, key);
 }

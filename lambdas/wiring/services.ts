@@ -11,7 +11,7 @@ import { ReplicationService } from '../core/replication';
 import { TransactionService } from '../core/transactions';
 import { automaticFailoverStarter, failoverLog, maintenanceState, ringSource, ringStore, shardHealth, shardHealthRecords } from './control';
 import { blobStore, failoverStats, hintStore, replicationStats, shardStore, txnRecordStore, valueCache } from './data';
-import { drWriteGuard, keySyncShipper, pendingGate } from './dr';
+import { drWriteGuard, keySyncShipper, lostKeySettler, pendingGate } from './dr';
 import type { Wiring } from './wiring';
 
 /** The fault injector, passed to the core only when present. */
@@ -60,6 +60,7 @@ export function kvService(wiring: Wiring): KvService {
     const dr = keySyncShipper(wiring);
     const backupGate = pendingGate(wiring);
     const writeGuard = drWriteGuard(wiring);
+    const settleLost = lostKeySettler(wiring);
     return new KvService({
       // Plain reads and writes resolve the intents they meet the way transactions do.
       intents: transactionService(wiring).intents,
@@ -76,6 +77,7 @@ export function kvService(wiring: Wiring): KvService {
       ...(dr ? { dr } : {}),
       ...(backupGate ? { backupGate } : {}),
       ...(writeGuard ? { writeGuard } : {}),
+      ...(settleLost ? { settleLost } : {}),
       ...injected(wiring),
     });
   });
