@@ -22,6 +22,14 @@ import {
   type PromotionReport,
   StartDrSyncCommand,
   type DrSyncProgress,
+  ListLostKeysCommand,
+  type ListLostKeysCommandInput,
+  type ListLostKeysCommandOutput,
+  OfferLostValuesCommand,
+  type OfferReport,
+  ReconcileCommand,
+  type ReconcileCommandInput,
+  type ReconcileCommandOutput,
   SetNamespaceSettingsCommand,
   type SetNamespaceSettingsCommandInput,
   CreateApiKeyCommand,
@@ -480,5 +488,58 @@ export class RingstoreClient {
    */
   startDrSync(options?: SendOptions): Promise<DrSyncProgress> {
     return this.send(new StartDrSyncCommand(), options);
+  }
+
+  /**
+   * In the old, demoted primary: offers back the values it holds of the keys its backup's promotion
+   * marked lost, calling {@link OfferLostValuesCommand} until the report's list is done (each call stops
+   * at a time budget); `onProgress` sees every call's answer. Returns the totals; needs an admin key.
+   *
+   * @example
+   * ```ts
+   * const { offered, notHeld } = await oldPrimaryAdmin.offerLostValues({ onProgress: (step) => console.log(step.next) });
+   * ```
+   */
+  async offerLostValues(
+    input: { from?: number; onProgress?: (step: OfferReport) => void } = {},
+    options?: SendOptions,
+  ): Promise<OfferReport> {
+    let step = await this.send(new OfferLostValuesCommand(input.from === undefined ? {} : { from: input.from }), options);
+    input.onProgress?.(step);
+    const total: OfferReport = { ...step, failures: [...step.failures] };
+    while (step.next !== undefined) {
+      step = await this.send(new OfferLostValuesCommand({ from: step.next }), options);
+      input.onProgress?.(step);
+      for (const count of ['offered', 'notHeld', 'noValueNeeded', 'failed'] as const) total[count] += step[count];
+      total.failures.push(...step.failures);
+    }
+    const { next: _next, ...done } = total;
+    return done;
+  }
+
+  /**
+   * In the promoted region: one page of the keys a promotion marked lost, each with its offered value
+   * (if any) and the version held now; needs an admin key.
+   *
+   * @example
+   * ```ts
+   * const { entries, cursor } = await backupAdmin.lostKeys({ limit: 100 });
+   * ```
+   */
+  lostKeys(input: ListLostKeysCommandInput = {}, options?: SendOptions): Promise<ListLostKeysCommandOutput> {
+    return this.send(new ListLostKeysCommand(input), options);
+  }
+
+  /**
+   * In the promoted region: restores a lost write's offered value as a new write of the key (only while
+   * the key holds `expectVersion`), or discards it; needs an admin key.
+   *
+   * @example
+   * ```ts
+   * await backupAdmin.reconcile({ namespace: 'app', key: 'users/42', version: 7, action: 'restore', expectVersion: 6 });
+   * ```
+   */
+  reconcile(input: ReconcileCommandInput, options?: SendOptions): Promise<ReconcileCommandOutput> {
+    return this.send(new ReconcileCommand(input), options);
   }
 }

@@ -197,6 +197,31 @@ describe('ringstore CLI', () => {
     expect(sync.stdout).toBe('initial sync running: 0 of 64 ranges, 0 keys shipped; follow it with: ringstore dr status\n');
   });
 
+  it('reconciles a lost key: offer, list, a restore refused until offered and at a wrong version, then restored', async () => {
+    const beforePromotion = await ringstore(['dr', 'offer'], { env: connected() });
+    await ringstore(['dr', 'promote'], { env: connected() });
+    const notOffered = await ringstore(['dr', 'restore', 'test', 'users/42', '7'], { env: connected() });
+    const offer = await ringstore(['dr', 'offer'], { env: connected() });
+    const lost = await ringstore(['dr', 'lost'], { env: connected() });
+    const wrongVersion = await ringstore(['dr', 'restore', 'test', 'users/42', '7', '--expect-version', '5'], { env: connected() });
+    const restore = await ringstore(['dr', 'restore', 'test', 'users/42', '7', '--expect-version', '6'], { env: connected() });
+    const discard = await ringstore(['dr', 'discard', 'test', 'users/42', '7'], { env: connected() });
+    const after = await ringstore(['dr', 'lost', '--json'], { env: connected() });
+    const badVersion = await ringstore(['dr', 'discard', 'test', 'users/42', 'x'], { env: connected() });
+
+    expect(beforePromotion.code).toBe(1);
+    expect(beforePromotion.stderr).toContain('has not been promoted');
+    expect(notOffered.stderr).toContain('was offered back');
+    expect(offer.stdout).toContain('promotion promotion-epoch-0: 1 values offered back, 0 keys not held');
+    expect(lost.stdout).toMatch(/^test\s+users\/42\s+7\s+\S+\s+5 B\s+6\s+-$/m);
+    expect(wrongVersion.code).toBe(1);
+    expect(wrongVersion.stderr).toContain('holds version 6 here, not 5');
+    expect(restore.stdout).toBe('restored test users/42: the lost version 7 is now version 7\n');
+    expect(discard.stderr).toContain('has no lost write at version 7');
+    expect(JSON.parse(after.stdout)).toEqual({ entries: [] });
+    expect(badVersion.stderr).toContain('expected an integer >= 1');
+  });
+
   it('refuses failover commands to a user key', async () => {
     const result = await ringstore(['failover', 'list'], { env: { RINGSTORE_ENDPOINT: fake.url, RINGSTORE_API_KEY: 'user-key' } });
 

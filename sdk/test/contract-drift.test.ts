@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import * as api from '../../schemas/api';
 import { retryAfterSeconds, statusOf } from '../../schemas/errors';
 import { limits, txnLimits } from '../../schemas/topology';
-import { RingstoreClient, RingstoreError } from '../src';
+import { OfferLostValuesCommand, RingstoreClient, RingstoreError } from '../src';
 import { readUploadTicket } from '../src/commands/PutCommand';
 import * as sdkLimits from '../src/limits';
 import type { HttpResponse } from '../src/transport';
@@ -215,6 +215,22 @@ describe("the SDK reads every answer the server's response schemas allow", () =>
           expect(await clientAnswering(202, started).promote({ reason: 'test' })).toEqual(overTheWire(started));
           expect(await clientAnswering(200, report).promotionReport()).toEqual(overTheWire(report));
           expect(await clientAnswering(202, status.sync ?? sampleSync).startDrSync()).toEqual(overTheWire(status.sync ?? sampleSync));
+        },
+      ),
+    );
+  });
+
+  it('OfferReport, LostKeys and ReconcileOutcome, from one offer call, lostKeys and reconcile, whole', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        serverSamples(api.OfferResponse),
+        serverSamples(api.LostKeysResponse),
+        serverSamples(api.ReconcileResponse),
+        async (offer, page, outcome) => {
+          const target = { namespace: 'ns', key: 'k', version: 2, action: 'discard' } as const;
+          expect(await clientAnswering(200, offer).send(new OfferLostValuesCommand())).toEqual(overTheWire(offer));
+          expect(await clientAnswering(200, page).lostKeys()).toEqual(overTheWire(page.cursor === '' ? { entries: page.entries } : page));
+          expect(await clientAnswering(200, outcome).reconcile(target)).toEqual(overTheWire(outcome));
         },
       ),
     );

@@ -14,6 +14,7 @@ import type { ListKeysWire } from '../src/commands/ListCommand';
 import type { UploadTicketWire, WriteAckWire } from '../src/commands/PutCommand';
 import type { MaintenanceReportWire } from '../src/commands/RepairCommand';
 import type { RevokedApiKeyWire } from '../src/commands/RevokeApiKeyCommand';
+import type { LostKeysWire, OfferReportWire, ReconcileOutcomeWire } from '../src/commands/ReconcileCommand';
 import type { RingWire } from '../src/commands/RingCommand';
 import type { TxnCommittedWire } from '../src/commands/TransactCommand';
 
@@ -97,4 +98,9 @@ export type Checks = [
   Holds<SameJson<FailoverStartedWire, Server<typeof api.FailoverStarted>>>,
   Holds<SameJson<FailoversWire, Server<typeof api.FailoversResponse>>>,
   Holds<AcceptsJson<FailoversWire, Server<typeof api.FailoversResponse>>>,
+
+  // DR reconciliation: the offer's report, a page of lost keys and a restore's or discard's outcome, whole.
+  Holds<SameJson<OfferReportWire, Server<typeof api.OfferResponse>>>,
+  Holds<SameJson<LostKeysWire, Server<typeof api.LostKeysResponse>>>,
+  Holds<SameJson<ReconcileOutcomeWire, Server<typeof api.ReconcileResponse>>>,
 ];

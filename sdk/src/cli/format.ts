@@ -1,7 +1,7 @@
 // Text the CLI prints: tables for listings and the ring, one-line error descriptions.
 
 import { NotFoundError, RingstoreError, TransactionAbortedError, TransactionOutcomeUnknownError } from '../errors';
-import type { DrStatus, FailoverRecord, ListItem, PromotionReport, RingCommandOutput } from '../commands';
+import type { DrStatus, FailoverRecord, ListItem, LostKey, OfferReport, PromotionReport, RingCommandOutput } from '../commands';
 
 function oneLine(text: string): string {
   return text.replace(/\s*\n\s*/g, ' ').trim();
@@ -261,4 +261,60 @@ export function formatPromotionReport(report: PromotionReport): string {
     }
   }
   return lines.join('\n');
+}
+
+/**
+ * One step of the old primary's offer of lost values, as a progress line.
+ *
+ * @example
+ * ```ts
+ * await oldPrimaryAdmin.offerLostValues({ onProgress: (step) => console.log(formatOfferStep(step)) });
+ * ```
+ */
+export function formatOfferStep(step: OfferReport): string {
+  const through = step.next ?? step.listed;
+  const unlisted = step.lost > step.listed ? ` (${step.lost} lost, the first ${step.listed} listed)` : '';
+  return (
+    `keys ${step.from} to ${through} of ${step.listed}${unlisted}: ${step.offered} offered, ${step.notHeld} not held here, ` +
+    `${step.noValueNeeded} need no value, ${step.failed} failed`
+  );
+}
+
+/**
+ * The offer's totals, with its failures.
+ *
+ * @example
+ * ```ts
+ * console.log(formatOffer(await oldPrimaryAdmin.offerLostValues()));
+ * ```
+ */
+export function formatOffer(report: OfferReport): string {
+  const lines = [
+    `promotion ${report.promotionId}: ${report.offered} values offered back, ${report.notHeld} keys not held at the lost version here, ` +
+      `${report.noValueNeeded} need no value, ${report.failed} failed`,
+  ];
+  if (report.lost > report.listed) lines.push(`${report.lost - report.listed} lost keys are not in the report's list and were not offered`);
+  for (const failure of report.failures)
+    lines.push(`  ${failure.namespace} ${showKey(failure.key)} ${failure.version}: ${oneLine(failure.reason)}`);
+  if (report.offered > 0) lines.push('in the promoted region: ringstore dr lost, then dr restore or dr discard each key');
+  return lines.join('\n');
+}
+
+/**
+ * A page of lost keys as a table: the lost version, whether its value was offered back, the version held now.
+ *
+ * @example
+ * ```ts
+ * console.log(formatLostKeys((await backupAdmin.lostKeys()).entries));
+ * ```
+ */
+export function formatLostKeys(entries: readonly LostKey[]): string {
+  if (entries.length === 0) return 'no lost keys';
+  const rows = [['NAMESPACE', 'KEY', 'LOST', 'WRITTEN', 'OFFER', 'NOW', 'TXID']];
+  for (const lost of entries) {
+    const offer = lost.deleted ? 'delete' : !lost.offer.needed ? 'empty' : lost.offer.present ? `${lost.offer.size ?? 0} B` : 'none';
+    const now = `${lost.currentVersion}${lost.superseded ? ' (superseded)' : ''}`;
+    rows.push([lost.namespace, showKey(lost.key), String(lost.version), lost.writtenAt, offer, now, lost.txid ?? '-']);
+  }
+  return table(rows);
 }

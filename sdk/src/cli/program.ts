@@ -23,6 +23,9 @@ import {
   formatDrStatus,
   formatFailovers,
   formatList,
+  formatLostKeys,
+  formatOffer,
+  formatOfferStep,
   formatPromotionReport,
   formatRing,
   isTextual,
@@ -427,7 +430,9 @@ export function buildProgram(session: Session): Command {
       out(options.json === true ? JSON.stringify(failovers, null, 2) : formatFailovers(failovers));
     });
 
-  const dr = program.command('dr').description('admin: cross-region disaster recovery: status, promote a backup region, its report');
+  const dr = program
+    .command('dr')
+    .description('admin: cross-region disaster recovery: status, promote a backup region, its report, reconcile lost keys');
   dr.command('status')
     .description("this region's DR role; a backup's state, pending and lost keys; a primary's view of its backup")
     .option('--json', 'print the status as JSON')
@@ -453,6 +458,78 @@ export function buildProgram(session: Session): Command {
       out(
         `initial sync ${progress.status}: ${progress.nextRange} of ${progress.ranges} ranges, ${progress.keys} keys shipped; follow it with: ringstore dr status`,
       );
+    });
+  dr.command('offer')
+    .description(
+      'in the old, demoted primary: offer back the values it holds of the keys its backup lost (never applied there by themselves)',
+    )
+    .option('--json', 'print the totals as JSON')
+    .action(async (options: { json?: boolean }) => {
+      const report = await (
+        await client()
+      ).offerLostValues(
+        { onProgress: (step) => (options.json === true || step.next === undefined ? undefined : out(formatOfferStep(step))) },
+        call(),
+      );
+      out(options.json === true ? JSON.stringify(report, null, 2) : formatOffer(report));
+    });
+  dr.command('lost')
+    .description('in the promoted region: the keys a promotion marked lost, whether their value was offered back, the version held now')
+    .option('--limit <n>', 'keys per page (1 to 100)', parseInteger(1, 100))
+    .option('--cursor <cursor>', 'continue after a previous page')
+    .option('--json', 'print the page as JSON, with its cursor')
+    .action(async (options: { limit?: number; cursor?: string; json?: boolean }) => {
+      const page = await (
+        await client()
+      ).lostKeys(
+        {
+          ...(options.limit === undefined ? {} : { limit: options.limit }),
+          ...(options.cursor === undefined ? {} : { cursor: options.cursor }),
+        },
+        call(),
+      );
+      if (options.json === true) {
+        out(JSON.stringify(page, null, 2));
+        return;
+      }
+      out(formatLostKeys(page.entries));
+      if (page.cursor !== undefined) out(`more: ringstore dr lost --cursor ${page.cursor}`);
+    });
+  dr.command('restore')
+    .description(
+      "in the promoted region: write a lost key's offered value as a new write of the key (refused if the key was written since)",
+    )
+    .argument('<namespace>')
+    .argument('<key>')
+    .argument('<version>', 'the lost version (see dr lost)', parseInteger(1))
+    .option(
+      '--expect-version <n>',
+      'the version the key must hold now (dr lost shows it); default: any older than the lost one',
+      parseInteger(0),
+    )
+    .action(async (namespace: string, key: string, version: number, options: { expectVersion?: number }) => {
+      const outcome = await (
+        await client()
+      ).reconcile(
+        {
+          namespace,
+          key,
+          version,
+          action: 'restore',
+          ...(options.expectVersion === undefined ? {} : { expectVersion: options.expectVersion }),
+        },
+        call(),
+      );
+      out(`restored ${namespace} ${showKey(key)}: the lost version ${version} is now version ${outcome.currentVersion}`);
+    });
+  dr.command('discard')
+    .description('in the promoted region: forget a lost write; the key reads at what this region holds')
+    .argument('<namespace>')
+    .argument('<key>')
+    .argument('<version>', 'the lost version (see dr lost)', parseInteger(1))
+    .action(async (namespace: string, key: string, version: number) => {
+      const outcome = await (await client()).reconcile({ namespace, key, version, action: 'discard' }, call());
+      out(`discarded version ${version} of ${namespace} ${showKey(key)}; it reads at version ${outcome.currentVersion} here`);
     });
   dr.command('report')
     .description('the newest promotion: its status, its steps, the keys whose value never arrived')

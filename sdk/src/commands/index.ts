@@ -50,3 +50,15 @@ export {
   type PromoteCommandOutput,
   type PromotionReport,
 } from './PromoteCommand';
+export {
+  ListLostKeysCommand,
+  OfferLostValuesCommand,
+  ReconcileCommand,
+  type ListLostKeysCommandInput,
+  type ListLostKeysCommandOutput,
+  type LostKey,
+  type OfferLostValuesCommandInput,
+  type OfferReport,
+  type ReconcileCommandInput,
+  type ReconcileCommandOutput,
+} from './ReconcileCommand';

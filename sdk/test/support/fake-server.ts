@@ -562,6 +562,72 @@ export class FakeRingstore {
       });
       return;
     }
+    if (route === 'offer' || route === 'lost' || route === 'reconcile') {
+      this.handleReconciliation(req, res, route);
+      return;
+    }
+    sendError(res, 404, 'route.notFound', 'no such route');
+  }
+
+  /** Reconciliation of the one lost key: whether the old primary offered its value back, and what was done with it. */
+  reconciliation: { offered: boolean; settled?: 'restore' | 'discard' } = { offered: false };
+
+  private handleReconciliation(req: RecordedRequest, res: ServerResponse, route: 'offer' | 'lost' | 'reconcile'): void {
+    if (!this.promotion) {
+      if (route === 'offer') sendError(res, 404, 'dr.noPromotion', 'the backup region has not been promoted: there is nothing to offer');
+      else if (route === 'lost') sendJson(res, 200, { entries: [] });
+      else sendError(res, 409, 'dr.notPromoted', 'this region has not been promoted');
+      return;
+    }
+    const lost = { namespace: 'test', key: 'users/42', version: 7 };
+    if (route === 'offer' && req.method === 'POST') {
+      const { from = 0 } = JSON.parse(req.body.toString('utf8') || '{}') as { from?: number };
+      this.reconciliation.offered = true;
+      const counts = { offered: from === 0 ? 1 : 0, notHeld: 0, noValueNeeded: 0, failed: 0, failures: [] };
+      sendJson(res, 200, { promotionId: this.promotion.id, lost: 1, listed: 1, from, ...counts });
+      return;
+    }
+    if (route === 'lost' && req.method === 'GET') {
+      const entries = this.reconciliation.settled
+        ? []
+        : [
+            {
+              ...lost,
+              writtenAt: new Date(this.promotion.startedAtMs - 1_000).toISOString(),
+              writtenAtMs: this.promotion.startedAtMs - 1_000,
+              size: 5,
+              contentType: 'text/plain',
+              deleted: false,
+              offer: { needed: true, present: this.reconciliation.offered, ...(this.reconciliation.offered ? { size: 5 } : {}) },
+              currentVersion: 6,
+              superseded: false,
+            },
+          ];
+      sendJson(res, 200, { entries });
+      return;
+    }
+    if (route === 'reconcile' && req.method === 'POST') {
+      const body = JSON.parse(req.body.toString('utf8') || '{}') as Partial<typeof lost> & { action?: string; expectVersion?: number };
+      if (body.action !== 'restore' && body.action !== 'discard') {
+        sendError(res, 400, 'request.invalid', 'action: must be restore or discard');
+        return;
+      }
+      if (this.reconciliation.settled || body.namespace !== lost.namespace || body.key !== lost.key || body.version !== lost.version) {
+        sendError(res, 404, 'dr.notLost', `${body.namespace}/${body.key} has no lost write at version ${body.version}`);
+        return;
+      }
+      if (body.action === 'restore' && !this.reconciliation.offered) {
+        sendError(res, 409, 'dr.noOffer', `no value of ${lost.key} at version 7 was offered back`);
+        return;
+      }
+      if (body.expectVersion !== undefined && body.expectVersion !== 6) {
+        sendError(res, 412, 'kv.preconditionFailed', `${lost.key} holds version 6 here, not ${body.expectVersion}`);
+        return;
+      }
+      this.reconciliation.settled = body.action;
+      sendJson(res, 200, { ...lost, action: body.action, currentVersion: body.action === 'restore' ? 7 : 6 });
+      return;
+    }
     sendError(res, 404, 'route.notFound', 'no such route');
   }
 
