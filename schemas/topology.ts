@@ -360,9 +360,10 @@ export const handlers: Record<HandlerName, HandlerSpec> = {
     controlTable: 'readWrite',
     hintsTable: 'readWrite',
     // DR reconciliation: the old primary reads its large values to offer them back; the promoted region
-    // reads the offers and restores a lost key as a write, which may resolve a transaction's intent.
+    // reads the offers and restores a lost key as a write. A restore that meets a transaction's intent
+    // reads its record (a committed one is rolled forward); clearing an expired one is left to the sweeper.
     blobBucket: 'readWrite',
-    txnTable: 'readWrite',
+    txnTable: 'read',
     startsFailovers: true,
     // In a backup region: its DR status counts the pending entries, and it starts promotions; once
     // promoted, reconciliation removes lost entries.

@@ -74,4 +74,29 @@ describe('the pending table', () => {
     expect(keys).toContain('paged');
     expect(keys.every((key) => !key.startsWith('p') || key === 'paged')).toBe(true);
   });
+
+  it('scans only the lost entries, and removes a lost entry but never a pending one (reconciliation)', async () => {
+    const lost = [entryOf('lost-1', 3), entryOf('lost-2', 5)];
+    const pending = entryOf('still-pending', 2);
+    for (const entry of [...lost, pending]) await store.record(entry);
+    for (const entry of lost) await store.markLost(entry);
+
+    const keys: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await store.scanLost(2, cursor);
+      expect(page.entries.every((entry) => entry.state === 'lost')).toBe(true);
+      keys.push(...page.entries.map((entry) => entry.key));
+      cursor = page.cursor;
+    } while (cursor);
+    const pendingRemoved = await store.removeLost(pending.keyHash, pending.version);
+    const lostRemoved = await store.removeLost(lost[0]!.keyHash, lost[0]!.version);
+    const removedTwice = await store.removeLost(lost[0]!.keyHash, lost[0]!.version);
+
+    expect(keys.sort()).toEqual(['lost-1', 'lost-2']);
+    expect([pendingRemoved, lostRemoved, removedTwice]).toEqual([false, true, false]);
+    expect(await store.find(pending.keyHash, pending.version)).toMatchObject({ state: 'pending' });
+    expect(await store.find(lost[0]!.keyHash, lost[0]!.version)).toBeUndefined();
+    expect(await store.find(lost[1]!.keyHash, lost[1]!.version)).toMatchObject({ state: 'lost', version: 5 });
+  });
 });
