@@ -44,6 +44,12 @@ export interface LocalRegions {
   drCaughtUp(): Promise<void>;
   /** Copies the primary's API keys created since the start to the backup. */
   syncApiKeys(): Promise<void>;
+  /**
+   * Starts the primary region again over its data (after a disaster stopped its engines), reaching the
+   * backup through the same link: the old primary's return (docs/dr.md, "Reconciliation"). `primary` is
+   * the new one afterwards.
+   */
+  restartPrimary(): Promise<LocalCloud>;
   stop(): Promise<void>;
 }
 
@@ -89,34 +95,41 @@ export async function startLocalRegions(options: LocalRegionsOptions): Promise<L
       : direct;
     const keyQueue = backup.drKeyQueue;
     if (!keyQueue) throw new Error('the backup region has no key queue');
-    const primary = await startLocalCloud({
-      ...shared,
-      dr: {
-        role: 'primary',
-        keyQueueUrl: keyQueue.url,
-        bucket: namesFor(options.stage).blobBucket,
-        ...through,
-        ...(shipOrder ? { shipOrder } : {}),
-      },
-      log: (line) => log(`primary: ${line}`),
-    });
-    await copyApiKeys(primary, backup, options.stage);
+    const startPrimary = () =>
+      startLocalCloud({
+        ...shared,
+        dr: {
+          role: 'primary',
+          keyQueueUrl: keyQueue.url,
+          bucket: namesFor(options.stage).blobBucket,
+          ...through,
+          ...(shipOrder ? { shipOrder } : {}),
+        },
+        log: (line) => log(`primary: ${line}`),
+      });
     const running = { link };
-    return {
-      primary,
+    const regions: LocalRegions = {
+      primary: await startPrimary(),
       backup,
       link,
-      syncApiKeys: () => copyApiKeys(primary, backup, options.stage),
+      syncApiKeys: () => copyApiKeys(regions.primary, backup, options.stage),
       drCaughtUp: async () => {
-        await primary.drCaughtUp();
+        await regions.primary.drCaughtUp();
         await backup.drCaughtUp();
       },
+      restartPrimary: async () => {
+        await regions.primary.stop().catch(() => undefined);
+        regions.primary = await startPrimary();
+        return regions.primary;
+      },
       stop: async () => {
-        await primary.stop();
+        await regions.primary.stop();
         await running.link?.stop();
         await backup.stop();
       },
     };
+    await copyApiKeys(regions.primary, backup, options.stage);
+    return regions;
   } catch (error) {
     await link?.stop();
     await backup.stop();
