@@ -10,7 +10,12 @@ import { parseConfig, readContext } from './stacks/config';
 import { addRingstore } from './stacks/ringstore';
 
 const app = new App();
-const config = parseConfig(readContext((key): unknown => app.node.tryGetContext(key)));
+// The CLI sets CDK_DEFAULT_REGION to the region of the credentials, where these stacks deploy: a DR backup
+// region (-c drBackupRegion) must be another one.
+const config = parseConfig(
+  readContext((key): unknown => app.node.tryGetContext(key)),
+  { region: process.env.CDK_DEFAULT_REGION },
+);
 addRingstore(app, config);
 
 // Any unacknowledged finding fails the synth; `-c nag=false` skips the checks for a quick iteration.

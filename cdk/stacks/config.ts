@@ -22,6 +22,9 @@ export const defaultCacheNodeType = 'cache.t4g.small';
 /** ElastiCache node type names, e.g. `cache.t4g.small`, `cache.r7g.large`. */
 const cacheNodeTypePattern = /^cache\.[a-z][a-z0-9-]*\.[a-z0-9]+$/;
 
+/** AWS region names: `us-east-1`, `eu-central-2`, `us-gov-west-1`, `ap-southeast-7`. */
+export const awsRegionPattern = /^[a-z]{2,4}(-[a-z]+)+-\d{1,2}$/;
+
 /**
  * Context keys that existed once and no longer do. Set on the command line or in cdk.json they would be
  * silently ignored, so they are refused with the key that replaced them.
@@ -76,6 +79,12 @@ export const deploymentContextSchema = z
     failoverConfirmProbes: z.coerce.number().int().min(1).max(20).default(failoverDefaults.confirmProbes),
     /** Milliseconds between those probes: the window a slow shard has to answer one. */
     failoverConfirmIntervalMs: z.coerce.number().int().min(0).max(60_000).default(failoverDefaults.confirmIntervalMs),
+    /**
+     * Cross-region disaster recovery (docs/dr.md, "Deploying two regions with CDK"): the region of the
+     * backup. Set, the app also deploys the stage's backup stacks there and makes this deployment its
+     * primary; unset, no DR (the templates are those of a single region).
+     */
+    drBackupRegion: z.string().regex(awsRegionPattern, 'must be an AWS region name such as eu-west-1').optional(),
   })
   .superRefine((config, ctx) => {
     try {
@@ -98,23 +107,53 @@ export type RingstoreConfigInput = z.input<typeof deploymentContextSchema>;
 /** Context keys the app reads; `cdk synth -c <key>=<value>` overrides each. */
 export const contextKeys = Object.keys(deploymentContextSchema.shape) as (keyof RingstoreConfigInput)[];
 
+/** What is known of where the (primary) deployment goes, beyond the context. */
+export interface DeploymentTarget {
+  /** The primary's region, when known (an explicit stack environment, or the CLI's CDK_DEFAULT_REGION). */
+  region?: string | undefined;
+}
+
+/** Problems of the configuration that only the deployment's target reveals. */
+function targetProblems(config: DeploymentConfig, target: DeploymentTarget): string[] {
+  if (config.drBackupRegion !== undefined && config.drBackupRegion === target.region) {
+    return [
+      `  -c drBackupRegion: ${config.drBackupRegion} is the primary's region too; the backup must be another region (a disaster takes a whole region)`,
+    ];
+  }
+  return [];
+}
+
 /**
- * Parses the configuration; fails fast with a message naming each bad context key.
+ * Parses the configuration; fails fast with a message naming each bad context key. `target.region`, when
+ * known, is the primary's region, which the DR backup's must differ from.
  *
  * @example
- * const config = parseConfig({ stage: 'dev', shardCount: '8' });
+ * const config = parseConfig({ stage: 'dev', shardCount: '8', drBackupRegion: 'eu-west-1' }, { region: 'eu-central-1' });
  */
-export function parseConfig(raw: Record<string, unknown>): DeploymentConfig {
+export function parseConfig(raw: Record<string, unknown>, target: DeploymentTarget = {}): DeploymentConfig {
   const retired = Object.keys(raw)
     .filter((key) => Object.hasOwn(retiredContextKeys, key))
     .map((key) => `  -c ${key}: no longer read; ${retiredContextKeys[key]}`);
   const result = deploymentContextSchema.safeParse(raw);
   const problems = [
     ...retired,
+    ...(result.success ? targetProblems(result.data, target) : []),
     ...(result.success ? [] : result.error.issues.map((issue) => `  -c ${issue.path.join('.') || '?'}: ${issue.message}`)),
   ];
   if (problems.length > 0 || !result.success) throw new Error(`invalid Ringstore CDK context:\n${problems.join('\n')}`);
   return result.data;
+}
+
+/**
+ * Refuses a configuration the deployment's target contradicts (a DR backup in the primary's own region),
+ * for callers that learn the target after parsing (addRingstore with an explicit environment).
+ *
+ * @example
+ * assertDeploymentTarget(config, { region: 'eu-central-1' });
+ */
+export function assertDeploymentTarget(config: DeploymentConfig, target: DeploymentTarget): void {
+  const problems = targetProblems(config, target);
+  if (problems.length > 0) throw new Error(`invalid Ringstore CDK context:\n${problems.join('\n')}`);
 }
 
 /** Reads every known context key, and every retired one (to refuse it), from a construct tree (cdk.json, `-c` flags). */

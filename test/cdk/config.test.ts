@@ -1,6 +1,6 @@
 // CDK context parsing: defaults from topology, coercion of command-line strings, fail-fast messages.
 import { defaults } from '../../schemas/topology';
-import { contextKeys, parseConfig, readContext, retiredContextKeys, shardCountMax } from '../../cdk/stacks/config';
+import { assertDeploymentTarget, contextKeys, parseConfig, readContext, retiredContextKeys, shardCountMax } from '../../cdk/stacks/config';
 
 describe('parseConfig', () => {
   it('defaults to topology', () => {
@@ -53,8 +53,37 @@ describe('parseConfig', () => {
     [{ cacheNodeType: 't4g.small' }, 'cacheNodeType'],
     [{ cacheNodeType: 'cache.t4g.small; rm' }, 'cacheNodeType'],
     [{ logLevel: 'TRACE' }, 'logLevel'],
+    [{ drBackupRegion: 'Europe' }, 'drBackupRegion'],
+    [{ drBackupRegion: 'eu-west' }, 'drBackupRegion'],
+    [{ drBackupRegion: 'eu-west-1 ' }, 'drBackupRegion'],
+    [{ drBackupRegion: '' }, 'drBackupRegion'],
   ])('refuses %j, naming %s', (raw, key) => {
     expect(() => parseConfig(raw)).toThrow(new RegExp(`-c ${key}:`));
+  });
+
+  it('has no DR backup region unless one is given', () => {
+    expect(parseConfig({}).drBackupRegion).toBeUndefined();
+    expect(contextKeys).toContain('drBackupRegion');
+  });
+
+  it.each(['eu-west-1', 'us-east-1', 'ap-southeast-7', 'us-gov-west-1', 'eu-central-2'])('takes drBackupRegion=%s', (region) => {
+    expect(parseConfig({ drBackupRegion: region }).drBackupRegion).toBe(region);
+  });
+
+  it("refuses a DR backup in the primary's own region, when the primary's region is known", () => {
+    expect(() => parseConfig({ drBackupRegion: 'eu-west-1' }, { region: 'eu-west-1' })).toThrow(
+      /-c drBackupRegion: eu-west-1 is the primary's region too/,
+    );
+    expect(parseConfig({ drBackupRegion: 'eu-west-1' }, { region: 'eu-central-1' }).drBackupRegion).toBe('eu-west-1');
+    expect(parseConfig({ drBackupRegion: 'eu-west-1' }, {}).drBackupRegion).toBe('eu-west-1');
+  });
+
+  it('checks the primary region learnt after parsing the same way', () => {
+    const config = parseConfig({ drBackupRegion: 'us-west-2' });
+
+    expect(() => assertDeploymentTarget(config, { region: 'us-west-2' })).toThrow(/-c drBackupRegion: us-west-2 is the primary's region/);
+    expect(() => assertDeploymentTarget(config, { region: 'us-east-1' })).not.toThrow();
+    expect(() => assertDeploymentTarget(parseConfig({}), { region: 'us-west-2' })).not.toThrow();
   });
 
   it.each(Object.keys(retiredContextKeys))('refuses the retired key %s, saying what replaced it', (key) => {
