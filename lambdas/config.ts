@@ -36,6 +36,7 @@ const runtimeEnvSchema = z.object({
   [envVars.sqsEndpoint]: z.url().optional(),
   [envVars.txnStateMachineArn]: z.string().startsWith('arn:').optional(),
   [envVars.failoverStateMachineArn]: z.string().startsWith('arn:').optional(),
+  [envVars.drPromotionStateMachineArn]: z.string().startsWith('arn:').optional(),
   AWS_REGION: z.string().default('us-east-1'),
   AWS_LAMBDA_FUNCTION_NAME: z.string().optional(),
 });
@@ -58,7 +59,14 @@ export type DrConfig =
       shipOrder: 'keyFirst' | 'together';
     }
   /** Applies the primary's writes; reads check the pending table; writes are refused until promotion. */
-  | { role: 'backup'; pendingTable: string; keyQueueUrl?: string; valueWaitMs: number };
+  | {
+      role: 'backup';
+      pendingTable: string;
+      keyQueueUrl?: string;
+      valueWaitMs: number;
+      /** The promotion state machine (AWS); locally the local cloud runs the same definition in process. */
+      promotionStateMachineArn?: string;
+    };
 
 export interface RuntimeConfig {
   stage: string;
@@ -150,7 +158,14 @@ function drConfigOf(values: z.infer<typeof runtimeEnvSchema>, names: ReturnType<
   const role = values[envVars.drRole];
   if (role === 'backup') {
     const keyQueueUrl = values[envVars.drKeyQueueUrl];
-    return { role, pendingTable: names.pendingTable, valueWaitMs: values[envVars.drValueWaitMs], ...(keyQueueUrl ? { keyQueueUrl } : {}) };
+    const promotionStateMachineArn = values[envVars.drPromotionStateMachineArn];
+    return {
+      role,
+      pendingTable: names.pendingTable,
+      valueWaitMs: values[envVars.drValueWaitMs],
+      ...(keyQueueUrl ? { keyQueueUrl } : {}),
+      ...(promotionStateMachineArn ? { promotionStateMachineArn } : {}),
+    };
   }
   if (role === 'none') return { role };
   const keyQueueUrl = values[envVars.drKeyQueueUrl];

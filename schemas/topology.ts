@@ -764,6 +764,8 @@ export const envVars = {
   failoverConfirmProbes: 'RINGSTORE_FAILOVER_CONFIRM_PROBES',
   failoverConfirmIntervalMs: 'RINGSTORE_FAILOVER_CONFIRM_INTERVAL_MS',
   failoverStateMachineArn: 'RINGSTORE_FAILOVER_STATE_MACHINE_ARN',
+  /** Backup: ARN of the promotion state machine (AWS); unset locally, where the local runner executes it. */
+  drPromotionStateMachineArn: 'RINGSTORE_DR_PROMOTION_STATE_MACHINE_ARN',
   /** This region's part in cross-region disaster recovery: `none` (default), `primary` or `backup` (docs/dr.md). */
   drRole: 'RINGSTORE_DR_ROLE',
   /** Primary: the backup region's key queue URL, bucket and region; endpoints override them locally. */

@@ -284,7 +284,10 @@ export function promotionLog(wiring: Wiring) {
   );
 }
 
-/** What starts a backup's promotion: the host's runner (locally); in AWS the DR stack's state machine (to come). */
+/**
+ * What starts a backup's promotion: the host's runner (locally); in AWS the backup stack's state machine,
+ * named by RINGSTORE_DR_PROMOTION_STATE_MACHINE_ARN, whose Step Functions client loads on the first start.
+ */
 export function promotionStarter(wiring: Wiring): PromotionStarter | undefined {
   if (wiring.spec && !wiring.spec.startsPromotions) {
     throw new RingstoreError(
@@ -292,7 +295,17 @@ export function promotionStarter(wiring: Wiring): PromotionStarter | undefined {
       `handler ${wiring.spec.name} may not start promotions: its HandlerSpec does not say startsPromotions`,
     );
   }
-  return wiring.promotions;
+  if (wiring.promotions) return wiring.promotions;
+  const { dr } = wiring.config;
+  if (dr.role !== 'backup' || !dr.promotionStateMachineArn) return undefined;
+  return {
+    start: async (request) => {
+      const { sfnPromotionStarter } = await import('./orchestrator');
+      const starter = sfnPromotionStarter(wiring);
+      if (!starter) throw new RingstoreError('internal', 'no promotion state machine in this deployment (docs/dr.md)');
+      return starter.start(request);
+    },
+  };
 }
 
 /** DR observations; published as CloudWatch metrics (EMF lines) only inside Lambda. */

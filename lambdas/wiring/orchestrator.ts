@@ -1,8 +1,9 @@
-// The workflow starters (transactions, failovers) and their Step Functions client, in their own module
+// The workflow starters (transactions, failovers, DR promotions) and their Step Functions client, in their own module
 // so that only the handlers that start workflows bundle the client.
 import { SfnFailoverStarter } from '../adapters/sfn-failover-starter';
 import { SfnOrchestrator } from '../adapters/sfn-orchestrator';
-import type { FailoverStarter, Orchestrator } from '../ports';
+import { SfnPromotionStarter } from '../adapters/sfn-promotion-starter';
+import type { FailoverStarter, Orchestrator, PromotionStarter } from '../ports';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { clientOptions } from './clients';
 import type { Wiring } from './wiring';
@@ -36,4 +37,12 @@ export function failoverStarter(wiring: Wiring): FailoverStarter | undefined {
     );
   }
   return wiring.shared('failoverStarter', () => new SfnFailoverStarter(sfnClient(wiring), arn));
+}
+
+/** Step Functions when the config names a DR backup's promotion state machine; otherwise undefined. */
+export function sfnPromotionStarter(wiring: Wiring): PromotionStarter | undefined {
+  const { dr } = wiring.config;
+  if (dr.role !== 'backup' || !dr.promotionStateMachineArn) return undefined;
+  const arn = dr.promotionStateMachineArn;
+  return wiring.shared('promotionStarter', () => new SfnPromotionStarter(sfnClient(wiring), arn));
 }
