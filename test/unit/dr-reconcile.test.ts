@@ -1,27 +1,16 @@
 // DR reconciliation in the core (docs/dr.md, "Reconciliation"): the old primary offers back the values it
 // holds of lost keys; the promoted region lists them, restores one as a new write or discards it, and never
 // applies an offered value by itself. Two in-memory regions, a real promotion between them.
-import { BackupApplier, DrShipper, PendingGate, keyHashOf, valueObjectKeyOf } from '../../lambdas/core/dr';
+import { keyHashOf, valueObjectKeyOf } from '../../lambdas/core/dr';
 import { BackupWritePermit, PromotionService } from '../../lambdas/core/dr-promotion';
 import { LostKeyReconciler, LostValueOffer, settleLostKey } from '../../lambdas/core/dr-reconcile';
 import { isRingstoreError } from '../../lambdas/core/errors';
-import { KvService } from '../../lambdas/core/kv';
 import { Ring, initialRingState, tokenOf } from '../../lambdas/core/ring';
-import type { BlobStore, PendingEntry, ShardStore } from '../../lambdas/ports';
+import type { PendingEntry, ShardStore } from '../../lambdas/ports';
 import { ReconcileBody } from '../../schemas/api';
 import { limits } from '../../schemas/topology';
-import {
-  CountingIds,
-  ManualClock,
-  MemoryBlobStore,
-  MemoryDrStateStore,
-  MemoryKeyChannel,
-  MemoryPendingStore,
-  MemoryPromotionLog,
-  MemoryShardStore,
-  fixedRing,
-  memoryReplication,
-} from '../support/memory-ports';
+import { memoryDrRegions } from '../support/dr-regions';
+import { ManualClock, MemoryDrStateStore, MemoryPromotionLog } from '../support/memory-ports';
 
 const text = (value: string) => new TextEncoder().encode(value);
 const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
@@ -35,77 +24,34 @@ const long = (seed: string) => seed.repeat(24 / seed.length);
 const ownerCopy = (shards: ShardStore) => (namespace: string, key: string) =>
   shards.get(ring.ownerOf(tokenOf(namespace, key)).table, namespace, key, { consistent: true });
 
-/** The link's value leg: uploads wait in transit; a disaster loses what is still there. */
-class ValuesInTransit implements Pick<BlobStore, 'put'> {
-  readonly inTransit: Array<{ objectKey: string; bytes: Uint8Array }> = [];
-  async put(objectKey: string, bytes: Uint8Array): Promise<void> {
-    this.inTransit.push({ objectKey, bytes });
-  }
-}
-
 function regions(options: { offerBudgetMs?: number; offerConcurrency?: number; readCostMs?: number } = {}) {
   const clock = new ManualClock();
-  const ids = new CountingIds();
-  // The primary
-  const primaryShards = new MemoryShardStore();
-  const primaryBlobs = new MemoryBlobStore();
-  const keys = new MemoryKeyChannel();
-  const transit = new ValuesInTransit();
-  const shipper = new DrShipper({
-    keys,
-    backupValues: transit as unknown as BlobStore,
-    blobs: primaryBlobs,
-    limits: { shipConcurrency: 4 },
-  });
-  const primaryReplication = memoryReplication(primaryShards, clock);
-  const primary = new KvService({
-    shards: primaryShards,
-    blobs: primaryBlobs,
-    ring: fixedRing(ring),
-    clock,
-    ids,
-    limits: testLimits,
-    replication: primaryReplication.replication,
-    health: primaryReplication.health,
-    dr: shipper,
-  });
-  // The backup
-  const backupShards = new MemoryShardStore();
-  const pending = new MemoryPendingStore();
-  const bucket = new MemoryBlobStore();
   const state = new MemoryDrStateStore();
   const log = new MemoryPromotionLog();
   const promoted = async () => (await state.read())?.state === 'promoted';
-  const applier = new BackupApplier({
-    pending,
-    values: bucket,
-    shards: backupShards,
-    ring: fixedRing(ring),
+  const built = memoryDrRegions({
+    ring,
     clock,
-    limits: { inlineValueBytesMax: testLimits.inlineValueBytesMax },
+    limits: testLimits,
+    backupLimits,
     promoted,
-  });
-  const gate = new PendingGate({
-    pending,
-    clock,
-    sleep: async (ms) => void (clock.now += ms),
-    limits: { pendingWaitMs: 1_000, pendingPollMs: 50 },
-    promoted,
-  });
-  const backupReplication = memoryReplication(backupShards, clock);
-  const backup = new KvService({
-    shards: backupShards,
-    blobs: bucket,
-    ring: fixedRing(ring),
-    clock,
-    ids,
-    limits: backupLimits,
-    replication: backupReplication.replication,
-    health: backupReplication.health,
-    backupGate: gate,
     writeGuard: new BackupWritePermit({ state, clock, refreshMs: 0 }),
-    settleLost: (namespace, key) => settleLostKey({ pending, values: bucket }, namespace, key),
+    settleLost: (namespace, key) => settleLostKey({ pending: built.pending, values: built.backupBucket }, namespace, key),
   });
+  const {
+    ids,
+    primaryShards,
+    primaryBlobs,
+    keys,
+    transit,
+    shipper,
+    primary,
+    backupShards,
+    backupBucket: bucket,
+    pending,
+    applier,
+    backup,
+  } = built;
   const promotion = new PromotionService({
     state,
     pending,

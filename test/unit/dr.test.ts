@@ -2,7 +2,6 @@
 // values before keys, values that never come, bad values) and the read gate, on in-memory regions.
 import fc from 'fast-check';
 import {
-  BackupApplier,
   DrShipper,
   InitialSync,
   PendingGate,
@@ -14,13 +13,14 @@ import {
 } from '../../lambdas/core/dr';
 import { BackupWritePermit } from '../../lambdas/core/dr-promotion';
 import { isRingstoreError } from '../../lambdas/core/errors';
-import { KvService, sha256Hex } from '../../lambdas/core/kv';
+import { sha256Hex } from '../../lambdas/core/kv';
 import { Ring, initialRingState, tokenOf } from '../../lambdas/core/ring';
 import { TransactionService } from '../../lambdas/core/transactions';
 import type { TxnOp } from '../../lambdas/core/txn-plan';
 import type { OwnerChange } from '../../lambdas/core/replication';
 import type { BlobStore, DrKeyMessage, DrMetrics, DrMode, DrSyncState, DrSyncStateStore, PendingEntry } from '../../lambdas/ports';
 import { limits } from '../../schemas/topology';
+import { memoryDrRegions } from '../support/dr-regions';
 import {
   CountingIds,
   ManualClock,
@@ -28,7 +28,6 @@ import {
   MemoryDrStateStore,
   MemoryKeyChannel,
   MemoryPendingStore,
-  MemoryShardStore,
   MemoryTxnRecords,
   testTxnLimits,
   ScriptedFaults,
@@ -43,45 +42,8 @@ const ring = new Ring(initialRingState({ shardCount: 4, replicationFactor: 3, vn
 const testLimits = { ...limits, inlineValueBytesMax: 8 };
 const ownerOf = (key: string) => ring.ownerOf(tokenOf('ns', key)).table;
 
-/** The link's value leg: uploads wait in transit until the test lets them arrive, in any order. */
-class ValuesInTransit implements Pick<BlobStore, 'put'> {
-  readonly inTransit: Array<{ objectKey: string; bytes: Uint8Array }> = [];
-  async put(objectKey: string, bytes: Uint8Array): Promise<void> {
-    this.inTransit.push({ objectKey, bytes });
-  }
-}
-
 function twoRegions(options: { drMode?: DrMode } = {}) {
-  const clock = new ManualClock();
-  const ids = new CountingIds();
   const faults = new ScriptedFaults();
-  // Primary region
-  const primaryShards = new MemoryShardStore();
-  const primaryBlobs = new MemoryBlobStore();
-  const keys = new MemoryKeyChannel();
-  const transit = new ValuesInTransit();
-  const backupBucket = new MemoryBlobStore();
-  const shipper = new DrShipper({
-    keys,
-    backupValues: transit as unknown as BlobStore,
-    blobs: primaryBlobs,
-    limits: { shipConcurrency: 4 },
-  });
-  const primaryReplication = memoryReplication(primaryShards, clock);
-  const primary = new KvService({
-    shards: primaryShards,
-    blobs: primaryBlobs,
-    ring: fixedRing(ring),
-    clock,
-    ids,
-    limits: testLimits,
-    replication: primaryReplication.replication,
-    health: primaryReplication.health,
-    dr: shipper,
-  });
-  // Backup region
-  const backupShards = new MemoryShardStore();
-  const pending = new MemoryPendingStore();
   /** Whether the backup has been promoted (what its DR state says). */
   const region = { promoted: false };
   /** What the backup's sweeps reported of the pending table (its DrMetrics). */
@@ -94,59 +56,26 @@ function twoRegions(options: { drMode?: DrMode } = {}) {
     keySyncSent: () => undefined,
     pendingObserved: (observed) => void pendingObserved.push({ ...observed }),
   };
-  const applier = new BackupApplier({
-    metrics,
-    pending,
-    values: backupBucket,
-    shards: backupShards,
-    ring: fixedRing(ring),
+  const clock = new ManualClock();
+  const regions = memoryDrRegions({
     clock,
-    faults,
-    limits: { inlineValueBytesMax: testLimits.inlineValueBytesMax },
-    promoted: async () => region.promoted,
-  });
-  const gate = new PendingGate({
-    pending,
-    clock,
-    // The gate's wait passes on the manual clock at once.
-    sleep: async (ms) => void (clock.now += ms),
-    faults,
-    limits: { pendingWaitMs: 1_000, pendingPollMs: 50 },
-    promoted: async () => region.promoted,
-  });
-  const backupReplication = memoryReplication(backupShards, clock);
-  const backup = new KvService({
-    shards: backupShards,
-    blobs: backupBucket,
-    ring: fixedRing(ring),
-    clock,
-    ids,
+    ring,
     limits: testLimits,
-    replication: backupReplication.replication,
-    health: backupReplication.health,
-    backupGate: gate,
+    promoted: async () => region.promoted,
     writeGuard: new BackupWritePermit({ state: new MemoryDrStateStore(), clock, refreshMs: 1_000 }),
+    faults,
+    metrics,
   });
+  const { keys, transit, backupBucket, applier, primary, backup, primaryShards } = regions;
 
   /** What every acknowledged write was: the content of each version, per key. */
   const acked = new Map<string, Map<number, string | undefined>>();
   const drMode = options.drMode ?? 'key-sync';
   return {
+    ...regions,
     region,
-    clock,
     faults,
-    keys,
-    transit,
-    backupBucket,
-    pending,
     pendingObserved,
-    applier,
-    gate,
-    primary,
-    backup,
-    primaryShards,
-    backupShards,
-    shipper,
     acked,
     async put(key: string, value: string) {
       const ack = await primary.put('ns', key, { value: text(value), contentType: 'text/plain', drMode });
