@@ -1,7 +1,7 @@
 // Turns a handler's HandlerSpec (schemas/topology.ts) into IAM statements: exactly the access it
 // declares, on named resources only (least privilege).
 import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import type { HandlerSpec } from '../../schemas/topology';
+import { drPrefixes, type HandlerSpec } from '../../schemas/topology';
 import { blobPrefixes, type DataRefs, type TableRef } from './data-refs';
 
 type Access = HandlerSpec['shardTables'];
@@ -20,13 +20,23 @@ export const dynamoWriteActions = [
 export const s3ReadActions = ['s3:GetObject'] as const;
 export const s3WriteActions = ['s3:PutObject', 's3:DeleteObject', 's3:AbortMultipartUpload'] as const;
 
-function tableStatements(access: Access, tables: readonly TableRef[]): PolicyStatement[] {
+/**
+ * Reads of the DR pending table: it is also scanned, a bounded page at a time (the DR status counts its
+ * entries, a promotion marks the pending ones lost, the backup's sweep retries old ones).
+ */
+export const pendingReadActions = [...dynamoReadActions, 'dynamodb:Scan'] as const;
+
+function tableStatements(
+  access: Access,
+  tables: readonly TableRef[],
+  readActions: readonly string[] = dynamoReadActions,
+): PolicyStatement[] {
   if (access === 'none' || tables.length === 0) return [];
   const tableArns = tables.map((table) => table.arn);
   const indexArns = tables.flatMap((table) => table.indexArns);
   // Each ARN is listed once: IAM caps policy sizes, which is what bounds shardCountMax.
   // Writes address the base table only; DynamoDB maintains the indexes.
-  const tableActions = access === 'readWrite' ? [...dynamoReadActions, ...dynamoWriteActions] : [...dynamoReadActions];
+  const tableActions = access === 'readWrite' ? [...readActions, ...dynamoWriteActions] : [...readActions];
   const statements = [new PolicyStatement({ effect: Effect.ALLOW, actions: tableActions, resources: tableArns })];
   if (indexArns.length > 0) {
     statements.push(new PolicyStatement({ effect: Effect.ALLOW, actions: ['dynamodb:Query'], resources: indexArns }));
@@ -34,10 +44,13 @@ function tableStatements(access: Access, tables: readonly TableRef[]): PolicySta
   return statements;
 }
 
-function bucketStatements(access: Access, bucket: DataRefs['blobBucket']): PolicyStatement[] {
+function bucketStatements(access: Access, bucket: DataRefs['blobBucket'], drBackup: boolean): PolicyStatement[] {
   if (access === 'none') return [];
+  // In a DR backup, values arrive under dr/values/ and the large ones stay there as the items' blobs:
+  // that prefix is committed blobs too (the appliers also remove the objects of values they inlined).
+  const blobs = drBackup ? [blobPrefixes.blobs, drPrefixes.values] : [blobPrefixes.blobs];
   // Readers see committed blobs only; writers also own the upload area they presign URLs for.
-  const readPrefixes = access === 'read' ? [blobPrefixes.blobs] : [blobPrefixes.blobs, blobPrefixes.uploads];
+  const readPrefixes = access === 'read' ? blobs : [...blobs, blobPrefixes.uploads];
   const statements = [
     new PolicyStatement({
       effect: Effect.ALLOW,
@@ -53,7 +66,7 @@ function bucketStatements(access: Access, bucket: DataRefs['blobBucket']): Polic
       new PolicyStatement({
         effect: Effect.ALLOW,
         actions: [...s3WriteActions],
-        resources: [blobPrefixes.blobs, blobPrefixes.uploads].map((prefix) => bucket.objectArn(prefix)),
+        resources: [...blobs, blobPrefixes.uploads].map((prefix) => bucket.objectArn(prefix)),
       }),
     );
   }
@@ -81,6 +94,40 @@ function streamStatements(spec: HandlerSpec, data: DataRefs): PolicyStatement[] 
   ];
 }
 
+/** A DR primary's sends to its backup region: key messages (SendMessageBatch is authorised as SendMessage). */
+export const drKeySendActions = ['sqs:SendMessage'] as const;
+/** ... and values, put under dr/values/ of the backup's bucket (never read, listed or deleted there). */
+export const drValuePutActions = ['s3:PutObject'] as const;
+/** ... and the backup's DR state, one item of its control table, which is the primary's lease to acknowledge writes. */
+export const drStateReadActions = ['dynamodb:GetItem'] as const;
+/** What Lambda's SQS event source mapping calls on the key queue, with the applier's role. */
+export const drKeyConsumeActions = ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'] as const;
+/** The promotion's drain and the DR status: how many key messages wait or are in flight. */
+export const drKeyDepthActions = ['sqs:GetQueueAttributes'] as const;
+
+/**
+ * A DR primary's statements for a handler with `drLink`, on the backup region's resources by ARN: its key
+ * queue, the values prefix of its bucket, its control table. None in any other region.
+ */
+function drLinkStatements(spec: HandlerSpec, data: DataRefs): PolicyStatement[] {
+  if (!spec.drLink || !data.drLink) return [];
+  const link = data.drLink;
+  return [
+    new PolicyStatement({ effect: Effect.ALLOW, actions: [...drKeySendActions], resources: [link.keyQueueArn] }),
+    new PolicyStatement({ effect: Effect.ALLOW, actions: [...drValuePutActions], resources: [link.valueObjectsArn] }),
+    new PolicyStatement({ effect: Effect.ALLOW, actions: [...drStateReadActions], resources: [link.controlTableArn] }),
+  ];
+}
+
+/** A DR backup's statements on its own key queue: consuming it (`drKeyQueue`), or reading its depth (`drKeyQueueDepth`). */
+function drKeyQueueStatements(spec: HandlerSpec, data: DataRefs): PolicyStatement[] {
+  if (!data.drBackup) return [];
+  const { arn } = data.drBackup.keyQueue;
+  if (spec.drKeyQueue) return [new PolicyStatement({ effect: Effect.ALLOW, actions: [...drKeyConsumeActions], resources: [arn] })];
+  if (spec.drKeyQueueDepth) return [new PolicyStatement({ effect: Effect.ALLOW, actions: [...drKeyDepthActions], resources: [arn] })];
+  return [];
+}
+
 /** Starting a transaction: one synchronous execution of the Express state machine, which answers with the outcome. */
 export const transactionStartActions = ['states:StartSyncExecution'] as const;
 
@@ -93,6 +140,16 @@ export interface WorkflowRefs {
   failoverStateMachineArn: string;
   /** Automatic failover on (CDK context `autoFailover`): the handlers that mark shards down may start one. */
   autoFailover: boolean;
+  /** A DR backup region's promotion state machine (docs/dr.md); absent in any other region. */
+  promotionStateMachineArn?: string;
+}
+
+/** Starting a promotion: one (asynchronous) execution of the Standard promotion state machine. */
+export const promotionStartActions = ['states:StartExecution'] as const;
+
+/** Whether a handler may start promotions: only in a region that has the promotion state machine (a DR backup). */
+export function startsPromotions(spec: HandlerSpec, workflows: Pick<WorkflowRefs, 'promotionStateMachineArn'>): boolean {
+  return spec.startsPromotions === true && workflows.promotionStateMachineArn !== undefined;
 }
 
 /** Whether a handler may start failovers: the admin's by hand, and with automatic failover on those that find shards down. */
@@ -103,7 +160,8 @@ export function startsFailovers(spec: HandlerSpec, workflows: Pick<WorkflowRefs,
 /**
  * The IAM statements one handler needs for the state machines: StartSyncExecution on the transaction
  * state machine (that ARN only) when its spec says `startsTransactions`, StartExecution on the failover
- * state machine when it may start failovers (startsFailovers above), else none.
+ * state machine when it may start failovers (startsFailovers above), StartExecution on a DR backup's
+ * promotion state machine when it may start promotions (startsPromotions above), else none.
  *
  * @example
  * for (const statement of workflowStatements(handlers.txn, { transactionStateMachineArn })) role.addToPolicy(statement);
@@ -122,6 +180,15 @@ export function workflowStatements(spec: HandlerSpec, workflows: WorkflowRefs): 
     ...(startsFailovers(spec, workflows)
       ? [new PolicyStatement({ effect: Effect.ALLOW, actions: [...failoverStartActions], resources: [workflows.failoverStateMachineArn] })]
       : []),
+    ...(startsPromotions(spec, workflows) && workflows.promotionStateMachineArn
+      ? [
+          new PolicyStatement({
+            effect: Effect.ALLOW,
+            actions: [...promotionStartActions],
+            resources: [workflows.promotionStateMachineArn],
+          }),
+        ]
+      : []),
   ];
 }
 
@@ -138,6 +205,9 @@ export function accessStatements(spec: HandlerSpec, data: DataRefs): PolicyState
     ...tableStatements(spec.hintsTable, [data.hintsTable]),
     ...tableStatements(spec.txnTable ?? 'none', [data.txnTable]),
     ...streamStatements(spec, data),
-    ...bucketStatements(spec.blobBucket, data.blobBucket),
+    ...bucketStatements(spec.blobBucket, data.blobBucket, data.drBackup !== undefined),
+    ...(data.drBackup ? tableStatements(spec.pendingTable ?? 'none', [data.drBackup.pendingTable], pendingReadActions) : []),
+    ...drLinkStatements(spec, data),
+    ...drKeyQueueStatements(spec, data),
   ];
 }

@@ -6,6 +6,7 @@
 import { Stack } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { shardSchema, txnSchema, type Names } from '../../schemas/topology';
+import { backupLinkRefs, keyQueueRefs, type BackupLinkRefs, type KeyQueueRefs } from './dr-backup';
 
 export { blobPrefixes } from '../../schemas/topology';
 
@@ -35,7 +36,17 @@ export interface DataRefs {
   /** Transaction records (2PC coordinator state), their deadline index, and their stream when given. */
   txnTable: ShardTableRef;
   blobBucket: { name: string; arn: string; objectArn(prefix: string): string };
+  /**
+   * DR backup region (docs/dr.md): its pending table and key queue. Values arrive under dr/values/ of its
+   * bucket, and the large ones stay there as blobs, so the bucket's readers read that prefix too.
+   */
+  drBackup?: { pendingTable: TableRef; keyQueue: KeyQueueRefs };
+  /** DR primary: the backup region's key queue, values prefix and control table, by ARN. */
+  drLink?: BackupLinkRefs;
 }
+
+/** A deployment's part in cross-region DR (docs/dr.md), as its CDK stacks see it; absent: no DR. */
+export type DrDeployment = { role: 'primary'; backupRegion: string } | { role: 'backup' };
 
 /**
  * ARNs of the shard tables (and their streams, when given), the control, hints and transaction tables and the blob
@@ -46,6 +57,7 @@ export function dataRefs(
   names: Names,
   shardCount: number,
   streams: { shards?: readonly string[]; txn?: string } = {},
+  dr?: DrDeployment,
 ): DataRefs {
   const { shards: shardStreamArns } = streams;
   if (shardStreamArns && shardStreamArns.length !== shardCount) {
@@ -66,5 +78,7 @@ export function dataRefs(
     hintsTable: table(names.hintsTable, []),
     txnTable: { ...table(names.txnTable, txnIndexNames), ...(streams.txn ? { streamArn: streams.txn } : {}) },
     blobBucket: { name: names.blobBucket, arn: bucketArn, objectArn: (prefix) => `${bucketArn}/${prefix}*` },
+    ...(dr?.role === 'backup' ? { drBackup: { pendingTable: table(names.pendingTable, []), keyQueue: keyQueueRefs(scope, names) } } : {}),
+    ...(dr?.role === 'primary' ? { drLink: backupLinkRefs(scope, names.stage, dr.backupRegion) } : {}),
   };
 }

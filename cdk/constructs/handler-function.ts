@@ -8,8 +8,8 @@ import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { envVars, productionBuildDefine, type HandlerName, type HandlerSpec, type Names } from '../../schemas/topology';
-import { accessStatements, startsFailovers, workflowStatements, type WorkflowRefs } from './access';
+import { drPrefixes, envVars, productionBuildDefine, type HandlerName, type HandlerSpec, type Names } from '../../schemas/topology';
+import { accessStatements, startsFailovers, startsPromotions, workflowStatements, type WorkflowRefs } from './access';
 import type { DataRefs } from './data-refs';
 import { acknowledge, nagFindingName } from './nag';
 
@@ -132,10 +132,13 @@ export class HandlerFunction extends Construct {
       dataStatements.flatMap((statement) => statement.resources).filter((arn) => nagFindingName(this, arn).includes('*')),
     );
     for (const arn of objectWildcards) {
+      const finding = nagFindingName(this, arn);
       acknowledge(
         this.role,
-        `AwsSolutions-IAM5[Resource::${nagFindingName(this, arn)}]`,
-        'Blob object keys are generated per value at run time; the grant is scoped to one key prefix of the blob bucket (blobs/ for readers, blobs/ and uploads/ for writers), never to the whole bucket or other buckets.',
+        `AwsSolutions-IAM5[Resource::${finding}]`,
+        finding.endsWith(`/${drPrefixes.values}*`)
+          ? "DR value objects are named per key and version at run time; the grant is scoped to the dr/values/ prefix of one bucket (the DR backup region's), where the primary puts values and the backup applies them, never to the whole bucket."
+          : 'Blob object keys are generated per value at run time; the grant is scoped to one key prefix of the blob bucket (blobs/ for readers, blobs/ and uploads/ for writers), never to the whole bucket or other buckets.',
       );
     }
     acknowledge(
@@ -158,5 +161,7 @@ export class HandlerFunction extends Construct {
     if (this.spec.startsTransactions) this.function.addEnvironment(envVars.txnStateMachineArn, workflows.transactionStateMachineArn);
     if (startsFailovers(this.spec, workflows))
       this.function.addEnvironment(envVars.failoverStateMachineArn, workflows.failoverStateMachineArn);
+    if (startsPromotions(this.spec, workflows) && workflows.promotionStateMachineArn)
+      this.function.addEnvironment(envVars.drPromotionStateMachineArn, workflows.promotionStateMachineArn);
   }
 }

@@ -3,7 +3,7 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
-import { controlSchema, hintsSchema, type KeyAttribute, shardSchema, txnSchema, type Names } from '../../schemas/topology';
+import { controlSchema, hintsSchema, type KeyAttribute, pendingSchema, shardSchema, txnSchema, type Names } from '../../schemas/topology';
 
 /** PITR keeps the longest window DynamoDB offers; the blob bucket keeps old versions as long (see BlobBucket). */
 export const pitrRetentionDays = 35;
@@ -20,6 +20,11 @@ const attributeTypes = { string: AttributeType.STRING, number: AttributeType.NUM
 
 /** A key attribute of the topology as CDK takes it. */
 const cdkKey = (key: KeyAttribute) => ({ name: key.name, type: attributeTypes[key.type] });
+
+/** A kept table keyed by a partition and a sort key (control, hints, pending), as `scope`'s child `Table`. */
+function keyPairTable(scope: Construct, tableName: string, schema: { partitionKey: KeyAttribute; sortKey: KeyAttribute }): Table {
+  return new Table(scope, 'Table', { tableName, partitionKey: cdkKey(schema.partitionKey), sortKey: cdkKey(schema.sortKey), ...keptTable });
+}
 
 /** A global secondary index as the topology describes it. */
 interface IndexSpec {
@@ -84,12 +89,7 @@ export class ControlTable extends Construct {
 
   constructor(scope: Construct, id: string, props: ControlTableProps) {
     super(scope, id);
-    this.table = new Table(this, 'Table', {
-      tableName: props.names.controlTable,
-      partitionKey: cdkKey(controlSchema.partitionKey),
-      sortKey: cdkKey(controlSchema.sortKey),
-      ...keptTable,
-    });
+    this.table = keyPairTable(this, props.names.controlTable, controlSchema);
   }
 }
 
@@ -107,12 +107,7 @@ export class HintsTable extends Construct {
 
   constructor(scope: Construct, id: string, props: HintsTableProps) {
     super(scope, id);
-    this.table = new Table(this, 'Table', {
-      tableName: props.names.hintsTable,
-      partitionKey: cdkKey(hintsSchema.partitionKey),
-      sortKey: cdkKey(hintsSchema.sortKey),
-      ...keptTable,
-    });
+    this.table = keyPairTable(this, props.names.hintsTable, hintsSchema);
   }
 }
 
@@ -143,5 +138,24 @@ export class TxnTable extends Construct {
     });
     // db = `<the deadline's minute>#<bucket>`, dl = the deadline (ms): the sweeper merges a minute's buckets in order.
     addIndex(this.table, txnSchema.deadlineIndex);
+  }
+}
+
+export interface PendingTableProps {
+  names: Names;
+}
+
+/**
+ * DR backup region only (docs/dr.md): the keys whose key message arrived and whose value has not (pk = a
+ * hash of the key, sk = the version waited for), and after a promotion the keys lost in the disaster.
+ * Kept like the other tables (PITR, retained, encrypted at rest with DynamoDB's key): an entry lost here is
+ * a read that could be served stale.
+ */
+export class PendingTable extends Construct {
+  readonly table: Table;
+
+  constructor(scope: Construct, id: string, props: PendingTableProps) {
+    super(scope, id);
+    this.table = keyPairTable(this, props.names.pendingTable, pendingSchema);
   }
 }

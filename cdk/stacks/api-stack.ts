@@ -1,7 +1,7 @@
 // The request path of a deployment: VPC, L2 cache, one Lambda per topology handler, the REST API, the
 // transaction state machine, and what invokes the background handlers (shard stream subscriptions, schedules).
 import { CfnOutput, CustomResource, Stack, type StackProps } from 'aws-cdk-lib';
-import { InterfaceVpcEndpointAwsService } from 'aws-cdk-lib/aws-ec2';
+import { InterfaceVpcEndpointAwsService, type InterfaceVpcEndpoint } from 'aws-cdk-lib/aws-ec2';
 import { AnyPrincipal, Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { Construct } from 'constructs';
 import {
@@ -11,14 +11,24 @@ import {
   replicationDefaults,
   routes,
   stateMachines,
+  type DrHandlerName,
   type HandlerName,
   type RegionHandlerName,
   type Names,
 } from '../../schemas/topology';
-import { failoverStartActions, startsFailovers, transactionStartActions } from '../constructs/access';
+import {
+  drKeyDepthActions,
+  failoverStartActions,
+  promotionStartActions,
+  startsFailovers,
+  startsPromotions,
+  transactionStartActions,
+} from '../constructs/access';
 import { Cache } from '../constructs/cache';
 import { FailoverAlarms } from '../constructs/failover-alarms';
-import { dataRefs } from '../constructs/data-refs';
+import { dataRefs, type DataRefs, type DrDeployment } from '../constructs/data-refs';
+import { DrAlarms } from '../constructs/dr-alarms';
+import { backupNamesFor, DrBackupTriggers } from '../constructs/dr-backup';
 import { HandlerFunction } from '../constructs/handler-function';
 import { Network } from '../constructs/network';
 import { RingstoreRestApi } from '../constructs/rest-api';
@@ -33,15 +43,62 @@ export interface ApiStackProps extends StackProps {
   shardStreamArns: readonly string[];
   /** Stream ARN of the transaction table (DataStack.txnStreamArn). */
   txnStreamArn: string;
+  /**
+   * This region's part in cross-region DR (docs/dr.md, "Deploying two regions with CDK"): a primary ships
+   * to the backup in `backupRegion`; a backup runs the appliers and the promotion. Absent: no DR.
+   */
+  dr?: DrDeployment;
 }
 
-/**
- * The handlers this stack deploys, in topology order: every region's. The DR handlers (docs/dr.md) run
- * only in a region with their DR role, which the local cloud runs; their stacks are not in the CDK app yet.
- */
+/** The handlers every region deploys, in topology order. */
 export const handlerNames = (Object.keys(handlers) as HandlerName[]).filter(
   (name): name is RegionHandlerName => handlers[name].drRole === undefined,
 );
+
+/** The handlers a region deploys: every region's, and the DR handlers of its DR role (docs/dr.md). */
+export function deployedHandlerNames(dr?: DrDeployment): HandlerName[] {
+  return (Object.keys(handlers) as HandlerName[]).filter((name) => {
+    const { drRole } = handlers[name];
+    return drRole === undefined || drRole === dr?.role;
+  });
+}
+
+/**
+ * The DR part of one handler's environment (what lambdas/config.ts parses), as the local cloud gives it
+ * (cdk/local/cloud.ts): in a primary, the handlers that use the link (`drLink`) learn the backup's key
+ * queue, bucket and region; in a backup, the DR handlers and those that read through the pending table
+ * learn their role, and those that read the key queue's depth its URL. Nothing without DR.
+ */
+export function drEnvironment(name: HandlerName, data: DataRefs): Record<string, string> {
+  const spec = handlers[name];
+  if (data.drLink && (spec.drLink === true || spec.drRole === 'primary')) {
+    return {
+      [envVars.drRole]: 'primary',
+      [envVars.drKeyQueueUrl]: data.drLink.keyQueueUrl,
+      [envVars.drBucket]: data.drLink.bucketName,
+      [envVars.drRegion]: data.drLink.region,
+    };
+  }
+  if (data.drBackup && (spec.drRole === 'backup' || (spec.pendingTable ?? 'none') !== 'none')) {
+    return {
+      [envVars.drRole]: 'backup',
+      ...(spec.drKeyQueueDepth ? { [envVars.drKeyQueueUrl]: data.drBackup.keyQueue.url } : {}),
+    };
+  }
+  return {};
+}
+
+/** An endpoint policy statement: these calls on these resources pass, by anyone the IAM policies allow. */
+function endpointAllows(actions: string[], resources: string[]): PolicyStatement {
+  return new PolicyStatement({ effect: Effect.ALLOW, principals: [new AnyPrincipal()], actions, resources });
+}
+
+/** The one deployed handler whose spec sets `flag` (a DR backup's key applier, value applier). */
+function soleHandler(deployed: readonly HandlerName[], flag: 'drKeyQueue' | 'drValueEvents'): HandlerName {
+  const found = deployed.filter((name) => handlers[name][flag] === true);
+  if (found.length !== 1) throw new Error(`a DR backup needs exactly one handler with ${flag}, found [${found.join(', ')}]`);
+  return found[0] as HandlerName;
+}
 
 function mapHandlers<T>(fn: (name: RegionHandlerName) => T): Record<RegionHandlerName, T> {
   const out = {} as Record<RegionHandlerName, T>;
@@ -53,25 +110,32 @@ export class ApiStack extends Stack {
   readonly names: Names;
   readonly network: Network;
   readonly cache: Cache;
-  readonly functions: Record<RegionHandlerName, HandlerFunction>;
+  /** Every region's handlers, and the DR handlers of this region's DR role. */
+  readonly functions: Record<RegionHandlerName, HandlerFunction> & Partial<Record<DrHandlerName, HandlerFunction>>;
   readonly restApi: RingstoreRestApi;
   /** The coordinator of POST /v1/txn (Express, run synchronously by the handlers that start transactions). */
   readonly transactions: WorkflowStateMachine;
   readonly failovers: WorkflowStateMachine;
   /** Alarms when a failover starts and when one fails, on the deployment's alarm topic. */
   readonly failoverAlarms: FailoverAlarms;
+  /** A DR backup's promotion workflow (Standard); undefined in any other region. */
+  readonly promotions: WorkflowStateMachine | undefined;
+  /** A DR backup's applier triggers (key queue, value events) and alarms; undefined in any other region. */
+  readonly drBackupTriggers: DrBackupTriggers | undefined;
+  readonly drAlarms: DrAlarms | undefined;
   /** Stream subscriptions of each handler whose spec says `shardStreams`. */
-  readonly shardStreams: Partial<Record<RegionHandlerName, ShardStreams>> = {};
+  readonly shardStreams: Partial<Record<HandlerName, ShardStreams>> = {};
   /** Schedules of each handler whose spec says `everyMinutes`. */
-  readonly schedules: Partial<Record<RegionHandlerName, Every>> = {};
+  readonly schedules: Partial<Record<HandlerName, Every>> = {};
 
   constructor(scope: Construct, id: string, props: ApiStackProps) {
     super(scope, id, props);
-    const { config } = props;
-    this.names = namesFor(config.stage, this.account);
-    const data = dataRefs(this, this.names, config.shardCount, { shards: props.shardStreamArns, txn: props.txnStreamArn });
+    const { config, dr } = props;
+    this.names = dr?.role === 'backup' ? backupNamesFor(config.stage, this.account, this.region) : namesFor(config.stage, this.account);
+    const data = dataRefs(this, this.names, config.shardCount, { shards: props.shardStreamArns, txn: props.txnStreamArn }, dr);
+    const deployed = deployedHandlerNames(dr);
 
-    this.network = new Network(this, 'Network');
+    this.network = new Network(this, 'Network', { egressToOtherRegions: dr?.role === 'primary' });
     this.cache = new Cache(this, 'Cache', {
       names: this.names,
       vpc: this.network.vpc,
@@ -96,28 +160,34 @@ export class ApiStack extends Stack {
       [envVars.failoverConfirmIntervalMs]: String(config.failoverConfirmIntervalMs),
     };
 
-    const functions = mapHandlers(
-      (name) =>
-        new HandlerFunction(this, `Handler-${name}`, {
-          handlerName: name,
-          spec: handlers[name],
-          names: this.names,
-          data,
-          vpc: this.network.vpc,
-          subnets: this.network.privateSubnets,
-          securityGroup: this.network.lambdaSecurityGroup,
-          environment,
-          logLevel: config.logLevel,
-        }),
-    );
+    const handlerFunction = (name: HandlerName) =>
+      new HandlerFunction(this, `Handler-${name}`, {
+        handlerName: name,
+        spec: handlers[name],
+        names: this.names,
+        data,
+        vpc: this.network.vpc,
+        subnets: this.network.privateSubnets,
+        securityGroup: this.network.lambdaSecurityGroup,
+        environment: { ...environment, ...drEnvironment(name, data) },
+        logLevel: config.logLevel,
+      });
+    const functions: Record<RegionHandlerName, HandlerFunction> & Partial<Record<DrHandlerName, HandlerFunction>> =
+      mapHandlers(handlerFunction);
+    for (const name of deployed) if (!(name in functions)) functions[name as DrHandlerName] = handlerFunction(name);
     this.functions = functions;
+    const deployedFunction = (name: HandlerName): HandlerFunction => {
+      const found = functions[name];
+      if (!found) throw new Error(`handler ${name} is not deployed in this region`);
+      return found;
+    };
 
     // The one Lambda each state machine invokes is the one handler whose spec says it is a task of it.
     for (const [machine, spec] of Object.entries(stateMachines)) {
-      // A DR workflow runs in a region of its role (the local cloud's backup); its stack is not in the CDK app yet.
-      if ('drRole' in spec) continue;
+      // A DR workflow runs only in a region of its role.
+      if ('drRole' in spec && spec.drRole !== dr?.role) continue;
       const { taskHandler } = spec;
-      const tasks = handlerNames.filter((name) => handlers[name].stateMachineTask === machine);
+      const tasks = deployed.filter((name) => handlers[name].stateMachineTask === machine);
       if (tasks.length !== 1 || tasks[0] !== taskHandler) {
         throw new Error(
           `stateMachines.${machine}.taskHandler is ${taskHandler}, but the handlers marked its task are [${tasks.join(', ')}]`,
@@ -134,64 +204,87 @@ export class ApiStack extends Stack {
       machine: 'failover',
       task: functions[stateMachines.failover.taskHandler].function,
     });
+    this.promotions =
+      dr?.role === 'backup'
+        ? new WorkflowStateMachine(this, 'Promotions', {
+            names: this.names,
+            machine: 'drPromotion',
+            task: deployedFunction(stateMachines.drPromotion.taskHandler).function,
+          })
+        : undefined;
     const workflows = {
       transactionStateMachineArn: this.transactions.stateMachine.stateMachineArn,
       failoverStateMachineArn: this.failovers.stateMachine.stateMachineArn,
       autoFailover: config.autoFailover,
+      ...(this.promotions ? { promotionStateMachineArn: this.promotions.stateMachine.stateMachineArn } : {}),
     };
-    for (const name of handlerNames) functions[name].useWorkflows(workflows);
+    for (const name of deployed) deployedFunction(name).useWorkflows(workflows);
     this.failoverAlarms = new FailoverAlarms(this, 'FailoverAlarms', { names: this.names, failovers: this.failovers.stateMachine });
     // StartSyncExecution is served by sync-states.<region>.amazonaws.com, which the isolated subnets reach
     // only through an endpoint; it carries nothing but that call on this state machine.
     if (handlerNames.some((name) => handlers[name].startsTransactions)) {
       const syncStates = this.network.addInterfaceEndpoint('SyncStates', InterfaceVpcEndpointAwsService.STEP_FUNCTIONS_SYNC);
-      syncStates.addToPolicy(
-        new PolicyStatement({
-          effect: Effect.ALLOW,
-          principals: [new AnyPrincipal()],
-          actions: [...transactionStartActions],
-          resources: [workflows.transactionStateMachineArn],
-        }),
-      );
+      syncStates.addToPolicy(endpointAllows([...transactionStartActions], [workflows.transactionStateMachineArn]));
     }
 
-    // StartExecution (a failover) is served by states.<region>.amazonaws.com: its own endpoint, carrying
-    // nothing but that call on the failover state machine.
+    // StartExecution (a failover, a DR backup's promotion) is served by states.<region>.amazonaws.com: its
+    // own endpoint, carrying nothing but that call on those state machines.
+    let states: InterfaceVpcEndpoint | undefined;
+    const statesEndpoint = () => (states ??= this.network.addInterfaceEndpoint('States', InterfaceVpcEndpointAwsService.STEP_FUNCTIONS));
     if (handlerNames.some((name) => startsFailovers(handlers[name], workflows))) {
-      const states = this.network.addInterfaceEndpoint('States', InterfaceVpcEndpointAwsService.STEP_FUNCTIONS);
-      states.addToPolicy(
-        new PolicyStatement({
-          effect: Effect.ALLOW,
-          principals: [new AnyPrincipal()],
-          actions: [...failoverStartActions],
-          resources: [workflows.failoverStateMachineArn],
-        }),
-      );
+      statesEndpoint().addToPolicy(endpointAllows([...failoverStartActions], [workflows.failoverStateMachineArn]));
+    }
+    if (workflows.promotionStateMachineArn && deployed.some((name) => startsPromotions(handlers[name], workflows))) {
+      statesEndpoint().addToPolicy(endpointAllows([...promotionStartActions], [workflows.promotionStateMachineArn]));
+    }
+    // A DR backup's promotion and DR status read the key queue's depth from inside the VPC: SQS's endpoint,
+    // carrying nothing but that call on the key queue (the appliers' deliveries are Lambda's own polling).
+    if (data.drBackup && deployed.some((name) => handlers[name].drKeyQueueDepth)) {
+      this.network
+        .addInterfaceEndpoint('Sqs', InterfaceVpcEndpointAwsService.SQS)
+        .addToPolicy(endpointAllows([...drKeyDepthActions], [data.drBackup.keyQueue.arn]));
     }
 
-    for (const name of handlerNames) {
+    for (const name of deployed) {
       const spec = handlers[name];
       if (spec.shardStreams) {
         this.shardStreams[name] = new ShardStreams(this, `Streams-${name}`, {
-          target: functions[name].function,
+          target: deployedFunction(name).function,
           streamArns: props.shardStreamArns,
           batchSize: replicationDefaults.streamBatchSize,
         });
       }
       if (spec.txnStream) {
         this.shardStreams[name] = new ShardStreams(this, `Streams-${name}`, {
-          target: functions[name].function,
+          target: deployedFunction(name).function,
           streamArns: [props.txnStreamArn],
           batchSize: replicationDefaults.streamBatchSize,
         });
       }
       if (spec.everyMinutes !== undefined) {
         this.schedules[name] = new Every(this, `Schedule-${name}`, {
-          target: functions[name].function,
+          target: deployedFunction(name).function,
           everyMinutes: spec.everyMinutes,
           description: `${this.names.functionName(name)}: ${spec.description}`,
         });
       }
+    }
+
+    if (data.drBackup) {
+      this.drBackupTriggers = new DrBackupTriggers(this, 'DrBackupTriggers', {
+        names: this.names,
+        keyQueue: data.drBackup.keyQueue,
+        keyApplier: deployedFunction(soleHandler(deployed, 'drKeyQueue')).function,
+        valueApplier: deployedFunction(soleHandler(deployed, 'drValueEvents')).function,
+      });
+      this.drAlarms = new DrAlarms(this, 'DrAlarms', {
+        names: this.names,
+        keyQueue: data.drBackup.keyQueue,
+        topic: this.failoverAlarms.topic,
+      });
+    } else {
+      this.drBackupTriggers = undefined;
+      this.drAlarms = undefined;
     }
 
     // The initial ring, written once by the bootstrap handler (conditional put: never overwrites a ring).
@@ -233,8 +326,17 @@ export class ApiStack extends Stack {
     });
     for (const [name, streams] of Object.entries(this.shardStreams)) {
       new CfnOutput(this, `StreamFailureQueue${name}`, {
-        description: `Stream batches ${name} gave up on (anti-entropy repairs what they missed)`,
+        description:
+          name === 'drShipper'
+            ? 'Stream batches drShipper gave up on: their writes did not reach the DR backup (POST /v1/admin/dr/sync ships every key again)'
+            : `Stream batches ${name} gave up on (anti-entropy repairs what they missed)`,
         value: streams.failures.queueUrl,
+      });
+    }
+    if (this.promotions) {
+      new CfnOutput(this, 'PromotionStateMachineArn', {
+        description: 'The DR promotion workflow of this backup region (POST /v1/admin/dr/promote starts it)',
+        value: this.promotions.stateMachine.stateMachineArn,
       });
     }
   }

@@ -6,11 +6,17 @@ import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { namesFor, type Names } from '../../schemas/topology';
 import { BlobBucket } from '../constructs/blob-bucket';
+import { backupNamesFor, DrBackupData } from '../constructs/dr-backup';
 import { ControlTable, HintsTable, ShardTables, TxnTable } from '../constructs/tables';
 
 export interface DataStackProps extends StackProps {
   stage: string;
   shardCount: number;
+  /**
+   * `backup`: the stage's DR backup region (docs/dr.md), whose bucket is named for its region and which
+   * also holds the pending table and the key queue. Absent: a region without DR, or the primary.
+   */
+  drRole?: 'backup';
 }
 
 export class DataStack extends Stack {
@@ -38,10 +44,12 @@ export class DataStack extends Stack {
   readonly hintsTable: Table;
   readonly txnTable: Table;
   readonly blobBucket: Bucket;
+  /** The backup region's pending table and key queue; undefined in any other region. */
+  readonly drBackup: DrBackupData | undefined;
 
   constructor(scope: Construct, id: string, props: DataStackProps) {
     super(scope, id, props);
-    this.names = namesFor(props.stage, this.account);
+    this.names = props.drRole === 'backup' ? backupNamesFor(props.stage, this.account, this.region) : namesFor(props.stage, this.account);
 
     this.shardTables = new ShardTables(this, 'ShardTables', { names: this.names, shardCount: props.shardCount }).tables;
     this.controlTable = new ControlTable(this, 'ControlTable', { names: this.names }).table;
@@ -57,5 +65,18 @@ export class DataStack extends Stack {
     new CfnOutput(this, 'HintsTableName', { value: this.hintsTable.tableName });
     new CfnOutput(this, 'TxnTableName', { value: this.txnTable.tableName });
     new CfnOutput(this, 'BlobBucketName', { value: this.blobBucket.bucketName });
+
+    this.drBackup = props.drRole === 'backup' ? new DrBackupData(this, 'DrBackup', { names: this.names }) : undefined;
+    if (this.drBackup) {
+      new CfnOutput(this, 'PendingTableName', { value: this.drBackup.pendingTable.tableName });
+      new CfnOutput(this, 'KeyQueueUrl', {
+        description: 'The FIFO queue the primary sends key messages to',
+        value: this.drBackup.keyQueue.queueUrl,
+      });
+      new CfnOutput(this, 'KeyDeadLetterQueueUrl', {
+        description: 'Key messages the applier gave up on (alarmed): their keys are unknown to this region',
+        value: this.drBackup.keyDeadLetters.queueUrl,
+      });
+    }
   }
 }
