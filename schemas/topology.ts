@@ -361,9 +361,10 @@ export const handlers: Record<HandlerName, HandlerSpec> = {
     hintsTable: 'readWrite',
     // DR reconciliation: the old primary reads its large values to offer them back; the promoted region
     // reads the offers and restores a lost key as a write. A restore that meets a transaction's intent
-    // reads its record (a committed one is rolled forward); clearing an expired one is left to the sweeper.
+    // resolves it as every plain write does: reads its record, rolls a committed one forward, and aborts
+    // an expired one (a write of its record).
     blobBucket: 'readWrite',
-    txnTable: 'read',
+    txnTable: 'readWrite',
     startsFailovers: true,
     // In a backup region: its DR status counts the pending entries, and it starts promotions; once
     // promoted, reconciliation removes lost entries.

@@ -252,10 +252,10 @@ describe('IAM least privilege', () => {
   });
 
   describe('transactions', () => {
-    it('lets only the transaction steps, the sweeper, the KV handlers (which resolve the intents they meet) and the failover (which settles a failed owner’s transactions) write the transaction table', () => {
+    it('lets only the transaction steps, the sweeper, the KV handlers and the admin’s DR restore (which resolve the intents they meet) and the failover (which settles a failed owner’s transactions) write the transaction table', () => {
       const writers = handlerNames.filter((name) => actionsOn(grantsOf(s, name), txnArn).some(isWrite));
 
-      expect(writers.sort()).toEqual(['failoverStep', 'kvRead', 'kvWrite', 'txnStep', 'txnSweeper']);
+      expect(writers.sort()).toEqual(['admin', 'failoverStep', 'kvRead', 'kvWrite', 'txnStep', 'txnSweeper']);
     });
 
     it('lets the admin handler and, with automatic failover on, the handlers that find shards down start a failover', () => {
