@@ -620,6 +620,12 @@ export const blobPrefixes = { uploads: 'uploads/', blobs: 'blobs/' } as const;
 /** Where the primary's values arrive in the backup region's blob bucket (docs/dr.md); large ones stay there as blobs. */
 export const drPrefixes = { values: 'dr/values/' } as const;
 
+/**
+ * The control table's DR partitions: the DR state (and a primary's initial-sync progress) and the
+ * promotions' reports. A primary reads the backup's two across the link, and its role may read no other.
+ */
+export const drControlPartitions = { state: 'dr', promotions: 'drPromotion' } as const;
+
 export type HttpMethod = 'GET' | 'PUT' | 'POST' | 'DELETE' | 'HEAD';
 
 export interface RouteSpec {

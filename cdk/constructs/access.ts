@@ -1,7 +1,7 @@
 // Turns a handler's HandlerSpec (schemas/topology.ts) into IAM statements: exactly the access it
 // declares, on named resources only (least privilege).
 import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import { drPrefixes, type HandlerSpec } from '../../schemas/topology';
+import { drControlPartitions, drPrefixes, type HandlerSpec } from '../../schemas/topology';
 import { blobPrefixes, type DataRefs, type TableRef } from './data-refs';
 
 type Access = HandlerSpec['shardTables'];
@@ -98,8 +98,11 @@ function streamStatements(spec: HandlerSpec, data: DataRefs): PolicyStatement[] 
 export const drKeySendActions = ['sqs:SendMessage'] as const;
 /** ... and values, put under dr/values/ of the backup's bucket (never read, listed or deleted there). */
 export const drValuePutActions = ['s3:PutObject'] as const;
-/** ... and the backup's DR state, one item of its control table, which is the primary's lease to acknowledge writes. */
-export const drStateReadActions = ['dynamodb:GetItem'] as const;
+/**
+ * ... and the backup's DR partitions of its control table: the DR state, which is the primary's lease to
+ * acknowledge writes, and the promotions' reports, which a demoted primary reads to offer lost values back.
+ */
+export const drStateReadActions = ['dynamodb:GetItem', 'dynamodb:Query'] as const;
 /** What Lambda's SQS event source mapping calls on the key queue, with the applier's role. */
 export const drKeyConsumeActions = ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'] as const;
 /** The promotion's drain and the DR status: how many key messages wait or are in flight. */
@@ -115,7 +118,13 @@ function drLinkStatements(spec: HandlerSpec, data: DataRefs): PolicyStatement[] 
   return [
     new PolicyStatement({ effect: Effect.ALLOW, actions: [...drKeySendActions], resources: [link.keyQueueArn] }),
     new PolicyStatement({ effect: Effect.ALLOW, actions: [...drValuePutActions], resources: [link.valueObjectsArn] }),
-    new PolicyStatement({ effect: Effect.ALLOW, actions: [...drStateReadActions], resources: [link.controlTableArn] }),
+    new PolicyStatement({
+      effect: Effect.ALLOW,
+      actions: [...drStateReadActions],
+      resources: [link.controlTableArn],
+      // Only the DR partitions: the backup's API keys, ring and settings stay out of the primary's reach.
+      conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': Object.values(drControlPartitions) } },
+    }),
   ];
 }
 

@@ -6,9 +6,10 @@ import { Entity, GetItemCommand, PutItemCommand, QueryCommand, item, number, str
 import type { DrState, DrStateStore, DrSyncState, DrSyncStateStore, PromotionLog, PromotionReport } from '../ports';
 import { awsCall, conditionalWrite } from './aws-errors';
 import { controlEntityOptions, controlTable } from './dynamodb-control-table';
+import { drControlPartitions } from '../../schemas/topology';
 
-const stateKey = { pk: 'dr', sk: 'state' } as const;
-const promotionPartition = 'drPromotion';
+const stateKey = { pk: drControlPartitions.state, sk: 'state' } as const;
+const promotionPartition = drControlPartitions.promotions;
 
 function stateEntity(tableName: string, documentClient: DynamoDBDocumentClient) {
   return new Entity({
@@ -99,7 +100,7 @@ export class DynamoPromotionLog implements PromotionLog {
   }
 }
 
-const syncKey = { pk: 'dr', sk: 'sync' } as const;
+const syncKey = { pk: drControlPartitions.state, sk: 'sync' } as const;
 
 function syncEntity(tableName: string, documentClient: DynamoDBDocumentClient) {
   return new Entity({

@@ -45,6 +45,7 @@ function build(input: Partial<RingstoreConfigInput> = {}): Built {
 interface Grant {
   actions: string[];
   resources: string[];
+  conditions?: Statement['Condition'];
 }
 
 /** A handler's Allow statements, with resources rendered as deployed (pseudo parameters as samples). */
@@ -53,7 +54,11 @@ function grantsOf(b: Built, stack: Ringstore['api'], handler: HandlerName): Gran
   if (!fn) throw new Error(`${handler} is not deployed in ${stack.stackName}`);
   return statementsOfRole(b.template(stack), logicalIdOf(stack, fn.role))
     .filter((statement: Statement) => statement.Effect === 'Allow')
-    .map((statement) => ({ actions: asArray(statement.Action), resources: asArray(statement.Resource).map((r) => render(r)) }));
+    .map((statement) => ({
+      actions: asArray(statement.Action),
+      resources: asArray(statement.Resource).map((r) => render(r)),
+      ...(statement.Condition ? { conditions: statement.Condition } : {}),
+    }));
 }
 
 const actionsOn = (grants: Grant[], arn: string) => grants.filter((g) => g.resources.includes(arn)).flatMap((g) => g.actions);
@@ -417,7 +422,7 @@ describe('CDK with drBackupRegion', () => {
       }
     });
 
-    it('grants exactly SendMessage on the key queue, PutObject under dr/values/ and GetItem on the control table of the backup, to the linked handlers only', () => {
+    it("grants exactly SendMessage on the key queue, PutObject under dr/values/ and reads of the DR partitions of the backup's control table, to the linked handlers only", () => {
       for (const name of deployedHandlerNames({ role: 'primary', backupRegion })) {
         const crossRegion = grantsOf(b, b.api, name).filter((g) =>
           g.resources.some((r) => r.includes(`:${backupRegion}:`) || r.includes(backupBucket)),
@@ -430,7 +435,11 @@ describe('CDK with drBackupRegion', () => {
           expect.arrayContaining([
             { actions: ['sqs:SendMessage'], resources: [keyQueueArn] },
             { actions: ['s3:PutObject'], resources: [valueObjectsArn] },
-            { actions: ['dynamodb:GetItem'], resources: [backupControlArn] },
+            {
+              actions: ['dynamodb:GetItem', 'dynamodb:Query'],
+              resources: [backupControlArn],
+              conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['dr', 'drPromotion'] } },
+            },
           ]),
         );
         expect(crossRegion).toHaveLength(3);
