@@ -410,11 +410,9 @@ export const LostKey = z
     size: z.number().int(),
     contentType: z.string(),
     deleted: z.boolean(),
-    offer: z
-      .object({ needed: z.boolean(), present: z.boolean(), size: z.number().int().optional() })
-      .meta({
-        description: 'Whether a restore needs an offered value (deletes and empty values do not), and whether one is in this region',
-      }),
+    offer: z.object({ needed: z.boolean(), present: z.boolean(), size: z.number().int().optional() }).meta({
+      description: 'Whether a restore needs an offered value (deletes and empty values do not), and whether one is in this region',
+    }),
     currentVersion: z.number().int().meta({ description: 'The version this region holds now (0: none)' }),
     superseded: z.boolean().meta({ description: 'Written here at or past the lost version: a restore would overwrite that write' }),
   })
@@ -433,14 +431,9 @@ export const ReconcileBody = z
       .refine((key) => Buffer.byteLength(key) <= limits.keyBytesMax, `at most ${limits.keyBytesMax} bytes of UTF-8`),
     version: z.number().int().min(1).meta({ description: 'The lost version' }),
     action: z.enum(['restore', 'discard']),
-    expectVersion: z
-      .number()
-      .int()
-      .min(0)
-      .optional()
-      .meta({
-        description: 'restore: the version the key must hold now (a listing’s currentVersion); default: any older than the lost one',
-      }),
+    expectVersion: z.number().int().min(0).optional().meta({
+      description: 'restore: the version the key must hold now (a listing’s currentVersion); default: any older than the lost one',
+    }),
   })
   .strict()
   .refine((body) => body.action === 'restore' || body.expectVersion === undefined, {
