@@ -1,7 +1,7 @@
 // The API contract as zod schemas: handlers parse with them, the OpenAPI document is generated from them.
 import * as z from 'zod';
 import { errorCodes } from './errors';
-import { drDefaults, limits, namespacePattern, txnLimits } from './topology';
+import { drDefaults, limits, namespacePattern, type routes, txnLimits } from './topology';
 
 export const Consistency = z.enum(['eventual', 'strong']).meta({
   id: 'Consistency',
@@ -11,17 +11,24 @@ export const Consistency = z.enum(['eventual', 'strong']).meta({
     'and every reachable replica hold it (at least one replica). Default: the namespace setting, else eventual.',
 });
 
-const integerParam = (description: string) =>
-  z
+/**
+ * An integer query parameter in [min, max]. One rule, one message, whatever is wrong with the value
+ * (`-1`, `0`, `1.5`, `abc` or too large): a client fixes it from the message alone.
+ */
+const integerParam = (description: string, min: number, max: number) => {
+  const rule = `must be an integer from ${min} to ${max}`;
+  return z
     .string()
-    .regex(/^\d{1,15}$/, 'must be a non-negative integer')
+    .regex(/^\d{1,15}$/, rule)
     .transform(Number)
-    .meta({ description, type: 'integer' });
+    .meta({ description, type: 'integer' })
+    .pipe(z.number().min(min, rule).max(max, rule));
+};
+
+export const ttlSecondsRule = `must be an integer from 1 to ${limits.ttlSecondsMax}`;
 
 export const PutValueQuery = z.object({
-  ttlSeconds: integerParam(`Seconds until the key expires, 1 to ${limits.ttlSecondsMax}`)
-    .pipe(z.number().min(1).max(limits.ttlSecondsMax))
-    .optional(),
+  ttlSeconds: integerParam(`Seconds until the key expires, 1 to ${limits.ttlSecondsMax}`, 1, limits.ttlSecondsMax).optional(),
   consistency: Consistency.optional(),
 });
 
@@ -33,9 +40,7 @@ export const CommitUploadQuery = z.object({ consistency: Consistency.optional() 
 
 export const ListKeysQuery = z.object({
   prefix: z.string().max(limits.keyBytesMax).default('').meta({ description: 'Only keys that start with this' }),
-  limit: integerParam(`Page size, 1 to ${limits.listLimitMax}`)
-    .pipe(z.number().min(1).max(limits.listLimitMax))
-    .default(limits.listLimitDefault),
+  limit: integerParam(`Page size, 1 to ${limits.listLimitMax}`, 1, limits.listLimitMax).default(limits.listLimitDefault),
   cursor: z.string().min(1).max(4096).optional().meta({ description: 'The cursor of the previous page' }),
 });
 
@@ -109,7 +114,7 @@ export const CommitUploadBody = z
   .object({
     sha256: z.string().regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex digits'),
     contentType: MediaType.default('application/octet-stream'),
-    ttlSeconds: z.number().int().min(1).max(limits.ttlSecondsMax).optional(),
+    ttlSeconds: z.number().int(ttlSecondsRule).min(1, ttlSecondsRule).max(limits.ttlSecondsMax, ttlSecondsRule).optional(),
   })
   .strict()
   .meta({ id: 'CommitUploadRequest' });
@@ -393,9 +398,9 @@ export const OfferResponse = z
   .meta({ id: 'OfferReport', description: 'What the old primary offered back of the keys its backup’s promotion marked lost' });
 
 export const LostKeysQuery = z.object({
-  limit: integerParam(`Page size, 1 to ${drDefaults.lostListLimitMax}`)
-    .pipe(z.number().min(1).max(drDefaults.lostListLimitMax))
-    .default(drDefaults.lostListLimitDefault),
+  limit: integerParam(`Page size, 1 to ${drDefaults.lostListLimitMax}`, 1, drDefaults.lostListLimitMax).default(
+    drDefaults.lostListLimitDefault,
+  ),
   cursor: z.string().min(1).max(4096).optional().meta({ description: 'The cursor of the previous page' }),
 });
 
@@ -564,3 +569,55 @@ export type WriteAckBody = z.infer<typeof WriteAck>;
 export type ListKeysBody = z.infer<typeof ListKeysResponse>;
 export type RingBody = z.infer<typeof RingResponse>;
 export type ErrorBody = z.infer<typeof ErrorResponse>;
+
+/** For routes that take no query parameters: any name is unknown. */
+export const NoQuery = z.object({});
+
+/**
+ * The query parameters of every route, by operationId: the one list the handlers parse with, the router
+ * checks names against (an unknown one is a 400, never silently ignored) and OpenAPI documents.
+ */
+export const routeQueries = {
+  listKeys: ListKeysQuery,
+  getValue: ReadValueQuery,
+  headValue: ReadValueQuery,
+  putValue: PutValueQuery,
+  // The empty-key routes take their keyed twin's parameters, so the answer is the empty key's 400.
+  putEmptyKey: PutValueQuery,
+  deleteEmptyKey: DeleteValueQuery,
+  deleteValue: DeleteValueQuery,
+  createUpload: NoQuery,
+  commitUpload: CommitUploadQuery,
+  describeRing: NoQuery,
+  transact: TxnQuery,
+  listApiKeys: NoQuery,
+  createApiKey: NoQuery,
+  revokeApiKey: NoQuery,
+  getNamespaceSettings: NoQuery,
+  putNamespaceSettings: NoQuery,
+  describeShards: NoQuery,
+  repair: NoQuery,
+  listFailovers: NoQuery,
+  startFailover: NoQuery,
+  describeDr: NoQuery,
+  promote: NoQuery,
+  promotionReport: NoQuery,
+  startDrSync: NoQuery,
+  offerLostValues: NoQuery,
+  listLostKeys: LostKeysQuery,
+  reconcileLostKey: NoQuery,
+  openApiDocument: NoQuery,
+  apiPage: NoQuery,
+  apiIndex: NoQuery,
+} as const satisfies Record<(typeof routes)[number]['operationId'], z.ZodObject>;
+
+export const ApiIndex = z
+  .object({
+    name: z.literal('Ringstore'),
+    docs: z.string().meta({ description: 'The human-readable API reference' }),
+    openapi: z.string().meta({ description: 'The OpenAPI 3.1 document' }),
+  })
+  .meta({
+    id: 'ApiIndex',
+    description: 'What GET / answers: where the documentation is (paths from the API’s base URL, after the stage in AWS)',
+  });

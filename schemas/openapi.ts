@@ -49,24 +49,23 @@ const writeResponses = {
 const operations: Record<string, Operation> = {
   listKeys: {
     summary: 'List keys by prefix, in key order, across all shards',
-    request: { query: api.ListKeysQuery },
     responses: { 200: json(api.ListKeysResponse, 'A page of keys') },
   },
   getValue: {
     summary: 'Read a value',
-    request: { params: keyParam, query: api.ReadValueQuery },
+    request: { params: keyParam },
     responses: valueResponses,
   },
   headValue: {
     summary: "Read a value's metadata",
-    request: { params: keyParam, query: api.ReadValueQuery },
+    request: { params: keyParam },
     responses: { 200: { description: 'Metadata only', headers: valueHeaders }, 404: { description: 'No such key' } },
   },
   putValue: {
     summary: `Write a value (body up to ${limits.directBodyBytesMax} bytes; larger values use the upload flow)`,
     request: {
       params: keyParam,
-      query: api.PutValueQuery,
+
       headers: api.ConditionalHeaders,
       body: {
         description:
@@ -81,7 +80,7 @@ const operations: Record<string, Operation> = {
   deleteEmptyKey: { summary: 'Always 400: a key must not be empty', responses: { 400: error('Empty key') } },
   deleteValue: {
     summary: 'Delete a key (a versioned tombstone)',
-    request: { params: keyParam, query: api.DeleteValueQuery, headers: api.ConditionalHeaders },
+    request: { params: keyParam, headers: api.ConditionalHeaders },
     responses: { ...writeResponses, 404: error('No such key, and the conditions, if any, held (If-None-Match: * on an absent key)') },
   },
   createUpload: {
@@ -96,7 +95,7 @@ const operations: Record<string, Operation> = {
     summary: 'Make uploaded bytes the value of the key, atomically and versioned',
     request: {
       params: keyParam.extend({ uploadId: z.string() }),
-      query: api.CommitUploadQuery,
+
       headers: api.ConditionalHeaders,
       body: { content: { 'application/json': { schema: api.CommitUploadBody } } },
     },
@@ -108,7 +107,7 @@ const operations: Record<string, Operation> = {
   },
   transact: {
     summary: `Run a transaction: up to ${txnLimits.txnOpsMax} get, put, delete and check ops over any keys, atomic and serializable`,
-    request: { query: api.TxnQuery, body: { content: { 'application/json': { schema: api.TxnBody } } } },
+    request: { body: { content: { 'application/json': { schema: api.TxnBody } } } },
     responses: {
       200: json(api.TxnCommitted, 'Committed: the new versions and the values read'),
       404: error('Aborted: a delete of a key that does not exist (details: txid, key)'),
@@ -187,7 +186,6 @@ const operations: Record<string, Operation> = {
   },
   listLostKeys: {
     summary: 'DR backup: the keys a promotion marked lost, each with its offered value (if any) and the version held now (admin)',
-    request: { query: api.LostKeysQuery },
     responses: { 200: json(api.LostKeysResponse, 'A page of lost keys') },
   },
   reconcileLostKey: {
@@ -205,6 +203,7 @@ const operations: Record<string, Operation> = {
   },
   openApiDocument: { summary: 'This document', responses: { 200: { description: 'OpenAPI 3.1 JSON' } } },
   apiPage: { summary: 'Human-readable API reference', responses: { 200: { description: 'HTML' } } },
+  apiIndex: { summary: 'Where the documentation is', responses: { 200: json(api.ApiIndex, 'Links to the API reference') } },
 };
 
 export function buildOpenApiDocument() {
@@ -213,6 +212,9 @@ export function buildOpenApiDocument() {
   for (const route of routes) {
     const operation = operations[route.operationId];
     if (!operation) throw new Error(`no OpenAPI description for ${route.operationId}`);
+    // Query parameters come from the one list the router enforces (schemas/api.ts routeQueries).
+    const query: z.ZodObject = api.routeQueries[route.operationId];
+    const request = Object.keys(query.shape).length === 0 ? operation.request : { ...operation.request, query };
     registry.registerPath({
       method: route.method.toLowerCase() as RouteConfig['method'],
       path: route.path,
@@ -220,6 +222,7 @@ export function buildOpenApiDocument() {
       tags: [route.path.startsWith('/v1/admin') ? 'admin' : route.authorized ? 'kv' : 'docs'],
       ...(route.authorized ? { security: [{ apiKey: [] }] } : { security: [] }),
       ...operation,
+      ...(request === undefined ? {} : { request }),
       responses: route.authorized ? { ...common, ...operation.responses } : operation.responses,
     });
   }

@@ -698,6 +698,8 @@ export const routes = [
   { method: 'POST', path: '/v1/admin/dr/reconcile', handler: 'admin', operationId: 'reconcileLostKey', authorized: true, admin: true },
   { method: 'GET', path: '/openapi.json', handler: 'docs', operationId: 'openApiDocument', authorized: false },
   { method: 'GET', path: '/docs', handler: 'docs', operationId: 'apiPage', authorized: false },
+  // `GET /`: a small JSON index pointing at the documentation, rather than a 404 for the first request a user tries.
+  { method: 'GET', path: '/', handler: 'docs', operationId: 'apiIndex', authorized: false },
 ] as const satisfies readonly RouteSpec[];
 
 /** The operationIds of one handler's routes: its router must implement exactly these. */

@@ -27,6 +27,56 @@ export function parseWith<S extends z.ZodType>(schema: S, input: unknown, where:
   });
 }
 
+/** A name this far (in edits) from a known one is taken for a misspelling of it. */
+const suggestionDistanceMax = 3;
+
+/** Levenshtein distance, case-insensitive; names are short (query parameters), so the table is small. */
+function editDistance(a: string, b: string): number {
+  const x = a.toLowerCase();
+  const y = b.toLowerCase();
+  let previous = Array.from({ length: y.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= x.length; i += 1) {
+    const current = [i];
+    for (let j = 1; j <= y.length; j += 1) {
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (x[i - 1] === y[j - 1] ? 0 : 1));
+    }
+    previous = current;
+  }
+  return previous[y.length]!;
+}
+
+/** The known name `name` most likely meant: one it starts or is started by (`ttl`, `ttlSecond`), else the nearest few edits away. */
+export function closestName(name: string, known: readonly string[]): string | undefined {
+  const lower = name.toLowerCase();
+  const byPrefix = known.find(
+    (candidate) => lower.length > 0 && (candidate.toLowerCase().startsWith(lower) || lower.startsWith(candidate.toLowerCase())),
+  );
+  if (byPrefix) return byPrefix;
+  let best: { name: string; distance: number } | undefined;
+  for (const candidate of known) {
+    const distance = editDistance(name, candidate);
+    if (distance <= suggestionDistanceMax && (!best || distance < best.distance)) best = { name: candidate, distance };
+  }
+  return best?.name;
+}
+
+/** Throws a 400 naming the first query parameter that `known` does not list, with the name it most likely meant. */
+export function refuseUnknownQuery(
+  query: Record<string, string | undefined> | null | undefined,
+  known: readonly string[],
+  route: string,
+): void {
+  const unknown = Object.keys(query ?? {}).find((name) => !known.includes(name));
+  if (unknown === undefined) return;
+  const suggestion = closestName(unknown, known);
+  const accepted = known.length === 0 ? `${route} takes no query parameters` : `${route} accepts ${known.join(', ')}`;
+  throw new RingstoreError(
+    'request.invalid',
+    `query ${unknown}: unknown parameter${suggestion ? `; did you mean ${suggestion}?` : ''} (${accepted})`,
+    { details: { field: unknown, in: 'query', known: [...known], ...(suggestion ? { suggestion } : {}) } },
+  );
+}
+
 /** Header lookup that ignores case, as HTTP does. */
 export function headersOf(event: APIGatewayProxyEvent): Record<string, string> {
   const headers: Record<string, string> = {};
