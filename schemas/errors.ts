@@ -5,6 +5,7 @@ export const errorCodes = [
   'request.invalid',
   'request.tooLarge',
   'route.notFound',
+  'route.methodNotAllowed',
   'kv.keyInvalid',
   'kv.ttlInvalid',
   'kv.cursorInvalid',
@@ -50,6 +51,8 @@ export const statusOf: Record<ErrorCode, number> = {
   'auth.invalidKey': 403,
   'auth.forbidden': 403,
   'route.notFound': 404,
+  // A known path with a method it does not have; the answer's Allow header lists those it has.
+  'route.methodNotAllowed': 405,
   'kv.notFound': 404,
   'kv.uploadNotFound': 404,
   'admin.keyNotFound': 404,
@@ -80,3 +83,9 @@ export const statusOf: Record<ErrorCode, number> = {
 
 /** Seconds a client should wait before retrying a 429/503. */
 export const retryAfterSeconds = 1;
+
+/**
+ * The answer to a path under /v1/kv/ with more segments than any route (a key sent with raw slashes), locally
+ * and in API Gateway: keys are one path segment, so the client is told how to send the slash.
+ */
+export const keySlashHint = 'a key is one path segment: percent-encode each / in it as %2F';

@@ -20,6 +20,7 @@ import { Construct } from 'constructs';
 import { limits, type Names, type RegionHandlerName, type RouteSpec } from '../../schemas/topology';
 import { errorHeaders, errorTemplate, gatewayErrors } from './gateway-errors';
 import { acknowledge, nagFindingName } from './nag';
+import { addRouteStubs } from './route-stubs';
 
 /** Header that carries a Ringstore API key; the authorizer's identity source. */
 export const apiKeyHeader = 'x-api-key';
@@ -180,6 +181,7 @@ export class RingstoreRestApi extends Construct {
       methods.set(route, method);
     }
     this.methods = methods;
+    addRouteStubs(this.api, props.routes);
 
     // Stage-wide throttling above (deployOptions) applies to every request. The usage plan carries
     // the same limits; API Gateway enforces a usage plan per API key, so it binds once the

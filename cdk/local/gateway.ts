@@ -12,7 +12,8 @@ import type {
 } from 'aws-lambda';
 import { LRUCache } from 'lru-cache';
 import { lambdaContext, proxyEvent } from './lambda-events';
-import { type HandlerName, limits, type RouteSpec, routes } from '../../schemas/topology';
+import { type ErrorCode, keySlashHint, statusOf } from '../../schemas/errors';
+import { type HandlerName, type HttpMethod, limits, type RouteSpec, routes } from '../../schemas/topology';
 
 type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 type AuthorizerHandler = (event: APIGatewayRequestAuthorizerEvent, context: Context) => Promise<APIGatewayAuthorizerResult>;
@@ -57,29 +58,79 @@ interface CompiledRoute {
 
 const compiledRoutes: CompiledRoute[] = routes.map((spec) => ({ spec, segments: spec.path.split('/').slice(1) }));
 
+type TemplateMatch = Record<string, string> | 'badEncoding' | undefined;
+
+function matchTemplate(template: readonly string[], segments: readonly string[]): TemplateMatch {
+  if (template.length !== segments.length) return undefined;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < template.length; i += 1) {
+    const part = template[i]!;
+    const actual = segments[i]!;
+    if (!part.startsWith('{')) {
+      if (part !== actual) return undefined;
+    } else if (actual === '') return undefined;
+    else {
+      try {
+        params[part.slice(1, -1)] = decodeURIComponent(actual);
+      } catch {
+        return 'badEncoding';
+      }
+    }
+  }
+  return params;
+}
+
 export function matchRoute(method: string, path: string): { route: RouteSpec; params: Record<string, string> } | 'badEncoding' | undefined {
   const segments = path.split('/').slice(1);
   for (const { spec, segments: template } of compiledRoutes) {
-    if (spec.method !== method || template.length !== segments.length) continue;
-    const params: Record<string, string> = {};
-    let matched = true;
-    for (let i = 0; i < template.length && matched; i += 1) {
-      const part = template[i]!;
-      const actual = segments[i]!;
-      if (part.startsWith('{')) {
-        if (actual === '') matched = false;
-        else {
-          try {
-            params[part.slice(1, -1)] = decodeURIComponent(actual);
-          } catch {
-            return 'badEncoding';
-          }
-        }
-      } else matched = part === actual;
-    }
-    if (matched) return { route: spec, params };
+    if (spec.method !== method) continue;
+    const params = matchTemplate(template, segments);
+    if (params !== undefined) return params === 'badEncoding' ? params : { route: spec, params };
   }
   return undefined;
+}
+
+/** The methods some route declares for this path, whatever the request's method: the Allow header of a 405. */
+export function allowedMethods(path: string): HttpMethod[] {
+  const segments = path.split('/').slice(1);
+  return compiledRoutes.filter(({ segments: template }) => matchTemplate(template, segments) !== undefined).map(({ spec }) => spec.method);
+}
+
+/** Where keys live; a path below it that no route knows is a key with an unencoded `/`. */
+const keysPath = '/v1/kv/';
+
+/**
+ * What a request no route takes is told: 405 with Allow for a known path (API Gateway: the ANY stub of
+ * cdk/constructs/route-stubs.ts), a 400 asking to encode `/` for a key sent with raw slashes, else 404.
+ */
+export function unroutedAnswer(
+  method: string,
+  path: string,
+): { status: number; code: ErrorCode; message: string; headers: Record<string, string> } {
+  const allow = allowedMethods(path);
+  if (allow.length > 0) {
+    return {
+      status: statusOf['route.methodNotAllowed'],
+      code: 'route.methodNotAllowed',
+      message: `${method} is not a method of ${path}; it allows ${allow.join(', ')}`,
+      headers: { allow: allow.join(', ') },
+    };
+  }
+  if (path.startsWith(keysPath)) {
+    const encoded = `${keysPath}${path.slice(keysPath.length).split('/').join('%2F')}`;
+    return {
+      status: statusOf['kv.keyInvalid'],
+      code: 'kv.keyInvalid',
+      message: `${keySlashHint} (${method} ${encoded})`,
+      headers: {},
+    };
+  }
+  return {
+    status: statusOf['route.notFound'],
+    code: 'route.notFound',
+    message: `no route ${method} ${path}; the API is described at /docs`,
+    headers: {},
+  };
 }
 
 /** Room taken by everything but the body: API Gateway caps headers at 10 KB, paths and context are small. */
@@ -172,7 +223,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       return;
     }
     if (!matched) {
-      sendError(response, 404, 'route.notFound', `no route ${method} ${url.pathname}`);
+      const answer = unroutedAnswer(method, path);
+      const body = errorBody(answer.code, answer.message);
+      send(response, answer.status, { 'content-type': 'application/json', ...answer.headers }, method === 'HEAD' ? '' : body);
       return;
     }
     const { route, params } = matched;

@@ -16,6 +16,7 @@ import {
   stateMachines,
   type RegionHandlerName,
 } from '../../schemas/topology';
+import { keySlashStubPath, methodsByPath } from '../../cdk/constructs/route-stubs';
 import { repoRoot } from '../../cdk/constructs/handler-function';
 import { definitionPlaceholders, taskArnSubstitutions } from '../../cdk/constructs/transaction-state-machine';
 import { handlerNames } from '../../cdk/stacks/api-stack';
@@ -154,8 +155,24 @@ describe('ApiStack', () => {
       t.hasResourceProperties('AWS::ApiGateway::RestApi', { Name: names.apiName, BinaryMediaTypes: ['*/*'] });
     });
 
-    it('has one method per topology route and nothing else', () => {
-      t.resourceCountIs('AWS::ApiGateway::Method', routes.length);
+    it('has one method per topology route, one 405 stub per route path and the %2F stub, and nothing else', () => {
+      t.resourceCountIs('AWS::ApiGateway::Method', routes.length + methodsByPath(routes).size + 1);
+    });
+
+    it('answers a method a route path lacks with 405 and Allow, and a key with raw slashes with the %2F hint', () => {
+      const stub = methodFor(t, 'ANY', '/v1/kv/{key}');
+      const keySlash = methodFor(t, 'ANY', keySlashStubPath);
+      const root = methodFor(t, 'ANY', '/');
+      expect(stub?.Properties).toMatchObject({
+        AuthorizationType: 'NONE',
+        Integration: {
+          Type: 'MOCK',
+          IntegrationResponses: [{ StatusCode: '405', ResponseParameters: { 'method.response.header.Allow': "'GET, HEAD, PUT, DELETE'" } }],
+        },
+      });
+      expect(root?.Properties).toMatchObject({ Integration: { IntegrationResponses: [{ StatusCode: '405' }] } });
+      expect(keySlash?.Properties).toMatchObject({ Integration: { Type: 'MOCK', IntegrationResponses: [{ StatusCode: '400' }] } });
+      expect(JSON.stringify(keySlash?.Properties)).toContain('%2F');
     });
 
     it.each(routes.map((r) => [`${r.method} ${r.path}`, r] as const))('routes %s to its handler', (_, route) => {

@@ -85,7 +85,7 @@ describe('bad input', () => {
       [kvPath('é'.repeat(513)), { method: 'GET', key }, 400, 'kv.keyInvalid'],
       ['/v1/kv/%E0%A4%A', { method: 'GET', key }, 400, 'request.invalid'],
       ['/v1/nothing-here', { method: 'GET', key }, 404, 'route.notFound'],
-      ['/v1/kv/x', { method: 'PATCH', key }, 404, 'route.notFound'],
+      ['/v1/kv/x', { method: 'PATCH', key }, 405, 'route.methodNotAllowed'],
       [`${kvPath('k')}/uploads`, { method: 'POST', key, body: '{"size":-1}' }, 400, 'request.invalid'],
       [`${kvPath('k')}/uploads`, { method: 'POST', key, body: '{"unknown":1}' }, 400, 'request.invalid'],
       [
