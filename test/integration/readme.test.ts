@@ -71,7 +71,10 @@ describe('README examples', () => {
         if (dir) cwd = join(cwd, dir);
         const outcome = await run('bash', ['-c', command!], { cwd, env }).then(
           () => 0,
-          (error: { code?: number; stderr?: string }) => `${error.code}: ${error.stderr}`,
+          (error: unknown) => {
+            const failed = error as { code?: number; stderr?: string };
+            return `${failed.code}: ${failed.stderr}`;
+          },
         );
         expect({ round, command: line, outcome }).toEqual({ round, command: line, outcome: 0 });
       }
