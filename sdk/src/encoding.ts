@@ -135,6 +135,19 @@ export function assertInteger(name: string, value: number, min: number, max = Nu
 }
 
 /**
+ * The bytes over a plain `ArrayBuffer`, as the DOM's `BufferSource` and `BodyInit` types require:
+ * the same view when it already is one, else a copy (a view over a `SharedArrayBuffer`).
+ *
+ * @example
+ * ```ts
+ * await crypto.subtle.digest('SHA-256', overArrayBuffer(bytes));
+ * ```
+ */
+export function overArrayBuffer(bytes: Uint8Array): Uint8Array<ArrayBuffer> {
+  return bytes.buffer instanceof ArrayBuffer ? (bytes as Uint8Array<ArrayBuffer>) : new Uint8Array(bytes);
+}
+
+/**
  * Lowercase hex SHA-256 of the bytes, computed with WebCrypto (`globalThis.crypto.subtle`).
  *
  * @example
@@ -146,7 +159,7 @@ export function assertInteger(name: string, value: number, min: number, max = Nu
 export async function sha256Hex(bytes: Uint8Array): Promise<string> {
   const subtle = globalThis.crypto?.subtle;
   if (subtle === undefined) throw new Error('WebCrypto (globalThis.crypto.subtle) is not available in this runtime');
-  const digest = new Uint8Array(await subtle.digest('SHA-256', bytes));
+  const digest = new Uint8Array(await subtle.digest('SHA-256', overArrayBuffer(bytes)));
   let hex = '';
   for (const byte of digest) hex += byte.toString(16).padStart(2, '0');
   return hex;

@@ -1,6 +1,7 @@
 // One HTTP exchange with bounded, jittered retries. Commands describe requests; this file sends
 // them, applies the timeout, maps failures to typed errors and decides whether to try again.
 
+import { overArrayBuffer } from './encoding';
 import { errorFromResponse, NetworkError, RingstoreError } from './errors';
 import { RETRY_AFTER_MAX_MS, RETRY_BASE_DELAY_MS, RETRY_MAX_DELAY_MS } from './limits';
 
@@ -268,7 +269,7 @@ export class Transport {
         redirect: request.redirect ?? 'follow',
         signal: controller.signal,
       };
-      if (request.body !== undefined) init.body = request.body;
+      if (request.body !== undefined) init.body = typeof request.body === 'string' ? request.body : overArrayBuffer(request.body);
       const response = await this.options.fetch(url, init);
       // The body is read inside the attempt so the timeout also bounds a slow download.
       const body = request.method === 'HEAD' ? new Uint8Array(0) : new Uint8Array(await response.arrayBuffer());

@@ -3,7 +3,7 @@
 
 import { readFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
-import { extname, join } from 'node:path';
+import { dirname, extname, join } from 'node:path';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { RingstoreClient } from '../client';
 import type { Consistency, ListItem, TransactOp } from '../commands';
@@ -69,14 +69,20 @@ export interface Session {
   stdin?: NodeJS.ReadableStream;
 }
 
+// src/cli and dist/cjs/cli sit two and three levels under the package root.
+const PACKAGE_JSON_DEPTH_MAX = 4;
+
+/** The version in the SDK's package.json, found upwards from this file (src/cli, or dist/cjs/cli when built). */
 function packageVersion(): string {
-  try {
-    // src/cli and dist/cli both sit two levels under the package root
-    const pkg = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version?: unknown };
-    return typeof pkg.version === 'string' ? pkg.version : 'unknown';
-  } catch {
-    return 'unknown';
+  for (let dir = __dirname, depth = 0; depth < PACKAGE_JSON_DEPTH_MAX; dir = dirname(dir), depth++) {
+    try {
+      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: unknown; version?: unknown };
+      if (pkg.name === '@ringstore/sdk') return typeof pkg.version === 'string' ? pkg.version : 'unknown';
+    } catch {
+      // no package.json here: look one level up
+    }
   }
+  return 'unknown';
 }
 
 /** A failure the CLI reports as `error: <message>` without a code (usage, local files). */
