@@ -1,7 +1,9 @@
 // `npm start`: the whole service on this machine. Prints the API URL and local keys; Ctrl-C stops everything.
+import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import * as z from 'zod';
 import { type LocalCloud, startLocalCloud } from './cloud';
+import { lockHome } from './home-lock';
 import { startLocalRegions } from './regions';
 
 const settings = z
@@ -43,6 +45,10 @@ async function main(): Promise<void> {
   const env = settings.data;
   const started = Date.now();
   const log = (line: string) => console.error(`[ringstore] ${line}`);
+  // Before any engine starts: a second start on the same directory is refused, not run beside the first.
+  mkdirSync(env.RINGSTORE_HOME, { recursive: true });
+  const lock = lockHome(env.RINGSTORE_HOME);
+  process.on('exit', () => lock.release());
   const options = {
     home: env.RINGSTORE_HOME,
     port: env.RINGSTORE_PORT,
@@ -95,7 +101,11 @@ async function main(): Promise<void> {
     stopping = true;
     log(`${signal}: stopping`);
     stopAll().then(
-      () => process.exit(0),
+      () => {
+        lock.release();
+        log(`stopped after ${((Date.now() - started) / 1000).toFixed(1)} s`);
+        process.exit(0);
+      },
       (error: unknown) => {
         console.error(error);
         process.exit(1);
