@@ -5,6 +5,7 @@ import { formatDrStatus, formatRing, rangeSize } from '../src/cli/format';
 import { scanGlobalFlags } from '../src/cli/main';
 import { tokenize } from '../src/cli/tokenize';
 import { formatTransaction, parseTxnFile, parseTxnWords } from '../src/cli/txn-ops';
+import type { TransactOp } from '../src/commands';
 import { FAKE_RING } from './support/fake-server';
 
 describe('tokenize', () => {
@@ -114,7 +115,7 @@ describe('txn ops', () => {
     expect(() => parseTxnFile('[{"op":"put","key":"a","value":"x","encoding":"hex"}]')).toThrow('ops[0].encoding');
   });
 
-  it('lays out writes and reads, quoting what would break the line', () => {
+  it('lays out writes (deletes as deleted) and reads, quoting what would break the line', () => {
     const text = (value: string) => new TextEncoder().encode(value);
     const found = (key: string, bytes: Uint8Array, contentType: string, version?: number) => ({
       key,
@@ -126,24 +127,44 @@ describe('txn ops', () => {
       json: <T>() => JSON.parse(new TextDecoder().decode(bytes)) as T,
     });
 
-    const shown = formatTransaction({
-      txid: 't-1',
-      writes: [{ key: 'b', version: 4 }],
-      reads: [
-        found('a', text('hello'), 'text/plain', 3),
-        found('b', text('two\nlines'), 'text/plain'),
-        found('bin', new Uint8Array([0, 1, 2]), 'application/octet-stream', 1),
-        { key: 'gone', found: false },
-      ],
-    });
+    const ops: TransactOp[] = [
+      { op: 'get', key: 'a' },
+      { op: 'put', key: 'b', value: 'two\nlines' },
+      { op: 'get', key: 'b' },
+      { op: 'delete', key: 'c' },
+      { op: 'put', key: 'd', value: 'x' },
+      { op: 'delete', key: 'd' },
+      { op: 'get', key: 'bin' },
+      { op: 'get', key: 'gone' },
+    ];
+
+    const shown = formatTransaction(
+      {
+        txid: 't-1',
+        writes: [
+          { key: 'b', version: 4 },
+          { key: 'c', version: 2 },
+          { key: 'd', version: 7 },
+        ],
+        reads: [
+          found('a', text('hello'), 'text/plain', 3),
+          found('b', text('two\nlines'), 'text/plain'),
+          found('bin', new Uint8Array([0, 1, 2]), 'application/octet-stream', 1),
+          { key: 'gone', found: false },
+        ],
+      },
+      ops,
+    );
 
     expect(shown.split('\n')).toEqual([
-      'committed t-1 (1 write, 4 reads)',
-      'wrote  b     version 4',
-      'read   a     version 3  hello',
-      'read   b     this txn   "two\\nlines"',
-      'read   bin   version 1  <3 bytes of application/octet-stream>',
-      'read   gone  not found',
+      'committed t-1 (3 writes, 4 reads)',
+      'wrote    b     version 4',
+      'deleted  c     version 2',
+      'deleted  d     version 7',
+      'read     a     version 3  hello',
+      'read     b     this txn   "two\\nlines"',
+      'read     bin   version 1  <3 bytes of application/octet-stream>',
+      'read     gone  not found',
     ]);
   });
 });

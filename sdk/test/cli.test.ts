@@ -120,6 +120,51 @@ describe('ringstore CLI', () => {
     expect(deleteAgain).toMatchObject({ code: 1, stderr: 'error: key "users/1" not found (kv.notFound)\n' });
   });
 
+  it('list --limit says how to see the next keys, and --cursor continues there', async () => {
+    const seed = ['a', 'b', 'c', 'd', 'e'].map((key) => `put users/${key} ${key}`).join('\n');
+    await ringstore([], { env: connected(), input: `${seed}\n` });
+
+    const first = await ringstore(['list', 'users/', '--limit', '2'], { env: connected() });
+    const more = /^more: ringstore list users\/ --limit 2 --cursor (\S+)$/m.exec(first.stdout);
+    const second = await ringstore(['list', 'users/', '--limit', '2', '--cursor', more?.[1] ?? 'missing'], { env: connected() });
+    const lastCursor = /--cursor (\S+)$/m.exec(second.stdout)?.[1] ?? 'missing';
+    const last = await ringstore(['list', 'users/', '--limit', '2', '--cursor', lastCursor], { env: connected() });
+    const json = await ringstore(['list', 'users/', '--limit', '4', '--json'], { env: connected() });
+    const everything = await ringstore(['list', 'users/'], { env: connected() });
+
+    const keysOf = (text: string) => [...text.matchAll(/^(users\/\S+)\s/gm)].map((match) => match[1]);
+    expect(first.code).toBe(0);
+    expect(keysOf(first.stdout)).toEqual(['users/a', 'users/b']);
+    expect(more).not.toBeNull();
+    expect(keysOf(second.stdout)).toEqual(['users/c', 'users/d']);
+    expect(keysOf(last.stdout)).toEqual(['users/e']);
+    expect(last.stdout).not.toContain('more:');
+    expect((JSON.parse(json.stdout) as Array<{ key: string }>).map((item) => item.key)).toEqual([
+      'users/a',
+      'users/b',
+      'users/c',
+      'users/d',
+    ]);
+    expect(json.stderr).toMatch(/^more: ringstore list users\/ --limit 4 --cursor \S+\n$/);
+    expect(keysOf(everything.stdout)).toHaveLength(5);
+    expect(everything.stdout).not.toContain('more:');
+  });
+
+  it('cuts a long key in the listing instead of padding every row to its width', async () => {
+    const long = `logs/${'x'.repeat(200)}`;
+    await ringstore([], { env: connected(), input: `put ${long} 1\nput logs/short 2\n` });
+
+    const list = await ringstore(['list', 'logs/'], { env: connected() });
+    const json = await ringstore(['list', 'logs/', '--json'], { env: connected() });
+
+    const lines = list.stdout.split('\n');
+    expect(Math.max(...lines.map((line) => line.length))).toBeLessThan(120);
+    expect(list.stdout).toContain(`logs/${'x'.repeat(42)}…`);
+    expect(list.stdout).toMatch(/^logs\/short\s+1\s+1\s/m);
+    expect(list.stdout).toContain('2 keys (1 cut to 48 characters; --json shows keys whole)');
+    expect((JSON.parse(json.stdout) as Array<{ key: string }>).map((item) => item.key)).toContain(long);
+  });
+
   it('stores a file with @path and writes a binary value with --out', async () => {
     const input = join(home, 'in.bin');
     const output = join(home, 'out.bin');
@@ -220,6 +265,16 @@ describe('ringstore CLI', () => {
     expect(discard.stderr).toContain('has no lost write at version 7');
     expect(JSON.parse(after.stdout)).toEqual({ entries: [] });
     expect(badVersion.stderr).toContain('expected an integer >= 1');
+  });
+
+  it('txn says deleted for a key it deleted', async () => {
+    await ringstore(['put', 'gone', 'soon'], { env: connected() });
+
+    const result = await ringstore(['txn', 'delete', 'gone', 'put', 'kept', 'here'], { env: connected() });
+
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^deleted\s+gone\s+version 2$/m);
+    expect(result.stdout).toMatch(/^wrote\s+kept\s+version 1$/m);
   });
 
   it('refuses failover commands to a user key', async () => {

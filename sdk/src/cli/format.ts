@@ -84,8 +84,25 @@ export function table(rows: readonly (readonly string[])[], indent = ''): string
     .join('\n');
 }
 
+/** Widest key the listing table shows; a longer one is cut so that one key does not pad every row. */
+export const LIST_KEY_COLUMN_CHARS_MAX = 48;
+
 /**
- * A listing as a table with a count line.
+ * A key cut to `max` characters (code points), ending in `…` when cut.
+ *
+ * @example
+ * ```ts
+ * truncate('users/0123456789', 8); // 'users/0…'
+ * ```
+ */
+export function truncate(text: string, max: number): string {
+  const chars = [...text];
+  return chars.length <= max ? text : `${chars.slice(0, max - 1).join('')}…`;
+}
+
+/**
+ * A listing as a table with a count line; keys wider than `LIST_KEY_COLUMN_CHARS_MAX` are cut,
+ * with a note that `--json` shows them whole.
  *
  * @example
  * ```ts
@@ -96,10 +113,14 @@ export function formatList(items: readonly ListItem[]): string {
   const count = `${items.length} ${items.length === 1 ? 'key' : 'keys'}`;
   if (items.length === 0) return count;
   const rows = [['KEY', 'VERSION', 'SIZE', 'CONTENT-TYPE', 'EXPIRES']];
+  let cut = 0;
   for (const item of items) {
-    rows.push([showKey(item.key), String(item.version), String(item.size), item.contentType, item.expiresAt ?? '-']);
+    const key = truncate(showKey(item.key), LIST_KEY_COLUMN_CHARS_MAX);
+    if (key !== showKey(item.key)) cut += 1;
+    rows.push([key, String(item.version), String(item.size), item.contentType, item.expiresAt ?? '-']);
   }
-  return `${table(rows)}\n${count}`;
+  const note = cut === 0 ? '' : ` (${cut} cut to ${LIST_KEY_COLUMN_CHARS_MAX} characters; --json shows keys whole)`;
+  return `${table(rows)}\n${count}${note}`;
 }
 
 /**

@@ -8,7 +8,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { RingstoreClient } from '../client';
 import type { Consistency, ListItem, TransactOp } from '../commands';
 import { NotFoundError, TransactionAbortedError } from '../errors';
-import { LIST_LIMIT_MAX, TXN_CONFLICT_RETRIES_MAX, TXN_TIMEOUT_MS_MAX, TXN_TIMEOUT_MS_MIN } from '../limits';
+import { LIST_ALL_PAGES_MAX, LIST_LIMIT_MAX, TXN_CONFLICT_RETRIES_MAX, TXN_TIMEOUT_MS_MAX, TXN_TIMEOUT_MS_MIN } from '../limits';
 import {
   ENV,
   loadSavedConnection,
@@ -367,21 +367,42 @@ export function buildProgram(session: Session): Command {
   program
     .command('list')
     .alias('ls')
-    .description('list keys, optionally under a prefix')
+    .description('list keys, optionally under a prefix; with --limit, a "more:" line gives the command for the next keys')
     .argument('[prefix]', 'only keys starting with this')
     .option('--limit <n>', 'show at most n keys', parseInteger(1))
-    .option('--json', 'print the items as JSON')
-    .action(async (prefix: string | undefined, options: { limit?: number; json?: boolean }) => {
+    .option('--cursor <cursor>', 'continue after the keys a previous list showed (its "more:" line)')
+    .option('--json', 'print the items as JSON (the "more:" line goes to stderr)')
+    .action(async (prefix: string | undefined, options: { limit?: number; cursor?: string; json?: boolean }) => {
       const ringstore = await client();
       const items: ListItem[] = [];
-      const pageSize = Math.min(options.limit ?? LIST_LIMIT_MAX, LIST_LIMIT_MAX);
-      walk: for await (const page of ringstore.listAll({ ...call(), limit: pageSize, ...(prefix === undefined ? {} : { prefix }) })) {
-        for (const item of page.items) {
-          if (options.limit !== undefined && items.length >= options.limit) break walk;
-          items.push(item);
-        }
+      // Each page asks for no more than is still wanted, so the last page's cursor is the next key to show.
+      let cursor = options.cursor;
+      for (let pages = 0; pages < LIST_ALL_PAGES_MAX; pages++) {
+        const limit = Math.min((options.limit ?? Number.MAX_SAFE_INTEGER) - items.length, LIST_LIMIT_MAX);
+        const page = await ringstore.list({
+          ...call(),
+          limit,
+          ...(prefix === undefined ? {} : { prefix }),
+          ...(cursor === undefined ? {} : { cursor }),
+        });
+        items.push(...page.items);
+        cursor = page.cursor;
+        if (cursor === undefined || (options.limit !== undefined && items.length >= options.limit)) break;
       }
-      out(options.json === true ? JSON.stringify(items, null, 2) : formatList(items));
+      const more =
+        cursor === undefined
+          ? undefined
+          : [
+              'more: ringstore list',
+              ...(prefix === undefined ? [] : [shellWord(prefix)]),
+              ...(options.limit === undefined ? [] : ['--limit', String(options.limit)]),
+              '--cursor',
+              shellWord(cursor),
+            ].join(' ');
+      if (options.json === true) {
+        out(JSON.stringify(items, null, 2));
+        if (more !== undefined) session.stderr.write(`${more}\n`);
+      } else out(more === undefined ? formatList(items) : `${formatList(items)}\n${more}`);
     });
 
   program
@@ -618,7 +639,7 @@ export function buildProgram(session: Session): Command {
             ...(options.conflictRetries === undefined ? {} : { conflictRetries: options.conflictRetries }),
             ...(options.consistency === undefined ? {} : { consistency: options.consistency }),
           });
-          out(options.json === true ? JSON.stringify(transactionJson(output), null, 2) : formatTransaction(output));
+          out(options.json === true ? JSON.stringify(transactionJson(output), null, 2) : formatTransaction(output, ops));
         } catch (err) {
           if (options.json === true && err instanceof TransactionAbortedError) {
             out(
@@ -643,6 +664,11 @@ export function buildProgram(session: Session): Command {
     });
 
   return program;
+}
+
+/** A word as a POSIX shell reads it back: as is when safe, else single-quoted. */
+function shellWord(word: string): string {
+  return /^[A-Za-z0-9_./:=@%+-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
 }
 
 /** Ops the user wrote wrong are a usage error, reported without a stack or a code. */

@@ -125,20 +125,27 @@ function showValue(read: Extract<TransactCommandOutput['reads'][number], { found
 }
 
 /**
- * A committed transaction as text: its id, then one row per key written and per `get`.
+ * A committed transaction as text: its id, then one row per key written (`deleted` when the
+ * transaction's last write of the key was a delete) and per `get`.
  *
  * @example
  * ```ts
- * console.log(formatTransaction(await client.transact(ops)));
+ * console.log(formatTransaction(await client.transact(ops), ops));
  * // committed 0m1…-9f3e (2 writes, 1 read)
- * // wrote  b  version 4
- * // read   a  version 3  hello
+ * // wrote    b  version 4
+ * // deleted  c  version 2
+ * // read     a  version 3  hello
  * ```
  */
-export function formatTransaction(output: TransactCommandOutput): string {
+export function formatTransaction(output: TransactCommandOutput, ops: readonly TransactOp[]): string {
   const counts = `${output.writes.length} ${output.writes.length === 1 ? 'write' : 'writes'}, ${output.reads.length} ${output.reads.length === 1 ? 'read' : 'reads'}`;
+  // One write per key is reported; what the key holds afterwards is what its last write op did.
+  const lastWrite = new Map<string, 'put' | 'delete'>();
+  for (const op of ops) if (op.op === 'put' || op.op === 'delete') lastWrite.set(op.key, op.op);
   const rows: string[][] = [];
-  for (const write of output.writes) rows.push(['wrote', showKey(write.key), `version ${write.version}`]);
+  for (const write of output.writes) {
+    rows.push([lastWrite.get(write.key) === 'delete' ? 'deleted' : 'wrote', showKey(write.key), `version ${write.version}`]);
+  }
   for (const read of output.reads) {
     if (!read.found) rows.push(['read', showKey(read.key), 'not found']);
     else rows.push(['read', showKey(read.key), read.version === undefined ? 'this txn' : `version ${read.version}`, showValue(read)]);
