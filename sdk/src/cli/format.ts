@@ -88,7 +88,8 @@ export function table(rows: readonly (readonly string[])[], indent = ''): string
 export const LIST_KEY_COLUMN_CHARS_MAX = 48;
 
 /**
- * A key cut to `max` characters (code points), ending in `…` when cut.
+ * Text cut to `max` characters (graphemes, so an emoji or accented letter is never split), ending
+ * in `…` when cut.
  *
  * @example
  * ```ts
@@ -96,7 +97,7 @@ export const LIST_KEY_COLUMN_CHARS_MAX = 48;
  * ```
  */
 export function truncate(text: string, max: number): string {
-  const chars = [...text];
+  const chars = Array.from(new Intl.Segmenter().segment(text), (part) => part.segment);
   return chars.length <= max ? text : `${chars.slice(0, max - 1).join('')}…`;
 }
 
