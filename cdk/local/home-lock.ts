@@ -2,6 +2,7 @@
 // The lock is a file holding the owner's pid; a lock whose process is gone (a kill -9, a crash) is taken over.
 import { openSync, readFileSync, unlinkSync, writeSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
+import { pidAlive } from './engines/child';
 
 export const lockFileName = 'ringstore.lock';
 
@@ -27,16 +28,6 @@ export interface HomeLock {
   release(): void;
 }
 
-/** Whether a process with this pid exists: signal 0 checks without sending anything (EPERM: it exists, as another user). */
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 function ownerOf(path: string): number | undefined {
   try {
     const pid = Number.parseInt(readFileSync(path, 'utf8').trim(), 10);
@@ -47,7 +38,7 @@ function ownerOf(path: string): number | undefined {
 }
 
 /** Takes the lock of `home` (which must exist) for `pid`, or throws HomeLockedError naming the live owner. */
-export function lockHome(home: string, pid: number = process.pid, alive: (pid: number) => boolean = processAlive): HomeLock {
+export function lockHome(home: string, pid: number = process.pid, alive: (pid: number) => boolean = pidAlive): HomeLock {
   const path = join(home, lockFileName);
   for (let attempt = 0; attempt <= takeoverAttemptsMax; attempt += 1) {
     try {

@@ -4,7 +4,8 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { HomeLockedError, lockFileName, lockHome, processAlive } from '../../cdk/local/home-lock';
+import { pidAlive } from '../../cdk/local/engines/child';
+import { HomeLockedError, lockFileName, lockHome } from '../../cdk/local/home-lock';
 
 const repoRoot = join(__dirname, '..', '..');
 const freshHome = () => mkdtempSync(join(tmpdir(), 'ringstore-lock-'));
@@ -50,12 +51,12 @@ describe('data directory lock', () => {
     // Prepare
     const home = freshHome();
     const pid = deadPid();
-    expect(processAlive(pid)).toBe(false);
+    expect(pidAlive(pid)).toBe(false);
     writeFileSync(join(home, lockFileName), `${pid}\n`);
     // Act
     const lock = lockHome(home, process.pid);
     // Assess
-    expect(processAlive(process.pid)).toBe(true);
+    expect(pidAlive(process.pid)).toBe(true);
     expect(lock.path).toBe(join(home, lockFileName));
     lock.release();
   });
