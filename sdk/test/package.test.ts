@@ -1,0 +1,154 @@
+// The SDK as a user gets it: `npm pack` (which builds dist/ on prepack), installed from the tarball into
+// a scratch project outside the repository, then required, imported, type-checked and its CLI run there.
+
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+const SDK = join(__dirname, '..');
+const TSC = require.resolve('typescript/bin/tsc');
+// The commander the repository installed for the SDK: packed and installed beside the SDK's tarball, so the
+// scratch install resolves the tarball's runtime dependency without the network (npm --offline).
+const COMMANDER = packageRoot(createRequire(join(SDK, 'package.json')).resolve('commander'), 'commander');
+
+/** The directory of the package `name` that holds `file` (its package.json is not in its exports). */
+function packageRoot(file: string, name: string): string {
+  for (let dir = dirname(file); dir !== dirname(dir); dir = dirname(dir)) {
+    if (
+      existsSync(join(dir, 'package.json')) &&
+      (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string }).name === name
+    ) {
+      return dir;
+    }
+  }
+  throw new Error(`no package.json of ${name} above ${file}`);
+}
+
+jest.setTimeout(120_000);
+
+/** The environment without npm's per-run variables, so a nested npm does not act on the repository. */
+function cleanEnv(): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.toLowerCase().startsWith('npm_')));
+}
+
+async function npm(args: string[], cwd: string): Promise<string> {
+  const { stdout } = await run('npm', [...args, '--no-audit', '--no-fund', '--loglevel=error'], { cwd, env: cleanEnv() });
+  return stdout;
+}
+
+/** Packs `packDir` into the empty directory `destination` (stdout also carries prepack's output, so the file is looked up). */
+async function tarball(packDir: string, destination: string): Promise<string> {
+  await mkdir(destination);
+  await npm(['pack', packDir, '--pack-destination', destination], destination);
+  const files = (await readdir(destination)).filter((file) => file.endsWith('.tgz'));
+  if (files.length !== 1) throw new Error(`npm pack ${packDir} left ${files.length} tarballs`);
+  return join(destination, files[0] ?? '');
+}
+
+// What a consumer writes: ESM with named imports, and CommonJS through `import = require`.
+const CONSUMER_ESM = `import { NotFoundError, RingstoreClient, TransactionAbortedError } from '@ringstore/sdk';
+
+const client = new RingstoreClient({ endpoint: 'http://127.0.0.1:4510', apiKey: 'rs_0123456789ab_example' });
+
+export async function greeting(): Promise<string | undefined> {
+  await client.put('greeting', new Uint8Array([104, 105]), { ifNoneMatch: '*', ttlSeconds: 60 });
+  try {
+    const { writes } = await client.transact([{ op: 'put', key: 'b', value: 'x', ifVersion: 0 }]);
+    return writes[0]?.key ?? (await client.get('greeting')).text();
+  } catch (err) {
+    if (err instanceof NotFoundError || err instanceof TransactionAbortedError) return undefined;
+    throw err;
+  }
+}
+`;
+const CONSUMER_CJS = `import sdk = require('@ringstore/sdk');
+
+const client: sdk.RingstoreClient = new sdk.RingstoreClient({ endpoint: 'http://127.0.0.1:4510', apiKey: 'k' });
+export = { client, limit: sdk.VALUE_BYTES_MAX };
+`;
+
+describe('the packed SDK in a project of its own', () => {
+  let scratch: string;
+  let project: string;
+
+  beforeAll(async () => {
+    // Prepare: pack (building dist/), install both tarballs offline into a fresh project.
+    scratch = await mkdtemp(join(tmpdir(), 'ringstore-sdk-package-'));
+    project = join(scratch, 'app');
+    await mkdir(project);
+    await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'app', version: '1.0.0', private: true }));
+    const sdkTarball = await tarball(SDK, join(scratch, 'sdk'));
+    const commanderTarball = await tarball(COMMANDER, join(scratch, 'commander'));
+    await npm(['install', '--offline', '--ignore-scripts', sdkTarball, commanderTarball], project);
+  });
+
+  afterAll(async () => {
+    await rm(scratch, { recursive: true, force: true });
+  });
+
+  it('ships compiled JavaScript and declarations, no TypeScript sources and no TypeScript loader', async () => {
+    const installed = join(project, 'node_modules', '@ringstore', 'sdk');
+    const manifest = JSON.parse(await readFile(join(installed, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+    const { stdout } = await run('find', ['.', '-type', 'f'], { cwd: installed });
+    const files = stdout.split('\n').filter((line) => line !== '');
+
+    expect(Object.keys(manifest.dependencies ?? {})).toEqual(['commander']);
+    expect(files).toEqual(
+      expect.arrayContaining(['./dist/cjs/index.js', './dist/cjs/index.d.ts', './dist/esm/index.mjs', './dist/esm/index.d.mts']),
+    );
+    expect(files.filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts') && !file.endsWith('.d.mts'))).toEqual([]);
+    expect(files.some((file) => file.startsWith('./node_modules/tsx'))).toBe(false);
+  });
+
+  it('is required from CommonJS and imported from ESM, as one module', async () => {
+    const script = `
+      const { createRequire } = await import('node:module');
+      const esm = await import('@ringstore/sdk');
+      const cjs = createRequire(process.cwd() + '/').call(null, '@ringstore/sdk');
+      const client = new esm.RingstoreClient({ endpoint: 'http://127.0.0.1:4510', apiKey: 'k' });
+      console.log(JSON.stringify({
+        esmClient: typeof esm.RingstoreClient,
+        sameClass: esm.NotFoundError === cjs.NotFoundError,
+        cjsClient: client instanceof cjs.RingstoreClient,
+        limit: cjs.VALUE_BYTES_MAX,
+      }));`;
+
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: project, env: cleanEnv() });
+
+    expect(JSON.parse(stdout)).toEqual({ esmClient: 'function', sameClass: true, cjsClient: true, limit: 10 * 1024 * 1024 });
+  });
+
+  it('type-checks strictly with tsc --init defaults and with the default lib (DOM included)', async () => {
+    await writeFile(join(project, 'consumer.mts'), CONSUMER_ESM);
+    await writeFile(join(project, 'consumer.cts'), CONSUMER_CJS);
+    await run(process.execPath, [TSC, '--init'], { cwd: project });
+    // No "lib" and no "types": the default libraries, DOM among them, and no @types/node.
+    const strictDefaultLib = {
+      compilerOptions: { strict: true, noEmit: true, skipLibCheck: false, module: 'nodenext' },
+      files: ['consumer.mts', 'consumer.cts'],
+    };
+    await writeFile(join(project, 'tsconfig.strict.json'), JSON.stringify(strictDefaultLib));
+
+    const checks = await Promise.allSettled([
+      run(process.execPath, [TSC, '-p', 'tsconfig.json', '--noEmit'], { cwd: project }),
+      run(process.execPath, [TSC, '-p', 'tsconfig.strict.json'], { cwd: project }),
+    ]);
+
+    const failures = checks.flatMap((check) =>
+      check.status === 'rejected' ? [String((check.reason as { stdout?: string }).stdout ?? check.reason)] : [],
+    );
+    expect(failures).toEqual([]);
+  });
+
+  it('runs the compiled CLI', async () => {
+    const { stdout } = await run(join(project, 'node_modules', '.bin', 'ringstore'), ['--help'], { cwd: project, env: cleanEnv() });
+
+    expect(stdout).toContain('Usage: ringstore');
+    expect(stdout).toContain('connect http://127.0.0.1:4510');
+  });
+});
