@@ -80,7 +80,7 @@ import { defaultSleep, Transport, type Sleep } from './transport';
  * ```
  */
 export interface RingstoreClientConfig {
-  /** Base URL of the REST API, e.g. `http://127.0.0.1:4000` or an API Gateway stage URL. */
+  /** Base URL of the REST API, e.g. `http://127.0.0.1:4510` or an API Gateway stage URL. */
   endpoint: string;
   /** Sent as `x-api-key` to the API (never to presigned S3 URLs). */
   apiKey: string;
@@ -125,7 +125,7 @@ function splitSendOptions<T extends SendOptions>(options: T | undefined): [Omit<
  * ```ts
  * import { RingstoreClient, GetCommand, NotFoundError } from '@ringstore/sdk';
  *
- * const client = new RingstoreClient({ endpoint: 'http://127.0.0.1:4000', apiKey: 'rk_live_...' });
+ * const client = new RingstoreClient({ endpoint: 'http://127.0.0.1:4510', apiKey: 'rs_…' });
  * await client.put('greeting', 'hello');
  * const item = await client.send(new GetCommand({ key: 'greeting' }));
  * console.log(item.text(), item.version);

@@ -119,7 +119,7 @@ export interface HttpResponse {
  * @example
  * ```ts
  * const options: TransportOptions = {
- *   endpoint: 'http://127.0.0.1:4000', apiKey: 'k', maxAttempts: 3, requestTimeoutMs: 30_000,
+ *   endpoint: 'http://127.0.0.1:4510', apiKey: 'k', maxAttempts: 3, requestTimeoutMs: 30_000,
  *   fetch: globalThis.fetch, random: Math.random, sleep: defaultSleep, now: Date.now,
  * };
  * ```

@@ -10,7 +10,7 @@ import { join } from 'node:path';
  *
  * @example
  * ```ts
- * const connection: Connection = { endpoint: 'http://127.0.0.1:4000', apiKey: 'rk_...' };
+ * const connection: Connection = { endpoint: 'http://127.0.0.1:4510', apiKey: 'rs_…' };
  * ```
  */
 export interface Connection {
@@ -37,7 +37,7 @@ export const ENV = {
  *
  * @example
  * ```ts
- * const env: CliEnv = { RINGSTORE_ENDPOINT: 'http://127.0.0.1:4000' };
+ * const env: CliEnv = { RINGSTORE_ENDPOINT: 'http://127.0.0.1:4510' };
  * ```
  */
 export type CliEnv = Readonly<Record<string, string | undefined>>;
@@ -91,7 +91,7 @@ export async function loadSavedConnection(env: CliEnv): Promise<Connection | und
  *
  * @example
  * ```ts
- * await saveConnection(process.env, { endpoint: 'http://127.0.0.1:4000', apiKey: 'rk_...' });
+ * await saveConnection(process.env, { endpoint: 'http://127.0.0.1:4510', apiKey: 'rs_…' });
  * ```
  */
 export async function saveConnection(env: CliEnv, connection: Connection): Promise<string> {

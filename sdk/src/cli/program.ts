@@ -93,6 +93,9 @@ class CommandFailure extends Error {
   }
 }
 
+/** A key of the form the server issues (`rs_<key id>_<secret>`), standing for the one `npm start` prints. */
+export const EXAMPLE_API_KEY = 'rs_0123456789ab_the-admin-key-npm-start-printed-0000';
+
 const NOT_CONNECTED = `not connected: run "connect <url> <apiKey>", pass --endpoint/--api-key, or set ${ENV.endpoint}/${ENV.apiKey}`;
 
 // A small table is enough: the content type only matters for how `get` shows the value later.
@@ -189,15 +192,15 @@ export function buildProgram(session: Session): Command {
       'after',
       [
         '',
-        'Examples:',
-        '  ringstore connect http://127.0.0.1:4000 rk_local_admin',
+        `Examples (the local cloud of \`npm start\`, which prints its keys; sdk/test/examples.test.ts runs them):`,
+        `  ringstore connect http://127.0.0.1:4510 ${EXAMPLE_API_KEY}`,
         '  ringstore put greeting "hello world" --ttl 3600',
         '  ringstore put photo.png @./photo.png',
         '  ringstore get greeting',
         '  ringstore get photo.png --out ./copy.png',
-        '  ringstore list users/',
+        '  ringstore list --limit 10',
         '  ringstore keyrange',
-        '  ringstore txn get a put b hello delete c check d 3',
+        '  ringstore txn get greeting put counter 1 if 0 delete photo.png',
         '',
         'Run with no command for an interactive session (or pipe commands, one per line).',
         `The saved connection lives in $${ENV.configDir}/cli.json (default ~/.config/ringstore/cli.json).`,
@@ -235,7 +238,7 @@ export function buildProgram(session: Session): Command {
   program
     .command('connect')
     .description('save the endpoint and API key for later commands, after checking them')
-    .argument('<url>', 'REST API endpoint, e.g. http://127.0.0.1:4000')
+    .argument('<url>', 'REST API endpoint, e.g. http://127.0.0.1:4510 (the local cloud)')
     .argument('[apiKey]', `API key (else --api-key or $${ENV.apiKey})`)
     .option('--no-verify', 'save without calling the server first')
     .action(async (url: string, apiKey: string | undefined, options: { verify: boolean }) => {
@@ -593,10 +596,11 @@ export function buildProgram(session: Session): Command {
         'with spaces; put "--" before the ops if a value starts with "-".',
         '',
         'Examples:',
-        '  ringstore txn get a put b hello delete c check d 3',
-        '  ringstore txn put balance/a 90 if 7 put balance/b 110 if 2 --timeout 2000',
+        '  ringstore txn put a 1 put b hello',
+        '  ringstore txn get a put b world if 1 delete a check c 0',
+        '  ringstore txn put balance/a 90 if 0 put balance/b 110 if 0 --timeout 2000',
         '  ringstore txn --file ops.json --json',
-        '  echo \'[{"op":"get","key":"a"}]\' | ringstore txn --file -',
+        '  echo \'[{"op":"get","key":"b"}]\' | ringstore txn --file -',
         '',
         'On an abort nothing is written; the error names the reason and the key, and the exit code is 1.',
       ].join('\n'),
