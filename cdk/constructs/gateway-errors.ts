@@ -32,13 +32,13 @@ export const gatewayErrors: readonly GatewayError[] = [
     retryable: false,
     message: 'Unknown or revoked API key',
   },
-  // API Gateway's answer to a path or method no route declares.
+  // API Gateway's answer to a path no route declares (a known path's other methods meet the ANY stubs of route-stubs.ts).
   {
     type: ResponseType.MISSING_AUTHENTICATION_TOKEN,
     code: 'route.notFound',
     statusCode: status('route.notFound'),
     retryable: false,
-    message: 'No such route',
+    message: 'No such route; the API is described at /docs',
   },
   { type: ResponseType.REQUEST_TOO_LARGE, code: 'request.tooLarge', statusCode: status('request.tooLarge'), retryable: false },
   { type: ResponseType.BAD_REQUEST_PARAMETERS, code: 'request.invalid', statusCode: status('request.invalid'), retryable: false },

@@ -173,6 +173,11 @@ describe('ApiStack', () => {
       expect(root?.Properties).toMatchObject({ Integration: { IntegrationResponses: [{ StatusCode: '405' }] } });
       expect(keySlash?.Properties).toMatchObject({ Integration: { Type: 'MOCK', IntegrationResponses: [{ StatusCode: '400' }] } });
       expect(JSON.stringify(keySlash?.Properties)).toContain('%2F');
+      t.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+        ResponseType: 'MISSING_AUTHENTICATION_TOKEN',
+        StatusCode: '404',
+        ResponseTemplates: { 'application/json': Match.stringLikeRegexp('route.notFound.*described at /docs') },
+      });
     });
 
     it.each(routes.map((r) => [`${r.method} ${r.path}`, r] as const))('routes %s to its handler', (_, route) => {
