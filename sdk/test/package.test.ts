@@ -72,6 +72,20 @@ const client: sdk.RingstoreClient = new sdk.RingstoreClient({ endpoint: 'http://
 export = { client, limit: sdk.VALUE_BYTES_MAX };
 `;
 
+/**
+ * What a README example takes as given without declaring it: the clients it names (a second region's
+ * admin clients in the DR example) and Node's `process` (the scratch project has no @types/node).
+ */
+function readmePrelude(code: string): string {
+  const given = ['client', 'backupAdmin', 'oldPrimaryAdmin'].filter(
+    (name) => new RegExp(`\\b${name}\\.`).test(code) && !new RegExp(`const ${name}\\b`).test(code),
+  );
+  return [
+    ...given.map((name) => `declare const ${name}: import('@ringstore/sdk').RingstoreClient;\n`),
+    code.includes('process.') ? 'declare const process: { env: Record<string, string | undefined> };\n' : '',
+  ].join('');
+}
+
 describe('the packed SDK in a project of its own', () => {
   let scratch: string;
   let project: string;
@@ -143,6 +157,30 @@ describe('the packed SDK in a project of its own', () => {
       check.status === 'rejected' ? [String((check.reason as { stdout?: string }).stdout ?? check.reason)] : [],
     );
     expect(failures).toEqual([]);
+  });
+
+  it("type-checks the README's TypeScript examples against the installed package", async () => {
+    const readme = await readFile(join(SDK, 'README.md'), 'utf8');
+    // Blocks that show `require` beside `import` are alternatives, not one program: the consumers above cover them.
+    const blocks = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)]
+      .map((match) => match[1] ?? '')
+      .filter((code) => !code.includes('require('));
+    const files = await Promise.all(
+      blocks.map(async (code, index) => {
+        const file = `readme-${index + 1}.mts`;
+        await writeFile(join(project, file), readmePrelude(code) + code + '\nexport {};\n');
+        return file;
+      }),
+    );
+    await writeFile(
+      join(project, 'tsconfig.readme.json'),
+      JSON.stringify({ compilerOptions: { strict: true, noEmit: true, skipLibCheck: false, module: 'nodenext' }, files }),
+    );
+
+    const [check] = await Promise.allSettled([run(process.execPath, [TSC, '-p', 'tsconfig.readme.json'], { cwd: project })]);
+
+    expect(blocks.length).toBeGreaterThanOrEqual(2);
+    expect(check?.status === 'rejected' ? String((check.reason as { stdout?: string }).stdout ?? check.reason) : '').toBe('');
   });
 
   it('runs the compiled CLI', async () => {
