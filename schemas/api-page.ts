@@ -1,65 +1,63 @@
-// A self-contained, human-readable API page rendered from the OpenAPI document.
-// Redoc would pull React and ~30 MB of dependencies into a Lambda bundle and needs a CDN or a
-// second route for its script; a server-rendered page with no script serves the same purpose here.
+// The API reference page: Redoc renders the OpenAPI document in the browser, from a script this API
+// serves itself (GET /docs/reference.js), so the page works on a machine with no internet.
 
-type Json = Record<string, unknown>;
+/** Where the page loads the renderer from, relative to /docs (see apiPageHtml). */
+export const apiPageScriptPath = 'docs/reference.js';
+
+/** The one address outside this API that Redoc's bundle loads (its logo in the menu's "API docs by Redocly" link). */
+const redocLogoUrl = 'https://cdn.redoc.ly/redoc/logo-mini.svg';
+/** An empty image in its place: offline the request would fail and log an error (the link itself stays). */
+const emptyImage = 'data:image/svg+xml,%3Csvg xmlns=%22http://www.w3.org/2000/svg%22/%3E';
+
+/**
+ * Redoc's browser bundle as GET /docs/reference.js serves it: with no address outside this API left in it,
+ * so the page makes no request a machine without internet would fail.
+ *
+ * @example
+ * const script = offlineApiPageScript(readBundledFile(apiPageScriptFile));
+ */
+export const offlineApiPageScript = (script: string) => script.replaceAll(redocLogoUrl, emptyImage);
 
 const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
-/** A field of the document as text: the document is loosely typed JSON, and a missing field renders empty. */
-const text = (value: unknown): string => (typeof value === 'string' ? value : typeof value === 'number' ? String(value) : '');
+/**
+ * JSON that can sit inside a <script> element: `<` is escaped, so no text of the document (a
+ * description with `</script>`) can end the element; U+2028/2029 are escaped for older parsers.
+ */
+const scriptJson = (value: unknown) =>
+  JSON.stringify(value)
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
 
-const block = (value: unknown) => `<pre>${escapeHtml(JSON.stringify(value, null, 2))}</pre>`;
-
-function renderOperation(path: string, method: string, operation: Json): string {
-  const parameters = (operation.parameters as Json[] | undefined) ?? [];
-  const body = (operation.requestBody as Json | undefined)?.content;
-  const responses = (operation.responses as Record<string, Json> | undefined) ?? {};
-  const id = text(operation.operationId) || `${method}-${path}`;
-  return `<section id="${escapeHtml(id)}">
-  <h3><span class="m ${method}">${method.toUpperCase()}</span> <code>${escapeHtml(path)}</code></h3>
-  <p>${escapeHtml(text(operation.summary))}</p>
-  ${
-    parameters.length
-      ? `<h4>Parameters</h4><table><tr><th>name</th><th>in</th><th>required</th><th>description</th></tr>${parameters
-          .map(
-            (p) =>
-              `<tr><td><code>${escapeHtml(text(p.name))}</code></td><td>${escapeHtml(text(p.in))}</td><td>${p.required ? 'yes' : ''}</td><td>${escapeHtml(text((p.schema as Json | undefined)?.description) || text(p.description))}</td></tr>`,
-          )
-          .join('')}</table>`
-      : ''
-  }
-  ${body ? `<h4>Request body</h4>${block(body)}` : ''}
-  <h4>Responses</h4><table>${Object.entries(responses)
-    .map(([status, response]) => `<tr><td><b>${escapeHtml(status)}</b></td><td>${escapeHtml(text(response.description))}</td></tr>`)
-    .join('')}</table>
-</section>`;
-}
-
-export function apiPageHtml(document: Json): string {
-  const info = document.info as Json;
-  const paths = (document.paths ?? {}) as Record<string, Record<string, Json>>;
-  const sections = Object.entries(paths).flatMap(([path, methods]) =>
-    Object.entries(methods).map(([method, operation]) => renderOperation(path, method, operation)),
-  );
-  const schemas = ((document.components as Json | undefined)?.schemas ?? {}) as Json;
+/**
+ * The HTML of GET /docs. The document is embedded rather than fetched: behind an API Gateway stage
+ * (`/prod/docs`) an absolute `/openapi.json` would miss, and the relative script path resolves under the
+ * stage (`/prod/docs/reference.js`) as it does locally.
+ *
+ * @example
+ * const page = apiPageHtml(buildOpenApiDocument());
+ */
+export function apiPageHtml(document: { info: { title: string } }): string {
+  const options = {
+    // Request samples (our curl lines) and response samples open beside each operation.
+    expandResponses: '200,201,202',
+    hideDownloadButton: false,
+    jsonSampleExpandLevel: 3,
+    pathInMiddlePanel: true,
+    requiredPropsFirst: true,
+  };
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(text(info.title))}</title>
-<style>
-body{font-family:system-ui,sans-serif;max-width:980px;margin:2em auto;padding:0 1em;color:#222}
-section{border-top:1px solid #ddd;padding:.5em 0}
-.m{display:inline-block;min-width:4.5em;text-align:center;border-radius:4px;color:#fff;padding:2px 6px;font-size:.85em}
-.get{background:#2b7bb9}.put{background:#c77c02}.post{background:#2f9e44}.delete{background:#c92a2a}.head{background:#777}
-pre{background:#f6f8fa;padding:.6em;overflow:auto;font-size:.85em}table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:3px 8px;text-align:left}
-</style></head><body>
-<h1>${escapeHtml(text(info.title))} <small>${escapeHtml(text(info.version))}</small></h1>
-<p>${escapeHtml(text(info.description))}</p>
-<p>The machine-readable document is at <a href="/openapi.json">/openapi.json</a>.</p>
-<h2>Operations</h2>
-${sections.join('\n')}
-<h2>Schemas</h2>
-${Object.entries(schemas)
-  .map(([name, schema]) => `<h3 id="schema-${escapeHtml(name)}">${escapeHtml(name)}</h3>${block(schema)}`)
-  .join('\n')}
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(document.info.title)}</title>
+<link rel="icon" href="data:,">
+<style>body{margin:0}</style>
+</head><body>
+<noscript>This page needs JavaScript. The machine-readable API document is at <a href="openapi.json">/openapi.json</a>.</noscript>
+<div id="reference"></div>
+<script src="${apiPageScriptPath}"></script>
+<script>
+Redoc.init(${scriptJson(document)}, ${scriptJson(options)}, document.getElementById('reference'));
+</script>
 </body></html>`;
 }

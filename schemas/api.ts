@@ -608,6 +608,7 @@ export const routeQueries = {
   reconcileLostKey: NoQuery,
   openApiDocument: NoQuery,
   apiPage: NoQuery,
+  apiPageScript: NoQuery,
   apiIndex: NoQuery,
 } as const satisfies Record<(typeof routes)[number]['operationId'], z.ZodObject>;
 

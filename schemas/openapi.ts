@@ -1,11 +1,19 @@
 // Builds the OpenAPI 3.1 document from the zod schemas (schemas/api.ts) and the routes (topology).
 import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import * as z from 'zod';
-import { limits, routes, txnLimits } from './topology';
+import { limits, routes, txnLimits, type RouteSpec } from './topology';
 import * as api from './api';
 
 type Operation = Omit<RouteConfig, 'method' | 'path'>;
 
+/**
+ * A JSON request body with the example its curl sample sends: the example is parsed with the schema
+ * here, so an example that drifts from the API fails the build of the document (and its unit test).
+ */
+function jsonBody<Schema extends z.ZodType>(schema: Schema, example: z.input<Schema>) {
+  schema.parse(example);
+  return { content: { 'application/json': { schema, example } } };
+}
 const json = (schema: z.ZodType, description: string) => ({ description, content: { 'application/json': { schema } } });
 const error = (description: string) => json(api.ErrorResponse, description);
 const keyParam = z.object({
@@ -85,7 +93,7 @@ const operations: Record<string, Operation> = {
   },
   createUpload: {
     summary: `Start an upload of a value up to ${limits.valueBytesMax} bytes: returns a presigned PUT URL`,
-    request: { params: keyParam, body: { content: { 'application/json': { schema: api.CreateUploadBody } } } },
+    request: { params: keyParam, body: jsonBody(api.CreateUploadBody, { size: 8_388_608, contentType: 'video/mp4' }) },
     responses: {
       201: json(api.UploadTicket, 'PUT the bytes to url with headers, then commit'),
       413: error('Declared size over the limit'),
@@ -97,7 +105,10 @@ const operations: Record<string, Operation> = {
       params: keyParam.extend({ uploadId: z.string() }),
 
       headers: api.ConditionalHeaders,
-      body: { content: { 'application/json': { schema: api.CommitUploadBody } } },
+      body: jsonBody(api.CommitUploadBody, {
+        sha256: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
+        contentType: 'video/mp4',
+      }),
     },
     responses: { ...writeResponses, 404: error('No such upload, or no bytes uploaded yet'), 413: error('Uploaded bytes over the limit') },
   },
@@ -107,7 +118,15 @@ const operations: Record<string, Operation> = {
   },
   transact: {
     summary: `Run a transaction: up to ${txnLimits.txnOpsMax} get, put, delete and check ops over any keys, atomic and serializable`,
-    request: { body: { content: { 'application/json': { schema: api.TxnBody } } } },
+    request: {
+      body: jsonBody(api.TxnBody, {
+        ops: [
+          { op: 'check', key: 'account/alice', ifVersion: 3 },
+          { op: 'put', key: 'account/alice', value: '90', ifVersion: 3 },
+          { op: 'put', key: 'account/bob', value: '110' },
+        ],
+      }),
+    },
     responses: {
       200: json(api.TxnCommitted, 'Committed: the new versions and the values read'),
       404: error('Aborted: a delete of a key that does not exist (details: txid, key)'),
@@ -122,7 +141,7 @@ const operations: Record<string, Operation> = {
   listApiKeys: { summary: 'List API keys (admin)', responses: { 200: json(api.ApiKeyList, 'All keys, without secrets') } },
   createApiKey: {
     summary: 'Create an API key for a namespace (admin)',
-    request: { body: { content: { 'application/json': { schema: api.CreateApiKeyBody } } } },
+    request: { body: jsonBody(api.CreateApiKeyBody, { namespace: 'demo', description: 'demo app' }) },
     responses: { 201: json(api.ApiKeyCreated, 'The key; the secret is shown only here') },
   },
   revokeApiKey: {
@@ -137,7 +156,10 @@ const operations: Record<string, Operation> = {
   },
   putNamespaceSettings: {
     summary: "Set a namespace's default consistency (admin); applies within the authorizer cache TTL",
-    request: { params: api.NamespaceParam, body: { content: { 'application/json': { schema: api.NamespaceSettingsBody } } } },
+    request: {
+      params: api.NamespaceParam,
+      body: jsonBody(api.NamespaceSettingsBody, { readConsistency: 'strong', writeConsistency: 'strong' }),
+    },
     responses: { 200: json(api.NamespaceSettingsResponse, 'The defaults now in force') },
   },
   describeShards: {
@@ -154,7 +176,7 @@ const operations: Record<string, Operation> = {
   },
   startFailover: {
     summary: 'Fail over a shard by hand: its token ranges get new owners among their replicas once it is confirmed down (admin)',
-    request: { body: { content: { 'application/json': { schema: api.FailoverStartBody } } } },
+    request: { body: jsonBody(api.FailoverStartBody, { shard: 2, reason: 'shard 2 table unreachable' }) },
     responses: { 202: json(api.FailoverStarted, 'The failover workflow runs; GET /v1/admin/failovers follows it') },
   },
   describeDr: {
@@ -163,7 +185,7 @@ const operations: Record<string, Operation> = {
   },
   promote: {
     summary: 'Promote this backup region: fence the primary, drain, mark undelivered keys lost, open for writes (admin)',
-    request: { body: { content: { 'application/json': { schema: api.PromoteBody } } } },
+    request: { body: jsonBody(api.PromoteBody, { reason: 'primary region down' }) },
     responses: { 202: json(api.PromotionStarted, 'The promotion workflow runs; GET /v1/admin/dr/report follows it') },
   },
   promotionReport: {
@@ -177,7 +199,7 @@ const operations: Record<string, Operation> = {
   offerLostValues: {
     summary:
       'The old DR primary, demoted: offer back the values it holds of the keys its backup’s promotion marked lost, to the promoted region’s bucket (admin)',
-    request: { body: { content: { 'application/json': { schema: api.OfferBody } } } },
+    request: { body: jsonBody(api.OfferBody, { from: 0 }) },
     responses: {
       200: json(api.OfferResponse, 'What was offered; continue from `next` when present'),
       404: error('The backup was never promoted (dr.noPromotion)'),
@@ -190,7 +212,7 @@ const operations: Record<string, Operation> = {
   },
   reconcileLostKey: {
     summary: 'Promoted DR region: restore a lost key’s offered value as a new write of the key, or discard the lost write (admin)',
-    request: { body: { content: { 'application/json': { schema: api.ReconcileBody } } } },
+    request: { body: jsonBody(api.ReconcileBody, { namespace: 'demo', key: 'order-7', version: 4, action: 'restore' }) },
     responses: {
       200: json(api.ReconcileResponse, 'Restored or discarded; the key is no longer lost'),
       404: error('No such lost write (dr.notLost)'),
@@ -202,14 +224,84 @@ const operations: Record<string, Operation> = {
     },
   },
   openApiDocument: { summary: 'This document', responses: { 200: { description: 'OpenAPI 3.1 JSON' } } },
-  apiPage: { summary: 'Human-readable API reference', responses: { 200: { description: 'HTML' } } },
+  apiPage: { summary: 'Human-readable API reference (this page)', responses: { 200: { description: 'HTML' } } },
+  apiPageScript: {
+    summary: 'The script that renders the API reference (Redoc), served here so the page needs no internet',
+    responses: { 200: { description: 'JavaScript' } },
+  },
   apiIndex: { summary: 'Where the documentation is', responses: { 200: json(api.ApiIndex, 'Links to the API reference') } },
 };
+
+/**
+ * Routes that exist only to answer a clear 400 ("Always 400"): listed last, under their own tag, so the
+ * reference opens on the operations a client uses.
+ */
+const placeholderOperations: ReadonlySet<string> = new Set(['putEmptyKey', 'deleteEmptyKey']);
+
+/** The tags in the order the reference lists them; `x-displayName` is the heading it shows. */
+const tags = [
+  { name: 'kv', 'x-displayName': 'Keys and values', description: 'Read, write, list and delete keys; uploads; transactions; the ring.' },
+  { name: 'admin', 'x-displayName': 'Administration', description: 'Needs an **admin** API key (`x-api-key`).' },
+  { name: 'docs', 'x-displayName': 'Documentation', description: 'No API key needed.' },
+  {
+    name: 'invalid',
+    'x-displayName': 'Invalid requests',
+    description: 'Routes that exist only to refuse a request clearly (`400`) instead of answering "no such route".',
+  },
+] as const;
+
+type Tag = (typeof tags)[number]['name'];
+
+const tagOf = (route: RouteSpec): Tag =>
+  placeholderOperations.has(route.operationId)
+    ? 'invalid'
+    : route.path.startsWith('/v1/admin')
+      ? 'admin'
+      : route.authorized
+        ? 'kv'
+        : 'docs';
+
+/** Example values of path parameters in the curl samples; a parameter without one fails the build. */
+const pathParamExamples: Record<string, string> = { key: 'greeting', uploadId: '$UPLOAD_ID', keyId: '$KEY_ID', namespace: 'demo' };
+
+/** Example query strings of the curl samples, where a query is the point of the operation. */
+const queryExamples: Partial<Record<string, string>> = { listKeys: '?prefix=order-&limit=10', getValue: '?consistency=strong' };
+
+const shellQuote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
+
+/**
+ * The curl line of one operation, from its route and request: `$RS` is the API's URL and `$KEY` (or
+ * `$ADMIN_KEY`) an API key, as in the README.
+ */
+export function curlSample(route: RouteSpec, operation: Operation): string {
+  const path = route.path.replace(/\{(\w+)\}/g, (_, name: string) => {
+    const example = pathParamExamples[name];
+    if (example === undefined) throw new Error(`no example value for path parameter ${name} of ${route.operationId}`);
+    return example;
+  });
+  const method = route.method === 'GET' ? [] : route.method === 'HEAD' ? ['-I'] : ['-X', route.method];
+  const key = route.authorized ? ['-H', `"x-api-key: ${route.admin ? '$ADMIN_KEY' : '$KEY'}"`] : [];
+  const content = operation.request?.body?.content ?? {};
+  const jsonExample = (content['application/json'] as { example?: unknown } | undefined)?.example;
+  const body =
+    jsonExample !== undefined
+      ? ['-H', "'content-type: application/json'", '--data', shellQuote(JSON.stringify(jsonExample))]
+      : content['*/*']
+        ? ['-H', "'content-type: text/plain'", '--data', "'hello'"]
+        : [];
+  if (Object.keys(content).length > 0 && body.length === 0) throw new Error(`no example body for ${route.operationId}`);
+  return ['curl', ...method, `"$RS${path}${queryExamples[route.operationId] ?? ''}"`, ...key, ...body].join(' ');
+}
 
 export function buildOpenApiDocument() {
   const registry = new OpenAPIRegistry();
   registry.registerComponent('securitySchemes', 'apiKey', { type: 'apiKey', in: 'header', name: 'x-api-key' });
-  for (const route of routes) {
+  // Placeholders last: Redoc lists operations in the order of the document.
+  const ordered = [
+    ...routes.filter((r) => !placeholderOperations.has(r.operationId)),
+    ...routes.filter((r) => placeholderOperations.has(r.operationId)),
+  ];
+  for (const route of ordered) {
     const operation = operations[route.operationId];
     if (!operation) throw new Error(`no OpenAPI description for ${route.operationId}`);
     // Query parameters come from the one list the router enforces (schemas/api.ts routeQueries).
@@ -219,21 +311,27 @@ export function buildOpenApiDocument() {
       method: route.method.toLowerCase() as RouteConfig['method'],
       path: route.path,
       operationId: route.operationId,
-      tags: [route.path.startsWith('/v1/admin') ? 'admin' : route.authorized ? 'kv' : 'docs'],
+      tags: [tagOf(route)],
       ...(route.authorized ? { security: [{ apiKey: [] }] } : { security: [] }),
       ...operation,
       ...(request === undefined ? {} : { request }),
       responses: route.authorized ? { ...common, ...operation.responses } : operation.responses,
+      // Shown by Redoc as the operation's request sample, beside the payload example.
+      'x-codeSamples': [{ lang: 'Shell', label: 'curl', source: curlSample(route, operation) }],
     });
   }
-  return new OpenApiGeneratorV31(registry.definitions).generateDocument({
+  const document = new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
     info: {
       title: 'Ringstore API',
       version: '1.0.0',
       description:
         'A key-value store on a consistent-hash ring of DynamoDB shard tables. Every request carries an API key ' +
-        '(x-api-key) that maps to a namespace; errors are JSON `{ "error": { "code", "message", "retryable" } }`.',
+        '(x-api-key) that maps to a namespace; errors are JSON `{ "error": { "code", "message", "retryable" } }`.\n\n' +
+        'The curl samples expect `RS` (the API URL, `http://127.0.0.1:4510` for `npm start`), `KEY` (an API key) and ' +
+        '`ADMIN_KEY` (an admin key) in the environment.',
     },
+    tags: [...tags],
   });
+  return document;
 }

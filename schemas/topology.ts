@@ -294,9 +294,17 @@ export interface HandlerSpec {
   txnStream?: boolean;
   /** Invoked on a schedule (EventBridge in AWS, a timer in the local cloud). */
   everyMinutes?: number;
+  /**
+   * Files (relative to the repository root) copied next to the Lambda bundle, for what esbuild cannot
+   * bundle as code: the handler reads each by its base name at start-up (lambdas/http/bundled-file.ts).
+   */
+  bundledFiles?: readonly string[];
   memoryMb: number;
   timeoutSeconds: number;
 }
+
+/** Redoc's browser bundle (npm `redoc`, pinned): the renderer of GET /docs, which the docs function bundles. */
+export const apiPageScriptFile = 'node_modules/redoc/bundles/redoc.standalone.js';
 
 export const handlers: Record<HandlerName, HandlerSpec> = {
   authorizer: {
@@ -378,11 +386,12 @@ export const handlers: Record<HandlerName, HandlerSpec> = {
   },
   docs: {
     entry: 'lambdas/entries/docs.ts',
-    description: 'Serves the OpenAPI document and the API page',
+    description: 'Serves the OpenAPI document and the API reference page',
     shardTables: 'none',
     controlTable: 'none',
     hintsTable: 'none',
     blobBucket: 'none',
+    bundledFiles: [apiPageScriptFile],
     memoryMb: 256,
     timeoutSeconds: 10,
   },
@@ -698,6 +707,8 @@ export const routes = [
   { method: 'POST', path: '/v1/admin/dr/reconcile', handler: 'admin', operationId: 'reconcileLostKey', authorized: true, admin: true },
   { method: 'GET', path: '/openapi.json', handler: 'docs', operationId: 'openApiDocument', authorized: false },
   { method: 'GET', path: '/docs', handler: 'docs', operationId: 'apiPage', authorized: false },
+  // The renderer of /docs (Redoc's browser bundle), served by us: the page must work without internet.
+  { method: 'GET', path: '/docs/reference.js', handler: 'docs', operationId: 'apiPageScript', authorized: false },
   // `GET /`: a small JSON index pointing at the documentation, rather than a 404 for the first request a user tries.
   { method: 'GET', path: '/', handler: 'docs', operationId: 'apiIndex', authorized: false },
 ] as const satisfies readonly RouteSpec[];

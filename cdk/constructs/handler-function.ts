@@ -5,7 +5,7 @@ import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import type { ISecurityGroup, IVpc, SubnetSelection } from 'aws-cdk-lib/aws-ec2';
 import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { type ICommandHooks, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { drPrefixes, envVars, productionBuildDefine, type HandlerName, type HandlerSpec, type Names } from '../../schemas/topology';
@@ -23,6 +23,22 @@ export const repoRoot = path.resolve(__dirname, '..', '..');
  */
 export const lambdaRuntime = Runtime.NODEJS_22_X;
 const esbuildTarget = 'node22';
+
+/**
+ * Copies a spec's `bundledFiles` next to the bundle, where the handler reads them (lambdas/http/bundled-file.ts):
+ * esbuild bundles code, not assets such as a browser script served as text. Bundling is local, so `cp` runs
+ * on the build machine with inputDir the repository root.
+ *
+ * @example
+ * bundling: { commandHooks: copyBundledFiles(['node_modules/redoc/bundles/redoc.standalone.js']) }
+ */
+export function copyBundledFiles(files: readonly string[]): ICommandHooks {
+  return {
+    beforeBundling: () => [],
+    beforeInstall: () => [],
+    afterBundling: (inputDir, outputDir) => files.map((file) => `cp "${path.join(inputDir, file)}" "${outputDir}/${path.basename(file)}"`),
+  };
+}
 
 export interface HandlerFunctionProps {
   handlerName: HandlerName;
@@ -116,6 +132,7 @@ export class HandlerFunction extends Construct {
         // Marks the bundle as a production build: a deployed function refuses to arm fault injection
         // even if RINGSTORE_FAULT_INJECTION were set (which this app never does).
         define: { ...productionBuildDefine },
+        ...(spec.bundledFiles?.length ? { commandHooks: copyBundledFiles(spec.bundledFiles) } : {}),
       },
     });
 

@@ -1,9 +1,12 @@
-// GET /openapi.json and GET /docs: the API contract, generated from the zod schemas; GET /: where they are.
+// GET /openapi.json, GET /docs and its script: the API contract, generated from the zod schemas, and its
+// reference page; GET /: where they are.
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { ApiIndex } from '../../schemas/api';
 import { buildOpenApiDocument } from '../../schemas/openapi';
-import { apiPageHtml } from '../../schemas/api-page';
+import { apiPageHtml, offlineApiPageScript } from '../../schemas/api-page';
+import { apiPageScriptFile } from '../../schemas/topology';
+import { readBundledFile } from '../http/bundled-file';
 import { httpErrors } from '../http/errors';
 import { json } from '../http/response';
 import { router } from '../http/router';
@@ -11,7 +14,9 @@ import type { Wiring } from '../wiring/wiring';
 import type { z } from 'zod';
 
 const document = buildOpenApiDocument();
-const page = apiPageHtml(document as unknown as Record<string, unknown>);
+const page = apiPageHtml(document);
+// Redoc's browser bundle (docs' spec lists it in bundledFiles), read once per instance.
+const script = offlineApiPageScript(readBundledFile(apiPageScriptFile));
 const index: z.input<typeof ApiIndex> = { name: 'Ringstore', docs: '/docs', openapi: '/openapi.json' };
 
 export function docsHandler(wiring: Wiring) {
@@ -22,7 +27,17 @@ export function docsHandler(wiring: Wiring) {
     .handler(
       router('docs', {
         openApiDocument: async () => json(200, document, { 'cache-control': 'public, max-age=300' }),
-        apiPage: async () => ({ statusCode: 200, headers: { 'content-type': 'text/html; charset=utf-8' }, body: page }),
+        apiPage: async () => ({
+          statusCode: 200,
+          headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'public, max-age=300' },
+          body: page,
+        }),
+        // The URL is not versioned, so a day rather than forever: a Redoc upgrade reaches browsers by the next day.
+        apiPageScript: async () => ({
+          statusCode: 200,
+          headers: { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=86400' },
+          body: script,
+        }),
         apiIndex: async () => json(200, index),
       }),
     );

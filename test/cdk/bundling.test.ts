@@ -1,8 +1,13 @@
 // Every function is bundled as a production build (topology's productionBuildDefine), so a deployed bundle
 // refuses fault injection. Bundling itself is skipped in tests; what NodejsFunction is given is recorded.
+import { execSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
 import { transformSync } from 'esbuild';
 import type { NodejsFunctionProps } from 'aws-cdk-lib/aws-lambda-nodejs';
-import { envVars, productionBuildDefine } from '../../schemas/topology';
+import { apiPageScriptFile, envVars, handlers, productionBuildDefine } from '../../schemas/topology';
+import { repoRoot } from '../../cdk/constructs/handler-function';
 import { handlerNames } from '../../cdk/stacks/api-stack';
 import { synth } from './support';
 
@@ -46,5 +51,26 @@ describe('production bundles', () => {
 
     expect(code).not.toContain('process.env');
     expect(code).toMatch(/"true" === "true"|= true/);
+  });
+
+  it("copies a spec's bundledFiles next to the bundle: the docs function gets Redoc's script, no other function a hook", () => {
+    // Prepare
+    const docs = mockBundled.find((b) => b.path.includes('/Handler-docs/'));
+    const outputDir = mkdtempSync(path.join(tmpdir(), 'ringstore-bundle-'));
+
+    // Act: the commands CDK runs after esbuild, in a scratch output directory.
+    try {
+      for (const command of docs?.props.bundling?.commandHooks?.afterBundling(repoRoot, outputDir) ?? []) execSync(command);
+      const copied = path.join(outputDir, path.basename(apiPageScriptFile));
+
+      // Assess
+      expect(handlers.docs.bundledFiles).toEqual([apiPageScriptFile]);
+      expect(existsSync(copied)).toBe(true);
+      expect(readFileSync(copied, 'utf8')).toContain('Redoc');
+    } finally {
+      rmSync(outputDir, { recursive: true, force: true });
+    }
+    const hooked = mockBundled.filter((b) => b.props.bundling?.commandHooks).map((b) => b.path);
+    expect(hooked).toEqual([docs?.path]);
   });
 });
