@@ -12,6 +12,23 @@ import { promisify } from 'node:util';
 const run = promisify(execFile);
 const SDK = join(__dirname, '..');
 const TSC = require.resolve('typescript/bin/tsc');
+/**
+ * TypeScript 7 (the native compiler) type-checks the consumers too. It cannot be a dependency of the
+ * repository beside 5.9 (both install a `tsc` bin, and ts-jest needs 5.x), so the test installs it
+ * once from the npm registry into `.ringstore/`, as the scripts do for the Go tools.
+ */
+const TS7_VERSION = '7.0.2';
+const TS7_HOME = join(SDK, '..', '.ringstore', `typescript-${TS7_VERSION}`);
+
+async function typescript7(): Promise<string> {
+  const tsc = join(TS7_HOME, 'node_modules', 'typescript', 'bin', 'tsc');
+  if (!existsSync(tsc)) {
+    await mkdir(TS7_HOME, { recursive: true });
+    await writeFile(join(TS7_HOME, 'package.json'), JSON.stringify({ name: 'typescript-7', version: '1.0.0', private: true }));
+    await npm(['install', '--no-save', `typescript@${TS7_VERSION}`], TS7_HOME);
+  }
+  return tsc;
+}
 // The commander the repository installed for the SDK: packed and installed beside the SDK's tarball, so the
 // scratch install resolves the tarball's runtime dependency without the network (npm --offline).
 const COMMANDER = packageRoot(createRequire(join(SDK, 'package.json')).resolve('commander'), 'commander');
@@ -137,7 +154,7 @@ describe('the packed SDK in a project of its own', () => {
     expect(JSON.parse(stdout)).toEqual({ esmClient: 'function', sameClass: true, cjsClient: true, limit: 10 * 1024 * 1024 });
   });
 
-  it('type-checks strictly with tsc --init defaults and with the default lib (DOM included)', async () => {
+  it('type-checks strictly with tsc --init defaults and with the default lib (DOM included), on TypeScript 5.9 and 7', async () => {
     await writeFile(join(project, 'consumer.mts'), CONSUMER_ESM);
     await writeFile(join(project, 'consumer.cts'), CONSUMER_CJS);
     await run(process.execPath, [TSC, '--init'], { cwd: project });
@@ -148,10 +165,13 @@ describe('the packed SDK in a project of its own', () => {
     };
     await writeFile(join(project, 'tsconfig.strict.json'), JSON.stringify(strictDefaultLib));
 
-    const checks = await Promise.allSettled([
-      run(process.execPath, [TSC, '-p', 'tsconfig.json', '--noEmit'], { cwd: project }),
-      run(process.execPath, [TSC, '-p', 'tsconfig.strict.json'], { cwd: project }),
-    ]);
+    const tsc7 = await typescript7();
+    const checks = await Promise.allSettled(
+      [TSC, tsc7].flatMap((tsc) => [
+        run(process.execPath, [tsc, '-p', 'tsconfig.json', '--noEmit'], { cwd: project }),
+        run(process.execPath, [tsc, '-p', 'tsconfig.strict.json'], { cwd: project }),
+      ]),
+    );
 
     const failures = checks.flatMap((check) =>
       check.status === 'rejected' ? [String((check.reason as { stdout?: string }).stdout ?? check.reason)] : [],
