@@ -7,11 +7,8 @@
 // nothing and marks nothing lost. The deliberately broken gate (no pending check) must be caught by the
 // same check.
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { type LocalRegions, startLocalRegions } from '../../cdk/local/regions';
-import { baseSeed, deriveSeed, Rng, withSeed } from './support';
+import type { LocalRegions } from '../../cdk/local/regions';
+import { baseSeed, deriveSeed, removeDrHomes, Rng, startDrRegions, withSeed } from './support';
 
 /** Values: mostly small (inline), some over the inline limit (blobs in S3), a few of megabytes. */
 const valueSizes = [200, 2_000, 20_000, 400_000, 1_500_000] as const;
@@ -51,27 +48,9 @@ interface TxnRecord {
 type Answer = { status: 200; version: number } | { status: 404 } | { status: 503 } | { status: 410; version: number };
 
 const seed = baseSeed();
-const homes: string[] = [];
+afterAll(removeDrHomes);
 
-afterAll(() => {
-  for (const home of homes) rmSync(home, { recursive: true, force: true });
-});
-
-async function startRegions(options: { faultInjection?: boolean } = {}): Promise<LocalRegions> {
-  const home = mkdtempSync(join(tmpdir(), 'ringstore-dr-disaster-'));
-  homes.push(home);
-  return startLocalRegions({
-    home,
-    vendorDir: process.env.RINGSTORE_VENDOR_DIR ?? join(__dirname, '..', '..', '.ringstore', 'vendor'),
-    port: 0,
-    maintenanceIntervalMs: 0,
-    sweeperIntervalMs: 0,
-    autoFailover: false,
-    valueWaitMs: 500,
-    link,
-    ...(options.faultInjection ? { faultInjection: true } : {}),
-  });
-}
+const startRegions = (options: { faultInjection?: boolean } = {}) => startDrRegions('dr-disaster', { link, ...options });
 
 const sha256Of = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 

@@ -5,11 +5,8 @@
 // one meanwhile, whose restore is then refused. Afterwards every restored key reads at the value the old
 // primary acknowledged, and no key reads older than the backup held at the promotion.
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { type LocalRegions, startLocalRegions } from '../../cdk/local/regions';
-import { baseSeed, deriveSeed, Rng, sleep, withSeed } from './support';
+import type { LocalRegions } from '../../cdk/local/regions';
+import { baseSeed, deriveSeed, removeDrHomes, Rng, sleep, startDrRegions, withSeed } from './support';
 
 /** Large values over a 2 MB/s link: a backlog of values is in transit when the disaster strikes. */
 const valueSizes = [100_000, 400_000, 1_000_000] as const;
@@ -18,10 +15,7 @@ const writers = 6;
 const link = { latencyMs: 5, bandwidthKBps: 2_000 };
 
 const seed = baseSeed();
-const homes: string[] = [];
-afterAll(() => {
-  for (const home of homes) rmSync(home, { recursive: true, force: true });
-});
+afterAll(removeDrHomes);
 
 const sha256Of = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
@@ -94,19 +88,7 @@ describe('the old primary returns after a disaster', () => {
     const runSeed = deriveSeed(seed, 'reconcile');
     await withSeed(runSeed, `RINGSTORE_FAULT_SEED=${seed} npx jest --selectProjects fault -- test/fault/dr-reconcile`, async () => {
       // Prepare: a disaster with values in transit, and a promotion that marks their keys lost
-      const home = mkdtempSync(join(tmpdir(), 'ringstore-dr-reconcile-'));
-      homes.push(home);
-      const regions = await startLocalRegions({
-        home,
-        vendorDir: process.env.RINGSTORE_VENDOR_DIR ?? join(__dirname, '..', '..', '.ringstore', 'vendor'),
-        port: 0,
-        maintenanceIntervalMs: 0,
-        sweeperIntervalMs: 0,
-        autoFailover: false,
-        valueWaitMs: 500,
-        link,
-        faultInjection: true,
-      });
+      const regions = await startDrRegions('dr-reconcile', { link, faultInjection: true });
       try {
         const rng = new Rng(runSeed);
         const load = startLoad(regions, rng);

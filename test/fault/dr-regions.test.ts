@@ -1,34 +1,22 @@
 // Cross-region DR on two local regions (docs/dr.md), each with its own engines: writes reach the backup
 // through its FIFO key queue and its bucket, the backup serves them at the primary's versions, refuses
 // writes, and answers a key whose value has not arrived as pending.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { type LocalRegions, startLocalRegions } from '../../cdk/local/regions';
+import type { LocalRegions } from '../../cdk/local/regions';
 import { localCredentials, localRegion } from '../../cdk/local/engines';
 import { deduplicationIdOf, messageGroupOf } from '../../lambdas/core/dr';
 import type { DrKeyMessage } from '../../lambdas/ports';
+import { removeDrHomes, startDrRegions } from './support';
 
 let regions: LocalRegions;
-let home: string;
 
 beforeAll(async () => {
-  home = mkdtempSync(join(tmpdir(), 'ringstore-dr-'));
-  regions = await startLocalRegions({
-    home,
-    vendorDir: process.env.RINGSTORE_VENDOR_DIR ?? join(__dirname, '..', '..', '.ringstore', 'vendor'),
-    port: 0,
-    maintenanceIntervalMs: 0,
-    sweeperIntervalMs: 0,
-    autoFailover: false,
-    valueWaitMs: 500,
-  });
+  regions = await startDrRegions('dr');
 }, 120_000);
 
 afterAll(async () => {
   await regions?.stop();
-  if (home) rmSync(home, { recursive: true, force: true });
+  removeDrHomes();
 });
 
 type Region = 'primary' | 'backup';

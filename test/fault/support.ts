@@ -10,6 +10,7 @@ import { localCredentials, localRegion } from '../../cdk/local/engines';
 import type { BrokenMode, CrashPoint, RingState } from '../../lambdas/ports';
 import { Ring, tokenOf } from '../../lambdas/core/ring';
 import { type LocalCloudProcess, startLocalCloudProcess } from '../support/local-cloud-process';
+import { type LocalRegions, type LocalRegionsOptions, startLocalRegions } from '../../cdk/local/regions';
 
 /** The namespace of the API key the local cloud prints. */
 export const localNamespace = 'local';
@@ -717,4 +718,34 @@ export async function waitForTxnRecovery(options: {
     }
     await sleep(options.pollMs ?? 250);
   }
+}
+
+/** The homes of the DR suites' regions, removed by `removeDrHomes` after each suite. */
+const drHomes: string[] = [];
+
+/**
+ * Two local regions for a DR fault suite (linked through Toxiproxy when `link` is given) (docs/dr.md), in a fresh home: no
+ * background maintenance, sweeper or automatic failover, and a short value wait for promotions.
+ */
+export async function startDrRegions(
+  name: string,
+  options: { link?: LocalRegionsOptions['link']; faultInjection?: boolean } = {},
+): Promise<LocalRegions> {
+  const home = mkdtempSync(join(tmpdir(), `ringstore-${name}-`));
+  drHomes.push(home);
+  return startLocalRegions({
+    home,
+    vendorDir: process.env.RINGSTORE_VENDOR_DIR ?? join(__dirname, '..', '..', '.ringstore', 'vendor'),
+    port: 0,
+    maintenanceIntervalMs: 0,
+    sweeperIntervalMs: 0,
+    autoFailover: false,
+    valueWaitMs: 500,
+    ...(options.link ? { link: options.link } : {}),
+    ...(options.faultInjection ? { faultInjection: true } : {}),
+  });
+}
+
+export function removeDrHomes(): void {
+  for (const home of drHomes.splice(0)) rmSync(home, { recursive: true, force: true });
 }

@@ -910,20 +910,29 @@ describe('transactions in the backup', () => {
   });
 });
 
+/**
+ * A transaction writing a and b (two shards), then a newer plain write of a, all in one stream batch
+ * (the transaction's write of a first), shipped: their key messages sent, their values in transit.
+ */
+async function transactionThenNewerWrite(regions: ReturnType<typeof transactional>) {
+  const [a, b] = twoShardKeys;
+  const outcome = await regions.commit([
+    { op: 'put', key: a, value: text('one') },
+    { op: 'put', key: b, value: text('two') },
+  ]);
+  if (outcome.status !== 'committed') throw new Error(`not committed: ${outcome.status}`);
+  const transactionWriteOfA = regions.ownerChange(a);
+  await regions.put(a, 'newer');
+  await regions.shipper.shipOwnerChanges([transactionWriteOfA, regions.ownerChange(a), regions.ownerChange(b)], ring);
+  return { a, b, outcome };
+}
+
 describe('transactions of an async namespace in the backup', () => {
   it("complete when a newer write of one key replaced the transaction's in the same stream batch", async () => {
-    // Prepare: the stream batch holds the transaction's write of a, then a newer plain write of a
+    // Prepare
     const regions = transactional('async');
-    const [a, b] = twoShardKeys;
-    const outcome = await regions.commit([
-      { op: 'put', key: a, value: text('one') },
-      { op: 'put', key: b, value: text('two') },
-    ]);
-    if (outcome.status !== 'committed') throw new Error(`not committed: ${outcome.status}`);
-    const transactionWriteOfA = regions.ownerChange(a);
-    await regions.put(a, 'newer');
     // Act
-    await regions.shipper.shipOwnerChanges([transactionWriteOfA, regions.ownerChange(a), regions.ownerChange(b)], ring);
+    const { a, b, outcome } = await transactionThenNewerWrite(regions);
     const sent = regions.keys.sent.map(({ key, version, txid }) => ({ key, version, txid }));
     for (const message of [...regions.keys.sent]) await regions.applier.receiveKey(message);
     while (regions.transit.inTransit.length > 0) await regions.arrive(0);
@@ -942,15 +951,7 @@ describe('transactions of an async namespace in the backup', () => {
   it("complete when the newer write of a key arrives after the transaction's other values", async () => {
     // Prepare
     const regions = transactional('async');
-    const [a, b] = twoShardKeys;
-    const outcome = await regions.commit([
-      { op: 'put', key: a, value: text('one') },
-      { op: 'put', key: b, value: text('two') },
-    ]);
-    if (outcome.status !== 'committed') throw new Error(`not committed: ${outcome.status}`);
-    const transactionWriteOfA = regions.ownerChange(a);
-    await regions.put(a, 'newer');
-    await regions.shipper.shipOwnerChanges([transactionWriteOfA, regions.ownerChange(a), regions.ownerChange(b)], ring);
+    const { a, b } = await transactionThenNewerWrite(regions);
     const newerOfA = regions.keys.sent.find((message) => message.key === a && message.version === 2)!;
     // Act: everything but the newer write of a, then it
     for (const message of regions.keys.sent.filter((candidate) => candidate !== newerOfA)) await regions.applier.receiveKey(message);
