@@ -64,7 +64,13 @@ export async function renderSvg(results: CaseResult[], subtitle: string): Promis
   });
 }
 
-async function toSvg(spec: Record<string, unknown>): Promise<string> {
+/**
+ * Any Vega-Lite spec as SVG (also the load-test report's plots, loadtest/report.ts).
+ *
+ * @example
+ * const svg = await toSvg({ mark: 'line', data: { values }, encoding: { x: { field: 't' }, y: { field: 'ms' } } });
+ */
+export async function toSvg(spec: Record<string, unknown>): Promise<string> {
   const vega = await import('vega');
   const { compile } = await import('vega-lite');
   const view = new vega.View(vega.parse(compile(spec as never).spec), { renderer: 'none' });
