@@ -35,6 +35,9 @@ export const errorCodes = [
   'dr.noOffer',
   'dr.corruptOffer',
   'dr.cannotRestore',
+  'rebalance.refused',
+  'rebalance.notFound',
+  'rebalance.conflict',
   'internal',
 ] as const;
 
@@ -78,6 +81,11 @@ export const statusOf: Record<ErrorCode, number> = {
   'dr.noOffer': 409,
   'dr.corruptOffer': 409,
   'dr.cannotRestore': 409,
+  // Rebalancing (docs/rebalancing.md): a start the ring cannot take (a failover's state, a shard named
+  // wrongly, too few shards left); no rebalance to act on; an action its state does not allow.
+  'rebalance.refused': 409,
+  'rebalance.notFound': 404,
+  'rebalance.conflict': 409,
   internal: 500,
 };
 

@@ -19,12 +19,14 @@ function ringEntity(tableName: string, documentClient: DynamoDBDocumentClient) {
       epoch: number(),
       replicationFactor: number(),
       vnodesPerShard: number(),
-      shards: list(map({ id: number(), table: string(), status: string().enum('active') })),
+      shards: list(map({ id: number(), table: string(), status: string().enum('active', 'joining', 'leaving') })),
       owners: list(map({ end: number(), owner: number() })).optional(),
       fenced: list(number()).optional(),
       changedBy: string().optional(),
       rejoining: list(map({ shard: number(), failover: string(), ends: list(number()) })).optional(),
       addedReplicas: list(map({ end: number(), shard: number(), failover: string(), ready: boolean() })).optional(),
+      rebalance: string().optional(),
+      moves: list(map({ end: number(), phase: string().enum('copying', 'moved') })).optional(),
     }),
   });
 }
@@ -39,7 +41,8 @@ export class DynamoRingStore implements RingStore {
   async readRing(): Promise<RingState | undefined> {
     const { Item } = await awsCall('ring read', () => this.rings.build(GetItemCommand).key(ringKey).options({ consistent: true }).send());
     if (!Item) return undefined;
-    const { epoch, replicationFactor, vnodesPerShard, shards, owners, fenced, changedBy, rejoining, addedReplicas } = Item;
+    const { epoch, replicationFactor, vnodesPerShard, shards, owners, fenced, changedBy, rejoining, addedReplicas, rebalance, moves } =
+      Item;
     return {
       epoch,
       replicationFactor,
@@ -50,6 +53,8 @@ export class DynamoRingStore implements RingStore {
       ...(changedBy === undefined ? {} : { changedBy }),
       ...(rejoining && rejoining.length > 0 ? { rejoining } : {}),
       ...(addedReplicas && addedReplicas.length > 0 ? { addedReplicas } : {}),
+      ...(rebalance === undefined ? {} : { rebalance }),
+      ...(moves && moves.length > 0 ? { moves } : {}),
     };
   }
 

@@ -37,7 +37,7 @@ import type {
   VersionEntry,
 } from '../ports';
 import { tombstoneRetentionSeconds } from './item';
-import { Ring, tokenOf, type TokenRange } from './ring';
+import { Ring, tokenOf, type TokenRange, readRingState } from './ring';
 import { probeKey } from './maintenance';
 
 export interface FailoverDeps {
@@ -594,9 +594,7 @@ export class FailoverService {
   }
 
   private async ring(): Promise<RingState> {
-    const state = await this.deps.rings.readRing();
-    if (!state) throw new Error('no ring in the control table: run the bootstrap');
-    return state;
+    return readRingState(this.deps.rings);
   }
 
   private nowSeconds(): number {

@@ -81,7 +81,19 @@ export interface KvDeps {
    * so the key reads at this write whatever version the lost one had.
    */
   settleLost?: (namespace: string, key: string) => Promise<unknown>;
+  /**
+   * Waits on this process's clock. With it, a write or strong read of a fenced range waits for the fence to
+   * lift (up to fenceWaitMs) instead of answering 503 at once: a rebalance's cut-over fences a range for
+   * about a second (docs/rebalancing.md), which a request rides out.
+   */
+  sleep?: (ms: number) => Promise<void>;
 }
+
+/** How long a request waits for a fenced range (a cut-over or a failover's hand-over) before its retryable 503. */
+export const fenceWaitMs = 2_500;
+
+/** How often a request waiting on a fence reads the ring again (the ring source re-reads it once its lease ends). */
+export const fencePollMs = 100;
 
 /** Plain writes that meet a transaction's intent resolve it and try again, this many times in all. */
 export const intentWriteAttemptsMax = 3;
@@ -377,12 +389,17 @@ export class KvService {
 
   /** A leased ring to route a write or strong read of `token` with; a fenced range answers a retryable 503. */
   private async ownedRange(token: number, key: string): Promise<RingLease> {
-    const lease = await this.deps.ring.lease();
-    if (lease.ring.isFenced(token)) {
-      this.deps.failoverMetrics?.routeRefused('fenced');
-      throw ownerMoving(key);
+    const { clock, sleep } = this.deps;
+    const startedMs = clock.monotonicMs();
+    for (;;) {
+      const lease = await this.deps.ring.lease();
+      if (!lease.ring.isFenced(token)) return lease;
+      if (!sleep || clock.monotonicMs() - startedMs >= fenceWaitMs) {
+        this.deps.failoverMetrics?.routeRefused('fenced');
+        throw ownerMoving(key);
+      }
+      await sleep(fencePollMs);
     }
-    return lease;
   }
 
   /** Whether the shard a write was routed to by `lease` still owned the key once the write returned. */
@@ -455,7 +472,7 @@ export class KvService {
     const consistency = options.consistency ?? 'eventual';
     const token = tokenOf(namespace, key);
     const request = { namespace, key, token, content, precondition: guard.precondition, ...this.writeTimes() };
-    const { result, replicas, backfilling, write } = await this.routedOwnerWrite(token, request, guard);
+    const { result, replicas, backfilling, listedOn, write } = await this.routedOwnerWrite(token, request, guard);
     faults?.reach('write.afterOwner');
     const item = storedItemOf(write, result.version);
     await this.deps.settleLost?.(namespace, key);
@@ -475,7 +492,7 @@ export class KvService {
     }
     // Strong: acknowledged when the owner and at least one replica hold the version; every other
     // replica holds it too or has a hint that replays it before that replica serves again.
-    const [{ holders, outcomes }] = await Promise.all([this.deps.replication.fanOut(item, replicas, backfilling), announced]);
+    const [{ holders, outcomes }] = await Promise.all([this.deps.replication.fanOut(item, replicas, backfilling, listedOn), announced]);
     if (holders < 2) {
       throw new RingstoreError(
         'shard.unavailable',
@@ -539,7 +556,9 @@ export class KvService {
         }
         throw error;
       }
-      if (await this.stillOwner(lease, token)) return { result, replicas, backfilling, write };
+      if (await this.stillOwner(lease, token)) {
+        return { result, replicas, backfilling, listedOn: lease.ring.incomingOwnerTableOf(token), write };
+      }
       if (attempt >= ringRouteAttemptsMax) throw ownerMoving(key);
     }
   }

@@ -14,7 +14,7 @@
 import { forAllBounded } from './bounded';
 import { rejoinedRing } from './failover';
 import { isCrashInjected } from './faults';
-import { Ring } from './ring';
+import { Ring, readRingState } from './ring';
 import type { Clock, FailoverLog, RejoinEntry, RingState, RingStore, ShardStore, VersionEntry } from '../ports';
 
 /** A copy on the rejoining shard that its range's owner never saw. */
@@ -188,9 +188,7 @@ export class RejoinService {
   }
 
   private async ring(): Promise<RingState> {
-    const state = await this.deps.rings.readRing();
-    if (!state) throw new Error('no ring in the control table: run the bootstrap');
-    return state;
+    return readRingState(this.deps.rings);
   }
 }
 

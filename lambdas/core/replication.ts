@@ -91,13 +91,20 @@ export class ReplicationService {
   /**
    * Strong write, second phase: the owner holds `item`; copy it to every other replica in parallel.
    * Replicas in `uncounted` (added ones still being backfilled) take it but do not count as holders.
+   * `listedOn`: the table a rebalance is moving the key's range to, as its owner (Ring.incomingOwnerTableOf):
+   * its copy joins the listing index, so that the key shows there once it owns the range.
    */
-  async fanOut(item: StoredItem, replicas: readonly RingShard[], uncounted: ReadonlySet<string> = noTables): Promise<FanOutResult> {
+  async fanOut(
+    item: StoredItem,
+    replicas: readonly RingShard[],
+    uncounted: ReadonlySet<string> = noTables,
+    listedOn?: string,
+  ): Promise<FanOutResult> {
     const health = await this.deps.health.all();
     let firstDone = false;
     const outcomes = await Promise.all(
       replicas.map(async (replica) => {
-        const outcome = await this.copyTo(replica.table, item, health);
+        const outcome = await this.copyTo(replica.table, item, health, replica.table === listedOn);
         if (!firstDone) {
           firstDone = true;
           this.deps.faults?.reach('write.afterFirstReplica');
@@ -131,7 +138,7 @@ export class ReplicationService {
    */
   async applyOwnerChanges(changes: readonly OwnerChange[], ring: Ring): Promise<StreamApplyResult> {
     const result: StreamApplyResult = { applied: 0, current: 0, hinted: 0, ignored: 0 };
-    const newest = new Map<string, { index: number; change: OwnerChange; replicas: RingShard[] }>();
+    const newest = new Map<string, { index: number; change: OwnerChange; replicas: RingShard[]; listedOn?: string }>();
     changes.forEach((change, index) => {
       const [owner, ...replicas] = ring.replicasOf(change.item.token);
       if (owner?.table !== change.sourceTable || !carriesCommittedChange(change)) {
@@ -141,13 +148,16 @@ export class ReplicationService {
       const id = `${change.item.namespace}#${change.item.key}`;
       const seen = newest.get(id);
       if (seen && seen.change.item.version >= change.item.version) return;
-      newest.set(id, { index, change, replicas });
+      const listedOn = ring.incomingOwnerTableOf(change.item.token);
+      newest.set(id, { index, change, replicas, ...(listedOn ? { listedOn } : {}) });
     });
     const health = await this.deps.health.all();
     const failedIndexes: number[] = [];
-    await forAllBounded([...newest.values()], streamApplyConcurrency, async ({ index, change, replicas }) => {
+    await forAllBounded([...newest.values()], streamApplyConcurrency, async ({ index, change, replicas, listedOn }) => {
       this.deps.faults?.reach('replicator.beforeApply');
-      const outcomes = await Promise.all(replicas.map((replica) => this.copyTo(replica.table, change.item, health)));
+      const outcomes = await Promise.all(
+        replicas.map((replica) => this.copyTo(replica.table, change.item, health, replica.table === listedOn)),
+      );
       this.deps.faults?.reach('replicator.afterApply');
       for (const outcome of outcomes) {
         if (outcome === 'missed') failedIndexes.push(index);
@@ -159,13 +169,14 @@ export class ReplicationService {
   }
 
   /** Copies `item` to one replica, or records a hint when the replica cannot take it now. */
-  async copyTo(table: string, item: StoredItem, health: ReadonlyMap<string, ShardHealth>): Promise<ReplicaOutcome> {
+  async copyTo(table: string, item: StoredItem, health: ReadonlyMap<string, ShardHealth>, listed = false): Promise<ReplicaOutcome> {
     // A shard known to be down is not tried: the write would only wait for its timeout.
     if (health.get(table)?.status === 'unavailable') return this.hint(table, item, 'marked unavailable');
     const nowMs = this.deps.clock.nowMs();
     try {
-      // Fan-out and the stream path copy to the replicas after the owner: their copies are not listed.
-      const applied = await this.deps.shards.applyReplica(table, item, { nowSeconds: Math.floor(nowMs / 1000), listed: false });
+      // Fan-out and the stream path copy to the replicas after the owner: their copies are not listed, but
+      // for the owner a rebalance is moving the range to.
+      const applied = await this.deps.shards.applyReplica(table, item, { nowSeconds: Math.floor(nowMs / 1000), listed });
       if (applied && item.modifiedAtMs !== undefined) {
         this.deps.metrics?.replicaApplied(Math.max(0, this.deps.clock.nowMs() - item.modifiedAtMs));
       }

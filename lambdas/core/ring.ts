@@ -7,7 +7,7 @@
 // stored with every item (the `tok` attribute), so the function can never change.
 // Ring libraries on npm (hashring, consistent-hash) hide the token ranges and replica walk
 // that the ring API, rebalancing and anti-entropy need, so the walk is written here.
-import type { RingShard, RingState } from '../ports';
+import type { MovePhase, RingShard, RingState, RingStore } from '../ports';
 import { createHash } from 'node:crypto';
 import { invariant } from './errors';
 import { shardSchema } from '../../schemas/topology';
@@ -27,6 +27,20 @@ export interface TokenRange {
   fenced?: true;
   /** Replicas added to the range that are still being backfilled: they take writes, they do not count as copies. */
   backfilling?: number[];
+  /** Present during a rebalance for a range whose replicas change (docs/rebalancing.md). */
+  move?: RangeMoveView;
+}
+
+/** How far a range's move has come, and its replicas (owner first) before and after the rebalance. */
+export interface RangeMoveView {
+  /** `planned`: not begun, `from` serves it; then `copying` and `moved` (RingState.moves). */
+  phase: 'planned' | MovePhase;
+  from: number[];
+  to: number[];
+}
+
+function copyOfMove(move: RangeMoveView): RangeMoveView {
+  return { phase: move.phase, from: [...move.from], to: [...move.to] };
 }
 
 function md5Token(text: string): number {
@@ -91,6 +105,8 @@ export class Ring {
   private readonly fencedEnds: ReadonlySet<number>;
   /** Per vnode index: added replicas still being backfilled (absent for almost every range). */
   private readonly backfilling: ReadonlyMap<number, readonly number[]>;
+  /** Per vnode index, during a rebalance: the ranges whose replicas change. */
+  private readonly moves: ReadonlyMap<number, RangeMoveView>;
 
   constructor(state: RingState) {
     invariant(state.shards.length > 0, 'a ring needs at least one shard');
@@ -106,9 +122,14 @@ export class Ring {
     const added = new Map<number, number[]>();
     for (const { end, shard } of state.addedReplicas ?? []) added.set(end, [...(added.get(end) ?? []), shard]);
     const backfilling = new Map<number, number[]>();
+    const moves = new Map<number, RangeMoveView>();
+    const base = this.rebalancing
+      ? this.rebalancedReplicaSets(moves, backfilling)
+      : this.vnodes.map((_, index) => this.walkDistinct(index, replicaCount));
+    this.moves = moves;
     this.replicaSets = this.vnodes.map((vnode, index) => {
-      // The vnode walk's RF shards, then any replica a failover added (re-replication) after them.
-      const walk = this.walkDistinct(index, replicaCount);
+      // The vnode walk's RF shards (or a rebalance's), then any replica a failover added (re-replication) after them.
+      const walk = [...base[index]!];
       for (const shard of added.get(vnode.token) ?? []) {
         invariant(this.shardsById.has(shard), `shard ${shard} added to the range ending at ${vnode.token} is not on the ring`);
         if (!walk.includes(shard)) walk.push(shard);
@@ -140,6 +161,27 @@ export class Ring {
 
   get epoch(): number {
     return this.state.epoch;
+  }
+
+  /** True while shards join or leave (a rebalance between its start and its finish). */
+  get rebalancing(): boolean {
+    return this.state.shards.some((shard) => shard.status !== 'active');
+  }
+
+  /** The ranges whose replicas a rebalance changes, in token order (none outside a rebalance). */
+  movingRanges(): TokenRange[] {
+    return [...this.moves.keys()].map((index) => this.rangeAt(index));
+  }
+
+  /**
+   * The table of the owner a copying range is moving to, when that is not its owner now: its copies are
+   * written listed (only owners' copies are in the listing index), so that they show once it owns them.
+   */
+  incomingOwnerTableOf(token: number): string | undefined {
+    if (this.moves.size === 0) return undefined;
+    const move = this.moves.get(this.vnodeIndexOf(token));
+    if (move?.phase !== 'copying' || move.to[0] === move.from[0]) return undefined;
+    return this.shard(move.to[0]!).table;
   }
 
   get shards(): readonly RingShard[] {
@@ -216,7 +258,48 @@ export class Ring {
       replicas: [...replicas],
       ...(this.fencedEnds.has(this.vnodes[index]!.token) ? { fenced: true } : {}),
       ...(this.backfilling.has(index) ? { backfilling: [...this.backfilling.get(index)!] } : {}),
+      ...(this.moves.has(index) ? { move: copyOfMove(this.moves.get(index)!) } : {}),
     };
+  }
+
+  /**
+   * During a rebalance: each range's replicas on the ring before it (without the joining shards) and after
+   * it (without the leaving ones), computed on the ring of every shard so that each range has one set of
+   * each. A range whose sets differ is served by `from` until its move is `moved`; while it is `copying`
+   * the shards of `to` that are not in `from` take its writes as replicas being backfilled.
+   */
+  private rebalancedReplicaSets(moves: Map<number, RangeMoveView>, backfilling: Map<number, number[]>): number[][] {
+    const { replicationFactor, vnodesPerShard } = this.state;
+    const sideOf = (without: 'joining' | 'leaving') =>
+      new Ring({
+        epoch: this.state.epoch,
+        replicationFactor,
+        vnodesPerShard,
+        shards: this.state.shards.filter((shard) => shard.status !== without).map((shard) => ({ ...shard, status: 'active' as const })),
+      });
+    const before = sideOf('joining');
+    const after = sideOf('leaving');
+    const phases = new Map((this.state.moves ?? []).map(({ end, phase }) => [end, phase]));
+    const sets = this.vnodes.map(({ token }, index) => {
+      const from = before.replicaIdsOf(token);
+      const to = after.replicaIdsOf(token);
+      if (from.length === to.length && from.every((shard, at) => to[at] === shard)) return from;
+      const phase = phases.get(token) ?? 'planned';
+      phases.delete(token);
+      moves.set(index, { phase, from, to });
+      if (phase === 'moved') return to;
+      if (phase === 'planned') return from;
+      const incoming = to.filter((shard) => !from.includes(shard));
+      if (incoming.length > 0) backfilling.set(index, incoming);
+      return [...from, ...incoming];
+    });
+    invariant(phases.size === 0, `moves name ranges that do not move: ${[...phases.keys()].join(', ')}`);
+    return sets;
+  }
+
+  /** The replica set (shard ids, owner first) of a token's range. */
+  private replicaIdsOf(token: number): number[] {
+    return this.replicaSets[this.vnodeIndexOf(token)]!;
   }
 
   private vnodeIndexOf(token: number): number {
@@ -240,4 +323,11 @@ export class Ring {
     }
     return chosen;
   }
+}
+
+/** The ring record a workflow step acts on; there is always one once the bootstrap ran. */
+export async function readRingState(store: Pick<RingStore, 'readRing'>): Promise<RingState> {
+  const state = await store.readRing();
+  if (!state) throw new Error('no ring in the control table: run the bootstrap');
+  return state;
 }

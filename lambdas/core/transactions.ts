@@ -298,7 +298,7 @@ export class TransactionService {
         await this.deps.cache?.put(execution.namespace, key.key, cacheEntryOf(applied));
         if (execution.consistency === 'strong') {
           const [, ...replicas] = ring.replicasOf(key.token);
-          await this.deps.replication.fanOut(applied, replicas);
+          await this.deps.replication.fanOut(applied, replicas, ring.backfillingTablesOf(key.token), ring.incomingOwnerTableOf(key.token));
         }
         return 'continue';
       },
@@ -468,7 +468,7 @@ export class TransactionService {
         await this.deps.cache?.put(execution.namespace, key.key, cacheEntryOf(applied));
         if (execution.consistency === 'strong') {
           const [, ...replicas] = ring.replicasOf(key.token);
-          await this.deps.replication.fanOut(applied, replicas);
+          await this.deps.replication.fanOut(applied, replicas, ring.backfillingTablesOf(key.token), ring.incomingOwnerTableOf(key.token));
         }
         return 'continue';
       },

@@ -63,7 +63,29 @@ export const drCrashPoints = [
   'dr.afterTransactionWrite',
 ] as const;
 
-export const crashPoints = [...replicationCrashPoints, ...transactionCrashPoints, ...failoverCrashPoints, ...drCrashPoints] as const;
+/** Where a crash can be injected in a rebalance's steps (docs/rebalancing.md). */
+export const rebalanceCrashPoints = [
+  /** A range is marked copying; its copy has not begun. */
+  'rebalance.afterCopying',
+  /** A page of a range is copied; the job's cursor has not moved past it. */
+  'rebalance.afterPage',
+  /** A range whose owner changes is fenced; the lease wait has not begun. */
+  'rebalance.afterFence',
+  /** A range is cut over to its new replicas; the job does not record it yet. */
+  'rebalance.afterCutover',
+  /** Every range has moved and the ring is finished; nothing is cleaned yet. */
+  'rebalance.afterFinish',
+  /** Some copies a moved range left behind are removed; the job does not record it yet. */
+  'rebalance.afterCleanupPage',
+] as const;
+
+export const crashPoints = [
+  ...replicationCrashPoints,
+  ...transactionCrashPoints,
+  ...failoverCrashPoints,
+  ...drCrashPoints,
+  ...rebalanceCrashPoints,
+] as const;
 
 export type CrashPoint = (typeof crashPoints)[number];
 
@@ -82,6 +104,8 @@ export const brokenModes = [
   'drServeWithoutPendingCheck',
   /** The backup applies each write of a transaction on its own: after a disaster, part of a transaction is served. */
   'drApplyTransactionsPerKey',
+  /** A rebalance cuts each range over as soon as it starts, with no copy and no verification: moved keys vanish. */
+  'rebalanceCutoverBeforeCopy',
 ] as const;
 
 export type BrokenMode = (typeof brokenModes)[number];

@@ -12,7 +12,8 @@ export * from './faults';
 export type { BlobPointer, Intent, KeySummary, StoredItem, TxnWriter } from './item';
 export type * from './orchestrator';
 export type * from './dr';
-export type { AddedReplica, RangeOwner, RejoinEntry, RingShard, RingState, ShardStatus } from './ring-state';
+export type * from './rebalance';
+export type { AddedReplica, MovePhase, RangeMove, RangeOwner, RejoinEntry, RingShard, RingState, ShardStatus } from './ring-state';
 
 export interface Clock {
   /** Wall-clock epoch ms: what is stored (versions' times, TTLs, deadlines). */

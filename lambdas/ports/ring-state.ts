@@ -1,7 +1,11 @@
 // The ring as the control table stores it: shards, replication factor, virtual nodes, the fencing epoch,
 // and what failovers changed: ranges handed to another owner, and ranges fenced while one runs.
 
-export type ShardStatus = 'active';
+/**
+ * `active`: on the ring. During a rebalance (docs/rebalancing.md) a shard being added is `joining` (its
+ * ranges move to it one by one) and one being removed is `leaving` (its ranges move to their successors).
+ */
+export type ShardStatus = 'active' | 'joining' | 'leaving';
 
 export interface RingShard {
   id: number;
@@ -45,6 +49,24 @@ export interface RingState {
    * reads, elections) only once `ready`, after its backfill. The failed shard's rejoin removes them.
    */
   addedReplicas?: AddedReplica[];
+  /** The rebalance in progress (its id): set from its start to its finish, while any shard joins or leaves. */
+  rebalance?: string;
+  /**
+   * The ranges of that rebalance whose move has begun, by end token on the ring of every shard (joining and
+   * leaving ones included). A range that changes replicas and is not listed still has its previous ones.
+   */
+  moves?: RangeMove[];
+}
+
+/**
+ * `copying`: the previous replicas serve the range and the new ones take every write while the range is
+ * copied to them; `moved`: the new replicas serve it (the cut-over), the previous ones no longer take writes.
+ */
+export type MovePhase = 'copying' | 'moved';
+
+export interface RangeMove {
+  end: number;
+  phase: MovePhase;
 }
 
 export interface AddedReplica {

@@ -74,6 +74,7 @@ export function kvService(wiring: Wiring): KvService {
       replication: replicationService(wiring),
       health: shardHealth(wiring),
       failoverMetrics: failoverStats(wiring),
+      sleep,
       ...(dr ? { dr } : {}),
       ...(backupGate ? { backupGate } : {}),
       ...(writeGuard ? { writeGuard } : {}),

@@ -22,6 +22,12 @@ import type {
   ShardHealth,
   ShardHealthStore,
   ShardStore,
+  RangeCursor,
+  RangePage,
+  RangeStore,
+  RebalanceJob,
+  RebalanceJobStore,
+  TokenSpan,
   TxnCommittedWrite,
   TxnRecord,
   TxnRecordStore,
@@ -74,7 +80,7 @@ export class CountingIds implements IdSource {
   }
 }
 
-export class MemoryShardStore implements ShardStore {
+export class MemoryShardStore implements ShardStore, RangeStore {
   readonly tables = new Map<string, Map<string, StoredItem>>();
   /** `table|ns#key` of the copies in the listing index: owners' live items, as the DynamoDB store keeps them. */
   private readonly listed = new Set<string>();
@@ -142,6 +148,43 @@ export class MemoryShardStore implements ShardStore {
       listed += 1;
     }
     return listed;
+  }
+
+  async itemsInRange(table: string, range: TokenSpan, page: { after?: RangeCursor; limit: number }): Promise<RangePage> {
+    const inRange = (token: number) =>
+      range.start < range.end ? token > range.start && token <= range.end : token > range.start || token <= range.end;
+    // Token order from the range's start, as the token index gives it (ties by item key).
+    const order = (token: number) => (token - range.start - 1 + 2 ** 32) % 2 ** 32;
+    const after = page.after;
+    const sorted = [...this.table(table).entries()]
+      .filter(([, item]) => inRange(item.token))
+      .sort(([idA, a], [idB, b]) => order(a.token) - order(b.token) || (idA < idB ? -1 : idA > idB ? 1 : 0))
+      .filter(([id, item]) => !after || order(item.token) > order(after.token) || (item.token === after.token && id > after.pk));
+    const items = sorted.slice(0, page.limit).map(([, item]) => structuredClone(item));
+    if (sorted.length <= page.limit) return { items };
+    const last = items[items.length - 1]!;
+    return { items, next: { bucket: last.token >>> 24, token: last.token, pk: `${last.namespace}#${last.key}` } };
+  }
+
+  async copyItems(table: string, items: readonly StoredItem[], options: { nowSeconds: number; listed: boolean }): Promise<number> {
+    let written = 0;
+    for (const item of items) {
+      const id = `${item.namespace}#${item.key}`;
+      const current = this.table(table).get(id);
+      const relist = options.listed && current?.version === item.version && !current.tombstone && !this.listed.has(`${table}|${id}`);
+      if (relist) {
+        this.setListed(table, id, true);
+        written += 1;
+      } else if (await this.applyReplica(table, item, options)) written += 1;
+    }
+    return written;
+  }
+
+  async removeCopies(table: string, keys: ReadonlyArray<{ namespace: string; key: string }>): Promise<void> {
+    for (const { namespace, key } of keys) {
+      this.table(table).delete(`${namespace}#${key}`);
+      this.setListed(table, `${namespace}#${key}`, false);
+    }
   }
 
   async versionsInRange(table: string, range: { start: number; end: number }): Promise<VersionEntry[]> {
@@ -379,6 +422,18 @@ export function staticRing(shardCount = 4): RingSource {
 /** A ring that never changes: every lease holds. */
 export function fixedRing(ring: Ring): RingSource {
   return { current: async () => ring, lease: async () => ({ ring, readAtMs: 0 }), stillOwner: async () => true };
+}
+
+export class MemoryRebalanceJobs implements RebalanceJobStore {
+  job?: RebalanceJob;
+  async current(): Promise<RebalanceJob | undefined> {
+    return this.job && structuredClone(this.job);
+  }
+  async save(job: RebalanceJob): Promise<boolean> {
+    if ((this.job?.revision ?? 0) !== job.revision - 1) return false;
+    this.job = structuredClone(job);
+    return true;
+  }
 }
 
 export class MemoryFailoverLog implements FailoverLog {

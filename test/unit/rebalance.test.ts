@@ -1,0 +1,393 @@
+// Rebalancing in the core (docs/rebalancing.md): the rings of a rebalance, and the workflow's steps on
+// in-memory ports with writes landing between them, crashes at every crash point, pause, resume and
+// cancel, and the broken mode that the checks must catch.
+import fc from 'fast-check';
+import { isRingstoreError } from '../../lambdas/core/errors';
+import { FailoverService } from '../../lambdas/core/failover-service';
+import { KvService } from '../../lambdas/core/kv';
+import { finishedRing, plannedRanges, reversedRing, startRefusal, startedRing, withMovePhase } from '../../lambdas/core/rebalance';
+import { RebalanceService, describe as describeJob, type RebalanceLimits } from '../../lambdas/core/rebalance-service';
+import { Ring, initialRingState, tokenOf } from '../../lambdas/core/ring';
+import { CachedRingSource, ringLeaseMarginMs, ringLeaseMs, ringRefreshMs } from '../../lambdas/core/ring-source';
+import { rebalanceCrashPoints, type CrashPoint, type RebalanceChange, type RingState } from '../../lambdas/ports';
+import { limits } from '../../schemas/topology';
+import {
+  CountingIds,
+  ManualClock,
+  MemoryBlobStore,
+  MemoryFailoverLog,
+  MemoryRebalanceJobs,
+  MemoryShardStore,
+  MemoryTxnRecords,
+  ScriptedFaults,
+  memoryReplication,
+} from '../support/memory-ports';
+
+const tableOf = (id: number) => `shard-${id}`;
+const ringOf = (shardCount: number, replicationFactor = 3, vnodesPerShard = 8) =>
+  initialRingState({ shardCount, replicationFactor, vnodesPerShard, tableName: tableOf });
+const replicaIds = (ring: Ring, token: number) => ring.replicasOf(token).map((shard) => shard.id);
+
+/** The plain ring of these shard ids (what a fresh ring of them would be). */
+function plainRing(ids: number[], replicationFactor: number, vnodesPerShard: number): Ring {
+  return new Ring({
+    epoch: 1,
+    replicationFactor,
+    vnodesPerShard,
+    shards: ids.map((id) => ({ id, table: tableOf(id), status: 'active' as const })),
+  });
+}
+
+/** Every range moved in turn, then the ring finished. */
+function movedAll(state: RingState): RingState {
+  let next = state;
+  for (const range of new Ring(state).movingRanges()) {
+    next = withMovePhase(withMovePhase(next, range.end, 'copying'), range.end, 'moved');
+  }
+  return finishedRing(next);
+}
+
+const change = fc
+  .record({ shardCount: fc.integer({ min: 1, max: 6 }), rf: fc.integer({ min: 1, max: 3 }), vnodes: fc.integer({ min: 1, max: 8 }) })
+  .chain(({ shardCount, rf, vnodes }) =>
+    fc.record({
+      shardCount: fc.constant(shardCount),
+      rf: fc.constant(rf),
+      vnodes: fc.constant(vnodes),
+      join: fc.integer({ min: 0, max: 2 }),
+      leave: fc.subarray([...Array(shardCount).keys()], { maxLength: Math.max(0, shardCount - rf) }),
+    }),
+  )
+  .filter(({ join, leave }) => join + leave.length > 0);
+
+describe('the rings of a rebalance', () => {
+  it('serve every token from the replicas before until its range moves, and end as a fresh ring of the new shards', () => {
+    fc.assert(
+      fc.property(change, fc.integer({ min: 0, max: 2 ** 32 - 1 }), ({ shardCount, rf, vnodes, join, leave }, token) => {
+        const initial = ringOf(shardCount, rf, vnodes);
+        const joinIds = Array.from({ length: join }, (_, index) => shardCount + index);
+        const started = startedRing(initial, { join: joinIds, leave }, 'r1', tableOf);
+        const beforeIds = [...Array(shardCount).keys()];
+        const afterIds = [...beforeIds.filter((id) => !leave.includes(id)), ...joinIds];
+        const before = plainRing(beforeIds, rf, vnodes);
+        const after = plainRing(afterIds, rf, vnodes);
+        const ring = new Ring(started);
+        // Nothing moves at the start: every token keeps its replicas.
+        expect(replicaIds(ring, token)).toEqual(replicaIds(before, token));
+        const range = ring.rangeOf(token);
+        if (range.move) {
+          expect(range.move).toEqual({ phase: 'planned', from: replicaIds(before, token), to: replicaIds(after, token) });
+          // Copying: the previous replicas serve, the new ones take writes as replicas being backfilled.
+          const copying = new Ring(withMovePhase(started, range.end, 'copying'));
+          const incoming = range.move.to.filter((shard) => !range.move!.from.includes(shard));
+          expect(copying.servingReplicasOf(token).map((shard) => shard.id)).toEqual(range.move.from);
+          expect(replicaIds(copying, token)).toEqual([...range.move.from, ...incoming]);
+        } else {
+          expect(replicaIds(before, token)).toEqual(replicaIds(after, token));
+        }
+        const finished = new Ring(movedAll(started));
+        expect(finished.rebalancing).toBe(false);
+        expect(replicaIds(finished, token)).toEqual(replicaIds(after, token));
+        expect(finished.shards.map((shard) => shard.id).sort((a, b) => a - b)).toEqual([...afterIds].sort((a, b) => a - b));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('a reversed rebalance ends as the ring it started from, whatever had moved', () => {
+    fc.assert(
+      fc.property(change, fc.integer({ min: 0, max: 100 }), ({ shardCount, rf, vnodes, join, leave }, movedShare) => {
+        const initial = ringOf(shardCount, rf, vnodes);
+        const joinIds = Array.from({ length: join }, (_, index) => shardCount + index);
+        let state = startedRing(initial, { join: joinIds, leave }, 'r1', tableOf);
+        const moving = new Ring(state).movingRanges();
+        const moved = moving.slice(0, Math.floor((moving.length * movedShare) / 100));
+        for (const range of moved) state = withMovePhase(withMovePhase(state, range.end, 'copying'), range.end, 'moved');
+        if (moving.length > moved.length) state = withMovePhase(state, moving[moved.length]!.end, 'copying');
+        const reversed = reversedRing(state);
+        // Reversing changes no range's replicas at once: the ranges that had moved are planned to move back.
+        expect(new Ring(reversed).ranges().map((range) => range.replicas)).toEqual(
+          new Ring(state).ranges().map((range) => range.replicas.filter((shard) => !range.backfilling?.includes(shard))),
+        );
+        expect(plannedRanges(reversed).filter((range) => range.stage === 'planned')).toHaveLength(moved.length);
+        const back = new Ring(movedAll(reversed));
+        const original = new Ring(initial);
+        for (const range of original.ranges()) expect(replicaIds(back, range.end)).toEqual(range.replicas);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('refuses what cannot start: a failover in the way, a shard named wrongly, too few shards left', () => {
+    const initial = ringOf(3);
+    expect(startRefusal(initial, { join: [3], leave: [] })).toBeUndefined();
+    expect(startRefusal(initial, { join: [], leave: [] })).toMatch(/nothing to do/);
+    expect(startRefusal(initial, { join: [1], leave: [] })).toMatch(/already on the ring/);
+    expect(startRefusal(initial, { join: [], leave: [7] })).toMatch(/not on the ring/);
+    expect(startRefusal(initial, { join: [], leave: [0] })).toMatch(/2 shards would be left for replication factor 3/);
+    expect(startRefusal({ ...initial, fenced: [new Ring(initial).ranges()[0]!.end] }, { join: [3], leave: [] })).toMatch(/failover/);
+    const started = startedRing(initial, { join: [3], leave: [] }, 'r1', tableOf);
+    expect(startRefusal(started, { join: [4], leave: [] })).toMatch(/rebalance r1 is in progress/);
+    expect(() => finishedRing(started)).toThrow(/have not moved yet/);
+  });
+});
+
+const rebalanceLimits: RebalanceLimits = {
+  leaseWaitMs: ringLeaseMs + ringLeaseMarginMs,
+  ringRefreshWaitMs: ringRefreshMs + ringLeaseMarginMs,
+  pageSize: 7,
+  catchUpConcurrency: 4,
+  stepBudgetMs: 60_000,
+  verifyPassesMax: 3,
+  defaultRateKeysPerSecond: 0,
+  backoffMs: { first: 50, max: 1_000 },
+};
+
+const text = (value: string) => new TextEncoder().encode(value);
+const keys = Array.from({ length: 150 }, (_, index) => `key-${index}`);
+
+/**
+ * KV and rebalance services on in-memory ports, over one ring record. `onSleep` runs whenever the
+ * workflow waits (the lease, the pacing): writes land there, between its steps, as they do in AWS.
+ */
+function rebalanceWorld(options: { faults?: ScriptedFaults; shardCount?: number } = {}) {
+  const faults = options.faults ?? new ScriptedFaults();
+  const shards = new MemoryShardStore();
+  const clock = new ManualClock();
+  const rings = {
+    state: ringOf(options.shardCount ?? 4),
+    readRing: async () => structuredClone(rings.state),
+    publishRing: async (next: RingState) => {
+      if (rings.state.epoch !== next.epoch - 1) return false;
+      rings.state = structuredClone(next);
+      return true;
+    },
+  };
+  const { replication, health, hints } = memoryReplication(shards, clock, faults);
+  const kv = new KvService({
+    shards,
+    blobs: new MemoryBlobStore(),
+    ring: new CachedRingSource(rings, clock),
+    clock,
+    ids: new CountingIds(),
+    limits,
+    replication,
+    health,
+    faults,
+  });
+  const latest = new Map<string, { version: number; value: string | undefined }>();
+  let writes = 0;
+  /** A strong write (or a delete, every fifth) of a key, remembered as the latest acknowledged. */
+  const write = async (key: string) => {
+    writes += 1;
+    if (writes % 5 === 0 && latest.get(key)?.value !== undefined) {
+      const ack = await kv.delete('ns', key, { consistency: 'strong' });
+      latest.set(key, { version: ack.version, value: undefined });
+      return;
+    }
+    const value = `${key}@${writes}`;
+    const ack = await kv.put('ns', key, { value: text(value), contentType: 'text/plain', consistency: 'strong' });
+    latest.set(key, { version: ack.version, value });
+  };
+  const onSleep = { writes: 3 };
+  const sleep = async (ms: number) => {
+    clock.now += ms;
+    for (let index = 0; index < onSleep.writes; index += 1) await write(keys[(writes * 7 + index) % keys.length]!);
+  };
+  const records = new MemoryTxnRecords();
+  const failover = new FailoverService({
+    rings,
+    shards,
+    hints,
+    records,
+    health,
+    clock,
+    log: new MemoryFailoverLog(),
+    sleep,
+    limits: {
+      catchUpConcurrency: 4,
+      hintPageSize: 10,
+      confirmProbes: 1,
+      confirmIntervalMs: 0,
+      leaseWaitMs: rebalanceLimits.leaseWaitMs,
+      txnLookbackMs: 60_000,
+      txnLookaheadMs: 60_000,
+      txnPageSize: 10,
+    },
+  });
+  const jobs = new MemoryRebalanceJobs();
+  const deps = { rings, shards, ranges: shards, jobs, transactions: failover, clock, sleep, faults, tableOf, limits: rebalanceLimits };
+  const service = new RebalanceService(deps);
+  return { shards, clock, rings, kv, latest, write, service, deps, jobs, onSleep, records };
+}
+
+type World = ReturnType<typeof rebalanceWorld>;
+
+/** Runs the workflow to its end: `advance` again after each step, and after each injected crash. */
+async function runToEnd(world: World, id: string, service = world.service): Promise<number> {
+  let crashes = 0;
+  for (let steps = 0; steps < 10_000; steps += 1) {
+    try {
+      const job = await service.advance(id);
+      if (job.status !== 'running' && job.status !== 'cancelling') return crashes;
+    } catch (error) {
+      if (!(error instanceof Error) || !/crash injected/i.test(error.message)) throw error;
+      crashes += 1;
+    }
+  }
+  throw new Error('the rebalance did not end');
+}
+
+/** Every acknowledged write is on every replica of the final ring, nothing is left on a shard that lost its range, listings are whole. */
+async function expectConsistent(world: World): Promise<void> {
+  const ring = new Ring(world.rings.state);
+  expect(ring.rebalancing).toBe(false);
+  for (const [key, expected] of world.latest) {
+    const token = tokenOf('ns', key);
+    const holders = new Set(ring.replicasOf(token).map((shard) => shard.table));
+    for (const [table, items] of world.shards.tables) {
+      const item = items.get(`ns#${key}`);
+      if (holders.has(table)) expect({ key, table, version: item?.version }).toEqual({ key, table, version: expected.version });
+      else expect({ key, table, item }).toEqual({ key, table, item: undefined });
+    }
+    const read = await world.kv.get('ns', key, 'strong').catch((error: unknown) => error);
+    if (expected.value === undefined) expect(isRingstoreError(read, 'kv.notFound')).toBe(true);
+    else expect({ key, read }).toMatchObject({ key, read: { kind: 'value', item: { version: expected.version } } });
+  }
+  const live = [...world.latest].filter(([, entry]) => entry.value !== undefined).map(([key]) => key);
+  const listed: string[] = [];
+  for (let cursor: string | undefined, pages = 0; pages === 0 || cursor !== undefined; pages += 1) {
+    const page = await world.kv.list('ns', { prefix: '', limit: limits.listLimitMax, ...(cursor ? { cursor } : {}) });
+    listed.push(...page.items.map((item) => item.key));
+    cursor = page.cursor;
+  }
+  expect(listed.sort()).toEqual(live.sort());
+}
+
+async function seeded(options: Parameters<typeof rebalanceWorld>[0] = {}): Promise<World> {
+  const world = rebalanceWorld(options);
+  for (const key of keys) await world.write(key);
+  return world;
+}
+
+describe('RebalanceService on in-memory ports', () => {
+  it('adds a shard while writes land between its steps: every acknowledged write is where the new ring says, and only there', async () => {
+    const world = await seeded();
+    const job = await world.service.start({ join: [4], leave: [] }, { id: 'add-4' });
+    expect(job.ranges.length).toBeGreaterThan(0);
+    await runToEnd(world, 'add-4');
+    const status = await world.service.status();
+    expect(status).toMatchObject({ job: { status: 'done' }, progress: 1, ranges: { cleaned: job.ranges.length } });
+    expect(status!.keysCopied).toBeGreaterThan(0);
+    expect(world.rings.state.shards.map((shard) => shard.id)).toEqual([0, 1, 2, 3, 4]);
+    await expectConsistent(world);
+    expect(world.shards.tables.get('shard-4')?.size).toBeGreaterThan(0);
+  });
+
+  it('removes a shard: its ranges go to their successors and its table is left empty', async () => {
+    const world = await seeded({ shardCount: 5 });
+    await world.service.start({ join: [], leave: [2] }, { id: 'remove-2' });
+    await runToEnd(world, 'remove-2');
+    expect(world.rings.state.shards.map((shard) => shard.id)).toEqual([0, 1, 3, 4]);
+    await expectConsistent(world);
+    expect(world.shards.tables.get('shard-2')?.size ?? 0).toBe(0);
+  });
+
+  it.each(rebalanceCrashPoints.map((point) => [point]))('resumes from its checkpoint after a crash at %s', async (point: CrashPoint) => {
+    const faults = new ScriptedFaults();
+    const world = await seeded({ faults });
+    await world.service.start({ join: [4], leave: [] }, { id: 'add-4' });
+    // A crash on the third reach of each point (the finish is reached once).
+    faults.crashAt(point, { after: point === 'rebalance.afterFinish' ? 0 : 2 });
+    const crashes = await runToEnd(world, 'add-4');
+    expect(crashes).toBeGreaterThan(0);
+    await expectConsistent(world);
+  });
+
+  it('pauses between steps, resumes where it stopped, and moves at most the configured rate', async () => {
+    const world = await seeded();
+    world.onSleep.writes = 0;
+    await world.service.start({ join: [4], leave: [] }, { id: 'add-4', rateKeysPerSecond: 20 });
+    const short = new RebalanceService({ ...world.deps, limits: { ...rebalanceLimits, stepBudgetMs: 2_000 } });
+    const first = await short.advance('add-4');
+    expect(first.status).toBe('running');
+    await world.service.request('add-4', 'pause');
+    const paused = await world.service.advance('add-4');
+    expect(paused.status).toBe('paused');
+    expect(await world.service.advance('add-4')).toMatchObject({ status: 'paused', revision: paused.revision });
+    const resumed = await world.service.request('add-4', 'resume');
+    expect(resumed).toMatchObject({ startWorkflow: true, job: { status: 'running' } });
+    const startedAt = world.clock.now;
+    await runToEnd(world, 'add-4');
+    const { keysCopied } = (await world.service.status())!;
+    const copiedAfterResume = keysCopied - first.ranges.reduce((sum, range) => sum + range.keysCopied, 0);
+    // 20 keys a second: the copy after the resume took at least that long (the lease waits count too).
+    expect(world.clock.now - startedAt).toBeGreaterThanOrEqual(((copiedAfterResume - rebalanceLimits.pageSize * 2) / 20) * 1000);
+    await expectConsistent(world);
+  });
+
+  it('a cancel moves what had moved back: the ring and every key end as they began', async () => {
+    const world = await seeded();
+    await world.service.start({ join: [4], leave: [] }, { id: 'add-4' });
+    // Run until a few ranges have moved, then cancel.
+    const limited = new RebalanceService({ ...world.deps, limits: { ...rebalanceLimits, stepBudgetMs: 3_000 } });
+    for (let step = 0; step < 50; step += 1) {
+      const job = await limited.advance('add-4');
+      if (job.ranges.filter((range) => range.stage === 'moved').length >= 3) break;
+    }
+    const { job } = await world.service.request('add-4', 'cancel');
+    expect(job.requested).toBe('cancel');
+    await runToEnd(world, 'add-4');
+    const status = (await world.service.status())!;
+    expect(status.job).toMatchObject({ status: 'cancelled', cancelledFrom: { moved: expect.any(Number) } });
+    expect(status.job.cancelledFrom!.moved).toBeGreaterThanOrEqual(3);
+    expect(world.rings.state.shards.map((shard) => shard.id)).toEqual([0, 1, 2, 3]);
+    await expectConsistent(world);
+    expect(world.shards.tables.get('shard-4')?.size ?? 0).toBe(0);
+  });
+
+  it('refuses a second rebalance while one runs, and actions its state does not allow', async () => {
+    const world = await seeded();
+    await world.service.start({ join: [4], leave: [] }, { id: 'add-4' });
+    await expect(world.service.start({ join: [5], leave: [] }, { id: 'add-5' })).rejects.toMatchObject({ code: 'rebalance.conflict' });
+    await expect(world.service.request('add-4', 'resume')).rejects.toMatchObject({ code: 'rebalance.conflict' });
+    await expect(world.service.request('other', 'pause')).rejects.toMatchObject({ code: 'rebalance.notFound' });
+    await runToEnd(world, 'add-4');
+    await expect(world.service.request('add-4', 'cancel')).rejects.toMatchObject({ code: 'rebalance.conflict' });
+    await expect(world.service.start({ join: [], leave: [] }, { id: 'noop' })).rejects.toMatchObject({ code: 'rebalance.refused' });
+  });
+
+  it('the broken mode (cut-over before any copy) loses keys, and the check catches it', async () => {
+    const faults = new ScriptedFaults();
+    faults.broken.add('rebalanceCutoverBeforeCopy');
+    const world = await seeded({ faults });
+    await world.service.start({ join: [4], leave: [] }, { id: 'add-4' });
+    await runToEnd(world, 'add-4');
+    await expect(expectConsistent(world)).rejects.toThrow();
+  });
+});
+
+describe('the status of a rebalance', () => {
+  it('counts ranges by stage and estimates the time left from the share of the token space moved', () => {
+    const started = startedRing(ringOf(4), { join: [4], leave: [] } satisfies RebalanceChange, 'r', tableOf);
+    const ranges = plannedRanges(started);
+    const half = Math.floor(ranges.length / 2);
+    const job = {
+      id: 'r',
+      change: { join: [4], leave: [] },
+      status: 'running' as const,
+      rateKeysPerSecond: 0,
+      ranges: ranges.map((range, index) => ({ ...range, stage: index < half ? ('moved' as const) : range.stage, keysCopied: 10 })),
+      startedAtMs: 0,
+      updatedAtMs: 0,
+      revision: 3,
+    };
+    const view = describeJob(job, 10_000);
+    expect(view.ranges).toEqual({ total: ranges.length, planned: ranges.length - half, moving: 0, moved: half, cleaned: 0 });
+    expect(view.keysCopied).toBe(10 * ranges.length);
+    expect(view.keysPerSecond).toBe(ranges.length);
+    expect(view.progress).toBeGreaterThan(0);
+    expect(view.progress).toBeLessThan(1);
+    expect(view.etaSeconds).toBe(Math.ceil((10_000 / view.progress - 10_000) / 1000));
+  });
+});
