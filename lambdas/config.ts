@@ -36,6 +36,7 @@ const runtimeEnvSchema = z.object({
   [envVars.sqsEndpoint]: z.url().optional(),
   [envVars.txnStateMachineArn]: z.string().startsWith('arn:').optional(),
   [envVars.failoverStateMachineArn]: z.string().startsWith('arn:').optional(),
+  [envVars.rebalanceStateMachineArn]: z.string().startsWith('arn:').optional(),
   [envVars.drPromotionStateMachineArn]: z.string().startsWith('arn:').optional(),
   AWS_REGION: z.string().default('us-east-1'),
   AWS_LAMBDA_FUNCTION_NAME: z.string().optional(),
@@ -80,6 +81,8 @@ export interface RuntimeConfig {
   txnStateMachineArn?: string;
   /** The failover state machine (AWS); locally the local cloud runs the same definition in process. */
   failoverStateMachineArn?: string;
+  /** The rebalance state machine (AWS); unset locally, where the local runner executes it. */
+  rebalanceStateMachineArn?: string;
   blobBucket: string;
   /** Crash points and shard outages armed by tests (never in a production bundle). */
   faultInjection: boolean;
@@ -133,6 +136,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RuntimeConfig 
     txnTable: names.txnTable,
     ...(values[envVars.txnStateMachineArn] ? { txnStateMachineArn: values[envVars.txnStateMachineArn] } : {}),
     ...(values[envVars.failoverStateMachineArn] ? { failoverStateMachineArn: values[envVars.failoverStateMachineArn] } : {}),
+    ...(values[envVars.rebalanceStateMachineArn] ? { rebalanceStateMachineArn: values[envVars.rebalanceStateMachineArn] } : {}),
     faultInjection: faultInjectionRequested(values[envVars.faultInjection]),
     autoFailover: values[envVars.autoFailover] === '1',
     failoverConfirm: { probes: values[envVars.failoverConfirmProbes], intervalMs: values[envVars.failoverConfirmIntervalMs] },

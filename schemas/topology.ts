@@ -242,6 +242,7 @@ export type HandlerName =
   | 'txnSweeper'
   | 'txnApplier'
   | 'failoverStep'
+  | 'rebalanceStep'
   | 'drShipper'
   | 'drKeyApplier'
   | 'drValueApplier'
@@ -281,6 +282,8 @@ export interface HandlerSpec {
   startsTransactions?: boolean;
   /** May start executions of the failover state machine (POST /v1/admin/failovers). */
   startsFailovers?: boolean;
+  /** May start executions of the rebalance state machine (POST /v1/admin/rebalance). */
+  startsRebalances?: boolean;
   /**
    * Marks shards unavailable (it reaches shard tables for requests or replication), so with automatic
    * failover on (CDK context `autoFailover`) it may start the failover of a shard it finds down.
@@ -374,6 +377,7 @@ export const handlers: Record<HandlerName, HandlerSpec> = {
     blobBucket: 'readWrite',
     txnTable: 'readWrite',
     startsFailovers: true,
+    startsRebalances: true,
     // In a backup region: its DR status counts the pending entries, and it starts promotions; once
     // promoted, reconciliation removes lost entries.
     pendingTable: 'readWrite',
@@ -510,6 +514,22 @@ export const handlers: Record<HandlerName, HandlerSpec> = {
     // The fence step waits out the ring lease; a range's catch-up copies at most its keys.
     timeoutSeconds: 300,
   },
+  rebalanceStep: {
+    entry: 'lambdas/entries/rebalance-step.ts',
+    description: 'The task of the rebalance state machine: moves ranges on (mark, copy, cut over, clean) until its budget is spent',
+    // Copies ranges between shard tables (token index and items) and removes the copies moved ranges left
+    // behind; publishes the ring and saves the job in the control table; under a cut-over's fence it settles
+    // the transactions with a write in the range (their records, through the deadline index).
+    shardTables: 'readWrite',
+    controlTable: 'readWrite',
+    hintsTable: 'none',
+    blobBucket: 'none',
+    txnTable: 'readWrite',
+    stateMachineTask: 'rebalance',
+    memoryMb: 1024,
+    // A step works rebalanceDefaults.stepBudgetMs, then checkpoints and returns; the rest is headroom.
+    timeoutSeconds: 300,
+  },
   drShipper: {
     entry: 'lambdas/entries/dr-shipper.ts',
     description:
@@ -574,6 +594,23 @@ export const handlers: Record<HandlerName, HandlerSpec> = {
   },
 };
 
+/** Rebalancing (docs/rebalancing.md): how ranges are copied and cut over, and how much one step does. */
+export const rebalanceDefaults = {
+  /** Items per copy page (one token-index query and BatchGetItem reads of 100). */
+  pageSize: 500,
+  /** Catch-up copies at once in a cut-over. */
+  catchUpConcurrency: 16,
+  /** Work per workflow step before it checkpoints and returns (the state machine calls it again). */
+  stepBudgetMs: 60_000,
+  /** Catch-up passes a cut-over makes before it gives the range back to its owner for now. */
+  verifyPassesMax: 4,
+  /** The copy's ceiling when a start names none: keys per second over the whole rebalance (0: none). */
+  defaultRateKeysPerSecond: 2_000,
+  /** The highest rate a start or a rate change may ask for. */
+  rateKeysPerSecondMax: 100_000,
+  backoffMs: { first: 50, max: 5_000 },
+} as const;
+
 /** Failover (docs/failover.md): how a shard is confirmed down before its ranges are handed over. */
 export const failoverDefaults = {
   /** Probes in a row, none answered, that confirm a shard is down; one answer calls the failover off. */
@@ -610,6 +647,13 @@ export const stateMachines = {
     taskHandler: 'failoverStep' as RegionHandlerName,
     type: 'STANDARD',
     taskArnSubstitution: 'FailoverStepFunctionArn',
+  },
+  // Standard: a rebalance runs for minutes to hours, one bounded step after another, and is resumed by id.
+  rebalance: {
+    definitionFile: 'schemas/rebalance-state-machine.asl.json',
+    taskHandler: 'rebalanceStep' as RegionHandlerName,
+    type: 'STANDARD',
+    taskArnSubstitution: 'RebalanceStepFunctionArn',
   },
   // Standard: a promotion is rare, waits minutes at most, and its history is the disaster's record.
   drPromotion: {
@@ -784,6 +828,7 @@ export const envVars = {
   failoverConfirmProbes: 'RINGSTORE_FAILOVER_CONFIRM_PROBES',
   failoverConfirmIntervalMs: 'RINGSTORE_FAILOVER_CONFIRM_INTERVAL_MS',
   failoverStateMachineArn: 'RINGSTORE_FAILOVER_STATE_MACHINE_ARN',
+  rebalanceStateMachineArn: 'RINGSTORE_REBALANCE_STATE_MACHINE_ARN',
   /** Backup: ARN of the promotion state machine (AWS); unset locally, where the local runner executes it. */
   drPromotionStateMachineArn: 'RINGSTORE_DR_PROMOTION_STATE_MACHINE_ARN',
   /** This region's part in cross-region disaster recovery: `none` (default), `primary` or `backup` (docs/dr.md). */

@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
@@ -17,6 +18,7 @@ import { acknowledge } from './nag';
 export const taskArnSubstitutions: Record<StateMachineName, string> = {
   transaction: stateMachines.transaction.taskArnSubstitution,
   failover: stateMachines.failover.taskArnSubstitution,
+  rebalance: stateMachines.rebalance.taskArnSubstitution,
   drPromotion: stateMachines.drPromotion.taskArnSubstitution,
 };
 
@@ -33,6 +35,8 @@ export interface WorkflowStateMachineProps {
   machine: StateMachineName;
   /** The function every Task state invokes (topology's `stateMachines[machine].taskHandler`). */
   task: IFunction;
+  /** The customer-managed key of the execution logs (CDK context `kmsKey=customer`); absent: CloudWatch Logs' own. */
+  encryptionKey?: IKey;
 }
 
 export class WorkflowStateMachine extends Construct {
@@ -56,6 +60,7 @@ export class WorkflowStateMachine extends Construct {
       logGroupName: `/aws/vendedlogs/states/${stateMachineName}`,
       retention: RetentionDays.ONE_MONTH,
       removalPolicy: RemovalPolicy.DESTROY,
+      ...(props.encryptionKey ? { encryptionKey: props.encryptionKey } : {}),
     });
     this.stateMachine = new StateMachine(this, 'StateMachine', {
       stateMachineName,

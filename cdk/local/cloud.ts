@@ -19,7 +19,7 @@ import { provision } from './provision';
 import { ensureKeyQueue, startBackupDeliveries, type BackupDeliveries } from './dr-region';
 import { startStreamPoller, type RunningStreamPoller } from './stream-poller';
 import { startSchedule, type RunningSchedule } from './schedule';
-import { localFailoverStarter, localPromotionStarter, localTransactionOrchestrator } from './state-machine';
+import { localFailoverStarter, localPromotionStarter, localRebalanceStarter, localTransactionOrchestrator } from './state-machine';
 
 export interface LocalCloudOptions {
   /** Where engines keep data and jars (`.ringstore/` by default). */
@@ -215,7 +215,9 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     const orchestrator = localTransactionOrchestrator(build('txnStep', withFailovers), join(__dirname, '..', '..'));
     // A backup region runs its promotion workflow the same way (docs/dr.md).
     const promotions = drKeyQueue ? localPromotionStarter(build('drPromotionStep', withFailovers), join(__dirname, '..', '..')) : undefined;
-    wiring = withFailovers.with({ orchestrator, ...(promotions ? { promotions } : {}) });
+    // Rebalances run the rebalance ASL file in the background, one run per start or resume (docs/rebalancing.md).
+    const rebalances = localRebalanceStarter(build('rebalanceStep', withFailovers), join(__dirname, '..', '..'));
+    wiring = withFailovers.with({ orchestrator, rebalances, ...(promotions ? { promotions } : {}) });
 
     const ring = await ringStore(wiring).ensureRing(initialRingOf(config));
     if (ring.shards.length !== config.shardCount) {
@@ -224,6 +226,11 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       );
     }
     const keys = await ensureLocalKeys(options.home, apiKeyService(wiring));
+    // Every shard table is streamed, on the ring or not yet: a shard a rebalance adds (docs/rebalancing.md,
+    // "Growing a deployment") is provisioned by `--shards` first, as CDK's `shardCount` deploys it in AWS.
+    const shardTables = [
+      ...new Set([...ring.shards.map((shard) => shard.table), ...Array.from({ length: config.shardCount }, (_, id) => names.shardTable(id))]),
+    ];
 
     const proxies: GatewayHandlers['proxies'] = {};
     for (const name of new Set(routes.map((route) => route.handler))) proxies[name] = build(name, wiring);
@@ -231,7 +238,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     // The shard streams feed the replicator, as the event source mappings do in AWS.
     poller = await startStreamPoller({
       endpoint: engines.dynamodbEndpoint,
-      tables: ring.shards.map((shard) => shard.table),
+      tables: shardTables,
       handler: build('replicator', wiring),
       batchSize: replicationDefaults.streamBatchSize,
       checkpointFile: join(options.home, `stream-checkpoints-${stage}.json`),
@@ -250,7 +257,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       // The shipper is the shard streams' second consumer, as a second event source mapping is in AWS.
       drPoller = await startStreamPoller({
         endpoint: engines.dynamodbEndpoint,
-        tables: ring.shards.map((shard) => shard.table),
+        tables: shardTables,
         handler: build('drShipper', wiring),
         batchSize: replicationDefaults.streamBatchSize,
         checkpointFile: join(options.home, `dr-stream-checkpoints-${stage}.json`),

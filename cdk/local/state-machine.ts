@@ -12,6 +12,7 @@ import type {
   Orchestrator,
   PromotionRequest,
   PromotionStarter,
+  RebalanceStarter,
   TxnExecution,
   TxnOutcome,
 } from '../../lambdas/ports';
@@ -105,6 +106,14 @@ function backgroundRuns<Request extends { id: string }>(
 
 export function localFailoverStarter(handler: TaskHandler, root: string): FailoverStarter & { settled(): Promise<void> } {
   return backgroundRuns<FailoverRequest>('failover', handler, root, (failover) => ({ failover }));
+}
+
+/** Rebalances (docs/rebalancing.md), run in the background like failovers: one run per start or resume. */
+export function localRebalanceStarter(handler: TaskHandler, root: string): RebalanceStarter & { settled(): Promise<void> } {
+  const runs = backgroundRuns<{ id: string; rebalance: string }>('rebalance', handler, root, ({ rebalance }) => ({
+    rebalance: { id: rebalance },
+  }));
+  return { start: async ({ id, run }) => runs.start({ id: run, rebalance: id }), settled: () => runs.settled() };
 }
 
 /** A backup region's promotions (docs/dr.md), run in the background like failovers. */

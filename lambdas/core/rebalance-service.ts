@@ -83,7 +83,7 @@ export interface RebalanceStatusView {
   etaSeconds?: number;
 }
 
-const terminal = new Set(['done', 'cancelled', 'failed']);
+const terminal = new Set(['done', 'cancelled']);
 
 export class RebalanceService {
   constructor(private readonly deps: RebalanceDeps) {}
@@ -137,7 +137,8 @@ export class RebalanceService {
       } else if (action === 'resume') {
         if (job.status !== 'paused') throw refuse('only a paused rebalance resumes');
         const { requested: _none, ...rest } = job;
-        next = { ...rest, status: job.cancelledFrom ? 'cancelling' : 'running' };
+        const { message: _reason, ...resumed } = rest;
+        next = { ...resumed, status: job.cancelledFrom ? 'cancelling' : 'running' };
         startWorkflow = true;
       } else {
         if (job.status === 'cancelling' || job.requested === 'cancel') return { job, startWorkflow: false };
@@ -147,6 +148,20 @@ export class RebalanceService {
       }
       const saved = this.stamped(next);
       if (await this.deps.jobs.save(saved)) return { job: saved, startWorkflow };
+    }
+  }
+
+  /**
+   * The workflow stopped on an error its retries could not get past: the rebalance is paused with the
+   * reason, where it stands (every stage is resumable; a fence it held is lifted by the cut-over itself).
+   */
+  async halt(id: string, message: string): Promise<RebalanceJob> {
+    for (;;) {
+      const job = await this.job(id);
+      if (terminal.has(job.status) || job.status === 'paused') return job;
+      const { requested: _none, ...rest } = job;
+      const saved = this.stamped({ ...rest, status: 'paused', message: message.slice(0, 1_000) });
+      if (await this.deps.jobs.save(saved)) return saved;
     }
   }
 

@@ -15,6 +15,7 @@ import { txnStepHandler } from './txn-step';
 import { txnSweeperHandler } from './txn-sweeper';
 import { txnApplierHandler } from './txn-applier';
 import { failoverStepHandler } from './failover-step';
+import { rebalanceStepHandler } from './rebalance-step';
 import { drShipperHandler } from './dr-shipper';
 import { drKeyApplierHandler } from './dr-key-applier';
 import { drValueApplierHandler } from './dr-value-applier';
@@ -36,6 +37,7 @@ export const handlerFactories = {
   txnSweeper: txnSweeperHandler,
   txnApplier: txnApplierHandler,
   failoverStep: failoverStepHandler,
+  rebalanceStep: rebalanceStepHandler,
   drShipper: drShipperHandler,
   drKeyApplier: drKeyApplierHandler,
   drValueApplier: drValueApplierHandler,

@@ -56,7 +56,11 @@ export interface RangeProgress {
   keysCleaned?: number;
 }
 
-export type RebalanceStatus = 'running' | 'paused' | 'cancelling' | 'cancelled' | 'done' | 'failed';
+/**
+ * `paused` also when its workflow stopped on an error it could not get past (a shard that does not answer
+ * for minutes): `message` says why, and a resume goes on from the checkpoint.
+ */
+export type RebalanceStatus = 'running' | 'paused' | 'cancelling' | 'cancelled' | 'done';
 
 export interface RebalanceChange {
   /** Shards added (ids; their tables come from the topology). */
@@ -85,7 +89,7 @@ export interface RebalanceJob {
    * reversed and `ranges` are the moves back (status `cancelling`, then `cancelled`).
    */
   cancelledFrom?: { ranges: number; moved: number };
-  /** Why it failed, or the last retryable trouble it met (a shard that did not answer), for the status. */
+  /** Why its workflow stopped (it is then paused), for the status. */
   message?: string;
   /** Bumped by every save: a save from a stale read is refused. */
   revision: number;

@@ -8,7 +8,7 @@ import { SFNClient } from '@aws-sdk/client-sfn';
 import { clientOptions } from './clients';
 import type { Wiring } from './wiring';
 
-function sfnClient(wiring: Wiring): SFNClient {
+export function sfnClient(wiring: Wiring): SFNClient {
   return wiring.shared('sfn', () => new SFNClient(clientOptions(wiring, undefined)));
 }
 

@@ -7,7 +7,7 @@ import { type HandlerName, type HandlerSpec, handlers } from '../../schemas/topo
 import type { FaultController } from '../adapters/fault-injection';
 import { type RuntimeConfig, loadConfig } from '../config';
 import { RingstoreError } from '../core/errors';
-import type { Clock, FailoverStarter, IdSource, Orchestrator, PromotionStarter } from '../ports';
+import type { Clock, FailoverStarter, IdSource, Orchestrator, PromotionStarter, RebalanceStarter } from '../ports';
 
 export const systemClock: Clock = { nowMs: () => Date.now(), monotonicMs: () => performance.now() };
 
@@ -28,6 +28,8 @@ export interface WiringOptions {
   failovers?: FailoverStarter;
   /** Starts a backup region's promotion workflow (docs/dr.md). The local cloud passes its in-process runner. */
   promotions?: PromotionStarter;
+  /** Starts rebalance workflows (docs/rebalancing.md). The local cloud passes its in-process runner. */
+  rebalances?: RebalanceStarter;
   /** The fault controller of a test run (the local cloud's `/_faults` drives it); refused unless configured. */
   faults?: FaultController;
   /** Static credentials for local engines; in Lambda the SDK's default chain finds the role's. */
@@ -56,6 +58,7 @@ export class Wiring {
   readonly orchestrator: Orchestrator | undefined;
   readonly failovers: FailoverStarter | undefined;
   readonly promotions: PromotionStarter | undefined;
+  readonly rebalances: RebalanceStarter | undefined;
   readonly awsCredentials: WiringOptions['awsCredentials'];
   private readonly instances: Map<string, unknown>;
   private readonly options: WiringOptions;
@@ -77,6 +80,7 @@ export class Wiring {
     this.orchestrator = options.orchestrator;
     this.failovers = options.failovers;
     this.promotions = options.promotions;
+    this.rebalances = options.rebalances;
     this.loggerInstance = options.logger;
     this.instances = instances;
     this.options = options;

@@ -1,0 +1,35 @@
+// The task of the rebalance state machine (schemas/rebalance-state-machine.asl.json): `advance` moves the
+// rebalance on for one bounded step and returns its status; `halt` pauses it with the reason its steps
+// kept failing.
+import middy from '@middy/core';
+import { z } from 'zod';
+import { rebalanceService } from '../wiring/rebalance';
+import type { Wiring } from '../wiring/wiring';
+
+const RebalanceStepEvent = z.discriminatedUnion('action', [
+  z.object({ action: z.literal('advance'), rebalance: z.object({ id: z.string().min(1) }) }),
+  z.object({
+    action: z.literal('halt'),
+    rebalance: z.object({ id: z.string().min(1) }),
+    failure: z.object({ Error: z.string().optional(), Cause: z.string().optional() }).optional(),
+  }),
+]);
+
+export function rebalanceStepHandler(wiring: Wiring) {
+  const rebalances = rebalanceService(wiring);
+  const { logger } = wiring;
+
+  return middy<unknown, unknown>().handler(async (raw) => {
+    const event = RebalanceStepEvent.parse(raw);
+    if (event.action === 'halt') {
+      const reason = `${event.failure?.Error ?? 'error'}: ${event.failure?.Cause ?? 'no cause given'}`;
+      logger.error('rebalance stopped: its step kept failing', { rebalance: event.rebalance.id, reason });
+      const job = await rebalances.halt(event.rebalance.id, reason);
+      return { status: job.status };
+    }
+    const job = await rebalances.advance(event.rebalance.id);
+    const moved = job.ranges.filter((range) => range.stage === 'moved' || range.stage === 'cleaned').length;
+    logger.info('rebalance step', { rebalance: job.id, status: job.status, moved, ranges: job.ranges.length });
+    return { status: job.status, moved, ranges: job.ranges.length };
+  });
+}
