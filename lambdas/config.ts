@@ -15,6 +15,9 @@ const runtimeEnvSchema = z.object({
   [envVars.dynamodbEndpoint]: z.url().optional(),
   [envVars.s3Endpoint]: z.url().optional(),
   [envVars.redisUrl]: z.string().optional(),
+  [envVars.redisUser]: z.string().min(1).optional(),
+  [envVars.redisPassword]: z.string().min(1).optional(),
+  [envVars.redisIamCache]: z.string().min(1).optional(),
   [envVars.l1Policy]: z.enum(['lru', 'lfu', 'fifo']).default(cacheDefaults.l1Policy),
   [envVars.l1EntriesMax]: z.coerce.number().int().min(0).default(cacheDefaults.l1EntriesMax),
   [envVars.l1BytesMax]: z.coerce.number().int().min(0).default(cacheDefaults.l1BytesMax),
@@ -69,6 +72,13 @@ export type DrConfig =
       promotionStateMachineArn?: string;
     };
 
+/**
+ * The L2 cache's authentication (docs/security.md, "The L2 cache"): a password (the local cloud's
+ * redis-server) or an IAM token signed for the ElastiCache replication group (AWS).
+ */
+export type RedisAuthConfig =
+  { mode: 'password'; username: string; password: string } | { mode: 'iam'; username: string; cacheName: string };
+
 export interface RuntimeConfig {
   stage: string;
   shardCount: number;
@@ -99,6 +109,8 @@ export interface RuntimeConfig {
   dynamodbEndpoint?: string;
   s3Endpoint?: string;
   redisUrl?: string;
+  /** How connections to the L2 cache authenticate; absent: they do not (a redis-server without ACLs). */
+  redisAuth?: RedisAuthConfig;
   cache: {
     l1Policy: 'lru' | 'lfu' | 'fifo';
     l1EntriesMax: number;
@@ -148,6 +160,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RuntimeConfig 
     ...(values[envVars.dynamodbEndpoint] ? { dynamodbEndpoint: values[envVars.dynamodbEndpoint] } : {}),
     ...(values[envVars.s3Endpoint] ? { s3Endpoint: values[envVars.s3Endpoint] } : {}),
     ...(values[envVars.redisUrl] ? { redisUrl: values[envVars.redisUrl] } : {}),
+    ...redisAuthOf(values),
     cache: {
       l1Policy: values[envVars.l1Policy],
       l1EntriesMax: values[envVars.l1EntriesMax],
@@ -156,6 +169,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RuntimeConfig 
       l2TtlSeconds: values[envVars.l2TtlSeconds],
     },
   };
+}
+
+function redisAuthOf(values: z.infer<typeof runtimeEnvSchema>): { redisAuth?: RedisAuthConfig } {
+  const username = values[envVars.redisUser];
+  const password = values[envVars.redisPassword];
+  const cacheName = values[envVars.redisIamCache];
+  const problem = (message: string) => new Error(`invalid Ringstore configuration: ${message}`);
+  if (username === undefined) {
+    if (password === undefined && cacheName === undefined) return {};
+    throw problem(`${envVars.redisUser} is required with ${password === undefined ? envVars.redisIamCache : envVars.redisPassword}`);
+  }
+  if (password !== undefined) {
+    if (cacheName !== undefined)
+      throw problem(`${envVars.redisPassword} and ${envVars.redisIamCache} are two ways to authenticate; set one`);
+    return { redisAuth: { mode: 'password', username, password } };
+  }
+  if (cacheName !== undefined) return { redisAuth: { mode: 'iam', username, cacheName } };
+  throw problem(`${envVars.redisUser} needs ${envVars.redisPassword} or ${envVars.redisIamCache}`);
 }
 
 function drConfigOf(values: z.infer<typeof runtimeEnvSchema>, names: ReturnType<typeof namesFor>): DrConfig {

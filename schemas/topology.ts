@@ -817,6 +817,12 @@ export const envVars = {
   dynamodbEndpoint: 'RINGSTORE_DYNAMODB_ENDPOINT',
   s3Endpoint: 'RINGSTORE_S3_ENDPOINT',
   redisUrl: 'RINGSTORE_REDIS_URL',
+  /** The cache's ACL user: set, every connection authenticates as it (docs/security.md, "The L2 cache"). */
+  redisUser: 'RINGSTORE_REDIS_USER',
+  /** Password mode (the local cloud's redis-server): the user's password. */
+  redisPassword: 'RINGSTORE_REDIS_PASSWORD',
+  /** IAM mode (ElastiCache): the replication group id a SigV4-presigned token is signed for; the user is IAM-enabled. */
+  redisIamCache: 'RINGSTORE_REDIS_IAM_CACHE',
   l1Policy: 'RINGSTORE_L1_POLICY',
   l1EntriesMax: 'RINGSTORE_L1_ENTRIES_MAX',
   l1BytesMax: 'RINGSTORE_L1_BYTES_MAX',
@@ -862,6 +868,26 @@ export const cacheDefaults = {
   l1TtlMs: 1_000,
   l2TtlSeconds: 300,
 } as const;
+
+/**
+ * The L2 cache's one ACL user (docs/security.md, "The L2 cache"): the handlers connect as it, and it may run
+ * the adapter's commands (reads, the version-guarded Lua write and what the script calls, PING, the client's
+ * ready check) on the adapter's keys only. ElastiCache (an IAM-enabled user) and the local redis-server
+ * (a password) are given the same rules.
+ */
+export const cacheAcl = {
+  /** Every L2 key starts with it (lambdas/adapters/redis-cache.ts). */
+  keyPrefix: 'rs:',
+  commands: ['hmget', 'hget', 'hset', 'pexpire', 'eval', 'evalsha', 'ping', 'info'],
+  /**
+   * The user's name, also its ElastiCache user id: IAM authentication needs the two equal and lowercase, and
+   * user ids are unique per account and region, so the stage's prefix is in it.
+   */
+  userName: (prefix: string): string => `${prefix}-l2`,
+} as const;
+
+/** The ACL rules of {@link cacheAcl}'s user, in the syntax both ElastiCache and redis-server take (without a password). */
+export const cacheAccessString = `on ~${cacheAcl.keyPrefix}* -@all ${cacheAcl.commands.map((c) => `+${c}`).join(' ')}`;
 
 /**
  * The constant every production bundle (CDK's esbuild) defines, so fault injection can tell a deployed

@@ -172,6 +172,10 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       [envVars.dynamodbEndpoint]: engines.dynamodbEndpoint,
       [envVars.s3Endpoint]: engines.s3Endpoint,
       ...(engines.redisUrl && options.valueCache !== false ? { [envVars.redisUrl]: engines.redisUrl } : {}),
+      // The local cache lets in one ACL user: the handlers authenticate as it (IAM tokens in AWS, docs/security.md).
+      ...(engines.redisCredentials && options.valueCache !== false
+        ? { [envVars.redisUser]: engines.redisCredentials.username, [envVars.redisPassword]: engines.redisCredentials.password }
+        : {}),
       ...(options.valueCache === false ? { [envVars.l1EntriesMax]: '0' } : {}),
       ...(options.shardCount ? { [envVars.shardCount]: String(options.shardCount) } : {}),
       ...(options.replicationFactor ? { [envVars.replicationFactor]: String(options.replicationFactor) } : {}),
@@ -229,7 +233,10 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     // Every shard table is streamed, on the ring or not yet: a shard a rebalance adds (docs/rebalancing.md,
     // "Growing a deployment") is provisioned by `--shards` first, as CDK's `shardCount` deploys it in AWS.
     const shardTables = [
-      ...new Set([...ring.shards.map((shard) => shard.table), ...Array.from({ length: config.shardCount }, (_, id) => names.shardTable(id))]),
+      ...new Set([
+        ...ring.shards.map((shard) => shard.table),
+        ...Array.from({ length: config.shardCount }, (_, id) => names.shardTable(id)),
+      ]),
     ];
 
     const proxies: GatewayHandlers['proxies'] = {};

@@ -2,7 +2,9 @@
 // script, so an entry is never replaced by an older version whatever order writers arrive in.
 // It never throws: a Redis outage turns every call into a miss and reads go to DynamoDB.
 import Redis from 'ioredis';
+import { cacheAcl } from '../../schemas/topology';
 import type { CacheEntry, RemoteCache } from '../ports';
+import type { PasswordSource } from './elasticache-iam-token';
 
 /** A bounded wait: a slow or absent Redis costs a read at most this, then it is a miss. */
 export const redisCommandTimeoutMs = 50;
@@ -65,18 +67,42 @@ export interface RedisCacheStats {
   writesRejectedAsOlder: number;
 }
 
+/**
+ * How connections authenticate (docs/security.md, "The L2 cache"): as an ACL user with a fixed password (the
+ * local redis-server) or with one from a source that renews it (an ElastiCache IAM token).
+ */
+export interface RedisAuth {
+  username: string;
+  password: string | PasswordSource;
+}
+
+export interface RedisCacheOptions {
+  /** Prefix of every key; the ACL user may touch only keys under {@link cacheAcl}'s prefix. */
+  keyPrefix?: string;
+  /** Absent: no AUTH (a redis-server without ACLs). */
+  auth?: RedisAuth;
+}
+
 export class RedisCache implements RemoteCache {
   readonly stats: RedisCacheStats = { hits: 0, misses: 0, errors: 0, writesRejectedAsOlder: 0 };
   private readonly redis: GuardedRedis;
   /** Commands wait for the first connection (bounded), then fail fast whenever Redis is away. */
   private readonly firstConnection: Promise<void>;
 
-  constructor(
-    url: string,
-    private readonly keyPrefix = 'rs:',
-  ) {
+  private readonly keyPrefix: string;
+  private readonly passwords: PasswordSource | undefined;
+
+  constructor(url: string, options: RedisCacheOptions = {}) {
+    this.keyPrefix = options.keyPrefix ?? cacheAcl.keyPrefix;
+    const { auth } = options;
+    this.passwords = typeof auth?.password === 'object' ? auth.password : undefined;
     const redis = new Redis(url, {
-      lazyConnect: false,
+      // With a password source, the first connection waits for its first password.
+      lazyConnect: this.passwords !== undefined,
+      ...(auth ? { username: auth.username } : {}),
+      ...(typeof auth?.password === 'string' ? { password: auth.password } : {}),
+      // No CLIENT SETINFO on connect: the ACL user may run the adapter's commands only.
+      disableClientInfo: true,
       // Fail fast while disconnected instead of queueing: a miss beats a stalled read.
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
@@ -98,10 +124,32 @@ export class RedisCache implements RemoteCache {
         resolve();
       });
     });
+    if (this.passwords) {
+      // A failed first connection is retried by the retry strategy, with the password of the moment.
+      void this.renewPassword(this.passwords).then(() => redis.connect().catch(() => undefined));
+    }
+  }
+
+  /**
+   * Keeps the client's password current: every (re)connection sends the one set here, so one that happens
+   * after a token expired (a reconnect after a freeze, a failover) uses a fresh one. Cheap: the source
+   * signs a new token only every few minutes. A failure leaves the last one (a miss, never an error).
+   */
+  private async renewPassword(passwords: PasswordSource): Promise<void> {
+    try {
+      this.redis.options.password = await passwords.password();
+    } catch {
+      this.stats.errors += 1;
+    }
+  }
+
+  /** Before a command: the first connection tried, and the password current. */
+  private ready(): Promise<unknown> {
+    return this.passwords ? Promise.all([this.firstConnection, this.renewPassword(this.passwords)]) : this.firstConnection;
   }
 
   async get(cacheKey: string): Promise<CacheEntry | undefined> {
-    await this.firstConnection;
+    await this.ready();
     try {
       const [version, payload] = await this.redis.hmgetBuffer(this.keyPrefix + cacheKey, 'v', 'p');
       if (!version || !payload) {
@@ -117,7 +165,7 @@ export class RedisCache implements RemoteCache {
   }
 
   async put(cacheKey: string, entry: CacheEntry, ttlMs: number): Promise<boolean> {
-    await this.firstConnection;
+    await this.ready();
     try {
       const stored = await this.redis.guardedSet(this.keyPrefix + cacheKey, entry.version, encodeEntry(entry), ttlMs);
       if (stored === 0) this.stats.writesRejectedAsOlder += 1;

@@ -4,6 +4,7 @@ import { DynamoHintStore } from '../adapters/dynamodb-hint-store';
 import { DynamoShardStore } from '../adapters/dynamodb-shard-store';
 import { DynamoTxnRecordStore } from '../adapters/dynamodb-txn-store';
 import { FaultyShardStore } from '../adapters/fault-injection';
+import { ElastiCacheIamToken } from '../adapters/elasticache-iam-token';
 import { RedisCache } from '../adapters/redis-cache';
 import { powertoolsMetrics, ReplicationStats } from '../adapters/replication-metrics';
 import { FailoverStats } from '../adapters/failover-metrics';
@@ -46,7 +47,18 @@ export function txnRecordStore(wiring: Wiring): TxnRecordStore {
 
 /** The L2 cache client, or undefined without a Redis URL (the local cloud without redis-server). */
 export function remoteCache(wiring: Wiring): RedisCache | undefined {
-  return wiring.shared('l2', () => (wiring.config.redisUrl ? new RedisCache(wiring.config.redisUrl) : undefined));
+  return wiring.shared('l2', () => {
+    const { redisUrl, redisAuth, region } = wiring.config;
+    if (!redisUrl) return undefined;
+    if (!redisAuth) return new RedisCache(redisUrl);
+    const { username } = redisAuth;
+    // IAM mode signs a token with the function's role (docs/security.md, "The L2 cache").
+    const password =
+      redisAuth.mode === 'password'
+        ? redisAuth.password
+        : new ElastiCacheIamToken({ cacheName: redisAuth.cacheName, userId: username, region });
+    return new RedisCache(redisUrl, { auth: { username, password } });
+  });
 }
 
 /** The value cache of eventual reads and write-through; undefined when both levels are off. */

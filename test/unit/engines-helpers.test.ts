@@ -4,6 +4,7 @@ import { encodeEventKey, s3ClientOptions } from '../../cdk/local/engines/s3';
 import { fetchPom } from '../../cdk/local/engines/vendor';
 import { DYNAMODB_LOCAL } from '../../cdk/local/engines/dynamodb-local';
 import { redisServerArgs } from '../../cdk/local/engines/redis';
+import { cacheAccessString } from '../../schemas/topology';
 
 describe('local engine helpers', () => {
   it('ElasticMQ binds and advertises 127.0.0.1 on the given port, in us-east-1, persisted under the data dir', () => {
@@ -51,7 +52,7 @@ describe('local engine helpers', () => {
 
   it('redis runs without persistence and with a bounded LRU memory', () => {
     // Act
-    const args = redisServerArgs(6390);
+    const args = redisServerArgs(6390, { username: 'ringstore-local-l2', password: 'secret' });
     const value = (flag: string) => args[args.indexOf(flag) + 1];
 
     // Assess
@@ -60,5 +61,14 @@ describe('local engine helpers', () => {
     expect(value('--maxmemory')).toBe('256mb');
     expect(value('--maxmemory-policy')).toBe('allkeys-lru');
     expect([value('--bind'), value('--port')]).toEqual(['127.0.0.1', '6390']);
+  });
+
+  it('redis lets in only the ACL user, with its password and the cache rules', () => {
+    // Act
+    const args = redisServerArgs(6390, { username: 'ringstore-local-l2', password: 'secret' }).join(' ');
+
+    // Assess
+    expect(args).toContain('--user default off --user');
+    expect(args).toContain(`--user ringstore-local-l2 ${cacheAccessString} >secret`);
   });
 });

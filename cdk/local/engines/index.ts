@@ -11,7 +11,7 @@ import { startDynamoDbLocal } from './dynamodb-local';
 import { startElasticMq } from './elasticmq';
 import { freePorts } from './free-port';
 import { EngineStartError } from './ready';
-import { findRedisServer, startRedis } from './redis';
+import { findRedisServer, startRedis, type RedisCredentials, type StartedRedis } from './redis';
 import { startS3, type StartedS3 } from './s3';
 import type { StartedEngine } from './types';
 
@@ -27,6 +27,8 @@ export interface EngineEndpoints {
   s3Endpoint: string;
   /** Undefined when redis-server is not installed: the L2 cache is off. */
   redisUrl?: string;
+  /** The one user the local cache lets in (with redisUrl). */
+  redisCredentials?: RedisCredentials;
 }
 
 export interface RunningEngines extends EngineEndpoints {
@@ -141,11 +143,12 @@ export async function startEngines(opts: StartEnginesOptions): Promise<RunningEn
     return engine;
   };
   const s3 = must('s3') as StartedS3;
+  const redis = byName('redis') as StartedRedis | undefined;
   const running: RunningEngines = {
     dynamodbEndpoint: must('dynamodb').endpoint,
     sqsEndpoint: must('sqs').endpoint,
     s3Endpoint: s3.endpoint,
-    redisUrl: byName('redis')?.endpoint,
+    ...(redis ? { redisUrl: redis.endpoint, redisCredentials: redis.credentials } : {}),
     onS3Event: (listener) => s3.onEvent(listener),
     stop: (() => {
       let stopping: Promise<void> | undefined;
