@@ -137,6 +137,29 @@ function drKeyQueueStatements(spec: HandlerSpec, data: DataRefs): PolicyStatemen
   return [];
 }
 
+/** Authenticating to the L2 cache with an IAM token (docs/security.md, "The L2 cache"). */
+export const cacheConnectActions = ['elasticache:Connect'] as const;
+
+/**
+ * Whether a handler may connect to the L2 cache: the cache holds copies of shard values, so the handlers that
+ * read or write shard tables (the KV, transaction, replication and maintenance paths) and no other.
+ */
+export function usesValueCache(spec: HandlerSpec): boolean {
+  return spec.shardTables !== 'none';
+}
+
+/**
+ * The IAM statement that lets a handler authenticate to the L2 cache as its user, on that replication group
+ * and user only; none for a handler that does not touch shard values.
+ *
+ * @example
+ * for (const statement of cacheStatements(handlers.kvRead, cache.iamAuth.connectArns)) role.addToPolicy(statement);
+ */
+export function cacheStatements(spec: HandlerSpec, connectArns: readonly string[]): PolicyStatement[] {
+  if (!usesValueCache(spec) || connectArns.length === 0) return [];
+  return [new PolicyStatement({ effect: Effect.ALLOW, actions: [...cacheConnectActions], resources: [...connectArns] })];
+}
+
 /** Starting a transaction: one synchronous execution of the Express state machine, which answers with the outcome. */
 export const transactionStartActions = ['states:StartSyncExecution'] as const;
 

@@ -1,9 +1,11 @@
 // The L2 cache (docs/architecture.md, "Cache"): a node-based Valkey replication group, so its eviction policy is ours to set
-// (ElastiCache Serverless takes no parameter group). Reachable only from the Lambdas.
+// (ElastiCache Serverless takes no parameter group). Reachable only from the Lambdas, and only by its one IAM-authenticated
+// user (docs/security.md, "The L2 cache").
+import { ArnFormat, Stack } from 'aws-cdk-lib';
 import { Port, SecurityGroup, type ISecurityGroup, type IVpc, type SubnetSelection } from 'aws-cdk-lib/aws-ec2';
-import { CfnParameterGroup, CfnReplicationGroup, CfnSubnetGroup } from 'aws-cdk-lib/aws-elasticache';
+import { CfnParameterGroup, CfnReplicationGroup, CfnSubnetGroup, CfnUser, CfnUserGroup } from 'aws-cdk-lib/aws-elasticache';
 import { Construct } from 'constructs';
-import type { Names } from '../../schemas/topology';
+import { cacheAccessString, cacheAcl, type Names } from '../../schemas/topology';
 import { acknowledge } from './nag';
 
 /**
@@ -35,10 +37,25 @@ export interface CacheProps {
   nodeType: string;
 }
 
+/** What a handler needs to authenticate to the cache: the IAM-enabled user, and what its token is signed for. */
+export interface CacheIamAuth {
+  /** User name and user id (equal, as IAM authentication requires). */
+  userName: string;
+  /** The replication group id, the host name of the presigned token. */
+  cacheName: string;
+  /** What `elasticache:Connect` must be allowed on: the replication group and the user. */
+  connectArns: string[];
+}
+
 export class Cache extends Construct {
   readonly securityGroup: SecurityGroup;
   readonly parameterGroup: CfnParameterGroup;
   readonly replicationGroup: CfnReplicationGroup;
+  /** The handlers' user: IAM authentication, the adapter's commands on the adapter's keys only. */
+  readonly user: CfnUser;
+  /** The only users the replication group lets in (Valkey: no `default` user). */
+  readonly userGroup: CfnUserGroup;
+  readonly iamAuth: CacheIamAuth;
   /** `rediss://host:port` of the primary endpoint (TLS is required). */
   readonly url: string;
 
@@ -64,6 +81,25 @@ export class Cache extends Construct {
       properties: { 'maxmemory-policy': props.evictionPolicy },
     });
 
+    // No password to keep or rotate: a handler signs a 15-minute token with its role (elasticache:Connect),
+    // and the user may run the adapter's commands on its keys only (cacheAccessString).
+    const userName = cacheAcl.userName(names.prefix);
+    this.user = new CfnUser(this, 'User', {
+      userId: userName,
+      userName,
+      engine: cacheEngine.engine,
+      accessString: cacheAccessString,
+      authenticationMode: { Type: 'iam' },
+    });
+    // A Valkey user group takes only users that authenticate, and needs no `default` user: nobody is let in
+    // without a token.
+    this.userGroup = new CfnUserGroup(this, 'UserGroup', {
+      userGroupId: `${names.prefix}-l2-users`,
+      engine: cacheEngine.engine,
+      userIds: [userName],
+    });
+    this.userGroup.addResourceDependency(this.user);
+
     // Names are left to CloudFormation: a cache holds nothing that must survive a replacement, and a
     // fixed name would make any replacing change (subnets, encryption) fail on the name clash.
     this.replicationGroup = new CfnReplicationGroup(this, 'ReplicationGroup', {
@@ -80,6 +116,7 @@ export class Cache extends Construct {
       port: cachePort,
       transitEncryptionEnabled: true,
       atRestEncryptionEnabled: true,
+      userGroupIds: [this.userGroup.ref],
       autoMinorVersionUpgrade: true,
       // Every entry is a copy of a value in DynamoDB: a lost cache is refilled by reads, never restored.
       snapshotRetentionLimit: 0,
@@ -88,9 +125,22 @@ export class Cache extends Construct {
     acknowledge(
       this.replicationGroup,
       'AwsSolutions-AEC6',
-      "No AUTH token: the cache is reachable only from the Lambdas' security group inside isolated subnets with no internet path, TLS is required, and it holds only disposable copies of DynamoDB values guarded by version; an AUTH token would have to reach the Lambdas as a plaintext environment variable, since the VPC has no Secrets Manager endpoint. IAM authentication (user group) is the follow-up once the Redis adapter can sign tokens.",
+      "Authentication is by RBAC instead of an AUTH token (which the rule looks for): the replication group's user group holds one IAM-authenticated user, so a connection needs a SigV4 token signed by a role allowed elasticache:Connect on this group and user; there is no shared secret to leak or rotate.",
     );
 
+    this.iamAuth = {
+      userName,
+      cacheName: this.replicationGroup.ref,
+      connectArns: [
+        Stack.of(this).formatArn({
+          service: 'elasticache',
+          resource: 'replicationgroup',
+          resourceName: this.replicationGroup.ref,
+          arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+        }),
+        this.user.attrArn,
+      ],
+    };
     this.url = `rediss://${this.replicationGroup.attrPrimaryEndPointAddress}:${this.replicationGroup.attrPrimaryEndPointPort}`;
   }
 }

@@ -6,9 +6,11 @@ import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { EventSourceMapping, type IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Bucket, EventType } from 'aws-cdk-lib/aws-s3';
 import { LambdaDestination } from 'aws-cdk-lib/aws-s3-notifications';
-import { DeduplicationScope, FifoThroughputLimit, Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
+import { DeduplicationScope, FifoThroughputLimit, Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { drDefaults, drPrefixes, handlers, namesFor, type Names } from '../../schemas/topology';
+import { queueEncryption } from './encryption-key';
 import { acknowledge } from './nag';
 import { PendingTable } from './tables';
 
@@ -92,6 +94,8 @@ export const keyVisibilityTimeout = Duration.seconds(6 * handlers.drKeyApplier.t
 
 export interface DrBackupDataProps {
   names: Names;
+  /** The customer-managed key (CDK context `kmsKey=customer`); absent: SQS-managed encryption. */
+  encryptionKey?: IKey;
 }
 
 /**
@@ -105,9 +109,9 @@ export class DrBackupData extends Construct {
 
   constructor(scope: Construct, id: string, props: DrBackupDataProps) {
     super(scope, id);
-    this.pendingTable = new PendingTable(this, 'PendingTable', { names: props.names }).table;
+    this.pendingTable = new PendingTable(this, 'PendingTable', props).table;
 
-    const encrypted = { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true, retentionPeriod: keyRetention } as const;
+    const encrypted = { ...queueEncryption(props.encryptionKey), enforceSSL: true, retentionPeriod: keyRetention } as const;
     // Where a key message goes after keyMaxReceiveCount failed receives. Its key stays unknown to the backup
     // (no pending entry: a read serves the older version), so the alarm on it (DrAlarms) asks for a look.
     this.keyDeadLetters = new Queue(this, 'KeyDeadLetters', {

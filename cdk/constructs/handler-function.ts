@@ -1,16 +1,18 @@
 // One Lambda per topology handler: bundled with esbuild, in the VPC, with a role that holds only what
 // its HandlerSpec declares plus what running in a VPC with tracing requires.
 import * as path from 'node:path';
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { ISecurityGroup, IVpc, SubnetSelection } from 'aws-cdk-lib/aws-ec2';
 import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { type ICommandHooks, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { drPrefixes, envVars, productionBuildDefine, type HandlerName, type HandlerSpec, type Names } from '../../schemas/topology';
-import { accessStatements, startsFailovers, startsPromotions, workflowStatements, type WorkflowRefs } from './access';
+import { accessStatements, cacheStatements, startsFailovers, startsPromotions, workflowStatements, type WorkflowRefs } from './access';
 import type { DataRefs } from './data-refs';
+import { keyUseStatement } from './encryption-key';
 import { acknowledge, nagFindingName } from './nag';
 
 /** The repository root: topology entries are relative to it, and its lock file pins the bundle. */
@@ -50,6 +52,10 @@ export interface HandlerFunctionProps {
   securityGroup: ISecurityGroup;
   environment: Record<string, string>;
   logLevel: string;
+  /** The L2 cache's replication group and user, which a handler that uses the value cache may connect to. */
+  cacheConnectArns: readonly string[];
+  /** The customer-managed key (CDK context `kmsKey=customer`): the log group's, and the role may use it. */
+  encryptionKey?: IKey;
 }
 
 export class HandlerFunction extends Construct {
@@ -65,13 +71,17 @@ export class HandlerFunction extends Construct {
 
     // Our own role instead of the default one, which would attach the AWS managed
     // AWSLambdaBasicExecutionRole/AWSLambdaVPCAccessExecutionRole policies (logs on every log group).
+    // Named `<prefix>-<handler>-<region>` (IAM names are global; a DR pair is one stage in two regions): the
+    // customer-managed key's policy admits Ringstore's roles by that prefix (docs/security.md).
     this.role = new Role(this, 'Role', {
+      roleName: `${functionName}-${Stack.of(this).region}`,
       assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
       description: `${functionName}: ${spec.description}`,
     });
     const logGroup = new LogGroup(this, 'Logs', {
       retention: RetentionDays.ONE_MONTH,
       removalPolicy: RemovalPolicy.DESTROY,
+      ...(props.encryptionKey ? { encryptionKey: props.encryptionKey } : {}),
     });
     logGroup.grantWrite(this.role);
 
@@ -92,6 +102,8 @@ export class HandlerFunction extends Construct {
     );
     const dataStatements = accessStatements(spec, props.data);
     for (const statement of dataStatements) this.role.addToPrincipalPolicy(statement);
+    for (const statement of cacheStatements(spec, props.cacheConnectArns)) this.role.addToPrincipalPolicy(statement);
+    if (props.encryptionKey) this.role.addToPrincipalPolicy(keyUseStatement(this, names));
 
     this.function = new NodejsFunction(this, 'Function', {
       functionName,
@@ -156,6 +168,14 @@ export class HandlerFunction extends Construct {
         finding.endsWith(`/${drPrefixes.values}*`)
           ? "DR value objects are named per key and version at run time; the grant is scoped to the dr/values/ prefix of one bucket (the DR backup region's), where the primary puts values and the backup applies them, never to the whole bucket."
           : 'Blob object keys are generated per value at run time; the grant is scoped to one key prefix of the blob bucket (blobs/ for readers, blobs/ and uploads/ for writers), never to the whole bucket or other buckets.',
+      );
+    }
+    if (props.encryptionKey) {
+      const keys = nagFindingName(this, keyUseStatement(this, names).resources[0] ?? '');
+      acknowledge(
+        this.role,
+        `AwsSolutions-IAM5[Resource::${keys}]`,
+        "The stage's customer-managed keys are matched by their alias (kms:ResourceAliases = alias/<prefix>), not by ARN: a key's ARN is not known to the API stack, nor across regions to a DR primary, whose shipper writes to the backup region's queue and bucket. The key policies also admit only Ringstore's role names.",
       );
     }
     acknowledge(

@@ -14,6 +14,7 @@ import {
   Vpc,
   type SubnetSelection,
 } from 'aws-cdk-lib/aws-ec2';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 
@@ -28,6 +29,8 @@ export interface NetworkProps {
    * subnets a default route out. Off: no route out of the VPC at all.
    */
   egressToOtherRegions?: boolean;
+  /** The customer-managed key of the flow logs (CDK context `kmsKey=customer`); absent: CloudWatch Logs' own. */
+  encryptionKey?: IKey;
 }
 
 export class Network extends Construct {
@@ -55,7 +58,11 @@ export class Network extends Construct {
     this.vpc.addFlowLog('RejectedFlows', {
       trafficType: FlowLogTrafficType.REJECT,
       destination: FlowLogDestination.toCloudWatchLogs(
-        new LogGroup(this, 'FlowLogs', { retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY }),
+        new LogGroup(this, 'FlowLogs', {
+          retention: RetentionDays.ONE_MONTH,
+          removalPolicy: RemovalPolicy.DESTROY,
+          ...(props.encryptionKey ? { encryptionKey: props.encryptionKey } : {}),
+        }),
       ),
     });
 

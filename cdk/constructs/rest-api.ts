@@ -15,6 +15,7 @@ import {
   type Method,
 } from 'aws-cdk-lib/aws-apigateway';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { limits, type Names, type RegionHandlerName, type RouteSpec } from '../../schemas/topology';
@@ -40,6 +41,8 @@ export interface RestApiProps {
   burstLimit: number;
   /** See DeploymentConfig.manageApiGatewayAccountRole. */
   manageAccountRole: boolean;
+  /** The customer-managed key of the access logs (CDK context `kmsKey=customer`); absent: CloudWatch Logs' own. */
+  encryptionKey?: IKey;
 }
 
 /** `{key}` placeholders of a resource path. */
@@ -58,6 +61,7 @@ export class RingstoreRestApi extends Construct {
     const accessLogs = new LogGroup(this, 'AccessLogs', {
       retention: RetentionDays.THREE_MONTHS,
       removalPolicy: RemovalPolicy.DESTROY,
+      ...(props.encryptionKey ? { encryptionKey: props.encryptionKey } : {}),
     });
 
     this.api = new RestApi(this, 'Api', {

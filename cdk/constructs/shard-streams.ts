@@ -1,10 +1,11 @@
 // Feeds a handler from every shard table's stream (shard streams → replicator, docs/architecture.md): one event
 // source mapping per shard, with failed batches recorded in a queue rather than dropped.
 import { Duration } from 'aws-cdk-lib';
-import { SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
-import { EventSourceMapping, StartingPosition, type IFunction } from 'aws-cdk-lib/aws-lambda';
-import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { EventSourceMapping, StartingPosition, type IEventSourceDlq, type IFunction } from 'aws-cdk-lib/aws-lambda';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
+import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { queueEncryption } from './encryption-key';
 import { acknowledge } from './nag';
 
 /**
@@ -28,6 +29,8 @@ export interface ShardStreamsProps {
   streamArns: readonly string[];
   /** Records per invocation (topology's replicationDefaults.streamBatchSize). */
   batchSize: number;
+  /** The customer-managed key (CDK context `kmsKey=customer`); absent: SQS-managed encryption. */
+  encryptionKey?: IKey;
 }
 
 export class ShardStreams extends Construct {
@@ -43,7 +46,7 @@ export class ShardStreams extends Construct {
     // maintenance job's anti-entropy (versions compared range by range), so this queue is an alarm
     // signal and an audit trail, not a replay source.
     this.failures = new Queue(this, 'Failures', {
-      encryption: QueueEncryption.SQS_MANAGED,
+      ...queueEncryption(props.encryptionKey),
       enforceSSL: true,
       retentionPeriod: streamFailureRetention,
     });
@@ -53,7 +56,15 @@ export class ShardStreams extends Construct {
       'This queue is itself the dead-letter destination: the on-failure destination of the shard stream event source mappings (cdk-nag only recognises SQS redrive policies). A dead-letter queue of a dead-letter queue would hold nothing.',
     );
 
-    const onFailure = new SqsDlq(this.failures);
+    // SqsDlq, but granting the queue only: with kmsKey=customer, SqsDlq would also grant its key with wildcard
+    // actions, which the role already has, without wildcards, from keyUseStatement.
+    const failures = this.failures;
+    const onFailure: IEventSourceDlq = {
+      bind: (_target, targetHandler) => {
+        failures.grant(targetHandler, 'sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl');
+        return { destination: failures.queueArn };
+      },
+    };
     this.mappings = props.streamArns.map(
       (eventSourceArn, shardId) =>
         new EventSourceMapping(this, `Shard${shardId}`, {

@@ -1,7 +1,8 @@
 // The DynamoDB tables of a deployment: the ring's shard tables, the control, hints and transaction tables,
 // with the key schemas the topology gives them.
 import { RemovalPolicy } from 'aws-cdk-lib';
-import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table } from 'aws-cdk-lib/aws-dynamodb';
+import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
 import { controlSchema, hintsSchema, type KeyAttribute, pendingSchema, shardSchema, txnSchema, type Names } from '../../schemas/topology';
 
@@ -18,12 +19,29 @@ const keptTable = {
 /** CloudFormation's name for each of the topology's key attribute types. */
 const attributeTypes = { string: AttributeType.STRING, number: AttributeType.NUMBER, binary: AttributeType.BINARY } as const;
 
+/**
+ * A table's encryption at rest: DynamoDB's own key by default (CDK context `kmsKey=aws`), or the
+ * deployment's customer-managed key (`kmsKey=customer`, docs/security.md).
+ */
+const encryptionOf = (key: IKey | undefined) => (key ? { encryption: TableEncryption.CUSTOMER_MANAGED, encryptionKey: key } : {});
+
 /** A key attribute of the topology as CDK takes it. */
 const cdkKey = (key: KeyAttribute) => ({ name: key.name, type: attributeTypes[key.type] });
 
 /** A kept table keyed by a partition and a sort key (control, hints, pending), as `scope`'s child `Table`. */
-function keyPairTable(scope: Construct, tableName: string, schema: { partitionKey: KeyAttribute; sortKey: KeyAttribute }): Table {
-  return new Table(scope, 'Table', { tableName, partitionKey: cdkKey(schema.partitionKey), sortKey: cdkKey(schema.sortKey), ...keptTable });
+function keyPairTable(
+  scope: Construct,
+  tableName: string,
+  schema: { partitionKey: KeyAttribute; sortKey: KeyAttribute },
+  key: IKey | undefined,
+): Table {
+  return new Table(scope, 'Table', {
+    tableName,
+    partitionKey: cdkKey(schema.partitionKey),
+    sortKey: cdkKey(schema.sortKey),
+    ...keptTable,
+    ...encryptionOf(key),
+  });
 }
 
 /** A global secondary index as the topology describes it. */
@@ -47,6 +65,8 @@ function addIndex(table: Table, index: IndexSpec): void {
 
 export interface ShardTablesProps {
   names: Names;
+  /** The customer-managed key (CDK context `kmsKey=customer`); absent: DynamoDB's own. */
+  encryptionKey?: IKey;
   shardCount: number;
 }
 
@@ -66,6 +86,7 @@ export class ShardTables extends Construct {
         stream: StreamViewType.NEW_AND_OLD_IMAGES,
         timeToLiveAttribute: shardSchema.ttlAttribute,
         ...keptTable,
+        ...encryptionOf(props.encryptionKey),
       });
       // Token order (tb = token bucket, tok = token): a token range is one sequential Query, so
       // rebalancing and anti-entropy work range by range. Projection as topology decides (versions
@@ -81,6 +102,8 @@ export class ShardTables extends Construct {
 
 export interface ControlTableProps {
   names: Names;
+  /** The customer-managed key (CDK context `kmsKey=customer`); absent: DynamoDB's own. */
+  encryptionKey?: IKey;
 }
 
 /** Ring, API keys (hashed), shard health, namespace settings, job state: small, hot, read through caches. */
@@ -89,12 +112,14 @@ export class ControlTable extends Construct {
 
   constructor(scope: Construct, id: string, props: ControlTableProps) {
     super(scope, id);
-    this.table = keyPairTable(this, props.names.controlTable, controlSchema);
+    this.table = keyPairTable(this, props.names.controlTable, controlSchema, props.encryptionKey);
   }
 }
 
 export interface HintsTableProps {
   names: Names;
+  /** The customer-managed key (CDK context `kmsKey=customer`); absent: DynamoDB's own. */
+  encryptionKey?: IKey;
 }
 
 /**
@@ -107,12 +132,14 @@ export class HintsTable extends Construct {
 
   constructor(scope: Construct, id: string, props: HintsTableProps) {
     super(scope, id);
-    this.table = keyPairTable(this, props.names.hintsTable, hintsSchema);
+    this.table = keyPairTable(this, props.names.hintsTable, hintsSchema, props.encryptionKey);
   }
 }
 
 export interface TxnTableProps {
   names: Names;
+  /** The customer-managed key (CDK context `kmsKey=customer`); absent: DynamoDB's own. */
+  encryptionKey?: IKey;
 }
 
 /**
@@ -135,6 +162,7 @@ export class TxnTable extends Construct {
       stream: StreamViewType.NEW_AND_OLD_IMAGES,
       timeToLiveAttribute: txnSchema.ttlAttribute,
       ...keptTable,
+      ...encryptionOf(props.encryptionKey),
     });
     // db = `<the deadline's minute>#<bucket>`, dl = the deadline (ms): the sweeper merges a minute's buckets in order.
     addIndex(this.table, txnSchema.deadlineIndex);
@@ -143,12 +171,14 @@ export class TxnTable extends Construct {
 
 export interface PendingTableProps {
   names: Names;
+  /** The customer-managed key (CDK context `kmsKey=customer`); absent: DynamoDB's own. */
+  encryptionKey?: IKey;
 }
 
 /**
  * DR backup region only (docs/dr.md): the keys whose key message arrived and whose value has not (pk = a
  * hash of the key, sk = the version waited for), and after a promotion the keys lost in the disaster.
- * Kept like the other tables (PITR, retained, encrypted at rest with DynamoDB's key): an entry lost here is
+ * Kept like the other tables (PITR, retained, encrypted at rest): an entry lost here is
  * a read that could be served stale.
  */
 export class PendingTable extends Construct {
@@ -156,6 +186,6 @@ export class PendingTable extends Construct {
 
   constructor(scope: Construct, id: string, props: PendingTableProps) {
     super(scope, id);
-    this.table = keyPairTable(this, props.names.pendingTable, pendingSchema);
+    this.table = keyPairTable(this, props.names.pendingTable, pendingSchema, props.encryptionKey);
   }
 }

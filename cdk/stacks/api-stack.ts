@@ -3,6 +3,7 @@
 import { CfnOutput, CustomResource, Stack, type StackProps } from 'aws-cdk-lib';
 import { InterfaceVpcEndpointAwsService, type InterfaceVpcEndpoint } from 'aws-cdk-lib/aws-ec2';
 import { AnyPrincipal, Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { Key } from 'aws-cdk-lib/aws-kms';
 import type { Construct } from 'constructs';
 import {
   envVars,
@@ -43,6 +44,8 @@ export interface ApiStackProps extends StackProps {
   shardStreamArns: readonly string[];
   /** Stream ARN of the transaction table (DataStack.txnStreamArn). */
   txnStreamArn: string;
+  /** ARN of the data stack's customer-managed key (`kmsKey=customer`), by weak reference; absent: AWS-managed keys. */
+  encryptionKeyArn?: string;
   /**
    * This region's part in cross-region DR (docs/dr.md, "Deploying two regions with CDK"): a primary ships
    * to the backup in `backupRegion`; a backup runs the appliers and the promotion. Absent: no DR.
@@ -134,8 +137,11 @@ export class ApiStack extends Stack {
     this.names = dr?.role === 'backup' ? backupNamesFor(config.stage, this.account, this.region) : namesFor(config.stage, this.account);
     const data = dataRefs(this, this.names, config.shardCount, { shards: props.shardStreamArns, txn: props.txnStreamArn }, dr);
     const deployed = deployedHandlerNames(dr);
+    // The log groups and the stream failure queues of this stack are encrypted with it too (docs/security.md).
+    const encryptionKey = props.encryptionKeyArn ? Key.fromKeyArn(this, 'EncryptionKey', props.encryptionKeyArn) : undefined;
+    const encrypted = encryptionKey ? { encryptionKey } : {};
 
-    this.network = new Network(this, 'Network', { egressToOtherRegions: dr?.role === 'primary' });
+    this.network = new Network(this, 'Network', { egressToOtherRegions: dr?.role === 'primary', ...encrypted });
     this.cache = new Cache(this, 'Cache', {
       names: this.names,
       vpc: this.network.vpc,
@@ -154,6 +160,9 @@ export class ApiStack extends Stack {
       [envVars.vnodesPerShard]: String(config.vnodesPerShard),
       [envVars.blobBucket]: data.blobBucket.name,
       [envVars.redisUrl]: this.cache.url,
+      // IAM authentication: each handler signs a token for this group and user with its role (docs/security.md).
+      [envVars.redisUser]: this.cache.iamAuth.userName,
+      [envVars.redisIamCache]: this.cache.iamAuth.cacheName,
       [envVars.l1Policy]: config.l1CachePolicy,
       [envVars.autoFailover]: config.autoFailover ? '1' : '0',
       [envVars.failoverConfirmProbes]: String(config.failoverConfirmProbes),
@@ -171,6 +180,8 @@ export class ApiStack extends Stack {
         securityGroup: this.network.lambdaSecurityGroup,
         environment: { ...environment, ...drEnvironment(name, data) },
         logLevel: config.logLevel,
+        cacheConnectArns: this.cache.iamAuth.connectArns,
+        ...encrypted,
       });
     const functions: Record<RegionHandlerName, HandlerFunction> & Partial<Record<DrHandlerName, HandlerFunction>> =
       mapHandlers(handlerFunction);
@@ -198,11 +209,13 @@ export class ApiStack extends Stack {
       names: this.names,
       machine: 'transaction',
       task: functions[stateMachines.transaction.taskHandler].function,
+      ...encrypted,
     });
     this.failovers = new WorkflowStateMachine(this, 'Failovers', {
       names: this.names,
       machine: 'failover',
       task: functions[stateMachines.failover.taskHandler].function,
+      ...encrypted,
     });
     this.promotions =
       dr?.role === 'backup'
@@ -210,6 +223,7 @@ export class ApiStack extends Stack {
             names: this.names,
             machine: 'drPromotion',
             task: deployedFunction(stateMachines.drPromotion.taskHandler).function,
+            ...encrypted,
           })
         : undefined;
     const workflows = {
@@ -252,6 +266,7 @@ export class ApiStack extends Stack {
           target: deployedFunction(name).function,
           streamArns: props.shardStreamArns,
           batchSize: replicationDefaults.streamBatchSize,
+          ...encrypted,
         });
       }
       if (spec.txnStream) {
@@ -259,6 +274,7 @@ export class ApiStack extends Stack {
           target: deployedFunction(name).function,
           streamArns: [props.txnStreamArn],
           batchSize: replicationDefaults.streamBatchSize,
+          ...encrypted,
         });
       }
       if (spec.everyMinutes !== undefined) {
@@ -306,6 +322,7 @@ export class ApiStack extends Stack {
       rateLimitPerSecond: config.apiRateLimitPerSecond,
       burstLimit: config.apiBurstLimit,
       manageAccountRole: config.manageApiGatewayAccountRole,
+      ...encrypted,
     });
 
     new CfnOutput(this, 'ApiUrl', { description: 'Base URL of the Ringstore REST API', value: this.restApi.api.url });

@@ -2,7 +2,9 @@
 // Defaults come from schemas/topology.ts so the deployed ring matches the local one.
 import * as z from 'zod';
 import { cacheDefaults, defaults, failoverDefaults, namesFor } from '../../schemas/topology';
+import { defaultNoncurrentBlobDays } from '../constructs/blob-bucket';
 import { l2EvictionPolicies } from '../constructs/cache';
+import { kmsKeyModes } from '../constructs/encryption-key';
 
 /**
  * Most shard tables one deployment may have. Every handler role names each shard table and its two
@@ -79,6 +81,18 @@ export const deploymentContextSchema = z
     failoverConfirmProbes: z.coerce.number().int().min(1).max(20).default(failoverDefaults.confirmProbes),
     /** Milliseconds between those probes: the window a slow shard has to answer one. */
     failoverConfirmIntervalMs: z.coerce.number().int().min(0).max(60_000).default(failoverDefaults.confirmIntervalMs),
+    /**
+     * Days a replaced or deleted blob stays in the blob bucket as a noncurrent version, recoverable
+     * (docs/security.md, "Recovering a blob"). Shorter than PITR's 35 days, a table restored further back
+     * may point at blobs that are gone.
+     */
+    blobNoncurrentVersionDays: z.coerce.number().int().min(1).max(3650).default(defaultNoncurrentBlobDays),
+    /**
+     * `aws` (default): tables, bucket, queues and logs are encrypted with AWS-managed keys. `customer`: with
+     * one customer-managed KMS key per region (rotated yearly), whose policy lets only Ringstore's roles use
+     * it (docs/security.md, "Encryption").
+     */
+    kmsKey: z.enum(kmsKeyModes).default('aws'),
     /**
      * Cross-region disaster recovery (docs/dr.md, "Deploying two regions with CDK"): the region of the
      * backup. Set, the app also deploys the stage's backup stacks there and makes this deployment its

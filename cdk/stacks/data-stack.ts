@@ -2,11 +2,13 @@
 // API stack so code deploys never touch data, and data resources are retained when a stack goes.
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
+import type { Key } from 'aws-cdk-lib/aws-kms';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { namesFor, type Names } from '../../schemas/topology';
 import { BlobBucket } from '../constructs/blob-bucket';
 import { backupNamesFor, DrBackupData } from '../constructs/dr-backup';
+import { EncryptionKey, type KmsKeyMode } from '../constructs/encryption-key';
 import { ControlTable, HintsTable, ShardTables, TxnTable } from '../constructs/tables';
 
 export interface DataStackProps extends StackProps {
@@ -17,6 +19,10 @@ export interface DataStackProps extends StackProps {
    * also holds the pending table and the key queue. Absent: a region without DR, or the primary.
    */
   drRole?: 'backup';
+  /** Days a replaced or deleted blob stays recoverable (CDK context `blobNoncurrentVersionDays`). */
+  blobNoncurrentVersionDays?: number;
+  /** `customer`: one customer-managed key encrypts this region's tables, bucket, queues and logs (docs/security.md). */
+  kmsKey?: KmsKeyMode;
 }
 
 export class DataStack extends Stack {
@@ -44,6 +50,8 @@ export class DataStack extends Stack {
   readonly hintsTable: Table;
   readonly txnTable: Table;
   readonly blobBucket: Bucket;
+  /** The customer-managed key (`kmsKey=customer`); undefined with AWS-managed keys. */
+  readonly encryptionKey: Key | undefined;
   /** The backup region's pending table and key queue; undefined in any other region. */
   readonly drBackup: DrBackupData | undefined;
 
@@ -51,11 +59,17 @@ export class DataStack extends Stack {
     super(scope, id, props);
     this.names = props.drRole === 'backup' ? backupNamesFor(props.stage, this.account, this.region) : namesFor(props.stage, this.account);
 
-    this.shardTables = new ShardTables(this, 'ShardTables', { names: this.names, shardCount: props.shardCount }).tables;
-    this.controlTable = new ControlTable(this, 'ControlTable', { names: this.names }).table;
-    this.hintsTable = new HintsTable(this, 'HintsTable', { names: this.names }).table;
-    this.txnTable = new TxnTable(this, 'TxnTable', { names: this.names }).table;
-    this.blobBucket = new BlobBucket(this, 'BlobBucket', { names: this.names }).bucket;
+    this.encryptionKey = props.kmsKey === 'customer' ? new EncryptionKey(this, 'EncryptionKey', { names: this.names }).key : undefined;
+    const encrypted = { names: this.names, ...(this.encryptionKey ? { encryptionKey: this.encryptionKey } : {}) };
+
+    this.shardTables = new ShardTables(this, 'ShardTables', { ...encrypted, shardCount: props.shardCount }).tables;
+    this.controlTable = new ControlTable(this, 'ControlTable', encrypted).table;
+    this.hintsTable = new HintsTable(this, 'HintsTable', encrypted).table;
+    this.txnTable = new TxnTable(this, 'TxnTable', encrypted).table;
+    this.blobBucket = new BlobBucket(this, 'BlobBucket', {
+      ...encrypted,
+      ...(props.blobNoncurrentVersionDays ? { noncurrentVersionDays: props.blobNoncurrentVersionDays } : {}),
+    }).bucket;
 
     new CfnOutput(this, 'ShardTableNames', {
       description: 'Shard tables of the ring, in shard order',
@@ -66,7 +80,7 @@ export class DataStack extends Stack {
     new CfnOutput(this, 'TxnTableName', { value: this.txnTable.tableName });
     new CfnOutput(this, 'BlobBucketName', { value: this.blobBucket.bucketName });
 
-    this.drBackup = props.drRole === 'backup' ? new DrBackupData(this, 'DrBackup', { names: this.names }) : undefined;
+    this.drBackup = props.drRole === 'backup' ? new DrBackupData(this, 'DrBackup', encrypted) : undefined;
     if (this.drBackup) {
       new CfnOutput(this, 'PendingTableName', { value: this.drBackup.pendingTable.tableName });
       new CfnOutput(this, 'KeyQueueUrl', {

@@ -31,6 +31,8 @@ export function addRingstore(app: App, config: DeploymentConfig, env?: Environme
     ...(env ? { env } : {}),
     stage: config.stage,
     shardCount: config.shardCount,
+    blobNoncurrentVersionDays: config.blobNoncurrentVersionDays,
+    kmsKey: config.kmsKey,
   });
   const api = new ApiStack(app, `${prefix}-api`, {
     stackName: `${prefix}-api`,
@@ -39,6 +41,7 @@ export function addRingstore(app: App, config: DeploymentConfig, env?: Environme
     config,
     shardStreamArns: data.shardStreamArns,
     txnStreamArn: data.txnStreamArn,
+    ...(data.encryptionKey ? { encryptionKeyArn: data.encryptionKey.keyArn } : {}),
     ...(config.drBackupRegion ? { dr: { role: 'primary', backupRegion: config.drBackupRegion } as const } : {}),
   });
   // The API stack addresses the data by topology names (stream ARNs by weak reference, no exports):
@@ -68,6 +71,8 @@ function addBackup(app: App, config: DeploymentConfig, region: string, primary?:
     env,
     stage: config.stage,
     shardCount: config.shardCount,
+    blobNoncurrentVersionDays: config.blobNoncurrentVersionDays,
+    kmsKey: config.kmsKey,
     drRole: 'backup',
   });
   const api = new ApiStack(app, `${prefix}-backup-api`, {
@@ -77,6 +82,7 @@ function addBackup(app: App, config: DeploymentConfig, region: string, primary?:
     config,
     shardStreamArns: data.shardStreamArns,
     txnStreamArn: data.txnStreamArn,
+    ...(data.encryptionKey ? { encryptionKeyArn: data.encryptionKey.keyArn } : {}),
     dr: { role: 'backup' },
   });
   api.addStackDependency(data, "handlers read and write the data stack's tables, bucket and key queue");

@@ -43,6 +43,16 @@ describe('cdk-nag AwsSolutions', () => {
     expect(report.success).toBe(true);
   });
 
+  it('finds no unacknowledged finding with the customer-managed key (kmsKey=customer) and a DR backup region either', () => {
+    const encrypted = synth({ stage: 'cmk', kmsKey: 'customer', drBackupRegion: 'eu-west-1' });
+    encrypted.app.synth();
+
+    const report = new AwsSolutionsChecks(undefined, { verbose: true }).validateScope(encrypted.app);
+
+    expect(describeViolations(report)).toEqual([]);
+    expect(report.success).toBe(true);
+  });
+
   it('lets the app synthesize with the checks registered as cdk/app.ts does', () => {
     const other = synth({ stage: 'nagged' });
     Validations.of(other.app).addPlugins(new AwsSolutionsChecks(other.app));
@@ -62,7 +72,8 @@ describe('cdk-nag AwsSolutions', () => {
 
   it('acknowledges only reviewed rules, each with a specific reason', () => {
     const acks = acknowledgements(s.app);
-    // AEC6: no AUTH token on the L2 cache; SQS3: the stream failure queue is itself a dead-letter destination.
+    // AEC6: the L2 cache authenticates by RBAC with IAM, not the AUTH token the rule looks for;
+    // SQS3: the stream failure queue is itself a dead-letter destination.
     const reviewed = ['AEC6', 'APIG3', 'APIG4', 'COG4', 'IAM4', 'IAM5', 'L1', 'SQS3'].map((rule) => `AwsSolutions-${rule}`);
 
     expect(acks.length).toBeGreaterThan(0);
