@@ -1,7 +1,7 @@
 // The API contract as zod schemas: handlers parse with them, the OpenAPI document is generated from them.
 import * as z from 'zod';
 import { errorCodes } from './errors';
-import { drDefaults, limits, namespacePattern, type routes, txnLimits } from './topology';
+import { drDefaults, limits, namespacePattern, rebalanceDefaults, type routes, txnLimits } from './topology';
 
 export const Consistency = z.enum(['eventual', 'strong']).meta({
   id: 'Consistency',
@@ -457,6 +457,124 @@ export const ReconcileResponse = z
   })
   .meta({ id: 'ReconcileOutcome' });
 
+const rateRule = `must be an integer from 0 to ${rebalanceDefaults.rateKeysPerSecondMax}`;
+const rateKeysPerSecond = z
+  .number()
+  .int(rateRule)
+  .min(0, rateRule)
+  .max(rebalanceDefaults.rateKeysPerSecondMax, rateRule)
+  .meta({
+    description:
+      `The copy's ceiling, keys per second over the whole rebalance, 0 to ${rebalanceDefaults.rateKeysPerSecondMax} ` +
+      `(0: no ceiling); a start without one copies at ${rebalanceDefaults.defaultRateKeysPerSecond}`,
+  });
+
+const addRule = `must be an integer from 1 to ${rebalanceDefaults.shardsAddedMax}`;
+
+export const RebalanceStartBody = z
+  .object({
+    add: z
+      .number()
+      .int(addRule)
+      .min(1, addRule)
+      .max(rebalanceDefaults.shardsAddedMax, addRule)
+      .optional()
+      .meta({ description: 'How many shards to add; they get the ids after the highest on the ring, and their tables from the topology' }),
+    remove: z
+      .array(z.number().int('must be a shard id (an integer)').min(0, 'must be a shard id (an integer from 0)'))
+      .min(1, 'must name at least one shard (leave it out to remove none)')
+      .max(rebalanceDefaults.shardsRemovedMax, `must name at most ${rebalanceDefaults.shardsRemovedMax} shards`)
+      .refine((ids) => new Set(ids).size === ids.length, 'names a shard twice')
+      .optional()
+      .meta({ description: 'The ids of the shards to remove: their ranges go to the shards that follow them on the ring' }),
+    rateKeysPerSecond: rateKeysPerSecond.optional(),
+  })
+  .strict()
+  .refine((body) => body.add !== undefined || body.remove !== undefined, {
+    message: 'nothing to do: give add (how many shards to add) or remove (shard ids), or both',
+  })
+  .meta({ id: 'RebalanceRequest' });
+
+export const RebalanceRateBody = z.object({ rateKeysPerSecond }).strict().meta({ id: 'RebalanceRateRequest' });
+
+/** Ids are `rebalance-<ms>-<8 hex>`; the bound keeps the workflow's run names within Step Functions' 80 characters. */
+export const RebalanceIdParam = z.object({
+  id: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be a rebalance id (GET /v1/admin/rebalance shows the current one)')
+    .meta({ description: 'The id of the current rebalance (GET /v1/admin/rebalance)' }),
+});
+
+export const RebalanceQuery = z.object({
+  ranges: z
+    .enum(['true', 'false'])
+    .default('false')
+    .meta({ description: 'true: list every moving range with its stage and counts (there can be hundreds)' }),
+});
+
+const RebalanceStatus = z.enum(['running', 'paused', 'cancelling', 'cancelled', 'done']).meta({
+  id: 'RebalanceStatus',
+  description:
+    'running; paused (by a request, or by an error its workflow could not get past: `message` says which; a resume goes on from ' +
+    'the checkpoint); cancelling: the ranges that had moved are moved back; cancelled: the ring is as it was; done',
+});
+
+export const RebalanceRange = z
+  .object({
+    start: z.number().int().meta({ description: 'Exclusive' }),
+    end: z.number().int().meta({ description: 'Inclusive' }),
+    from: z.array(z.number().int()).meta({ description: 'Replicas before, owner first' }),
+    to: z.array(z.number().int()).meta({ description: 'Replicas after, owner first' }),
+    stage: z.enum(['planned', 'copying', 'cutover', 'moved', 'cleaned']),
+    keysCopied: z.number().int(),
+    keysVerified: z.number().int().optional().meta({ description: 'Keys the cut-over compared on the old owner and the new replicas' }),
+    keysCleaned: z.number().int().optional().meta({ description: 'Copies removed from the replicas the range left' }),
+  })
+  .meta({ id: 'RebalanceRange' });
+
+export const RebalanceResponse = z
+  .object({
+    id: z.string(),
+    status: RebalanceStatus,
+    requested: z
+      .enum(['pause', 'cancel'])
+      .optional()
+      .meta({ description: 'A pause or cancel asked for; the workflow acts on it between two steps' }),
+    message: z.string().optional().meta({ description: 'Why the workflow stopped, when it paused on an error' }),
+    change: z.object({
+      join: z.array(z.number().int()).meta({ description: 'Shards added' }),
+      leave: z.array(z.number().int()).meta({ description: 'Shards removed' }),
+    }),
+    rateKeysPerSecond: z.number().int().meta({ description: 'The copy’s ceiling (0: none)' }),
+    startedAt: z.string(),
+    updatedAt: z.string(),
+    finishedAt: z.string().optional(),
+    ranges: z
+      .object({
+        total: z.number().int(),
+        planned: z.number().int(),
+        moving: z.number().int().meta({ description: 'Being copied or cut over' }),
+        moved: z.number().int(),
+        cleaned: z.number().int().meta({ description: 'Moved, and the copies they left behind removed' }),
+      })
+      .meta({ description: 'The ranges whose replicas change, counted by stage' }),
+    keysCopied: z.number().int(),
+    keysPerSecond: z.number().int().meta({ description: 'Keys copied per second since the start' }),
+    progress: z.number().min(0).max(1).meta({ description: 'Share of the moving token space that has moved, 0 to 1' }),
+    etaSeconds: z
+      .number()
+      .int()
+      .optional()
+      .meta({ description: 'Time left, from the progress so far; absent before any range has moved and once it has ended' }),
+    cancelledFrom: z
+      .object({ ranges: z.number().int(), moved: z.number().int() })
+      .optional()
+      .meta({ description: 'Once cancelled: how many ranges it had and how many had moved; `ranges` then counts the moves back' }),
+    revision: z.number().int().meta({ description: 'Bumped by every change of the job' }),
+    rangeDetail: z.array(RebalanceRange).optional().meta({ description: 'Every moving range, in token order; only with ?ranges=true' }),
+  })
+  .meta({ id: 'Rebalance', description: 'The current (or last) rebalance and its progress' });
+
 export const ShardsResponse = z
   .object({
     epoch: z.number().int(),
@@ -606,6 +724,12 @@ export const routeQueries = {
   offerLostValues: NoQuery,
   listLostKeys: LostKeysQuery,
   reconcileLostKey: NoQuery,
+  describeRebalance: RebalanceQuery,
+  startRebalance: NoQuery,
+  pauseRebalance: NoQuery,
+  resumeRebalance: NoQuery,
+  cancelRebalance: NoQuery,
+  setRebalanceRate: NoQuery,
   openApiDocument: NoQuery,
   apiPage: NoQuery,
   apiPageScript: NoQuery,

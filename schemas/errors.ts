@@ -38,6 +38,7 @@ export const errorCodes = [
   'rebalance.refused',
   'rebalance.notFound',
   'rebalance.conflict',
+  'rebalance.unavailable',
   'internal',
 ] as const;
 
@@ -86,6 +87,8 @@ export const statusOf: Record<ErrorCode, number> = {
   'rebalance.refused': 409,
   'rebalance.notFound': 404,
   'rebalance.conflict': 409,
+  // A deployment without the rebalance workflow: nothing is started, rather than a rebalance that never runs.
+  'rebalance.unavailable': 503,
   internal: 500,
 };
 

@@ -1,7 +1,7 @@
 // Builds the OpenAPI 3.1 document from the zod schemas (schemas/api.ts) and the routes (topology).
 import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import * as z from 'zod';
-import { limits, routes, txnLimits, type RouteSpec } from './topology';
+import { limits, rebalanceDefaults, routes, txnLimits, type RouteSpec } from './topology';
 import * as api from './api';
 
 type Operation = Omit<RouteConfig, 'method' | 'path'>;
@@ -223,6 +223,65 @@ const operations: Record<string, Operation> = {
       412: error('The key does not hold expectVersion, or (without it) was written at or past the lost version since the promotion'),
     },
   },
+  describeRebalance: {
+    summary: 'The current (or last) rebalance: status, ranges moved of the total, keys copied, keys per second, progress and ETA (admin)',
+    responses: {
+      200: json(api.RebalanceResponse, 'The rebalance; with ?ranges=true every moving range too'),
+      404: error('No rebalance has run (rebalance.notFound)'),
+    },
+  },
+  startRebalance: {
+    summary:
+      `Add shards (up to ${rebalanceDefaults.shardsAddedMax} at once, ids after the highest) or remove shards, online: ranges are ` +
+      'copied at a bounded rate and cut over one at a time while reads and writes go on (admin)',
+    request: { body: jsonBody(api.RebalanceStartBody, { add: 1, rateKeysPerSecond: 5_000 }) },
+    responses: {
+      202: json(api.RebalanceResponse, 'Started; GET /v1/admin/rebalance follows it'),
+      409: error(
+        'The ring cannot take it (rebalance.refused: a shard named wrongly, too few left for the replication factor, a failover ' +
+          'not finished) or a rebalance is already running or paused (rebalance.conflict)',
+      ),
+      503: error('This deployment has no rebalance workflow (rebalance.unavailable): nothing was started'),
+    },
+  },
+  pauseRebalance: {
+    summary: 'Pause the rebalance after its current step; every stage resumes from its checkpoint (admin)',
+    request: { params: api.RebalanceIdParam },
+    responses: {
+      202: json(api.RebalanceResponse, 'Asked for: `requested` is pause until the workflow stops'),
+      404: error('No rebalance with this id is the current one (rebalance.notFound)'),
+      409: error('Only a running (or cancelling) rebalance pauses (rebalance.conflict)'),
+    },
+  },
+  resumeRebalance: {
+    summary: 'Resume a paused rebalance: a new run of its workflow goes on from the checkpoint (admin)',
+    request: { params: api.RebalanceIdParam },
+    responses: {
+      202: json(api.RebalanceResponse, 'Resumed'),
+      404: error('No rebalance with this id is the current one (rebalance.notFound)'),
+      409: error('Only a paused rebalance resumes (rebalance.conflict)'),
+      503: error('This deployment has no rebalance workflow (rebalance.unavailable)'),
+    },
+  },
+  cancelRebalance: {
+    summary: 'Cancel the rebalance: the ranges that had moved are moved back, and the ring ends as it began (admin)',
+    request: { params: api.RebalanceIdParam },
+    responses: {
+      202: json(api.RebalanceResponse, 'Asked for: `requested` is cancel, then the status is cancelling, then cancelled'),
+      404: error('No rebalance with this id is the current one (rebalance.notFound)'),
+      409: error('A rebalance that has ended is not cancelled (rebalance.conflict)'),
+      503: error('This deployment has no rebalance workflow (rebalance.unavailable)'),
+    },
+  },
+  setRebalanceRate: {
+    summary: 'Change the copy rate of a rebalance that has not ended; it applies from the next page copied (admin)',
+    request: { params: api.RebalanceIdParam, body: jsonBody(api.RebalanceRateBody, { rateKeysPerSecond: 20_000 }) },
+    responses: {
+      200: json(api.RebalanceResponse, 'The rebalance with its new rate'),
+      404: error('No rebalance with this id is the current one (rebalance.notFound)'),
+      409: error('The rebalance has ended (rebalance.conflict)'),
+    },
+  },
   openApiDocument: { summary: 'This document', responses: { 200: { description: 'OpenAPI 3.1 JSON' } } },
   apiPage: { summary: 'Human-readable API reference (this page)', responses: { 200: { description: 'HTML' } } },
   apiPageScript: {
@@ -262,7 +321,13 @@ const tagOf = (route: RouteSpec): Tag =>
         : 'docs';
 
 /** Example values of path parameters in the curl samples; a parameter without one fails the build. */
-const pathParamExamples: Record<string, string> = { key: 'greeting', uploadId: '$UPLOAD_ID', keyId: '$KEY_ID', namespace: 'demo' };
+const pathParamExamples: Record<string, string> = {
+  key: 'greeting',
+  uploadId: '$UPLOAD_ID',
+  keyId: '$KEY_ID',
+  namespace: 'demo',
+  id: '$REBALANCE_ID',
+};
 
 /** Example query strings of the curl samples, where a query is the point of the operation. */
 const queryExamples: Partial<Record<string, string>> = { listKeys: '?prefix=order-&limit=10', getValue: '?consistency=strong' };

@@ -608,6 +608,10 @@ export const rebalanceDefaults = {
   defaultRateKeysPerSecond: 2_000,
   /** The highest rate a start or a rate change may ask for. */
   rateKeysPerSecondMax: 100_000,
+  /** Shards one POST /v1/admin/rebalance may add (new ids follow the highest on the ring). */
+  shardsAddedMax: 8,
+  /** Shards one POST /v1/admin/rebalance may name to remove. */
+  shardsRemovedMax: 64,
   backoffMs: { first: 50, max: 5_000 },
 } as const;
 
@@ -749,6 +753,41 @@ export const routes = [
   { method: 'POST', path: '/v1/admin/dr/offer', handler: 'admin', operationId: 'offerLostValues', authorized: true, admin: true },
   { method: 'GET', path: '/v1/admin/dr/lost', handler: 'admin', operationId: 'listLostKeys', authorized: true, admin: true },
   { method: 'POST', path: '/v1/admin/dr/reconcile', handler: 'admin', operationId: 'reconcileLostKey', authorized: true, admin: true },
+  // Online rebalancing (docs/rebalancing.md): one runs at a time; its id names the one the actions act on.
+  { method: 'GET', path: '/v1/admin/rebalance', handler: 'admin', operationId: 'describeRebalance', authorized: true, admin: true },
+  { method: 'POST', path: '/v1/admin/rebalance', handler: 'admin', operationId: 'startRebalance', authorized: true, admin: true },
+  {
+    method: 'POST',
+    path: '/v1/admin/rebalance/{id}/pause',
+    handler: 'admin',
+    operationId: 'pauseRebalance',
+    authorized: true,
+    admin: true,
+  },
+  {
+    method: 'POST',
+    path: '/v1/admin/rebalance/{id}/resume',
+    handler: 'admin',
+    operationId: 'resumeRebalance',
+    authorized: true,
+    admin: true,
+  },
+  {
+    method: 'POST',
+    path: '/v1/admin/rebalance/{id}/cancel',
+    handler: 'admin',
+    operationId: 'cancelRebalance',
+    authorized: true,
+    admin: true,
+  },
+  {
+    method: 'PUT',
+    path: '/v1/admin/rebalance/{id}/rate',
+    handler: 'admin',
+    operationId: 'setRebalanceRate',
+    authorized: true,
+    admin: true,
+  },
   { method: 'GET', path: '/openapi.json', handler: 'docs', operationId: 'openApiDocument', authorized: false },
   { method: 'GET', path: '/docs', handler: 'docs', operationId: 'apiPage', authorized: false },
   // The renderer of /docs (Redoc's browser bundle), served by us: the page must work without internet.

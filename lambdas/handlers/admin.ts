@@ -1,4 +1,4 @@
-// /v1/admin/*: API keys, namespace defaults, shard health and repair; admin keys only.
+// /v1/admin/*: API keys, namespace defaults, shard health and repair, failover, DR and rebalancing; admin keys only.
 import middy, { type Request } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import {
@@ -9,12 +9,18 @@ import {
   NamespaceSettingsBody,
   OfferBody,
   PromoteBody,
+  RebalanceIdParam,
+  RebalanceQuery,
+  RebalanceRateBody,
+  RebalanceStartBody,
   ReconcileBody,
 } from '../../schemas/api';
 import { drDefaults, failoverDefaults } from '../../schemas/topology';
 import { describeBackup } from '../core/dr-promotion';
 import { startInitialSync } from '../core/dr';
 import { rangesToMoveBack } from '../core/failover';
+import { describe as describeRebalance, type RebalanceStatusView } from '../core/rebalance-service';
+import { readRingState } from '../core/ring';
 import { RingstoreError } from '../core/errors';
 import { requireAdmin } from '../core/auth';
 import type { ApiKeyRecord, FailoverRecord } from '../ports';
@@ -22,11 +28,12 @@ import { httpErrors } from '../http/errors';
 import { jsonBody, parseWith, pathParam, principalOf } from '../http/request';
 import { json } from '../http/response';
 import { router } from '../http/router';
-import { apiKeyService, failoverLog, namespaceSettings, ringSource, shardHealth } from '../wiring/control';
+import { apiKeyService, failoverLog, namespaceSettings, ringSource, ringStore, shardHealth } from '../wiring/control';
 import { replicationStats } from '../wiring/data';
 import { failoverStarter } from '../wiring/orchestrator';
 import { drStateStore, drSyncState, keyQueueProbe, pendingStore, promotionLog, promotionStarter } from '../wiring/dr';
 import { lostKeyReconciler, lostValueOffer } from '../wiring/dr-reconcile';
+import { rebalanceService, rebalanceStarter } from '../wiring/rebalance';
 import { maintenanceService } from '../wiring/services';
 import type { Wiring } from '../wiring/wiring';
 
@@ -36,6 +43,19 @@ const failoverView = ({ requestedAtMs, updatedAtMs, ...record }: FailoverRecord)
   requestedAt: new Date(requestedAtMs).toISOString(),
   updatedAt: new Date(updatedAtMs).toISOString(),
 });
+
+/** A rebalance's status with readable times; its ranges one by one only when asked (there can be hundreds). */
+function rebalanceView({ job, ...progress }: RebalanceStatusView, withRanges: boolean) {
+  const { startedAtMs, updatedAtMs, finishedAtMs, ranges, cursor: _cursor, ...rest } = job;
+  return {
+    ...rest,
+    ...progress,
+    startedAt: new Date(startedAtMs).toISOString(),
+    updatedAt: new Date(updatedAtMs).toISOString(),
+    ...(finishedAtMs === undefined ? {} : { finishedAt: new Date(finishedAtMs).toISOString() }),
+    ...(withRanges ? { rangeDetail: ranges } : {}),
+  };
+}
 
 /** Never return the secret's hash. */
 const publicView = ({ secretHash: _hash, ...info }: ApiKeyRecord) => info;
@@ -71,7 +91,42 @@ export function adminHandler(wiring: Wiring) {
   const health = shardHealth(wiring);
   const stats = replicationStats(wiring);
   const failovers = failoverLog(wiring);
+  const rebalances = rebalanceService(wiring);
   const { logger } = wiring;
+
+  /** The workflow's starter; without one nothing is started (a rebalance no workflow runs would sit `running`). */
+  const requireRebalanceStarter = () => {
+    const starter = rebalanceStarter(wiring);
+    if (!starter) {
+      throw new RingstoreError(
+        'rebalance.unavailable',
+        'this deployment has no rebalance workflow (RINGSTORE_REBALANCE_STATE_MACHINE_ARN is not set): nothing was started',
+        { retryable: true },
+      );
+    }
+    return starter;
+  };
+  /** Starts a run of rebalance `id`'s workflow; if it cannot, the rebalance is paused with why, so a resume can start one. */
+  const runRebalance = async (id: string, run: string) => {
+    try {
+      await requireRebalanceStarter().start({ id, run });
+    } catch (error) {
+      const why = error instanceof Error ? error.message : String(error);
+      await rebalances.halt(id, `its workflow could not be started: ${why}`).catch((haltError: unknown) => {
+        logger.error('could not pause a rebalance whose workflow did not start', { id, error: haltError });
+      });
+      throw error;
+    }
+  };
+  const rebalanceAction = (action: 'pause' | 'resume' | 'cancel') => async (event: APIGatewayProxyEvent) => {
+    const { id } = parseWith(RebalanceIdParam, event.pathParameters, 'path');
+    // A resume, or the cancel of a paused rebalance, needs a workflow run: refused up front when none can start.
+    if (action !== 'pause') requireRebalanceStarter();
+    const { job, startWorkflow } = await rebalances.request(id, action);
+    // Every request that starts a run saves the job first: its revision names a run never used before.
+    if (startWorkflow) await runRebalance(id, `${id}-r${job.revision}`);
+    return json(202, rebalanceView(describeRebalance(job, wiring.clock.nowMs()), false));
+  };
 
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
     .use(httpErrors(logger))
@@ -196,6 +251,35 @@ export function adminHandler(wiring: Wiring) {
           const { action, ...request } = parseWith(ReconcileBody, jsonBody(event), 'body');
           const reconciler = lostKeyReconciler(wiring);
           return json(200, action === 'restore' ? await reconciler.restore(request) : await reconciler.discard(request));
+        },
+        describeRebalance: async (event) => {
+          const { ranges } = parseWith(RebalanceQuery, event.queryStringParameters, 'query');
+          const status = await rebalances.status();
+          if (!status) throw new RingstoreError('rebalance.notFound', 'no rebalance has run here: start one with POST /v1/admin/rebalance');
+          return json(200, rebalanceView(status, ranges === 'true'));
+        },
+        startRebalance: async (event) => {
+          const { add, remove, rateKeysPerSecond } = parseWith(RebalanceStartBody, jsonBody(event), 'body');
+          requireRebalanceStarter();
+          // New shards take the ids after the highest on the ring.
+          const highest = Math.max(-1, ...(await readRingState(ringStore(wiring))).shards.map((shard) => shard.id));
+          const join = Array.from({ length: add ?? 0 }, (_, index) => highest + 1 + index);
+          const id = `rebalance-${wiring.clock.nowMs()}-${wiring.ids.newId().replace(/-/g, '').slice(0, 8)}`;
+          const job = await rebalances.start(
+            { join, leave: remove ?? [] },
+            { id, ...(rateKeysPerSecond === undefined ? {} : { rateKeysPerSecond }) },
+          );
+          await runRebalance(id, `${id}-1`);
+          return json(202, rebalanceView(describeRebalance(job, wiring.clock.nowMs()), false));
+        },
+        pauseRebalance: rebalanceAction('pause'),
+        resumeRebalance: rebalanceAction('resume'),
+        cancelRebalance: rebalanceAction('cancel'),
+        setRebalanceRate: async (event) => {
+          const { id } = parseWith(RebalanceIdParam, event.pathParameters, 'path');
+          const { rateKeysPerSecond } = parseWith(RebalanceRateBody, jsonBody(event), 'body');
+          const job = await rebalances.setRate(id, rateKeysPerSecond);
+          return json(200, rebalanceView(describeRebalance(job, wiring.clock.nowMs()), false));
         },
       }),
     );

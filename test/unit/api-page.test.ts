@@ -43,6 +43,8 @@ describe('the OpenAPI document as a reference', () => {
         'promote',
         'offerLostValues',
         'reconcileLostKey',
+        'startRebalance',
+        'setRebalanceRate',
       ].sort(),
     );
   });

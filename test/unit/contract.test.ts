@@ -40,6 +40,7 @@ describe('error mapping', () => {
           'txn.outcomeUnknown',
           'replication.pending',
           'dr.backupUnreachable',
+          'rebalance.unavailable',
         ]).toContain(code);
       }
     }
