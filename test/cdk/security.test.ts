@@ -77,6 +77,17 @@ describe('the L2 cache', () => {
   );
 });
 
+describe('role names', () => {
+  it('stay within IAM’s 64 characters with the longest stage, handler and region names', () => {
+    // Stages are at most 20 characters (namesFor), region names at most 14 (ap-southeast-7, ap-northeast-3).
+    const longestHandler = Object.keys(handlers).reduce((a, b) => (b.length > a.length ? b : a));
+    const name = `${namesFor('s'.repeat(20)).functionName(longestHandler as HandlerName)}-ap-southeast-7`;
+
+    expect(name.length).toBeLessThanOrEqual(64);
+    expect(() => namesFor('s'.repeat(21))).toThrow();
+  });
+});
+
 describe('queues', () => {
   const s = synth({ drBackupRegion: 'eu-west-1' });
 
