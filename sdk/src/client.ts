@@ -30,6 +30,15 @@ import {
   ReconcileCommand,
   type ReconcileCommandInput,
   type ReconcileCommandOutput,
+  StartRebalanceCommand,
+  type StartRebalanceCommandInput,
+  DescribeRebalanceCommand,
+  type DescribeRebalanceCommandInput,
+  PauseRebalanceCommand,
+  ResumeRebalanceCommand,
+  CancelRebalanceCommand,
+  SetRebalanceRateCommand,
+  type Rebalance,
   SetNamespaceSettingsCommand,
   type SetNamespaceSettingsCommandInput,
   CreateApiKeyCommand,
@@ -541,5 +550,79 @@ export class RingstoreClient {
    */
   reconcile(input: ReconcileCommandInput, options?: SendOptions): Promise<ReconcileCommandOutput> {
     return this.send(new ReconcileCommand(input), options);
+  }
+
+  /**
+   * Adds shards (`add`: how many; they get the ids after the highest) or removes shards by id, online;
+   * needs an admin key. Follow it with {@link RingstoreClient.describeRebalance}.
+   *
+   * @example
+   * ```ts
+   * const { id } = await admin.startRebalance({ add: 1, rateKeysPerSecond: 5_000 });
+   * ```
+   */
+  startRebalance(input: StartRebalanceCommandInput, options?: SendOptions): Promise<Rebalance> {
+    return this.send(new StartRebalanceCommand(input), options);
+  }
+
+  /**
+   * The current (or last) rebalance and its progress; every moving range too with `ranges: true`. Needs
+   * an admin key; a `NotFoundError` when none ever ran.
+   *
+   * @example
+   * ```ts
+   * const { status, progress, etaSeconds } = await admin.describeRebalance();
+   * ```
+   */
+  describeRebalance(input: DescribeRebalanceCommandInput = {}, options?: SendOptions): Promise<Rebalance> {
+    return this.send(new DescribeRebalanceCommand(input), options);
+  }
+
+  /**
+   * Pauses rebalance `id` after its current step; needs an admin key.
+   *
+   * @example
+   * ```ts
+   * await admin.pauseRebalance((await admin.describeRebalance()).id);
+   * ```
+   */
+  pauseRebalance(id: string, options?: SendOptions): Promise<Rebalance> {
+    return this.send(new PauseRebalanceCommand({ id }), options);
+  }
+
+  /**
+   * Resumes paused rebalance `id` from its checkpoint; needs an admin key.
+   *
+   * @example
+   * ```ts
+   * await admin.resumeRebalance(id);
+   * ```
+   */
+  resumeRebalance(id: string, options?: SendOptions): Promise<Rebalance> {
+    return this.send(new ResumeRebalanceCommand({ id }), options);
+  }
+
+  /**
+   * Cancels rebalance `id`: what had moved is moved back; needs an admin key.
+   *
+   * @example
+   * ```ts
+   * await admin.cancelRebalance(id);
+   * ```
+   */
+  cancelRebalance(id: string, options?: SendOptions): Promise<Rebalance> {
+    return this.send(new CancelRebalanceCommand({ id }), options);
+  }
+
+  /**
+   * Changes the copy rate of rebalance `id` (keys per second, 0: no cap); needs an admin key.
+   *
+   * @example
+   * ```ts
+   * await admin.setRebalanceRate(id, 20_000);
+   * ```
+   */
+  setRebalanceRate(id: string, rateKeysPerSecond: number, options?: SendOptions): Promise<Rebalance> {
+    return this.send(new SetRebalanceRateCommand({ id, rateKeysPerSecond }), options);
   }
 }

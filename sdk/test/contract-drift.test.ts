@@ -236,6 +236,22 @@ describe("the SDK reads every answer the server's response schemas allow", () =>
     );
   });
 
+  it('Rebalance, from every rebalance method, whole', async () => {
+    await fc.assert(
+      fc.asyncProperty(serverSamples(api.RebalanceResponse), async (rebalance) => {
+        const started = clientAnswering(202, rebalance);
+        const answered = clientAnswering(200, rebalance);
+
+        expect(await started.startRebalance({ add: 1 })).toEqual(overTheWire(rebalance));
+        expect(await answered.describeRebalance({ ranges: true })).toEqual(overTheWire(rebalance));
+        expect(await started.pauseRebalance('r')).toEqual(overTheWire(rebalance));
+        expect(await started.resumeRebalance('r')).toEqual(overTheWire(rebalance));
+        expect(await started.cancelRebalance('r')).toEqual(overTheWire(rebalance));
+        expect(await answered.setRebalanceRate('r', 10)).toEqual(overTheWire(rebalance));
+      }),
+    );
+  });
+
   it('UploadTicket, from the upload of a large put (less the headers fetch sets itself)', () => {
     const setByFetch = new Set(['content-length', 'host', 'connection', 'transfer-encoding']);
     fc.assert(

@@ -16,6 +16,7 @@ import type { MaintenanceReportWire } from '../src/commands/RepairCommand';
 import type { RevokedApiKeyWire } from '../src/commands/RevokeApiKeyCommand';
 import type { LostKeysWire, OfferReportWire, ReconcileOutcomeWire } from '../src/commands/ReconcileCommand';
 import type { RingWire } from '../src/commands/RingCommand';
+import type { Rebalance, RebalanceWire } from '../src/commands/StartRebalanceCommand';
 import type { TxnCommittedWire } from '../src/commands/TransactCommand';
 
 /** What the server sends for a schema: its zod output type. */
@@ -103,4 +104,8 @@ export type Checks = [
   Holds<SameJson<OfferReportWire, Server<typeof api.OfferResponse>>>,
   Holds<SameJson<LostKeysWire, Server<typeof api.LostKeysResponse>>>,
   Holds<SameJson<ReconcileOutcomeWire, Server<typeof api.ReconcileResponse>>>,
+
+  // Rebalancing: the status every rebalance route answers with, whole, and the type the SDK returns it as.
+  Holds<SameJson<RebalanceWire, Server<typeof api.RebalanceResponse>>>,
+  Holds<SameJson<Rebalance, Server<typeof api.RebalanceResponse>>>,
 ];

@@ -29,9 +29,7 @@ async function typescript7(): Promise<string> {
   }
   return tsc;
 }
-// The commander the repository installed for the SDK: packed and installed beside the SDK's tarball, so the
-// scratch install resolves the tarball's runtime dependency without the network (npm --offline).
-const COMMANDER = packageRoot(createRequire(join(SDK, 'package.json')).resolve('commander'), 'commander');
+const SDK_MANIFEST = JSON.parse(readFileSync(join(SDK, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
 
 /** The directory of the package `name` that holds `file` (its package.json is not in its exports). */
 function packageRoot(file: string, name: string): string {
@@ -44,6 +42,24 @@ function packageRoot(file: string, name: string): string {
     }
   }
   throw new Error(`no package.json of ${name} above ${file}`);
+}
+
+/**
+ * The SDK's runtime dependencies and theirs, as the repository installed them (each resolved from the package
+ * that needs it): packed and installed beside the SDK's tarball, so the scratch install resolves them without
+ * the network (npm --offline).
+ */
+function runtimeDependencies(): string[] {
+  const dirs = new Set<string>();
+  const visit = (fromDir: string, name: string): void => {
+    const dir = packageRoot(createRequire(join(fromDir, 'package.json')).resolve(name), name);
+    if (dirs.has(dir)) return;
+    dirs.add(dir);
+    const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+    for (const dependency of Object.keys(manifest.dependencies ?? {})) visit(dir, dependency);
+  };
+  for (const dependency of Object.keys(SDK_MANIFEST.dependencies)) visit(SDK, dependency);
+  return [...dirs];
 }
 
 jest.setTimeout(120_000);
@@ -108,14 +124,16 @@ describe('the packed SDK in a project of its own', () => {
   let project: string;
 
   beforeAll(async () => {
-    // Prepare: pack (building dist/), install both tarballs offline into a fresh project.
+    // Prepare: pack (building dist/), install it and its dependencies' tarballs offline into a fresh project.
     scratch = await mkdtemp(join(tmpdir(), 'ringstore-sdk-package-'));
     project = join(scratch, 'app');
     await mkdir(project);
     await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'app', version: '1.0.0', private: true }));
     const sdkTarball = await tarball(SDK, join(scratch, 'sdk'));
-    const commanderTarball = await tarball(COMMANDER, join(scratch, 'commander'));
-    await npm(['install', '--offline', '--ignore-scripts', sdkTarball, commanderTarball], project);
+    const dependencies = runtimeDependencies();
+    const dependencyTarballs: string[] = [];
+    for (const [index, dir] of dependencies.entries()) dependencyTarballs.push(await tarball(dir, join(scratch, `dependency-${index}`)));
+    await npm(['install', '--offline', '--ignore-scripts', sdkTarball, ...dependencyTarballs], project);
   });
 
   afterAll(async () => {
@@ -128,7 +146,8 @@ describe('the packed SDK in a project of its own', () => {
     const { stdout } = await run('find', ['.', '-type', 'f'], { cwd: installed });
     const files = stdout.split('\n').filter((line) => line !== '');
 
-    expect(Object.keys(manifest.dependencies ?? {})).toEqual(['commander']);
+    // commander parses the CLI's words, cli-progress draws its rebalance progress bar; nothing else at run time.
+    expect(Object.keys(manifest.dependencies ?? {}).sort()).toEqual(['cli-progress', 'commander']);
     expect(files).toEqual(
       expect.arrayContaining(['./dist/cjs/index.js', './dist/cjs/index.d.ts', './dist/esm/index.mjs', './dist/esm/index.d.mts']),
     );

@@ -62,3 +62,18 @@ export {
   type ReconcileCommandInput,
   type ReconcileCommandOutput,
 } from './ReconcileCommand';
+export {
+  CancelRebalanceCommand,
+  DescribeRebalanceCommand,
+  PauseRebalanceCommand,
+  ResumeRebalanceCommand,
+  SetRebalanceRateCommand,
+  StartRebalanceCommand,
+  type DescribeRebalanceCommandInput,
+  type Rebalance,
+  type RebalanceActionInput,
+  type RebalanceRange,
+  type RebalanceStatus,
+  type SetRebalanceRateCommandInput,
+  type StartRebalanceCommandInput,
+} from './StartRebalanceCommand';

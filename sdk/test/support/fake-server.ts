@@ -220,6 +220,10 @@ export class FakeRingstore {
       this.handleFailovers(req, res, caller);
       return;
     }
+    if (segments[1] === 'admin' && segments[2] === 'rebalance') {
+      this.handleRebalance(req, res, caller, segments[3], segments[4]);
+      return;
+    }
     if (segments[1] === 'admin' && segments[2] === 'dr') {
       this.handleDr(req, res, caller, segments[3]);
       return;
@@ -514,6 +518,183 @@ export class FakeRingstore {
 
   /** Failovers started through the fake: recorded, never run (each is shown as completed, one range moved). */
   readonly failovers: Array<{ id: string; shard: number; reason: string; action: 'failOver' | 'moveBack'; requestedAt: string }> = [];
+
+  /**
+   * The rebalance started through the fake: six ranges move, `rebalanceRangesPerRead` more at each GET
+   * while it runs (0: it makes no progress); a pause or cancel asked for takes effect at the next GET,
+   * as the workflow acts between two steps.
+   */
+  rebalance:
+    | {
+        id: string;
+        change: { join: number[]; leave: number[] };
+        status: 'running' | 'paused' | 'cancelling' | 'cancelled' | 'done';
+        requested?: 'pause' | 'cancel';
+        rateKeysPerSecond: number;
+        moved: number;
+        revision: number;
+        startedAt: string;
+        updatedAt: string;
+        finishedAt?: string;
+        cancelledFrom?: { ranges: number; moved: number };
+      }
+    | undefined;
+  rebalanceRangesPerRead = 2;
+  static readonly REBALANCE_RANGES = 6;
+  static readonly REBALANCE_KEYS_PER_RANGE = 1_500;
+
+  private rebalanceView(withRanges: boolean): Record<string, unknown> {
+    const { moved, ...job } = this.rebalance!;
+    const total = FakeRingstore.REBALANCE_RANGES;
+    const ended = job.status === 'done' || job.status === 'cancelled';
+    const moving = !ended && moved < total && job.status !== 'paused' ? 1 : 0;
+    const progress = moved / total;
+    return {
+      ...job,
+      ranges: {
+        total,
+        planned: ended ? 0 : total - moved - moving,
+        moving,
+        moved: job.status === 'done' ? 0 : moved,
+        cleaned: job.status === 'done' ? total : 0,
+      },
+      keysCopied: moved * FakeRingstore.REBALANCE_KEYS_PER_RANGE,
+      keysPerSecond: moved * 250,
+      progress,
+      ...(!ended && progress > 0 && progress < 1 ? { etaSeconds: (total - moved) * 6 } : {}),
+      ...(withRanges
+        ? {
+            rangeDetail: Array.from({ length: total }, (_, i) => ({
+              start: FAKE_RING.ranges[i]!.start,
+              end: FAKE_RING.ranges[i]!.end,
+              from: FAKE_RING.ranges[i]!.replicas,
+              to: [4, ...FAKE_RING.ranges[i]!.replicas.slice(0, 2)],
+              stage: i < moved ? 'moved' : i === moved && moving === 1 ? 'copying' : 'planned',
+              keysCopied: i < moved ? FakeRingstore.REBALANCE_KEYS_PER_RANGE : 0,
+            })),
+          }
+        : {}),
+    };
+  }
+
+  /** One step of the fake's workflow: what a GET finds. */
+  private advanceRebalance(): void {
+    const job = this.rebalance!;
+    const now = new Date().toISOString();
+    if (job.requested === 'pause') {
+      delete job.requested;
+      job.status = 'paused';
+    } else if (job.requested === 'cancel') {
+      delete job.requested;
+      job.cancelledFrom = { ranges: FakeRingstore.REBALANCE_RANGES, moved: job.moved };
+      job.status = 'cancelled';
+      job.finishedAt = now;
+    } else if (job.status === 'running') {
+      job.moved = Math.min(FakeRingstore.REBALANCE_RANGES, job.moved + this.rebalanceRangesPerRead);
+      if (job.moved === FakeRingstore.REBALANCE_RANGES) {
+        job.status = 'done';
+        job.finishedAt = now;
+      }
+    } else {
+      return;
+    }
+    job.revision += 1;
+    job.updatedAt = now;
+  }
+
+  private handleRebalance(
+    req: RecordedRequest,
+    res: ServerResponse,
+    caller: ApiKeyRecord,
+    id: string | undefined,
+    action: string | undefined,
+  ): void {
+    if (caller.role !== 'admin') {
+      sendError(res, 403, 'auth.forbidden', 'an admin key is required');
+      return;
+    }
+    const job = this.rebalance;
+    if (id === undefined && req.method === 'GET') {
+      if (job === undefined) {
+        sendError(res, 404, 'rebalance.notFound', 'no rebalance has run here: start one with POST /v1/admin/rebalance');
+        return;
+      }
+      this.advanceRebalance();
+      sendJson(res, 200, this.rebalanceView(req.query.get('ranges') === 'true'));
+      return;
+    }
+    if (id === undefined && req.method === 'POST') {
+      const body = JSON.parse(req.body.toString('utf8')) as { add?: number; remove?: number[]; rateKeysPerSecond?: number };
+      if (body.add === undefined && body.remove === undefined) {
+        sendError(
+          res,
+          400,
+          'request.invalid',
+          'body body: nothing to do: give add (how many shards to add) or remove (shard ids), or both',
+        );
+        return;
+      }
+      const unknown = (body.remove ?? []).find((shard) => shard < 0 || shard > 3);
+      if (unknown !== undefined) {
+        sendError(res, 409, 'rebalance.refused', `shard ${unknown} is not on the ring`);
+        return;
+      }
+      if (job !== undefined && job.status !== 'done' && job.status !== 'cancelled') {
+        sendError(res, 409, 'rebalance.conflict', `rebalance ${job.id} is ${job.status}: one runs at a time`);
+        return;
+      }
+      const now = new Date().toISOString();
+      this.rebalance = {
+        id: `rebalance-${Date.now()}-0a1b2c3d`,
+        change: { join: Array.from({ length: body.add ?? 0 }, (_, i) => 4 + i), leave: body.remove ?? [] },
+        status: 'running',
+        rateKeysPerSecond: body.rateKeysPerSecond ?? 2_000,
+        moved: 0,
+        revision: (job?.revision ?? 0) + 1,
+        startedAt: now,
+        updatedAt: now,
+      };
+      sendJson(res, 202, this.rebalanceView(false));
+      return;
+    }
+    if (job === undefined || job.id !== id) {
+      sendError(res, 404, 'rebalance.notFound', `no rebalance ${String(id)}`);
+      return;
+    }
+    const refuse = (why: string) => sendError(res, 409, 'rebalance.conflict', `rebalance ${job.id} is ${job.status}: ${why}`);
+    if (action === 'rate' && req.method === 'PUT') {
+      if (job.status === 'done' || job.status === 'cancelled') {
+        refuse('it has ended');
+        return;
+      }
+      job.rateKeysPerSecond = (JSON.parse(req.body.toString('utf8')) as { rateKeysPerSecond: number }).rateKeysPerSecond;
+    } else if (action === 'pause' && req.method === 'POST') {
+      if (job.status !== 'running') {
+        refuse('only a running rebalance pauses');
+        return;
+      }
+      job.requested = 'pause';
+    } else if (action === 'resume' && req.method === 'POST') {
+      if (job.status !== 'paused') {
+        refuse('only a paused rebalance resumes');
+        return;
+      }
+      job.status = 'running';
+    } else if (action === 'cancel' && req.method === 'POST') {
+      if (job.status !== 'running' && job.status !== 'paused') {
+        refuse('only a running or paused rebalance is cancelled');
+        return;
+      }
+      job.status = 'running';
+      job.requested = 'cancel';
+    } else {
+      sendError(res, 404, 'route.notFound', 'no such route');
+      return;
+    }
+    job.revision += 1;
+    job.updatedAt = new Date().toISOString();
+    sendJson(res, action === 'rate' ? 200 : 202, this.rebalanceView(false));
+  }
 
   /** The fake is a DR backup region: a promotion completes at once and reports one lost key. */
   promotion: { id: string; reason: string; startedAtMs: number } | undefined;

@@ -32,10 +32,15 @@ export function arbitraryOf(schema: z.core.$ZodType): fc.Arbitrary<unknown> {
   }
   if (schema instanceof z.ZodString) return fc.string();
   if (schema instanceof z.ZodNumber) {
+    // Within the schema's bounds (a share from 0 to 1, a count from 0); unbounded, zod says ±Infinity.
+    const bounds = {
+      ...(Number.isFinite(schema.minValue) ? { min: schema.minValue! } : {}),
+      ...(Number.isFinite(schema.maxValue) ? { max: schema.maxValue! } : {}),
+    };
     // z.number().int() is the `safeint` format (int32 and uint32 are integers too).
     return schema.format?.endsWith('int') || schema.format?.endsWith('int32')
-      ? fc.maxSafeInteger()
-      : fc.double({ noNaN: true, noDefaultInfinity: true });
+      ? fc.integer({ min: Number.MIN_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER, ...bounds })
+      : fc.double({ noNaN: true, noDefaultInfinity: true, ...bounds });
   }
   if (schema instanceof z.ZodBoolean) return fc.boolean();
   if (schema instanceof z.ZodEnum) return fc.constantFrom(...schema.options);
