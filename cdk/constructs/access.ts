@@ -174,7 +174,12 @@ export interface WorkflowRefs {
   autoFailover: boolean;
   /** A DR backup region's promotion state machine (docs/dr.md); absent in any other region. */
   promotionStateMachineArn?: string;
+  /** The rebalance state machine (docs/rebalancing.md). */
+  rebalanceStateMachineArn: string;
 }
+
+/** Starting a rebalance (or resuming one): one (asynchronous) execution of the Standard rebalance state machine. */
+export const rebalanceStartActions = ['states:StartExecution'] as const;
 
 /** Starting a promotion: one (asynchronous) execution of the Standard promotion state machine. */
 export const promotionStartActions = ['states:StartExecution'] as const;
@@ -192,7 +197,8 @@ export function startsFailovers(spec: HandlerSpec, workflows: Pick<WorkflowRefs,
 /**
  * The IAM statements one handler needs for the state machines: StartSyncExecution on the transaction
  * state machine (that ARN only) when its spec says `startsTransactions`, StartExecution on the failover
- * state machine when it may start failovers (startsFailovers above), StartExecution on a DR backup's
+ * state machine when it may start failovers (startsFailovers above), StartExecution on the rebalance
+ * state machine when its spec says `startsRebalances`, StartExecution on a DR backup's
  * promotion state machine when it may start promotions (startsPromotions above), else none.
  *
  * @example
@@ -211,6 +217,15 @@ export function workflowStatements(spec: HandlerSpec, workflows: WorkflowRefs): 
       : []),
     ...(startsFailovers(spec, workflows)
       ? [new PolicyStatement({ effect: Effect.ALLOW, actions: [...failoverStartActions], resources: [workflows.failoverStateMachineArn] })]
+      : []),
+    ...(spec.startsRebalances
+      ? [
+          new PolicyStatement({
+            effect: Effect.ALLOW,
+            actions: [...rebalanceStartActions],
+            resources: [workflows.rebalanceStateMachineArn],
+          }),
+        ]
       : []),
     ...(startsPromotions(spec, workflows) && workflows.promotionStateMachineArn
       ? [

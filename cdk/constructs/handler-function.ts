@@ -198,6 +198,7 @@ export class HandlerFunction extends Construct {
     if (this.spec.startsTransactions) this.function.addEnvironment(envVars.txnStateMachineArn, workflows.transactionStateMachineArn);
     if (startsFailovers(this.spec, workflows))
       this.function.addEnvironment(envVars.failoverStateMachineArn, workflows.failoverStateMachineArn);
+    if (this.spec.startsRebalances) this.function.addEnvironment(envVars.rebalanceStateMachineArn, workflows.rebalanceStateMachineArn);
     if (startsPromotions(this.spec, workflows) && workflows.promotionStateMachineArn)
       this.function.addEnvironment(envVars.drPromotionStateMachineArn, workflows.promotionStateMachineArn);
   }

@@ -44,6 +44,11 @@ export interface LocalCloudOptions {
   /** False runs with no value cache (no L1, no Redis): every read reaches DynamoDB (the capacity test). */
   valueCache?: boolean;
   /**
+   * Shard tables provisioned (and streamed) beyond `shardCount`, off the ring: what a rebalance adds
+   * (docs/rebalancing.md). A fresh ring takes the first `shardCount` tables; a stored ring is kept as it is.
+   */
+  spareShards?: number;
+  /**
    * This region's part in cross-region DR (docs/dr.md). A primary names the backup's key queue and bucket
    * and the endpoints that reach them (through the link between the regions); absent: no DR.
    */
@@ -196,7 +201,8 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
     });
-    const created = await provision({ dynamodb, s3, names, shardCount: config.shardCount, drBackup: options.dr?.role === 'backup' });
+    const tableCount = config.shardCount + (options.spareShards ?? 0);
+    const created = await provision({ dynamodb, s3, names, shardCount: tableCount, drBackup: options.dr?.role === 'backup' });
     dynamodb.destroy();
     s3.destroy();
     if (created.length) log(`created ${created.join(', ')}`);
@@ -233,10 +239,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     // Every shard table is streamed, on the ring or not yet: a shard a rebalance adds (docs/rebalancing.md,
     // "Growing a deployment") is provisioned by `--shards` first, as CDK's `shardCount` deploys it in AWS.
     const shardTables = [
-      ...new Set([
-        ...ring.shards.map((shard) => shard.table),
-        ...Array.from({ length: config.shardCount }, (_, id) => names.shardTable(id)),
-      ]),
+      ...new Set([...ring.shards.map((shard) => shard.table), ...Array.from({ length: tableCount }, (_, id) => names.shardTable(id))]),
     ];
 
     const proxies: GatewayHandlers['proxies'] = {};

@@ -12,6 +12,8 @@ const settings = z
     RINGSTORE_HOME: z.string().default(resolve(__dirname, '..', '..', '.ringstore')),
     RINGSTORE_VENDOR_DIR: z.string().optional(),
     RINGSTORE_SHARD_COUNT: z.coerce.number().int().min(1).max(64).optional(),
+    /** Shard tables beyond the ring's, for a rebalance to add (docs/rebalancing.md). */
+    RINGSTORE_SPARE_SHARDS: z.coerce.number().int().min(0).max(8).optional(),
     RINGSTORE_AUTH_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(3600).optional(),
     RINGSTORE_FAULT_INJECTION: z.enum(['0', '1']).default('0'),
     RINGSTORE_AUTO_FAILOVER: z.enum(['0', '1']).default('1'),
@@ -54,6 +56,7 @@ async function main(): Promise<void> {
     port: env.RINGSTORE_PORT,
     ...(env.RINGSTORE_VENDOR_DIR ? { vendorDir: env.RINGSTORE_VENDOR_DIR } : {}),
     ...(env.RINGSTORE_SHARD_COUNT ? { shardCount: env.RINGSTORE_SHARD_COUNT } : {}),
+    ...(env.RINGSTORE_SPARE_SHARDS ? { spareShards: env.RINGSTORE_SPARE_SHARDS } : {}),
     ...(env.RINGSTORE_AUTH_CACHE_TTL_SECONDS !== undefined ? { authorizerCacheTtlSeconds: env.RINGSTORE_AUTH_CACHE_TTL_SECONDS } : {}),
     ...(env.RINGSTORE_MAINTENANCE_INTERVAL_MS !== undefined ? { maintenanceIntervalMs: env.RINGSTORE_MAINTENANCE_INTERVAL_MS } : {}),
     faultInjection: env.RINGSTORE_FAULT_INJECTION === '1',

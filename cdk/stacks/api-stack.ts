@@ -20,6 +20,7 @@ import {
 import {
   drKeyDepthActions,
   failoverStartActions,
+  rebalanceStartActions,
   promotionStartActions,
   startsFailovers,
   startsPromotions,
@@ -119,6 +120,7 @@ export class ApiStack extends Stack {
   /** The coordinator of POST /v1/txn (Express, run synchronously by the handlers that start transactions). */
   readonly transactions: WorkflowStateMachine;
   readonly failovers: WorkflowStateMachine;
+  readonly rebalances: WorkflowStateMachine;
   /** Alarms when a failover starts and when one fails, on the deployment's alarm topic. */
   readonly failoverAlarms: FailoverAlarms;
   /** A DR backup's promotion workflow (Standard); undefined in any other region. */
@@ -217,6 +219,12 @@ export class ApiStack extends Stack {
       task: functions[stateMachines.failover.taskHandler].function,
       ...encrypted,
     });
+    this.rebalances = new WorkflowStateMachine(this, 'Rebalances', {
+      names: this.names,
+      machine: 'rebalance',
+      task: functions[stateMachines.rebalance.taskHandler].function,
+      ...encrypted,
+    });
     this.promotions =
       dr?.role === 'backup'
         ? new WorkflowStateMachine(this, 'Promotions', {
@@ -229,6 +237,7 @@ export class ApiStack extends Stack {
     const workflows = {
       transactionStateMachineArn: this.transactions.stateMachine.stateMachineArn,
       failoverStateMachineArn: this.failovers.stateMachine.stateMachineArn,
+      rebalanceStateMachineArn: this.rebalances.stateMachine.stateMachineArn,
       autoFailover: config.autoFailover,
       ...(this.promotions ? { promotionStateMachineArn: this.promotions.stateMachine.stateMachineArn } : {}),
     };
@@ -247,6 +256,9 @@ export class ApiStack extends Stack {
     const statesEndpoint = () => (states ??= this.network.addInterfaceEndpoint('States', InterfaceVpcEndpointAwsService.STEP_FUNCTIONS));
     if (handlerNames.some((name) => startsFailovers(handlers[name], workflows))) {
       statesEndpoint().addToPolicy(endpointAllows([...failoverStartActions], [workflows.failoverStateMachineArn]));
+    }
+    if (deployed.some((name) => handlers[name].startsRebalances)) {
+      statesEndpoint().addToPolicy(endpointAllows([...rebalanceStartActions], [workflows.rebalanceStateMachineArn]));
     }
     if (workflows.promotionStateMachineArn && deployed.some((name) => startsPromotions(handlers[name], workflows))) {
       statesEndpoint().addToPolicy(endpointAllows([...promotionStartActions], [workflows.promotionStateMachineArn]));
@@ -328,6 +340,7 @@ export class ApiStack extends Stack {
     new CfnOutput(this, 'ApiUrl', { description: 'Base URL of the Ringstore REST API', value: this.restApi.api.url });
     new CfnOutput(this, 'TransactionStateMachineArn', { value: workflows.transactionStateMachineArn });
     new CfnOutput(this, 'FailoverStateMachineArn', { value: this.failovers.stateMachine.stateMachineArn });
+    new CfnOutput(this, 'RebalanceStateMachineArn', { value: this.rebalances.stateMachine.stateMachineArn });
     new CfnOutput(this, 'AlarmTopicArn', {
       description: 'SNS topic of the deployment alarms (failover started, failover failed): subscribe to it',
       value: this.failoverAlarms.topic.topicArn,

@@ -327,11 +327,13 @@ describe('ApiStack', () => {
 
     it.each([
       ['sync-states', 'StartSyncExecution', 'transaction'],
-      ['states', 'StartExecution', 'failover'],
+      ['states', 'StartExecution', 'failover and rebalance'],
     ] as const)('lets the %s endpoint carry only %s on the %s state machine, from the Lambdas only', (service, action, machine) => {
       const [endpoint] = endpoints().filter((e) => e.type === 'Interface' && e.service.includes(`.${service}"`));
       const lambdaSg = logicalIdOf(s.api, s.api.network.lambdaSecurityGroup);
-      const stateMachineId = logicalIdOf(s.api, (machine === 'transaction' ? s.api.transactions : s.api.failovers).stateMachine);
+      const stateMachineIds = (machine === 'transaction' ? [s.api.transactions] : [s.api.failovers, s.api.rebalances]).map((workflow) =>
+        logicalIdOf(s.api, workflow.stateMachine),
+      );
       const securityGroups = endpoint?.properties.SecurityGroupIds as { 'Fn::GetAtt': string[] }[];
       const [endpointSg] = securityGroups.map((ref) => ref['Fn::GetAtt'][0] as string);
       const inline = t.toJSON().Resources[endpointSg as string].Properties.SecurityGroupIngress ?? [];
@@ -342,8 +344,9 @@ describe('ApiStack', () => {
       const rules = [...inline, ...separate];
 
       expect(endpoint?.properties.PrivateDnsEnabled).toBe(true);
+      const refs = stateMachineIds.map((id) => ({ Ref: id }));
       expect(endpoint?.properties.PolicyDocument.Statement).toEqual([
-        { Action: `states:${action}`, Effect: 'Allow', Principal: { AWS: '*' }, Resource: { Ref: stateMachineId } },
+        { Action: `states:${action}`, Effect: 'Allow', Principal: { AWS: '*' }, Resource: refs.length === 1 ? refs[0] : refs },
       ]);
       expect(rules.length).toBeGreaterThan(0);
       for (const rule of rules) {

@@ -8,6 +8,7 @@ import {
   streamListAction,
   streamReadActions,
   failoverStartActions,
+  rebalanceStartActions,
   startsFailovers,
   transactionStartActions,
 } from '../../cdk/constructs/access';
@@ -62,6 +63,7 @@ const isWrite = (action: string) => (dynamoWriteActions as readonly string[]).in
 const stateMachineRef = (s: Synthesized) => `<${logicalIdOf(s.api, s.api.transactions.stateMachine)}>`;
 /** The same for the failover state machine. */
 const failoverMachineRef = (s: Synthesized) => `<${logicalIdOf(s.api, s.api.failovers.stateMachine)}>`;
+const rebalanceMachineRef = (s: Synthesized) => `<${logicalIdOf(s.api, s.api.rebalances.stateMachine)}>`;
 
 describe('IAM least privilege', () => {
   let s: Synthesized;
@@ -160,14 +162,21 @@ describe('IAM least privilege', () => {
     const starts = [
       ...(spec.startsTransactions ? ['synchronous executions of the transaction state machine'] : []),
       ...(failovers ? ['executions of the failover state machine'] : []),
+      ...(spec.startsRebalances ? ['executions of the rebalance state machine'] : []),
     ];
     it(`starts ${starts.length > 0 ? `${starts.join(' and ')} only` : 'no state machine'}`, () => {
+      // As action-resource pairs: CDK merges statements of one action into one with several resources.
+      const pairs = (grants: Array<{ actions: readonly string[]; resources: readonly string[] }>) =>
+        grants.flatMap((g) => g.actions.flatMap((action) => g.resources.map((resource) => `${action} ${resource}`))).sort();
       const stateGrants = grantsOf(s, name).filter((g) => g.actions.some((a) => a.startsWith('states:')));
 
-      expect(stateGrants).toEqual([
-        ...(spec.startsTransactions ? [{ actions: [...transactionStartActions], resources: [stateMachineRef(s)] }] : []),
-        ...(failovers ? [{ actions: [...failoverStartActions], resources: [failoverMachineRef(s)] }] : []),
-      ]);
+      expect(pairs(stateGrants)).toEqual(
+        pairs([
+          ...(spec.startsTransactions ? [{ actions: [...transactionStartActions], resources: [stateMachineRef(s)] }] : []),
+          ...(failovers ? [{ actions: [...failoverStartActions], resources: [failoverMachineRef(s)] }] : []),
+          ...(spec.startsRebalances ? [{ actions: [...rebalanceStartActions], resources: [rebalanceMachineRef(s)] }] : []),
+        ]),
+      );
     });
 
     const readsStreams = spec.shardStreams === true || spec.txnStream === true;
@@ -252,10 +261,10 @@ describe('IAM least privilege', () => {
   });
 
   describe('transactions', () => {
-    it('lets only the transaction steps, the sweeper, the KV handlers and the admin’s DR restore (which resolve the intents they meet) and the failover (which settles a failed owner’s transactions) write the transaction table', () => {
+    it('lets only the transaction steps, the sweeper, the KV handlers and the admin’s DR restore (which resolve the intents they meet), the failover (which settles a failed owner’s transactions) and the rebalance (which settles those of a range it cuts over) write the transaction table', () => {
       const writers = handlerNames.filter((name) => actionsOn(grantsOf(s, name), txnArn).some(isWrite));
 
-      expect(writers.sort()).toEqual(['admin', 'failoverStep', 'kvRead', 'kvWrite', 'txnStep', 'txnSweeper']);
+      expect(writers.sort()).toEqual(['admin', 'failoverStep', 'kvRead', 'kvWrite', 'rebalanceStep', 'txnStep', 'txnSweeper']);
     });
 
     it('lets the admin handler and, with automatic failover on, the handlers that find shards down start a failover', () => {
