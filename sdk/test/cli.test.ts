@@ -57,7 +57,20 @@ describe('ringstore CLI', () => {
     const result = await ringstore(['help']);
 
     expect(result.code).toBe(0);
-    for (const command of ['connect', 'disconnect', 'put', 'get', 'delete', 'list', 'keyrange', 'failover', 'dr', 'txn', 'quit']) {
+    for (const command of [
+      'connect',
+      'disconnect',
+      'put',
+      'get',
+      'delete',
+      'list',
+      'keyrange',
+      'failover',
+      'dr',
+      'rebalance',
+      'txn',
+      'quit',
+    ]) {
       expect(result.stdout).toContain(command);
     }
   });
@@ -275,6 +288,135 @@ describe('ringstore CLI', () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^deleted\s+gone\s+version 2$/m);
     expect(result.stdout).toMatch(/^wrote\s+kept\s+version 1$/m);
+  });
+
+  it('adds shards and follows the rebalance to the end, one line per change when the output is no terminal', async () => {
+    const result = await ringstore(['rebalance', 'add', '--count', '2', '--rate', '500'], { env: connected() });
+
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe('');
+    const id = fake.rebalance?.id ?? '';
+    const lines = result.stdout.split('\n');
+    expect(lines.slice(0, 5)).toEqual([
+      `rebalance ${id} started: add shards 4, 5, 6 ranges to move`,
+      'running: 0/6 ranges moved, 0 keys copied, 0 keys/s, 0%',
+      'running: 2/6 ranges moved, 3,000 keys copied, 500 keys/s, 33%, ETA 24s',
+      'running: 4/6 ranges moved, 6,000 keys copied, 1,000 keys/s, 66%, ETA 12s',
+      'done: 6/6 ranges moved, 9,000 keys copied, 1,500 keys/s, 100%',
+    ]);
+    expect(lines[5]).toMatch(new RegExp(`^rebalance ${id} done: 6 ranges moved, 9,000 keys copied in \\d+s$`));
+    expect(fake.requests.find((request) => request.method === 'POST')?.body.toString('utf8')).toBe('{"add":2,"rateKeysPerSecond":500}');
+    // Polled about once a second: three reads after the start, not a busy loop.
+    expect(fake.requests.filter((request) => request.method === 'GET')).toHaveLength(3);
+  });
+
+  it('removes a shard without watching, shows, pauses, resumes, changes the rate and cancels the current rebalance', async () => {
+    const remove = await ringstore(['rebalance', 'remove', '3', '--no-watch'], { env: connected() });
+    const id = fake.rebalance?.id ?? '';
+    fake.rebalanceRangesPerRead = 1;
+    const status = await ringstore(['rebalance', 'status', '--ranges'], { env: connected() });
+    const json = await ringstore(['rebalance', 'status', '--json'], { env: connected() });
+    // Without an id, pause reads the current one first (a read of the fake moves a range).
+    const pause = await ringstore(['rebalance', 'pause'], { env: connected() });
+    const watchPaused = await ringstore(['rebalance', 'status', '--watch'], { env: connected() });
+    const resume = await ringstore(['rebalance', 'resume', id, '--no-watch'], { env: connected() });
+    const rate = await ringstore(['rebalance', 'rate', '0'], { env: connected() });
+    const limited = await ringstore(['rebalance', 'rate', '20000', '--id', id], { env: connected() });
+    const cancel = await ringstore(['rebalance', 'cancel'], { env: connected() });
+    const cancelled = await ringstore(['rebalance', 'status'], { env: connected() });
+
+    expect(remove).toMatchObject({
+      code: 0,
+      stdout: `rebalance ${id} started: remove shard 3, 6 ranges to move\nfollow it with: ringstore rebalance status --watch\n`,
+    });
+    expect(status.code).toBe(0);
+    expect(status.stdout).toContain(`rebalance ${id}: running, remove shard 3\n`);
+    expect(status.stdout).toContain('ranges:   1/6 moved (1 moving, 4 planned, 0 cleaned)\n');
+    expect(status.stdout).toContain('keys:     1,500 copied, 250 keys/s; rate limit 2,000 keys/s\n');
+    expect(status.stdout).toContain('progress: 16%, ETA 30s\n');
+    expect(status.stdout).toMatch(/^START\s+END\s+FROM\s+TO\s+STAGE\s+COPIED$/m);
+    expect(status.stdout).toMatch(/^4294967295\s+536870911\s+0,1,2\s+4,0,1\s+moved\s+1,500$/m);
+    expect(JSON.parse(json.stdout)).toMatchObject({ id, status: 'running', change: { join: [], leave: [3] } });
+    expect(pause).toMatchObject({
+      code: 0,
+      stdout: `pause of rebalance ${id} requested: it stops after its current step (ringstore rebalance status)\n`,
+    });
+    expect(watchPaused.code).toBe(0);
+    expect(watchPaused.stdout).toMatch(new RegExp(`^rebalance ${id} paused at 3/6 ranges; go on with: ringstore rebalance resume$`, 'm'));
+    expect(resume).toMatchObject({ code: 0, stdout: `rebalance ${id} resumed\n` });
+    expect(rate).toMatchObject({ code: 0, stdout: `rebalance ${id} copies with no ceiling now\n` });
+    expect(limited).toMatchObject({ code: 0, stdout: `rebalance ${id} copies at most 20,000 keys/s now\n` });
+    expect(cancel).toMatchObject({
+      code: 0,
+      stdout: `cancel of rebalance ${id} requested: what moved is moved back (ringstore rebalance status --watch)\n`,
+    });
+    expect(cancelled.stdout).toContain(`rebalance ${id}: cancelled, remove shard 3\n`);
+    expect(cancelled.stdout).toMatch(/^cancelled with \d of 6 ranges moved: the ranges above are the moves back$/m);
+    const actions = fake.requests.filter((request) => request.method !== 'GET').map((request) => `${request.method} ${request.rawUrl}`);
+    expect(actions).toEqual([
+      'POST /v1/admin/rebalance',
+      `POST /v1/admin/rebalance/${id}/pause`,
+      `POST /v1/admin/rebalance/${id}/resume`,
+      `PUT /v1/admin/rebalance/${id}/rate`,
+      `PUT /v1/admin/rebalance/${id}/rate`,
+      `POST /v1/admin/rebalance/${id}/cancel`,
+    ]);
+  });
+
+  it('stops watching on Ctrl-C and says the rebalance goes on', async () => {
+    await ringstore(['rebalance', 'add', '--no-watch'], { env: connected() });
+    fake.rebalanceRangesPerRead = 0;
+    const child = spawn(process.execPath, [BIN, 'rebalance', 'status', '--watch'], {
+      cwd: home,
+      env: { PATH: process.env.PATH ?? '', HOME: home, RINGSTORE_CONFIG_DIR: configDir(), ...connected() },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
+
+    await new Promise<void>((resolve) =>
+      child.stdout.on('data', (chunk: Buffer) => {
+        stdout += chunk.toString('utf8');
+        if (stdout.includes('running:')) resolve();
+      }),
+    );
+    child.kill('SIGINT');
+    const code = await closed;
+
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+    expect(stdout).toContain(`stopped watching; rebalance ${fake.rebalance?.id ?? ''} goes on`);
+    expect(fake.rebalance?.status).toBe('running');
+    expect(fake.requests.some((request) => request.method === 'POST' && request.rawUrl !== '/v1/admin/rebalance')).toBe(false);
+  });
+
+  it('reports what is wrong with a rebalance command', async () => {
+    const none = await ringstore(['rebalance', 'status'], { env: connected() });
+    const noneToPause = await ringstore(['rebalance', 'pause'], { env: connected() });
+    const badShard = await ringstore(['rebalance', 'remove', '1', 'x'], { env: connected() });
+    const badRate = await ringstore(['rebalance', 'add', '--rate', '-5'], { env: connected() });
+    const unknownShard = await ringstore(['rebalance', 'remove', '7'], { env: connected() });
+    await ringstore(['rebalance', 'add', '--no-watch'], { env: connected() });
+    const resumeRunning = await ringstore(['rebalance', 'resume'], { env: connected() });
+    const asUser = await ringstore(['rebalance', 'status'], { env: { RINGSTORE_ENDPOINT: fake.url, RINGSTORE_API_KEY: 'user-key' } });
+
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain('no rebalance has run here');
+    expect(none.stderr).toContain('rebalance.notFound');
+    expect(noneToPause.code).toBe(1);
+    expect(noneToPause.stderr).toContain('rebalance.notFound');
+    expect(badShard).toMatchObject({ code: 1, stderr: 'error: shard "x": expected an integer >= 0\n' });
+    expect(badRate.code).toBe(1);
+    expect(badRate.stderr).toContain("option '--rate <keysPerSecond>' argument '-5' is invalid");
+    expect(unknownShard.code).toBe(1);
+    expect(unknownShard.stderr).toContain('shard 7 is not on the ring');
+    expect(resumeRunning.code).toBe(1);
+    expect(resumeRunning.stderr).toContain('only a paused rebalance resumes');
+    expect(asUser.code).toBe(1);
+    expect(asUser.stderr).toMatch(/admin/);
+    // Nothing was started by a refused command, only by the one good add.
+    expect(fake.requests.filter((request) => request.method === 'POST' && request.rawUrl === '/v1/admin/rebalance')).toHaveLength(2);
   });
 
   it('refuses failover commands to a user key', async () => {

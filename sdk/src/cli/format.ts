@@ -1,7 +1,7 @@
 // Text the CLI prints: tables for listings and the ring, one-line error descriptions.
 
 import { NotFoundError, RingstoreError, TransactionAbortedError, TransactionOutcomeUnknownError } from '../errors';
-import type { DrStatus, FailoverRecord, ListItem, LostKey, OfferReport, PromotionReport, RingCommandOutput } from '../commands';
+import type { DrStatus, FailoverRecord, ListItem, LostKey, OfferReport, PromotionReport, Rebalance, RingCommandOutput } from '../commands';
 
 function oneLine(text: string): string {
   return text.replace(/\s*\n\s*/g, ' ').trim();
@@ -339,4 +339,127 @@ export function formatLostKeys(entries: readonly LostKey[]): string {
     rows.push([lost.namespace, showKey(lost.key), String(lost.version), lost.writtenAt, offer, now, lost.txid ?? '-']);
   }
   return table(rows);
+}
+
+/**
+ * Seconds as the CLI shows a duration: `45s`, `3m 10s`, `2h 05m`.
+ *
+ * @example
+ * ```ts
+ * formatDuration(190); // '3m 10s'
+ * ```
+ */
+export function formatDuration(seconds: number): string {
+  const whole = Math.max(0, Math.round(seconds));
+  if (whole < 60) return `${whole}s`;
+  if (whole < 3600) return `${Math.floor(whole / 60)}m ${String(whole % 60).padStart(2, '0')}s`;
+  return `${Math.floor(whole / 3600)}h ${String(Math.floor((whole % 3600) / 60)).padStart(2, '0')}m`;
+}
+
+const count = (value: number): string => value.toLocaleString('en-US');
+
+/**
+ * Ranges moved so far: moved and cleaned alike (a cleaned range has moved, and its leftovers are gone).
+ *
+ * @example
+ * ```ts
+ * rangesMoved(rebalance); // 3
+ * ```
+ */
+export function rangesMoved(rebalance: Pick<Rebalance, 'ranges'>): number {
+  return rebalance.ranges.moved + rebalance.ranges.cleaned;
+}
+
+/**
+ * What a rebalance changes, in words: `add shards 4, 5`, `remove shard 3`.
+ *
+ * @example
+ * ```ts
+ * rebalanceChange({ join: [4], leave: [] }); // 'add shard 4'
+ * ```
+ */
+export function rebalanceChange(change: Rebalance['change']): string {
+  const part = (verb: string, ids: readonly number[]) =>
+    ids.length === 0 ? [] : [`${verb} shard${ids.length === 1 ? '' : 's'} ${ids.join(', ')}`];
+  return [...part('add', change.join), ...part('remove', change.leave)].join(', ');
+}
+
+/**
+ * A rebalance's progress in one line, as the CLI prints it on each change when its output is no terminal.
+ *
+ * @example
+ * ```ts
+ * rebalanceLine(rebalance); // 'running: 3/12 ranges moved, 45,120 keys copied, 1,204 keys/s, 25%, ETA 1m 10s'
+ * ```
+ */
+export function rebalanceLine(rebalance: Rebalance): string {
+  const eta = rebalance.etaSeconds === undefined ? '' : `, ETA ${formatDuration(rebalance.etaSeconds)}`;
+  const requested = rebalance.requested === undefined ? '' : ` (${rebalance.requested} requested)`;
+  return (
+    `${rebalance.status}${requested}: ${rangesMoved(rebalance)}/${rebalance.ranges.total} ranges moved, ` +
+    `${count(rebalance.keysCopied)} keys copied, ${count(rebalance.keysPerSecond)} keys/s, ${Math.floor(rebalance.progress * 100)}%${eta}`
+  );
+}
+
+/**
+ * How a rebalance stands once it stopped (done, cancelled, paused), with what to do next when there is something.
+ *
+ * @example
+ * ```ts
+ * rebalanceOutcome(rebalance); // 'rebalance r-1 done: 12 ranges moved, 45,120 keys copied in 3m 10s'
+ * ```
+ */
+export function rebalanceOutcome(rebalance: Rebalance): string {
+  const took =
+    rebalance.finishedAt === undefined
+      ? ''
+      : ` in ${formatDuration((Date.parse(rebalance.finishedAt) - Date.parse(rebalance.startedAt)) / 1000)}`;
+  if (rebalance.status === 'done') {
+    return `rebalance ${rebalance.id} done: ${rebalance.ranges.total} ranges moved, ${count(rebalance.keysCopied)} keys copied${took}`;
+  }
+  if (rebalance.status === 'cancelled') {
+    const moved =
+      rebalance.cancelledFrom === undefined
+        ? ''
+        : ` (${rebalance.cancelledFrom.moved} of its ${rebalance.cancelledFrom.ranges} ranges had moved and were moved back)`;
+    return `rebalance ${rebalance.id} cancelled${took}: the ring is as it began${moved}`;
+  }
+  if (rebalance.status === 'paused') {
+    const why = rebalance.message === undefined ? '' : `: ${rebalance.message}`;
+    return `rebalance ${rebalance.id} paused at ${rangesMoved(rebalance)}/${rebalance.ranges.total} ranges${why}; go on with: ringstore rebalance resume`;
+  }
+  return `rebalance ${rebalance.id}: ${rebalanceLine(rebalance)}`;
+}
+
+/**
+ * A rebalance's status in a few lines, and every moving range as a table when the answer lists them.
+ *
+ * @example
+ * ```ts
+ * console.log(formatRebalance(await admin.describeRebalance({ ranges: true })));
+ * ```
+ */
+export function formatRebalance(rebalance: Rebalance): string {
+  const { ranges } = rebalance;
+  const lines = [
+    `rebalance ${rebalance.id}: ${rebalance.status}${rebalance.requested === undefined ? '' : ` (${rebalance.requested} requested)`}, ${rebalanceChange(rebalance.change)}`,
+    `ranges:   ${rangesMoved(rebalance)}/${ranges.total} moved (${ranges.moving} moving, ${ranges.planned} planned, ${ranges.cleaned} cleaned)`,
+    `keys:     ${count(rebalance.keysCopied)} copied, ${count(rebalance.keysPerSecond)} keys/s; rate limit ${rebalance.rateKeysPerSecond === 0 ? 'none' : `${count(rebalance.rateKeysPerSecond)} keys/s`}`,
+    `progress: ${Math.floor(rebalance.progress * 100)}%${rebalance.etaSeconds === undefined ? '' : `, ETA ${formatDuration(rebalance.etaSeconds)}`}`,
+    `started:  ${rebalance.startedAt}${rebalance.finishedAt === undefined ? `; updated ${rebalance.updatedAt}` : `; finished ${rebalance.finishedAt}`}`,
+  ];
+  if (rebalance.cancelledFrom !== undefined) {
+    lines.push(
+      `cancelled with ${rebalance.cancelledFrom.moved} of ${rebalance.cancelledFrom.ranges} ranges moved: the ranges above are the moves back`,
+    );
+  }
+  if (rebalance.message !== undefined) lines.push(`message:  ${rebalance.message}`);
+  if (rebalance.rangeDetail !== undefined) {
+    const rows = [['START', 'END', 'FROM', 'TO', 'STAGE', 'COPIED']];
+    for (const range of rebalance.rangeDetail) {
+      rows.push([String(range.start), String(range.end), range.from.join(','), range.to.join(','), range.stage, count(range.keysCopied)]);
+    }
+    lines.push('', table(rows));
+  }
+  return lines.join('\n');
 }
