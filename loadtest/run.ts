@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_BIN_DIR } from '../cdk/local/engines/go-tool';
 import { ensureK6, k6Module } from '../cdk/local/engines/k6';
-import { startLocalCloudProcess } from '../test/support/local-cloud-process';
+import { type LocalCloudProcess, startLocalCloudProcess } from '../test/support/local-cloud-process';
 
 const root = join(__dirname, '..');
 /** The k6 scripts, one per file (lib/ holds their shared helpers). */
@@ -85,6 +85,29 @@ async function createApiKey(url: string, adminKey: string, namespace: string): P
   return ((await response.json()) as { apiKey: string }).apiKey;
 }
 
+/** A local cloud for one run (free ports, a fresh home) and a user key of its own; `stop` removes both. */
+async function startLocalTarget(log: (line: string) => void, namespace: string): Promise<{ target: Target; stop: () => Promise<void> }> {
+  const home = mkdtempSync(join(tmpdir(), 'ringstore-loadtest-'));
+  let cloud: LocalCloudProcess | undefined;
+  const stop = async () => {
+    await cloud?.stop();
+    rmSync(home, { recursive: true, force: true });
+  };
+  try {
+    log(`no RS_URL: starting a local cloud in ${home}`);
+    cloud = await startLocalCloudProcess({
+      home,
+      env: { RINGSTORE_VENDOR_DIR: process.env.RINGSTORE_VENDOR_DIR ?? join(root, '.ringstore', 'vendor') },
+    });
+    const target = { url: cloud.url, apiKey: await createApiKey(cloud.url, cloud.adminKey, namespace), adminKey: cloud.adminKey };
+    log(`local cloud at ${cloud.url}`);
+    return { target, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
 function runK6(k6: string, args: string[], env: NodeJS.ProcessEnv, stdio: 'inherit' | 'pipe', onOutput?: (text: string) => void) {
   return new Promise<number>((resolve, reject) => {
     const child = spawn(k6, args, { cwd: root, env, stdio: stdio === 'inherit' ? 'inherit' : ['ignore', 'pipe', 'pipe'] });
@@ -123,31 +146,15 @@ export async function runLoadtest(options: {
   const dir = options.dir ?? join(resultsRoot, `${options.script}-${startedAt.toISOString().replace(/[:.]/g, '-')}`);
   await mkdir(dir, { recursive: true });
 
-  let target = options.target;
-  let stopCloud: (() => Promise<void>) | undefined;
-  let home: string | undefined;
-  if (!target) {
-    home = mkdtempSync(join(tmpdir(), 'ringstore-loadtest-'));
-    log(`no RS_URL: starting a local cloud in ${home}`);
-    const cloud = await startLocalCloudProcess({
-      home,
-      env: { RINGSTORE_VENDOR_DIR: process.env.RINGSTORE_VENDOR_DIR ?? join(root, '.ringstore', 'vendor') },
-    });
-    stopCloud = () => cloud.stop();
-    target = {
-      url: cloud.url,
-      apiKey: await createApiKey(cloud.url, cloud.adminKey, `loadtest-${startedAt.getTime().toString(36)}`),
-      adminKey: cloud.adminKey,
-    };
-    log(`local cloud at ${cloud.url}`);
-  }
+  const local = options.target ? undefined : await startLocalTarget(log, `loadtest-${startedAt.getTime().toString(36)}`);
+  const target = options.target ?? local!.target;
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     ...options.env,
     RS_URL: target.url,
     RS_KEY: target.apiKey,
     ...(target.adminKey ? { RS_ADMIN_KEY: target.adminKey } : {}),
-    // k6 checks for a newer release on start unless told not to; runs stay offline.
+    // k6 sends anonymous usage statistics unless told not to; runs stay offline.
     K6_NO_USAGE_REPORT: 'true',
   };
   const k6Args = options.k6Args ?? [];
@@ -165,12 +172,11 @@ export async function runLoadtest(options: {
     log(`k6 ${args.join(' ')}`);
     exitCode = await runK6(k6, args, env, options.stdio ?? 'inherit', options.onOutput);
   } finally {
-    await stopCloud?.();
-    if (home) rmSync(home, { recursive: true, force: true });
+    await local?.stop();
   }
   const record: RunRecord = {
     script: options.script,
-    target: stopCloud ? 'local cloud' : target.url,
+    target: local ? 'local cloud' : target.url,
     k6: k6Module,
     k6Args,
     settings: settingsOf(env),
