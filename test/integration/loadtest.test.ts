@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_BIN_DIR } from '../../cdk/local/engines/go-tool';
 import { ensureK6, K6_BUILD_TIMEOUT_MS } from '../../cdk/local/engines/k6';
+import { pick, uniform, zipfian, zipfianRanks, ZIPFIAN_THETA } from '../../loadtest/k6/lib/keys';
 import { runLoadtest, scriptNames, scriptsDir } from '../../loadtest/run';
 import { adminKey, baseUrl, freshNamespace } from './support';
 
@@ -92,6 +93,51 @@ describe('every k6 script', () => {
     const { code, output } = await run(k6, ['inspect', ...env, join(scriptsDir, 'kv-strong.ts')]);
     expect(code).not.toBe(0);
     expect(output).toContain('RS_SCENARIO must be arrival or ramping, not spike');
+  });
+});
+
+// The scripts' key choosers are plain TypeScript (no k6 module), so they are checked here in Node.
+describe('key choosers', () => {
+  const DRAWS = 50_000;
+  /** zeta(1000, θ): rank 0's probability is 1/zeta. */
+  let zeta = 0;
+  for (let i = 1; i <= 1000; i += 1) zeta += 1 / Math.pow(i, ZIPFIAN_THETA);
+  const shares = (next: () => number, n: number) => {
+    const counts = new Array<number>(n).fill(0);
+    for (let i = 0; i < DRAWS; i += 1) {
+      const index = next();
+      if (!Number.isInteger(index) || index < 0 || index >= n) throw new Error(`index ${index} outside [0, ${n})`);
+      counts[index]! += 1;
+    }
+    return counts.map((count) => count / DRAWS).sort((a, b) => b - a);
+  };
+
+  test('zipfian ranks: rank 0 of 1,000 gets 1/zeta(1000, 0.99) of the draws, rank 1 about half as much', () => {
+    const ranks = zipfianRanks(1000);
+    const counts = [0, 0];
+    for (let i = 0; i < DRAWS; i += 1) {
+      const rank = ranks.next();
+      if (rank < 2) counts[rank]! += 1;
+    }
+    expect(Math.abs(counts[0]! / DRAWS - 1 / zeta)).toBeLessThan(0.01);
+    expect(counts[1]! / counts[0]!).toBeGreaterThan(0.4);
+    expect(counts[1]! / counts[0]!).toBeLessThan(0.6);
+  });
+
+  test("zipfian keys: scattered over [0, n), and as skewed (the hottest key holds at least rank 0's share)", () => {
+    const chooser = zipfian(1000);
+    expect(shares(() => chooser.next(), 1000)[0]).toBeGreaterThan(1 / zeta - 0.01);
+  });
+
+  test('uniform: no key of 1,000 gets more than 0.5 % of the draws', () => {
+    const chooser = uniform(1000);
+    expect(shares(() => chooser.next(), 1000)[0]).toBeLessThan(0.005);
+  });
+
+  test('pick: 95/5 weights give 95 % reads', () => {
+    let reads = 0;
+    for (let i = 0; i < DRAWS; i += 1) if (pick({ read: 95, write: 5 }) === 'read') reads += 1;
+    expect(Math.abs(reads / DRAWS - 0.95)).toBeLessThan(0.01);
   });
 });
 
