@@ -288,7 +288,8 @@ export async function renderRunSvg(run: RunData): Promise<string> {
         },
       },
     ],
-    resolve: { scale: { color: 'independent' } },
+    // One time axis for both panels; each its own colours (operations above, percentiles below).
+    resolve: { scale: { x: 'shared', color: 'independent' } },
     config: { font: 'sans-serif', background: 'white' },
   });
 }
@@ -348,7 +349,9 @@ async function main(): Promise<void> {
     existing !== undefined && start >= 0 && end > start
       ? `${existing.slice(0, start)}${section}${existing.slice(end + MARKER_END.length)}`
       : `# Ringstore load test report\n\n${section}\n`;
-  await writeFile(markdownFile, text);
+  // Formatted as the repository's Prettier would (`npm test` checks it), so a regenerated page has no diff of its own.
+  const prettier = await import('prettier');
+  await writeFile(markdownFile, await prettier.format(text, { ...(await prettier.resolveConfig(markdownFile)), parser: 'markdown' }));
   console.log(`report: ${markdownFile} (${runs.map((r) => r.record.script).join(', ')})`);
 }
 
