@@ -89,7 +89,6 @@ function terminalBar(out: WatchOptions['out']) {
       format: '{bar} {percentage}% | ranges {moved}/{total_ranges} | {keys} keys copied | {rate} keys/s | ETA {eta_text} | {state}',
       hideCursor: true,
       barsize: 24,
-      forceRedraw: true,
     },
     Presets.shades_classic,
   );
