@@ -4,7 +4,10 @@ import { ensureGoTool, type GoTool, installFromCommandLine } from './go-tool';
 
 /** The pinned release: v1.x runs TypeScript scripts natively (esbuild inside k6); `@types/k6` 1.7 types them. */
 export const k6Module = 'go.k6.io/k6@v1.8.1';
-/** Bound on one build: a cold module cache downloads about 90 modules, then compiles (53 s measured here with the downloads, up to 3 min on a busy machine). */
+/**
+ * Bound on one build: a cold module cache downloads about 90 modules, then compiles (53 s measured here with the
+ * downloads, up to 3 min on a busy machine).
+ */
 export const K6_BUILD_TIMEOUT_MS = 15 * 60_000;
 
 const k6Tool: GoTool = {
