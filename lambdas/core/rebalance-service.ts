@@ -33,6 +33,8 @@ import { invariant, isRingstoreError, RingstoreError } from './errors';
 import type { FailoverService } from './failover-service';
 import { fencedRangesRing, unfencedRing } from './failover';
 import { isCrashInjected } from './faults';
+import { probeKey } from './maintenance';
+import { isShardFailure } from './replication';
 import { finishedRing, leftBehind, ownerChanges, plannedRanges, reversedRing, startedRing, withMovePhase } from './rebalance';
 import { Ring, readRingState } from './ring';
 
@@ -98,6 +100,7 @@ export class RebalanceService {
     }
     const state = await this.ring();
     const started = startedRing(state, change, options.id, this.deps.tableOf);
+    for (const shard of change.join) await this.assertTableAnswers(shard);
     const nowMs = this.deps.clock.nowMs();
     const job: RebalanceJob = {
       id: options.id,
@@ -112,6 +115,22 @@ export class RebalanceService {
     if (!(await this.deps.jobs.save(job))) throw new RingstoreError('rebalance.conflict', 'another rebalance started at the same time');
     await this.ensureStarted(job);
     return job;
+  }
+
+  /** A shard is added only once its table exists and answers (deployed with the shard count that includes it). */
+  private async assertTableAnswers(shard: number): Promise<void> {
+    const table = this.deps.tableOf(shard);
+    try {
+      await this.deps.shards.get(table, probeKey.namespace, probeKey.key, { consistent: true });
+    } catch (error) {
+      if (!isShardFailure(error)) throw error;
+      throw new RingstoreError(
+        'rebalance.refused',
+        `the table of shard ${shard} (${table}) does not answer: deploy it first (CDK context shardCount of at least ${shard + 1}; ` +
+          `locally RINGSTORE_SHARD_COUNT or RINGSTORE_SPARE_SHARDS), then start the rebalance again`,
+        { details: { shard, table } },
+      );
+    }
   }
 
   /** The current (or last) rebalance with its progress; undefined when none ever ran. */
@@ -209,15 +228,19 @@ export class RebalanceService {
         );
         return this.saveRange(job, index, { stage: 'moved' });
       }
+      // Every planned range is marked copying in one ring write and one lease wait (not one per range).
+      const planned = job.ranges.filter((candidate) => candidate.stage === 'planned').map((candidate) => candidate.end);
       await this.publish(
-        (state) => withMovePhase(state, range.end, 'copying'),
-        (ring) => ring.rangeOf(range.end).move?.phase !== 'planned',
+        (state) => withMovePhase(state, planned, 'copying'),
+        (ring) => planned.every((end) => ring.rangeOf(end).move?.phase !== 'planned'),
       );
       this.deps.faults?.reach('rebalance.afterCopying');
-      // From here every write of the range reaches its new replicas; once no handler routes by an older
-      // ring, whatever the copy does not find there, the stream or the fan-out brings.
+      // From here every write of these ranges reaches their new replicas; once no handler routes by an
+      // older ring, whatever the copy does not find there, the stream or the fan-out brings.
       await this.deps.sleep(this.deps.limits.leaseWaitMs);
-      return this.saveRange(job, index, { stage: 'copying' }, { end: range.end });
+      const copying = new Set(planned);
+      const ranges = job.ranges.map((candidate) => (copying.has(candidate.end) ? { ...candidate, stage: 'copying' as const } : candidate));
+      return this.save({ ...job, ranges, cursor: { end: range.end } });
     }
     if (range.stage === 'copying') return this.copyPages(job, index, startedMs);
     return this.cutOver(job, index);

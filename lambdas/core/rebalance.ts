@@ -67,12 +67,21 @@ export function plannedRanges(state: RingState): RangeProgress[] {
   }));
 }
 
-/** The ring with the range ending at `end` at `phase` (epoch + 1); `copying` keeps any fence, `moved` lifts it. */
-export function withMovePhase(state: RingState, end: number, phase: 'copying' | 'moved'): RingState {
-  const range = new Ring(state).rangeOf(end);
-  invariant(range.end === end && range.move, `the range ending at ${end} does not move in this rebalance`);
-  const moves = [...(state.moves ?? []).filter((move) => move.end !== end), { end, phase }].sort((a, b) => a.end - b.end);
-  const fenced = phase === 'moved' ? (state.fenced ?? []).filter((fencedEnd) => fencedEnd !== end) : (state.fenced ?? []);
+/**
+ * The ring with the ranges ending at `ends` (one or several) at `phase` (epoch + 1); `copying` keeps any
+ * fence, `moved` lifts it.
+ */
+export function withMovePhase(state: RingState, ends: number | readonly number[], phase: 'copying' | 'moved'): RingState {
+  const changed = new Set(typeof ends === 'number' ? [ends] : ends);
+  const ring = new Ring(state);
+  for (const end of changed) {
+    const range = ring.rangeOf(end);
+    invariant(range.end === end && range.move, `the range ending at ${end} does not move in this rebalance`);
+  }
+  const moves = [...(state.moves ?? []).filter((move) => !changed.has(move.end)), ...[...changed].map((end) => ({ end, phase }))].sort(
+    (a, b) => a.end - b.end,
+  );
+  const fenced = phase === 'moved' ? (state.fenced ?? []).filter((end) => !changed.has(end)) : (state.fenced ?? []);
   return { ...state, epoch: state.epoch + 1, moves, fenced };
 }
 

@@ -1,0 +1,340 @@
+// Online rebalancing under load (docs/rebalancing.md): a shard is added and then another removed while
+// clients write and read (strong and eventual), transfer money between accounts in transactions and
+// audit the total, and eight clients run the linearizability workload on keys whose owner changes; the
+// rebalance's steps crash at armed points and the workflow resumes them. After each run every acknowledged
+// write is readable at its version from its new owner, every replica holds it, no key is left on a shard
+// that no longer holds it, the bank total holds, and Porcupine finds the strong history linearizable.
+// The deliberately broken mode (each range cut over with no copy) must be caught by the same checks.
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { rmSync } from 'node:fs';
+import { Ring, tokenOf } from '../../lambdas/core/ring';
+import type { CrashPoint, RingState } from '../../lambdas/ports';
+import { buildLincheck, checkLinearizable } from '../linearizability/check';
+import { checkTimeoutSeconds, runWorkload } from './lin-workload';
+import {
+  baseSeed,
+  deriveSeed,
+  type FaultCloud,
+  localNamespace,
+  readReplicas,
+  divergence,
+  Rng,
+  sleep,
+  startFaultCloud,
+  type TxnReply,
+  waitForTxnRecovery,
+  withSeed,
+} from './support';
+
+const seed = baseSeed();
+const plainKeys = 240;
+const accounts = 12;
+const initialBalance = 100;
+/** Bound on one rebalance (it moves a few hundred keys here; seconds on an idle machine). */
+const rebalanceBoundMs = 180_000;
+const linearizabilityMs = 10_000;
+
+let cloud: FaultCloud;
+
+beforeAll(async () => {
+  // Two spare shard tables off the ring (shards 4 and 5), to add; no maintenance or automatic failover in the way.
+  const [started] = await Promise.all([
+    startFaultCloud('rebalance', { RINGSTORE_SPARE_SHARDS: '2', RINGSTORE_MAINTENANCE_INTERVAL_MS: '0', RINGSTORE_AUTO_FAILOVER: '0' }),
+    buildLincheck(),
+  ]);
+  cloud = started;
+}, 300_000);
+
+afterAll(async () => {
+  await cloud?.close();
+});
+
+interface RebalanceView {
+  id: string;
+  status: string;
+  message?: string;
+  ranges: { total: number; moved: number; cleaned: number };
+  keysCopied: number;
+}
+
+async function admin(method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown }> {
+  const response = await fetch(`${cloud.url}${path}`, {
+    method,
+    headers: { 'x-api-key': cloud.adminKey, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return { status: response.status, json: await response.json() };
+}
+
+/** Starts a rebalance and waits for it to end; the view it ended with. */
+async function rebalance(body: { add?: number; remove?: number[] }): Promise<RebalanceView> {
+  const started = await admin('POST', '/v1/admin/rebalance', body);
+  expect({ body, started }).toMatchObject({ body, started: { status: 202 } });
+  const deadline = Date.now() + rebalanceBoundMs;
+  for (;;) {
+    const { json } = await admin('GET', '/v1/admin/rebalance');
+    const view = json as RebalanceView;
+    if (!['running', 'cancelling'].includes(view.status)) return view;
+    if (Date.now() > deadline) throw new Error(`the rebalance did not end within ${rebalanceBoundMs} ms: ${JSON.stringify(view)}`);
+    await sleep(200);
+  }
+}
+
+/** The table of a shard id: the ring's naming (its first shard's table with the id swapped). */
+function tableOf(shard: number): string {
+  return cloud.ring.shards[0]!.table.replace(/-shard-\d+$/, `-shard-${shard}`);
+}
+
+async function currentRing(): Promise<Ring> {
+  return cloud.api.ring();
+}
+
+/** Every item of every shard table the ring ever had, by table: where the keys really are. */
+async function itemsByTable(tables: readonly string[]): Promise<Map<string, Array<{ key: string; token: number; version: number }>>> {
+  const found = new Map<string, Array<{ key: string; token: number; version: number }>>();
+  for (const table of tables) {
+    const items: Array<{ key: string; token: number; version: number }> = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const page = await cloud.ddb.send(
+        new ScanCommand({ TableName: table, ProjectionExpression: 'k, tok, v, ns', ExclusiveStartKey: startKey }),
+      );
+      for (const item of page.Items ?? []) {
+        if (item.ns === localNamespace) items.push({ key: item.k as string, token: item.tok as number, version: item.v as number });
+      }
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+    found.set(table, items);
+  }
+  return found;
+}
+
+/**
+ * What the suite checks after each rebalance: every acknowledged write readable strongly at its version
+ * or newer, every replica holding the owner's item (once replication caught up), no copy on a shard
+ * that is not one of its key's replicas.
+ */
+async function expectPlacement(acked: ReadonlyMap<string, number>, allTables: readonly string[], context: string): Promise<void> {
+  const ring = await currentRing();
+  expect({ context, rebalancing: ring.rebalancing }).toEqual({ context, rebalancing: false });
+  const unreadable: string[] = [];
+  for (const [key, version] of acked) {
+    const read = await cloud.api.get(key, 'strong');
+    if (read.status !== 200 || (read.version ?? 0) < version)
+      unreadable.push(`${key}: acked v${version}, read ${read.status} v${read.version}`);
+  }
+  expect({ context, unreadable }).toEqual({ context, unreadable: [] });
+  // Replication is asynchronous for eventual writes: give it a moment, then every replica holds the owner's item.
+  let divergent: string[];
+  for (const deadline = Date.now() + 30_000; ;) {
+    divergent = divergence(await readReplicas(cloud.ddb, ring, localNamespace, [...acked.keys()]));
+    if (divergent.length === 0 || Date.now() > deadline) break;
+    await sleep(250);
+  }
+  expect({ context, divergent: divergent.slice(0, 10) }).toEqual({ context, divergent: [] });
+  const strays: string[] = [];
+  for (const [table, items] of await itemsByTable(allTables)) {
+    for (const item of items) {
+      const holders = ring.replicasOf(item.token).map((shard) => shard.table);
+      if (!holders.includes(table)) strays.push(`${item.key} v${item.version} on ${table} (replicas ${holders.join(', ')})`);
+    }
+  }
+  expect({ context, strays: strays.slice(0, 10), count: strays.length }).toEqual({ context, strays: [], count: 0 });
+}
+
+/** A mixed load until `stop()`: writers record what was acknowledged; every answer's status is counted. */
+function mixedLoad(rng: Rng, keys: readonly string[], acked: Map<string, number>) {
+  let running = true;
+  const statuses: Record<string, number> = {};
+  const count = (what: string) => (statuses[what] = (statuses[what] ?? 0) + 1);
+  const client = async (id: number) => {
+    for (let n = 0; running; n += 1) {
+      const key = keys[rng.int(0, keys.length - 1)]!;
+      const consistency = rng.int(0, 1) === 0 ? 'strong' : 'eventual';
+      if (n % 3 === 0) {
+        const reply = await cloud.api.put(key, `c${id}-${n}`, { consistency });
+        count(`put ${reply.status}`);
+        if (reply.status === 200) acked.set(key, Math.max(acked.get(key) ?? 0, reply.version!));
+      } else {
+        const reply = await cloud.api.get(key, consistency);
+        count(`get ${reply.status}`);
+        // A strong read never goes back behind a write this suite saw acknowledged before it was sent.
+      }
+      if (statuses[`put 503`] || statuses[`get 503`]) await sleep(20);
+    }
+  };
+  const clients = Array.from({ length: 3 }, (_, id) => client(id));
+  return {
+    statuses,
+    stop: async () => {
+      running = false;
+      await Promise.all(clients);
+    },
+  };
+}
+
+/** Transfers between the accounts and audits of their total, until `stop()`; every committed audit's total. */
+function bank(rng: Rng, accountKeys: readonly string[]) {
+  let running = true;
+  const audits: number[] = [];
+  let transfers = 0;
+  const transfer = async () => {
+    while (running) {
+      const [from, to] = [rng.int(0, accountKeys.length - 1), rng.int(0, accountKeys.length - 1)];
+      if (from === to) continue;
+      const read = await cloud.api.txn([
+        { op: 'get', key: accountKeys[from]! },
+        { op: 'get', key: accountKeys[to]! },
+      ]);
+      if (read.status !== 200) {
+        await sleep(50);
+        continue;
+      }
+      const [a, b] = read.reads!;
+      const amount = rng.int(1, 10);
+      const written: TxnReply = await cloud.api.txn([
+        { op: 'put', key: a!.key, value: String(Number(a!.value) - amount), ifVersion: a!.version! },
+        { op: 'put', key: b!.key, value: String(Number(b!.value) + amount), ifVersion: b!.version! },
+      ]);
+      if (written.status === 200) transfers += 1;
+      await sleep(rng.int(0, 150));
+    }
+  };
+  const audit = async () => {
+    while (running) {
+      const reply = await cloud.api.txn(
+        accountKeys.map((key) => ({ op: 'get' as const, key })),
+        { timeoutMs: 3_000 },
+      );
+      if (reply.status === 200) audits.push(reply.reads!.reduce((sum, read) => sum + Number(read.value), 0));
+      await sleep(100);
+    }
+  };
+  const workers = [transfer(), transfer(), audit()];
+  return {
+    audits,
+    transfers: () => transfers,
+    stop: async () => {
+      running = false;
+      await Promise.all(workers);
+    },
+  };
+}
+
+async function bankTotal(accountKeys: readonly string[]): Promise<number> {
+  for (;;) {
+    const reply = await cloud.api.txn(
+      accountKeys.map((key) => ({ op: 'get' as const, key })),
+      { timeoutMs: 3_000 },
+    );
+    if (reply.status === 200) return reply.reads!.reduce((sum, read) => sum + Number(read.value), 0);
+    await sleep(100);
+  }
+}
+
+/** Keys whose owner moves to `shard` when it joins (the linearizability workload's: their cut-over is fenced). */
+function keysMovingTo(ring: Ring, shard: number, label: string, count: number): string[] {
+  const state: RingState = { ...ring.state, shards: [...ring.state.shards, { id: shard, table: `x-${shard}`, status: 'active' }] };
+  const after = new Ring(state);
+  const keys: string[] = [];
+  for (let n = 0; keys.length < count; n += 1) {
+    const key = `lin-${label}-${n}`;
+    if (after.ownerOf(tokenOf(localNamespace, key)).id === shard) keys.push(key);
+  }
+  return keys;
+}
+
+const crashes: Array<{ point: CrashPoint; after: number; times: number }> = [
+  { point: 'rebalance.afterCopying', after: 0, times: 1 },
+  { point: 'rebalance.afterPage', after: 3, times: 1 },
+  { point: 'rebalance.afterFence', after: 1, times: 1 },
+  { point: 'rebalance.afterCutover', after: 2, times: 1 },
+  { point: 'rebalance.afterFinish', after: 0, times: 1 },
+  { point: 'rebalance.afterCleanupPage', after: 1, times: 1 },
+];
+
+describe('online rebalancing', () => {
+  it('adds a shard and then removes one under a mixed load with crashes in the move: nothing lost, nothing left behind, the bank total kept, linearizable', async () => {
+    const replay = `RINGSTORE_FAULT_SEED=${seed} npx jest --selectProjects fault test/fault/rebalance.test.ts -t 'adds a shard'`;
+    await withSeed(seed, replay, async () => {
+      const rng = new Rng(deriveSeed(seed, 'rebalance'));
+      const ring = await currentRing();
+      const allTables = [...ring.shards.map((shard) => shard.table), tableOf(4), tableOf(5)];
+      const keys = Array.from({ length: plainKeys }, (_, n) => `plain-${n}`);
+      const accountKeys = Array.from({ length: accounts }, (_, n) => `acct-${n}`);
+      const acked = new Map<string, number>();
+      for (const key of keys) {
+        const reply = await cloud.api.put(key, 'v0', { consistency: 'strong' });
+        expect(reply.status).toBe(200);
+        acked.set(key, reply.version!);
+      }
+      const opened = await cloud.api.txn(accountKeys.map((key) => ({ op: 'put' as const, key, value: String(initialBalance) })));
+      expect(opened.status).toBe(200);
+      const total = accounts * initialBalance;
+
+      const load = mixedLoad(rng, keys, acked);
+      const money = bank(rng, accountKeys);
+      const linKeys = keysMovingTo(ring, 4, 'add', 3);
+      const lin = runWorkload(
+        cloud,
+        new Rng(deriveSeed(seed, 'rebalance-lin')),
+        { name: 'rebalance', durationMs: linearizabilityMs, writeConsistency: 'strong', readAfterWrite: false, broken: [], outages: [] },
+        linKeys,
+      );
+      // Armed once the workload has set its own (empty) fault plan, which would replace them.
+      await sleep(500);
+      await cloud.api.setFaults({ crashes });
+      const adding = rebalance({ add: 1 });
+      const run = await lin;
+      // The workload clears the fault plan when it ends: what has not crashed yet is armed again (the add,
+      // if it still runs, or the remove reaches each).
+      const crashedEarly = (await cloud.api.faults()).crashed;
+      await cloud.api.setFaults({ crashes: crashes.filter((crash) => !crashedEarly[crash.point]) });
+      const added = await adding;
+      const removed = await rebalance({ remove: [1] });
+      await load.stop();
+      await money.stop();
+      const faults = await cloud.api.faults();
+      const crashed = { ...crashedEarly, ...faults.crashed };
+      await cloud.api.setFaults({});
+
+      const context = `add ${JSON.stringify(added)}; remove ${JSON.stringify(removed)}; load ${JSON.stringify(load.statuses)}; crashed ${JSON.stringify(crashed)}`;
+      expect({ context, added: added.status, removed: removed.status }).toEqual({ context, added: 'done', removed: 'done' });
+      expect((await currentRing()).shards.map((shard) => shard.id)).toEqual([0, 2, 3, 4]);
+      // The crashes happened, and the workflow went past each.
+      expect({ context, crashed: Object.keys(crashed).sort() }).toEqual({ context, crashed: crashes.map((crash) => crash.point).sort() });
+      // No client saw a failure: a fenced range is waited out; nothing answered 5xx.
+      const failed = Object.entries(load.statuses).filter(([what]) => /\s5\d\d$|\s0$/.test(what));
+      expect({ context, failed }).toEqual({ context, failed: [] });
+      await expectPlacement(acked, allTables, context);
+      const recovery = await waitForTxnRecovery({ ddb: cloud.ddb, ring: await currentRing(), txids: [], boundMs: 30_000 });
+      expect({ context, recovered: recovery.recovered, intents: recovery.intents }).toEqual({ context, recovered: true, intents: [] });
+      expect({ context, audits: money.audits.filter((sum) => sum !== total) }).toEqual({ context, audits: [] });
+      expect({ context, total: await bankTotal(accountKeys), audited: money.audits.length > 0 }).toEqual({ context, total, audited: true });
+
+      const result = await checkLinearizable(run.history, { timeoutSeconds: checkTimeoutSeconds });
+      const linContext = `history ${run.historyPath} (${JSON.stringify(run.counts)})`;
+      expect({ linContext, unexpected: run.unexpected }).toEqual({ linContext, unexpected: [] });
+      expect({ linContext, result }).toEqual({ linContext, result: { ...result, linearizable: true, failingKeys: [] } });
+      rmSync(run.historyPath, { force: true });
+    });
+  }, 600_000);
+
+  it('catches the deliberately broken mode: ranges cut over with no copy lose acknowledged writes', async () => {
+    const ring = await currentRing();
+    const keys = Array.from({ length: 120 }, (_, n) => `broken-${n}`);
+    const acked = new Map<string, number>();
+    for (const key of keys) {
+      const reply = await cloud.api.put(key, 'v', { consistency: 'strong' });
+      acked.set(key, reply.version!);
+    }
+    await cloud.api.setFaults({ broken: ['rebalanceCutoverBeforeCopy'] });
+    // The second spare table (shard 5) joins.
+    const view = await rebalance({ add: 1 });
+    await cloud.api.setFaults({});
+    expect(view.status).toBe('done');
+    expect((await currentRing()).shards.map((shard) => shard.id)).toContain(5);
+    const tables = [...ring.shards.map((shard) => shard.table), tableOf(1), tableOf(5)];
+    await expect(expectPlacement(acked, tables, 'broken mode')).rejects.toThrow(/unreadable/);
+  }, 300_000);
+});
