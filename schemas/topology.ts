@@ -601,7 +601,7 @@ export const rebalanceDefaults = {
   /** Catch-up copies at once in a cut-over. */
   catchUpConcurrency: 16,
   /** Work per workflow step before it checkpoints and returns (the state machine calls it again). */
-  stepBudgetMs: 60_000,
+  stepBudgetMs: 30_000,
   /** Catch-up passes a cut-over makes before it gives the range back to its owner for now. */
   verifyPassesMax: 4,
   /** The copy's ceiling when a start names none: keys per second over the whole rebalance (0: none). */

@@ -20,6 +20,7 @@ import { ensureKeyQueue, startBackupDeliveries, type BackupDeliveries } from './
 import { startStreamPoller, type RunningStreamPoller } from './stream-poller';
 import { startSchedule, type RunningSchedule } from './schedule';
 import { localFailoverStarter, localPromotionStarter, localRebalanceStarter, localTransactionOrchestrator } from './state-machine';
+import type { RingState } from '../../lambdas/ports';
 
 export interface LocalCloudOptions {
   /** Where engines keep data and jars (`.ringstore/` by default). */
@@ -48,6 +49,11 @@ export interface LocalCloudOptions {
    * (docs/rebalancing.md). A fresh ring takes the first `shardCount` tables; a stored ring is kept as it is.
    */
   spareShards?: number;
+  /**
+   * Runs once the tables and the ring exist and before the stream pollers start, which then start past
+   * the newest record: what it writes is not replicated (the rebalance benchmark seeds every copy itself).
+   */
+  beforeStreams?: (context: { dynamodbEndpoint: string; ring: RingState }) => Promise<void>;
   /**
    * This region's part in cross-region DR (docs/dr.md). A primary names the backup's key queue and bucket
    * and the endpoints that reach them (through the link between the regions); absent: no DR.
@@ -236,6 +242,8 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       );
     }
     const keys = await ensureLocalKeys(options.home, apiKeyService(wiring));
+    await options.beforeStreams?.({ dynamodbEndpoint: engines.dynamodbEndpoint, ring });
+    const startAt = options.beforeStreams ? ('latest' as const) : ('oldest' as const);
     // Every shard table is streamed, on the ring or not yet: a shard a rebalance adds (docs/rebalancing.md,
     // "Growing a deployment") is provisioned by `--shards` first, as CDK's `shardCount` deploys it in AWS.
     const shardTables = [
@@ -249,6 +257,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     poller = await startStreamPoller({
       endpoint: engines.dynamodbEndpoint,
       tables: shardTables,
+      startAt,
       handler: build('replicator', wiring),
       batchSize: replicationDefaults.streamBatchSize,
       checkpointFile: join(options.home, `stream-checkpoints-${stage}.json`),
@@ -268,6 +277,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       drPoller = await startStreamPoller({
         endpoint: engines.dynamodbEndpoint,
         tables: shardTables,
+        startAt,
         handler: build('drShipper', wiring),
         batchSize: replicationDefaults.streamBatchSize,
         checkpointFile: join(options.home, `dr-stream-checkpoints-${stage}.json`),

@@ -200,7 +200,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         requestContext: {} as APIGatewayRequestAuthorizerEvent['requestContext'],
       };
       try {
-        result = await handlers.authorizer(event, lambdaContext('authorizer'));
+        result = await handlers.authorizer(event, lambdaContext('authorizer', { viaApi: true }));
       } catch (error) {
         if (error instanceof Error && error.message === 'Unauthorized') return { status: 401 as const };
         throw error;
@@ -283,7 +283,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     if (!proxy) throw new Error(`no handler loaded for ${route.handler}`);
     let result: APIGatewayProxyResult;
     try {
-      result = await proxy(event, lambdaContext(route.handler));
+      result = await proxy(event, lambdaContext(route.handler, { viaApi: true }));
     } catch (error) {
       // A function that throws (or crashes, as injected crash points do) is a 502 from API Gateway.
       options.log?.(`${route.handler} failed: ${error instanceof Error ? error.message : String(error)}`);

@@ -2,7 +2,7 @@
 // benchmark builds its in-process calls with the same functions so both see what Lambda would.
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
-import { limits } from '../../schemas/topology';
+import { handlers, limits } from '../../schemas/topology';
 
 export interface ProxyEventInput {
   /** The route's resource path, e.g. `/v1/kv/{key}`. */
@@ -44,9 +44,18 @@ export function proxyEvent(input: ProxyEventInput): APIGatewayProxyEvent {
   };
 }
 
-/** A Lambda context whose deadline is API Gateway's integration timeout. */
-export function lambdaContext(functionName: string): Context {
-  const deadline = Date.now() + limits.apiGatewayTimeoutMs;
+/**
+ * A Lambda context whose deadline is the function's timeout (its HandlerSpec's), or API Gateway's
+ * integration timeout when the gateway invokes it (`viaApi`), whichever comes first, as in AWS. Middy
+ * aborts a handler that outlives it.
+ */
+export function lambdaContext(functionName: string, options: { viaApi?: boolean } = {}): Context {
+  const spec = (handlers as Partial<Record<string, { timeoutSeconds: number }>>)[functionName];
+  const timeoutMs = Math.min(
+    spec ? spec.timeoutSeconds * 1000 : limits.apiGatewayTimeoutMs,
+    options.viaApi ? limits.apiGatewayTimeoutMs : Infinity,
+  );
+  const deadline = Date.now() + timeoutMs;
   return {
     callbackWaitsForEmptyEventLoop: false,
     functionName,

@@ -28,6 +28,12 @@ export interface StreamPollerOptions {
   /** The function's name, for its context and log lines (default `replicator`). */
   name?: string;
   log?: (line: string) => void;
+  /**
+   * Where a stream shard with no checkpoint is read from, for the shards there at the start: its oldest
+   * record (the default, as an event source mapping at TRIM_HORIZON), or past its newest (LATEST: what was
+   * written before the start is not handed over; a benchmark that seeded every copy itself starts so).
+   */
+  startAt?: 'oldest' | 'latest';
 }
 
 /** Poll interval of an idle stream shard (Lambda's mapping polls about four times a second). */
@@ -50,6 +56,8 @@ interface ShardCursor {
   /** Last sequence number handed to the handler successfully. */
   checkpoint?: string;
   closed: boolean;
+  /** Read from past its newest record until it has a checkpoint (StreamPollerOptions.startAt). */
+  latest?: true;
 }
 
 export async function startStreamPoller(options: StreamPollerOptions): Promise<RunningStreamPoller> {
@@ -75,7 +83,7 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<R
     }),
   );
 
-  async function discoverShards(): Promise<void> {
+  async function discoverShards(atStart = false): Promise<void> {
     for (const streamArn of streamArns) {
       let start: string | undefined;
       do {
@@ -84,7 +92,14 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<R
           const id = `${streamArn}|${shard.ShardId}`;
           if (!cursors.has(id)) {
             const checkpoint = checkpoints[id];
-            cursors.set(id, { streamArn, shardId: shard.ShardId!, closed: false, ...(checkpoint ? { checkpoint } : {}) });
+            const latest = atStart && options.startAt === 'latest' && !checkpoint;
+            cursors.set(id, {
+              streamArn,
+              shardId: shard.ShardId!,
+              closed: false,
+              ...(checkpoint ? { checkpoint } : {}),
+              ...(latest ? { latest: true as const } : {}),
+            });
           }
         }
         start = StreamDescription?.LastEvaluatedShardId;
@@ -99,7 +114,7 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<R
         ShardId: cursor.shardId,
         ...(cursor.checkpoint
           ? { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: cursor.checkpoint }
-          : { ShardIteratorType: 'TRIM_HORIZON' }),
+          : { ShardIteratorType: cursor.latest ? 'LATEST' : 'TRIM_HORIZON' }),
       }),
     );
     return ShardIterator;
@@ -206,7 +221,7 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<R
       await sleep(describeEveryMs, () => stopped);
     }
   }
-  await discoverShards();
+  await discoverShards(true);
   const supervisor = superviseShards();
 
   return {

@@ -27,7 +27,11 @@ export function rebalanceStepHandler(wiring: Wiring) {
       const job = await rebalances.halt(event.rebalance.id, reason);
       return { status: job.status };
     }
-    const job = await rebalances.advance(event.rebalance.id);
+    const job = await rebalances.advance(event.rebalance.id).catch((error: unknown) => {
+      // The state machine retries the step; the log says what it met (a throttled or unreachable table).
+      logger.warn('rebalance step failed; it is retried', { rebalance: event.rebalance.id, error });
+      throw error;
+    });
     const moved = job.ranges.filter((range) => range.stage === 'moved' || range.stage === 'cleaned').length;
     logger.info('rebalance step', { rebalance: job.id, status: job.status, moved, ranges: job.ranges.length });
     return { status: job.status, moved, ranges: job.ranges.length };
