@@ -16,6 +16,7 @@
 //    after every handler has seen it, the copies the moved ranges left behind are removed.
 import type {
   Clock,
+  RangeCursor,
   FaultInjector,
   RangeProgress,
   RangeStore,
@@ -254,8 +255,19 @@ export class RebalanceService {
     let after = job.cursor?.end === range.end ? job.cursor.after : undefined;
     let copied = 0;
     const pacedFromMs = this.deps.clock.monotonicMs();
+    const read = (from: RangeCursor | undefined) =>
+      this.withBackoff(() =>
+        this.deps.ranges.itemsInRange(source, range, { ...(from ? { after: from } : {}), limit: this.deps.limits.pageSize }),
+      );
+    let reading = read(after);
     for (;;) {
-      const page = await this.withBackoff(() => this.deps.ranges.itemsInRange(source, range, { after, limit: this.deps.limits.pageSize }));
+      const page = await reading;
+      // The next page is read while this one is written: reads and writes overlap (a page read again
+      // after a crash or a pause is harmless, the copies are version-guarded).
+      if (page.next) {
+        reading = read(page.next);
+        reading.catch(() => undefined);
+      }
       for (const target of targets) {
         const listed = target === range.to[0] && ownerChanges({ move: { phase: 'copying', ...range } });
         copied += await this.withBackoff(() =>
