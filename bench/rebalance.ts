@@ -1,0 +1,457 @@
+// `npm run bench:rebalance`: how fast a rebalance moves keys, and what clients notice meanwhile
+// (docs/rebalancing.md, docs/benchmarks.md "Rebalancing"). One local cloud (4 shards on the ring and a
+// spare table, RF 3) is seeded with BENCH_REBALANCE_KEYS keys of 1 KiB by raw BatchWriteItem before its
+// stream pollers start. Then, in the same run and on the same engine:
+// 1. the baseline and the copy's parts: raw BatchWriteItem items/s into a table of the shard schema, the
+//    copy's page reads, and its conditional PutItem writes (what the rebalance uses), item by item;
+// 2. adding the spare shard with no clients: the move's copy rate (item writes per second, as
+//    BatchWriteItem's are counted) against that baseline;
+// 3. a paced client load (PUT and GET, strong and eventual) without a move, then the same load while the
+//    shard is removed again: p50/p99 with and without the move, and the requests that failed.
+// At the end every key's replicas are checked against the finished ring.
+// Writes bench/results/rebalance-<BENCH_LABEL>.json and docs/benchmarks-rebalance.svg.
+import { CreateTableCommand, DynamoDBClient, UpdateTableCommand } from '@aws-sdk/client-dynamodb';
+import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { PutItemCommand } from 'dynamodb-toolbox';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import * as z from 'zod';
+import { localNamespace, startLocalCloud, type LocalCloud } from '../cdk/local/cloud';
+import { localCredentials, localRegion } from '../cdk/local/engines/aws';
+import { shardTableInput } from '../cdk/local/provision';
+import { kvEntity, listingPartitionOf, partitionKeyOf, shardTable, toCopiedAttributes } from '../lambdas/adapters/dynamodb-item-codec';
+import { forAllBounded } from '../lambdas/core/bounded';
+import { Ring, tokenBucket, tokenOf } from '../lambdas/core/ring';
+import type { RangeCursor, RebalanceChange, RingState, StoredItem } from '../lambdas/ports';
+import type { RebalanceStatusView } from '../lambdas/core/rebalance-service';
+import { DynamoRangeStore } from '../lambdas/adapters/dynamodb-range-store';
+import { ringStore } from '../lambdas/wiring/control';
+import { rebalanceService } from '../lambdas/wiring/rebalance';
+import { shardStore } from '../lambdas/wiring/data';
+import { percentile } from './measure';
+import { toSvg } from './plot';
+import { benchHome, benchRoot, codeVersion, commonSettingsShape, machineFacts, startWatchdog } from './environment';
+
+const settings = z
+  .object({
+    ...commonSettingsShape,
+    BENCH_REBALANCE_KEYS: z.coerce.number().int().min(1_000).max(1_000_000).default(100_000),
+    BENCH_REBALANCE_CLIENTS: z.coerce.number().int().min(1).max(32).default(4),
+    /** The clients' paced load, requests per second over all of them (an open loop: a slow answer does not slow it). */
+    BENCH_REBALANCE_LOAD_RPS: z.coerce.number().min(1).max(1_000).default(40),
+    /** The rebalance's copy rate ceiling (keys/s; 0: none, the move as fast as it goes). */
+    BENCH_REBALANCE_RATE: z.coerce.number().int().min(0).default(0),
+    /** How long the clients run without a move, for the baseline latencies. */
+    BENCH_REBALANCE_STEADY_SECONDS: z.coerce.number().int().min(5).max(600).default(20),
+    BENCH_LABEL: z
+      .string()
+      .regex(/^[a-z0-9-]+$/)
+      .default('latest'),
+  })
+  .parse(process.env);
+
+const valueBytes = 1024;
+/** Items the copy breakdown reads and writes (half by each design). */
+const breakdownItems = 6_000;
+/** BatchWriteItem requests in flight at once while seeding (the baseline). */
+const seedConcurrency = 8;
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+interface Sample {
+  op: string;
+  ms: number;
+  status: number;
+}
+
+/** Writes items with raw BatchWriteItem, 25 a request, `seedConcurrency` at once; returns item writes per second. */
+async function batchWrite(
+  client: DynamoDBDocumentClient,
+  writes: Array<{ table: string; item: Record<string, unknown> }>,
+  what: string,
+): Promise<number> {
+  const batches: Array<typeof writes> = [];
+  for (let start = 0; start < writes.length; start += 25) batches.push(writes.slice(start, start + 25));
+  const started = performance.now();
+  let done = 0;
+  await forAllBounded(batches, seedConcurrency, async (batch) => {
+    if (++done % 400 === 0) console.error(`${what}: ${done * 25} of ${writes.length} items`);
+    let pending: Record<string, Array<{ PutRequest: { Item: Record<string, unknown> } }>> = {};
+    for (const { table, item } of batch) (pending[table] ??= []).push({ PutRequest: { Item: item } });
+    for (let attempt = 0; Object.keys(pending).length > 0; attempt += 1) {
+      if (attempt > 0) await sleep(2 ** Math.min(attempt, 6) * 10);
+      const { UnprocessedItems = {} } = await client.send(new BatchWriteCommand({ RequestItems: pending }));
+      pending = UnprocessedItems as typeof pending;
+    }
+  });
+  return (writes.length * 1000) / (performance.now() - started);
+}
+
+/** The stored form of a seeded key, as an owner (listed) or a replica holds it. */
+function seededItem(n: number): StoredItem {
+  const key = `rb-${n}`;
+  const value = new Uint8Array(valueBytes).fill(n % 251);
+  return {
+    namespace: localNamespace,
+    key,
+    token: tokenOf(localNamespace, key),
+    version: 1,
+    contentType: 'application/octet-stream',
+    size: valueBytes,
+    sha256: '0'.repeat(64),
+    tombstone: false,
+    value,
+    modifiedAtMs: Date.now(),
+  };
+}
+
+function attributesOf(entity: ReturnType<typeof kvEntity>, item: StoredItem, listed: boolean): Record<string, unknown> {
+  return entity
+    .build(PutItemCommand)
+    .item({
+      pk: partitionKeyOf(item.namespace, item.key),
+      tb: tokenBucket(item.token),
+      ...(listed ? { lp: listingPartitionOf(item.namespace, item.token) } : {}),
+      ...toCopiedAttributes(item),
+    })
+    .params().Item as Record<string, unknown>;
+}
+
+/**
+ * Seeds every key on its owner (listed) and its replicas, before the stream pollers start (they then
+ * start past these records, so nothing replays them). The owners' writes are the baseline: raw
+ * BatchWriteItem into the shard tables (the same two indexes and stream), with nothing else running.
+ */
+async function seed(dynamodbEndpoint: string, state: RingState): Promise<{ baselineKeysPerSecond: number; replicaKeysPerSecond: number }> {
+  const ring = new Ring(state);
+  const entity = kvEntity(shardTable());
+  const client = DynamoDBDocumentClient.from(
+    new DynamoDBClient({ endpoint: dynamodbEndpoint, region: localRegion, credentials: { ...localCredentials } }),
+  );
+  try {
+    const owners: Array<{ table: string; item: Record<string, unknown> }> = [];
+    const replicas: Array<{ table: string; item: Record<string, unknown> }> = [];
+    for (let n = 0; n < settings.BENCH_REBALANCE_KEYS; n += 1) {
+      const item = seededItem(n);
+      const [owner, ...others] = ring.replicasOf(item.token);
+      owners.push({ table: owner!.table, item: attributesOf(entity, item, true) });
+      for (const replica of others) replicas.push({ table: replica.table, item: attributesOf(entity, item, false) });
+    }
+    // DynamoDB Local reads a stream's records one GetRecords at a time over its whole log, so a stream of
+    // hundreds of thousands of seeded records would slow every later call: the seed is written with the
+    // streams off, and they are turned on again empty (new streams, which the pollers start on).
+    const tables = [...new Set(state.shards.map((shard) => shard.table))];
+    await setStreams(dynamodbEndpoint, tables, false);
+    const seedOwnersKeysPerSecond = await batchWrite(client, owners, 'owners');
+    const replicaKeysPerSecond = await batchWrite(client, replicas, 'replicas');
+    await setStreams(dynamodbEndpoint, tables, true);
+    return { baselineKeysPerSecond: seedOwnersKeysPerSecond, replicaKeysPerSecond };
+  } finally {
+    client.destroy();
+  }
+}
+
+async function setStreams(endpoint: string, tables: readonly string[], enabled: boolean): Promise<void> {
+  const client = new DynamoDBClient({ endpoint, region: localRegion, credentials: { ...localCredentials } });
+  try {
+    for (const table of tables) {
+      await client.send(
+        new UpdateTableCommand({
+          TableName: table,
+          StreamSpecification: enabled ? { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' } : { StreamEnabled: false },
+        }),
+      );
+    }
+  } finally {
+    client.destroy();
+  }
+}
+
+/** Clients of a mixed load until `stop()`: a third writes, half of each strong; every answer and its latency recorded. */
+function load(cloud: LocalCloud, samples: Sample[]): { stop(): Promise<void> } {
+  let running = true;
+  const intervalMs = (1000 * settings.BENCH_REBALANCE_CLIENTS) / settings.BENCH_REBALANCE_LOAD_RPS;
+  const client = async (id: number) => {
+    const firstMs = performance.now() + (intervalMs * id) / settings.BENCH_REBALANCE_CLIENTS;
+    for (let n = 0; running; n += 1) {
+      await sleep(Math.max(0, firstMs + n * intervalMs - performance.now()));
+      const key = `rb-${(id * 7919 + n * 104_729) % settings.BENCH_REBALANCE_KEYS}`;
+      const write = n % 3 === 0;
+      const strong = n % 2 === 0;
+      const consistency = strong ? 'strong' : 'eventual';
+      const started = performance.now();
+      let status: number;
+      try {
+        const response = await fetch(`${cloud.url}/v1/kv/${key}?consistency=${consistency}`, {
+          method: write ? 'PUT' : 'GET',
+          headers: { 'x-api-key': cloud.apiKey, ...(write ? { 'content-type': 'application/octet-stream' } : {}) },
+          ...(write ? { body: new Uint8Array(valueBytes).fill(n % 251) } : {}),
+          signal: AbortSignal.timeout(15_000),
+        });
+        await response.arrayBuffer();
+        status = response.status;
+      } catch {
+        status = 0;
+      }
+      samples.push({ op: `${write ? 'PUT' : 'GET'} ${consistency}`, ms: performance.now() - started, status });
+    }
+  };
+  const clients = Array.from({ length: settings.BENCH_REBALANCE_CLIENTS }, (_, id) => client(id));
+  return {
+    stop: async () => {
+      running = false;
+      await Promise.all(clients);
+    },
+  };
+}
+
+function latencies(samples: readonly Sample[]) {
+  const byOp = new Map<string, number[]>();
+  for (const sample of samples) byOp.set(sample.op, [...(byOp.get(sample.op) ?? []), sample.ms]);
+  const summary: Record<string, { count: number; p50: number; p99: number; failed: number }> = {};
+  for (const [op, values] of [...byOp, ['all', samples.map((sample) => sample.ms)] as const]) {
+    const sorted = Float64Array.from(values).sort();
+    const failed = samples.filter((sample) => (op === 'all' || sample.op === op) && sample.status !== 200 && sample.status !== 404).length;
+    summary[op] = { count: values.length, p50: round(percentile(sorted, 0.5)), p99: round(percentile(sorted, 0.99)), failed };
+  }
+  return summary;
+}
+
+const round = (value: number) => Math.round(value * 100) / 100;
+
+/** Every seeded key is held by exactly its replicas on the finished ring, at its latest version or newer. */
+async function checkPlacement(cloud: LocalCloud): Promise<{ checked: number; misplaced: number; missing: number }> {
+  const state = await ringStore(cloud.wiring).readRing();
+  const ring = new Ring(state!);
+  const shards = shardStore(cloud.wiring);
+  let misplaced = 0;
+  let missing = 0;
+  let checked = 0;
+  for (const range of ring.ranges()) {
+    const holders = new Set(range.replicas);
+    for (const shard of ring.shards) {
+      const entries = await shards.versionsInRange(shard.table, range);
+      if (holders.has(shard.id)) checked += entries.length;
+      else misplaced += entries.length;
+    }
+    const owner = await shards.versionsInRange(ring.shard(range.owner).table, range);
+    for (const replica of range.replicas.slice(1)) {
+      const held = new Set((await shards.versionsInRange(ring.shard(replica).table, range)).map((entry) => entry.key));
+      missing += owner.filter((entry) => !held.has(entry.key)).length;
+    }
+  }
+  return { checked, misplaced, missing };
+}
+
+interface Point {
+  seconds: number;
+  keysCopied: number;
+  rangesMoved: number;
+  progress: number;
+}
+
+/** Runs one rebalance through its workflow to the end, sampling its progress every second. */
+async function runRebalance(
+  cloud: LocalCloud,
+  service: ReturnType<typeof rebalanceService>,
+  change: RebalanceChange,
+  id: string,
+  rateKeysPerSecond: number,
+): Promise<{ status: RebalanceStatusView; progress: Point[]; copyMs: number }> {
+  await service.start(change, { id, rateKeysPerSecond });
+  const startedMs = performance.now();
+  await cloud.wiring.rebalances!.start({ id, run: `${id}-1` });
+  const progress: Point[] = [];
+  let status = await service.status();
+  while (status && status.job.status === 'running') {
+    const seconds = round((performance.now() - startedMs) / 1000);
+    progress.push({
+      seconds,
+      keysCopied: status.keysCopied,
+      rangesMoved: status.ranges.moved + status.ranges.cleaned,
+      progress: round(status.progress),
+    });
+    if (Math.round(seconds) % 15 === 0)
+      console.error(`${id}: ${status.ranges.moved + status.ranges.cleaned} of ${status.ranges.total} ranges, ${status.keysCopied} copies`);
+    await sleep(1_000);
+    status = await service.status();
+  }
+  if (status?.job.status !== 'done') throw new Error(`${id} ended ${status?.job.status}: ${status?.job.message ?? ''}`);
+  const copyMs = Math.max(1, (status.job.finishedAtMs ?? Date.now()) - status.job.startedAtMs);
+  progress.push({ seconds: round(copyMs / 1000), keysCopied: status.keysCopied, rangesMoved: status.ranges.total, progress: 1 });
+  return { status, progress, copyMs };
+}
+
+/**
+ * What a copy costs, item by item, on this engine in this run: reading pages of a range (token index and
+ * BatchGetItem), writing them with the copy's conditional PutItem (design A, what the rebalance uses) and
+ * with unconditional BatchWriteItem (design B, which cannot guard versions), into a scratch table.
+ */
+async function copyBreakdown(cloud: LocalCloud): Promise<Record<string, number>> {
+  const scratch = 'ringstore-bench-scratch';
+  const client = new DynamoDBClient({
+    endpoint: cloud.engines.dynamodbEndpoint,
+    region: localRegion,
+    credentials: { ...localCredentials },
+  });
+  try {
+    await client.send(new CreateTableCommand(shardTableInput(scratch)));
+    const ranges = new DynamoRangeStore(DynamoDBDocumentClient.from(client));
+    const ring = new Ring((await ringStore(cloud.wiring).readRing())!);
+    const source = ring.shards[0]!;
+    const items: StoredItem[] = [];
+    let readMs = 0;
+    for (const range of ring.ranges().filter((candidate) => candidate.owner === source.id)) {
+      let after: RangeCursor | undefined;
+      do {
+        const started = performance.now();
+        const page = await ranges.itemsInRange(source.table, range, { limit: 500, ...(after ? { after } : {}) });
+        readMs += performance.now() - started;
+        items.push(...page.items);
+        after = page.next;
+      } while (after && items.length < breakdownItems);
+      if (items.length >= breakdownItems) break;
+    }
+    const half = Math.floor(items.length / 2);
+    const conditional = performance.now();
+    await ranges.copyItems(scratch, items.slice(0, half), { nowSeconds: Math.floor(Date.now() / 1000), listed: false });
+    const conditionalMs = performance.now() - conditional;
+    const entity = kvEntity(shardTable());
+    const batchMs =
+      (half * 1000) /
+      (await batchWrite(
+        DynamoDBDocumentClient.from(client),
+        items.slice(half, half * 2).map((item) => ({ table: scratch, item: attributesOf(entity, item, false) })),
+        'design B',
+      ));
+    return {
+      items: half * 2,
+      readItemsPerSecond: Math.round((items.length * 1000) / readMs),
+      conditionalPutItemsPerSecond: Math.round((half * 1000) / conditionalMs),
+      batchWriteItemsPerSecond: Math.round((half * 1000) / batchMs),
+    };
+  } finally {
+    client.destroy();
+  }
+}
+
+async function main(): Promise<void> {
+  startWatchdog(settings.BENCH_TIMEOUT_SECONDS, 'bench:rebalance');
+  const home = benchHome(settings.RINGSTORE_VENDOR_DIR);
+  let seeded: { baselineKeysPerSecond: number; replicaKeysPerSecond: number } | undefined;
+  console.error(`seeding ${settings.BENCH_REBALANCE_KEYS} keys of ${valueBytes} B on 4 shards, RF 3, before the streams are read`);
+  const cloud = await startLocalCloud({
+    home,
+    port: 0,
+    shardCount: 4,
+    spareShards: 1,
+    autoFailover: false,
+    maintenanceIntervalMs: 0,
+    beforeStreams: async ({ dynamodbEndpoint, ring }) => void (seeded = await seed(dynamodbEndpoint, ring)),
+  });
+  try {
+    const { baselineKeysPerSecond, replicaKeysPerSecond } = seeded!;
+    console.error(
+      `raw BatchWriteItem: ${Math.round(baselineKeysPerSecond)} items/s (owners), ${Math.round(replicaKeysPerSecond)} (replicas)`,
+    );
+
+    // Phase 1, no clients: the move's own rate (adding shard 4), against raw BatchWriteItem.
+    const service = rebalanceService(cloud.wiring);
+    // The baseline and the copy's parts, measured now on the running cloud (its stream pollers polling), as the move will run.
+    const breakdown = await copyBreakdown(cloud);
+    const added = await runRebalance(cloud, service, { join: [4], leave: [] }, 'bench-add-4', 0);
+    await cloud.replicationCaughtUp();
+    // Phase 2: a paced client load without a move, then the same load while shard 4 is removed again.
+    const steadySamples: Sample[] = [];
+    const steady = load(cloud, steadySamples);
+    await sleep(settings.BENCH_REBALANCE_STEADY_SECONDS * 1000);
+    await steady.stop();
+    const moveSamples: Sample[] = [];
+    const moving = load(cloud, moveSamples);
+    await sleep(2_000);
+    const removed = await runRebalance(cloud, service, { join: [], leave: [4] }, 'bench-remove-4', settings.BENCH_REBALANCE_RATE);
+    await moving.stop();
+    await cloud.replicationCaughtUp();
+    const placement = await checkPlacement(cloud);
+
+    const moveKeysPerSecond = (added.status.keysCopied * 1000) / added.copyMs;
+    const steadyLatency = latencies(steadySamples);
+    const moveLatency = latencies(moveSamples);
+    const summary = {
+      keys: settings.BENCH_REBALANCE_KEYS,
+      ranges: added.status.job.ranges.length,
+      keysCopied: added.status.keysCopied,
+      moveSeconds: round(added.copyMs / 1000),
+      moveKeysPerSecond: Math.round(moveKeysPerSecond),
+      baselineKeysPerSecond: breakdown.batchWriteItemsPerSecond,
+      moveToBatchWriteRatio: round(moveKeysPerSecond / breakdown.batchWriteItemsPerSecond!),
+      seedOwnersKeysPerSecond: Math.round(baselineKeysPerSecond),
+      replicaSeedKeysPerSecond: Math.round(replicaKeysPerSecond),
+      breakdown,
+      underLoad: {
+        keysCopied: removed.status.keysCopied,
+        moveSeconds: round(removed.copyMs / 1000),
+        keysPerSecond: Math.round((removed.status.keysCopied * 1000) / removed.copyMs),
+        rateCeiling: settings.BENCH_REBALANCE_RATE,
+      },
+      p50Ratio: {
+        put: round(moveLatency['PUT strong']!.p50 / steadyLatency['PUT strong']!.p50),
+        get: round(moveLatency['GET eventual']!.p50 / steadyLatency['GET eventual']!.p50),
+        all: round(moveLatency.all!.p50 / steadyLatency.all!.p50),
+      },
+      p99Ratio: {
+        put: round(moveLatency['PUT strong']!.p99 / steadyLatency['PUT strong']!.p99),
+        get: round(moveLatency['GET eventual']!.p99 / steadyLatency['GET eventual']!.p99),
+        all: round(moveLatency.all!.p99 / steadyLatency.all!.p99),
+      },
+      failedDuringMove: moveLatency.all!.failed,
+      placement,
+    };
+    console.log(JSON.stringify(summary, null, 2));
+    const resultsDir = join(benchRoot, 'bench', 'results');
+    await mkdir(resultsDir, { recursive: true });
+    const file = join(resultsDir, `rebalance-${settings.BENCH_LABEL}.json`);
+    const code = codeVersion();
+    const progress = [
+      ...added.progress.map((point) => ({ ...point, series: 'add shard 4 (no clients)' })),
+      ...removed.progress.map((point) => ({ ...point, series: 'remove shard 4 (under the client load)' })),
+    ];
+    await writeFile(
+      file,
+      JSON.stringify(
+        { label: settings.BENCH_LABEL, code, machine: machineFacts(), settings, summary, steadyLatency, moveLatency, progress },
+        null,
+        2,
+      ),
+    );
+    await writeFile(
+      join(benchRoot, 'docs', 'benchmarks-rebalance.svg'),
+      await toSvg({
+        $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+        title: {
+          text: `Rebalancing ${settings.BENCH_REBALANCE_KEYS.toLocaleString('en')} keys of 1 KiB (4 <-> 5 shards, RF 3)`,
+          subtitle: `add: ${summary.moveKeysPerSecond} items/s = ${summary.moveToBatchWriteRatio}x raw BatchWriteItem (${summary.baselineKeysPerSecond}/s); ${code.commit}`,
+        },
+        config: { font: 'sans-serif', background: 'white' },
+        width: 560,
+        height: 240,
+        data: { values: progress },
+        mark: { type: 'line', point: true },
+        encoding: {
+          x: { field: 'seconds', type: 'quantitative', title: 'seconds since the start' },
+          y: { field: 'progress', type: 'quantitative', title: 'share of the moving token space moved', scale: { domain: [0, 1] } },
+          color: { field: 'series', type: 'nominal', title: null },
+        },
+      }),
+    );
+    console.error(`wrote ${file}`);
+  } finally {
+    await cloud.stop();
+    await rm(home, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
