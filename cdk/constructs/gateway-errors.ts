@@ -62,7 +62,9 @@ export function errorTemplate(error: GatewayError): string {
 
 /** Headers of a gateway response, as API Gateway mapping expressions (static values are quoted). */
 export function errorHeaders(error: GatewayError): Record<string, string> {
-  const headers: Record<string, string> = {};
+  // The request id, as the handlers' answers carry it (lambdas/handlers/observe.ts): a refused request is found
+  // in the access log by it.
+  const headers: Record<string, string> = { 'x-request-id': 'context.requestId' };
   if (error.statusCode === 429 || error.statusCode === 503) headers['Retry-After'] = `'${retryAfterSeconds}'`;
   return headers;
 }

@@ -1,6 +1,7 @@
 // The local API Gateway: turns HTTP requests into REST proxy events and calls the same handlers Lambda runs.
 // It enforces what API Gateway + Lambda enforce (payload limits, authorizer, its result cache), so
 // behaviour seen locally is behaviour in AWS.
+import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type {
@@ -12,6 +13,7 @@ import type {
 } from 'aws-lambda';
 import { LRUCache } from 'lru-cache';
 import { lambdaContext, proxyEvent } from './lambda-events';
+import { requestIdHeader } from '../../lambdas/http/request-id';
 import { type ErrorCode, keySlashHint, statusOf } from '../../schemas/errors';
 import { type HandlerName, type HttpMethod, limits, type RouteSpec, routes } from '../../schemas/topology';
 
@@ -212,6 +214,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   }
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    // API Gateway's request id: in the handler's event, and on every answer, its own errors included (as the
+    // gateway responses of cdk/constructs/gateway-errors.ts carry it).
+    const requestId = randomUUID();
+    response.setHeader(requestIdHeader, requestId);
     const url = new URL(request.url ?? '/', 'http://localhost');
     const method = (request.method ?? 'GET').toUpperCase();
     // API Gateway ignores one trailing slash: /v1/kv/ is /v1/kv.
@@ -266,6 +272,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       pathParameters: params,
       body,
       authorizer,
+      requestId,
     });
     const eventBytes = oversizedPayloadBytes(event, event.body);
     if (eventBytes !== undefined) {

@@ -17,6 +17,8 @@ export interface ProxyEventInput {
   body?: Buffer;
   /** The authorizer's context (namespace, role, keyId, principalId), or null on public routes. */
   authorizer: Record<string, unknown> | null;
+  /** API Gateway's id of the request; a new one when absent. */
+  requestId?: string;
 }
 
 export function proxyEvent(input: ProxyEventInput): APIGatewayProxyEvent {
@@ -36,7 +38,7 @@ export function proxyEvent(input: ProxyEventInput): APIGatewayProxyEvent {
     requestContext: {
       authorizer: input.authorizer,
       stage: input.stage,
-      requestId: randomUUID(),
+      requestId: input.requestId ?? randomUUID(),
       httpMethod: input.method,
       path: `/${input.stage}${input.path}`,
       resourcePath: input.resource,

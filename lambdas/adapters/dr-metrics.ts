@@ -1,6 +1,7 @@
 // DR observations: CloudWatch metrics through Powertools (EMF log lines in Lambda) and bounded in-process
 // percentiles of the key and value lags, which the bench and the local cloud read.
 import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { publishGathered } from './powertools-metrics';
 import type { DrMetrics } from '../ports';
 import { lagSamplesMax } from './replication-metrics';
 
@@ -74,7 +75,7 @@ export class DrStats implements DrMetrics {
 
   /** Flushes the metrics gathered by one invocation (EMF lines); a no-op without Powertools. */
   publish(): void {
-    this.metrics?.publishStoredMetrics();
+    publishGathered(this.metrics);
   }
 
   summary(): DrSummary {

@@ -1,6 +1,7 @@
 // Failover observations as CloudWatch metrics through Powertools (EMF log lines in Lambda), with counts
 // kept in process for tests and the local cloud. Names and units: docs/operations.md, "Failover metrics".
 import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { publishGathered } from './powertools-metrics';
 import type { FailoverAction, FailoverMetrics, FailoverStatus } from '../ports';
 
 export interface FailoverCounts {
@@ -40,6 +41,6 @@ export class FailoverStats implements FailoverMetrics {
 
   /** Flushes what one invocation gathered (EMF lines); a no-op without Powertools. */
   publish(): void {
-    this.metrics?.publishStoredMetrics();
+    publishGathered(this.metrics);
   }
 }

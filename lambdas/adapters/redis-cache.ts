@@ -81,6 +81,8 @@ export interface RedisCacheOptions {
   keyPrefix?: string;
   /** Absent: no AUTH (a redis-server without ACLs). */
   auth?: RedisAuth;
+  /** Told of every failed command (the cache-errors metric): callers see a miss, so nothing else would show it. */
+  onError?: (operation: 'get' | 'put' | 'auth') => void;
 }
 
 export class RedisCache implements RemoteCache {
@@ -91,9 +93,11 @@ export class RedisCache implements RemoteCache {
 
   private readonly keyPrefix: string;
   private readonly passwords: PasswordSource | undefined;
+  private readonly onError: NonNullable<RedisCacheOptions['onError']>;
 
   constructor(url: string, options: RedisCacheOptions = {}) {
     this.keyPrefix = options.keyPrefix ?? cacheAcl.keyPrefix;
+    this.onError = options.onError ?? (() => undefined);
     const { auth } = options;
     this.passwords = typeof auth?.password === 'object' ? auth.password : undefined;
     const redis = new Redis(url, {
@@ -139,7 +143,7 @@ export class RedisCache implements RemoteCache {
     try {
       this.redis.options.password = await passwords.password();
     } catch {
-      this.stats.errors += 1;
+      this.failed('auth');
     }
   }
 
@@ -159,7 +163,7 @@ export class RedisCache implements RemoteCache {
       this.stats.hits += 1;
       return decodeEntry(Number(version.toString()), payload);
     } catch {
-      this.stats.errors += 1;
+      this.failed('get');
       return undefined;
     }
   }
@@ -171,9 +175,14 @@ export class RedisCache implements RemoteCache {
       if (stored === 0) this.stats.writesRejectedAsOlder += 1;
       return stored === 1;
     } catch {
-      this.stats.errors += 1;
+      this.failed('put');
       return false;
     }
+  }
+
+  private failed(operation: 'get' | 'put' | 'auth'): void {
+    this.stats.errors += 1;
+    this.onError(operation);
   }
 
   async close(): Promise<void> {

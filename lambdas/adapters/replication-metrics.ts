@@ -1,7 +1,12 @@
 // Replication observations: CloudWatch metrics through Powertools (EMF log lines in Lambda) and a
 // bounded in-process summary that the status page and the local cloud show.
-import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { ReplicationMetrics } from '../ports';
+import type { HintBacklogMetrics } from '../ports/observability';
+import { publishGathered } from './powertools-metrics';
+
+// Where every handler's metrics are built; kept importable from here for the modules that already do.
+export { powertoolsMetrics } from './powertools-metrics';
 
 /** Lag samples kept for the in-process percentiles (a ring buffer). */
 export const lagSamplesMax = 2_000;
@@ -12,7 +17,7 @@ export interface ReplicationSummary {
   lagMs: { p50: number; p99: number; max: number; samples: number };
 }
 
-export class ReplicationStats implements ReplicationMetrics {
+export class ReplicationStats implements ReplicationMetrics, HintBacklogMetrics {
   private readonly samples: number[] = [];
   private next = 0;
   private applied = 0;
@@ -33,9 +38,22 @@ export class ReplicationStats implements ReplicationMetrics {
     this.metrics?.addMetric('HintsWritten', MetricUnit.Count, 1);
   }
 
+  /** The last backlog seen per shard table (the status page's numbers, and what tests read). */
+  readonly pendingHints = new Map<string, number>();
+
+  hintsPending(target: string, count: number): void {
+    this.pendingHints.set(target, count);
+    if (!this.metrics) return;
+    // Per table, so the dashboard shows which shard's log grows; the total (below) is what the alarm watches.
+    const single = this.metrics.singleMetric();
+    single.addDimension('Table', target);
+    single.addMetric('HintsPending', MetricUnit.Count, count);
+    this.metrics.addMetric('HintsPending', MetricUnit.Count, count);
+  }
+
   /** Flushes the metrics gathered by one invocation (EMF lines); a no-op without Powertools. */
   publish(): void {
-    this.metrics?.publishStoredMetrics();
+    publishGathered(this.metrics);
   }
 
   summary(): ReplicationSummary {
@@ -47,8 +65,4 @@ export class ReplicationStats implements ReplicationMetrics {
       lagMs: { p50: at(0.5), p99: at(0.99), max: sorted.length ? sorted[sorted.length - 1]! : 0, samples: sorted.length },
     };
   }
-}
-
-export function powertoolsMetrics(namespace = 'Ringstore'): Metrics {
-  return new Metrics({ namespace, serviceName: 'ringstore' });
 }

@@ -7,6 +7,7 @@ import { isCrashInjected } from './faults';
 import type { Ring, TokenRange } from './ring';
 import type { RejoinReport } from './rejoin';
 import type { Clock, Hint, HintStore, MaintenanceStateStore, ShardHealthStore, ShardStore, VersionEntry, FaultInjector } from '../ports';
+import type { HintBacklogMetrics } from '../ports/observability';
 
 export interface MaintenanceDeps {
   shards: ShardStore;
@@ -25,6 +26,8 @@ export interface MaintenanceDeps {
    * (rejoin.ts). Absent: such a shard is left recovering (it never serves its stale copies).
    */
   rejoin?: (table: string) => Promise<RejoinReport[]>;
+  /** Told each shard's hint backlog after every run's replay (the hints-backlog alarm). */
+  metrics?: HintBacklogMetrics;
   limits: {
     hintReplayPageSize: number;
     hintReplayConcurrency: number;
@@ -118,6 +121,7 @@ export class MaintenanceService {
   async run(ring: Ring, options: { rangesMax?: number } = {}): Promise<MaintenanceReport> {
     const startedAt = new Date(this.deps.clock.nowMs()).toISOString();
     const handoff = await this.handoff(ring);
+    await this.reportHintBacklog(ring);
     const state = await this.deps.state.readMaintenanceState();
     const antiEntropy = await this.antiEntropy(ring, {
       fromRange: state?.nextRange ?? 0,
@@ -126,6 +130,17 @@ export class MaintenanceService {
     const report = { startedAt, handoff, antiEntropy };
     await this.deps.state.saveMaintenanceState({ nextRange: antiEntropy.nextRange, lastReport: report });
     return report;
+  }
+
+  /** What replay left in each shard's failure log; a log that stays long means its shard is not coming back. */
+  private async reportHintBacklog(ring: Ring): Promise<void> {
+    const { metrics } = this.deps;
+    if (!metrics) return;
+    // A count that fails is left out: the metric must not fail the run whose repairs matter more.
+    const counts = await Promise.all(
+      ring.shards.map(async (shard) => [shard.table, await this.deps.hints.count(shard.table).catch(() => undefined)] as const),
+    );
+    for (const [table, count] of counts) if (count !== undefined) metrics.hintsPending(table, count);
   }
 
   /**

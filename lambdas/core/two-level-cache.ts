@@ -2,6 +2,7 @@
 // so write-through from any writer and population from any reader can only move an entry forward.
 import { cacheKeyOf, type L1Cache } from './l1-cache';
 import type { RemoteCache, ValueCache, CacheEntry } from '../ports';
+import type { CacheMetrics } from '../ports/observability';
 
 export class TwoLevelCache implements ValueCache {
   /** L2 writes started by reads and not finished yet. */
@@ -11,14 +12,19 @@ export class TwoLevelCache implements ValueCache {
     private readonly l1: L1Cache | undefined,
     private readonly l2: RemoteCache | undefined,
     private readonly l2TtlMs: number,
+    private readonly metrics?: CacheMetrics,
   ) {}
 
   async get(namespace: string, key: string): Promise<CacheEntry | undefined> {
     const cacheKey = cacheKeyOf(namespace, key);
     const local = this.l1?.get(cacheKey);
-    if (local || !this.l2) return local;
-    const shared = await this.l2.get(cacheKey);
+    if (local) {
+      this.metrics?.lookedUp('l1');
+      return local;
+    }
+    const shared = await this.l2?.get(cacheKey);
     if (shared) this.l1?.put(cacheKey, shared);
+    this.metrics?.lookedUp(shared ? 'l2' : 'miss');
     return shared;
   }
 

@@ -1,5 +1,8 @@
-// Lambda entry of the `authorizer` function: its handler, wired from the function's environment at init.
+// Lambda entry of the `authorizer` function: its handler, wired from the function's environment at init,
+// observed: traced, its metrics flushed, an API answer stamped with its request id (handlers/observe.ts).
 import { authorizerHandler } from '../handlers/authorizer';
+import { observe } from '../handlers/observe';
 import { Wiring } from '../wiring/wiring';
 
-export const handler = authorizerHandler(Wiring.forLambda('authorizer'));
+const wiring = Wiring.forLambda('authorizer');
+export const handler = observe(authorizerHandler(wiring), wiring);

@@ -1,5 +1,8 @@
-// Lambda entry of the `bootstrap` function: its handler, wired from the function's environment at init.
+// Lambda entry of the `bootstrap` function: its handler, wired from the function's environment at init,
+// observed: traced, its metrics flushed, an API answer stamped with its request id (handlers/observe.ts).
 import { bootstrapHandler } from '../handlers/bootstrap';
+import { observe } from '../handlers/observe';
 import { Wiring } from '../wiring/wiring';
 
-export const handler = bootstrapHandler(Wiring.forLambda('bootstrap'));
+const wiring = Wiring.forLambda('bootstrap');
+export const handler = observe(bootstrapHandler(wiring), wiring);

@@ -1,5 +1,8 @@
-// Lambda entry of the `drKeyApplier` function: its handler, wired from the function's environment at init.
+// Lambda entry of the `drKeyApplier` function: its handler, wired from the function's environment at init,
+// observed: traced, its metrics flushed, an API answer stamped with its request id (handlers/observe.ts).
 import { drKeyApplierHandler } from '../handlers/dr-key-applier';
+import { observe } from '../handlers/observe';
 import { Wiring } from '../wiring/wiring';
 
-export const handler = drKeyApplierHandler(Wiring.forLambda('drKeyApplier'));
+const wiring = Wiring.forLambda('drKeyApplier');
+export const handler = observe(drKeyApplierHandler(wiring), wiring);

@@ -1,5 +1,8 @@
-// Lambda entry of the `drShipper` function: its handler, wired from the function's environment at init.
+// Lambda entry of the `drShipper` function: its handler, wired from the function's environment at init,
+// observed: traced, its metrics flushed, an API answer stamped with its request id (handlers/observe.ts).
 import { drShipperHandler } from '../handlers/dr-shipper';
+import { observe } from '../handlers/observe';
 import { Wiring } from '../wiring/wiring';
 
-export const handler = drShipperHandler(Wiring.forLambda('drShipper'));
+const wiring = Wiring.forLambda('drShipper');
+export const handler = observe(drShipperHandler(wiring), wiring);

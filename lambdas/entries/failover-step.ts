@@ -1,5 +1,8 @@
-// Lambda entry of the `failoverStep` function: its handler, wired from the function's environment at init.
+// Lambda entry of the `failoverStep` function: its handler, wired from the function's environment at init,
+// observed: traced, its metrics flushed, an API answer stamped with its request id (handlers/observe.ts).
 import { failoverStepHandler } from '../handlers/failover-step';
+import { observe } from '../handlers/observe';
 import { Wiring } from '../wiring/wiring';
 
-export const handler = failoverStepHandler(Wiring.forLambda('failoverStep'));
+const wiring = Wiring.forLambda('failoverStep');
+export const handler = observe(failoverStepHandler(wiring), wiring);

@@ -1,5 +1,8 @@
-// Lambda entry of the `ring` function: its handler, wired from the function's environment at init.
+// Lambda entry of the `ring` function: its handler, wired from the function's environment at init,
+// observed: traced, its metrics flushed, an API answer stamped with its request id (handlers/observe.ts).
 import { ringHandler } from '../handlers/ring';
+import { observe } from '../handlers/observe';
 import { Wiring } from '../wiring/wiring';
 
-export const handler = ringHandler(Wiring.forLambda('ring'));
+const wiring = Wiring.forLambda('ring');
+export const handler = observe(ringHandler(wiring), wiring);

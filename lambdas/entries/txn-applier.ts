@@ -1,5 +1,8 @@
-// Lambda entry of the `txnApplier` function: its handler, wired from the function's environment at init.
+// Lambda entry of the `txnApplier` function: its handler, wired from the function's environment at init,
+// observed: traced, its metrics flushed, an API answer stamped with its request id (handlers/observe.ts).
 import { txnApplierHandler } from '../handlers/txn-applier';
+import { observe } from '../handlers/observe';
 import { Wiring } from '../wiring/wiring';
 
-export const handler = txnApplierHandler(Wiring.forLambda('txnApplier'));
+const wiring = Wiring.forLambda('txnApplier');
+export const handler = observe(txnApplierHandler(wiring), wiring);

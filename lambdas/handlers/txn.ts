@@ -5,20 +5,25 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { TxnBody, TxnQuery } from '../../schemas/api';
 import { txnAbortError } from '../core/txn-errors';
 import { httpErrors } from '../http/errors';
+import { namespaceQuotas } from '../http/quotas';
 import { jsonBody, parseWith, principalOf } from '../http/request';
 import { json } from '../http/response';
 import { router } from '../http/router';
 import { orchestrator } from '../wiring/orchestrator';
+import { txnStats } from '../wiring/observability';
+import { quotaStats, rateLimiter } from '../wiring/quotas';
 import { transactionService } from '../wiring/services';
 import type { Wiring } from '../wiring/wiring';
 
 export function txnHandler(wiring: Wiring) {
   const txns = transactionService(wiring);
   const transactions = orchestrator(wiring);
-  const { logger } = wiring;
+  const stats = txnStats(wiring);
+  const { clock, logger } = wiring;
 
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
     .use(httpErrors(logger))
+    .use(namespaceQuotas(rateLimiter(wiring), quotaStats(wiring)))
     .handler(
       router('txn', {
         transact: async (event) => {
@@ -31,8 +36,12 @@ export function txnHandler(wiring: Wiring) {
           const execution = await txns.plan(principal.namespace, ops, {
             consistency: consistency ?? principal.writeConsistency,
             ...(body.timeoutMs === undefined ? {} : { timeoutMs: body.timeoutMs }),
+            ...(principal.storage ? { storageQuota: principal.storage } : {}),
           });
-          const outcome = (await txns.commitOnOneShard(execution)) ?? (await transactions.run(execution));
+          const started = clock.monotonicMs();
+          const oneShard = await txns.commitOnOneShard(execution);
+          const outcome = oneShard ?? (await transactions.run(execution));
+          stats.ended(outcome, oneShard ? 'oneShard' : 'stateMachine', clock.monotonicMs() - started);
           if (outcome.status === 'aborted') throw txnAbortError(outcome);
           // A DR primary answers only once its backup knows of the writes, and within its lease (docs/dr.md).
           await txns.announceCommitted(execution, outcome, principal.drMode);

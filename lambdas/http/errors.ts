@@ -5,13 +5,22 @@ import type { APIGatewayProxyResult } from 'aws-lambda';
 import { retryAfterSeconds, statusOf } from '../../schemas/errors';
 import { RingstoreError } from '../core/errors';
 import { isCrashInjected } from '../core/faults';
+import { requestIdOf } from './request-id';
+
+/** The error code of each error answer built here, for the request metrics (HEAD answers carry no body to read it from). */
+const answeredCodes = new WeakMap<APIGatewayProxyResult, string>();
+
+/** The error code an answer carries, if errorResponse built it. */
+export function errorCodeOf(response: APIGatewayProxyResult): string | undefined {
+  return answeredCodes.get(response);
+}
 
 export function errorResponse(error: RingstoreError, method?: string): APIGatewayProxyResult {
   const statusCode = statusOf[error.code];
   const body = {
     error: { code: error.code, message: error.message, retryable: error.retryable, ...(error.details ? { details: error.details } : {}) },
   };
-  return {
+  const response = {
     statusCode,
     headers: {
       'content-type': 'application/json',
@@ -20,6 +29,8 @@ export function errorResponse(error: RingstoreError, method?: string): APIGatewa
     // HEAD responses carry no body, as in HTTP.
     body: method === 'HEAD' ? '' : JSON.stringify(body),
   };
+  answeredCodes.set(response, error.code);
+  return response;
 }
 
 export interface ErrorLogger {
@@ -27,7 +38,9 @@ export interface ErrorLogger {
 }
 
 /** Turns any thrown error into the JSON error shape; only unexpected errors are logged and answer 500. */
-export function httpErrors<Event extends { httpMethod?: string }>(logger: ErrorLogger): MiddlewareObj<Event, APIGatewayProxyResult> {
+export function httpErrors<Event extends { httpMethod?: string; requestContext?: { requestId?: string } }>(
+  logger: ErrorLogger,
+): MiddlewareObj<Event, APIGatewayProxyResult> {
   return {
     onError: async (request) => {
       const error = request.error;
@@ -40,6 +53,9 @@ export function httpErrors<Event extends { httpMethod?: string }>(logger: ErrorL
         return;
       }
       logger.error('request failed', {
+        // Named on the line itself: the local cloud plays every function in one process, where the logger's
+        // own correlation id may be another request's; in Lambda both are the same id.
+        correlation_id: requestIdOf(request.event, request.context),
         error: error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : String(error),
       });
       request.response = errorResponse(

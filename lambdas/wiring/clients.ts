@@ -1,6 +1,7 @@
 // The AWS SDK clients, one of each per instance set, pointed at local engines when the config says so.
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { traced } from './observability';
 import type { Wiring } from './wiring';
 
 /** SDK attempts per call (the SDK's own jittered backoff between them). */
@@ -14,7 +15,7 @@ export function clientOptions(wiring: Wiring, endpoint: string | undefined) {
 
 export function documentClient(wiring: Wiring): DynamoDBDocumentClient {
   return wiring.shared('dynamodb', () =>
-    DynamoDBDocumentClient.from(new DynamoDBClient(clientOptions(wiring, wiring.config.dynamodbEndpoint)), {
+    DynamoDBDocumentClient.from(traced(wiring, new DynamoDBClient(clientOptions(wiring, wiring.config.dynamodbEndpoint))), {
       marshallOptions: { removeUndefinedValues: true },
     }),
   );

@@ -8,6 +8,7 @@ import { ElastiCacheIamToken } from '../adapters/elasticache-iam-token';
 import { RedisCache } from '../adapters/redis-cache';
 import { powertoolsMetrics, ReplicationStats } from '../adapters/replication-metrics';
 import { FailoverStats } from '../adapters/failover-metrics';
+import { CacheStats, type CacheOperation } from '../adapters/cache-metrics';
 import { DeferredBlobStore } from '../adapters/deferred-blob-store';
 import { L1Cache } from '../core/l1-cache';
 import { TwoLevelCache } from '../core/two-level-cache';
@@ -17,7 +18,8 @@ import type { Wiring } from './wiring';
 
 export function shardStore(wiring: Wiring): ShardStore {
   return wiring.port<ShardStore>('shardTables', 'read', 'shards', () => {
-    const real = new DynamoShardStore(documentClient(wiring));
+    // The control table holds the usage counters that writes in a namespace with a storage quota change.
+    const real = new DynamoShardStore(documentClient(wiring), wiring.config.controlTable);
     // Fault injection wraps the real store; it exists only in test runs (the config refuses it in a production bundle).
     return wiring.faults ? new FaultyShardStore(real, wiring.faults) : real;
   });
@@ -50,14 +52,16 @@ export function remoteCache(wiring: Wiring): RedisCache | undefined {
   return wiring.shared('l2', () => {
     const { redisUrl, redisAuth, region } = wiring.config;
     if (!redisUrl) return undefined;
-    if (!redisAuth) return new RedisCache(redisUrl);
+    const stats = cacheStats(wiring);
+    const onError = (operation: CacheOperation) => stats.failed(operation);
+    if (!redisAuth) return new RedisCache(redisUrl, { onError });
     const { username } = redisAuth;
     // IAM mode signs a token with the function's role (docs/security.md, "The L2 cache").
     const password =
       redisAuth.mode === 'password'
         ? redisAuth.password
         : new ElastiCacheIamToken({ cacheName: redisAuth.cacheName, userId: username, region });
-    return new RedisCache(redisUrl, { auth: { username, password } });
+    return new RedisCache(redisUrl, { auth: { username, password }, onError });
   });
 }
 
@@ -71,13 +75,18 @@ export function valueCache(wiring: Wiring): TwoLevelCache | undefined {
         ? new L1Cache({ policy: c.l1Policy, entriesMax: c.l1EntriesMax, bytesMax: c.l1BytesMax, ttlMs: c.l1TtlMs, clock: wiring.clock })
         : undefined;
     const l2 = remoteCache(wiring);
-    return l1 || l2 ? new TwoLevelCache(l1, l2, c.l2TtlSeconds * 1000) : undefined;
+    return l1 || l2 ? new TwoLevelCache(l1, l2, c.l2TtlSeconds * 1000, cacheStats(wiring)) : undefined;
   });
 }
 
 /** Failover observations; published as CloudWatch metrics (EMF lines) only inside Lambda. */
 export function failoverStats(wiring: Wiring): FailoverStats {
   return wiring.shared('failoverStats', () => new FailoverStats(wiring.config.inLambda ? powertoolsMetrics() : undefined));
+}
+
+/** Value cache observations (hits by level, misses, L2 errors); CloudWatch metrics only inside Lambda. */
+export function cacheStats(wiring: Wiring): CacheStats {
+  return wiring.shared('cacheStats', () => new CacheStats(wiring.config.inLambda ? powertoolsMetrics() : undefined));
 }
 
 /** Replication observations; published as CloudWatch metrics (EMF lines) only inside Lambda. */

@@ -2,12 +2,13 @@
 // S3 SDK is the largest package a KV handler bundles and most requests never touch it.
 import { S3Client } from '@aws-sdk/client-s3';
 import { clientOptions } from './clients';
+import { traced } from './observability';
 import type { Wiring } from './wiring';
 
 export function s3Client(wiring: Wiring): S3Client {
-  return wiring.shared(
-    's3',
-    () =>
+  return wiring.shared('s3', () =>
+    traced(
+      wiring,
       new S3Client({
         ...clientOptions(wiring, wiring.config.s3Endpoint),
         // Local S3 engines address buckets by path; AWS accepts both.
@@ -15,5 +16,6 @@ export function s3Client(wiring: Wiring): S3Client {
         requestChecksumCalculation: 'WHEN_REQUIRED',
         responseChecksumValidation: 'WHEN_REQUIRED',
       }),
+    ),
   );
 }

@@ -96,6 +96,7 @@ export function maintenanceService(wiring: Wiring): MaintenanceService {
         clock: wiring.clock,
         limits: replicationDefaults,
         rejoin: (table) => rejoinService(wiring).rejoin(table),
+        metrics: replicationStats(wiring),
         ...automaticFailoverProbe(wiring),
         ...injected(wiring),
       }),

@@ -286,7 +286,14 @@ describe('ApiStack', () => {
       it('tells throttled clients when to retry', () => {
         expect(responseOf('THROTTLED')?.Properties.ResponseParameters).toEqual({
           'gatewayresponse.header.Retry-After': "'1'",
+          'gatewayresponse.header.x-request-id': 'context.requestId',
         });
+      });
+
+      it('returns the request id on every answer it makes itself, as the handlers do', () => {
+        for (const response of responses()) {
+          expect(response.Properties.ResponseParameters).toMatchObject({ 'gatewayresponse.header.x-request-id': 'context.requestId' });
+        }
       });
 
       it('renders valid JSON for every response', () => {

@@ -1,0 +1,75 @@
+// Every handler as Lambda and the local cloud run it: traced (X-Ray), its log lines carrying the invocation's
+// context, every metric it gathered flushed after each invocation, and for the API handlers the request id
+// returned in `x-request-id` (and carried by the logs as their correlation id) and each answer counted.
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
+import middy, { type MiddlewareObj, type MiddyfiedHandler } from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { routes } from '../../schemas/topology';
+import { errorCodeOf } from '../http/errors';
+import { requestIdHeader, requestIdOf } from '../http/request-id';
+import { apiStats, publishAll, tracer } from '../wiring/observability';
+import type { Wiring } from '../wiring/wiring';
+
+/** What API Gateway answers for a function that threw instead of answering (an injected crash, a bug). */
+const crashedStatus = 502;
+
+/**
+ * Wraps a handler from outside: the API middleware sees the answer the handler's own error middleware made
+ * (an error answer included), which a middleware added to the handler itself would see only after it.
+ *
+ * @example
+ * const wiring = Wiring.forLambda('kvRead');
+ * export const handler = observe(kvReadHandler(wiring), wiring);
+ */
+export function observe<Event, Result>(handler: MiddyfiedHandler<Event, Result>, wiring: Wiring): MiddyfiedHandler<Event, Result> {
+  // The inner handler keeps its own deadline (middy's early timeout); a second one here would race it.
+  const outer = middy<Event, Result>((event: Event, context: Context) => handler(event, context), { timeoutEarlyInMillis: 0 });
+  // Used first, so its `after` runs last (middy unwinds in reverse): the flush carries what the others counted.
+  const flush = async () => publishAll(wiring);
+  outer.use({ after: flush, onError: flush });
+  outer.use(captureLambdaHandler(tracer(wiring), { captureResponse: false }));
+  // In Lambda only: the local cloud plays every function in one process, where one logger's keys would mix requests.
+  if (wiring.config.inLambda) outer.use(injectLambdaContext(wiring.logger, { resetKeys: true }));
+  const operations = operationsOf(wiring);
+  if (operations.size > 0) outer.use(apiAnswers(wiring, operations) as unknown as MiddlewareObj<Event, Result>);
+  return outer;
+}
+
+/** The operationId of each `<method> <resource>` the handler serves. */
+function operationsOf(wiring: Wiring): Map<string, string> {
+  const name = wiring.spec?.name;
+  return new Map(routes.filter((route) => route.handler === name).map((route) => [`${route.method} ${route.path}`, route.operationId]));
+}
+
+function apiAnswers(wiring: Wiring, operations: Map<string, string>): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
+  const stats = apiStats(wiring);
+  const startedAt = new WeakMap<object, number>();
+  const operationOf = (event: APIGatewayProxyEvent | null) =>
+    operations.get(`${event?.httpMethod ?? ''} ${event?.resource ?? ''}`) ?? 'unrouted';
+  const elapsedMs = (request: { context: object }) => Math.max(0, wiring.clock.monotonicMs() - (startedAt.get(request.context) ?? 0));
+  return {
+    before: (request) => {
+      startedAt.set(request.context, wiring.clock.monotonicMs());
+      const requestId = requestIdOf(request.event, request.context);
+      if (wiring.config.inLambda) wiring.logger.setCorrelationId(requestId);
+      tracer(wiring).putAnnotation('requestId', requestId);
+    },
+    after: (request) => {
+      const response = request.response;
+      if (!response) return;
+      response.headers = { ...response.headers, [requestIdHeader]: requestIdOf(request.event, request.context) };
+      const code = errorCodeOf(response);
+      stats.answered({
+        operation: operationOf(request.event),
+        status: response.statusCode,
+        ...(code ? { code } : {}),
+        durationMs: elapsedMs(request),
+      });
+    },
+    // The handler threw past its error middleware: no answer to stamp, and API Gateway answers 502.
+    onError: (request) => {
+      stats.answered({ operation: operationOf(request.event), status: crashedStatus, code: 'internal', durationMs: elapsedMs(request) });
+    },
+  };
+}

@@ -1,0 +1,316 @@
+// What operators see of the handlers (docs/operations.md, "Metrics" and "Tracing and request ids"): the EMF
+// lines Powertools prints in Lambda, captured from stdout, and the request id every API answer returns.
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Tracer } from '@aws-lambda-powertools/tracer';
+import middy from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { CacheStats } from '../../lambdas/adapters/cache-metrics';
+import { powertoolsMetrics, publishGathered } from '../../lambdas/adapters/powertools-metrics';
+import { ReplicationStats } from '../../lambdas/adapters/replication-metrics';
+import { TxnStats } from '../../lambdas/adapters/txn-metrics';
+import { loadConfig } from '../../lambdas/config';
+import { cacheKeyOf, L1Cache } from '../../lambdas/core/l1-cache';
+import { MaintenanceService } from '../../lambdas/core/maintenance';
+import { initialRingState } from '../../lambdas/core/ring';
+import { TwoLevelCache } from '../../lambdas/core/two-level-cache';
+import { observe } from '../../lambdas/handlers/observe';
+import { ringHandler } from '../../lambdas/handlers/ring';
+import { requestIdHeader } from '../../lambdas/http/request-id';
+import type { CacheEntry, RemoteCache } from '../../lambdas/ports';
+import { Wiring } from '../../lambdas/wiring/wiring';
+import { envVars } from '../../schemas/topology';
+import { ManualClock, MemoryHealthStore, MemoryHintStore, MemoryShardStore, staticRing } from '../support/memory-ports';
+
+/** A Lambda's environment (metrics on) pointing at a closed port: nothing here may reach an engine. */
+const lambdaEnv = {
+  [envVars.dynamodbEndpoint]: 'http://127.0.0.1:9',
+  AWS_REGION: 'eu-west-1',
+  AWS_LAMBDA_FUNCTION_NAME: 'ringstore-test-ring',
+};
+
+interface EmfLine {
+  _aws: { CloudWatchMetrics: Array<{ Namespace: string; Dimensions: string[][]; Metrics: Array<{ Name: string; Unit: string }> }> };
+  [field: string]: unknown;
+}
+
+/** Runs `act` and returns the JSON lines it printed (Powertools' EMF and log lines). */
+async function printed(act: () => unknown): Promise<Array<Record<string, unknown>>> {
+  const lines: string[] = [];
+  const capture = (chunk: string | Uint8Array) => {
+    lines.push(...String(chunk).split('\n').filter(Boolean));
+    return true;
+  };
+  // Powertools' own consoles: metrics and info lines on stdout, error lines on stderr.
+  const spies = [
+    jest.spyOn(process.stdout, 'write').mockImplementation(capture),
+    jest.spyOn(process.stderr, 'write').mockImplementation(capture),
+  ];
+  try {
+    await act();
+  } finally {
+    for (const spy of spies) spy.mockRestore();
+  }
+  return lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+const emfLines = (lines: Array<Record<string, unknown>>) => lines.filter((line): line is EmfLine => '_aws' in line);
+
+/** The EMF line that declares `metric`, with the dimension names it is published under. */
+function metricLine(lines: Array<Record<string, unknown>>, metric: string, dimensions: string[]): EmfLine | undefined {
+  return emfLines(lines).find((line) =>
+    line._aws.CloudWatchMetrics.some(
+      (directive) =>
+        directive.Metrics.some((m) => m.Name === metric) &&
+        directive.Dimensions.some((set) => set.length === dimensions.length && dimensions.every((name) => set.includes(name))),
+    ),
+  );
+}
+
+const context = (awsRequestId = 'invocation-1'): Context => ({ awsRequestId, functionName: 'ring' }) as Context;
+
+function ringEvent(overrides: Partial<APIGatewayProxyEvent> = {}): APIGatewayProxyEvent {
+  return {
+    httpMethod: 'GET',
+    resource: '/v1/ring',
+    path: '/v1/ring',
+    headers: {},
+    queryStringParameters: null,
+    pathParameters: null,
+    body: null,
+    isBase64Encoded: false,
+    requestContext: { requestId: 'apigw-req-1', authorizer: { namespace: 'ns', role: 'user', keyId: 'k1', principalId: 'k1' } },
+    ...overrides,
+  } as unknown as APIGatewayProxyEvent;
+}
+
+/** The ring handler as Lambda runs it (observed, metrics on, tracing off: no X-Ray daemon here), over an in-memory ring. */
+function observedRing(options: { ringFails?: boolean } = {}) {
+  const state = initialRingState({ shardCount: 4, replicationFactor: 3, vnodesPerShard: 4, tableName: (id) => `shard-${id}` });
+  const rings = {
+    readRing: async () => {
+      if (options.ringFails) throw new Error('control table exploded');
+      return structuredClone(state);
+    },
+    publishRing: async () => false,
+  };
+  const logger = new Logger({ serviceName: 'ringstore', logLevel: 'ERROR' });
+  const wiring = Wiring.create({ config: loadConfig(lambdaEnv), clock: new ManualClock(), logger }).forHandler('ring');
+  wiring.shared('ringStore', () => rings);
+  wiring.shared('tracer', () => new Tracer({ serviceName: 'ringstore', enabled: false }));
+  return observe(ringHandler(wiring), wiring);
+}
+
+describe('API answers', () => {
+  it('return API Gateway’s request id in x-request-id and count the request per operation', async () => {
+    // Prepare
+    const handler = observedRing();
+    let response: APIGatewayProxyResult | undefined;
+
+    // Act
+    const lines = await printed(async () => (response = await handler(ringEvent(), context())));
+
+    // Assess
+    expect(response?.statusCode).toBe(200);
+    expect(response?.headers?.[requestIdHeader]).toBe('apigw-req-1');
+    const requests = metricLine(lines, 'Requests', ['service', 'Operation']);
+    expect(requests).toMatchObject({ Operation: 'describeRing', Requests: 1, service: 'ringstore' });
+    expect(requests?._aws.CloudWatchMetrics[0]?.Namespace).toBe('Ringstore');
+    expect(requests?.RequestDuration).toEqual(expect.any(Number));
+    expect(metricLine(lines, 'Errors', ['service', 'Operation', 'Code'])).toBeUndefined();
+  });
+
+  it('stamp a 4xx answer too, and count it as an error of its code', async () => {
+    // Prepare: a query parameter GET /v1/ring does not take (a 400 naming it)
+    const handler = observedRing();
+    let response: APIGatewayProxyResult | undefined;
+
+    // Act
+    const lines = await printed(async () => (response = await handler(ringEvent({ queryStringParameters: { epoch: '3' } }), context())));
+
+    // Assess
+    expect(response?.statusCode).toBe(400);
+    expect(response?.headers?.[requestIdHeader]).toBe('apigw-req-1');
+    const code = (JSON.parse(response?.body ?? '{}') as { error: { code: string } }).error.code;
+    expect(metricLine(lines, 'Errors', ['service', 'Operation', 'Code'])).toMatchObject({
+      Operation: 'describeRing',
+      Code: code,
+      Errors: 1,
+    });
+    expect(metricLine(lines, 'Requests', ['service', 'Operation'])).toMatchObject({ Requests: 1 });
+  });
+
+  it('name the invocation’s id when the event carries no request context (a direct invoke)', async () => {
+    const handler = observedRing();
+    const response = await handler(
+      ringEvent({ requestContext: undefined as unknown as APIGatewayProxyEvent['requestContext'] }),
+      context('inv-9'),
+    );
+    expect(response.headers?.[requestIdHeader]).toBe('inv-9');
+  });
+
+  it('log a failed request with the same id as its correlation id, and answer 500 with it', async () => {
+    // Prepare
+    const handler = observedRing({ ringFails: true });
+    let response: APIGatewayProxyResult | undefined;
+
+    // Act
+    const lines = await printed(async () => (response = await handler(ringEvent(), context())));
+
+    // Assess
+    expect(response?.statusCode).toBe(500);
+    expect(response?.headers?.[requestIdHeader]).toBe('apigw-req-1');
+    const failure = lines.find((line) => line.message === 'request failed');
+    expect(failure).toMatchObject({ correlation_id: 'apigw-req-1', function_request_id: 'invocation-1' });
+    expect(metricLine(lines, 'Errors', ['service', 'Operation', 'Code'])).toMatchObject({ Code: 'internal' });
+  });
+
+  it('count a handler that throws past its error middleware as the 502 API Gateway answers, and let it throw', async () => {
+    // Prepare: a crashed function (an injected crash point propagates like this)
+    const wiring = Wiring.create({ config: loadConfig(lambdaEnv), logger: new Logger({ logLevel: 'SILENT' }) }).forHandler('ring');
+    wiring.shared('tracer', () => new Tracer({ enabled: false }));
+    const crashing = middy<APIGatewayProxyEvent, APIGatewayProxyResult>().handler(async () => {
+      throw new Error('crashed');
+    });
+    const handler = observe(crashing, wiring);
+
+    // Act
+    let thrown: unknown;
+    const lines = await printed(async () => handler(ringEvent(), context()).catch((error: unknown) => (thrown = error)));
+
+    // Assess
+    expect(thrown).toBeInstanceOf(Error);
+    expect(metricLine(lines, 'Errors', ['service', 'Operation', 'Code'])).toMatchObject({ Operation: 'describeRing', Code: 'internal' });
+  });
+});
+
+describe('cache metrics', () => {
+  /** An L2 that holds what it is given, like Redis with its version guard left out. */
+  function memoryL2(): RemoteCache {
+    const entries = new Map<string, CacheEntry>();
+    return {
+      get: async (key) => entries.get(key),
+      put: async (key, entry) => {
+        entries.set(key, entry);
+        return true;
+      },
+    };
+  }
+
+  it('count hits by level and misses, published as CacheHits per Level and CacheMisses', async () => {
+    // Prepare: an entry in L2 only, then read three times
+    const clock = new ManualClock();
+    const stats = new CacheStats(powertoolsMetrics());
+    const l2 = memoryL2();
+    const entry: CacheEntry = { version: 1, tombstone: false, contentType: 'text/plain', size: 1, sha256: 'x', value: new Uint8Array([1]) };
+    await l2.put(cacheKeyOf('ns', 'k'), entry, 1_000);
+    const cache = new TwoLevelCache(new L1Cache({ policy: 'lru', entriesMax: 10, bytesMax: 1_000, ttlMs: 1_000, clock }), l2, 1_000, stats);
+
+    // Act: an L2 hit (L1 learns it), an L1 hit, a miss
+    const lines = await printed(async () => {
+      await cache.get('ns', 'k');
+      await cache.get('ns', 'k');
+      await cache.get('ns', 'absent');
+      stats.failed('get');
+      stats.publish();
+    });
+
+    // Assess
+    expect(stats.counts).toEqual({ l1: 1, l2: 1, miss: 1, errors: 1 });
+    expect(metricLine(lines, 'CacheHits', ['service', 'Level'])).toBeDefined();
+    const levels = emfLines(lines)
+      .filter((line) => 'CacheHits' in line)
+      .map((line) => [line.Level, line.CacheHits]);
+    expect(levels).toEqual(
+      expect.arrayContaining([
+        ['L1', 1],
+        ['L2', 1],
+      ]),
+    );
+    expect(metricLine(lines, 'CacheMisses', ['service'])).toMatchObject({ CacheMisses: 1, CacheErrors: 1 });
+  });
+});
+
+describe('transaction metrics', () => {
+  it('publish each outcome with its status and path, its duration, and an abort with its reason', async () => {
+    // Prepare
+    const stats = new TxnStats(powertoolsMetrics());
+
+    // Act
+    const lines = await printed(() => {
+      stats.ended({ status: 'committed', txid: 't1', writes: [], reads: [] }, 'stateMachine', 42);
+      stats.ended({ status: 'aborted', txid: 't2', reason: 'conflict', message: 'locked' }, 'oneShard', 7);
+    });
+
+    // Assess
+    const committed = emfLines(lines).filter((line) => line.Status === 'committed' && line.Path === 'stateMachine');
+    expect(committed).toEqual([expect.objectContaining({ Transactions: 1 }), expect.objectContaining({ TransactionDuration: 42 })]);
+    expect(metricLine(lines, 'TransactionAborts', ['service', 'Reason'])).toMatchObject({ Reason: 'conflict', TransactionAborts: 1 });
+    expect(stats.outcomes).toEqual(
+      new Map([
+        ['committed', 1],
+        ['aborted:conflict', 1],
+      ]),
+    );
+  });
+
+  it('publish the sweeper’s recoveries and how far behind its walk is', async () => {
+    const stats = new TxnStats(powertoolsMetrics());
+    const lines = await printed(() => {
+      stats.swept({ aborted: 2, rolledForward: 1, cleared: 0, behindMs: 90_000 });
+      stats.publish();
+    });
+    expect(metricLine(lines, 'TxnSweeperBacklog', ['service'])).toMatchObject({
+      TxnSweeperBacklog: 90_000,
+      TxnSweeperAborted: 2,
+      TxnSweeperRolledForward: 1,
+      TxnSweeperCleared: 0,
+    });
+  });
+});
+
+describe('hint backlog', () => {
+  it('is published per shard table and in total after every maintenance run', async () => {
+    // Prepare: two hints waiting for shard-1, whose table does not answer (they stay)
+    const clock = new ManualClock();
+    const shards = new MemoryShardStore();
+    const hints = new MemoryHintStore();
+    const health = new MemoryHealthStore();
+    const stats = new ReplicationStats(powertoolsMetrics());
+    const item = { namespace: 'ns', key: 'a', version: 1, contentType: 'text/plain', size: 1, sha256: 'x', modifiedAtMs: clock.now };
+    await hints.add({ target: 'shard-1', item: { ...item, version: 1 }, createdAtMs: clock.now } as never);
+    await hints.add({ target: 'shard-1', item: { ...item, version: 2 }, createdAtMs: clock.now } as never);
+    await health.markUnavailable('shard-1', 'down', clock.now);
+    shards.down.add('shard-1');
+    let saved: unknown;
+    const maintenance = new MaintenanceService({
+      shards,
+      hints,
+      health,
+      clock,
+      metrics: stats,
+      state: { readMaintenanceState: async () => saved as never, saveMaintenanceState: async (state) => void (saved = state) },
+      limits: { hintReplayPageSize: 10, hintReplayConcurrency: 2, antiEntropyRangesPerRun: 0, recoverySettleMs: 0 },
+    });
+
+    // Act
+    const lines = await printed(async () => {
+      await maintenance.run(await staticRing().current());
+      stats.publish();
+    });
+
+    // Assess
+    expect(stats.pendingHints.get('shard-1')).toBe(2);
+    expect(stats.pendingHints.get('shard-0')).toBe(0);
+    const perTable = emfLines(lines).filter((line) => line.Table === 'shard-1');
+    expect(perTable).toEqual([expect.objectContaining({ HintsPending: 2 })]);
+    expect(metricLine(lines, 'HintsPending', ['service'])).toMatchObject({ HintsPending: [0, 2, 0, 0] });
+  });
+});
+
+describe('publishing', () => {
+  it('prints nothing for an invocation that observed nothing (Powertools would warn on every empty flush)', async () => {
+    const metrics = powertoolsMetrics();
+    const lines = await printed(() => publishGathered(metrics));
+    expect(lines).toEqual([]);
+  });
+});
