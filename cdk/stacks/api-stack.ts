@@ -33,6 +33,7 @@ import { DrAlarms } from '../constructs/dr-alarms';
 import { backupNamesFor, DrBackupTriggers } from '../constructs/dr-backup';
 import { HandlerFunction } from '../constructs/handler-function';
 import { Network } from '../constructs/network';
+import { Observability } from '../constructs/observability';
 import { RingstoreRestApi } from '../constructs/rest-api';
 import { Every } from '../constructs/schedule';
 import { ShardStreams } from '../constructs/shard-streams';
@@ -128,6 +129,8 @@ export class ApiStack extends Stack {
   /** A DR backup's applier triggers (key queue, value events) and alarms; undefined in any other region. */
   readonly drBackupTriggers: DrBackupTriggers | undefined;
   readonly drAlarms: DrAlarms | undefined;
+  /** The dashboard and the health alarms (errors, latency, lag, backlogs, throttling, cache), on the alarm topic. */
+  readonly observability: Observability;
   /** Stream subscriptions of each handler whose spec says `shardStreams`. */
   readonly shardStreams: Partial<Record<HandlerName, ShardStreams>> = {};
   /** Schedules of each handler whose spec says `everyMinutes`. */
@@ -337,17 +340,32 @@ export class ApiStack extends Stack {
       ...encrypted,
     });
 
+    const routeHandlers = new Set<RegionHandlerName>(routes.map((route) => route.handler));
+    this.observability = new Observability(this, 'Observability', {
+      names: this.names,
+      topic: this.failoverAlarms.topic,
+      apiName: this.names.apiName,
+      stageName: this.restApi.api.deploymentStage.stageName,
+      routes,
+      apiFunctions: handlerNames.filter((name) => routeHandlers.has(name) || name === 'authorizer').map((name) => functions[name].function),
+      shardTableNames: data.shardTables.map((table) => table.name),
+    });
+
     new CfnOutput(this, 'ApiUrl', { description: 'Base URL of the Ringstore REST API', value: this.restApi.api.url });
     new CfnOutput(this, 'TransactionStateMachineArn', { value: workflows.transactionStateMachineArn });
     new CfnOutput(this, 'FailoverStateMachineArn', { value: this.failovers.stateMachine.stateMachineArn });
     new CfnOutput(this, 'RebalanceStateMachineArn', { value: this.rebalances.stateMachine.stateMachineArn });
     new CfnOutput(this, 'AlarmTopicArn', {
-      description: 'SNS topic of the deployment alarms (failover started, failover failed): subscribe to it',
+      description: 'SNS topic of the deployment alarms (health, failovers, DR): subscribe to it',
       value: this.failoverAlarms.topic.topicArn,
     });
     new CfnOutput(this, 'TransactionLogGroup', {
       description: 'Execution events of the transaction state machine (no input or output data)',
       value: this.transactions.logGroup.logGroupName,
+    });
+    new CfnOutput(this, 'DashboardName', {
+      description: 'CloudWatch dashboard of this deployment',
+      value: this.observability.dashboard.dashboardName,
     });
     new CfnOutput(this, 'CacheEndpoint', { value: this.cache.url });
     new CfnOutput(this, 'CacheEvictionPolicy', {
