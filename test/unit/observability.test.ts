@@ -15,11 +15,23 @@ import { initialRingState } from '../../lambdas/core/ring';
 import { TwoLevelCache } from '../../lambdas/core/two-level-cache';
 import { observe } from '../../lambdas/handlers/observe';
 import { ringHandler } from '../../lambdas/handlers/ring';
+import { txnHandler } from '../../lambdas/handlers/txn';
+import { TransactionService } from '../../lambdas/core/transactions';
 import { requestIdHeader } from '../../lambdas/http/request-id';
 import type { CacheEntry, RemoteCache } from '../../lambdas/ports';
 import { Wiring } from '../../lambdas/wiring/wiring';
 import { envVars } from '../../schemas/topology';
-import { ManualClock, MemoryHealthStore, MemoryHintStore, MemoryShardStore, staticRing } from '../support/memory-ports';
+import {
+  CountingIds,
+  ManualClock,
+  MemoryHealthStore,
+  MemoryHintStore,
+  MemoryShardStore,
+  MemoryTxnRecords,
+  memoryReplication,
+  staticRing,
+  testTxnLimits,
+} from '../support/memory-ports';
 
 /** A Lambda's environment (metrics on) pointing at a closed port: nothing here may reach an engine. */
 const lambdaEnv = {
@@ -140,12 +152,22 @@ describe('API answers', () => {
   });
 
   it('name the invocation’s id when the event carries no request context (a direct invoke)', async () => {
+    // Prepare: no authorizer context either, so the handler refuses it (401), which is stamped all the same
     const handler = observedRing();
-    const response = await handler(
-      ringEvent({ requestContext: undefined as unknown as APIGatewayProxyEvent['requestContext'] }),
-      context('inv-9'),
+    let response: APIGatewayProxyResult | undefined;
+
+    // Act
+    await printed(
+      async () =>
+        (response = await handler(
+          ringEvent({ requestContext: undefined as unknown as APIGatewayProxyEvent['requestContext'] }),
+          context('inv-9'),
+        )),
     );
-    expect(response.headers?.[requestIdHeader]).toBe('inv-9');
+
+    // Assess
+    expect(response?.statusCode).toBe(401);
+    expect(response?.headers?.[requestIdHeader]).toBe('inv-9');
   });
 
   it('log a failed request with the same id as its correlation id, and answer 500 with it', async () => {
@@ -251,6 +273,72 @@ describe('transaction metrics', () => {
         ['aborted:conflict', 1],
       ]),
     );
+  });
+
+  it('are emitted by POST /v1/txn as it answers: a commit, and an abort with its reason', async () => {
+    // Prepare: the txn handler as Lambda runs it, over in-memory shards, run by the service in process
+    const clock = new ManualClock();
+    const shards = new MemoryShardStore();
+    const txns = new TransactionService({
+      shards,
+      records: new MemoryTxnRecords(),
+      ring: staticRing(),
+      clock,
+      ids: new CountingIds(),
+      replication: memoryReplication(shards, clock).replication,
+      limits: testTxnLimits,
+    });
+    const wiring = Wiring.create({
+      config: loadConfig(lambdaEnv),
+      clock,
+      logger: new Logger({ logLevel: 'SILENT' }),
+      orchestrator: { run: (execution) => txns.runInProcess(execution) },
+    }).forHandler('txn');
+    wiring.shared('txn:txns', () => txns);
+    wiring.shared('tracer', () => new Tracer({ enabled: false }));
+    const handler = observe(txnHandler(wiring), wiring);
+    const transact = (ops: unknown[]) =>
+      handler(
+        ringEvent({
+          httpMethod: 'POST',
+          resource: '/v1/txn',
+          path: '/v1/txn',
+          body: JSON.stringify({ ops }),
+          headers: { 'content-type': 'application/json' },
+        }),
+        context(),
+      );
+    const answers: number[] = [];
+
+    // Act: two writes, then a check of a version the key never had
+    const lines = await printed(async () => {
+      answers.push(
+        (
+          await transact([
+            { op: 'put', key: 'a', value: '1' },
+            { op: 'put', key: 'b', value: '2' },
+          ])
+        ).statusCode,
+      );
+      answers.push(
+        (
+          await transact([
+            { op: 'check', key: 'a', ifVersion: 7 },
+            { op: 'put', key: 'c', value: '3' },
+          ])
+        ).statusCode,
+      );
+    });
+
+    // Assess
+    expect(answers[0]).toBe(200);
+    expect(answers[1]).toBeGreaterThanOrEqual(400);
+    const outcomes = emfLines(lines)
+      .filter((line) => 'Transactions' in line)
+      .map((line) => line.Status);
+    expect(outcomes).toEqual(['committed', 'aborted']);
+    expect(metricLine(lines, 'TransactionAborts', ['service', 'Reason'])).toMatchObject({ Reason: 'precondition' });
+    expect(emfLines(lines).filter((line) => 'TransactionDuration' in line)).toHaveLength(2);
   });
 
   it('publish the sweeper’s recoveries and how far behind its walk is', async () => {
