@@ -27,6 +27,27 @@ const valueHeaders = {
   'x-ringstore-version': { description: 'The version', schema: { type: 'integer' as const } },
   'x-ringstore-expires-at': { description: 'When the key expires (ISO 8601), if it has a TTL', schema: { type: 'string' as const } },
 };
+/** Every answer names its request (lambdas/http/request-id.ts), API Gateway's own error answers included. */
+const requestIdHeaders = {
+  'x-request-id': {
+    description: "The request's id (API Gateway's request id): quote it to find the request's log lines and trace",
+    schema: { type: 'string' as const },
+  },
+};
+
+/** The responses of an operation, each with the request id among its headers. */
+function withRequestId(responses: RouteConfig['responses']): RouteConfig['responses'] {
+  return Object.fromEntries(
+    Object.entries(responses).map(([status, response]): [string, (typeof responses)[string]] => {
+      if ('$ref' in response) return [status, response];
+      // The headers here are plain header objects; a zod object (the library allows one) would need merging as zod.
+      const own = response.headers;
+      if (own instanceof z.ZodType) throw new Error(`response ${status}: headers as a zod object are not merged with x-request-id`);
+      return [status, { ...response, headers: { ...requestIdHeaders, ...own } }];
+    }),
+  );
+}
+
 const common = {
   400: error('Bad input: the message names the field'),
   401: error('Missing x-api-key header'),
@@ -380,7 +401,7 @@ export function buildOpenApiDocument() {
       ...(route.authorized ? { security: [{ apiKey: [] }] } : { security: [] }),
       ...operation,
       ...(request === undefined ? {} : { request }),
-      responses: route.authorized ? { ...common, ...operation.responses } : operation.responses,
+      responses: withRequestId(route.authorized ? { ...common, ...operation.responses } : operation.responses),
       // Shown by Redoc as the operation's request sample, beside the payload example.
       'x-codeSamples': [{ lang: 'Shell', label: 'curl', source: curlSample(route, operation) }],
     });
@@ -392,7 +413,8 @@ export function buildOpenApiDocument() {
       version: '1.0.0',
       description:
         'A key-value store on a consistent-hash ring of DynamoDB shard tables. Every request carries an API key ' +
-        '(x-api-key) that maps to a namespace; errors are JSON `{ "error": { "code", "message", "retryable" } }`.\n\n' +
+        '(x-api-key) that maps to a namespace; errors are JSON `{ "error": { "code", "message", "retryable" } }`. ' +
+        'Every answer carries `x-request-id`, the id of the request in the logs.\n\n' +
         'The curl samples expect `RS` (the API URL, `http://127.0.0.1:4510` for `npm start`), `KEY` (an API key) and ' +
         '`ADMIN_KEY` (an admin key) in the environment.',
     },
