@@ -3,12 +3,13 @@
 // returned in `x-request-id` (and carried by the logs as their correlation id) and each answer counted.
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
+import type { Tracer } from '@aws-lambda-powertools/tracer';
 import middy, { type MiddlewareObj, type MiddyfiedHandler } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { routes } from '../../schemas/topology';
 import { errorCodeOf } from '../http/errors';
 import { requestIdHeader, requestIdOf } from '../http/request-id';
-import { apiStats, publishAll, tracer } from '../wiring/observability';
+import { annotate, apiStats, publishAll, tracing } from '../wiring/observability';
 import type { Wiring } from '../wiring/wiring';
 
 /** What API Gateway answers for a function that threw instead of answering (an injected crash, a bug). */
@@ -28,12 +29,32 @@ export function observe<Event, Result>(handler: MiddyfiedHandler<Event, Result>,
   // Used first, so its `after` runs last (middy unwinds in reverse): the flush carries what the others counted.
   const flush = async () => publishAll(wiring);
   outer.use({ after: flush, onError: flush });
-  outer.use(captureLambdaHandler(tracer(wiring), { captureResponse: false }));
+  const tracer = tracing(wiring);
+  if (tracer) outer.use(traceInvocation(tracer));
   // In Lambda only: the local cloud plays every function in one process, where one logger's keys would mix requests.
   if (wiring.config.inLambda) outer.use(injectLambdaContext(wiring.logger, { resetKeys: true }));
   const operations = operationsOf(wiring);
   if (operations.size > 0) outer.use(apiAnswers(wiring, operations) as unknown as MiddlewareObj<Event, Result>);
   return outer;
+}
+
+/** Powertools' X-Ray middleware, once the tracer (loading since init) is there. Responses are not captured: they hold values. */
+function traceInvocation<Event, Result>(loading: Promise<Tracer | undefined>): MiddlewareObj<Event, Result> {
+  let capture: MiddlewareObj | undefined;
+  return {
+    before: async (request) => {
+      const tracer = await loading;
+      if (!tracer) return;
+      capture ??= captureLambdaHandler(tracer, { captureResponse: false }) as MiddlewareObj;
+      await capture.before?.(request);
+    },
+    after: async (request) => {
+      await capture?.after?.(request);
+    },
+    onError: async (request) => {
+      await capture?.onError?.(request);
+    },
+  };
 }
 
 /** The operationId of each `<method> <resource>` the handler serves. */
@@ -53,7 +74,7 @@ function apiAnswers(wiring: Wiring, operations: Map<string, string>): Middleware
       startedAt.set(request.context, wiring.clock.monotonicMs());
       const requestId = requestIdOf(request.event, request.context);
       if (wiring.config.inLambda) wiring.logger.setCorrelationId(requestId);
-      tracer(wiring).putAnnotation('requestId', requestId);
+      annotate(wiring, 'requestId', requestId);
     },
     after: (request) => {
       const response = request.response;

@@ -1,22 +1,47 @@
-// Builders of what makes a handler observable: the X-Ray tracer, and the metrics of API requests and of
+// Builders of what makes a handler observable: the X-Ray tracer (Lambda only), and the metrics of API requests and of
 // transactions (the replication, failover, cache and DR ones are built in data.ts and dr.ts). Each is
 // built once per instance set; every metric is published only inside Lambda (locally EMF lines would
 // flood the console), and `publishAll` flushes whatever a handler's invocation gathered.
-import { Tracer } from '@aws-lambda-powertools/tracer';
+import type { Tracer } from '@aws-lambda-powertools/tracer';
 import { ApiStats } from '../adapters/api-metrics';
 import { powertoolsMetrics } from '../adapters/powertools-metrics';
 import { TxnStats } from '../adapters/txn-metrics';
 import type { Wiring } from './wiring';
 
-/** X-Ray through Powertools; enabled only inside Lambda, where the function's active tracing receives it. */
-export function tracer(wiring: Wiring): Tracer {
-  return wiring.shared('tracer', () => new Tracer({ serviceName: 'ringstore', enabled: wiring.config.inLambda }));
+/**
+ * X-Ray through Powertools, inside Lambda only: its module is imported there and nowhere else (xray.ts says
+ * why). Started at init by `observe`, so the import is paid in the init phase, not by a request.
+ */
+export function tracing(wiring: Wiring): Promise<Tracer | undefined> | undefined {
+  if (!wiring.config.inLambda) return undefined;
+  return import('./xray')
+    .then(({ xrayTracer }) => xrayTracer(wiring))
+    .catch((error: unknown) => {
+      // Tracing is worth less than the requests: they are served untraced.
+      wiring.logger.error('X-Ray tracer not loaded: invocations are not traced', { error: String(error) });
+      return undefined;
+    });
 }
 
-/** Adds an AWS SDK client's calls to the trace (one subsegment per call) when tracing is on. */
-export function traced<Client>(wiring: Wiring, client: Client): Client {
-  const instance = tracer(wiring);
-  return instance.isTracingEnabled() ? instance.captureAWSv3Client(client) : client;
+/** The tracer, if it is loaded (Lambda only). */
+function loadedTracer(wiring: Wiring): Tracer | undefined {
+  return wiring.built('tracer') as Tracer | undefined;
+}
+
+/**
+ * Adds an AWS SDK client's calls to the trace (a subsegment per call), once per client, when the tracer is
+ * loaded and on; the clients built before it are added when it loads (xray.ts).
+ */
+export function traced<Client>(wiring: Wiring, client: Client, tracer = loadedTracer(wiring)): Client {
+  const captured = wiring.shared('tracedClients', () => new WeakSet<object>());
+  if (!tracer?.isTracingEnabled() || typeof client !== 'object' || client === null || captured.has(client)) return client;
+  captured.add(client);
+  return tracer.captureAWSv3Client(client);
+}
+
+/** Annotates the invocation's trace (searchable in X-Ray), when tracing is on. */
+export function annotate(wiring: Wiring, key: string, value: string): void {
+  loadedTracer(wiring)?.putAnnotation(key, value);
 }
 
 /** Requests, their duration and errors per operation (the HTTP handlers). */

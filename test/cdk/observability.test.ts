@@ -86,8 +86,9 @@ describe('dashboard', () => {
   it('is one dashboard named after the stage, with a widget for each area the metrics cover', () => {
     const dashboards = Object.values(template.findResources('AWS::CloudWatch::Dashboard'));
     expect(dashboards).toHaveLength(1);
-    expect(dashboards[0].Properties.DashboardName).toBe('ringstore-test');
-    const body = JSON.stringify(dashboards[0].Properties.DashboardBody);
+    const [dashboard] = dashboards as [any];
+    expect(dashboard.Properties.DashboardName).toBe('ringstore-test');
+    const body = JSON.stringify(dashboard.Properties.DashboardBody);
     for (const title of [
       'Requests by operation',
       'Errors by code',

@@ -2,6 +2,7 @@
 // lines Powertools prints in Lambda, captured from stdout, and the request id every API answer returns.
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Tracer } from '@aws-lambda-powertools/tracer';
+import { execFileSync } from 'node:child_process';
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { CacheStats } from '../../lambdas/adapters/cache-metrics';
@@ -401,4 +402,39 @@ describe('publishing', () => {
     const lines = await printed(() => publishGathered(metrics));
     expect(lines).toEqual([]);
   });
+});
+
+/** How long the child process waits for the tracer to load in Lambda mode before it reports it did not. */
+const xrayLoadWaitMs = 20_000;
+
+describe('the X-Ray SDK', () => {
+  /**
+   * Whether building the kvRead handler (as the local cloud does, or as Lambda does with `inLambda`) loads
+   * aws-xray-sdk-core, in a process of its own: its async hook slows every await of the process tenfold.
+   */
+  function loadsXray(inLambda: boolean): boolean {
+    const script = `
+      const { handlerFactories } = require('./lambdas/handlers');
+      const { Wiring } = require('./lambdas/wiring/wiring');
+      const { loadConfig } = require('./lambdas/config');
+      const env = { ${envVars.dynamodbEndpoint}: 'http://127.0.0.1:9', AWS_REGION: 'eu-west-1'${inLambda ? ", AWS_LAMBDA_FUNCTION_NAME: 'f'" : ''} };
+      const wiring = Wiring.create({ config: loadConfig(env) });
+      handlerFactories.kvRead(wiring.forHandler('kvRead'));
+      const loaded = () => Object.keys(require.cache).some((path) => path.includes('aws-xray-sdk-core'));
+      // In Lambda the tracer loads in the background at init: wait for it (bounded); elsewhere nothing starts it.
+      const deadline = Date.now() + ${xrayLoadWaitMs};
+      const check = () => (loaded() || !${inLambda} || Date.now() > deadline ? console.log(loaded()) : setTimeout(check, 20));
+      setImmediate(check);
+    `;
+    const output = execFileSync(process.execPath, ['--import', 'tsx', '-e', script], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    return output.trim().endsWith('true');
+  }
+
+  it('is loaded in Lambda, at init, and never outside it (the local cloud, the bench, the tests)', () => {
+    expect(loadsXray(false)).toBe(false);
+    expect(loadsXray(true)).toBe(true);
+  }, 60_000);
 });
