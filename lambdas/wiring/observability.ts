@@ -54,8 +54,8 @@ export function txnStats(wiring: Wiring): TxnStats {
   return wiring.shared('txnStats', () => new TxnStats(wiring.config.inLambda ? powertoolsMetrics() : undefined));
 }
 
-/** The names every metrics holder is built under (here, in data.ts and in dr.ts). */
-const metricSinks = ['apiStats', 'txnStats', 'cacheStats', 'stats', 'failoverStats', 'drStats'] as const;
+/** The names every metrics holder is built under (here, in data.ts, dr.ts and quotas.ts). */
+const metricSinks = ['apiStats', 'txnStats', 'cacheStats', 'stats', 'failoverStats', 'drStats', 'quotaStats'] as const;
 
 const isSink = (value: unknown): value is { publish(): void } =>
   typeof value === 'object' && value !== null && 'publish' in value && typeof value.publish === 'function';

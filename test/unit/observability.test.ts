@@ -3,6 +3,8 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Tracer } from '@aws-lambda-powertools/tracer';
 import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { CacheStats } from '../../lambdas/adapters/cache-metrics';
@@ -437,4 +439,21 @@ describe('the X-Ray SDK', () => {
     expect(loadsXray(false)).toBe(false);
     expect(loadsXray(true)).toBe(true);
   }, 60_000);
+});
+
+describe('docs/operations.md', () => {
+  it('documents every metric name the adapters publish', () => {
+    // Prepare: the literal names passed to addMetric or to a helper before their unit
+    const adapters = join(__dirname, '..', '..', 'lambdas', 'adapters');
+    const sources = readdirSync(adapters)
+      .filter((file) => file.endsWith('-metrics.ts'))
+      .map((file) => readFileSync(join(adapters, file), 'utf8'))
+      .join('\n');
+    const names = new Set([...sources.matchAll(/addMetric\('(\w+)'|'(\w+)',\s*MetricUnit\./g)].map((match) => match[1] ?? match[2]));
+    const docs = readFileSync(join(__dirname, '..', '..', 'docs', 'operations.md'), 'utf8');
+
+    // Assess
+    expect(names.size).toBeGreaterThan(20);
+    expect([...names].filter((name) => !docs.includes(`\`${name}\``))).toEqual([]);
+  });
 });
