@@ -60,11 +60,14 @@ export function errorTemplate(error: GatewayError): string {
   return `{"error":{"code":${JSON.stringify(error.code)},"message":${message},"retryable":${error.retryable}}}`;
 }
 
+/** The header every answer names its request in (lambdas/http/request-id.ts; the deploy side may not import it). */
+export const requestIdHeader = 'x-request-id';
+
 /** Headers of a gateway response, as API Gateway mapping expressions (static values are quoted). */
 export function errorHeaders(error: GatewayError): Record<string, string> {
   // The request id, as the handlers' answers carry it (lambdas/handlers/observe.ts): a refused request is found
   // in the access log by it.
-  const headers: Record<string, string> = { 'x-request-id': 'context.requestId' };
+  const headers: Record<string, string> = { [requestIdHeader]: 'context.requestId' };
   if (error.statusCode === 429 || error.statusCode === 503) headers['Retry-After'] = `'${retryAfterSeconds}'`;
   return headers;
 }

@@ -3,6 +3,7 @@
 import { AuthorizationType, type IResource, MockIntegration, PassthroughBehavior, type RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { type ErrorCode, keySlashHint, statusOf } from '../../schemas/errors';
 import type { RouteSpec } from '../../schemas/topology';
+import { requestIdHeader } from './gateway-errors';
 import { acknowledge } from './nag';
 
 /** The greedy resource that catches a key sent with raw slashes (`/v1/kv/users/42/profile`). */
@@ -25,9 +26,11 @@ function errorMock(code: ErrorCode, message: string, headers: Record<string, str
     integrationResponses: [
       {
         statusCode: status,
-        responseParameters: Object.fromEntries(
-          Object.entries(headers).map(([name, value]) => [`method.response.header.${name}`, `'${value}'`]),
-        ),
+        responseParameters: {
+          ...Object.fromEntries(Object.entries(headers).map(([name, value]) => [`method.response.header.${name}`, `'${value}'`])),
+          // The request id, as every other answer carries it (gateway-errors.ts, lambdas/handlers/observe.ts).
+          [`method.response.header.${requestIdHeader}`]: 'context.requestId',
+        },
         responseTemplates: { 'application/json': JSON.stringify({ error: { code, message, retryable: false } }) },
       },
     ],
@@ -41,7 +44,9 @@ function addStub(resource: IResource, code: ErrorCode, message: string, headers:
     methodResponses: [
       {
         statusCode: String(statusOf[code]),
-        responseParameters: Object.fromEntries(Object.keys(headers).map((name) => [`method.response.header.${name}`, true])),
+        responseParameters: Object.fromEntries(
+          [...Object.keys(headers), requestIdHeader].map((name) => [`method.response.header.${name}`, true]),
+        ),
       },
     ],
   });

@@ -167,7 +167,15 @@ describe('ApiStack', () => {
         AuthorizationType: 'NONE',
         Integration: {
           Type: 'MOCK',
-          IntegrationResponses: [{ StatusCode: '405', ResponseParameters: { 'method.response.header.Allow': "'GET, HEAD, PUT, DELETE'" } }],
+          IntegrationResponses: [
+            {
+              StatusCode: '405',
+              ResponseParameters: {
+                'method.response.header.Allow': "'GET, HEAD, PUT, DELETE'",
+                'method.response.header.x-request-id': 'context.requestId',
+              },
+            },
+          ],
         },
       });
       expect(root?.Properties).toMatchObject({ Integration: { IntegrationResponses: [{ StatusCode: '405' }] } });
