@@ -2,7 +2,7 @@
 import * as z from 'zod';
 import { initialRingState } from './core/ring';
 import { type RingState } from './ports';
-import { cacheDefaults, defaults, drDefaults, envVars, failoverDefaults, namesFor } from '../schemas/topology';
+import { cacheDefaults, defaults, drDefaults, envVars, failoverDefaults, namesFor, quotaDefaults } from '../schemas/topology';
 
 const positiveInt = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
 
@@ -41,6 +41,12 @@ const runtimeEnvSchema = z.object({
   [envVars.failoverStateMachineArn]: z.string().startsWith('arn:').optional(),
   [envVars.rebalanceStateMachineArn]: z.string().startsWith('arn:').optional(),
   [envVars.drPromotionStateMachineArn]: z.string().startsWith('arn:').optional(),
+  [envVars.namespaceRatePerSecond]: z.coerce
+    .number()
+    .min(quotaDefaults.requestsPerSecondMin)
+    .max(quotaDefaults.requestsPerSecondMax)
+    .default(quotaDefaults.requestsPerSecond),
+  [envVars.namespaceBurst]: z.coerce.number().int().min(1).max(quotaDefaults.burstMax).default(quotaDefaults.burst),
   AWS_REGION: z.string().default('us-east-1'),
   AWS_LAMBDA_FUNCTION_NAME: z.string().optional(),
 });
@@ -111,6 +117,8 @@ export interface RuntimeConfig {
   redisUrl?: string;
   /** How connections to the L2 cache authenticate; absent: they do not (a redis-server without ACLs). */
   redisAuth?: RedisAuthConfig;
+  /** The request rate and burst of a namespace without its own (docs/security.md, "Quotas"). */
+  namespaceRateDefaults: { requestsPerSecond: number; burst: number };
   cache: {
     l1Policy: 'lru' | 'lfu' | 'fifo';
     l1EntriesMax: number;
@@ -161,6 +169,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RuntimeConfig 
     ...(values[envVars.s3Endpoint] ? { s3Endpoint: values[envVars.s3Endpoint] } : {}),
     ...(values[envVars.redisUrl] ? { redisUrl: values[envVars.redisUrl] } : {}),
     ...redisAuthOf(values),
+    namespaceRateDefaults: { requestsPerSecond: values[envVars.namespaceRatePerSecond], burst: values[envVars.namespaceBurst] },
     cache: {
       l1Policy: values[envVars.l1Policy],
       l1EntriesMax: values[envVars.l1EntriesMax],

@@ -1,7 +1,7 @@
 // The API contract as zod schemas: handlers parse with them, the OpenAPI document is generated from them.
 import * as z from 'zod';
 import { errorCodes } from './errors';
-import { drDefaults, limits, namespacePattern, rebalanceDefaults, type routes, txnLimits } from './topology';
+import { drDefaults, limits, namespacePattern, quotaDefaults, rebalanceDefaults, type routes, txnLimits } from './topology';
 
 export const Consistency = z.enum(['eventual', 'strong']).meta({
   id: 'Consistency',
@@ -209,13 +209,60 @@ export const DrMode = z.enum(['key-sync', 'async']).meta({
     'key-sync (default): a write is acknowledged once the backup region knows of it (one cross-region round trip); async: shipped after the acknowledgement, so a disaster can hide the last writes',
 });
 
-export const NamespaceSettingsBody = z
-  .object({ readConsistency: Consistency.optional(), writeConsistency: Consistency.optional(), drMode: DrMode.optional() })
+/** A namespace's request rate (docs/security.md, "Quotas"): shared by every instance of every handler. */
+export const RateLimit = z
+  .object({
+    requestsPerSecond: z
+      .number()
+      .min(quotaDefaults.requestsPerSecondMin)
+      .max(quotaDefaults.requestsPerSecondMax)
+      .meta({ description: 'Steady requests per second' }),
+    burst: z.number().int().min(1).max(quotaDefaults.burstMax).meta({ description: 'Requests it may take at once after a quiet spell' }),
+  })
   .strict()
-  .meta({ id: 'NamespaceSettingsRequest' });
+  .meta({ id: 'RateLimit', examples: [{ requestsPerSecond: 50, burst: 100 }] });
+
+/** A namespace's storage quota: live keys and the bytes of their values; a bound left out is not enforced. */
+const StorageBounds = z
+  .object({
+    keysMax: z.number().int().min(0).max(quotaDefaults.keysMax).optional(),
+    bytesMax: z.number().int().min(0).max(quotaDefaults.bytesMax).optional(),
+  })
+  .strict()
+  .meta({ id: 'StorageQuota', examples: [{ keysMax: 100000, bytesMax: 1073741824 }] });
+
+/** A storage quota as a request sets it: at least one bound (null, not an empty quota, removes it). */
+export const StorageQuota = StorageBounds.refine(
+  (quota) => quota.keysMax !== undefined || quota.bytesMax !== undefined,
+  'name keysMax, bytesMax or both (null removes the quota)',
+).meta({ id: 'StorageQuotaRequest', examples: [{ keysMax: 100000, bytesMax: 1073741824 }] });
+
+export const NamespaceSettingsBody = z
+  .object({
+    readConsistency: Consistency.optional(),
+    writeConsistency: Consistency.optional(),
+    drMode: DrMode.optional(),
+    rate: RateLimit.nullable().optional().meta({ description: "null: back to the deployment's default rate" }),
+    storage: StorageQuota.nullable()
+      .optional()
+      .meta({ description: 'null: no storage quota. Set on a namespace without one, its current keys are counted first' }),
+  })
+  .strict()
+  .meta({ id: 'NamespaceSettingsRequest', examples: [{ rate: { requestsPerSecond: 50, burst: 100 }, storage: { keysMax: 10000 } }] });
 
 export const NamespaceSettingsResponse = z
-  .object({ namespace: z.string(), readConsistency: Consistency, writeConsistency: Consistency, drMode: DrMode })
+  .object({
+    namespace: z.string(),
+    readConsistency: Consistency,
+    writeConsistency: Consistency,
+    drMode: DrMode,
+    rate: RateLimit,
+    storage: StorageBounds.optional(),
+    usage: z
+      .object({ keys: z.number().int(), bytes: z.number().int() })
+      .optional()
+      .meta({ description: 'What the namespace stores, counted exactly with every write (with a storage quota only)' }),
+  })
   .meta({ id: 'NamespaceSettings', description: 'A change reaches requests within the authorizer cache TTL' });
 
 export const NamespaceParam = z.object({ namespace: z.string().regex(namespacePattern, `must match ${namespacePattern}`) });
@@ -525,7 +572,7 @@ export const RebalanceRange = z
     end: z.number().int().meta({ description: 'Inclusive' }),
     from: z.array(z.number().int()).meta({ description: 'Replicas before, owner first' }),
     to: z.array(z.number().int()).meta({ description: 'Replicas after, owner first' }),
-    stage: z.enum(['planned', 'copying', 'cutover', 'moved', 'cleaned']),
+    stage: z.enum(['planned', 'backfilled', 'copying', 'cutover', 'moved', 'cleaned']),
     keysCopied: z.number().int(),
     keysVerified: z.number().int().optional().meta({ description: 'Keys the cut-over compared on the old owner and the new replicas' }),
     keysCleaned: z.number().int().optional().meta({ description: 'Copies removed from the replicas the range left' }),

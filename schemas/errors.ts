@@ -39,6 +39,10 @@ export const errorCodes = [
   'rebalance.notFound',
   'rebalance.conflict',
   'rebalance.unavailable',
+  'quota.rate',
+  'quota.keys',
+  'quota.bytes',
+  'quota.unsupported',
   'internal',
 ] as const;
 
@@ -89,6 +93,14 @@ export const statusOf: Record<ErrorCode, number> = {
   'rebalance.conflict': 409,
   // A deployment without the rebalance workflow: nothing is started, rather than a rebalance that never runs.
   'rebalance.unavailable': 503,
+  // Per-namespace limits (docs/security.md, "Quotas"): the request rate, the keys and the bytes stored. A
+  // namespace over its own limit is throttled, never served a 5xx; `details.limit` names the limit.
+  'quota.rate': 429,
+  'quota.keys': 429,
+  'quota.bytes': 429,
+  // An operation a namespace's storage quota cannot count exactly (a write transaction), or a quota that
+  // cannot be set (a namespace too large to count): nothing is changed.
+  'quota.unsupported': 409,
   internal: 500,
 };
 

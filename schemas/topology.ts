@@ -9,6 +9,22 @@ export const defaults = {
   vnodesPerShard: 16,
 } as const;
 
+/**
+ * Per-namespace quotas (docs/security.md, "Quotas"). The rate and burst are what a namespace without its
+ * own gets when the environment names none (the local cloud); a deployment's come from CDK context.
+ */
+export const quotaDefaults = {
+  requestsPerSecond: 1000,
+  burst: 2000,
+  /** Bounds of what an admin may set: one request a minute at least; API Gateway's own account limit is 10,000 a second. */
+  requestsPerSecondMin: 1 / 60,
+  requestsPerSecondMax: 10_000,
+  burstMax: 20_000,
+  /** The storage quota's bounds: a count and a byte total DynamoDB's numbers hold exactly. */
+  keysMax: 1_000_000_000,
+  bytesMax: 2 ** 50,
+} as const;
+
 /** Limits that mirror API Gateway + Lambda so the local gateway behaves like AWS. */
 export const limits = {
   /** Largest value a key can hold, however it arrives. */
@@ -268,6 +284,12 @@ export interface HandlerSpec {
   pendingTable?: 'none' | 'read' | 'readWrite';
   /** Sends to the backup region (its key queue and bucket) when this region is a DR primary. */
   drLink?: boolean;
+  /**
+   * Serves API requests counted against their namespace's rate (docs/security.md, "Quotas"): may update
+   * the rate buckets of the control table (partitions under `rateBucketPartitionPrefix`), and only those
+   * beyond what `controlTable` grants.
+   */
+  rateLimited?: boolean;
   /** Runs only in a region with this DR role (docs/dr.md); absent: in every region. */
   drRole?: 'primary' | 'backup';
   /** Invoked by the backup region's key queue (SQS FIFO event source mapping). */
@@ -321,6 +343,7 @@ export const handlers: Record<HandlerName, HandlerSpec> = {
     timeoutSeconds: 5,
   },
   kvRead: {
+    rateLimited: true,
     startsAutomaticFailovers: true,
     entry: 'lambdas/entries/kv-read.ts',
     description: 'GET/HEAD a key, list keys by prefix',
@@ -337,6 +360,7 @@ export const handlers: Record<HandlerName, HandlerSpec> = {
     timeoutSeconds: 28,
   },
   kvWrite: {
+    rateLimited: true,
     startsAutomaticFailovers: true,
     entry: 'lambdas/entries/kv-write.ts',
     description: 'PUT/DELETE a key, large-value uploads; strong writes reach every live replica',
@@ -355,6 +379,7 @@ export const handlers: Record<HandlerName, HandlerSpec> = {
     timeoutSeconds: 28,
   },
   ring: {
+    rateLimited: true,
     entry: 'lambdas/entries/ring.ts',
     description: 'Describes the ring (keyrange)',
     shardTables: 'none',
@@ -439,6 +464,7 @@ export const handlers: Record<HandlerName, HandlerSpec> = {
     timeoutSeconds: 300,
   },
   txn: {
+    rateLimited: true,
     startsAutomaticFailovers: true,
     entry: 'lambdas/entries/txn.ts',
     description: 'POST /v1/txn: commits a one-shard transaction in one atomic write, runs any other as the state machine',
@@ -602,6 +628,12 @@ export const rebalanceDefaults = {
   catchUpConcurrency: 16,
   /** Work per workflow step before it checkpoints and returns (the state machine calls it again). */
   stepBudgetMs: 30_000,
+  /** Ranges cut over together under one fence and one lease wait (a wave), at most. */
+  cutoverRangesMax: 16,
+  /** Keys a wave of cut-overs holds, at most: its fenced catch-up compares them all, and requests wait for the fence. */
+  cutoverKeysMax: 4_000,
+  /** Ranges of a wave caught up at once. */
+  cutoverConcurrency: 4,
   /** Catch-up passes a cut-over makes before it gives the range back to its owner for now. */
   verifyPassesMax: 4,
   /** The copy's ceiling when a start names none: keys per second over the whole rebalance (0: none). */
@@ -682,6 +714,13 @@ export const drPrefixes = { values: 'dr/values/' } as const;
  * promotions' reports. A primary reads the backup's two across the link, and its role may read no other.
  */
 export const drControlPartitions = { state: 'dr', promotions: 'drPromotion' } as const;
+
+/**
+ * The control table's partitions of per-namespace quotas, `<prefix><namespace>`: one per namespace, so a
+ * busy namespace's rate bucket or usage counter shares no partition's throughput with another's.
+ */
+export const rateBucketPartitionPrefix = 'rate#';
+export const usageCounterPartitionPrefix = 'usage#';
 
 export type HttpMethod = 'GET' | 'PUT' | 'POST' | 'DELETE' | 'HEAD';
 
@@ -896,6 +935,9 @@ export const envVars = {
   sqsEndpoint: 'RINGSTORE_SQS_ENDPOINT',
   /** ARN of the transaction state machine (AWS); unset locally, where the local runner executes it. */
   txnStateMachineArn: 'RINGSTORE_TXN_STATE_MACHINE_ARN',
+  /** The request rate and burst of a namespace without its own (docs/security.md, "Quotas"); CDK sets them from context. */
+  namespaceRatePerSecond: 'RINGSTORE_NAMESPACE_RATE_PER_SECOND',
+  namespaceBurst: 'RINGSTORE_NAMESPACE_BURST',
 } as const;
 
 /** Cache defaults (docs/architecture.md, "Cache"): a small, short-lived L1 per instance, a longer-lived shared L2. */

@@ -1,7 +1,7 @@
 // Turns a handler's HandlerSpec (schemas/topology.ts) into IAM statements: exactly the access it
 // declares, on named resources only (least privilege).
 import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import { drControlPartitions, drPrefixes, type HandlerSpec } from '../../schemas/topology';
+import { drControlPartitions, drPrefixes, type HandlerSpec, rateBucketPartitionPrefix } from '../../schemas/topology';
 import { blobPrefixes, type DataRefs, type TableRef } from './data-refs';
 
 type Access = HandlerSpec['shardTables'];
@@ -42,6 +42,25 @@ function tableStatements(
     statements.push(new PolicyStatement({ effect: Effect.ALLOW, actions: ['dynamodb:Query'], resources: indexArns }));
   }
   return statements;
+}
+
+/** What taking from a namespace's rate bucket sends: one conditional UpdateItem (lambdas/adapters/dynamodb-rate-limit-store.ts). */
+export const rateBucketActions = ['dynamodb:UpdateItem'] as const;
+
+/**
+ * A rate-limited handler's updates of the rate buckets, and of nothing else in the control table: the
+ * read handlers may not write the ring, API keys or settings that share it.
+ */
+function rateBucketStatements(spec: HandlerSpec, data: DataRefs): PolicyStatement[] {
+  if (!spec.rateLimited || spec.controlTable === 'readWrite') return [];
+  return [
+    new PolicyStatement({
+      effect: Effect.ALLOW,
+      actions: [...rateBucketActions],
+      resources: [data.controlTable.arn],
+      conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${rateBucketPartitionPrefix}*`] } },
+    }),
+  ];
 }
 
 function bucketStatements(access: Access, bucket: DataRefs['blobBucket'], drBackup: boolean): PolicyStatement[] {
@@ -249,6 +268,7 @@ export function accessStatements(spec: HandlerSpec, data: DataRefs): PolicyState
   return [
     ...tableStatements(spec.shardTables, data.shardTables),
     ...tableStatements(spec.controlTable, [data.controlTable]),
+    ...rateBucketStatements(spec, data),
     ...tableStatements(spec.hintsTable, [data.hintsTable]),
     ...tableStatements(spec.txnTable ?? 'none', [data.txnTable]),
     ...streamStatements(spec, data),

@@ -172,6 +172,8 @@ export class ApiStack extends Stack {
       [envVars.autoFailover]: config.autoFailover ? '1' : '0',
       [envVars.failoverConfirmProbes]: String(config.failoverConfirmProbes),
       [envVars.failoverConfirmIntervalMs]: String(config.failoverConfirmIntervalMs),
+      [envVars.namespaceRatePerSecond]: String(config.namespaceRateLimitPerSecond),
+      [envVars.namespaceBurst]: String(config.namespaceBurstLimit),
     };
 
     const handlerFunction = (name: HandlerName) =>

@@ -1,7 +1,7 @@
 // The deployment's knobs, read once from CDK context and checked before any construct is built.
 // Defaults come from schemas/topology.ts so the deployed ring matches the local one.
 import * as z from 'zod';
-import { cacheDefaults, defaults, failoverDefaults, namesFor } from '../../schemas/topology';
+import { cacheDefaults, defaults, failoverDefaults, namesFor, quotaDefaults } from '../../schemas/topology';
 import { defaultNoncurrentBlobDays } from '../constructs/blob-bucket';
 import { l2EvictionPolicies } from '../constructs/cache';
 import { kmsKeyModes } from '../constructs/encryption-key';
@@ -66,6 +66,17 @@ export const deploymentContextSchema = z
     apiRateLimitPerSecond: z.coerce.number().positive().max(10_000).default(500),
     /** Burst size of the same token bucket. */
     apiBurstLimit: z.coerce.number().int().min(1).max(5000).default(1000),
+    /**
+     * The request rate of a namespace without its own (docs/security.md, "Quotas"): a fifth of the stage's
+     * by default, so that one busy tenant cannot take the whole stage; the admin API sets a namespace's own.
+     */
+    namespaceRateLimitPerSecond: z.coerce
+      .number()
+      .min(quotaDefaults.requestsPerSecondMin)
+      .max(quotaDefaults.requestsPerSecondMax)
+      .default(100),
+    /** The burst of the same per-namespace bucket. */
+    namespaceBurstLimit: z.coerce.number().int().min(1).max(quotaDefaults.burstMax).default(200),
     logLevel: z.enum(logLevels).default('INFO'),
     /**
      * API Gateway's CloudWatch role is one setting per account and region (AWS::ApiGateway::Account).

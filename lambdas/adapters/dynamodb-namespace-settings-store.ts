@@ -1,6 +1,7 @@
-// Per-namespace settings in the control table (the default consistency of reads and writes, the DR mode).
+// Per-namespace settings in the control table (the default consistency of reads and writes, the DR mode,
+// the request rate and the storage quota).
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { Entity, GetItemCommand, PutItemCommand, item, string } from 'dynamodb-toolbox';
+import { Entity, GetItemCommand, PutItemCommand, item, map, number, string } from 'dynamodb-toolbox';
 import type { NamespaceSettings, NamespaceSettingsStore } from '../ports';
 import { awsCall } from './aws-errors';
 import { controlEntityOptions, controlTable } from './dynamodb-control-table';
@@ -18,6 +19,8 @@ function namespaceEntity(tableName: string, documentClient: DynamoDBDocumentClie
       readConsistency: string().enum('eventual', 'strong'),
       writeConsistency: string().enum('eventual', 'strong'),
       drMode: string().enum('key-sync', 'async').optional(),
+      rate: map({ requestsPerSecond: number(), burst: number() }).optional(),
+      storage: map({ keysMax: number().optional(), bytesMax: number().optional() }).optional(),
     }),
   });
 }
@@ -34,16 +37,31 @@ export class DynamoNamespaceSettingsStore implements NamespaceSettingsStore {
       this.namespaces.build(GetItemCommand).key({ pk: namespacePartition, sk: namespace }).send(),
     );
     if (!Item) return undefined;
-    const { readConsistency, writeConsistency, drMode } = Item;
-    return { namespace, readConsistency, writeConsistency, ...(drMode ? { drMode } : {}) };
+    const { readConsistency, writeConsistency, drMode, rate, storage } = Item;
+    return {
+      namespace,
+      readConsistency,
+      writeConsistency,
+      ...(drMode ? { drMode } : {}),
+      ...(rate ? { rate } : {}),
+      ...(storage ? { storage } : {}),
+    };
   }
 
   async saveSettings(settings: NamespaceSettings): Promise<void> {
-    const { namespace, readConsistency, writeConsistency, drMode } = settings;
+    const { namespace, readConsistency, writeConsistency, drMode, rate, storage } = settings;
     await awsCall('namespace settings write', () =>
       this.namespaces
         .build(PutItemCommand)
-        .item({ pk: namespacePartition, sk: namespace, readConsistency, writeConsistency, ...(drMode ? { drMode } : {}) })
+        .item({
+          pk: namespacePartition,
+          sk: namespace,
+          readConsistency,
+          writeConsistency,
+          ...(drMode ? { drMode } : {}),
+          ...(rate ? { rate } : {}),
+          ...(storage ? { storage } : {}),
+        })
         .send(),
     );
   }

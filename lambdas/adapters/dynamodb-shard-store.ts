@@ -1,5 +1,6 @@
 // ShardStore on DynamoDB: the `kv` entity of the item codec, routed to a shard by `tableName`.
-import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { CancellationReason } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import {
   type Condition,
   $add,
@@ -21,6 +22,8 @@ import { createHash } from 'node:crypto';
 import { forAllBounded } from '../core/bounded';
 import { IntentConflictError, PreconditionFailedError, RingstoreError, invariant } from '../core/errors';
 import { tombstoneRetentionSeconds } from '../core/item';
+import { storageQuotaExceeded } from '../core/quotas';
+import { exceededBoundOf, usageChargeUpdate } from './dynamodb-namespace-usage-store';
 import { tokenBucket, tokenOf, tokenSpace } from '../core/ring';
 import type {
   AtomicWrite,
@@ -31,6 +34,7 @@ import type {
   ListPage,
   ListQuery,
   ShardStore,
+  StorageCharge,
   VersionEntry,
   WritePrecondition,
   WriteResult,
@@ -126,7 +130,11 @@ export class DynamoShardStore implements ShardStore {
   // ProjectionExpression, and DynamoDB refuses a query naming an attribute a global index does not project.
   private readonly formatter: EntityFormatter<KvEntity>;
 
-  constructor(private readonly documentClient: DynamoDBDocumentClient) {
+  /** `usageTable`: the control table, where writes counted against a storage quota change their namespace's usage. */
+  constructor(
+    private readonly documentClient: DynamoDBDocumentClient,
+    private readonly usageTable?: string,
+  ) {
     this.table = shardTable(documentClient);
     this.entity = kvEntity(this.table);
     this.formatter = this.entity.build(EntityFormatter);
@@ -247,11 +255,12 @@ export class DynamoShardStore implements ShardStore {
     return Item ? toStoredItem(Item as StoredAttributes) : undefined;
   }
 
-  async write(tableName: string, write: ItemWrite): Promise<WriteResult> {
+  async write(tableName: string, write: ItemWrite, charge?: StorageCharge): Promise<WriteResult> {
     const { key } = write;
     const precondition = conditionFor(write.precondition, write.nowSeconds);
     // A key locked by a transaction's intent takes no plain write until the intent is resolved.
     const unlocked: Condition<KvEntity> = { attr: 'itx', exists: false };
+    if (charge) return this.writeCharged(tableName, write, charge, precondition ? { and: [unlocked, precondition] } : unlocked);
     try {
       // Sent with the document client alone, as the GET is: see dynamodb-owner-write.
       const { Attributes } = await this.documentClient.send(
@@ -261,6 +270,48 @@ export class DynamoShardStore implements ShardStore {
       return { version: (previous?.version ?? 0) + 1, ...(previous ? { previous } : {}) };
     } catch (error) {
       throw conditionFailure(error, key, `write of ${key} to ${tableName}`);
+    }
+  }
+
+  /**
+   * The owner's write and its namespace's usage change in one TransactWriteItems: both or neither, so the
+   * counter is exact whatever the number of concurrent writers (docs/security.md, "Quotas"). The item must
+   * still be at the version the charge was computed from; a transaction cannot return the old item, so the
+   * new version is that one's successor and the previous item is the caller's read.
+   */
+  private async writeCharged(tableName: string, write: ItemWrite, charge: StorageCharge, condition: Condition<KvEntity>) {
+    invariant(this.usageTable !== undefined, 'a write counted against a storage quota needs the control table');
+    const asRead: Condition<KvEntity> =
+      charge.expectVersion === undefined ? { attr: 'pk', exists: false } : { attr: 'v', eq: charge.expectVersion };
+    const { ReturnValues: _returnValues, ...owner } = ownerWriteParams(tableName, write, { and: [asRead, condition] });
+    try {
+      await this.documentClient.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            { Update: { ...owner, UpdateExpression: owner.UpdateExpression!, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } },
+            { Update: usageChargeUpdate(this.usageTable, write.namespace, charge) },
+          ],
+        }),
+      );
+      return { version: (charge.expectVersion ?? 0) + 1 };
+    } catch (error) {
+      if ((error as { name?: string }).name !== 'TransactionCanceledException') {
+        throw translateAwsError(error, `counted write of ${write.key} to ${tableName}`);
+      }
+      const reasons = (error as { CancellationReasons?: CancellationReason[] }).CancellationReasons ?? [];
+      const [ownerReason, usageReason] = reasons;
+      if (ownerReason?.Code === 'ConditionalCheckFailed') {
+        throw conditionFailure({ name: 'ConditionalCheckFailedException', Item: ownerReason.Item }, write.key, `write of ${write.key}`);
+      }
+      if (usageReason?.Code === 'ConditionalCheckFailed') {
+        throw storageQuotaExceeded(write.namespace, exceededBoundOf(usageReason.Item, charge), charge.quota);
+      }
+      // Another transaction on the item or the counter at the same time (TransactionConflict): the caller reads again.
+      throw new RingstoreError('txn.conflict', `counted write of ${write.key} met a concurrent write; retry`, {
+        retryable: true,
+        cause: error,
+        details: { key: write.key },
+      });
     }
   }
 

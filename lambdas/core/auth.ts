@@ -3,7 +3,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { RingstoreError } from './errors';
 import { sha256Hex } from './kv';
 import { validateNamespace } from './validation';
-import type { ApiKeyRecord, ApiKeyStore, Clock, Consistency, DrMode, IdSource, Role } from '../ports';
+import type { ApiKeyRecord, ApiKeyStore, Clock, Consistency, DrMode, IdSource, RateLimit, Role, StorageQuota } from '../ports';
 
 /** Who is calling, as the authorizer hands it to the handlers. */
 export interface Principal {
@@ -17,6 +17,10 @@ export interface RequestPrincipal extends Principal {
   readConsistency: Consistency;
   writeConsistency: Consistency;
   drMode: DrMode;
+  /** The namespace's request rate (absent only in an answer cached before quotas existed). */
+  rate?: RateLimit;
+  /** The namespace's storage quota, if it has one. */
+  storage?: StorageQuota;
 }
 
 // The key id travels inside the secret so a lookup is one GetItem: `rs_<keyId>_<secret>`.

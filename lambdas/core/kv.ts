@@ -20,6 +20,7 @@ import type {
   WriteResult,
   CacheEntry,
   DrMode,
+  StorageQuota,
 } from '../ports';
 import type { DrShipper, PendingGate } from './dr';
 import type { DrWriteGuard } from './dr-promotion';
@@ -30,6 +31,7 @@ import { validateKey } from './validation';
 import type { RingLease, RingSource } from './ring-source';
 import { blobPrefixes, shardSchema } from '../../schemas/topology';
 import { mergeListing } from './listing';
+import { hasStorageBound, storageChargeOf } from './quotas';
 
 export type { Consistency } from '../ports';
 
@@ -101,6 +103,13 @@ export const intentWriteAttemptsMax = 3;
 /** A write or strong read that finds its ring outdated on return is routed again, this many times in all. */
 export const ringRouteAttemptsMax = 3;
 
+/**
+ * A write counted against a storage quota that finds its key changed since it read it (or met another
+ * writer's transaction on it) reads it again, this many times in all: each round one of the key's
+ * concurrent writers wins, so this many writers of one key at once all get through.
+ */
+export const chargedWriteAttemptsMax = 10;
+
 export interface PutInput extends Conditions {
   value: Uint8Array;
   contentType: string;
@@ -109,11 +118,14 @@ export interface PutInput extends Conditions {
   consistency?: Consistency;
   /** How the write reaches a DR backup region; default `key-sync` (ignored without DR). */
   drMode?: DrMode;
+  /** The namespace's storage quota: the write is counted against it, exactly (docs/security.md, "Quotas"). */
+  storageQuota?: StorageQuota;
 }
 
 export interface DeleteInput extends Conditions {
   consistency?: Consistency;
   drMode?: DrMode;
+  storageQuota?: StorageQuota;
 }
 
 export interface WriteAck {
@@ -154,6 +166,7 @@ export interface CommitInput extends Conditions {
   ttlSeconds?: number;
   consistency?: Consistency;
   drMode?: DrMode;
+  storageQuota?: StorageQuota;
 }
 
 const uploadIdPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -466,13 +479,13 @@ export class KvService {
     key: string,
     guard: WriteGuard,
     content: ItemWrite['content'],
-    options: { consistency?: Consistency; drMode?: DrMode },
+    options: { consistency?: Consistency; drMode?: DrMode; storageQuota?: StorageQuota },
   ): Promise<WriteAck> {
     const { faults } = this.deps;
     const consistency = options.consistency ?? 'eventual';
     const token = tokenOf(namespace, key);
     const request = { namespace, key, token, content, precondition: guard.precondition, ...this.writeTimes() };
-    const { result, replicas, backfilling, listedOn, write } = await this.routedOwnerWrite(token, request, guard);
+    const { result, replicas, backfilling, listedOn, write } = await this.routedOwnerWrite(token, request, guard, options.storageQuota);
     faults?.reach('write.afterOwner');
     const item = storedItemOf(write, result.version);
     await this.deps.settleLost?.(namespace, key);
@@ -532,7 +545,7 @@ export class KvService {
    * again to the new owner, which has not seen it (the stray copy is reconciled when the old owner
    * rejoins: docs/failover.md). Returns the result, the key's other replicas, and the write as sent.
    */
-  private async routedOwnerWrite(token: number, first: ItemWrite, guard: WriteGuard) {
+  private async routedOwnerWrite(token: number, first: ItemWrite, guard: WriteGuard, storageQuota?: StorageQuota) {
     const { faults } = this.deps;
     const { key, content } = first;
     for (let attempt = 1, write = first; ; attempt += 1, write = { ...first, ...this.writeTimes() }) {
@@ -543,7 +556,7 @@ export class KvService {
       let result: WriteResult;
       try {
         faults?.reach('write.beforeOwner');
-        result = await this.writeOwner(owner!.table, write);
+        result = await this.writeOwner(owner!.table, write, storageQuota);
       } catch (error) {
         if (content?.blob) await this.deps.blobs.delete(content.blob.objectKey).catch(() => undefined);
         // An owner that cannot be reached is marked, as a replica is (throttling is not an outage): eventual
@@ -564,10 +577,12 @@ export class KvService {
   }
 
   /** The owner's write; a transaction's intent in the way is resolved first (a pending one: 409, retryable). */
-  private async writeOwner(table: string, write: ItemWrite) {
+  private async writeOwner(table: string, write: ItemWrite, storageQuota?: StorageQuota) {
     for (let attempt = 1; ; attempt += 1) {
       try {
-        return await this.deps.shards.write(table, write);
+        return hasStorageBound(storageQuota)
+          ? await this.writeCharged(table, write, storageQuota)
+          : await this.deps.shards.write(table, write);
       } catch (error) {
         if (!(error instanceof IntentConflictError) || !this.deps.intents || attempt >= intentWriteAttemptsMax) throw error;
         const resolution = await this.deps.intents.resolve(table, error.current as StoredItem);
@@ -575,6 +590,33 @@ export class KvService {
           throw new RingstoreError('txn.conflict', `key ${write.key} is locked by transaction ${resolution.record.txid}; retry`, {
             retryable: true,
             details: { key: write.key, txid: resolution.record.txid },
+          });
+        }
+      }
+    }
+  }
+
+  /**
+   * The owner's write counted against the namespace's storage quota: the owner's item is read strongly,
+   * and the write and the usage counter's change go in one transaction that holds only if the item is
+   * still as read (docs/security.md, "Quotas"). A writer that lost a race to another reads again.
+   */
+  private async writeCharged(table: string, write: ItemWrite, quota: StorageQuota): Promise<WriteResult> {
+    for (let attempt = 1; ; attempt += 1) {
+      const previous = await this.deps.shards.get(table, write.namespace, write.key, { consistent: true });
+      try {
+        return await this.deps.shards.write(table, write, storageChargeOf(previous, write.content, quota));
+      } catch (error) {
+        const current = error instanceof PreconditionFailedError ? (error.current as StoredItem | undefined) : undefined;
+        // Another writer's transaction on the item or the counter at the same instant: nothing was written.
+        const collided = isRingstoreError(error, 'txn.conflict') && !(error instanceof IntentConflictError);
+        // The write's own precondition failed against the item as read: that is the answer.
+        const raced = error instanceof PreconditionFailedError && current?.version !== previous?.version;
+        if (!collided && !raced) throw error;
+        if (attempt >= chargedWriteAttemptsMax) {
+          throw new RingstoreError('txn.conflict', `key ${write.key} is being written by others at the same time; retry`, {
+            retryable: true,
+            details: { key: write.key },
           });
         }
       }

@@ -22,6 +22,7 @@ import type {
   ValueCache,
   DrKeyMessage,
   DrMode,
+  StorageQuota,
 } from '../ports';
 import { IntentConflictError, PreconditionFailedError, RingstoreError, isRingstoreError } from './errors';
 import { isCrashInjected } from './faults';
@@ -32,6 +33,7 @@ import type { DrWriteGuard } from './dr-promotion';
 import type { DrShipper, PendingGate } from './dr';
 import type { ReplicationService } from './replication';
 import type { RingSource } from './ring-source';
+import { hasStorageBound } from './quotas';
 import { planTransaction, type PlannedWrite, type TxnLimits, type TxnOp } from './txn-plan';
 
 export interface TxnServiceLimits extends TxnLimits {
@@ -115,7 +117,11 @@ export class TransactionService {
   }
 
   /** Validates and plans a request into the state machine's input. */
-  async plan(namespace: string, ops: readonly TxnOp[], options: { timeoutMs?: number; consistency: Consistency }): Promise<TxnExecution> {
+  async plan(
+    namespace: string,
+    ops: readonly TxnOp[],
+    options: { timeoutMs?: number; consistency: Consistency; storageQuota?: StorageQuota },
+  ): Promise<TxnExecution> {
     const { limits, clock, ids } = this.deps;
     await this.assertAcknowledgeable();
     const timeoutMs = options.timeoutMs ?? limits.txnTimeoutMsDefault;
@@ -125,6 +131,15 @@ export class TransactionService {
       });
     }
     const plan = planTransaction(namespace, ops, limits);
+    // A transaction's writes reach their owners through intents, which the usage counter does not see: a
+    // namespace with a storage quota runs read-only transactions only, so that its count stays exact.
+    if (hasStorageBound(options.storageQuota) && plan.keys.some((keyPlan) => keyPlan.write)) {
+      throw new RingstoreError(
+        'quota.unsupported',
+        `namespace ${namespace} has a storage quota: its transactions may only read and check keys (write them with PUT and DELETE)`,
+        { details: { field: 'ops' } },
+      );
+    }
     const ring = await this.deps.ring.current();
     const byTable = new Map<string, Participant>();
     for (const [position, keyPlan] of plan.keys.entries()) {

@@ -28,7 +28,8 @@ import { httpErrors } from '../http/errors';
 import { jsonBody, parseWith, pathParam, principalOf } from '../http/request';
 import { json } from '../http/response';
 import { router } from '../http/router';
-import { apiKeyService, failoverLog, namespaceSettings, ringSource, ringStore, shardHealth } from '../wiring/control';
+import { apiKeyService, failoverLog, ringSource, ringStore, shardHealth } from '../wiring/control';
+import { namespaceAdmin } from '../wiring/namespace-admin';
 import { replicationStats } from '../wiring/data';
 import { failoverStarter } from '../wiring/orchestrator';
 import { drStateStore, drSyncState, keyQueueProbe, pendingStore, promotionLog, promotionStarter } from '../wiring/dr';
@@ -85,7 +86,7 @@ async function drStatus(wiring: Wiring) {
 
 export function adminHandler(wiring: Wiring) {
   const apiKeys = apiKeyService(wiring);
-  const namespaces = namespaceSettings(wiring);
+  const namespaces = namespaceAdmin(wiring);
   const maintenance = maintenanceService(wiring);
   const ring = ringSource(wiring);
   const health = shardHealth(wiring);
@@ -145,7 +146,7 @@ export function adminHandler(wiring: Wiring) {
         },
         getNamespaceSettings: async (event) => {
           const { namespace } = parseWith(NamespaceParam, event.pathParameters, 'path');
-          return json(200, await namespaces.settingsOf(namespace));
+          return json(200, await namespaces.describe(namespace));
         },
         putNamespaceSettings: async (event) => {
           const { namespace } = parseWith(NamespaceParam, event.pathParameters, 'path');

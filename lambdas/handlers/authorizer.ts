@@ -2,6 +2,7 @@
 import middy from '@middy/core';
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { isRingstoreError } from '../core/errors';
+import { quotaContext } from '../http/request';
 import { apiKeyService, namespaceSettings } from '../wiring/control';
 import type { Wiring } from '../wiring/wiring';
 
@@ -27,9 +28,22 @@ export function authorizerHandler(wiring: Wiring) {
     if (!header) throw new Error('Unauthorized');
     try {
       const principal = await apiKeys.authenticate(header);
-      // The namespace's default consistency and DR mode ride along, cached with the answer (a change applies within the TTL).
-      const { readConsistency, writeConsistency, drMode } = await namespaces.settingsOf(principal.namespace);
-      return { ...policy(event, 'Allow', principal.keyId), context: { ...principal, readConsistency, writeConsistency, drMode } };
+      // The namespace's default consistency, DR mode and quotas ride along, cached with the answer (a change
+      // applies within the TTL); the context holds only strings and numbers, hence the flat names.
+      const { readConsistency, writeConsistency, drMode, rate, storage } = await namespaces.settingsOf(principal.namespace);
+      return {
+        ...policy(event, 'Allow', principal.keyId),
+        context: {
+          ...principal,
+          readConsistency,
+          writeConsistency,
+          drMode,
+          [quotaContext.requestsPerSecond]: rate.requestsPerSecond,
+          [quotaContext.burst]: rate.burst,
+          ...(storage?.keysMax === undefined ? {} : { [quotaContext.keysMax]: storage.keysMax }),
+          ...(storage?.bytesMax === undefined ? {} : { [quotaContext.bytesMax]: storage.bytesMax }),
+        },
+      };
     } catch (error) {
       if (isRingstoreError(error, 'auth.invalidKey')) return policy(event, 'Deny', 'anonymous');
       throw error;

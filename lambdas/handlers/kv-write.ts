@@ -3,20 +3,26 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { CommitUploadBody, CommitUploadQuery, CreateUploadBody, DeleteValueQuery, PutValueHeaders, PutValueQuery } from '../../schemas/api';
 import { RingstoreError } from '../core/errors';
+import type { RequestPrincipal } from '../core/auth';
 import type { WriteAck } from '../core/kv';
 import { httpErrors } from '../http/errors';
+import { namespaceQuotas } from '../http/quotas';
 import { flushMetrics } from '../http/metrics';
 import { failoverStats, replicationStats } from '../wiring/data';
 import { bodyBytes, conditionsOf, headersOf, jsonBody, parseWith, pathParam, principalOf } from '../http/request';
 import { etagOf, json } from '../http/response';
 import { router } from '../http/router';
 import { kvService } from '../wiring/services';
+import { quotaStats, rateLimiter } from '../wiring/quotas';
 import { drStats } from '../wiring/dr';
 import type { Wiring } from '../wiring/wiring';
 
 const rejectEmptyKey = async () => {
   throw new RingstoreError('kv.keyInvalid', 'key must not be empty: use /v1/kv/{key}', { details: { field: 'key' } });
 };
+
+/** The namespace's storage quota, which its writes are counted against (docs/security.md, "Quotas"). */
+const storageOf = (principal: RequestPrincipal) => (principal.storage ? { storageQuota: principal.storage } : {});
 
 const acknowledged = (status: number, ack: WriteAck) => json(status, ack, { etag: etagOf(ack.version) });
 
@@ -27,6 +33,7 @@ export function kvWriteHandler(wiring: Wiring) {
   return (
     middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
       .use(httpErrors(logger))
+      .use(namespaceQuotas(rateLimiter(wiring), quotaStats(wiring)))
       // Strong writes' replica copies, the requests a failover refused, key-sync durations.
       .use(flushMetrics(replicationStats(wiring), failoverStats(wiring), drStats(wiring)))
       .handler(
@@ -42,6 +49,7 @@ export function kvWriteHandler(wiring: Wiring) {
               ...conditionsOf(event),
               consistency: consistency ?? principal.writeConsistency,
               drMode: principal.drMode,
+              ...storageOf(principal),
             });
             return acknowledged(200, ack);
           },
@@ -56,6 +64,7 @@ export function kvWriteHandler(wiring: Wiring) {
                 ...conditionsOf(event),
                 consistency: consistency ?? principal.writeConsistency,
                 drMode: principal.drMode,
+                ...storageOf(principal),
               }),
             );
           },
@@ -72,6 +81,7 @@ export function kvWriteHandler(wiring: Wiring) {
               ...conditionsOf(event),
               consistency: consistency ?? principal.writeConsistency,
               drMode: principal.drMode,
+              ...storageOf(principal),
             });
             return acknowledged(200, ack);
           },

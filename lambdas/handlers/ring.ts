@@ -3,10 +3,12 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { tokenBits } from '../core/ring';
 import { httpErrors } from '../http/errors';
+import { namespaceQuotas } from '../http/quotas';
 import { principalOf } from '../http/request';
 import { json } from '../http/response';
 import { router } from '../http/router';
 import { ringSource } from '../wiring/control';
+import { quotaStats, rateLimiter } from '../wiring/quotas';
 import type { Wiring } from '../wiring/wiring';
 
 export function ringHandler(wiring: Wiring) {
@@ -15,6 +17,7 @@ export function ringHandler(wiring: Wiring) {
 
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
     .use(httpErrors(logger))
+    .use(namespaceQuotas(rateLimiter(wiring), quotaStats(wiring)))
     .handler(
       router('ring', {
         describeRing: async (event) => {

@@ -24,13 +24,19 @@ export function errorResponse(error: RingstoreError, method?: string): APIGatewa
     statusCode,
     headers: {
       'content-type': 'application/json',
-      ...(statusCode === 429 || statusCode === 503 ? { 'retry-after': String(retryAfterSeconds) } : {}),
+      ...(statusCode === 429 || statusCode === 503 ? { 'retry-after': String(retryAfterOf(error)) } : {}),
     },
     // HEAD responses carry no body, as in HTTP.
     body: method === 'HEAD' ? '' : JSON.stringify(body),
   };
   answeredCodes.set(response, error.code);
   return response;
+}
+
+/** The wait an error names (a namespace's rate knows when its bucket grants again), else the contract's default. */
+function retryAfterOf(error: RingstoreError): number {
+  const named = error.details?.retryAfterSeconds;
+  return typeof named === 'number' && Number.isInteger(named) && named > 0 ? named : retryAfterSeconds;
 }
 
 export interface ErrorLogger {

@@ -137,6 +137,36 @@ function listHeadersOf(event: APIGatewayProxyEvent, names: readonly string[]): R
 
 const consistencyOf = (value: unknown) => (value === 'strong' ? 'strong' : 'eventual');
 
+/** The authorizer context's names of a namespace's quotas (its values are strings and numbers only). */
+export const quotaContext = {
+  requestsPerSecond: 'rateRequestsPerSecond',
+  burst: 'rateBurst',
+  keysMax: 'storageKeysMax',
+  bytesMax: 'storageBytesMax',
+} as const;
+
+/** A positive number from the authorizer context (API Gateway may hand numbers over as strings). */
+function positiveOf(value: unknown): number | undefined {
+  const number = typeof value === 'string' ? Number(value) : value;
+  return typeof number === 'number' && Number.isFinite(number) && number > 0 ? number : undefined;
+}
+
+function quotasOf(context: Partial<Record<string, unknown>> | null | undefined): Pick<RequestPrincipal, 'rate' | 'storage'> {
+  const requestsPerSecond = positiveOf(context?.[quotaContext.requestsPerSecond]);
+  const burst = positiveOf(context?.[quotaContext.burst]);
+  // A bound of 0 is a bound (nothing may be stored), so the storage bounds are read as any number from 0.
+  const keysMax = Number(context?.[quotaContext.keysMax] ?? Number.NaN);
+  const bytesMax = Number(context?.[quotaContext.bytesMax] ?? Number.NaN);
+  const storage = {
+    ...(Number.isInteger(keysMax) && keysMax >= 0 ? { keysMax } : {}),
+    ...(Number.isInteger(bytesMax) && bytesMax >= 0 ? { bytesMax } : {}),
+  };
+  return {
+    ...(requestsPerSecond !== undefined && burst !== undefined ? { rate: { requestsPerSecond, burst } } : {}),
+    ...(Object.keys(storage).length > 0 ? { storage } : {}),
+  };
+}
+
 /** The caller and its namespace's defaults, as the authorizer put them into the request context. */
 export function principalOf(event: APIGatewayProxyEvent): RequestPrincipal {
   // The authorizer's context is whatever it returned (typed `any` by @types/aws-lambda): read it as unknown.
@@ -155,5 +185,6 @@ export function principalOf(event: APIGatewayProxyEvent): RequestPrincipal {
     writeConsistency: consistencyOf(context?.writeConsistency),
     // Anything but an explicit `async` is key-sync: a context without it (an older authorizer's cached answer) errs safe.
     drMode: context?.drMode === 'async' ? 'async' : 'key-sync',
+    ...quotasOf(context),
   };
 }

@@ -5,12 +5,14 @@ import type { Consistency } from './consistency';
 import type { Intent, KeySummary, StoredItem, TxnWriter } from './item';
 import type { RingState } from './ring-state';
 import type { DrMode } from './dr';
+import type { RateLimit, StorageCharge, StorageQuota } from './quotas';
 
 export type { CacheEntry } from './cache-entry';
 export type { Consistency } from './consistency';
 export * from './faults';
 export type { BlobPointer, Intent, KeySummary, StoredItem, TxnWriter } from './item';
 export type * from './orchestrator';
+export type * from './quotas';
 export type * from './dr';
 export type * from './rebalance';
 export type { AddedReplica, MovePhase, RangeMove, RangeOwner, RejoinEntry, RingShard, RingState, ShardStatus } from './ring-state';
@@ -132,8 +134,12 @@ export interface VersionEntry {
 /** One DynamoDB shard table per call; the table name routes the request. */
 export interface ShardStore {
   get(table: string, namespace: string, key: string, options: { consistent: boolean }): Promise<StoredItem | undefined>;
-  /** Writes atomically with the next version; throws PreconditionFailedError carrying the current item. */
-  write(table: string, write: ItemWrite): Promise<WriteResult>;
+  /**
+   * Writes atomically with the next version; throws PreconditionFailedError carrying the current item.
+   * With a `charge`, the namespace's usage counter changes in the same transaction, only if the item is
+   * still at the charge's version and the quota holds (else `quota.keys` / `quota.bytes`).
+   */
+  write(table: string, write: ItemWrite, charge?: StorageCharge): Promise<WriteResult>;
   /**
    * Stores a copy of an owner's item on a replica only if it is strictly newer than what the replica
    * holds (or what it holds has expired). Returns false when the replica already had this version or newer.
@@ -303,6 +309,10 @@ export interface NamespaceSettings {
   writeConsistency: Consistency;
   /** How the namespace's writes reach a DR backup region (docs/dr.md); absent: `key-sync`. */
   drMode?: DrMode;
+  /** The namespace's own request rate; absent: the deployment's default. */
+  rate?: RateLimit;
+  /** The namespace's storage quota; absent: none. */
+  storage?: StorageQuota;
 }
 
 export interface NamespaceSettingsStore {

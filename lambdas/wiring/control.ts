@@ -46,16 +46,21 @@ export function apiKeyService(wiring: Wiring): ApiKeyService {
   });
 }
 
+export function namespaceSettingsStore(wiring: Wiring): NamespaceSettingsStore {
+  return wiring.port<NamespaceSettingsStore>(
+    'controlTable',
+    'read',
+    'namespaceStore',
+    () => new DynamoNamespaceSettingsStore(documentClient(wiring), wiring.config.controlTable),
+  );
+}
+
+/** Namespace settings as requests see them (the authorizer); setting a storage quota needs `namespaceAdmin` (wiring/quotas.ts). */
 export function namespaceSettings(wiring: Wiring): NamespaceSettingsService {
-  return wiring.perHandler('namespaces', () => {
-    const store = wiring.port<NamespaceSettingsStore>(
-      'controlTable',
-      'read',
-      'namespaceStore',
-      () => new DynamoNamespaceSettingsStore(documentClient(wiring), wiring.config.controlTable),
-    );
-    return new NamespaceSettingsService(store);
-  });
+  return wiring.perHandler(
+    'namespaces',
+    () => new NamespaceSettingsService(namespaceSettingsStore(wiring), wiring.config.namespaceRateDefaults),
+  );
 }
 
 /** Shard health with a short per-instance cache: every read path asks for it. */

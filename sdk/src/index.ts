@@ -41,6 +41,8 @@ export {
   type WriteOutput,
   type NamespaceSettings,
   type DrMode,
+  type RateLimit,
+  type StorageQuota,
   type GetNamespaceSettingsCommandInput,
   type SetNamespaceSettingsCommandInput,
   type DescribeShardsCommandOutput,

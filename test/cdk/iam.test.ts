@@ -1,5 +1,14 @@
 // Least privilege: each handler's role reaches exactly the data its HandlerSpec declares.
-import { defaults, handlers, namesFor, stateMachines, txnSchema, type HandlerSpec, type RegionHandlerName } from '../../schemas/topology';
+import {
+  defaults,
+  handlers,
+  namesFor,
+  rateBucketPartitionPrefix,
+  stateMachines,
+  txnSchema,
+  type HandlerSpec,
+  type RegionHandlerName,
+} from '../../schemas/topology';
 import { handlerNames } from '../../cdk/stacks/api-stack';
 import { shardCountMax } from '../../cdk/stacks/config';
 import {
@@ -8,6 +17,7 @@ import {
   streamListAction,
   streamReadActions,
   failoverStartActions,
+  rateBucketActions,
   rebalanceStartActions,
   startsFailovers,
   transactionStartActions,
@@ -41,7 +51,13 @@ const bucketArn = new RegExp(`^arn:aws:s3:::${names.blobBucket}(/.*)?$`);
 interface Grant {
   actions: string[];
   resources: string[];
+  conditions?: Record<string, Record<string, unknown>>;
 }
+
+/** The rate buckets' grant: updates of the control table's `rate#*` partitions only (docs/security.md, "Quotas"). */
+const isRateBucketGrant = (grant: Grant) =>
+  JSON.stringify(grant.conditions) ===
+  JSON.stringify({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${rateBucketPartitionPrefix}*`] } });
 
 function grantsOf(s: Synthesized, handler: RegionHandlerName): Grant[] {
   return grantsOfRole(s, logicalIdOf(s.api, s.api.functions[handler].role));
@@ -53,6 +69,7 @@ function grantsOfRole(s: Synthesized, roleId: string): Grant[] {
     .map((statement) => ({
       actions: asArray(statement.Action),
       resources: asArray(statement.Resource).map((resource) => render(resource, defaultSamples, streamArnSamples(s))),
+      ...(statement.Condition ? { conditions: statement.Condition } : {}),
     }));
 }
 
@@ -104,7 +121,12 @@ describe('IAM least privilege', () => {
         expect(touches(grants, controlArn)).toEqual([]);
       } else if (spec.controlTable === 'read') {
         expect(actions).toContain('dynamodb:GetItem');
-        for (const write of dynamoWriteActions) expect(actions).not.toContain(write);
+        // Beyond reads, a rate-limited handler updates its namespaces' rate buckets, and nothing else.
+        const writes = actionsOn(
+          grantsOf(s, name).filter((grant) => !isRateBucketGrant(grant)),
+          controlArn,
+        );
+        for (const write of dynamoWriteActions) expect(writes).not.toContain(write);
       } else {
         expect(actions).toEqual(expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:UpdateItem']));
       }
@@ -254,9 +276,28 @@ describe('IAM least privilege', () => {
     expect(readOnly.length).toBeGreaterThan(0);
 
     for (const name of readOnly) {
-      const actions = grantsOf(s, name).flatMap((g) => g.actions);
+      const actions = grantsOf(s, name)
+        .filter((grant) => !isRateBucketGrant(grant))
+        .flatMap((g) => g.actions);
       expect(actions.filter((a) => (dynamoWriteActions as readonly string[]).includes(a))).toEqual([]);
       expect(actions.filter((a) => (s3WriteActions as readonly string[]).includes(a))).toEqual([]);
+    }
+  });
+
+  it('lets the rate-limited handlers without control-table writes update the rate buckets, with that one action, under that condition', () => {
+    const bucketGrants = handlerNames.flatMap((name) =>
+      grantsOf(s, name)
+        .filter(isRateBucketGrant)
+        .map((grant) => ({ name, grant })),
+    );
+
+    expect(bucketGrants.map(({ name }) => name).sort()).toEqual(
+      handlerNames.filter((name) => handlers[name].rateLimited && handlers[name].controlTable !== 'readWrite').sort(),
+    );
+    expect(bucketGrants.map(({ name }) => name)).toEqual(expect.arrayContaining(['kvRead', 'ring']));
+    for (const { grant } of bucketGrants) {
+      expect(grant.actions).toEqual([...rateBucketActions]);
+      expect(grant.resources.every((resource) => controlArn.test(resource))).toBe(true);
     }
   });
 

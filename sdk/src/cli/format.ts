@@ -1,7 +1,17 @@
 // Text the CLI prints: tables for listings and the ring, one-line error descriptions.
 
 import { NotFoundError, RingstoreError, TransactionAbortedError, TransactionOutcomeUnknownError } from '../errors';
-import type { DrStatus, FailoverRecord, ListItem, LostKey, OfferReport, PromotionReport, Rebalance, RingCommandOutput } from '../commands';
+import type {
+  DrStatus,
+  FailoverRecord,
+  ListItem,
+  LostKey,
+  NamespaceSettings,
+  OfferReport,
+  PromotionReport,
+  Rebalance,
+  RingCommandOutput,
+} from '../commands';
 
 function oneLine(text: string): string {
   return text.replace(/\s*\n\s*/g, ' ').trim();
@@ -197,6 +207,25 @@ export function formatRing(ring: RingCommandOutput): string {
  * console.log(formatFailovers((await admin.listFailovers()).failovers));
  * ```
  */
+/**
+ * A namespace's settings, one per line: defaults, request rate, storage quota with its usage.
+ *
+ * @example
+ * ```ts
+ * formatNamespace(settings); // 'namespace team\nrate 100/s, burst 200\n...'
+ * ```
+ */
+export function formatNamespace(settings: NamespaceSettings): string {
+  const { storage, usage } = settings;
+  const bound = (used: number | undefined, max: number | undefined) => `${used ?? '?'} of ${max ?? 'unlimited'}`;
+  return [
+    `namespace ${settings.namespace}`,
+    `consistency: reads ${settings.readConsistency}, writes ${settings.writeConsistency}; DR mode ${settings.drMode}`,
+    `rate: ${settings.rate.requestsPerSecond}/s, burst ${settings.rate.burst}`,
+    storage ? `storage: keys ${bound(usage?.keys, storage.keysMax)}, bytes ${bound(usage?.bytes, storage.bytesMax)}` : 'storage: no quota',
+  ].join('\n');
+}
+
 export function formatFailovers(failovers: readonly FailoverRecord[]): string {
   if (failovers.length === 0) return 'no failovers';
   const rows = [['ID', 'SHARD', 'ACTION', 'STATUS', 'REQUESTED', 'RANGES', 'NOTES']];

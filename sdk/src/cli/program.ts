@@ -6,7 +6,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { dirname, extname, join } from 'node:path';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { RingstoreClient } from '../client';
-import type { Consistency, ListItem, Rebalance, TransactOp } from '../commands';
+import type { Consistency, ListItem, Rebalance, SetNamespaceSettingsCommandInput, TransactOp } from '../commands';
 import { NotFoundError, TransactionAbortedError } from '../errors';
 import { LIST_ALL_PAGES_MAX, LIST_LIMIT_MAX, TXN_CONFLICT_RETRIES_MAX, TXN_TIMEOUT_MS_MAX, TXN_TIMEOUT_MS_MIN } from '../limits';
 import {
@@ -22,6 +22,7 @@ import {
   describeError,
   formatDrStatus,
   formatFailovers,
+  formatNamespace,
   formatList,
   formatLostKeys,
   formatOffer,
@@ -134,6 +135,56 @@ async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of stream) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/** A request rate: a positive decimal number (0.5 is one request every two seconds). */
+function parseRate(raw: string): number {
+  if (!/^\d+(\.\d+)?$/.test(raw) || Number(raw) <= 0) throw new InvalidArgumentError('expected a positive number of requests per second');
+  return Number(raw);
+}
+
+interface NamespaceSetOptions {
+  read?: string;
+  write?: string;
+  rate?: number;
+  burst?: number;
+  defaultRate?: boolean;
+  keysMax?: number;
+  bytesMax?: number;
+  /** commander's `--no-storage-quota`: false when given. */
+  storageQuota: boolean;
+}
+
+/** The settings `ringstore namespace set` changes; a half-given rate or a contradiction is refused before any request. */
+function namespacePatchOf(options: NamespaceSetOptions): Omit<SetNamespaceSettingsCommandInput, 'namespace'> {
+  if ((options.rate === undefined) !== (options.burst === undefined)) throw new InvalidArgumentError('give --rate and --burst together');
+  if (options.defaultRate === true && options.rate !== undefined) throw new InvalidArgumentError('--rate and --default-rate contradict');
+  const bounded = options.keysMax !== undefined || options.bytesMax !== undefined;
+  if (!options.storageQuota && bounded) throw new InvalidArgumentError('--no-storage-quota and a storage bound contradict');
+  const consistency = (flag: string, value: string | undefined) => {
+    if (value === undefined) return undefined;
+    if (value !== 'eventual' && value !== 'strong') throw new InvalidArgumentError(`${flag} must be eventual or strong`);
+    return value;
+  };
+  const readConsistency = consistency('--read', options.read);
+  const writeConsistency = consistency('--write', options.write);
+  return {
+    ...(readConsistency ? { readConsistency } : {}),
+    ...(writeConsistency ? { writeConsistency } : {}),
+    ...(options.rate !== undefined && options.burst !== undefined
+      ? { rate: { requestsPerSecond: options.rate, burst: options.burst } }
+      : {}),
+    ...(options.defaultRate === true ? { rate: null } : {}),
+    ...(bounded
+      ? {
+          storage: {
+            ...(options.keysMax === undefined ? {} : { keysMax: options.keysMax }),
+            ...(options.bytesMax === undefined ? {} : { bytesMax: options.bytesMax }),
+          },
+        }
+      : {}),
+    ...(options.storageQuota ? {} : { storage: null }),
+  };
 }
 
 function parseInteger(min: number, max = Number.MAX_SAFE_INTEGER) {
@@ -461,6 +512,47 @@ export function buildProgram(session: Session): Command {
     .action(async (options: { json?: boolean }) => {
       const { failovers } = await (await client()).listFailovers(call());
       out(options.json === true ? JSON.stringify(failovers, null, 2) : formatFailovers(failovers));
+    });
+
+  const namespace = program
+    .command('namespace')
+    .description("admin: a namespace's settings: default consistency, request rate, storage quota and usage")
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Requests see a change within the authorizer cache TTL (60 s in AWS).',
+        'Examples:',
+        '  ringstore namespace get team',
+        '  ringstore namespace set team --rate 50 --burst 100',
+        '  ringstore namespace set team --keys-max 100000 --bytes-max 1073741824',
+        '  ringstore namespace set team --default-rate --no-storage-quota',
+      ].join('\n'),
+    );
+  namespace
+    .command('get')
+    .argument('<namespace>')
+    .description("the namespace's settings, and its usage when it has a storage quota")
+    .option('--json', 'print them as JSON')
+    .action(async (name: string, options: { json?: boolean }) => {
+      const settings = await (await client()).getNamespaceSettings(name, call());
+      out(options.json === true ? JSON.stringify(settings, null, 2) : formatNamespace(settings));
+    });
+  namespace
+    .command('set')
+    .argument('<namespace>')
+    .description('change the settings given, keep the others')
+    .option('--read <consistency>', 'default consistency of reads: eventual or strong')
+    .option('--write <consistency>', 'default consistency of writes: eventual or strong')
+    .option('--rate <perSecond>', 'requests per second (with --burst)', parseRate)
+    .option('--burst <requests>', 'requests at once after a quiet spell (with --rate)', parseInteger(1))
+    .option('--default-rate', "back to the deployment's default rate")
+    .option('--keys-max <n>', 'storage quota: live keys at most', parseInteger(0))
+    .option('--bytes-max <n>', 'storage quota: bytes of values at most', parseInteger(0))
+    .option('--no-storage-quota', 'remove the storage quota')
+    .action(async (name: string, options: NamespaceSetOptions) => {
+      const settings = await (await client()).setNamespaceSettings(name, namespacePatchOf(options), call());
+      out(formatNamespace(settings));
     });
 
   const dr = program

@@ -1,5 +1,5 @@
-// GET /v1/admin/namespaces/{namespace}: the default consistency of a namespace's reads and writes, and
-// how its writes reach a disaster-recovery backup region.
+// GET /v1/admin/namespaces/{namespace}: the default consistency of a namespace's reads and writes, how its
+// writes reach a disaster-recovery backup region, and its quotas (request rate, storage) with its usage.
 
 import { type CommandContext, type Consistency, RingstoreCommand } from './command';
 import { readJson, wire, type WireOf } from './response';
@@ -16,7 +16,35 @@ import { readJson, wire, type WireOf } from './response';
 export type DrMode = 'key-sync' | 'async';
 
 /**
- * A namespace's default consistency (what a request that names none gets) and DR mode.
+ * A namespace's request rate: a steady rate and the burst it may take at once. Over it, requests are
+ * refused with a 429 `quota.rate` ({@link ThrottledError} after the client's retries).
+ *
+ * @example
+ * ```ts
+ * const rate: RateLimit = { requestsPerSecond: 50, burst: 100 };
+ * ```
+ */
+export interface RateLimit {
+  requestsPerSecond: number;
+  burst: number;
+}
+
+/**
+ * A namespace's storage quota: live keys and the bytes of their values; a bound left out is not enforced.
+ *
+ * @example
+ * ```ts
+ * const quota: StorageQuota = { keysMax: 100_000, bytesMax: 1024 ** 3 };
+ * ```
+ */
+export interface StorageQuota {
+  keysMax?: number;
+  bytesMax?: number;
+}
+
+/**
+ * A namespace's default consistency (what a request that names none gets), DR mode and quotas; `usage`
+ * (what it stores, counted exactly) with a storage quota only.
  *
  * @example
  * ```ts
@@ -25,6 +53,9 @@ export type DrMode = 'key-sync' | 'async';
  *   readConsistency: 'eventual',
  *   writeConsistency: 'strong',
  *   drMode: 'key-sync',
+ *   rate: { requestsPerSecond: 100, burst: 200 },
+ *   storage: { keysMax: 10_000 },
+ *   usage: { keys: 42, bytes: 4096 },
  * };
  * ```
  */
@@ -33,6 +64,9 @@ export interface NamespaceSettings {
   readConsistency: Consistency;
   writeConsistency: Consistency;
   drMode: DrMode;
+  rate: RateLimit;
+  storage?: StorageQuota;
+  usage?: { keys: number; bytes: number };
 }
 
 // A level the SDK does not know promises no more than eventual.
@@ -49,7 +83,15 @@ const drMode = wire.fallback(wire.literal('key-sync', 'async'), 'key-sync');
  * const settings: NamespaceSettingsWire = readJson(response, namespaceSettingsWire);
  * ```
  */
-export const namespaceSettingsWire = wire.object({ namespace: wire.string, readConsistency: level, writeConsistency: level, drMode });
+export const namespaceSettingsWire = wire.object({
+  namespace: wire.string,
+  readConsistency: level,
+  writeConsistency: level,
+  drMode,
+  rate: wire.object({ requestsPerSecond: wire.number, burst: wire.number }),
+  storage: wire.optional(wire.object({ keysMax: wire.optional(wire.number), bytesMax: wire.optional(wire.number) })),
+  usage: wire.optional(wire.object({ keys: wire.number, bytes: wire.number })),
+});
 
 /**
  * A namespace's settings as the SDK reads them off the wire.
@@ -61,6 +103,7 @@ export const namespaceSettingsWire = wire.object({ namespace: wire.string, readC
  *   readConsistency: 'eventual',
  *   writeConsistency: 'strong',
  *   drMode: 'key-sync',
+ *   rate: { requestsPerSecond: 100, burst: 200 },
  * };
  * ```
  */

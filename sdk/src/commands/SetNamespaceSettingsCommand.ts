@@ -1,15 +1,23 @@
-// PUT /v1/admin/namespaces/{namespace}: changes the default consistency of a namespace's reads or writes.
+// PUT /v1/admin/namespaces/{namespace}: changes a namespace's default consistency, DR mode or quotas.
 
 import { assertConsistency, type CommandContext, type Consistency, RingstoreCommand } from './command';
-import { type DrMode, namespaceSettingsWire, type NamespaceSettings } from './GetNamespaceSettingsCommand';
+import {
+  type DrMode,
+  namespaceSettingsWire,
+  type NamespaceSettings,
+  type RateLimit,
+  type StorageQuota,
+} from './GetNamespaceSettingsCommand';
 import { readJson } from './response';
 
 /**
- * Input of {@link SetNamespaceSettingsCommand}: the defaults to change (the others stay).
+ * Input of {@link SetNamespaceSettingsCommand}: the settings to change (the others stay). `rate: null`
+ * returns the namespace to the deployment's default rate; `storage: null` removes its storage quota.
+ * A storage quota set on a namespace without one counts what it stores first (a 400 if it is already over).
  *
  * @example
  * ```ts
- * const input: SetNamespaceSettingsCommandInput = { namespace: 'team', writeConsistency: 'strong' };
+ * const input: SetNamespaceSettingsCommandInput = { namespace: 'team', rate: { requestsPerSecond: 50, burst: 100 } };
  * ```
  */
 export interface SetNamespaceSettingsCommandInput {
@@ -17,6 +25,8 @@ export interface SetNamespaceSettingsCommandInput {
   readConsistency?: Consistency;
   writeConsistency?: Consistency;
   drMode?: DrMode;
+  rate?: RateLimit | null;
+  storage?: StorageQuota | null;
 }
 
 /**

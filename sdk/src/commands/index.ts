@@ -28,6 +28,8 @@ export {
   type GetNamespaceSettingsCommandInput,
   type NamespaceSettings,
   type DrMode,
+  type RateLimit,
+  type StorageQuota,
 } from './GetNamespaceSettingsCommand';
 export { SetNamespaceSettingsCommand, type SetNamespaceSettingsCommandInput } from './SetNamespaceSettingsCommand';
 export { DescribeShardsCommand, type DescribeShardsCommandOutput } from './DescribeShardsCommand';

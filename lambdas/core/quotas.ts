@@ -1,0 +1,168 @@
+// Per-namespace quotas (docs/security.md, "Quotas"): a request rate shared by every instance, and what a
+// write changes in its namespace's stored keys and bytes.
+import { RingstoreError } from './errors';
+import type { Clock, ItemWrite, RateLimit, RateLimitStore, StorageCharge, StorageQuota, StorageUsage, StoredItem } from '../ports';
+
+/**
+ * How often, at most, one namespace at its full rate takes tokens from the shared bucket, whatever the
+ * number of instances: each take is a lease of rate / this many tokens. The bucket is one DynamoDB item
+ * per namespace, so this bounds its writes (and their cost) far below a partition's 1,000 per second.
+ */
+export const rateLeasesPerSecond = 20;
+
+/** Tokens a lease holds at most, however high the rate: an idle instance strands no more than this. */
+export const rateLeaseTokensMax = 100;
+
+/**
+ * How long an instance may spend a lease's tokens. Tokens left after it are dropped rather than spent
+ * later, so that instances which took tokens and went idle cannot add their leftovers to a later burst.
+ */
+export const rateLeaseLifetimeMs = 1_000;
+
+/** Namespaces one instance keeps leases and refusals for; the least recently added is forgotten first. */
+export const rateNamespacesTrackedMax = 10_000;
+
+interface Lease {
+  tokens: number;
+  expiresAtMs: number;
+}
+
+/** Tokens one lease takes for a rate: a twentieth of a second's worth, at least one, never more than the burst. */
+export function leaseTokensOf(rate: RateLimit): number {
+  return Math.max(1, Math.min(Math.floor(rate.requestsPerSecond / rateLeasesPerSecond), rateLeaseTokensMax, rate.burst));
+}
+
+/**
+ * Admits a namespace's requests at its rate across every instance. The bucket lives in a shared store
+ * (DynamoDB): an instance's own memory sees only its share of the traffic, and Lambda runs as many
+ * instances as the load asks for, so a per-instance limit would grow with the load it should bound. The
+ * L2 cache is not used for it: it is optional (a deployment without it, or a cache outage, would lose
+ * the limit) and fails open by design. A refusal is remembered until the bucket can grant again, so a
+ * namespace hammering the API costs the store nothing more while it is refused.
+ */
+export class NamespaceRateLimiter {
+  private readonly leases = new Map<string, Lease>();
+  private readonly refusedUntilMs = new Map<string, number>();
+  /** One take in flight per namespace: concurrent requests of one instance wait for it, then share its lease. */
+  private readonly taking = new Map<string, Promise<void>>();
+
+  constructor(private readonly deps: { store: RateLimitStore; clock: Clock }) {}
+
+  /** Admits one request of `namespace` or throws `quota.rate` (429) with how long to wait. */
+  async admit(namespace: string, rate: RateLimit): Promise<void> {
+    for (;;) {
+      const nowMs = this.deps.clock.nowMs();
+      const refusedUntil = this.refusedUntilMs.get(namespace);
+      if (refusedUntil !== undefined && nowMs < refusedUntil) throw this.refusal(namespace, rate, refusedUntil - nowMs);
+      const lease = this.leases.get(namespace);
+      if (lease && lease.tokens > 0 && nowMs < lease.expiresAtMs) {
+        lease.tokens -= 1;
+        return;
+      }
+      const inFlight = this.taking.get(namespace);
+      if (inFlight) {
+        await inFlight;
+        continue;
+      }
+      const take = this.takeLease(namespace, rate).finally(() => this.taking.delete(namespace));
+      this.taking.set(
+        namespace,
+        take.then(() => undefined),
+      );
+      // Refused by the bucket: answered now, not by another turn of the loop (the wait may round to nothing).
+      if (!(await take)) throw this.refusal(namespace, rate, (this.refusedUntilMs.get(namespace) ?? nowMs) - nowMs);
+    }
+  }
+
+  /** Takes a lease from the shared bucket; false when the bucket refuses (the refusal is remembered). */
+  private async takeLease(namespace: string, rate: RateLimit): Promise<boolean> {
+    const intervalMs = 1000 / rate.requestsPerSecond;
+    const tokens = leaseTokensOf(rate);
+    const costMs = tokens * intervalMs;
+    const nowMs = this.deps.clock.nowMs();
+    const taken = await this.deps.store.take(namespace, { nowMs, costMs, toleranceMs: rate.burst * intervalMs });
+    if (taken.granted) {
+      remember(this.leases, namespace, { tokens, expiresAtMs: nowMs + rateLeaseLifetimeMs });
+      this.refusedUntilMs.delete(namespace);
+      return true;
+    }
+    // The bucket grants `costMs` again once its TAT is within the tolerance of the cost.
+    remember(this.refusedUntilMs, namespace, taken.tatMs - rate.burst * intervalMs + costMs);
+    this.leases.delete(namespace);
+    return false;
+  }
+
+  private refusal(namespace: string, rate: RateLimit, waitMs: number): RingstoreError {
+    const retryAfterSeconds = Math.max(1, Math.ceil(waitMs / 1000));
+    return new RingstoreError(
+      'quota.rate',
+      `namespace ${namespace} is over its request rate (${rate.requestsPerSecond}/s, burst ${rate.burst}); retry after ${retryAfterSeconds} s`,
+      { retryable: true, details: { limit: 'rate', requestsPerSecond: rate.requestsPerSecond, burst: rate.burst, retryAfterSeconds } },
+    );
+  }
+}
+
+/** Sets an entry of a bounded map, forgetting the oldest entry when it is full. */
+function remember<V>(map: Map<string, V>, key: string, value: V): void {
+  map.delete(key);
+  if (map.size >= rateNamespacesTrackedMax) {
+    const oldest = map.keys().next();
+    if (!oldest.done) map.delete(oldest.value);
+  }
+  map.set(key, value);
+}
+
+/** A storage quota that bounds something (a quota with neither bound is no quota). */
+export function hasStorageBound(quota: StorageQuota | undefined): quota is StorageQuota {
+  return quota?.keysMax !== undefined || quota?.bytesMax !== undefined;
+}
+
+/**
+ * What a write changes in its namespace's usage, judged against the owner's item as read: a key counts
+ * while its owner holds a non-tombstone item (an expired one too, until it is overwritten, deleted or
+ * removed), with its value's size.
+ */
+export function storageChargeOf(previous: StoredItem | undefined, content: ItemWrite['content'], quota: StorageQuota): StorageCharge {
+  const counted = previous !== undefined && !previous.tombstone;
+  return {
+    expectVersion: previous?.version,
+    keysDelta: (content ? 1 : 0) - (counted ? 1 : 0),
+    bytesDelta: (content?.size ?? 0) - (counted ? previous.size : 0),
+    quota,
+  };
+}
+
+/** The refusal of a write that would take its namespace over a storage bound. */
+export function storageQuotaExceeded(namespace: string, limit: 'keys' | 'bytes', quota: StorageQuota): RingstoreError {
+  const bound = limit === 'keys' ? quota.keysMax : quota.bytesMax;
+  return new RingstoreError(
+    limit === 'keys' ? 'quota.keys' : 'quota.bytes',
+    `namespace ${namespace} is at its storage quota (${bound} ${limit}): delete keys or ask an admin for a larger quota`,
+    // Retryable: a delete elsewhere in the namespace frees room; the retry may also fail the same way.
+    { retryable: true, details: { limit, [limit === 'keys' ? 'keysMax' : 'bytesMax']: bound } },
+  );
+}
+
+/** Keys one page of the count reads: the listing's largest page. */
+const countPageKeys = 1000;
+
+/**
+ * What a namespace stores now, counted through its listing (live keys and their sizes), page after page;
+ * stops once past `keysMax` (the caller refuses then), so the count is bounded.
+ */
+export async function countStorage(
+  list: (input: { prefix: string; limit: number; cursor?: string }) => Promise<{ items: Array<{ size: number }>; cursor?: string }>,
+  keysMax: number,
+): Promise<StorageUsage> {
+  const usage = { keys: 0, bytes: 0 };
+  let cursor: string | undefined;
+  do {
+    const page = await list({ prefix: '', limit: countPageKeys, ...(cursor === undefined ? {} : { cursor }) });
+    for (const item of page.items) {
+      usage.keys += 1;
+      usage.bytes += item.size;
+    }
+    cursor = page.cursor;
+  } while (cursor !== undefined && usage.keys <= keysMax);
+  return usage;
+}

@@ -1,0 +1,19 @@
+// The namespace settings service of the admin API: setting a storage quota counts what the namespace
+// stores first, through the KV service's listing, which the authorizer's settings service never needs.
+import { NamespaceSettingsService } from '../core/namespaces';
+import { countStorage } from '../core/quotas';
+import { namespaceSettingsStore } from './control';
+import { namespaceUsageStore } from './quotas';
+import { kvService } from './services';
+import type { Wiring } from './wiring';
+
+/** Namespace settings for the admin API: a storage quota set on a namespace counts what it stores first. */
+export function namespaceAdmin(wiring: Wiring): NamespaceSettingsService {
+  return wiring.perHandler('namespaceAdmin', () => {
+    const kv = kvService(wiring);
+    return new NamespaceSettingsService(namespaceSettingsStore(wiring), wiring.config.namespaceRateDefaults, {
+      counters: namespaceUsageStore(wiring),
+      count: (namespace, keysMax) => countStorage((input) => kv.list(namespace, input), keysMax),
+    });
+  });
+}
