@@ -124,9 +124,29 @@ export const CreateApiKeyBody = z
     namespace: z.string().regex(namespacePattern, `must match ${namespacePattern}`),
     role: z.enum(['user', 'admin']).default('user'),
     description: z.string().max(256).optional(),
+    expiresAt: z.iso
+      .datetime({ offset: true })
+      .optional()
+      .meta({ description: 'After it the key no longer authenticates (a future time)' }),
   })
   .strict()
   .meta({ id: 'CreateApiKeyRequest' });
+
+export const RotateApiKeyBody = z
+  .object({
+    graceSeconds: z
+      .number()
+      .int()
+      .min(0)
+      .max(7 * 24 * 3600)
+      .optional()
+      .meta({ description: 'How long the current secret keeps working beside the new one (default 3600)' }),
+    expiresAt: z.iso.datetime({ offset: true }).optional().meta({ description: "A new expiry for the key (default: the key's own)" }),
+  })
+  .strict()
+  .meta({ id: 'RotateApiKeyRequest', examples: [{ graceSeconds: 86400 }] });
+
+export const KeyIdParam = z.object({ keyId: z.string().regex(/^[0-9a-f]{12}$/, 'must be a key id: 12 hex digits') });
 
 export const WriteAck = z
   .object({
@@ -708,6 +728,10 @@ export const ApiKeyInfo = z
     createdAt: z.string(),
     revokedAt: z.string().optional(),
     description: z.string().optional(),
+    expiresAt: z.string().optional().meta({ description: 'After it the key no longer authenticates' }),
+    lastUsedAt: z.string().optional().meta({ description: 'The last time the authorizer accepted the key, to the minute' }),
+    rotatedAt: z.string().optional(),
+    previousSecretExpiresAt: z.string().optional().meta({ description: 'Until then the secret before the last rotation works too' }),
   })
   .meta({ id: 'ApiKeyInfo' });
 
@@ -757,6 +781,7 @@ export const routeQueries = {
   transact: TxnQuery,
   listApiKeys: NoQuery,
   createApiKey: NoQuery,
+  rotateApiKey: NoQuery,
   revokeApiKey: NoQuery,
   getNamespaceSettings: NoQuery,
   putNamespaceSettings: NoQuery,

@@ -18,6 +18,7 @@ export const errorCodes = [
   'auth.invalidKey',
   'auth.forbidden',
   'admin.keyNotFound',
+  'admin.keyRevoked',
   'txn.conflict',
   'txn.timeout',
   'txn.outcomeUnknown',
@@ -64,6 +65,8 @@ export const statusOf: Record<ErrorCode, number> = {
   'kv.notFound': 404,
   'kv.uploadNotFound': 404,
   'admin.keyNotFound': 404,
+  // A rotation of a revoked key (revocation is final), or of one rotated or revoked by another request meanwhile.
+  'admin.keyRevoked': 409,
   'kv.preconditionFailed': 412,
   'txn.conflict': 409,
   'txn.timeout': 409,

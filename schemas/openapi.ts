@@ -165,18 +165,29 @@ const operations: Record<string, Operation> = {
     request: { body: jsonBody(api.CreateApiKeyBody, { namespace: 'demo', description: 'demo app' }) },
     responses: { 201: json(api.ApiKeyCreated, 'The key; the secret is shown only here') },
   },
+  rotateApiKey: {
+    summary:
+      'Rotate an API key (admin): a new secret for the same key id; the current one keeps working for graceSeconds (default an hour)',
+    request: { params: api.KeyIdParam, body: jsonBody(api.RotateApiKeyBody, { graceSeconds: 86400 }) },
+    responses: {
+      200: json(api.ApiKeyCreated, 'The key with its new secret, shown only here'),
+      404: error('No such key'),
+      409: error('The key is revoked, or was rotated by another request meanwhile (admin.keyRevoked)'),
+    },
+  },
   revokeApiKey: {
     summary: 'Revoke an API key (admin); takes effect within the authorizer cache TTL',
     request: { params: z.object({ keyId: z.string() }) },
     responses: { 200: json(api.RevokedApiKey, 'Revoked'), 404: error('No such key') },
   },
   getNamespaceSettings: {
-    summary: "A namespace's default consistency for reads and writes (admin)",
+    summary: "A namespace's default consistency, DR mode and quotas, with its usage under a storage quota (admin)",
     request: { params: api.NamespaceParam },
     responses: { 200: json(api.NamespaceSettingsResponse, 'The defaults (eventual/eventual unless set)') },
   },
   putNamespaceSettings: {
-    summary: "Set a namespace's default consistency (admin); applies within the authorizer cache TTL",
+    summary:
+      "Set a namespace's default consistency, DR mode, request rate or storage quota (admin); applies within the authorizer cache TTL",
     request: {
       params: api.NamespaceParam,
       body: jsonBody(api.NamespaceSettingsBody, { readConsistency: 'strong', writeConsistency: 'strong' }),

@@ -290,6 +290,11 @@ export interface HandlerSpec {
    * beyond what `controlTable` grants.
    */
   rateLimited?: boolean;
+  /**
+   * Records when each API key was last used (docs/security.md, "Key rotation and expiry"): may update the
+   * `apiKeyUseAttribute` of items in the API keys' partition, and nothing else there.
+   */
+  recordsKeyUse?: boolean;
   /** Runs only in a region with this DR role (docs/dr.md); absent: in every region. */
   drRole?: 'primary' | 'backup';
   /** Invoked by the backup region's key queue (SQS FIFO event source mapping). */
@@ -333,6 +338,7 @@ export const apiPageScriptFile = 'node_modules/redoc/bundles/redoc.standalone.js
 
 export const handlers: Record<HandlerName, HandlerSpec> = {
   authorizer: {
+    recordsKeyUse: true,
     entry: 'lambdas/entries/authorizer.ts',
     description: 'Maps an x-api-key to a namespace and role',
     shardTables: 'none',
@@ -720,6 +726,10 @@ export const drControlPartitions = { state: 'dr', promotions: 'drPromotion' } as
  * busy namespace's rate bucket or usage counter shares no partition's throughput with another's.
  */
 export const rateBucketPartitionPrefix = 'rate#';
+
+/** The control table's partition of API keys (one item per key id), and the one attribute the authorizer writes there. */
+export const apiKeyPartition = 'apikeys';
+export const apiKeyUseAttribute = 'lastUsedAt';
 export const usageCounterPartitionPrefix = 'usage#';
 
 export type HttpMethod = 'GET' | 'PUT' | 'POST' | 'DELETE' | 'HEAD';
@@ -757,6 +767,14 @@ export const routes = [
   { method: 'POST', path: '/v1/txn', handler: 'txn', operationId: 'transact', authorized: true },
   { method: 'GET', path: '/v1/admin/keys', handler: 'admin', operationId: 'listApiKeys', authorized: true, admin: true },
   { method: 'POST', path: '/v1/admin/keys', handler: 'admin', operationId: 'createApiKey', authorized: true, admin: true },
+  {
+    method: 'POST',
+    path: '/v1/admin/keys/{keyId}/rotate',
+    handler: 'admin',
+    operationId: 'rotateApiKey',
+    authorized: true,
+    admin: true,
+  },
   {
     method: 'DELETE',
     path: '/v1/admin/keys/{keyId}',

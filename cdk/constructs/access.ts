@@ -1,7 +1,15 @@
 // Turns a handler's HandlerSpec (schemas/topology.ts) into IAM statements: exactly the access it
 // declares, on named resources only (least privilege).
 import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import { drControlPartitions, drPrefixes, type HandlerSpec, rateBucketPartitionPrefix } from '../../schemas/topology';
+import {
+  apiKeyPartition,
+  apiKeyUseAttribute,
+  controlSchema,
+  drControlPartitions,
+  drPrefixes,
+  type HandlerSpec,
+  rateBucketPartitionPrefix,
+} from '../../schemas/topology';
 import { blobPrefixes, type DataRefs, type TableRef } from './data-refs';
 
 type Access = HandlerSpec['shardTables'];
@@ -59,6 +67,31 @@ function rateBucketStatements(spec: HandlerSpec, data: DataRefs): PolicyStatemen
       actions: [...rateBucketActions],
       resources: [data.controlTable.arn],
       conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${rateBucketPartitionPrefix}*`] } },
+    }),
+  ];
+}
+
+/** What recording a key's last use sends: one conditional UpdateItem of one attribute. */
+export const keyUseActions = ['dynamodb:UpdateItem'] as const;
+
+/**
+ * The authorizer's one write: the last-use time of API key items. The attribute condition keeps it from
+ * touching a key's hash, namespace, role or revocation, which only the admin handler writes.
+ */
+function keyUseStatements(spec: HandlerSpec, data: DataRefs): PolicyStatement[] {
+  if (!spec.recordsKeyUse || spec.controlTable === 'readWrite') return [];
+  return [
+    new PolicyStatement({
+      effect: Effect.ALLOW,
+      actions: [...keyUseActions],
+      resources: [data.controlTable.arn],
+      conditions: {
+        'ForAllValues:StringEquals': {
+          'dynamodb:LeadingKeys': [apiKeyPartition],
+          'dynamodb:Attributes': [controlSchema.partitionKey.name, controlSchema.sortKey.name, apiKeyUseAttribute],
+        },
+        StringEqualsIfExists: { 'dynamodb:ReturnValues': ['NONE'] },
+      },
     }),
   ];
 }
@@ -269,6 +302,7 @@ export function accessStatements(spec: HandlerSpec, data: DataRefs): PolicyState
     ...tableStatements(spec.shardTables, data.shardTables),
     ...tableStatements(spec.controlTable, [data.controlTable]),
     ...rateBucketStatements(spec, data),
+    ...keyUseStatements(spec, data),
     ...tableStatements(spec.hintsTable, [data.hintsTable]),
     ...tableStatements(spec.txnTable ?? 'none', [data.txnTable]),
     ...streamStatements(spec, data),

@@ -10,11 +10,10 @@ import {
   item,
   string,
 } from 'dynamodb-toolbox';
-import type { ApiKeyRecord, ApiKeyStore } from '../ports';
-import { awsCall, isConditionalCheckFailure, translateAwsError } from './aws-errors';
+import { apiKeyPartition } from '../../schemas/topology';
+import type { ApiKeyRecord, ApiKeyRotation, ApiKeyStore } from '../ports';
+import { awsCall, conditionalWrite, isConditionalCheckFailure, translateAwsError } from './aws-errors';
 import { controlEntityOptions, controlTable } from './dynamodb-control-table';
-
-const apiKeyPartition = 'apikeys';
 
 function apiKeyEntity(tableName: string, documentClient: DynamoDBDocumentClient) {
   return new Entity({
@@ -30,6 +29,11 @@ function apiKeyEntity(tableName: string, documentClient: DynamoDBDocumentClient)
       createdAt: string(),
       revokedAt: string().optional(),
       description: string().optional(),
+      expiresAt: string().optional(),
+      lastUsedAt: string().optional(),
+      previousSecretHash: string().optional(),
+      previousSecretExpiresAt: string().optional(),
+      rotatedAt: string().optional(),
     }),
   });
 }
@@ -45,6 +49,11 @@ function toRecord(stored: FormattedItem<ApiKeyEntity>): ApiKeyRecord {
     createdAt: stored.createdAt,
     ...(stored.revokedAt ? { revokedAt: stored.revokedAt } : {}),
     ...(stored.description ? { description: stored.description } : {}),
+    ...(stored.expiresAt ? { expiresAt: stored.expiresAt } : {}),
+    ...(stored.lastUsedAt ? { lastUsedAt: stored.lastUsedAt } : {}),
+    ...(stored.previousSecretHash ? { previousSecretHash: stored.previousSecretHash } : {}),
+    ...(stored.previousSecretExpiresAt ? { previousSecretExpiresAt: stored.previousSecretExpiresAt } : {}),
+    ...(stored.rotatedAt ? { rotatedAt: stored.rotatedAt } : {}),
   };
 }
 
@@ -83,6 +92,52 @@ export class DynamoApiKeyStore implements ApiKeyStore {
       if (isConditionalCheckFailure(error)) return undefined;
       throw translateAwsError(error, 'API key revocation');
     }
+  }
+
+  async rotate(keyId: string, rotation: ApiKeyRotation, expectSecretHash: string): Promise<ApiKeyRecord | undefined> {
+    try {
+      const { Attributes } = await this.apiKeys
+        .build(UpdateItemCommand)
+        .item({ pk: apiKeyPartition, sk: keyId, ...rotation })
+        .options({
+          condition: {
+            and: [
+              { attr: 'secretHash', eq: expectSecretHash },
+              { attr: 'revokedAt', exists: false },
+            ],
+          },
+          returnValues: 'ALL_NEW',
+        })
+        .send();
+      return Attributes ? toRecord(Attributes) : undefined;
+    } catch (error) {
+      if (isConditionalCheckFailure(error)) return undefined;
+      throw translateAwsError(error, 'API key rotation');
+    }
+  }
+
+  async recordUse(keyId: string, usedAt: string, notBefore: string): Promise<void> {
+    // Conditional, so that the authorizers of a busy key write once a minute between them, not each;
+    // ISO times of one format compare as strings. Only lastUsedAt is written (the IAM grant allows no other).
+    await conditionalWrite('API key use', () =>
+      this.apiKeys
+        .build(UpdateItemCommand)
+        .item({ pk: apiKeyPartition, sk: keyId, lastUsedAt: usedAt })
+        .options({
+          condition: {
+            and: [
+              { attr: 'pk', exists: true },
+              {
+                or: [
+                  { attr: 'lastUsedAt', exists: false },
+                  { attr: 'lastUsedAt', lte: notBefore },
+                ],
+              },
+            ],
+          },
+        })
+        .send(),
+    );
   }
 
   async list(): Promise<ApiKeyRecord[]> {

@@ -4,6 +4,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import {
   CreateApiKeyBody,
   FailoverStartBody,
+  KeyIdParam,
   LostKeysQuery,
   NamespaceParam,
   NamespaceSettingsBody,
@@ -14,6 +15,7 @@ import {
   RebalanceRateBody,
   RebalanceStartBody,
   ReconcileBody,
+  RotateApiKeyBody,
 } from '../../schemas/api';
 import { drDefaults, failoverDefaults } from '../../schemas/topology';
 import { describeBackup } from '../core/dr-promotion';
@@ -58,8 +60,8 @@ function rebalanceView({ job, ...progress }: RebalanceStatusView, withRanges: bo
   };
 }
 
-/** Never return the secret's hash. */
-const publicView = ({ secretHash: _hash, ...info }: ApiKeyRecord) => info;
+/** Never return a secret's hash. */
+const publicView = ({ secretHash: _hash, previousSecretHash: _previous, ...info }: ApiKeyRecord) => info;
 
 /** This region's DR role and what it knows: a backup's state and pending set, a primary's view of its backup. */
 async function drStatus(wiring: Wiring) {
@@ -140,6 +142,11 @@ export function adminHandler(wiring: Wiring) {
           return json(201, { ...publicView(record), apiKey });
         },
         listApiKeys: async () => json(200, { keys: (await apiKeys.list()).map(publicView) }),
+        rotateApiKey: async (event) => {
+          const { keyId } = parseWith(KeyIdParam, event.pathParameters, 'path');
+          const { apiKey, record } = await apiKeys.rotate(keyId, parseWith(RotateApiKeyBody, jsonBody(event), 'body'));
+          return json(200, { ...publicView(record), apiKey });
+        },
         revokeApiKey: async (event) => {
           const { keyId, revokedAt } = await apiKeys.revoke(pathParam(event, 'keyId'));
           return json(200, { keyId, revokedAt });

@@ -379,6 +379,24 @@ export interface ApiKeyRecord {
   createdAt: string;
   revokedAt?: string;
   description?: string;
+  /** After it (ISO time) the key no longer authenticates. */
+  expiresAt?: string;
+  /** The last time (ISO) the authorizer accepted the key, recorded at most once a minute. */
+  lastUsedAt?: string;
+  /** A rotated key's previous secret's hash, which also authenticates until `previousSecretExpiresAt`. */
+  previousSecretHash?: string;
+  previousSecretExpiresAt?: string;
+  /** When the key was last rotated (ISO). */
+  rotatedAt?: string;
+}
+
+/** A rotation: the new secret's hash, and the old one's kept for a grace period. */
+export interface ApiKeyRotation {
+  secretHash: string;
+  previousSecretHash: string;
+  previousSecretExpiresAt: string;
+  rotatedAt: string;
+  expiresAt?: string;
 }
 
 export interface ApiKeyStore {
@@ -387,6 +405,13 @@ export interface ApiKeyStore {
   /** Marks the key revoked; returns the updated record, or undefined when the key does not exist. */
   revoke(keyId: string, revokedAt: string): Promise<ApiKeyRecord | undefined>;
   list(): Promise<ApiKeyRecord[]>;
+  /**
+   * Rotates a key not revoked, only while its secret is still `expectSecretHash` (two rotations at once:
+   * one wins); returns the updated record, or undefined when the key is absent, revoked or rotated meanwhile.
+   */
+  rotate(keyId: string, rotation: ApiKeyRotation, expectSecretHash: string): Promise<ApiKeyRecord | undefined>;
+  /** Records a use at `usedAt` unless one after `notBefore` is recorded already (one write a minute at most). */
+  recordUse(keyId: string, usedAt: string, notBefore: string): Promise<void>;
 }
 
 /** The shared cache (L2: Redis/ElastiCache). Implementations never throw: a failure is a miss. */

@@ -42,7 +42,12 @@ export function apiKeyService(wiring: Wiring): ApiKeyService {
       'apiKeyStore',
       () => new DynamoApiKeyStore(documentClient(wiring), wiring.config.controlTable),
     );
-    return new ApiKeyService({ keys, ids: wiring.ids, clock: wiring.clock });
+    return new ApiKeyService({
+      keys,
+      ids: wiring.ids,
+      clock: wiring.clock,
+      onUseNotRecorded: (error) => wiring.logger.warn('the last use of an API key could not be recorded', { error }),
+    });
   });
 }
 

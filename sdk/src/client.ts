@@ -49,6 +49,7 @@ import {
   ListCommand,
   PutCommand,
   RevokeApiKeyCommand,
+  RotateApiKeyCommand,
   RingCommand,
   type CreateApiKeyCommandInput,
   type CreateApiKeyCommandOutput,
@@ -64,6 +65,8 @@ import {
   type PutCommandInput,
   type PutCommandOutput,
   type RevokeApiKeyCommandOutput,
+  type RotateApiKeyCommandInput,
+  type RotateApiKeyCommandOutput,
   type RingCommandOutput,
   type RingstoreCommand,
   TransactCommand,
@@ -357,6 +360,23 @@ export class RingstoreClient {
    */
   revokeApiKey(keyId: string, options?: SendOptions): Promise<RevokeApiKeyCommandOutput> {
     return this.send(new RevokeApiKeyCommand({ keyId }), options);
+  }
+
+  /**
+   * Rotates an API key: a new secret for the same key id; the current one keeps working for
+   * `graceSeconds` (default an hour); needs an admin key.
+   *
+   * @example
+   * ```ts
+   * const { apiKey, previousSecretExpiresAt } = await admin.rotateApiKey('3f9c0a1b2c3d', { graceSeconds: 600 });
+   * ```
+   */
+  rotateApiKey(
+    keyId: string,
+    input: Omit<RotateApiKeyCommandInput, 'keyId'> = {},
+    options?: SendOptions,
+  ): Promise<RotateApiKeyCommandOutput> {
+    return this.send(new RotateApiKeyCommand({ keyId, ...input }), options);
   }
 
   /**

@@ -12,6 +12,7 @@ export {
   RingCommand,
   CreateApiKeyCommand,
   RevokeApiKeyCommand,
+  RotateApiKeyCommand,
   ListApiKeysCommand,
   GetNamespaceSettingsCommand,
   SetNamespaceSettingsCommand,
@@ -93,6 +94,8 @@ export {
   type CreateApiKeyCommandOutput,
   type RevokeApiKeyCommandInput,
   type RevokeApiKeyCommandOutput,
+  type RotateApiKeyCommandInput,
+  type RotateApiKeyCommandOutput,
   type ListApiKeysCommandInput,
   type ListApiKeysCommandOutput,
 } from './commands';

@@ -4,6 +4,8 @@ import {
   handlers,
   namesFor,
   rateBucketPartitionPrefix,
+  apiKeyPartition,
+  apiKeyUseAttribute,
   stateMachines,
   txnSchema,
   type HandlerSpec,
@@ -58,6 +60,15 @@ interface Grant {
 const isRateBucketGrant = (grant: Grant) =>
   JSON.stringify(grant.conditions) ===
   JSON.stringify({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${rateBucketPartitionPrefix}*`] } });
+
+/** The authorizer's grant: the last-use attribute of API key items, nothing else (docs/security.md, "Key rotation and expiry"). */
+const keyUseConditions = {
+  'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [apiKeyPartition], 'dynamodb:Attributes': ['pk', 'sk', apiKeyUseAttribute] },
+  StringEqualsIfExists: { 'dynamodb:ReturnValues': ['NONE'] },
+};
+const isKeyUseGrant = (grant: Grant) => JSON.stringify(grant.conditions) === JSON.stringify(keyUseConditions);
+/** Writes of a few partitions or attributes that a handler otherwise reading the control table may make. */
+const isNarrowControlGrant = (grant: Grant) => isRateBucketGrant(grant) || isKeyUseGrant(grant);
 
 function grantsOf(s: Synthesized, handler: RegionHandlerName): Grant[] {
   return grantsOfRole(s, logicalIdOf(s.api, s.api.functions[handler].role));
@@ -123,7 +134,7 @@ describe('IAM least privilege', () => {
         expect(actions).toContain('dynamodb:GetItem');
         // Beyond reads, a rate-limited handler updates its namespaces' rate buckets, and nothing else.
         const writes = actionsOn(
-          grantsOf(s, name).filter((grant) => !isRateBucketGrant(grant)),
+          grantsOf(s, name).filter((grant) => !isNarrowControlGrant(grant)),
           controlArn,
         );
         for (const write of dynamoWriteActions) expect(writes).not.toContain(write);
@@ -277,7 +288,7 @@ describe('IAM least privilege', () => {
 
     for (const name of readOnly) {
       const actions = grantsOf(s, name)
-        .filter((grant) => !isRateBucketGrant(grant))
+        .filter((grant) => !isNarrowControlGrant(grant))
         .flatMap((g) => g.actions);
       expect(actions.filter((a) => (dynamoWriteActions as readonly string[]).includes(a))).toEqual([]);
       expect(actions.filter((a) => (s3WriteActions as readonly string[]).includes(a))).toEqual([]);
@@ -299,6 +310,18 @@ describe('IAM least privilege', () => {
       expect(grant.actions).toEqual([...rateBucketActions]);
       expect(grant.resources.every((resource) => controlArn.test(resource))).toBe(true);
     }
+  });
+
+  it('lets only the authorizer write API key items, and only their last use', () => {
+    const useGrants = handlerNames.flatMap((name) =>
+      grantsOf(s, name)
+        .filter(isKeyUseGrant)
+        .map((grant) => ({ name, grant })),
+    );
+
+    expect(useGrants.map(({ name }) => name)).toEqual(['authorizer']);
+    expect(useGrants[0]!.grant.actions).toEqual(['dynamodb:UpdateItem']);
+    expect(useGrants[0]!.grant.resources.every((resource) => controlArn.test(resource))).toBe(true);
   });
 
   describe('transactions', () => {

@@ -514,6 +514,27 @@ export function buildProgram(session: Session): Command {
       out(options.json === true ? JSON.stringify(failovers, null, 2) : formatFailovers(failovers));
     });
 
+  const keys = program.command('keys').description('admin: API keys');
+  keys
+    .command('rotate')
+    .argument('<keyId>', 'the key id (the 12 hex digits after rs_)')
+    .description('a new secret for the key; the current one keeps working for the grace period')
+    .option('--grace <seconds>', 'how long the current secret keeps working (default 3600, at most a week)', parseInteger(0, 7 * 24 * 3600))
+    .option('--expires-at <time>', 'a new expiry for the key (ISO 8601)')
+    .action(async (keyId: string, options: { grace?: number; expiresAt?: string }) => {
+      const rotated = await (
+        await client()
+      ).rotateApiKey(
+        keyId,
+        {
+          ...(options.grace === undefined ? {} : { graceSeconds: options.grace }),
+          ...(options.expiresAt === undefined ? {} : { expiresAt: options.expiresAt }),
+        },
+        call(),
+      );
+      out(`new secret (shown once): ${rotated.apiKey}\nthe previous secret works until ${rotated.previousSecretExpiresAt}`);
+    });
+
   const namespace = program
     .command('namespace')
     .description("admin: a namespace's settings: default consistency, request rate, storage quota and usage")

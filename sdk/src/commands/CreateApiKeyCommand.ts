@@ -35,6 +35,8 @@ export interface CreateApiKeyCommandInput {
   namespace: string;
   role?: ApiKeyRole;
   description?: string;
+  /** An ISO time in the future after which the key no longer authenticates. */
+  expiresAt?: string;
 }
 
 /**
@@ -90,13 +92,14 @@ export type ApiKeyCreatedWire = WireOf<typeof apiKeyCreatedWire>;
  */
 export class CreateApiKeyCommand extends RingstoreCommand<CreateApiKeyCommandInput, CreateApiKeyCommandOutput> {
   override async execute({ transport, signal }: CommandContext): Promise<CreateApiKeyCommandOutput> {
-    const { namespace, role, description } = this.input;
+    const { namespace, role, description, expiresAt } = this.input;
     if (typeof namespace !== 'string' || namespace === '') {
       throw invalidInput('namespace must be a non-empty string');
     }
     const body: Record<string, string> = { namespace };
     if (role !== undefined) body.role = role;
     if (description !== undefined) body.description = description;
+    if (expiresAt !== undefined) body.expiresAt = expiresAt;
     const response = await transport.send(
       {
         method: 'POST',

@@ -19,6 +19,13 @@ export interface ApiKeyDescription {
   createdAt: string;
   revokedAt?: string;
   description?: string;
+  /** After it the key no longer authenticates. */
+  expiresAt?: string;
+  /** The last time the key was accepted, to the minute (the authorizer writes it at most once a minute). */
+  lastUsedAt?: string;
+  rotatedAt?: string;
+  /** Until then the secret before the last rotation works too. */
+  previousSecretExpiresAt?: string;
 }
 
 /**
@@ -60,6 +67,10 @@ export const apiKeyListWire = wire.object({
       createdAt: wire.string,
       revokedAt: wire.optional(wire.string),
       description: wire.optional(wire.string),
+      expiresAt: wire.optional(wire.string),
+      lastUsedAt: wire.optional(wire.string),
+      rotatedAt: wire.optional(wire.string),
+      previousSecretExpiresAt: wire.optional(wire.string),
     }),
   ),
 });
