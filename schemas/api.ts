@@ -1,7 +1,7 @@
 // The API contract as zod schemas: handlers parse with them, the OpenAPI document is generated from them.
 import * as z from 'zod';
 import { errorCodes } from './errors';
-import { drDefaults, limits, namespacePattern, quotaDefaults, rebalanceDefaults, type routes, txnLimits } from './topology';
+import { auditDefaults, drDefaults, limits, namespacePattern, quotaDefaults, rebalanceDefaults, type routes, txnLimits } from './topology';
 
 export const Consistency = z.enum(['eventual', 'strong']).meta({
   id: 'Consistency',
@@ -145,6 +145,34 @@ export const RotateApiKeyBody = z
   })
   .strict()
   .meta({ id: 'RotateApiKeyRequest', examples: [{ graceSeconds: 86400 }] });
+
+export const AuditQuery = z.object({
+  limit: integerParam(`Page size, 1 to ${auditDefaults.listLimitMax}`, 1, auditDefaults.listLimitMax).default(
+    auditDefaults.listLimitDefault,
+  ),
+  cursor: z.string().min(1).max(4096).optional().meta({ description: 'The cursor of the previous page' }),
+});
+
+export const AuditEntry = z
+  .object({
+    at: z.string(),
+    requestId: z.string(),
+    actor: z.object({ keyId: z.string(), namespace: z.string(), role: z.string() }),
+    operation: z.string().meta({ description: "The route's operationId, e.g. rotateApiKey, putNamespaceSettings, startFailover" }),
+    target: z.record(z.string(), z.string()).meta({ description: 'The path parameters (keyId, namespace, id)' }),
+    request: z
+      .string()
+      .optional()
+      .meta({ description: `The request body, at most ${auditDefaults.requestCharsMax} characters` }),
+    outcome: z.enum(['succeeded', 'failed']),
+    status: z.number().int(),
+    errorCode: z.string().optional(),
+  })
+  .meta({ id: 'AuditEntry' });
+
+export const AuditPage = z
+  .object({ entries: z.array(AuditEntry), cursor: z.string().optional().meta({ description: 'Absent on the last page' }) })
+  .meta({ id: 'AuditPage' });
 
 export const KeyIdParam = z.object({ keyId: z.string().regex(/^[0-9a-f]{12}$/, 'must be a key id: 12 hex digits') });
 
@@ -782,6 +810,7 @@ export const routeQueries = {
   listApiKeys: NoQuery,
   createApiKey: NoQuery,
   rotateApiKey: NoQuery,
+  listAuditEntries: AuditQuery,
   revokeApiKey: NoQuery,
   getNamespaceSettings: NoQuery,
   putNamespaceSettings: NoQuery,

@@ -165,6 +165,11 @@ const operations: Record<string, Operation> = {
     request: { body: jsonBody(api.CreateApiKeyBody, { namespace: 'demo', description: 'demo app' }) },
     responses: { 201: json(api.ApiKeyCreated, 'The key; the secret is shown only here') },
   },
+  listAuditEntries: {
+    summary: 'The audit trail of admin operations that change something, newest first (admin): who, what, when, outcome',
+    request: { query: api.AuditQuery },
+    responses: { 200: json(api.AuditPage, 'A page of entries; a cursor while more remain'), 400: error('A bad limit or cursor') },
+  },
   rotateApiKey: {
     summary:
       'Rotate an API key (admin): a new secret for the same key id; the current one keeps working for graceSeconds (default an hour)',

@@ -729,6 +729,13 @@ export const rateBucketPartitionPrefix = 'rate#';
 
 /** The control table's partition of API keys (one item per key id), and the one attribute the authorizer writes there. */
 export const apiKeyPartition = 'apikeys';
+
+/**
+ * The control table's partition of the audit trail (docs/security.md, "Audit"), sorted by time: admin
+ * operations are few (people and runbooks, not traffic), so one partition takes them all.
+ */
+export const auditPartition = 'audit';
+export const auditDefaults = { listLimitDefault: 50, listLimitMax: 200, requestCharsMax: 2_000 } as const;
 export const apiKeyUseAttribute = 'lastUsedAt';
 export const usageCounterPartitionPrefix = 'usage#';
 
@@ -767,6 +774,7 @@ export const routes = [
   { method: 'POST', path: '/v1/txn', handler: 'txn', operationId: 'transact', authorized: true },
   { method: 'GET', path: '/v1/admin/keys', handler: 'admin', operationId: 'listApiKeys', authorized: true, admin: true },
   { method: 'POST', path: '/v1/admin/keys', handler: 'admin', operationId: 'createApiKey', authorized: true, admin: true },
+  { method: 'GET', path: '/v1/admin/audit', handler: 'admin', operationId: 'listAuditEntries', authorized: true, admin: true },
   {
     method: 'POST',
     path: '/v1/admin/keys/{keyId}/rotate',

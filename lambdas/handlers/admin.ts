@@ -2,6 +2,7 @@
 import middy, { type Request } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import {
+  AuditQuery,
   CreateApiKeyBody,
   FailoverStartBody,
   KeyIdParam,
@@ -30,7 +31,8 @@ import { httpErrors } from '../http/errors';
 import { jsonBody, parseWith, pathParam, principalOf } from '../http/request';
 import { json } from '../http/response';
 import { router } from '../http/router';
-import { apiKeyService, failoverLog, ringSource, ringStore, shardHealth } from '../wiring/control';
+import { apiKeyService, auditLog, failoverLog, ringSource, ringStore, shardHealth } from '../wiring/control';
+import { auditTrail } from '../http/audit';
 import { namespaceAdmin } from '../wiring/namespace-admin';
 import { replicationStats } from '../wiring/data';
 import { failoverStarter } from '../wiring/orchestrator';
@@ -95,6 +97,7 @@ export function adminHandler(wiring: Wiring) {
   const stats = replicationStats(wiring);
   const failovers = failoverLog(wiring);
   const rebalances = rebalanceService(wiring);
+  const audit = auditLog(wiring);
   const { logger } = wiring;
 
   /** The workflow's starter; without one nothing is started (a rebalance no workflow runs would sit `running`). */
@@ -131,164 +134,173 @@ export function adminHandler(wiring: Wiring) {
     return json(202, rebalanceView(describeRebalance(job, wiring.clock.nowMs()), false));
   };
 
-  return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(httpErrors(logger))
-    .use({ before: (request: Request<APIGatewayProxyEvent>) => requireAdmin(principalOf(request.event)) })
-    .handler(
-      router('admin', {
-        createApiKey: async (event) => {
-          const input = parseWith(CreateApiKeyBody, jsonBody(event), 'body');
-          const { apiKey, record } = await apiKeys.create(input);
-          return json(201, { ...publicView(record), apiKey });
-        },
-        listApiKeys: async () => json(200, { keys: (await apiKeys.list()).map(publicView) }),
-        rotateApiKey: async (event) => {
-          const { keyId } = parseWith(KeyIdParam, event.pathParameters, 'path');
-          const { apiKey, record } = await apiKeys.rotate(keyId, parseWith(RotateApiKeyBody, jsonBody(event), 'body'));
-          return json(200, { ...publicView(record), apiKey });
-        },
-        revokeApiKey: async (event) => {
-          const { keyId, revokedAt } = await apiKeys.revoke(pathParam(event, 'keyId'));
-          return json(200, { keyId, revokedAt });
-        },
-        getNamespaceSettings: async (event) => {
-          const { namespace } = parseWith(NamespaceParam, event.pathParameters, 'path');
-          return json(200, await namespaces.describe(namespace));
-        },
-        putNamespaceSettings: async (event) => {
-          const { namespace } = parseWith(NamespaceParam, event.pathParameters, 'path');
-          const patch = parseWith(NamespaceSettingsBody, jsonBody(event), 'body');
-          return json(200, await namespaces.update(namespace, patch));
-        },
-        describeShards: async () => {
-          // Shard health as the control table holds it now, not this instance's cached view.
-          health.invalidate();
-          return json(200, { ...(await maintenance.status(await ring.current())), replication: stats.summary() });
-        },
-        // A full pass now: every shard's hints, every token range.
-        repair: async () => json(200, await maintenance.run(await ring.current(), { rangesMax: Number.MAX_SAFE_INTEGER })),
-        listFailovers: async () => json(200, { failovers: (await failovers.recent(failoverDefaults.recentRecords)).map(failoverView) }),
-        startFailover: async (event) => {
-          const { shard, reason, action } = parseWith(FailoverStartBody, jsonBody(event), 'body');
-          const current = await ring.current();
-          if (!current.shards.some((candidate) => candidate.id === shard)) {
-            throw new RingstoreError('request.invalid', `shard ${shard} is not on the ring (epoch ${current.epoch})`, {
-              details: { field: 'shard' },
-            });
-          }
-          const starter = failoverStarter(wiring);
-          if (!starter) throw new RingstoreError('internal', 'no failover state machine: set RINGSTORE_FAILOVER_STATE_MACHINE_ARN');
-          if (action === 'moveBack') {
-            if (rangesToMoveBack(current.state, shard).length === 0) {
-              throw new RingstoreError('request.invalid', `shard ${shard} has no range a failover took from it: nothing to move back`, {
+  return (
+    middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+      .use(httpErrors(logger))
+      .use({ before: (request: Request<APIGatewayProxyEvent>) => requireAdmin(principalOf(request.event)) })
+      // Every change an admin makes, and every attempt a non-admin key makes, with its outcome.
+      .use(auditTrail({ log: audit, clock: wiring.clock, logger }))
+      .handler(
+        router('admin', {
+          createApiKey: async (event) => {
+            const input = parseWith(CreateApiKeyBody, jsonBody(event), 'body');
+            const { apiKey, record } = await apiKeys.create(input);
+            return json(201, { ...publicView(record), apiKey });
+          },
+          listAuditEntries: async (event) => json(200, await audit.list(parseWith(AuditQuery, event.queryStringParameters, 'query'))),
+          listApiKeys: async () => json(200, { keys: (await apiKeys.list()).map(publicView) }),
+          rotateApiKey: async (event) => {
+            const { keyId } = parseWith(KeyIdParam, event.pathParameters, 'path');
+            const { apiKey, record } = await apiKeys.rotate(keyId, parseWith(RotateApiKeyBody, jsonBody(event), 'body'));
+            return json(200, { ...publicView(record), apiKey });
+          },
+          revokeApiKey: async (event) => {
+            const { keyId, revokedAt } = await apiKeys.revoke(pathParam(event, 'keyId'));
+            return json(200, { keyId, revokedAt });
+          },
+          getNamespaceSettings: async (event) => {
+            const { namespace } = parseWith(NamespaceParam, event.pathParameters, 'path');
+            return json(200, await namespaces.describe(namespace));
+          },
+          putNamespaceSettings: async (event) => {
+            const { namespace } = parseWith(NamespaceParam, event.pathParameters, 'path');
+            const patch = parseWith(NamespaceSettingsBody, jsonBody(event), 'body');
+            return json(200, await namespaces.update(namespace, patch));
+          },
+          describeShards: async () => {
+            // Shard health as the control table holds it now, not this instance's cached view.
+            health.invalidate();
+            return json(200, { ...(await maintenance.status(await ring.current())), replication: stats.summary() });
+          },
+          // A full pass now: every shard's hints, every token range.
+          repair: async () => json(200, await maintenance.run(await ring.current(), { rangesMax: Number.MAX_SAFE_INTEGER })),
+          listFailovers: async () => json(200, { failovers: (await failovers.recent(failoverDefaults.recentRecords)).map(failoverView) }),
+          startFailover: async (event) => {
+            const { shard, reason, action } = parseWith(FailoverStartBody, jsonBody(event), 'body');
+            const current = await ring.current();
+            if (!current.shards.some((candidate) => candidate.id === shard)) {
+              throw new RingstoreError('request.invalid', `shard ${shard} is not on the ring (epoch ${current.epoch})`, {
                 details: { field: 'shard' },
               });
             }
-            if ((current.state.rejoining ?? []).some((entry) => entry.shard === shard)) {
+            const starter = failoverStarter(wiring);
+            if (!starter) throw new RingstoreError('internal', 'no failover state machine: set RINGSTORE_FAILOVER_STATE_MACHINE_ARN');
+            if (action === 'moveBack') {
+              if (rangesToMoveBack(current.state, shard).length === 0) {
+                throw new RingstoreError('request.invalid', `shard ${shard} has no range a failover took from it: nothing to move back`, {
+                  details: { field: 'shard' },
+                });
+              }
+              if ((current.state.rejoining ?? []).some((entry) => entry.shard === shard)) {
+                throw new RingstoreError(
+                  'request.invalid',
+                  `shard ${shard} has not rejoined yet: maintenance reconciles it once it answers (GET /v1/admin/shards); move back after`,
+                  { details: { field: 'shard' } },
+                );
+              }
+            }
+            // One failover (or move-back) per shard and ring epoch: a second request while it runs starts
+            // nothing. One that ended without moving anything (aborted, or the shard answered) may be run
+            // again: the next attempt gets its own id (an execution name is never reused).
+            const base = `shard-${shard}-epoch-${current.epoch}${action === 'moveBack' ? '-moveback' : ''}`;
+            const earlier = (await failovers.recent(failoverDefaults.recentRecords)).filter(
+              (record) => record.id === base || record.id.startsWith(`${base}-retry-`),
+            );
+            const ended = earlier.filter((record) => ['aborted', 'notDown', 'notReady'].includes(record.status));
+            const runningOrDone = earlier.some((record) => !['aborted', 'notDown', 'notReady'].includes(record.status));
+            const request = {
+              id:
+                runningOrDone || ended.length === 0
+                  ? (earlier.find((record) => !ended.includes(record))?.id ?? base)
+                  : `${base}-retry-${ended.length}`,
+              shard,
+              reason: reason ?? 'requested by an admin',
+              requestedAtMs: wiring.clock.nowMs(),
+              action,
+            };
+            const started = await starter.start(request);
+            return json(202, { id: request.id, shard, started });
+          },
+          describeDr: async () => json(200, await drStatus(wiring)),
+          promote: async (event) => {
+            const { reason } = parseWith(PromoteBody, jsonBody(event), 'body');
+            if (wiring.config.dr.role !== 'backup') {
               throw new RingstoreError(
                 'request.invalid',
-                `shard ${shard} has not rejoined yet: maintenance reconciles it once it answers (GET /v1/admin/shards); move back after`,
-                { details: { field: 'shard' } },
+                `only a DR backup region can be promoted; this region is ${wiring.config.dr.role}`,
               );
             }
-          }
-          // One failover (or move-back) per shard and ring epoch: a second request while it runs starts
-          // nothing. One that ended without moving anything (aborted, or the shard answered) may be run
-          // again: the next attempt gets its own id (an execution name is never reused).
-          const base = `shard-${shard}-epoch-${current.epoch}${action === 'moveBack' ? '-moveback' : ''}`;
-          const earlier = (await failovers.recent(failoverDefaults.recentRecords)).filter(
-            (record) => record.id === base || record.id.startsWith(`${base}-retry-`),
-          );
-          const ended = earlier.filter((record) => ['aborted', 'notDown', 'notReady'].includes(record.status));
-          const runningOrDone = earlier.some((record) => !['aborted', 'notDown', 'notReady'].includes(record.status));
-          const request = {
-            id:
-              runningOrDone || ended.length === 0
-                ? (earlier.find((record) => !ended.includes(record))?.id ?? base)
-                : `${base}-retry-${ended.length}`,
-            shard,
-            reason: reason ?? 'requested by an admin',
-            requestedAtMs: wiring.clock.nowMs(),
-            action,
-          };
-          const started = await starter.start(request);
-          return json(202, { id: request.id, shard, started });
-        },
-        describeDr: async () => json(200, await drStatus(wiring)),
-        promote: async (event) => {
-          const { reason } = parseWith(PromoteBody, jsonBody(event), 'body');
-          if (wiring.config.dr.role !== 'backup') {
-            throw new RingstoreError('request.invalid', `only a DR backup region can be promoted; this region is ${wiring.config.dr.role}`);
-          }
-          const starter = promotionStarter(wiring);
-          if (!starter) throw new RingstoreError('internal', 'no promotion state machine in this deployment (docs/dr.md)');
-          // One promotion per DR epoch: a second request while it runs starts nothing; after a failed one, a new attempt.
-          const [state, latest] = await Promise.all([drStateStore(wiring).read(), promotionLog(wiring).latest()]);
-          const epoch = state?.epoch ?? 0;
-          const base = `promotion-epoch-${epoch}`;
-          const id =
-            latest?.status === 'failed' && latest.id.startsWith(base)
-              ? `${base}-retry-${wiring.clock.nowMs()}`
-              : latest?.status === 'running'
-                ? latest.id
-                : base;
-          const started = await starter.start({ id, reason: reason ?? 'requested by an admin' });
-          return json(202, { id, started });
-        },
-        startDrSync: async () => {
-          if (wiring.config.dr.role !== 'primary') {
-            throw new RingstoreError(
-              'request.invalid',
-              `only a DR primary syncs its data to a backup; this region is ${wiring.config.dr.role}`,
+            const starter = promotionStarter(wiring);
+            if (!starter) throw new RingstoreError('internal', 'no promotion state machine in this deployment (docs/dr.md)');
+            // One promotion per DR epoch: a second request while it runs starts nothing; after a failed one, a new attempt.
+            const [state, latest] = await Promise.all([drStateStore(wiring).read(), promotionLog(wiring).latest()]);
+            const epoch = state?.epoch ?? 0;
+            const base = `promotion-epoch-${epoch}`;
+            const id =
+              latest?.status === 'failed' && latest.id.startsWith(base)
+                ? `${base}-retry-${wiring.clock.nowMs()}`
+                : latest?.status === 'running'
+                  ? latest.id
+                  : base;
+            const started = await starter.start({ id, reason: reason ?? 'requested by an admin' });
+            return json(202, { id, started });
+          },
+          startDrSync: async () => {
+            if (wiring.config.dr.role !== 'primary') {
+              throw new RingstoreError(
+                'request.invalid',
+                `only a DR primary syncs its data to a backup; this region is ${wiring.config.dr.role}`,
+              );
+            }
+            return json(202, await startInitialSync(drSyncState(wiring), await ring.current(), wiring.clock));
+          },
+          promotionReport: async () => {
+            const report = wiring.config.dr.role === 'backup' ? await promotionLog(wiring).latest() : undefined;
+            if (!report) throw new RingstoreError('dr.noPromotion', 'this region has not been promoted: there is no promotion report');
+            return json(200, report);
+          },
+          // Reconciliation (docs/dr.md): the old primary offers back, the promoted region restores or discards.
+          offerLostValues: async (event) => json(200, await lostValueOffer(wiring).offer(parseWith(OfferBody, jsonBody(event), 'body'))),
+          listLostKeys: async (event) => {
+            const query = parseWith(LostKeysQuery, event.queryStringParameters, 'query');
+            return json(200, await lostKeyReconciler(wiring).list(query));
+          },
+          reconcileLostKey: async (event) => {
+            const { action, ...request } = parseWith(ReconcileBody, jsonBody(event), 'body');
+            const reconciler = lostKeyReconciler(wiring);
+            return json(200, action === 'restore' ? await reconciler.restore(request) : await reconciler.discard(request));
+          },
+          describeRebalance: async (event) => {
+            const { ranges } = parseWith(RebalanceQuery, event.queryStringParameters, 'query');
+            const status = await rebalances.status();
+            if (!status)
+              throw new RingstoreError('rebalance.notFound', 'no rebalance has run here: start one with POST /v1/admin/rebalance');
+            return json(200, rebalanceView(status, ranges === 'true'));
+          },
+          startRebalance: async (event) => {
+            const { add, remove, rateKeysPerSecond } = parseWith(RebalanceStartBody, jsonBody(event), 'body');
+            requireRebalanceStarter();
+            // New shards take the ids after the highest on the ring.
+            const highest = Math.max(-1, ...(await readRingState(ringStore(wiring))).shards.map((shard) => shard.id));
+            const join = Array.from({ length: add ?? 0 }, (_, index) => highest + 1 + index);
+            const id = `rebalance-${wiring.clock.nowMs()}-${wiring.ids.newId().replace(/-/g, '').slice(0, 8)}`;
+            const job = await rebalances.start(
+              { join, leave: remove ?? [] },
+              { id, ...(rateKeysPerSecond === undefined ? {} : { rateKeysPerSecond }) },
             );
-          }
-          return json(202, await startInitialSync(drSyncState(wiring), await ring.current(), wiring.clock));
-        },
-        promotionReport: async () => {
-          const report = wiring.config.dr.role === 'backup' ? await promotionLog(wiring).latest() : undefined;
-          if (!report) throw new RingstoreError('dr.noPromotion', 'this region has not been promoted: there is no promotion report');
-          return json(200, report);
-        },
-        // Reconciliation (docs/dr.md): the old primary offers back, the promoted region restores or discards.
-        offerLostValues: async (event) => json(200, await lostValueOffer(wiring).offer(parseWith(OfferBody, jsonBody(event), 'body'))),
-        listLostKeys: async (event) => {
-          const query = parseWith(LostKeysQuery, event.queryStringParameters, 'query');
-          return json(200, await lostKeyReconciler(wiring).list(query));
-        },
-        reconcileLostKey: async (event) => {
-          const { action, ...request } = parseWith(ReconcileBody, jsonBody(event), 'body');
-          const reconciler = lostKeyReconciler(wiring);
-          return json(200, action === 'restore' ? await reconciler.restore(request) : await reconciler.discard(request));
-        },
-        describeRebalance: async (event) => {
-          const { ranges } = parseWith(RebalanceQuery, event.queryStringParameters, 'query');
-          const status = await rebalances.status();
-          if (!status) throw new RingstoreError('rebalance.notFound', 'no rebalance has run here: start one with POST /v1/admin/rebalance');
-          return json(200, rebalanceView(status, ranges === 'true'));
-        },
-        startRebalance: async (event) => {
-          const { add, remove, rateKeysPerSecond } = parseWith(RebalanceStartBody, jsonBody(event), 'body');
-          requireRebalanceStarter();
-          // New shards take the ids after the highest on the ring.
-          const highest = Math.max(-1, ...(await readRingState(ringStore(wiring))).shards.map((shard) => shard.id));
-          const join = Array.from({ length: add ?? 0 }, (_, index) => highest + 1 + index);
-          const id = `rebalance-${wiring.clock.nowMs()}-${wiring.ids.newId().replace(/-/g, '').slice(0, 8)}`;
-          const job = await rebalances.start(
-            { join, leave: remove ?? [] },
-            { id, ...(rateKeysPerSecond === undefined ? {} : { rateKeysPerSecond }) },
-          );
-          await runRebalance(id, `${id}-1`);
-          return json(202, rebalanceView(describeRebalance(job, wiring.clock.nowMs()), false));
-        },
-        pauseRebalance: rebalanceAction('pause'),
-        resumeRebalance: rebalanceAction('resume'),
-        cancelRebalance: rebalanceAction('cancel'),
-        setRebalanceRate: async (event) => {
-          const { id } = parseWith(RebalanceIdParam, event.pathParameters, 'path');
-          const { rateKeysPerSecond } = parseWith(RebalanceRateBody, jsonBody(event), 'body');
-          const job = await rebalances.setRate(id, rateKeysPerSecond);
-          return json(200, rebalanceView(describeRebalance(job, wiring.clock.nowMs()), false));
-        },
-      }),
-    );
+            await runRebalance(id, `${id}-1`);
+            return json(202, rebalanceView(describeRebalance(job, wiring.clock.nowMs()), false));
+          },
+          pauseRebalance: rebalanceAction('pause'),
+          resumeRebalance: rebalanceAction('resume'),
+          cancelRebalance: rebalanceAction('cancel'),
+          setRebalanceRate: async (event) => {
+            const { id } = parseWith(RebalanceIdParam, event.pathParameters, 'path');
+            const { rateKeysPerSecond } = parseWith(RebalanceRateBody, jsonBody(event), 'body');
+            const job = await rebalances.setRate(id, rateKeysPerSecond);
+            return json(200, rebalanceView(describeRebalance(job, wiring.clock.nowMs()), false));
+          },
+        }),
+      )
+  );
 }

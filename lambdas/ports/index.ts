@@ -13,6 +13,7 @@ export * from './faults';
 export type { BlobPointer, Intent, KeySummary, StoredItem, TxnWriter } from './item';
 export type * from './orchestrator';
 export type * from './quotas';
+export type * from './audit';
 export type * from './dr';
 export type * from './rebalance';
 export type { AddedReplica, MovePhase, RangeMove, RangeOwner, RejoinEntry, RingShard, RingState, ShardStatus } from './ring-state';

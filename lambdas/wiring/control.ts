@@ -3,6 +3,7 @@
 import { replicationDefaults } from '../../schemas/topology';
 import { CachedShardHealth } from '../adapters/cached-shard-health';
 import { DynamoApiKeyStore } from '../adapters/dynamodb-api-key-store';
+import { DynamoAuditLog } from '../adapters/dynamodb-audit-log';
 import { DynamoFailoverLog } from '../adapters/dynamodb-failover-log';
 import { DynamoMaintenanceStateStore, DynamoSweeperStateStore } from '../adapters/dynamodb-job-state-stores';
 import { DynamoNamespaceSettingsStore } from '../adapters/dynamodb-namespace-settings-store';
@@ -14,6 +15,7 @@ import { NamespaceSettingsService } from '../core/namespaces';
 import { CachedRingSource } from '../core/ring-source';
 import type {
   ApiKeyStore,
+  AuditLog,
   FailoverLog,
   FailoverStarter,
   MaintenanceStateStore,
@@ -49,6 +51,16 @@ export function apiKeyService(wiring: Wiring): ApiKeyService {
       onUseNotRecorded: (error) => wiring.logger.warn('the last use of an API key could not be recorded', { error }),
     });
   });
+}
+
+/** The audit trail of admin operations (docs/security.md, "Audit"). */
+export function auditLog(wiring: Wiring): AuditLog {
+  return wiring.port<AuditLog>(
+    'controlTable',
+    'readWrite',
+    'auditLog',
+    () => new DynamoAuditLog(documentClient(wiring), wiring.config.controlTable),
+  );
 }
 
 export function namespaceSettingsStore(wiring: Wiring): NamespaceSettingsStore {

@@ -50,6 +50,7 @@ import {
   PutCommand,
   RevokeApiKeyCommand,
   RotateApiKeyCommand,
+  ListAuditEntriesCommand,
   RingCommand,
   type CreateApiKeyCommandInput,
   type CreateApiKeyCommandOutput,
@@ -66,6 +67,8 @@ import {
   type PutCommandOutput,
   type RevokeApiKeyCommandOutput,
   type RotateApiKeyCommandInput,
+  type AuditPageWire,
+  type ListAuditEntriesCommandInput,
   type RotateApiKeyCommandOutput,
   type RingCommandOutput,
   type RingstoreCommand,
@@ -360,6 +363,18 @@ export class RingstoreClient {
    */
   revokeApiKey(keyId: string, options?: SendOptions): Promise<RevokeApiKeyCommandOutput> {
     return this.send(new RevokeApiKeyCommand({ keyId }), options);
+  }
+
+  /**
+   * Reads the audit trail of admin operations, newest first, a page at a time; needs an admin key.
+   *
+   * @example
+   * ```ts
+   * const { entries, cursor } = await admin.listAuditEntries({ limit: 20 });
+   * ```
+   */
+  listAuditEntries(input: ListAuditEntriesCommandInput = {}, options?: SendOptions): Promise<AuditPageWire> {
+    return this.send(new ListAuditEntriesCommand(input), options);
   }
 
   /**

@@ -6,6 +6,7 @@
 import type { z } from 'zod';
 import type * as api from '../../schemas/api';
 import type { ApiKeyCreatedWire } from '../src/commands/CreateApiKeyCommand';
+import type { AuditPageWire } from '../src/commands/ListAuditEntriesCommand';
 import type { ShardsWire } from '../src/commands/DescribeShardsCommand';
 import type { FailoverStartedWire, FailoversWire } from '../src/commands/StartFailoverCommand';
 import type { NamespaceSettingsWire } from '../src/commands/GetNamespaceSettingsCommand';
@@ -72,6 +73,7 @@ export type Checks = [
   Holds<SameJson<ApiKeyListWire, Server<typeof api.ApiKeyList>>>,
   Holds<SameJson<RevokedApiKeyWire, Server<typeof api.RevokedApiKey>>>,
   Holds<SameJson<NamespaceSettingsWire, Server<typeof api.NamespaceSettingsResponse>>>,
+  Holds<SameJson<AuditPageWire, Server<typeof api.AuditPage>>>,
 
   // A new key's answer also carries the description and revocation the admin just sent; the SDK
   // does not return them.

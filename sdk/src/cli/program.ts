@@ -187,6 +187,14 @@ function namespacePatchOf(options: NamespaceSetOptions): Omit<SetNamespaceSettin
   };
 }
 
+/** The page a paged listing's --limit and --cursor ask for. */
+function pageOf(options: { limit?: number; cursor?: string }): { limit?: number; cursor?: string } {
+  return {
+    ...(options.limit === undefined ? {} : { limit: options.limit }),
+    ...(options.cursor === undefined ? {} : { cursor: options.cursor }),
+  };
+}
+
 function parseInteger(min: number, max = Number.MAX_SAFE_INTEGER) {
   return (raw: string): number => {
     if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw)) || Number(raw) < min || Number(raw) > max) {
@@ -514,6 +522,29 @@ export function buildProgram(session: Session): Command {
       out(options.json === true ? JSON.stringify(failovers, null, 2) : formatFailovers(failovers));
     });
 
+  program
+    .command('audit')
+    .description('admin: the audit trail of admin changes, newest first: when, who (key id), what, outcome')
+    .option('--limit <n>', 'entries per page (1 to 200, default 50)', parseInteger(1, 200))
+    .option('--cursor <cursor>', 'continue after the page a previous audit showed (its "more:" line)')
+    .option('--json', 'print the page as JSON')
+    .action(async (options: { limit?: number; cursor?: string; json?: boolean }) => {
+      const page = await (await client()).listAuditEntries(pageOf(options), call());
+      if (options.json === true) {
+        out(JSON.stringify(page, null, 2));
+        return;
+      }
+      for (const entry of page.entries) {
+        const target = Object.entries(entry.target)
+          .map(([name, value]) => ` ${name}=${value}`)
+          .join('');
+        out(
+          `${entry.at} ${entry.actor.keyId} (${entry.actor.role}) ${entry.operation}${target} ${entry.outcome} ${entry.status}${entry.errorCode ? ` ${entry.errorCode}` : ''}`,
+        );
+      }
+      if (page.cursor) out(`more: ringstore audit --cursor ${page.cursor}`);
+    });
+
   const keys = program.command('keys').description('admin: API keys');
   keys
     .command('rotate')
@@ -625,15 +656,7 @@ export function buildProgram(session: Session): Command {
     .option('--cursor <cursor>', 'continue after a previous page')
     .option('--json', 'print the page as JSON, with its cursor')
     .action(async (options: { limit?: number; cursor?: string; json?: boolean }) => {
-      const page = await (
-        await client()
-      ).lostKeys(
-        {
-          ...(options.limit === undefined ? {} : { limit: options.limit }),
-          ...(options.cursor === undefined ? {} : { cursor: options.cursor }),
-        },
-        call(),
-      );
+      const page = await (await client()).lostKeys(pageOf(options), call());
       if (options.json === true) {
         out(JSON.stringify(page, null, 2));
         return;
