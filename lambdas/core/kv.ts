@@ -110,6 +110,9 @@ export const ringRouteAttemptsMax = 3;
  */
 export const chargedWriteAttemptsMax = 10;
 
+/** The longest pause before a counted write's next attempt: its writers meet at one counter item. */
+export const chargedWriteBackoffMsMax = 20;
+
 export interface PutInput extends Conditions {
   value: Uint8Array;
   contentType: string;
@@ -619,6 +622,9 @@ export class KvService {
             details: { key: write.key },
           });
         }
+        // Writers of different keys pause for different times (their tokens differ, and so do the bits each
+        // attempt takes), so those that met at the counter spread out instead of meeting again.
+        await this.deps.sleep?.(((write.token >>> attempt) % chargedWriteBackoffMsMax) + 1);
       }
     }
   }
