@@ -635,9 +635,9 @@ export const rebalanceDefaults = {
   /** Work per workflow step before it checkpoints and returns (the state machine calls it again). */
   stepBudgetMs: 30_000,
   /** Ranges cut over together under one fence and one lease wait (a wave), at most. */
-  cutoverRangesMax: 16,
+  cutoverRangesMax: 4,
   /** Keys a wave of cut-overs holds, at most: its fenced catch-up compares them all, and requests wait for the fence. */
-  cutoverKeysMax: 4_000,
+  cutoverKeysMax: 2_000,
   /** Ranges of a wave caught up at once. */
   cutoverConcurrency: 4,
   /** Catch-up passes a cut-over makes before it gives the range back to its owner for now. */

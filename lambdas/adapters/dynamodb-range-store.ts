@@ -1,10 +1,11 @@
 // RangeStore on DynamoDB (docs/rebalancing.md): a range read page by page from a shard's token index (the
-// keys, in token order) and the base table (the items, BatchGetItem with ConsistentRead), copied to
-// another shard with one conditional PutItem per item, and removed from a shard with BatchWriteItem.
+// keys, in token order) and the base table (the items, BatchGetItem with ConsistentRead); backfilled to
+// another shard with BatchWriteItem (25 items a request) while that shard takes no live write of the range,
+// copied with one conditional PutItem per item once it does, and removed from a shard with BatchWriteItem.
 //
-// The copy is one conditional write per item, many at once, rather than BatchWriteItem: a batch write
-// cannot carry a condition, and the copy must never put an older version over a newer one that a live
-// write brought meanwhile (docs/benchmarks.md, "Rebalancing", measures both against each other).
+// A batch write cannot carry a condition, and a copy under live writes must never put an older version
+// over a newer one: the conditional copy is for the catch-up after the backfill (docs/benchmarks.md,
+// "Rebalancing", measures both against each other).
 import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { type Condition, EntityFormatter, PutItemCommand, QueryCommand } from 'dynamodb-toolbox';
 import { forAllBounded } from '../core/bounded';
@@ -31,6 +32,10 @@ export const copyConcurrency = 16;
 const batchWriteItemsMax = 25;
 /** BatchWriteItem attempts before unprocessed items (throttling) count as an outage. */
 const batchWriteAttemptsMax = 6;
+/** BatchWriteItem requests in flight at once per backfill call. */
+export const backfillConcurrency = 4;
+
+type WriteRequest = { PutRequest: { Item: Record<string, unknown> } } | { DeleteRequest: { Key: Record<string, unknown> } };
 
 export class DynamoRangeStore implements RangeStore {
   private readonly table: ShardTable;
@@ -117,24 +122,42 @@ export class DynamoRangeStore implements RangeStore {
     return written;
   }
 
+  async backfillItems(tableName: string, items: readonly StoredItem[], options: { listed: boolean }): Promise<number> {
+    const puts = items.map((item) => {
+      const listing = options.listed && !item.tombstone ? { lp: listingPartitionOf(item.namespace, item.token) } : {};
+      const Item = this.entity
+        .build(PutItemCommand)
+        .item({ pk: partitionKeyOf(item.namespace, item.key), tb: tokenBucket(item.token), ...listing, ...toCopiedAttributes(item) })
+        .params().Item as Record<string, unknown>;
+      return { PutRequest: { Item } };
+    });
+    await this.batchWrite(tableName, puts, `backfill of ${tableName}`);
+    return puts.length;
+  }
+
   async removeCopies(tableName: string, keys: ReadonlyArray<{ namespace: string; key: string }>): Promise<void> {
-    for (let start = 0; start < keys.length; start += batchWriteItemsMax) {
-      let pending = keys.slice(start, start + batchWriteItemsMax).map(({ namespace, key }) => ({
-        DeleteRequest: { Key: { pk: partitionKeyOf(namespace, key) } },
-      }));
+    const deletes = keys.map(({ namespace, key }) => ({ DeleteRequest: { Key: { pk: partitionKeyOf(namespace, key) } } }));
+    await this.batchWrite(tableName, deletes, `cleanup of ${tableName}`);
+  }
+
+  /** BatchWriteItem of every request, 25 a call, a few calls at once; unprocessed ones retried with backoff. */
+  private async batchWrite(tableName: string, requests: readonly WriteRequest[], what: string): Promise<void> {
+    const batches: WriteRequest[][] = [];
+    for (let start = 0; start < requests.length; start += batchWriteItemsMax)
+      batches.push(requests.slice(start, start + batchWriteItemsMax));
+    await forAllBounded(batches, backfillConcurrency, async (batch) => {
+      let pending = batch;
       for (let attempt = 0; pending.length > 0; attempt += 1) {
         if (attempt >= batchWriteAttemptsMax) {
-          throw new RingstoreError('throttled', `cleanup of ${tableName}: deletes left unprocessed after ${attempt} attempts`, {
-            retryable: true,
-          });
+          throw new RingstoreError('throttled', `${what}: writes left unprocessed after ${attempt} attempts`, { retryable: true });
         }
         if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 2 ** attempt * 20));
-        const { UnprocessedItems = {} } = await awsCall(`cleanup of ${tableName}`, () =>
+        const { UnprocessedItems = {} } = await awsCall(what, () =>
           this.documentClient.send(new BatchWriteCommand({ RequestItems: { [tableName]: pending } })),
         );
-        pending = (UnprocessedItems[tableName] ?? []) as typeof pending;
+        pending = (UnprocessedItems[tableName] ?? []) as WriteRequest[];
       }
-    }
+    });
   }
 }
 

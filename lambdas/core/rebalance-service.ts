@@ -1,19 +1,27 @@
 // The rebalance's steps on the ports (docs/rebalancing.md). The workflow calls `advance` in a loop; each
 // call does a bounded amount of work and checkpoints the job, so a crash anywhere resumes from the last
 // checkpoint: every step reads the ring and the job it acts on and is safe to run again (ring writes
-// are epoch-conditional, copies version-guarded, the job revision-checked).
+// are epoch-conditional, copies version-guarded once live writes reach them, the job revision-checked).
 //
-// One range at a time, in token order:
-// 1. `copying` (one ring write): the range's new replicas take every write (stream and strong fan-out),
-//    then, after a lease wait (no handler still routes by the ring before it), the range is copied from
-//    its owner's token index in pages, version-guarded, at the configured rate.
-// 2. cut-over: a range whose owner changes is fenced first (one ring write) and the lease waited out,
+// 1. backfill, range by range in token order: the range's owner's items are read from its token index in
+//    pages and written to its new replicas as they are, many to a request (BatchWriteItem), at the
+//    configured rate. Unconditional writes are safe here only because no live write of the range reaches
+//    the new replicas yet: the ring still routes it to its old replicas alone.
+// 2. `copying` (one ring write for every range, one lease wait): the new replicas take every write (stream
+//    and strong fan-out); then, range by range, what was written during the backfill is caught up with
+//    version-guarded copies (a copy never moves a key backwards from here on).
+// 3. cut-over: a range whose owner changes is fenced first (one ring write) and the lease waited out,
 //    so no write is acknowledged on the old owner from then on; transactions with intents on the range
 //    are settled (pending ones aborted, committed ones applied to the new owner from their records);
 //    the new replicas are caught up and verified against the owner (every key at the owner's version);
 //    then one ring write makes them the range's replicas and lifts the fence.
-// 3. Once every range has moved: the ring is finished (joining shards active, leaving ones gone), and
+// 4. Once every range has moved: the ring is finished (joining shards active, leaving ones gone), and
 //    after every handler has seen it, the copies the moved ranges left behind are removed.
+//
+// Why a backfill before the live writes rather than version-guarded copies under them (the first design,
+// docs/benchmarks.md "Rebalancing"): a conditional write is one request per item, a batch write carries 25,
+// and the copy is most of a move's work. A batch write cannot carry a condition, so it may only go where
+// no newer version can be; the catch-up after it is version-guarded and reads both sides' versions.
 import type {
   Clock,
   RangeCursor,
@@ -65,6 +73,12 @@ export interface RebalanceLimits {
   catchUpConcurrency: number;
   /** Work per `advance` call before it checkpoints and returns (the workflow calls it again). */
   stepBudgetMs: number;
+  /** Ranges cut over together under one fence and one lease wait, at most. */
+  cutoverRangesMax: number;
+  /** Keys (on the old owners, as the catch-up counted them) a wave of cut-overs holds, at most: what keeps a fence short. */
+  cutoverKeysMax: number;
+  /** Ranges of a wave caught up at once. */
+  cutoverConcurrency: number;
   /** Catch-up passes a cut-over makes before it gives up for now (index lag under a constant stream of writes). */
   verifyPassesMax: number;
   /** The rate a rebalance starts with when none is given (keys per second, 0: no ceiling). */
@@ -80,7 +94,7 @@ export interface RebalanceStatusView {
   keysCopied: number;
   /** Keys copied per second since the start. */
   keysPerSecond: number;
-  /** Share of the moving token space that has moved (0 to 1). */
+  /** Share of the moving token space backfilled (counted half) and moved (counted whole), 0 to 1. */
   progress: number;
   /** From the progress so far; absent before any range has moved or once done. */
   etaSeconds?: number;
@@ -213,12 +227,16 @@ export class RebalanceService {
     if (job.requested === 'pause') return this.save({ ...job, status: 'paused', requested: undefined });
     if (job.requested === 'cancel') return this.cancel(job);
     await this.ensureStarted(job);
-    const next = job.ranges.findIndex((range) => range.stage !== 'moved' && range.stage !== 'cleaned');
-    if (next >= 0) return this.moveRange(job, next, startedMs);
-    return this.finishAndClean(job, startedMs);
+    // Stage by stage over all ranges: every range is backfilled before any takes live writes on its new
+    // replicas (the backfill is unconditional), and every range is caught up before the cut-overs, so that
+    // these go in waves of several ranges under one fence.
+    const next = stageOrder.map((stage) => job.ranges.findIndex((range) => range.stage === stage)).find((index) => index >= 0);
+    if (next === undefined) return this.finishAndClean(job, startedMs);
+    if (job.ranges[next]!.stage === 'cutover') return this.cutOver(job, cutoverWave(job.ranges, next, this.deps.limits));
+    return this.moveRange(job, next, startedMs);
   }
 
-  /** Moves the range at `index` on by one stage (or, when copying, by pages until the budget is spent). */
+  /** Moves the range at `index` on by one stage (or, when backfilling, by pages until the budget is spent). */
   private async moveRange(job: RebalanceJob, index: number, startedMs: number): Promise<RebalanceJob> {
     const range = job.ranges[index]!;
     if (range.stage === 'planned') {
@@ -229,31 +247,60 @@ export class RebalanceService {
         );
         return this.saveRange(job, index, { stage: 'moved' });
       }
-      // Every planned range is marked copying in one ring write and one lease wait (not one per range).
-      const planned = job.ranges.filter((candidate) => candidate.stage === 'planned').map((candidate) => candidate.end);
+      return this.copyPages(job, index, startedMs, 'backfill');
+    }
+    if (range.stage === 'backfilled') {
+      // Every range is backfilled: all are marked copying in one ring write and one lease wait (not one per range).
+      const backfilled = job.ranges.filter((candidate) => candidate.stage === 'backfilled').map((candidate) => candidate.end);
       await this.publish(
-        (state) => withMovePhase(state, planned, 'copying'),
-        (ring) => planned.every((end) => ring.rangeOf(end).move?.phase !== 'planned'),
+        (state) => withMovePhase(state, backfilled, 'copying'),
+        (ring) => backfilled.every((end) => ring.rangeOf(end).move?.phase !== 'planned'),
       );
       this.deps.faults?.reach('rebalance.afterCopying');
       // From here every write of these ranges reaches their new replicas; once no handler routes by an
-      // older ring, whatever the copy does not find there, the stream or the fan-out brings.
+      // older ring, what the catch-up does not find there, the stream or the fan-out brings.
       await this.deps.sleep(this.deps.limits.leaseWaitMs);
-      const copying = new Set(planned);
+      const copying = new Set(backfilled);
       const ranges = job.ranges.map((candidate) => (copying.has(candidate.end) ? { ...candidate, stage: 'copying' as const } : candidate));
-      return this.save({ ...job, ranges, cursor: { end: range.end } });
+      const { cursor: _done, ...rest } = job;
+      return this.save({ ...rest, ranges });
     }
-    if (range.stage === 'copying') return this.copyPages(job, index, startedMs);
-    return this.cutOver(job, index);
+    invariant(range.stage === 'copying', `the range ending at ${range.end} is ${range.stage}: not a stage moveRange takes`);
+    if (relistTargets(range).length > 0) return this.copyPages(job, index, startedMs, 'relist');
+    return this.caughtUp(job, index);
   }
 
-  /** Copies pages of the range from its owner to its new replicas, checkpointing the cursor after each. */
-  private async copyPages(job: RebalanceJob, index: number, startedMs: number): Promise<RebalanceJob> {
+  /** What was written to the range during the backfill, caught up unfenced: the cut-over's fenced pass then finds little. */
+  private async caughtUp(job: RebalanceJob, index: number): Promise<RebalanceJob> {
+    const range = job.ranges[index]!;
+    const { copied, verified } = await this.catchUp(range, 'onePass');
+    return this.saveRange(job, index, { stage: 'cutover', keysCopied: range.keysCopied + copied, keysVerified: verified });
+  }
+
+  /**
+   * Copies the range from its owner a page at a time, checkpointing the cursor after each:
+   * - `backfill` (stage `planned`): to the shards that are not among its replicas yet, unconditionally.
+   *   stepOnce keeps every live write of the range off them until all ranges are backfilled, and a page
+   *   written again after a crash writes the same items.
+   * - `relist` (stage `copying`): to a new owner that was one of its replicas, version-guarded and listed.
+   *   A replica takes the range's live writes unlisted until the range is `copying`; from then on the
+   *   stream and the fan-out list them there, and this pass lists what it held before.
+   */
+  private async copyPages(job: RebalanceJob, index: number, startedMs: number, pass: 'backfill' | 'relist'): Promise<RebalanceJob> {
     const range = job.ranges[index]!;
     const source = this.deps.tableOf(range.from[0]!);
-    const targets = copyTargets(range);
+    const listedOn = ownerChanges({ move: { phase: 'copying', ...range } }) ? range.to[0] : undefined;
+    const targets = pass === 'backfill' ? copyTargets(range).filter((target) => !range.from.includes(target)) : relistTargets(range);
+    const write = (target: number, items: readonly StoredItem[]) =>
+      this.withBackoff(() =>
+        pass === 'backfill'
+          ? this.deps.ranges.backfillItems(this.deps.tableOf(target), items, { listed: target === listedOn })
+          : this.deps.ranges.copyItems(this.deps.tableOf(target), items, { nowSeconds: this.nowSeconds(), listed: true }),
+      );
+    const finished = (done: RebalanceJob) =>
+      pass === 'backfill' ? this.saveRange(done, index, { stage: 'backfilled' }) : this.caughtUp(done, index);
+    if (targets.length === 0) return finished(job);
     let after = job.cursor?.end === range.end ? job.cursor.after : undefined;
-    let copied = 0;
     const pacedFromMs = this.deps.clock.monotonicMs();
     const read = (from: RangeCursor | undefined) =>
       this.withBackoff(() =>
@@ -263,58 +310,67 @@ export class RebalanceService {
     for (;;) {
       const page = await reading;
       // The next page is read while this one is written: reads and writes overlap (a page read again
-      // after a crash or a pause is harmless, the copies are version-guarded).
+      // after a crash or a pause is harmless).
       if (page.next) {
         reading = read(page.next);
         reading.catch(() => undefined);
       }
-      for (const target of targets) {
-        const listed = target === range.to[0] && ownerChanges({ move: { phase: 'copying', ...range } });
-        copied += await this.withBackoff(() =>
-          this.deps.ranges.copyItems(this.deps.tableOf(target), page.items, { nowSeconds: this.nowSeconds(), listed }),
-        );
-      }
+      const written = await Promise.all(targets.map((target) => write(target, page.items)));
       this.deps.faults?.reach('rebalance.afterPage');
       after = page.next;
+      const copied = written.reduce((sum, count) => sum + count, 0);
       job = await this.saveRange(job, index, { keysCopied: job.ranges[index]!.keysCopied + copied }, { end: range.end, after });
-      copied = 0;
-      if (!after) return this.saveRange(job, index, { stage: 'cutover' });
+      if (!after) return finished(job);
       if (job.requested || this.deps.clock.monotonicMs() - startedMs >= this.deps.limits.stepBudgetMs) return job;
       await this.pace(job.rateKeysPerSecond, pacedFromMs, page.items.length);
     }
   }
 
   /**
-   * The cut-over of one range: fenced when its owner changes, its transactions settled, its new replicas
-   * caught up and verified, then one ring write gives it to them (and lifts the fence).
+   * The cut-over of a wave of ranges (cutoverWave): those whose owner changes are fenced (one ring write,
+   * one lease wait), their transactions settled, every range's new replicas caught up and verified, then
+   * one ring write gives them all to their new replicas (and lifts the fences).
    */
-  private async cutOver(job: RebalanceJob, index: number): Promise<RebalanceJob> {
-    const range = job.ranges[index]!;
-    const fenced = ownerChanges({ move: { phase: 'copying', ...range } });
-    if (fenced) {
+  private async cutOver(job: RebalanceJob, indexes: readonly number[]): Promise<RebalanceJob> {
+    const wave = indexes.map((index) => job.ranges[index]!);
+    const ends = wave.map((range) => range.end);
+    const fencedEnds = wave.filter((range) => ownerChanges({ move: { phase: 'copying', ...range } })).map((range) => range.end);
+    if (fencedEnds.length > 0) {
       await this.publish(
-        (state) => fencedRangesRing(state, [range.end]),
-        (ring) => ring.isFenced(range.end) || ring.rangeOf(range.end).move?.phase === 'moved',
+        (state) => fencedRangesRing(state, fencedEnds),
+        (ring) => fencedEnds.every((end) => ring.isFenced(end) || ring.rangeOf(end).move?.phase === 'moved'),
       );
       this.deps.faults?.reach('rebalance.afterFence');
       await this.deps.sleep(this.deps.limits.leaseWaitMs);
     }
     try {
-      const found = fenced ? await this.deps.transactions.findTransactions([range.end]) : undefined;
-      const { copied, verified } = await this.catchUp(range, fenced);
-      if (found) await this.deps.transactions.applyCommitted([{ end: range.end, owner: range.to[0]! }], found);
+      const found = fencedEnds.length > 0 ? await this.deps.transactions.findTransactions(fencedEnds) : undefined;
+      const caughtUp = new Map<number, { copied: number; verified: number }>();
+      await forAllBounded(wave, this.deps.limits.cutoverConcurrency, async (range) => {
+        caughtUp.set(range.end, await this.catchUp(range, fencedEnds.includes(range.end) ? 'fenced' : 'unfenced'));
+      });
+      if (found) {
+        const owners = wave.filter((range) => fencedEnds.includes(range.end)).map((range) => ({ end: range.end, owner: range.to[0]! }));
+        await this.deps.transactions.applyCommitted(owners, found);
+      }
       await this.publish(
-        (state) => withMovePhase(state, range.end, 'moved'),
-        (ring) => ring.rangeOf(range.end).move?.phase === 'moved',
+        (state) => withMovePhase(state, ends, 'moved'),
+        (ring) => ends.every((end) => ring.rangeOf(end).move?.phase === 'moved'),
       );
       this.deps.faults?.reach('rebalance.afterCutover');
-      return await this.saveRange(job, index, { stage: 'moved', keysCopied: range.keysCopied + copied, keysVerified: verified });
+      const moved = new Set(indexes);
+      const ranges = job.ranges.map((range, index) => {
+        if (!moved.has(index)) return range;
+        const { copied, verified } = caughtUp.get(range.end)!;
+        return { ...range, stage: 'moved' as const, keysCopied: range.keysCopied + copied, keysVerified: verified };
+      });
+      return await this.save({ ...job, ranges });
     } catch (error) {
-      if (isCrashInjected(error) || !fenced) throw error;
-      // The range cannot be cut over now: the fence is lifted, it stays with its owner, the next step retries.
+      if (isCrashInjected(error) || fencedEnds.length === 0) throw error;
+      // The wave cannot be cut over now: the fences are lifted, its ranges stay with their owners, the next step retries.
       await this.publish(
-        (state) => unfencedRing(state, [range.end]),
-        (ring) => !ring.isFenced(range.end),
+        (state) => unfencedRing(state, fencedEnds),
+        (ring) => fencedEnds.every((end) => !ring.isFenced(end)),
       );
       throw error;
     }
@@ -325,22 +381,28 @@ export class RebalanceService {
    * again; under the fence the owner no longer changes, so a pass that finds nothing behind is the proof.
    * Unfenced (the owner stays), writes keep coming: what the last pass still finds is on its way by the
    * stream and the fan-out, which every new replica has received since the range was marked copying.
+   * `onePass`: one comparison and its copies, no second look (the catch-up before the cut-over's).
    */
-  private async catchUp(range: RangeProgress, fenced: boolean): Promise<{ copied: number; verified: number }> {
+  private async catchUp(range: RangeProgress, mode: 'fenced' | 'unfenced' | 'onePass'): Promise<{ copied: number; verified: number }> {
     const source = this.deps.tableOf(range.from[0]!);
+    const targets = copyTargets(range);
+    const fenced = mode === 'fenced';
     let copied = 0;
     for (let pass = 1; ; pass += 1) {
-      const owned = await this.deps.shards.versionsInRange(source, range);
+      // The owner's versions and the targets' at once: each is a read of the range's token index.
+      const [owned, ...helds] = await Promise.all(
+        [source, ...targets.map((target) => this.deps.tableOf(target))].map((table) =>
+          this.withBackoff(() => this.deps.shards.versionsInRange(table, range)),
+        ),
+      );
       const behind: Array<{ target: number; entry: VersionEntry }> = [];
-      for (const target of copyTargets(range)) {
-        const held = new Map(
-          (await this.deps.shards.versionsInRange(this.deps.tableOf(target), range)).map((entry) => [idOf(entry), entry.version]),
-        );
-        for (const entry of owned) if ((held.get(idOf(entry)) ?? 0) < entry.version) behind.push({ target, entry });
-      }
-      if (behind.length === 0) return { copied, verified: owned.length };
+      targets.forEach((target, at) => {
+        const held = new Map(helds[at]!.map((entry) => [idOf(entry), entry.version]));
+        for (const entry of owned!) if ((held.get(idOf(entry)) ?? 0) < entry.version) behind.push({ target, entry });
+      });
+      if (behind.length === 0 || (mode === 'onePass' && pass > 1)) return { copied, verified: owned!.length };
       if (pass > this.deps.limits.verifyPassesMax) {
-        if (!fenced) return { copied, verified: owned.length - behind.length };
+        if (!fenced) return { copied, verified: owned!.length - behind.length };
         throw new RingstoreError(
           'shard.unavailable',
           `the range ending at ${range.end}: ${behind.length} keys still behind on its new replicas after ${pass - 1} catch-up passes`,
@@ -494,11 +556,42 @@ export class RebalanceService {
   }
 }
 
+/** The order ranges go through the stages in: all of them through one before any through the next. */
+const stageOrder: readonly RangeProgress['stage'][] = ['planned', 'backfilled', 'copying', 'cutover'];
+
+/**
+ * The ranges cut over together, from `first` on in token order: those ready for it (`cutover`), up to
+ * `cutoverRangesMax` of them and `cutoverKeysMax` keys (as their catch-up counted them), at least one.
+ * The bound keeps a fence short: requests on a fenced range wait for it (kv's fenceWaitMs).
+ */
+export function cutoverWave(
+  ranges: readonly RangeProgress[],
+  first: number,
+  limits: Pick<RebalanceLimits, 'cutoverRangesMax' | 'cutoverKeysMax'>,
+): number[] {
+  const wave = [first];
+  let keys = ranges[first]!.keysVerified ?? 0;
+  for (let index = first + 1; index < ranges.length && wave.length < limits.cutoverRangesMax; index += 1) {
+    const range = ranges[index]!;
+    if (range.stage !== 'cutover') continue;
+    keys += range.keysVerified ?? 0;
+    if (keys > limits.cutoverKeysMax) break;
+    wave.push(index);
+  }
+  return wave;
+}
+
 /** The shards a range is copied to: its new replicas, and its new owner if that was a replica before (to list its copies). */
 function copyTargets(range: Pick<RangeProgress, 'from' | 'to'>): number[] {
   const incoming = range.to.filter((shard) => !range.from.includes(shard));
   const newOwner = range.to[0]!;
   return newOwner !== range.from[0] && !incoming.includes(newOwner) ? [newOwner, ...incoming] : incoming;
+}
+
+/** The new owner of a range, when it was one of its replicas: its copies are relisted, version-guarded, once it is `copying`. */
+function relistTargets(range: Pick<RangeProgress, 'from' | 'to'>): number[] {
+  const newOwner = range.to[0]!;
+  return newOwner !== range.from[0] && range.from.includes(newOwner) ? [newOwner] : [];
 }
 
 function idOf(entry: Pick<StoredItem, 'namespace' | 'key'>): string {
@@ -510,9 +603,9 @@ export function describe(job: RebalanceJob, nowMs: number): RebalanceStatusView 
   const count = (...stages: RangeProgress['stage'][]) => job.ranges.filter((range) => stages.includes(range.stage)).length;
   const span = (range: RangeProgress) => (range.end - range.start + 2 ** 32) % 2 ** 32 || 2 ** 32;
   const total = job.ranges.reduce((sum, range) => sum + span(range), 0);
-  const done = job.ranges
-    .filter((range) => range.stage === 'moved' || range.stage === 'cleaned')
-    .reduce((sum, range) => sum + span(range), 0);
+  // A range is half done once backfilled (most of its copy), done once moved.
+  const weight = (range: RangeProgress) => (range.stage === 'planned' ? 0 : range.stage === 'moved' || range.stage === 'cleaned' ? 1 : 0.5);
+  const done = job.ranges.reduce((sum, range) => sum + span(range) * weight(range), 0);
   const progress = total === 0 ? 1 : done / total;
   const keysCopied = job.ranges.reduce((sum, range) => sum + range.keysCopied, 0);
   const elapsedMs = Math.max(1, (job.finishedAtMs ?? nowMs) - job.startedAtMs);
@@ -523,7 +616,7 @@ export function describe(job: RebalanceJob, nowMs: number): RebalanceStatusView 
     ranges: {
       total: job.ranges.length,
       planned: count('planned'),
-      moving: count('copying', 'cutover'),
+      moving: count('backfilled', 'copying', 'cutover'),
       moved: count('moved'),
       cleaned: count('cleaned'),
     },

@@ -34,12 +34,22 @@ export interface RangeStore {
    * rewritten listed. Returns how many were written.
    */
   copyItems(table: string, items: readonly StoredItem[], options: { nowSeconds: number; listed: boolean }): Promise<number>;
+  /**
+   * Writes items to `table` as they are, with no condition (a backfill: BatchWriteItem, many to a request).
+   * Only for a table that takes no write of these keys meanwhile: it would put an older version over a
+   * newer one. `listed` as for copyItems. Returns how many were written.
+   */
+  backfillItems(table: string, items: readonly StoredItem[], options: { listed: boolean }): Promise<number>;
   /** Removes these keys' copies from a table that no longer holds their range (a move's cleanup). */
   removeCopies(table: string, keys: ReadonlyArray<{ namespace: string; key: string }>): Promise<void>;
 }
 
-/** How far one moving range has come, as the job reports it. */
-export type RangeStage = 'planned' | 'copying' | 'cutover' | 'moved' | 'cleaned';
+/**
+ * How far one moving range has come, as the job reports it: `planned`, then `backfilled` (its owner's
+ * items written to its new replicas while they take no live write of it), `copying` (they take every
+ * write; what was written during the backfill is caught up), `cutover` (its hand-over), `moved`, `cleaned`.
+ */
+export type RangeStage = 'planned' | 'backfilled' | 'copying' | 'cutover' | 'moved' | 'cleaned';
 
 export interface RangeProgress {
   start: number;

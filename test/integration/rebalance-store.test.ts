@@ -1,6 +1,6 @@
 // A rebalance's bulk range operations and its job record on DynamoDB Local: a range read in pages from the
-// token index (wrapping past the top of the token space, resumed from a cursor), copies that never move a
-// key back and relist an incoming owner's copies, the cleanup, and revision-checked job saves.
+// token index (wrapping past the top of the token space, resumed from a cursor), the backfill's batch
+// writes, copies that never move a key back and relist an incoming owner's copies, the cleanup, and revision-checked job saves.
 import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { localCredentials, localRegion } from '../../cdk/local/engines/aws';
@@ -116,6 +116,32 @@ describe('the range store', () => {
     expect(listed.sort()).toEqual([absent, older, same].sort());
     // Copied again: nothing is newer, nothing is written.
     expect(await ranges.copyItems(target, [itemOf(older, 2), itemOf(same, 2)], { nowSeconds: nowSeconds(), listed: true })).toBe(0);
+  });
+
+  it('backfills items as they are, in batches, listed only where asked and only the live ones', async () => {
+    const live = Array.from({ length: 60 }, (_, index) => itemOf(`backfill-${index}`, 4));
+    const deleted = itemOf('backfill-deleted', 5, { tombstone: true, size: 0, value: new Uint8Array() });
+    const written = await ranges.backfillItems(target, [...live, deleted], { listed: true });
+    expect(written).toBe(61);
+    const stored = await Promise.all([...live, deleted].map(({ key }) => shards.get(target, 'ns', key, { consistent: true })));
+    expect(stored.map((item) => item?.version)).toEqual([...live.map(() => 4), 5]);
+    expect(stored[0]!.value).toEqual(new TextEncoder().encode('backfill-0@4'));
+    expect(stored[60]!.tombstone).toBe(true);
+    const listedKeys = async (key: string) =>
+      (
+        await shards.list(target, {
+          namespace: 'ns',
+          bucket: listingBucketOf(tokenOf('ns', key)),
+          prefix: key,
+          limit: 10,
+          nowSeconds: nowSeconds(),
+        })
+      ).items.map((item) => item.key);
+    expect(await listedKeys('backfill-7')).toEqual(['backfill-7']);
+    expect(await listedKeys('backfill-deleted')).toEqual([]);
+    // Unlisted, as a replica holds it: written, and the listing no longer shows it.
+    await ranges.backfillItems(target, [itemOf('backfill-7', 4)], { listed: false });
+    expect(await listedKeys('backfill-7')).toEqual([]);
   });
 
   it('removes copies in batches, more than one batch write holds', async () => {

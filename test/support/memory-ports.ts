@@ -180,6 +180,15 @@ export class MemoryShardStore implements ShardStore, RangeStore {
     return written;
   }
 
+  async backfillItems(table: string, items: readonly StoredItem[], options: { listed: boolean }): Promise<number> {
+    for (const item of items) {
+      const id = `${item.namespace}#${item.key}`;
+      this.table(table).set(id, structuredClone(item));
+      this.setListed(table, id, options.listed && !item.tombstone);
+    }
+    return items.length;
+  }
+
   async removeCopies(table: string, keys: ReadonlyArray<{ namespace: string; key: string }>): Promise<void> {
     for (const { namespace, key } of keys) {
       this.table(table).delete(`${namespace}#${key}`);

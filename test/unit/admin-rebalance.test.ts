@@ -21,6 +21,9 @@ const limits: RebalanceLimits = {
   catchUpConcurrency: 2,
   stepBudgetMs: 60_000,
   verifyPassesMax: 2,
+  cutoverRangesMax: rebalanceDefaults.cutoverRangesMax,
+  cutoverKeysMax: rebalanceDefaults.cutoverKeysMax,
+  cutoverConcurrency: rebalanceDefaults.cutoverConcurrency,
   defaultRateKeysPerSecond: rebalanceDefaults.defaultRateKeysPerSecond,
   backoffMs: { first: 1, max: 1 },
 };

@@ -6,10 +6,10 @@ import { isRingstoreError } from '../../lambdas/core/errors';
 import { FailoverService } from '../../lambdas/core/failover-service';
 import { KvService } from '../../lambdas/core/kv';
 import { finishedRing, plannedRanges, reversedRing, startRefusal, startedRing, withMovePhase } from '../../lambdas/core/rebalance';
-import { RebalanceService, describe as describeJob, type RebalanceLimits } from '../../lambdas/core/rebalance-service';
+import { RebalanceService, cutoverWave, describe as describeJob, type RebalanceLimits } from '../../lambdas/core/rebalance-service';
 import { Ring, initialRingState, tokenOf } from '../../lambdas/core/ring';
 import { CachedRingSource, ringLeaseMarginMs, ringLeaseMs, ringRefreshMs } from '../../lambdas/core/ring-source';
-import { rebalanceCrashPoints, type CrashPoint, type RebalanceChange, type RingState } from '../../lambdas/ports';
+import { rebalanceCrashPoints, type CrashPoint, type RangeProgress, type RebalanceChange, type RingState } from '../../lambdas/ports';
 import { limits } from '../../schemas/topology';
 import {
   CountingIds,
@@ -139,6 +139,10 @@ const rebalanceLimits: RebalanceLimits = {
   catchUpConcurrency: 4,
   stepBudgetMs: 60_000,
   verifyPassesMax: 3,
+  // Small waves, so the tests cut over several of them, of more than one range each.
+  cutoverRangesMax: 3,
+  cutoverKeysMax: 40,
+  cutoverConcurrency: 2,
   defaultRateKeysPerSecond: 0,
   backoffMs: { first: 50, max: 1_000 },
 };
@@ -354,6 +358,71 @@ describe('RebalanceService on in-memory ports', () => {
     expect(world.shards.tables.get('shard-4')?.size ?? 0).toBe(0);
   });
 
+  it.each([
+    ['adding a shard', 4, { join: [4], leave: [] }],
+    ['removing one (new owners that were replicas)', 5, { join: [], leave: [2] }],
+  ] as const)(
+    '%s: backfills only where no live write of a range reaches, and catches up what was written meanwhile',
+    async (_name, shardCount, change) => {
+      const world = await seeded({ shardCount });
+      // A rate ceiling: the backfill waits between pages, and writes land during those waits.
+      await world.service.start({ join: [...change.join], leave: [...change.leave] }, { id: 'add-4', rateKeysPerSecond: 30 });
+      const backfilled = new Map<string, number>();
+      const backfill = world.shards.backfillItems.bind(world.shards);
+      world.shards.backfillItems = async (table, items, options) => {
+        const ring = new Ring(world.rings.state);
+        for (const item of items) {
+          const range = ring.rangeOf(item.token);
+          // The ring still routes every write of the range to its old replicas alone.
+          expect({ key: item.key, phase: range.move?.phase }).toEqual({ key: item.key, phase: 'planned' });
+          expect(ring.replicasOf(item.token).map((shard) => shard.table)).not.toContain(table);
+          backfilled.set(item.key, item.version);
+        }
+        return backfill(table, items, options);
+      };
+      await runToEnd(world, 'add-4');
+      // Keys written after their backfill: only the catch-up brought their last versions to the new replicas.
+      const overtaken = [...backfilled].filter(([key, version]) => world.latest.get(key)!.version > version);
+      expect(overtaken.length).toBeGreaterThan(0);
+      await expectConsistent(world);
+    },
+  );
+
+  it('a cancel during the backfill leaves the ring as it was and removes what was backfilled', async () => {
+    const world = await seeded();
+    await world.service.start({ join: [4], leave: [] }, { id: 'add-4', rateKeysPerSecond: 30 });
+    const limited = new RebalanceService({ ...world.deps, limits: { ...rebalanceLimits, stepBudgetMs: 1_000 } });
+    let job = await limited.advance('add-4');
+    for (let step = 0; step < 50 && !job.ranges.some((range) => range.stage === 'backfilled'); step += 1)
+      job = await limited.advance('add-4');
+    expect(job.ranges.some((range) => range.stage === 'planned')).toBe(true);
+    expect(world.shards.tables.get('shard-4')?.size).toBeGreaterThan(0);
+    await world.service.request('add-4', 'cancel');
+    await runToEnd(world, 'add-4');
+    expect((await world.service.status())!.job.status).toBe('cancelled');
+    expect(world.rings.state.shards.map((shard) => shard.id)).toEqual([0, 1, 2, 3]);
+    await expectConsistent(world);
+    expect(world.shards.tables.get('shard-4')?.size ?? 0).toBe(0);
+  });
+
+  it('cuts over in waves: one fence and one lease wait for several ranges', async () => {
+    const world = await seeded();
+    const job = await world.service.start({ join: [4], leave: [] }, { id: 'add-4' });
+    const fences: number[] = [];
+    const publish = world.rings.publishRing;
+    world.rings.publishRing = async (next) => {
+      const added = (next.fenced ?? []).filter((end) => !(world.rings.state.fenced ?? []).includes(end));
+      if (added.length > 0) fences.push(added.length);
+      return publish(next);
+    };
+    await runToEnd(world, 'add-4');
+    const owned = job.ranges.filter((range) => range.from[0] !== range.to[0]).length;
+    expect(fences.reduce((sum, count) => sum + count, 0)).toBe(owned);
+    expect(fences.length).toBeLessThan(owned);
+    expect(Math.max(...fences)).toBeLessThanOrEqual(rebalanceLimits.cutoverRangesMax);
+    await expectConsistent(world);
+  });
+
   it('refuses a second rebalance while one runs, and actions its state does not allow', async () => {
     const world = await seeded();
     await world.service.start({ join: [4], leave: [] }, { id: 'add-4' });
@@ -377,6 +446,33 @@ describe('RebalanceService on in-memory ports', () => {
     await world.service.start({ join: [4], leave: [] }, { id: 'add-4' });
     await runToEnd(world, 'add-4');
     await expect(expectConsistent(world)).rejects.toThrow();
+  });
+});
+
+describe('a wave of cut-overs', () => {
+  const range = (stage: RangeProgress['stage'], keysVerified: number): RangeProgress => ({
+    start: 0,
+    end: 1,
+    from: [0],
+    to: [1],
+    stage,
+    keysCopied: 0,
+    keysVerified,
+  });
+
+  it('takes the ranges ready for it from the first on, within the range and key bounds, and always at least one', () => {
+    const ranges = [
+      range('moved', 5),
+      range('cutover', 10),
+      range('copying', 99),
+      range('cutover', 10),
+      range('cutover', 15),
+      range('cutover', 1),
+    ];
+    expect(cutoverWave(ranges, 1, { cutoverRangesMax: 8, cutoverKeysMax: 100 })).toEqual([1, 3, 4, 5]);
+    expect(cutoverWave(ranges, 1, { cutoverRangesMax: 2, cutoverKeysMax: 100 })).toEqual([1, 3]);
+    expect(cutoverWave(ranges, 1, { cutoverRangesMax: 8, cutoverKeysMax: 30 })).toEqual([1, 3]);
+    expect(cutoverWave(ranges, 4, { cutoverRangesMax: 8, cutoverKeysMax: 5 })).toEqual([4]);
   });
 });
 

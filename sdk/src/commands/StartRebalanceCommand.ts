@@ -44,7 +44,7 @@ export interface RebalanceRange {
   end: number;
   from: number[];
   to: number[];
-  stage: 'planned' | 'copying' | 'cutover' | 'moved' | 'cleaned';
+  stage: 'planned' | 'backfilled' | 'copying' | 'cutover' | 'moved' | 'cleaned';
   keysCopied: number;
   keysVerified?: number;
   keysCleaned?: number;
@@ -117,7 +117,7 @@ export const rebalanceWire = wire.looseObject({
         end: wire.number,
         from: numbers,
         to: numbers,
-        stage: wire.literal('planned', 'copying', 'cutover', 'moved', 'cleaned'),
+        stage: wire.literal('planned', 'backfilled', 'copying', 'cutover', 'moved', 'cleaned'),
         keysCopied: wire.number,
         keysVerified: wire.optional(wire.number),
         keysCleaned: wire.optional(wire.number),
