@@ -91,8 +91,13 @@ export interface KvDeps {
   sleep?: (ms: number) => Promise<void>;
 }
 
-/** How long a request waits for a fenced range (a cut-over or a failover's hand-over) before its retryable 503. */
-export const fenceWaitMs = 2_500;
+/**
+ * How long a request waits for a fenced range (a cut-over or a failover's hand-over) before its retryable
+ * 503. A cut-over's fence is the ring lease (0.7 s) and a catch-up, and the waiting request sees it lifted
+ * only at its next ring read (up to a lease later); a step that crashed under the fence is retried after
+ * up to a second more. 5 s rides all of that out, well inside the handlers' timeouts.
+ */
+export const fenceWaitMs = 5_000;
 
 /** How often a request waiting on a fence reads the ring again (the ring source re-reads it once its lease ends). */
 export const fencePollMs = 100;

@@ -154,10 +154,13 @@ function mixedLoad(rng: Rng, keys: readonly string[], acked: Map<string, number>
       if (n % 3 === 0) {
         const reply = await cloud.api.put(key, `c${id}-${n}`, { consistency });
         count(`put ${reply.status}`);
+        // A failure's code says which limit it met (a fence waited out too long: shard.failingOver).
+        if (reply.status >= 500) count(`put ${reply.status} ${reply.code ?? ''} ${reply.message ?? ''}`.slice(0, 200));
         if (reply.status === 200) acked.set(key, Math.max(acked.get(key) ?? 0, reply.version!));
       } else {
         const reply = await cloud.api.get(key, consistency);
         count(`get ${reply.status}`);
+        if (reply.status >= 500) count(`get ${reply.status} ${reply.code ?? ''} ${reply.message ?? ''}`.slice(0, 200));
         // A strong read never goes back behind a write this suite saw acknowledged before it was sent.
       }
       if (statuses[`put 503`] || statuses[`get 503`]) await sleep(20);

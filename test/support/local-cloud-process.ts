@@ -1,6 +1,7 @@
 // Starts `npm start`'s launcher as a child process on free ports and reads the facts it prints.
 // Integration tests use the very launcher users run, in its own process (as Lambda is to API Gateway).
 import { type ChildProcess, spawn } from 'node:child_process';
+import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 export interface LocalCloudProcess {
@@ -33,7 +34,10 @@ export async function startLocalCloudProcess(options: { home: string; env?: Reco
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
+  // The cloud's whole log, for a failure the last 20 kB do not explain: RINGSTORE_TEST_CLOUD_LOG=<file>.
+  const logFile = process.env.RINGSTORE_TEST_CLOUD_LOG;
   child.stderr!.on('data', (chunk: Buffer) => {
+    if (logFile) appendFileSync(logFile, chunk);
     stderr += chunk.toString();
     if (stderr.length > 20_000) stderr = stderr.slice(-20_000);
   });
@@ -45,6 +49,7 @@ export async function startLocalCloudProcess(options: { home: string; env?: Reco
     let stdout = '';
     const timer = setTimeout(() => reject(new Error(`local cloud did not start in ${startTimeoutMs} ms:\n${stderr}`)), startTimeoutMs);
     child.stdout!.on('data', (chunk: Buffer) => {
+      if (logFile) appendFileSync(logFile, chunk);
       stdout += chunk.toString();
       for (const line of stdout.split('\n')) {
         const match = factLine.exec(line.trim());
