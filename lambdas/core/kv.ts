@@ -91,13 +91,17 @@ export interface KvDeps {
   sleep?: (ms: number) => Promise<void>;
 }
 
+/** How long a request waits for a range a failover fenced (its hand-over) before its retryable 503. */
+export const fenceWaitMs = 2_500;
+
 /**
- * How long a request waits for a fenced range (a cut-over or a failover's hand-over) before its retryable
- * 503. A cut-over's fence is the ring lease (0.7 s) and a catch-up, and the waiting request sees it lifted
- * only at its next ring read (up to a lease later); a step that crashed under the fence is retried after
- * up to a second more. 5 s rides all of that out, well inside the handlers' timeouts.
+ * How long a request waits for a range a rebalance fenced (its cut-over). The fence is the ring lease
+ * (0.7 s) and a catch-up, and the waiting request sees it lifted only at its next ring read (up to a
+ * lease later); a step that crashed under the fence is retried after up to a second more. 5 s rides all
+ * of that out, well inside the handlers' timeouts. A failover's fence is not waited as long: its clients
+ * are better served by a quick retryable 503 while a shard is down.
  */
-export const fenceWaitMs = 5_000;
+export const cutoverFenceWaitMs = 5_000;
 
 /** How often a request waiting on a fence reads the ring again (the ring source re-reads it once its lease ends). */
 export const fencePollMs = 100;
@@ -415,7 +419,8 @@ export class KvService {
     for (;;) {
       const lease = await this.deps.ring.lease();
       if (!lease.ring.isFenced(token)) return lease;
-      if (!sleep || clock.monotonicMs() - startedMs >= fenceWaitMs) {
+      const waitMs = lease.ring.rangeOf(token).move ? cutoverFenceWaitMs : fenceWaitMs;
+      if (!sleep || clock.monotonicMs() - startedMs >= waitMs) {
         this.deps.failoverMetrics?.routeRefused('fenced');
         throw ownerMoving(key);
       }

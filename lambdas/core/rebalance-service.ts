@@ -430,23 +430,37 @@ export class RebalanceService {
       // A handler or stream reader with an older ring may still copy to a shard the range left: wait it out.
       await this.deps.sleep(this.deps.limits.ringRefreshWaitMs);
     }
-    for (let index = 0; index < job.ranges.length; index += 1) {
-      const range = job.ranges[index]!;
-      if (range.stage !== 'moved') continue;
-      let cleaned = 0;
-      for (const shard of leftBehind(range)) {
-        const table = this.deps.tableOf(shard);
-        const entries = await this.withBackoff(() => this.deps.shards.versionsInRange(table, range));
-        for (let from = 0; from < entries.length; from += this.deps.limits.pageSize) {
-          await this.withBackoff(() => this.deps.ranges.removeCopies(table, entries.slice(from, from + this.deps.limits.pageSize)));
-          this.deps.faults?.reach('rebalance.afterCleanupPage');
-        }
-        cleaned += entries.length;
-      }
-      job = await this.saveRange(job, index, { stage: 'cleaned', keysCleaned: cleaned });
+    const moved = job.ranges.flatMap((range, index) => (range.stage === 'moved' ? [index] : []));
+    // Several ranges at once, one job save for each batch of them (the cleanup is idempotent: a batch
+    // cut short by a crash is cleaned again).
+    const batch = this.deps.limits.cutoverConcurrency;
+    for (let from = 0; from < moved.length; from += batch) {
+      const cleaned = new Map<number, number>();
+      await forAllBounded(moved.slice(from, from + batch), batch, async (index) => {
+        cleaned.set(index, await this.cleanRange(job.ranges[index]!));
+      });
+      const ranges = job.ranges.map((range, index) =>
+        cleaned.has(index) ? { ...range, stage: 'cleaned' as const, keysCleaned: cleaned.get(index)! } : range,
+      );
+      job = await this.save({ ...job, ranges });
       if (this.deps.clock.monotonicMs() - startedMs >= this.deps.limits.stepBudgetMs) return job;
     }
     return this.save({ ...job, status: job.cancelledFrom ? 'cancelled' : 'done', finishedAtMs: this.deps.clock.nowMs() });
+  }
+
+  /** Removes the range's copies from the shards it left; returns how many. */
+  private async cleanRange(range: RangeProgress): Promise<number> {
+    let cleaned = 0;
+    for (const shard of leftBehind(range)) {
+      const table = this.deps.tableOf(shard);
+      const entries = await this.withBackoff(() => this.deps.shards.versionsInRange(table, range));
+      for (let from = 0; from < entries.length; from += this.deps.limits.pageSize) {
+        await this.withBackoff(() => this.deps.ranges.removeCopies(table, entries.slice(from, from + this.deps.limits.pageSize)));
+        this.deps.faults?.reach('rebalance.afterCleanupPage');
+      }
+      cleaned += entries.length;
+    }
+    return cleaned;
   }
 
   /**

@@ -30,8 +30,8 @@ const seed = baseSeed();
 const plainKeys = 240;
 const accounts = 12;
 const initialBalance = 100;
-/** Bound on one rebalance (it moves a few hundred keys here; seconds on an idle machine). */
-const rebalanceBoundMs = 180_000;
+/** Bound on one rebalance (a few hundred keys here, with crashes; minutes when CI runs two fault suites at once). */
+const rebalanceBoundMs = 240_000;
 const linearizabilityMs = 10_000;
 
 let cloud: FaultCloud;

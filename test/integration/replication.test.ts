@@ -62,16 +62,24 @@ describe('per-namespace defaults', () => {
     // Prepare: a namespace of its own, with strong writes by default.
     const fresh = await freshNamespace('repl-defaults');
     const client = new RingstoreClient({ endpoint: baseUrl(), apiKey: fresh.key });
+    // The request rate is the deployment's default (the quotas' own tests cover it).
     expect(await admin.getNamespaceSettings(fresh.namespace)).toEqual({
       namespace: fresh.namespace,
       readConsistency: 'eventual',
       writeConsistency: 'eventual',
       drMode: 'key-sync',
+      rate: expect.any(Object),
     });
     // Act
     const settings = await admin.setNamespaceSettings(fresh.namespace, { writeConsistency: 'strong' });
     // Assess: the authorizer's answer is cached (1 s in these tests), so the default arrives shortly.
-    expect(settings).toEqual({ namespace: fresh.namespace, readConsistency: 'eventual', writeConsistency: 'strong', drMode: 'key-sync' });
+    expect(settings).toEqual({
+      namespace: fresh.namespace,
+      readConsistency: 'eventual',
+      writeConsistency: 'strong',
+      drMode: 'key-sync',
+      rate: expect.any(Object),
+    });
     await eventually(async () => (await client.put('probe', 'x')).consistency === 'strong', 'the new default');
     expect((await client.put('explicit', 'x', { consistency: 'eventual' })).consistency).toBe('eventual');
     expect((await client.put('implicit', 'x')).copies).toBe(3);
