@@ -24,11 +24,14 @@ import { kvEntity, listingPartitionOf, partitionKeyOf, shardTable, toCopiedAttri
 import { forAllBounded } from '../lambdas/core/bounded';
 import { Ring, tokenBucket, tokenOf } from '../lambdas/core/ring';
 import type { RangeCursor, RebalanceChange, RingState, StoredItem } from '../lambdas/ports';
-import type { RebalanceStatusView } from '../lambdas/core/rebalance-service';
 import { DynamoRangeStore } from '../lambdas/adapters/dynamodb-range-store';
 import { ringStore } from '../lambdas/wiring/control';
 import { rebalanceService } from '../lambdas/wiring/rebalance';
 import { shardStore } from '../lambdas/wiring/data';
+import { DynamoShardStore } from '../lambdas/adapters/dynamodb-shard-store';
+import { DynamoRingStore } from '../lambdas/adapters/dynamodb-ring-store';
+import { FailoverService } from '../lambdas/core/failover-service';
+import { RebalanceService, type RebalanceStatusView } from '../lambdas/core/rebalance-service';
 import { percentile } from './measure';
 import { toSvg } from './plot';
 import { benchHome, benchRoot, codeVersion, commonSettingsShape, machineFacts, startWatchdog } from './environment';
@@ -243,6 +246,43 @@ async function checkPlacement(cloud: LocalCloud): Promise<{ checked: number; mis
   return { checked, misplaced, missing };
 }
 
+/**
+ * Where a move's time goes: every call of the named methods (the service's stages and the ports they
+ * use) is timed, summed per method. Calls in parallel overlap, so the sums are not a partition of the
+ * wall time; the stages (copyPages, cutOver, finishAndClean) are sequential and are.
+ */
+function profileCalls(targets: ReadonlyArray<readonly [string, object, readonly string[]]>) {
+  const totals = new Map<string, { calls: number; ms: number }>();
+  for (const [owner, prototype, names] of targets) {
+    const methods = prototype as Record<string, (...args: unknown[]) => unknown>;
+    for (const name of names) {
+      const original = methods[name];
+      if (typeof original !== 'function') throw new Error(`${owner}.${name} is not a method`);
+      methods[name] = async function (this: unknown, ...args: unknown[]) {
+        const started = performance.now();
+        try {
+          return await original.apply(this, args);
+        } finally {
+          const total = totals.get(`${owner}.${name}`) ?? { calls: 0, ms: 0 };
+          totals.set(`${owner}.${name}`, { calls: total.calls + 1, ms: total.ms + performance.now() - started });
+        }
+      };
+    }
+  }
+  return {
+    reset: () => totals.clear(),
+    snapshot: () => Object.fromEntries([...totals].map(([name, { calls, ms }]) => [name, { calls, seconds: round(ms / 1000) }] as const)),
+  };
+}
+
+const profile = profileCalls([
+  ['rebalance', RebalanceService.prototype, ['copyPages', 'moveRange', 'cutOver', 'catchUp', 'finishAndClean']],
+  ['ranges', DynamoRangeStore.prototype, ['itemsInRange', 'backfillItems', 'copyItems', 'removeCopies']],
+  ['shards', DynamoShardStore.prototype, ['versionsInRange']],
+  ['rings', DynamoRingStore.prototype, ['publishRing']],
+  ['transactions', FailoverService.prototype, ['findTransactions', 'applyCommitted']],
+]);
+
 interface Point {
   seconds: number;
   keysCopied: number;
@@ -359,7 +399,9 @@ async function main(): Promise<void> {
     const service = rebalanceService(cloud.wiring);
     // The baseline and the copy's parts, measured now on the running cloud (its stream pollers polling), as the move will run.
     const breakdown = await copyBreakdown(cloud);
+    profile.reset();
     const added = await runRebalance(cloud, service, { join: [4], leave: [] }, 'bench-add-4', 0);
+    const addProfile = profile.snapshot();
     await cloud.replicationCaughtUp();
     // Phase 2: a paced client load without a move, then the same load while shard 4 is removed again.
     const steadySamples: Sample[] = [];
@@ -388,6 +430,7 @@ async function main(): Promise<void> {
       seedOwnersKeysPerSecond: Math.round(baselineKeysPerSecond),
       replicaSeedKeysPerSecond: Math.round(replicaKeysPerSecond),
       breakdown,
+      addProfile,
       underLoad: {
         keysCopied: removed.status.keysCopied,
         moveSeconds: round(removed.copyMs / 1000),
