@@ -1,6 +1,6 @@
 // Per-namespace quotas (docs/security.md, "Quotas"): a request rate shared by every instance, and what a
 // write changes in its namespace's stored keys and bytes.
-import { RingstoreError } from './errors';
+import { isRingstoreError, RingstoreError } from './errors';
 import type { Clock, ItemWrite, RateLimit, RateLimitStore, StorageCharge, StorageQuota, StorageUsage, StoredItem } from '../ports';
 
 /**
@@ -65,9 +65,13 @@ export class NamespaceRateLimiter {
         continue;
       }
       const take = this.takeLease(namespace, rate).finally(() => this.taking.delete(namespace));
+      // Waiters only need it settled; the failure itself is this caller's (an unobserved rejection would end the process).
       this.taking.set(
         namespace,
-        take.then(() => undefined),
+        take.then(
+          () => undefined,
+          () => undefined,
+        ),
       );
       // Refused by the bucket: answered now, not by another turn of the loop (the wait may round to nothing).
       if (!(await take)) throw this.refusal(namespace, rate, (this.refusedUntilMs.get(namespace) ?? nowMs) - nowMs);
@@ -80,7 +84,16 @@ export class NamespaceRateLimiter {
     const tokens = leaseTokensOf(rate);
     const costMs = tokens * intervalMs;
     const nowMs = this.deps.clock.nowMs();
-    const taken = await this.deps.store.take(namespace, { nowMs, costMs, toleranceMs: rate.burst * intervalMs });
+    let taken: Awaited<ReturnType<typeof this.deps.store.take>>;
+    try {
+      taken = await this.deps.store.take(namespace, { nowMs, costMs, toleranceMs: rate.burst * intervalMs });
+    } catch (error) {
+      // The bucket's table does not answer (its region down, a throttled partition): the request is admitted
+      // on a local lease rather than refused, so an outage of the limiter's store never becomes the API's.
+      if (!isRingstoreError(error) || !error.retryable) throw error;
+      remember(this.leases, namespace, { tokens, expiresAtMs: nowMs + rateLeaseLifetimeMs });
+      return true;
+    }
     if (taken.granted) {
       remember(this.leases, namespace, { tokens, expiresAtMs: nowMs + rateLeaseLifetimeMs });
       this.refusedUntilMs.delete(namespace);

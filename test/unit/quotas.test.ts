@@ -1,7 +1,7 @@
 // Per-namespace quotas in the core: the shared rate bucket's bound across instances, and what a write
 // charges to its namespace's storage usage.
 import fc from 'fast-check';
-import { isRingstoreError } from '../../lambdas/core/errors';
+import { isRingstoreError, RingstoreError } from '../../lambdas/core/errors';
 import { leaseTokensOf, NamespaceRateLimiter, rateLeaseLifetimeMs, storageChargeOf } from '../../lambdas/core/quotas';
 import type { RateLimitStore, RateTake, StoredItem } from '../../lambdas/ports';
 import { ManualClock } from '../support/memory-ports';
@@ -87,6 +87,17 @@ describe('NamespaceRateLimiter', () => {
     expect(await admitted(limiter, 'noisy', rate)).toBe(true);
     expect(await admitted(limiter, 'noisy', rate)).toBe(false);
     expect(await admitted(limiter, 'quiet', rate)).toBe(true);
+  });
+
+  it('admits when the bucket table does not answer (an outage of the limiter store is not one of the API), and still fails on a bug', async () => {
+    const clock = new ManualClock();
+    const rate = { requestsPerSecond: 1, burst: 1 };
+    const down: RateLimitStore = {
+      take: () => Promise.reject(new RingstoreError('shard.unavailable', 'rate bucket write failed: ECONNREFUSED', { retryable: true })),
+    };
+    expect(await admitted(new NamespaceRateLimiter({ store: down, clock }), 'ns', rate)).toBe(true);
+    const broken: RateLimitStore = { take: () => Promise.reject(new TypeError('not a bucket')) };
+    await expect(new NamespaceRateLimiter({ store: broken, clock }).admit('ns', rate)).rejects.toThrow(TypeError);
   });
 
   it('takes a lease of tokens per store request, and drops what is left of it after its lifetime', async () => {
