@@ -25,7 +25,7 @@ import type {
 import type { DrShipper, PendingGate } from './dr';
 import type { DrWriteGuard } from './dr-promotion';
 import { isLive, tombstoneRetentionSeconds } from './item';
-import { tokenOf } from './ring';
+import { type Ring, tokenOf } from './ring';
 import { isReadable, isShardFailure, type ReplicationService } from './replication';
 import { validateKey } from './validation';
 import type { RingLease, RingSource } from './ring-source';
@@ -96,12 +96,14 @@ export const fenceWaitMs = 2_500;
 
 /**
  * How long a request waits for a range a rebalance fenced (its cut-over). The fence is the ring lease
- * (0.7 s) and a catch-up, and the waiting request sees it lifted only at its next ring read (up to a
- * lease later); a step that crashed under the fence is retried after up to a second more. 5 s rides all
- * of that out, well inside the handlers' timeouts. A failover's fence is not waited as long: its clients
- * are better served by a quick retryable 503 while a shard is down.
+ * (0.7 s), the wave's transactions settled and its catch-up, and the waiting request sees it lifted only
+ * at its next ring read (up to a lease later): about 2 s. A step that crashed under the fence is retried
+ * after up to a second more and does all of that again, which under load took longer than 5 s (the fault
+ * suite saw a strong GET answer 503 when two suites ran at once). 10 s rides that out, well inside the
+ * handlers' timeouts (28 s). A failover's fence is not waited as long: its clients are better served by a
+ * quick retryable 503 while a shard is down.
  */
-export const cutoverFenceWaitMs = 5_000;
+export const cutoverFenceWaitMs = 10_000;
 
 /** How often a request waiting on a fence reads the ring again (the ring source re-reads it once its lease ends). */
 export const fencePollMs = 100;
@@ -408,7 +410,7 @@ export class KvService {
       const item = await this.deps.shards.get(shard.table, namespace, key, { consistent: !broken });
       if (await this.deps.ring.stillOwner(lease, token)) return this.withoutIntent(shard.table, item);
       this.deps.failoverMetrics?.routeRefused('stale');
-      if (attempt >= ringRouteAttemptsMax) throw ownerMoving(key);
+      if (attempt >= ringRouteAttemptsMax) throw ownerMoving(key, token, lease.ring);
     }
   }
 
@@ -422,7 +424,7 @@ export class KvService {
       const waitMs = lease.ring.rangeOf(token).move ? cutoverFenceWaitMs : fenceWaitMs;
       if (!sleep || clock.monotonicMs() - startedMs >= waitMs) {
         this.deps.failoverMetrics?.routeRefused('fenced');
-        throw ownerMoving(key);
+        throw ownerMoving(key, token, lease.ring);
       }
       await sleep(fencePollMs);
     }
@@ -585,7 +587,7 @@ export class KvService {
       if (await this.stillOwner(lease, token)) {
         return { result, replicas, backfilling, listedOn: lease.ring.incomingOwnerTableOf(token), write };
       }
-      if (attempt >= ringRouteAttemptsMax) throw ownerMoving(key);
+      if (attempt >= ringRouteAttemptsMax) throw ownerMoving(key, token, lease.ring);
     }
   }
 
@@ -730,9 +732,10 @@ function guardOf(plan: WritePlan, conditions: Conditions, kind: WriteKind): Writ
   return { precondition: plan.precondition, conditions, kind };
 }
 
-/** A key whose range is changing owner (a failover is running): retry after the ring moves on. */
-function ownerMoving(key: string): RingstoreError {
-  return new RingstoreError('shard.failingOver', `the owner of ${key} is being replaced by a failover; retry in a moment`, {
+/** A key whose range is changing owner (a failover or a rebalance's cut-over): retry after the ring moves on. */
+function ownerMoving(key: string, token: number, ring: Ring): RingstoreError {
+  const why = ring.rangeOf(token).move || ring.rebalancing ? 'moving to another shard (a rebalance)' : 'being replaced by a failover';
+  return new RingstoreError('shard.failingOver', `the owner of ${key} is ${why}; retry in a moment`, {
     retryable: true,
   });
 }

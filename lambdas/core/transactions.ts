@@ -246,6 +246,7 @@ export class TransactionService {
   async commitOnOneShard(execution: TxnExecution): Promise<TxnOutcome | undefined> {
     const [participant, ...others] = execution.participants;
     if (!participant || others.length > 0 || participant.keys.length > this.deps.limits.atomicKeysMax) return undefined;
+    if (execution.kind !== 'readOnly' && (await this.spansMovingRanges(participant))) return undefined;
     const { table } = participant;
     const keys = participant.keys.map((key) => key.key);
     const items = await this.deps.shards.getMany(table, execution.namespace, keys, { atomic: execution.kind === 'readOnly' });
@@ -295,6 +296,21 @@ export class TransactionService {
     this.deps.faults?.reach('txn.afterAtomicCommit');
     await this.afterAtomicCommit(execution, participant.keys, items, nowMs);
     return this.outcome(execution, prepared, { status: 'committed' });
+  }
+
+  /**
+   * Whether a one-shard write would span several token ranges while a rebalance runs; then it goes
+   * through the two-phase commit instead. The one-shard write has no decision record: when it lands late
+   * on a shard that a cut-over has since fenced, ownerMovedAbort refuses it, but what it wrote stays. Within
+   * one range that is all or nothing (the fenced catch-up copies all of it or none; the cleanup removes
+   * it), but across two ranges of which only one is cut over, the other's half would stay in force: a
+   * transfer half applied. The two-phase commit aborts such a transaction as a whole (its decision
+   * record), so it is safe whatever moves (docs/rebalancing.md, "Transactions").
+   */
+  private async spansMovingRanges(participant: Participant): Promise<boolean> {
+    const { ring } = await this.deps.ring.lease();
+    if (!ring.rebalancing) return false;
+    return new Set(participant.keys.map((key) => ring.rangeOf(key.token).end)).size > 1;
   }
 
   /** What a commit does after its writes: the caches, and the replicas at once when the request asked for strong. */
@@ -387,7 +403,7 @@ export class TransactionService {
     return {
       reason: 'unavailable',
       key: moved.key,
-      message: `the owner of ${moved.key} is being replaced by a failover; retry the transaction`,
+      message: `the owner of ${moved.key} is ${ring.rebalancing ? 'moving to another shard (a rebalance)' : 'being replaced by a failover'}; retry the transaction`,
     };
   }
 

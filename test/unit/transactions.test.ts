@@ -2,6 +2,7 @@
 import fc from 'fast-check';
 import { isRingstoreError } from '../../lambdas/core/errors';
 import { KvService } from '../../lambdas/core/kv';
+import { startedRing } from '../../lambdas/core/rebalance';
 import { Ring, initialRingState, tokenOf } from '../../lambdas/core/ring';
 import { TransactionService } from '../../lambdas/core/transactions';
 import { type TxnOutcome } from '../../lambdas/ports';
@@ -24,13 +25,13 @@ const decode = (base64: string | undefined) => Buffer.from(base64 ?? '', 'base64
 const ring = new Ring(initialRingState({ shardCount: 4, replicationFactor: 3, vnodesPerShard: 16, tableName: (id) => `shard-${id}` }));
 const ownerOf = (key: string) => ring.ownerOf(tokenOf('ns', key)).table;
 
-function setup() {
+function setup(routedBy: Ring = ring) {
   const shards = new MemoryShardStore();
   const clock = new ManualClock();
   const faults = new ScriptedFaults();
   const records = new MemoryTxnRecords();
   const { replication, health } = memoryReplication(shards, clock);
-  const ringSource = fixedRing(ring);
+  const ringSource = fixedRing(routedBy);
   const txns = new TransactionService({
     shards,
     records,
@@ -424,6 +425,33 @@ describe('one shard: one atomic write, no coordinator', () => {
     expect(await oneShard(context, [{ op: 'get', key: raced! }, put(other!, 'w')])).toBeUndefined();
     expect(await context.valueOf(other!)).toBeUndefined();
     expect(await context.valueOf(raced!)).toEqual({ value: 'racer', version: 1 });
+  });
+
+  it('leaves to 2PC, while a rebalance runs, a write over two token ranges of one shard; one range, or reads only, stay atomic', async () => {
+    // A one-shard write that lands late on a shard a cut-over has fenced is refused (not acknowledged),
+    // but what it wrote stays; over two ranges, of which one is cut over, half a transfer would stay in force.
+    const rebalancing = new Ring(startedRing(ring.state, { join: [4], leave: [] }, 'r1', (id) => `shard-${id}`));
+    const context = setup(rebalancing);
+    const rangeOf = (key: string) => rebalancing.rangeOf(tokenOf('ns', key)).end;
+    const candidates = keysOnOneShard('moving', 40);
+    const [first] = candidates;
+    const sameRange = candidates.find((key) => key !== first && rangeOf(key) === rangeOf(first!));
+    const otherRange = candidates.find((key) => rangeOf(key) !== rangeOf(first!));
+    expect({ sameRange: sameRange !== undefined, otherRange: otherRange !== undefined }).toEqual({ sameRange: true, otherRange: true });
+
+    expect(await oneShard(context, [put(first!, '1'), put(otherRange!, '1')])).toBeUndefined();
+    expect(
+      await oneShard(context, [
+        { op: 'get', key: first! },
+        { op: 'get', key: otherRange! },
+      ]),
+    ).toMatchObject({ status: 'committed' });
+    expect(await oneShard(context, [put(first!, '1'), put(sameRange!, '1')])).toMatchObject({ status: 'committed' });
+    expect(context.shards.atomicWrites).toBe(1);
+    // The two-range transfer commits through the coordinator instead.
+    expect(await context.run([put(first!, '2'), put(otherRange!, '2')])).toMatchObject({ status: 'committed' });
+    expect(await context.valueOf(otherRange!)).toEqual({ value: '2', version: 1 });
+    expect(context.records.records.size).toBe(1);
   });
 
   it('reads a read-only transaction at one instant and writes nothing', async () => {
