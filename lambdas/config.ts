@@ -2,7 +2,7 @@
 import * as z from 'zod';
 import { initialRingState } from './core/ring';
 import { type RingState } from './ports';
-import { cacheDefaults, defaults, drDefaults, envVars, failoverDefaults, namesFor, quotaDefaults } from '../schemas/topology';
+import { cacheDefaults, defaults, drDefaults, envVars, failoverDefaults, limits, namesFor, quotaDefaults } from '../schemas/topology';
 
 const positiveInt = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
 
@@ -47,6 +47,7 @@ const runtimeEnvSchema = z.object({
     .max(quotaDefaults.requestsPerSecondMax)
     .default(quotaDefaults.requestsPerSecond),
   [envVars.namespaceBurst]: z.coerce.number().int().min(1).max(quotaDefaults.burstMax).default(quotaDefaults.burst),
+  [envVars.iamCacheTtlSeconds]: z.coerce.number().int().min(0).max(3_600).default(limits.authorizerCacheTtlSeconds),
   AWS_REGION: z.string().default('us-east-1'),
   AWS_LAMBDA_FUNCTION_NAME: z.string().optional(),
 });
@@ -119,6 +120,8 @@ export interface RuntimeConfig {
   redisAuth?: RedisAuthConfig;
   /** The request rate and burst of a namespace without its own (docs/security.md, "Quotas"). */
   namespaceRateDefaults: { requestsPerSecond: number; burst: number };
+  /** How long a handler keeps an IAM principal's mapping: a deleted mapping stops working after it. */
+  iamCacheTtlSeconds: number;
   cache: {
     l1Policy: 'lru' | 'lfu' | 'fifo';
     l1EntriesMax: number;
@@ -170,6 +173,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RuntimeConfig 
     ...(values[envVars.redisUrl] ? { redisUrl: values[envVars.redisUrl] } : {}),
     ...redisAuthOf(values),
     namespaceRateDefaults: { requestsPerSecond: values[envVars.namespaceRatePerSecond], burst: values[envVars.namespaceBurst] },
+    iamCacheTtlSeconds: values[envVars.iamCacheTtlSeconds],
     cache: {
       l1Policy: values[envVars.l1Policy],
       l1EntriesMax: values[envVars.l1EntriesMax],

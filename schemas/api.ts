@@ -146,6 +146,39 @@ export const RotateApiKeyBody = z
   .strict()
   .meta({ id: 'RotateApiKeyRequest', examples: [{ graceSeconds: 86400 }] });
 
+export const CreatePrincipalMappingBody = z
+  .object({
+    principalArn: z
+      .string()
+      .min(20)
+      .max(2048)
+      .meta({ description: 'An IAM role or user ARN (arn:aws:iam::<account>:role/<name> or user/<name>); never a session or the root' }),
+    namespace: z.string().regex(namespacePattern, `must match ${namespacePattern}`),
+    role: z.enum(['user', 'admin']).default('user'),
+    description: z.string().max(256).optional(),
+  })
+  .strict()
+  .meta({ id: 'CreatePrincipalMappingRequest' });
+
+export const PrincipalArnParam = z.object({
+  principalArn: z.string().startsWith('arn:', 'must be an IAM ARN, percent-encoded (/ as %2F)').max(2048),
+});
+
+export const PrincipalMappingInfo = z
+  .object({
+    principalArn: z.string().meta({ description: 'The ARN as it was mapped' }),
+    matchArn: z.string().meta({
+      description: 'What callers match: the role or user ARN without its path (an assumed-role session matches its role)',
+    }),
+    namespace: z.string(),
+    role: z.enum(['user', 'admin']),
+    createdAt: z.string(),
+    description: z.string().optional(),
+  })
+  .meta({ id: 'PrincipalMapping' });
+
+export const PrincipalMappingList = z.object({ principals: z.array(PrincipalMappingInfo) }).meta({ id: 'PrincipalMappingList' });
+
 export const AuditQuery = z.object({
   limit: integerParam(`Page size, 1 to ${auditDefaults.listLimitMax}`, 1, auditDefaults.listLimitMax).default(
     auditDefaults.listLimitDefault,
@@ -812,6 +845,9 @@ export const routeQueries = {
   rotateApiKey: NoQuery,
   listAuditEntries: AuditQuery,
   revokeApiKey: NoQuery,
+  listPrincipalMappings: NoQuery,
+  createPrincipalMapping: NoQuery,
+  deletePrincipalMapping: NoQuery,
   getNamespaceSettings: NoQuery,
   putNamespaceSettings: NoQuery,
   describeShards: NoQuery,

@@ -17,8 +17,15 @@ export const errorCodes = [
   'auth.missingKey',
   'auth.invalidKey',
   'auth.forbidden',
+  'auth.principalUnmapped',
+  'auth.invalidSignature',
+  'auth.unknownAccessKey',
+  'auth.signatureExpired',
   'admin.keyNotFound',
   'admin.keyRevoked',
+  'admin.principalNotFound',
+  'admin.principalExists',
+  'admin.namespaceUnknown',
   'txn.conflict',
   'txn.timeout',
   'txn.outcomeUnknown',
@@ -59,6 +66,12 @@ export const statusOf: Record<ErrorCode, number> = {
   'auth.missingKey': 401,
   'auth.invalidKey': 403,
   'auth.forbidden': 403,
+  // IAM (docs/security.md, "IAM authentication"): a signed caller no mapping names, and the local gateway's
+  // SigV4 refusals (API Gateway answers its own INVALID_SIGNATURE, EXPIRED_TOKEN, ... with these codes too).
+  'auth.principalUnmapped': 403,
+  'auth.invalidSignature': 403,
+  'auth.unknownAccessKey': 403,
+  'auth.signatureExpired': 403,
   'route.notFound': 404,
   // A known path with a method it does not have; the answer's Allow header lists those it has.
   'route.methodNotAllowed': 405,
@@ -67,6 +80,10 @@ export const statusOf: Record<ErrorCode, number> = {
   'admin.keyNotFound': 404,
   // A rotation of a revoked key (revocation is final), or of one rotated or revoked by another request meanwhile.
   'admin.keyRevoked': 409,
+  'admin.principalNotFound': 404,
+  'admin.principalExists': 409,
+  // A principal mapped to a namespace no API key and no settings name: most likely a typo.
+  'admin.namespaceUnknown': 400,
   'kv.preconditionFailed': 412,
   'txn.conflict': 409,
   'txn.timeout': 409,

@@ -185,6 +185,26 @@ const operations: Record<string, Operation> = {
     request: { params: z.object({ keyId: z.string() }) },
     responses: { 200: json(api.RevokedApiKey, 'Revoked'), 404: error('No such key') },
   },
+  listPrincipalMappings: {
+    summary: 'List the IAM principals mapped to namespaces (admin)',
+    responses: { 200: json(api.PrincipalMappingList, 'Every mapping') },
+  },
+  createPrincipalMapping: {
+    summary: 'Map an IAM role or user to a namespace and role (admin): its SigV4-signed requests act as that namespace',
+    request: {
+      body: jsonBody(api.CreatePrincipalMappingBody, { principalArn: 'arn:aws:iam::123456789012:role/demo-app', namespace: 'demo' }),
+    },
+    responses: {
+      201: json(api.PrincipalMappingInfo, 'The mapping'),
+      400: error('Not a role or user ARN (request.invalid), or a namespace nothing names yet (admin.namespaceUnknown)'),
+      409: error('The principal is mapped already (admin.principalExists)'),
+    },
+  },
+  deletePrincipalMapping: {
+    summary: "Delete an IAM principal's mapping (admin); takes effect within the handlers' cache TTL",
+    request: { params: api.PrincipalArnParam },
+    responses: { 200: json(api.PrincipalMappingInfo, 'The mapping deleted'), 404: error('No such mapping (admin.principalNotFound)') },
+  },
   getNamespaceSettings: {
     summary: "A namespace's default consistency, DR mode and quotas, with its usage under a storage quota (admin)",
     request: { params: api.NamespaceParam },
@@ -364,6 +384,7 @@ const pathParamExamples: Record<string, string> = {
   keyId: '$KEY_ID',
   namespace: 'demo',
   id: '$REBALANCE_ID',
+  principalArn: 'arn%3Aaws%3Aiam%3A%3A123456789012%3Arole%2Fdemo-app',
 };
 
 /** Example query strings of the curl samples, where a query is the point of the operation. */

@@ -735,6 +735,14 @@ export const apiKeyPartition = 'apikeys';
  * operations are few (people and runbooks, not traffic), so one partition takes them all.
  */
 export const auditPartition = 'audit';
+
+/**
+ * The control table's partition of IAM principal mappings (docs/security.md, "IAM authentication"): one item
+ * per principal, sorted by its match ARN (a role or user ARN without its path), read by the API handlers.
+ */
+export const iamPrincipalPartition = 'iamprincipals';
+/** Mappings one deployment holds at most: the admin listing is one query, and a handler caches what it reads. */
+export const iamPrincipalsMax = 1_000;
 export const auditDefaults = { listLimitDefault: 50, listLimitMax: 200, requestCharsMax: 2_000 } as const;
 export const apiKeyUseAttribute = 'lastUsedAt';
 export const usageCounterPartitionPrefix = 'usage#';
@@ -775,6 +783,17 @@ export const routes = [
   { method: 'GET', path: '/v1/admin/keys', handler: 'admin', operationId: 'listApiKeys', authorized: true, admin: true },
   { method: 'POST', path: '/v1/admin/keys', handler: 'admin', operationId: 'createApiKey', authorized: true, admin: true },
   { method: 'GET', path: '/v1/admin/audit', handler: 'admin', operationId: 'listAuditEntries', authorized: true, admin: true },
+  // IAM principal mappings (docs/security.md, "IAM authentication"); the ARN travels percent-encoded (`/` as %2F).
+  { method: 'GET', path: '/v1/admin/principals', handler: 'admin', operationId: 'listPrincipalMappings', authorized: true, admin: true },
+  { method: 'POST', path: '/v1/admin/principals', handler: 'admin', operationId: 'createPrincipalMapping', authorized: true, admin: true },
+  {
+    method: 'DELETE',
+    path: '/v1/admin/principals/{principalArn}',
+    handler: 'admin',
+    operationId: 'deletePrincipalMapping',
+    authorized: true,
+    admin: true,
+  },
   {
     method: 'POST',
     path: '/v1/admin/keys/{keyId}/rotate',
@@ -964,6 +983,8 @@ export const envVars = {
   /** The request rate and burst of a namespace without its own (docs/security.md, "Quotas"); CDK sets them from context. */
   namespaceRatePerSecond: 'RINGSTORE_NAMESPACE_RATE_PER_SECOND',
   namespaceBurst: 'RINGSTORE_NAMESPACE_BURST',
+  /** How long a handler keeps an IAM principal's mapping (default: the authorizer cache TTL, as API keys). */
+  iamCacheTtlSeconds: 'RINGSTORE_IAM_CACHE_TTL_SECONDS',
 } as const;
 
 /** Cache defaults (docs/architecture.md, "Cache"): a small, short-lived L1 per instance, a longer-lived shared L2. */

@@ -9,12 +9,15 @@ import { FaultController } from '../../lambdas/adapters/fault-injection';
 import { initialRingOf, loadConfig } from '../../lambdas/config';
 import type { ApiKeyService } from '../../lambdas/core/auth';
 import { handlerFactories } from '../../lambdas/handlers';
-import { apiKeyService, ringStore } from '../../lambdas/wiring/control';
+import { apiKeyService, iamPrincipalService, ringStore } from '../../lambdas/wiring/control';
+import { isRingstoreError } from '../../lambdas/core/errors';
+import type { IamPrincipalService } from '../../lambdas/core/iam-principals';
 import { closeConnections } from '../../lambdas/wiring/data';
 import { Wiring } from '../../lambdas/wiring/wiring';
 import { envVars, type HandlerName, limits, namesFor, replicationDefaults, routes, txnLimits } from '../../schemas/topology';
 import { localCredentials, localRegion, startEngines, type RunningEngines } from './engines';
 import { type GatewayHandlers, type RunningGateway, startGateway } from './gateway';
+import { ensureLocalIamUser, LocalIam, localIamUserName, type LocalIamUser } from './local-iam';
 import { provision } from './provision';
 import { ensureKeyQueue, startBackupDeliveries, type BackupDeliveries } from './dr-region';
 import { startStreamPoller, type RunningStreamPoller } from './stream-poller';
@@ -77,6 +80,8 @@ export interface LocalCloud {
   url: string;
   apiKey: string;
   adminKey: string;
+  /** The local IAM user (SigV4 credentials), mapped to the local namespace as a user (docs/security.md). */
+  iamUser: LocalIamUser;
   engines: RunningEngines;
   faultInjection: boolean;
   /** The process-wide instances every in-process handler uses (the bench measures through them). */
@@ -130,6 +135,22 @@ async function ensureLocalKeys(home: string, service: ApiKeyService): Promise<Lo
   await writeFile(path, JSON.stringify(keys, null, 2));
   await chmod(path, 0o600);
   return keys;
+}
+
+/** The local IAM user, mapped to the local namespace with the user role (kept if mapped already). */
+async function ensureLocalIamMapping(home: string, principals: IamPrincipalService): Promise<LocalIamUser> {
+  const user = await ensureLocalIamUser(home, localIamUserName);
+  try {
+    await principals.create({
+      principalArn: user.arn,
+      namespace: localNamespace,
+      role: 'user',
+      description: 'local IAM user of npm start',
+    });
+  } catch (error) {
+    if (!isRingstoreError(error, 'admin.principalExists')) throw error;
+  }
+  return user;
 }
 
 /** The DR part of a region's environment (lambdas/config.ts parses it). */
@@ -193,6 +214,10 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       ...(options.vnodesPerShard ? { [envVars.vnodesPerShard]: String(options.vnodesPerShard) } : {}),
       [envVars.faultInjection]: options.faultInjection ? '1' : '0',
       [envVars.autoFailover]: options.autoFailover === false ? '0' : '1',
+      // A mapping is kept by the handlers as long as an authorizer answer by the gateway, as in AWS.
+      ...(options.authorizerCacheTtlSeconds === undefined
+        ? {}
+        : { [envVars.iamCacheTtlSeconds]: String(options.authorizerCacheTtlSeconds) }),
       [envVars.sqsEndpoint]: engines.sqsEndpoint,
       ...drEnvOf(options.dr, drKeyQueue),
       AWS_REGION: localRegion,
@@ -242,6 +267,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       );
     }
     const keys = await ensureLocalKeys(options.home, apiKeyService(wiring));
+    const iamUser = await ensureLocalIamMapping(options.home, iamPrincipalService(wiring));
     await options.beforeStreams?.({ dynamodbEndpoint: engines.dynamodbEndpoint, ring });
     const startAt = options.beforeStreams ? ('latest' as const) : ('oldest' as const);
     // Every shard table is streamed, on the ring or not yet: a shard a rebalance adds (docs/rebalancing.md,
@@ -311,6 +337,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       stage,
       handlers: gatewayHandlers,
       authorizerCacheTtlSeconds: options.authorizerCacheTtlSeconds ?? limits.authorizerCacheTtlSeconds,
+      iam: new LocalIam(options.home),
       ...(faults ? { faults } : {}),
       log,
     });
@@ -319,6 +346,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       url: running.gateway.url,
       apiKey: keys.apiKey,
       adminKey: keys.adminKey,
+      iamUser,
       engines,
       faultInjection: Boolean(faults),
       wiring: running.wiring,

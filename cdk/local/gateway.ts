@@ -13,6 +13,7 @@ import type {
 } from 'aws-lambda';
 import { LRUCache } from 'lru-cache';
 import { lambdaContext, proxyEvent } from './lambda-events';
+import { isSigV4, verifySigV4 } from './sigv4-verify';
 import { requestIdHeader } from '../../lambdas/http/request-id';
 import { type ErrorCode, keySlashHint, statusOf } from '../../schemas/errors';
 import { type HandlerName, type HttpMethod, limits, type RouteSpec, routes } from '../../schemas/topology';
@@ -38,6 +39,14 @@ export interface GatewayOptions {
    * plan (crash points, shard outages, broken modes). Not an API Gateway route: it never exists in AWS.
    */
   faults?: { apply(plan: unknown): void; status(): unknown };
+  /**
+   * The IAM users whose SigV4 signatures the gateway verifies (cdk/local/local-iam.ts), as API Gateway does
+   * for an `AWS_IAM` method. Locally one endpoint takes both: a signed request is verified, an `x-api-key`
+   * goes to the authorizer. Absent: every signed request is refused.
+   */
+  iam?: { find(accessKeyId: string): Promise<{ arn: string; secretAccessKey: string } | undefined> };
+  /** The gateway's clock (milliseconds), against which a signature's date is checked. */
+  now?: () => number;
   log?: (line: string) => void;
 }
 
@@ -154,6 +163,16 @@ function errorBody(code: string, message: string, retryable = false): string {
   return JSON.stringify({ error: { code, message, retryable } });
 }
 
+/** The query as a signer sees it: each name's values, decoded. */
+function queryOf(url: URL): Record<string, string | string[]> {
+  const query: Record<string, string | string[]> = {};
+  for (const name of new Set(url.searchParams.keys())) {
+    const values = url.searchParams.getAll(name);
+    query[name] = values.length === 1 ? values[0]! : values;
+  }
+  return query;
+}
+
 async function readBody(request: IncomingMessage, maxBytes: number): Promise<Buffer | 'tooLarge'> {
   const chunks: Buffer[] = [];
   let total = 0;
@@ -247,7 +266,21 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     }
 
     let authorizer: Record<string, unknown> | null = null;
-    if (route.authorized) {
+    let caller: { userArn: string; accessKey: string; accountId: string } | undefined;
+    if (route.authorized && isSigV4(headers)) {
+      const verdict = options.iam
+        ? await verifySigV4(
+            { method, path: url.pathname, query: queryOf(url), headers, body },
+            (accessKeyId) => options.iam!.find(accessKeyId),
+            (options.now ?? Date.now)(),
+          )
+        : ({ ok: false, code: 'auth.unknownAccessKey', message: 'this gateway knows no IAM users' } as const);
+      if (!verdict.ok) {
+        sendError(response, 403, verdict.code, verdict.message);
+        return;
+      }
+      caller = { userArn: verdict.user.arn, accessKey: verdict.accessKeyId, accountId: verdict.user.arn.split(':')[4] ?? '' };
+    } else if (route.authorized) {
       const verdict = await authorize(route, url, headers);
       if (verdict.status === 401) {
         sendError(response, 401, 'auth.missingKey', 'missing x-api-key header');
@@ -273,6 +306,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       body,
       authorizer,
       requestId,
+      ...(caller ? { caller } : {}),
     });
     const eventBytes = oversizedPayloadBytes(event, event.body);
     if (eventBytes !== undefined) {

@@ -19,6 +19,8 @@ export interface ProxyEventInput {
   authorizer: Record<string, unknown> | null;
   /** API Gateway's id of the request; a new one when absent. */
   requestId?: string;
+  /** The verified caller of a SigV4-signed request (API Gateway `AWS_IAM`): its ARN, access key and account. */
+  caller?: { userArn: string; accessKey: string; accountId: string };
 }
 
 export function proxyEvent(input: ProxyEventInput): APIGatewayProxyEvent {
@@ -42,6 +44,7 @@ export function proxyEvent(input: ProxyEventInput): APIGatewayProxyEvent {
       httpMethod: input.method,
       path: `/${input.stage}${input.path}`,
       resourcePath: input.resource,
+      ...(input.caller ? { identity: { ...input.caller, caller: input.caller.userArn, user: input.caller.userArn } } : {}),
     } as unknown as APIGatewayProxyEvent['requestContext'],
   };
 }

@@ -88,6 +88,10 @@ async function main(): Promise<void> {
   console.log(`API: ${cloud.url}`);
   console.log(`API key: ${cloud.apiKey}`);
   console.log(`Admin key: ${cloud.adminKey}`);
+  // SigV4 credentials of the local IAM user, mapped to the same namespace (docs/security.md, "IAM authentication").
+  console.log(`AWS access key id: ${cloud.iamUser.accessKeyId}`);
+  console.log(`AWS secret access key: ${cloud.iamUser.secretAccessKey}`);
+  console.log(`IAM principal: ${cloud.iamUser.arn}`);
   console.log(`Docs: ${cloud.url}/docs`);
   console.log(`DynamoDB: ${cloud.engines.dynamodbEndpoint}`);
   if (cloud.engines.redisUrl) console.log(`Redis: ${cloud.engines.redisUrl}`);

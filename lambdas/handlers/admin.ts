@@ -4,12 +4,14 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import {
   AuditQuery,
   CreateApiKeyBody,
+  CreatePrincipalMappingBody,
   FailoverStartBody,
   KeyIdParam,
   LostKeysQuery,
   NamespaceParam,
   NamespaceSettingsBody,
   OfferBody,
+  PrincipalArnParam,
   PromoteBody,
   RebalanceIdParam,
   RebalanceQuery,
@@ -31,7 +33,16 @@ import { httpErrors } from '../http/errors';
 import { jsonBody, parseWith, pathParam, principalOf } from '../http/request';
 import { json } from '../http/response';
 import { router } from '../http/router';
-import { apiKeyService, auditLog, failoverLog, ringSource, ringStore, shardHealth } from '../wiring/control';
+import {
+  apiKeyService,
+  auditLog,
+  failoverLog,
+  iamCallerAuth,
+  iamPrincipalService,
+  ringSource,
+  ringStore,
+  shardHealth,
+} from '../wiring/control';
 import { auditTrail } from '../http/audit';
 import { namespaceAdmin } from '../wiring/namespace-admin';
 import { replicationStats } from '../wiring/data';
@@ -90,6 +101,7 @@ async function drStatus(wiring: Wiring) {
 
 export function adminHandler(wiring: Wiring) {
   const apiKeys = apiKeyService(wiring);
+  const principals = iamPrincipalService(wiring);
   const namespaces = namespaceAdmin(wiring);
   const maintenance = maintenanceService(wiring);
   const ring = ringSource(wiring);
@@ -137,6 +149,8 @@ export function adminHandler(wiring: Wiring) {
   return (
     middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
       .use(httpErrors(logger))
+      // A SigV4-signed caller (API Gateway AWS_IAM) becomes the principal its mapping names.
+      .use(iamCallerAuth(wiring))
       .use({ before: (request: Request<APIGatewayProxyEvent>) => requireAdmin(principalOf(request.event)) })
       // Every change an admin makes, and every attempt a non-admin key makes, with its outcome.
       .use(auditTrail({ log: audit, clock: wiring.clock, logger }))
@@ -157,6 +171,13 @@ export function adminHandler(wiring: Wiring) {
           revokeApiKey: async (event) => {
             const { keyId, revokedAt } = await apiKeys.revoke(pathParam(event, 'keyId'));
             return json(200, { keyId, revokedAt });
+          },
+          listPrincipalMappings: async () => json(200, { principals: await principals.list() }),
+          createPrincipalMapping: async (event) =>
+            json(201, await principals.create(parseWith(CreatePrincipalMappingBody, jsonBody(event), 'body'))),
+          deletePrincipalMapping: async (event) => {
+            const { principalArn } = parseWith(PrincipalArnParam, event.pathParameters, 'path');
+            return json(200, await principals.delete(principalArn));
           },
           getNamespaceSettings: async (event) => {
             const { namespace } = parseWith(NamespaceParam, event.pathParameters, 'path');

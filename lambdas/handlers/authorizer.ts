@@ -2,7 +2,7 @@
 import middy from '@middy/core';
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { isRingstoreError } from '../core/errors';
-import { quotaContext } from '../http/request';
+import { authorizerContextOf } from '../http/request';
 import { apiKeyService, namespaceSettings } from '../wiring/control';
 import type { Wiring } from '../wiring/wiring';
 
@@ -29,21 +29,9 @@ export function authorizerHandler(wiring: Wiring) {
     try {
       const principal = await apiKeys.authenticate(header);
       // The namespace's default consistency, DR mode and quotas ride along, cached with the answer (a change
-      // applies within the TTL); the context holds only strings and numbers, hence the flat names.
-      const { readConsistency, writeConsistency, drMode, rate, storage } = await namespaces.settingsOf(principal.namespace);
-      return {
-        ...policy(event, 'Allow', principal.keyId),
-        context: {
-          ...principal,
-          readConsistency,
-          writeConsistency,
-          drMode,
-          [quotaContext.requestsPerSecond]: rate.requestsPerSecond,
-          [quotaContext.burst]: rate.burst,
-          ...(storage?.keysMax === undefined ? {} : { [quotaContext.keysMax]: storage.keysMax }),
-          ...(storage?.bytesMax === undefined ? {} : { [quotaContext.bytesMax]: storage.bytesMax }),
-        },
-      };
+      // applies within the TTL).
+      const settings = await namespaces.settingsOf(principal.namespace);
+      return { ...policy(event, 'Allow', principal.keyId), context: authorizerContextOf(principal, settings) };
     } catch (error) {
       if (isRingstoreError(error, 'auth.invalidKey')) return policy(event, 'Deny', 'anonymous');
       throw error;

@@ -3,14 +3,13 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { ListKeysQuery, ReadValueQuery } from '../../schemas/api';
 import { httpErrors } from '../http/errors';
-import { namespaceQuotas } from '../http/quotas';
 import { flushMetrics } from '../http/metrics';
 import { failoverStats, replicationStats } from '../wiring/data';
 import { parseWith, pathParam, principalOf } from '../http/request';
 import { bytes, json, valueHeaders } from '../http/response';
 import { router } from '../http/router';
 import { kvService } from '../wiring/services';
-import { quotaStats, rateLimiter } from '../wiring/quotas';
+import { callerAndQuotas } from '../wiring/quotas';
 import type { Wiring } from '../wiring/wiring';
 
 export function kvReadHandler(wiring: Wiring) {
@@ -20,7 +19,7 @@ export function kvReadHandler(wiring: Wiring) {
   return (
     middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
       .use(httpErrors(logger))
-      .use(namespaceQuotas(rateLimiter(wiring), quotaStats(wiring)))
+      .use(callerAndQuotas(wiring))
       // Strong writes' replica copies and the requests a failover refused.
       .use(flushMetrics(replicationStats(wiring), failoverStats(wiring)))
       .handler(

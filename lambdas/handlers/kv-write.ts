@@ -6,14 +6,13 @@ import { RingstoreError } from '../core/errors';
 import type { RequestPrincipal } from '../core/auth';
 import type { WriteAck } from '../core/kv';
 import { httpErrors } from '../http/errors';
-import { namespaceQuotas } from '../http/quotas';
 import { flushMetrics } from '../http/metrics';
 import { failoverStats, replicationStats } from '../wiring/data';
 import { bodyBytes, conditionsOf, headersOf, jsonBody, parseWith, pathParam, principalOf } from '../http/request';
 import { etagOf, json } from '../http/response';
 import { router } from '../http/router';
 import { kvService } from '../wiring/services';
-import { quotaStats, rateLimiter } from '../wiring/quotas';
+import { callerAndQuotas } from '../wiring/quotas';
 import { drStats } from '../wiring/dr';
 import type { Wiring } from '../wiring/wiring';
 
@@ -33,7 +32,7 @@ export function kvWriteHandler(wiring: Wiring) {
   return (
     middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
       .use(httpErrors(logger))
-      .use(namespaceQuotas(rateLimiter(wiring), quotaStats(wiring)))
+      .use(callerAndQuotas(wiring))
       // Strong writes' replica copies, the requests a failover refused, key-sync durations.
       .use(flushMetrics(replicationStats(wiring), failoverStats(wiring), drStats(wiring)))
       .handler(

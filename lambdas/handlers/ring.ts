@@ -3,12 +3,11 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { tokenBits } from '../core/ring';
 import { httpErrors } from '../http/errors';
-import { namespaceQuotas } from '../http/quotas';
 import { principalOf } from '../http/request';
 import { json } from '../http/response';
 import { router } from '../http/router';
 import { ringSource } from '../wiring/control';
-import { quotaStats, rateLimiter } from '../wiring/quotas';
+import { callerAndQuotas } from '../wiring/quotas';
 import type { Wiring } from '../wiring/wiring';
 
 export function ringHandler(wiring: Wiring) {
@@ -17,7 +16,7 @@ export function ringHandler(wiring: Wiring) {
 
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
     .use(httpErrors(logger))
-    .use(namespaceQuotas(rateLimiter(wiring), quotaStats(wiring)))
+    .use(callerAndQuotas(wiring))
     .handler(
       router('ring', {
         describeRing: async (event) => {

@@ -5,13 +5,12 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { TxnBody, TxnQuery } from '../../schemas/api';
 import { txnAbortError } from '../core/txn-errors';
 import { httpErrors } from '../http/errors';
-import { namespaceQuotas } from '../http/quotas';
 import { jsonBody, parseWith, principalOf } from '../http/request';
 import { json } from '../http/response';
 import { router } from '../http/router';
 import { orchestrator } from '../wiring/orchestrator';
 import { txnStats } from '../wiring/observability';
-import { quotaStats, rateLimiter } from '../wiring/quotas';
+import { callerAndQuotas } from '../wiring/quotas';
 import { transactionService } from '../wiring/services';
 import type { Wiring } from '../wiring/wiring';
 
@@ -23,7 +22,7 @@ export function txnHandler(wiring: Wiring) {
 
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
     .use(httpErrors(logger))
-    .use(namespaceQuotas(rateLimiter(wiring), quotaStats(wiring)))
+    .use(callerAndQuotas(wiring))
     .handler(
       router('txn', {
         transact: async (event) => {

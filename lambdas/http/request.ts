@@ -3,7 +3,8 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import type { z } from 'zod';
 import { ConditionalHeaders } from '../../schemas/api';
 import { limits } from '../../schemas/topology';
-import type { RequestPrincipal } from '../core/auth';
+import type { Principal, RequestPrincipal } from '../core/auth';
+import type { ResolvedNamespaceSettings } from '../core/namespaces';
 import type { Conditions } from '../core/conditions';
 import type { ErrorCode } from '../../schemas/errors';
 import { RingstoreError } from '../core/errors';
@@ -144,6 +145,27 @@ export const quotaContext = {
   keysMax: 'storageKeysMax',
   bytesMax: 'storageBytesMax',
 } as const;
+
+/**
+ * What the authorizer hands the handlers for a principal: itself and its namespace's defaults and quotas,
+ * flat (an authorizer context holds only strings and numbers). The IAM path builds the same context
+ * (lambdas/http/iam-callers.ts), so every handler reads both through `principalOf`.
+ */
+export function authorizerContextOf(principal: Principal, settings: ResolvedNamespaceSettings): Record<string, string | number> {
+  const { readConsistency, writeConsistency, drMode, rate, storage } = settings;
+  return {
+    keyId: principal.keyId,
+    namespace: principal.namespace,
+    role: principal.role,
+    readConsistency,
+    writeConsistency,
+    drMode,
+    [quotaContext.requestsPerSecond]: rate.requestsPerSecond,
+    [quotaContext.burst]: rate.burst,
+    ...(storage?.keysMax === undefined ? {} : { [quotaContext.keysMax]: storage.keysMax }),
+    ...(storage?.bytesMax === undefined ? {} : { [quotaContext.bytesMax]: storage.bytesMax }),
+  };
+}
 
 /** A positive number from the authorizer context (API Gateway may hand numbers over as strings). */
 function positiveOf(value: unknown): number | undefined {

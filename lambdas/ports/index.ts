@@ -415,6 +415,28 @@ export interface ApiKeyStore {
   recordUse(keyId: string, usedAt: string, notBefore: string): Promise<void>;
 }
 
+/** An IAM principal allowed in: the role or user it is, and the namespace and role it acts as. */
+export interface PrincipalMapping {
+  /** The ARN as the admin gave it (a role or user, with its path if it has one). */
+  principalArn: string;
+  /** What callers are matched on: the same ARN without its path (docs/security.md, "IAM authentication"). */
+  matchArn: string;
+  namespace: string;
+  role: Role;
+  createdAt: string;
+  description?: string;
+}
+
+export interface PrincipalMappingStore {
+  find(matchArn: string): Promise<PrincipalMapping | undefined>;
+  /** False when a mapping of that match ARN exists already: nothing was written. */
+  create(mapping: PrincipalMapping): Promise<boolean>;
+  /** The mapping removed, or undefined when there was none. */
+  delete(matchArn: string): Promise<PrincipalMapping | undefined>;
+  /** At most `limit` mappings, in match ARN order. */
+  list(limit: number): Promise<PrincipalMapping[]>;
+}
+
 /** The shared cache (L2: Redis/ElastiCache). Implementations never throw: a failure is a miss. */
 export interface RemoteCache {
   get(cacheKey: string): Promise<CacheEntry | undefined>;

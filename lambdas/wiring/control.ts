@@ -7,10 +7,13 @@ import { DynamoAuditLog } from '../adapters/dynamodb-audit-log';
 import { DynamoFailoverLog } from '../adapters/dynamodb-failover-log';
 import { DynamoMaintenanceStateStore, DynamoSweeperStateStore } from '../adapters/dynamodb-job-state-stores';
 import { DynamoNamespaceSettingsStore } from '../adapters/dynamodb-namespace-settings-store';
+import { DynamoPrincipalMappingStore } from '../adapters/dynamodb-principal-store';
 import { DynamoRingStore } from '../adapters/dynamodb-ring-store';
 import { DynamoShardHealthStore } from '../adapters/dynamodb-shard-health-store';
 import { ApiKeyService } from '../core/auth';
 import { FailoverOnUnavailable } from '../core/failover-trigger';
+import { IamPrincipalService } from '../core/iam-principals';
+import { iamCallers } from '../http/iam-callers';
 import { NamespaceSettingsService } from '../core/namespaces';
 import { CachedRingSource } from '../core/ring-source';
 import type {
@@ -20,6 +23,7 @@ import type {
   FailoverStarter,
   MaintenanceStateStore,
   NamespaceSettingsStore,
+  PrincipalMappingStore,
   RingStore,
   ShardHealthStore,
   SweeperStateStore,
@@ -36,20 +40,52 @@ export function ringSource(wiring: Wiring): CachedRingSource {
   return wiring.shared('ring', () => new CachedRingSource(ringStore(wiring), wiring.clock));
 }
 
+function apiKeyStore(wiring: Wiring): ApiKeyStore {
+  return wiring.port<ApiKeyStore>(
+    'controlTable',
+    'read',
+    'apiKeyStore',
+    () => new DynamoApiKeyStore(documentClient(wiring), wiring.config.controlTable),
+  );
+}
+
 export function apiKeyService(wiring: Wiring): ApiKeyService {
   return wiring.perHandler('apiKeys', () => {
-    const keys = wiring.port<ApiKeyStore>(
-      'controlTable',
-      'read',
-      'apiKeyStore',
-      () => new DynamoApiKeyStore(documentClient(wiring), wiring.config.controlTable),
-    );
+    const keys = apiKeyStore(wiring);
     return new ApiKeyService({
       keys,
       ids: wiring.ids,
       clock: wiring.clock,
       onUseNotRecorded: (error) => wiring.logger.warn('the last use of an API key could not be recorded', { error }),
     });
+  });
+}
+
+/** IAM principal mappings (docs/security.md, "IAM authentication"): the API handlers read them, the admin handler manages them. */
+export function iamPrincipalService(wiring: Wiring): IamPrincipalService {
+  return wiring.perHandler('iamPrincipals', () => {
+    const mappings = wiring.port<PrincipalMappingStore>(
+      'controlTable',
+      'read',
+      'principalStore',
+      () => new DynamoPrincipalMappingStore(documentClient(wiring), wiring.config.controlTable),
+    );
+    return new IamPrincipalService({
+      mappings,
+      keys: apiKeyStore(wiring),
+      namespaces: namespaceSettingsStore(wiring),
+      clock: wiring.clock,
+    });
+  });
+}
+
+/** The middleware that maps a SigV4-signed caller to its namespace and role (API handlers, after `httpErrors`). */
+export function iamCallerAuth(wiring: Wiring) {
+  return iamCallers({
+    principals: iamPrincipalService(wiring),
+    namespaces: namespaceSettings(wiring),
+    clock: wiring.clock,
+    ttlSeconds: wiring.config.iamCacheTtlSeconds,
   });
 }
 

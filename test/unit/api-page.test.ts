@@ -38,6 +38,7 @@ describe('the OpenAPI document as a reference', () => {
         'commitUpload',
         'transact',
         'createApiKey',
+        'createPrincipalMapping',
         'rotateApiKey',
         'putNamespaceSettings',
         'startFailover',
