@@ -2,6 +2,12 @@
 // per command for callers who prefer `client.get(key)` to `client.send(new GetCommand(...))`.
 
 import {
+  CreatePrincipalMappingCommand,
+  type CreatePrincipalMappingCommandInput,
+  DeletePrincipalMappingCommand,
+  ListPrincipalMappingsCommand,
+  type PrincipalMapping,
+  type PrincipalMappingListWire,
   DescribeShardsCommand,
   type DescribeShardsCommandOutput,
   GetNamespaceSettingsCommand,
@@ -79,6 +85,7 @@ import {
 } from './commands';
 import { RingstoreError, ValidationError } from './errors';
 import { DEFAULT_MAX_ATTEMPTS, DEFAULT_REQUEST_TIMEOUT_MS, LIST_ALL_PAGES_MAX, MAX_ATTEMPTS_LIMIT } from './limits';
+import { type AwsCredentialProvider, type AwsCredentials, regionOfEndpoint, SigV4Signer } from './sigv4';
 import { defaultSleep, Transport, type Sleep } from './transport';
 
 /**
@@ -97,8 +104,15 @@ import { defaultSleep, Transport, type Sleep } from './transport';
 export interface RingstoreClientConfig {
   /** Base URL of the REST API, e.g. `http://127.0.0.1:4510` or an API Gateway stage URL. */
   endpoint: string;
-  /** Sent as `x-api-key` to the API (never to presigned S3 URLs). */
-  apiKey: string;
+  /** Sent as `x-api-key` to the API (never to presigned S3 URLs). Give this or `credentials`. */
+  apiKey?: string;
+  /**
+   * AWS credentials (or a provider of them, e.g. `fromNodeProviderChain()` of `@aws-sdk/credential-providers`)
+   * instead of an API key: every request is then signed with SigV4 for an API that uses IAM authorization.
+   */
+  credentials?: AwsCredentials | AwsCredentialProvider;
+  /** The region requests are signed for; by default the endpoint's (`*.execute-api.<region>.amazonaws.com`), else `us-east-1`. */
+  region?: string;
   /** Attempts per HTTP request, first try included (1..10, default 3). */
   maxAttempts?: number;
   /** fetch implementation; defaults to `globalThis.fetch`. */
@@ -160,8 +174,15 @@ export class RingstoreClient {
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalidConfig('endpoint must be an http(s) URL');
     if (url.search !== '' || url.hash !== '') throw invalidConfig('endpoint must not have a query or a fragment');
-    if (typeof config.apiKey !== 'string' || !/^[\x21-\x7e]+$/.test(config.apiKey)) {
+    if ((config.apiKey === undefined) === (config.credentials === undefined)) {
+      throw invalidConfig('give either apiKey or credentials (AWS credentials to sign requests with), not both and not neither');
+    }
+    if (config.apiKey !== undefined && (typeof config.apiKey !== 'string' || !/^[\x21-\x7e]+$/.test(config.apiKey))) {
       throw invalidConfig('apiKey must be a non-empty string of printable ASCII characters');
+    }
+    const credentials = config.credentials;
+    if (credentials !== undefined && typeof credentials !== 'function' && !(credentials.accessKeyId && credentials.secretAccessKey)) {
+      throw invalidConfig('credentials need an accessKeyId and a secretAccessKey (or pass a credential provider)');
     }
     const maxAttempts = config.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
     if (!Number.isInteger(maxAttempts) || maxAttempts < 1 || maxAttempts > MAX_ATTEMPTS_LIMIT) {
@@ -174,7 +195,10 @@ export class RingstoreClient {
     this.endpoint = config.endpoint.replace(/\/+$/, '');
     this.transport = new Transport({
       endpoint: this.endpoint,
-      apiKey: config.apiKey,
+      ...(config.apiKey === undefined ? {} : { apiKey: config.apiKey }),
+      ...(credentials === undefined
+        ? {}
+        : { signer: new SigV4Signer({ credentials, region: config.region ?? regionOfEndpoint(config.endpoint) ?? 'us-east-1' }) }),
       maxAttempts,
       requestTimeoutMs,
       fetch: fetchImpl,
@@ -404,6 +428,44 @@ export class RingstoreClient {
    */
   listApiKeys(options?: SendOptions): Promise<ListApiKeysCommandOutput> {
     return this.send(new ListApiKeysCommand(), options);
+  }
+
+  /**
+   * Maps an IAM role or user to a namespace and role: its SigV4-signed requests then act as that
+   * namespace; needs an admin key (or principal).
+   *
+   * @example
+   * ```ts
+   * await admin.createPrincipalMapping({ principalArn: 'arn:aws:iam::123456789012:role/app', namespace: 'team-a' });
+   * ```
+   */
+  createPrincipalMapping(input: CreatePrincipalMappingCommandInput, options?: SendOptions): Promise<PrincipalMapping> {
+    return this.send(new CreatePrincipalMappingCommand(input), options);
+  }
+
+  /**
+   * Every IAM principal mapped to a namespace; needs an admin key (or principal).
+   *
+   * @example
+   * ```ts
+   * const { principals } = await admin.listPrincipalMappings();
+   * ```
+   */
+  listPrincipalMappings(options?: SendOptions): Promise<PrincipalMappingListWire> {
+    return this.send(new ListPrincipalMappingsCommand(), options);
+  }
+
+  /**
+   * Deletes an IAM principal's mapping (by the ARN mapped, with or without its path); its requests are
+   * refused within the cache TTL. Needs an admin key (or principal).
+   *
+   * @example
+   * ```ts
+   * await admin.deletePrincipalMapping('arn:aws:iam::123456789012:role/app');
+   * ```
+   */
+  deletePrincipalMapping(principalArn: string, options?: SendOptions): Promise<PrincipalMapping> {
+    return this.send(new DeletePrincipalMappingCommand({ principalArn }), options);
   }
 
   /**

@@ -3,7 +3,21 @@
 
 export { RingstoreClient, type RingstoreClientConfig, type SendOptions } from './client';
 export {
+  SigV4Signer,
+  regionOfEndpoint,
+  type AwsCredentials,
+  type AwsCredentialProvider,
+  type RequestSigner,
+  type UnsignedRequest,
+} from './sigv4';
+export {
   RingstoreCommand,
+  CreatePrincipalMappingCommand,
+  DeletePrincipalMappingCommand,
+  ListPrincipalMappingsCommand,
+  type CreatePrincipalMappingCommandInput,
+  type PrincipalMapping,
+  type PrincipalMappingListWire,
   GetCommand,
   HeadCommand,
   PutCommand,

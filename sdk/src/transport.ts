@@ -2,8 +2,9 @@
 // them, applies the timeout, maps failures to typed errors and decides whether to try again.
 
 import { overArrayBuffer } from './encoding';
-import { errorFromResponse, NetworkError, RingstoreError } from './errors';
+import { errorFromResponse, NetworkError, RingstoreError, ValidationError } from './errors';
 import { RETRY_AFTER_MAX_MS, RETRY_BASE_DELAY_MS, RETRY_MAX_DELAY_MS } from './limits';
+import type { RequestSigner } from './sigv4';
 
 /**
  * Waits `ms` milliseconds; rejects early when `signal` aborts. Injectable for tests.
@@ -126,7 +127,10 @@ export interface HttpResponse {
  */
 export interface TransportOptions {
   endpoint: string;
-  apiKey: string;
+  /** Sent as `x-api-key` on authenticated requests, unless a `signer` signs them instead. */
+  apiKey?: string;
+  /** Signs authenticated requests (SigV4 with AWS credentials), every attempt anew. */
+  signer?: RequestSigner;
   maxAttempts: number;
   requestTimeoutMs: number;
   fetch: typeof fetch;
@@ -248,12 +252,29 @@ export class Transport {
     return `${base}${base.includes('?') ? '&' : '?'}${pairs.join('&')}`;
   }
 
+  private async authenticate(request: HttpRequest, url: string, headers: Record<string, string>): Promise<Record<string, string>> {
+    const { signer, apiKey } = this.options;
+    if (!signer) return { ...headers, 'x-api-key': apiKey ?? '' };
+    try {
+      return await signer.sign({ method: request.method, url, headers, ...(request.body === undefined ? {} : { body: request.body }) });
+    } catch (cause) {
+      const why = cause instanceof Error ? cause.message : String(cause);
+      throw new ValidationError({
+        code: 'client.credentials',
+        message: `could not sign the request: ${why}`,
+        status: 0,
+        retryable: false,
+        cause,
+      });
+    }
+  }
+
   private async attempt(request: HttpRequest, signal: AbortSignal | undefined): Promise<HttpResponse> {
     const url = this.buildUrl(request);
     // Messages leave out the query: a presigned URL's signature is a credential.
     const shownUrl = url.split('?')[0] ?? url;
-    const headers: Record<string, string> = { ...request.headers };
-    if (request.authenticated) headers['x-api-key'] = this.options.apiKey;
+    let headers: Record<string, string> = { ...request.headers };
+    if (request.authenticated) headers = await this.authenticate(request, url, headers);
     const controller = new AbortController();
     let timedOut = false;
     const timer = setTimeout(() => {

@@ -146,8 +146,14 @@ describe('the packed SDK in a project of its own', () => {
     const { stdout } = await run('find', ['.', '-type', 'f'], { cwd: installed });
     const files = stdout.split('\n').filter((line) => line !== '');
 
-    // commander parses the CLI's words, cli-progress draws its rebalance progress bar; nothing else at run time.
-    expect(Object.keys(manifest.dependencies ?? {}).sort()).toEqual(['cli-progress', 'commander']);
+    // commander parses the CLI's words, cli-progress draws its rebalance progress bar, the two @smithy packages
+    // sign requests with AWS credentials (SigV4); nothing else at run time.
+    expect(Object.keys(manifest.dependencies ?? {}).sort()).toEqual([
+      '@smithy/hash-node',
+      '@smithy/signature-v4',
+      'cli-progress',
+      'commander',
+    ]);
     expect(files).toEqual(
       expect.arrayContaining(['./dist/cjs/index.js', './dist/cjs/index.d.ts', './dist/esm/index.mjs', './dist/esm/index.d.mts']),
     );

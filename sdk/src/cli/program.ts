@@ -34,6 +34,7 @@ import {
   rebalanceChange,
   showKey,
 } from './format';
+import { AWS_ENV, iamCredentials } from './credentials';
 import { watchRebalance, type WatchOptions } from './rebalance-watch';
 import { formatTransaction, parseTxnFile, parseTxnWords, transactionJson, TXN_GRAMMAR } from './txn-ops';
 
@@ -227,6 +228,19 @@ function clientFor(connection: Connection): RingstoreClient {
   return new RingstoreClient({ endpoint: connection.endpoint, apiKey: connection.apiKey });
 }
 
+/** A client that signs with AWS credentials (`--iam`) instead of sending an API key. */
+async function iamClientFor(env: CliEnv, endpoint: string, region: string | undefined): Promise<RingstoreClient> {
+  const credentials = await iamCredentials(env);
+  if (credentials === undefined) {
+    throw new CommandFailure(
+      `--iam needs AWS credentials: set ${AWS_ENV.accessKeyId} and ${AWS_ENV.secretAccessKey} (and ${AWS_ENV.sessionToken}), ` +
+        'or install @aws-sdk/credential-provider-node beside the CLI for profiles, SSO and roles',
+    );
+  }
+  const signingRegion = region ?? (env[AWS_ENV.region] || undefined);
+  return new RingstoreClient({ endpoint, credentials, ...(signingRegion === undefined ? {} : { region: signingRegion }) });
+}
+
 /**
  * Builds the commander program for one invocation. Actions write to the session's outputs and
  * throw on failure; `runCommandLine` turns throws into `error: ...` lines and exit codes.
@@ -243,6 +257,11 @@ export function buildProgram(session: Session): Command {
     .description('Command-line client of Ringstore, a serverless key-value store')
     .option('--endpoint <url>', `REST API endpoint (else $${ENV.endpoint}, else the saved connection)`)
     .option('--api-key <key>', `API key (else $${ENV.apiKey}, else the saved connection)`)
+    .option(
+      '--iam',
+      `sign requests with AWS credentials (SigV4) instead of an API key: $${AWS_ENV.accessKeyId}/$${AWS_ENV.secretAccessKey}/$${AWS_ENV.sessionToken}, else the default AWS chain`,
+    )
+    .option('--region <region>', `the region --iam signs for (else $${AWS_ENV.region}, else the endpoint's)`)
     .version(packageVersion(), '-V, --version', 'print the CLI version')
     .exitOverride()
     .showSuggestionAfterError()
@@ -270,9 +289,10 @@ export function buildProgram(session: Session): Command {
     );
 
   const client = async (): Promise<RingstoreClient> => {
-    const connection = await currentConnection(session, program.opts<{ endpoint?: string; apiKey?: string }>());
+    const { iam, region, ...flags } = program.opts<{ endpoint?: string; apiKey?: string; iam?: boolean; region?: string }>();
+    const connection = await currentConnection(session, flags);
     if (connection === undefined) throw new CommandFailure(NOT_CONNECTED);
-    return clientFor(connection);
+    return iam === true ? iamClientFor(session.env, connection.endpoint, region) : clientFor(connection);
   };
   const call = () => (session.signal === undefined ? {} : { abortSignal: session.signal });
   const withKey = async <T>(key: string, action: () => Promise<T>): Promise<T> => {
@@ -543,6 +563,49 @@ export function buildProgram(session: Session): Command {
         );
       }
       if (page.cursor) out(`more: ringstore audit --cursor ${page.cursor}`);
+    });
+
+  const principals = program
+    .command('principals')
+    .description('admin: IAM roles and users that act as a namespace when they sign requests (docs/security.md)');
+  principals
+    .command('list')
+    .description('every mapped IAM principal')
+    .option('--json', 'print the mappings as JSON')
+    .action(async (options: { json?: boolean }) => {
+      const { principals: mappings } = await (await client()).listPrincipalMappings(call());
+      if (options.json === true) out(JSON.stringify(mappings, null, 2));
+      else if (mappings.length === 0) out('no IAM principal is mapped');
+      else for (const mapping of mappings) out(`${mapping.principalArn} -> ${mapping.namespace} (${mapping.role})`);
+    });
+  principals
+    .command('add')
+    .description('map an IAM role or user to a namespace; its sessions match a role too')
+    .argument('<principalArn>', 'arn:aws:iam::<account>:role/<name> or user/<name>')
+    .argument('<namespace>', 'the namespace its requests act as')
+    .addOption(new Option('--role <role>', 'user (default) or admin').choices(['user', 'admin']))
+    .option('--description <text>', 'kept with the mapping')
+    .action(async (principalArn: string, namespaceName: string, options: { role?: 'user' | 'admin'; description?: string }) => {
+      const mapping = await (
+        await client()
+      ).createPrincipalMapping(
+        {
+          principalArn,
+          namespace: namespaceName,
+          ...(options.role === undefined ? {} : { role: options.role }),
+          ...(options.description === undefined ? {} : { description: options.description }),
+        },
+        call(),
+      );
+      out(`mapped ${mapping.matchArn} -> ${mapping.namespace} (${mapping.role})`);
+    });
+  principals
+    .command('remove')
+    .description("delete a principal's mapping; its requests are refused within the cache TTL")
+    .argument('<principalArn>', 'the ARN mapped (with or without its path)')
+    .action(async (principalArn: string) => {
+      const mapping = await (await client()).deletePrincipalMapping(principalArn, call());
+      out(`removed ${mapping.matchArn} (was ${mapping.namespace}, ${mapping.role})`);
     });
 
   const keys = program.command('keys').description('admin: API keys');

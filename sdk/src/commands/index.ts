@@ -17,6 +17,14 @@ export {
 export { RingCommand, type RingCommandInput, type RingCommandOutput, type RingRange, type RingShard } from './RingCommand';
 export { CreateApiKeyCommand, type ApiKeyRole, type CreateApiKeyCommandInput, type CreateApiKeyCommandOutput } from './CreateApiKeyCommand';
 export { RevokeApiKeyCommand, type RevokeApiKeyCommandInput, type RevokeApiKeyCommandOutput } from './RevokeApiKeyCommand';
+export {
+  CreatePrincipalMappingCommand,
+  DeletePrincipalMappingCommand,
+  ListPrincipalMappingsCommand,
+  type CreatePrincipalMappingCommandInput,
+  type PrincipalMapping,
+  type PrincipalMappingListWire,
+} from './PrincipalMappingCommands';
 export { ListAuditEntriesCommand, type AuditEntry, type AuditPageWire, type ListAuditEntriesCommandInput } from './ListAuditEntriesCommand';
 export { RotateApiKeyCommand, type RotateApiKeyCommandInput, type RotateApiKeyCommandOutput } from './RotateApiKeyCommand';
 export {
