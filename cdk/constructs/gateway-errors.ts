@@ -53,6 +53,44 @@ export const gatewayErrors: readonly GatewayError[] = [
   { type: ResponseType.DEFAULT_5XX, code: 'internal', retryable: true },
 ];
 
+/**
+ * The same for a REST API whose methods use `AWS_IAM`: API Gateway itself checks the signature and the
+ * caller's IAM policy, and its refusals get the codes the local gateway answers (cdk/local/sigv4-verify.ts).
+ * An unsigned request meets MISSING_AUTHENTICATION_TOKEN on every path there, so it cannot mean "no route".
+ */
+const iamGatewayErrors: readonly GatewayError[] = [
+  {
+    type: ResponseType.MISSING_AUTHENTICATION_TOKEN,
+    code: 'auth.invalidSignature',
+    statusCode: status('auth.invalidSignature'),
+    retryable: false,
+    message: 'No SigV4 signature (this API takes IAM-signed requests), or no such route; the API is described at /docs',
+  },
+  { type: ResponseType.INVALID_SIGNATURE, code: 'auth.invalidSignature', statusCode: status('auth.invalidSignature'), retryable: false },
+  { type: ResponseType.EXPIRED_TOKEN, code: 'auth.signatureExpired', statusCode: status('auth.signatureExpired'), retryable: false },
+  {
+    type: ResponseType.UNAUTHORIZED,
+    code: 'auth.unknownAccessKey',
+    statusCode: status('auth.unknownAccessKey'),
+    retryable: false,
+    message: 'The access key or security token is not valid',
+  },
+  {
+    type: ResponseType.ACCESS_DENIED,
+    code: 'auth.forbidden',
+    statusCode: status('auth.forbidden'),
+    retryable: false,
+    message: "The caller's IAM policy does not allow execute-api:Invoke on this method",
+  },
+];
+
+/** The gateway responses of an API whose methods authorize by API key or by IAM. */
+export function gatewayErrorsFor(authorization: 'apiKey' | 'iam'): readonly GatewayError[] {
+  if (authorization === 'apiKey') return gatewayErrors;
+  const replaced = new Set(iamGatewayErrors.map((error) => error.type.responseType));
+  return [...iamGatewayErrors, ...gatewayErrors.filter((error) => !replaced.has(error.type.responseType))];
+}
+
 /** The VTL body of a gateway response: `{"error":{"code","message","retryable"}}`. */
 export function errorTemplate(error: GatewayError): string {
   // messageString is the message already quoted and escaped as a JSON string.

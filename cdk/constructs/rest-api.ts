@@ -1,4 +1,5 @@
-// The REST API: one method per topology route, proxied to its handler, behind the API-key authorizer.
+// The REST API: one method per topology route, proxied to its handler, behind the API-key authorizer or
+// API Gateway's own IAM (SigV4) authorization.
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { ManagedPolicy } from 'aws-cdk-lib/aws-iam';
 import {
@@ -19,7 +20,7 @@ import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { limits, type Names, type RegionHandlerName, type RouteSpec } from '../../schemas/topology';
-import { errorHeaders, errorTemplate, gatewayErrors } from './gateway-errors';
+import { errorHeaders, errorTemplate, gatewayErrorsFor } from './gateway-errors';
 import { acknowledge, nagFindingName } from './nag';
 import { addRouteStubs } from './route-stubs';
 
@@ -31,11 +32,23 @@ export const apiKeyHeader = 'x-api-key';
  */
 export const authorizerCacheTtl = Duration.seconds(limits.authorizerCacheTtlSeconds);
 
+/** CDK context `auth` (docs/security.md, "IAM authentication"). */
+export const authModes = ['apiKey', 'iam', 'both'] as const;
+export type AuthMode = (typeof authModes)[number];
+
 export interface RestApiProps {
   names: Names;
   routes: readonly RouteSpec[];
   functions: Record<RegionHandlerName, IFunction>;
-  /** The handler that maps an API key to a namespace. */
+  /**
+   * How the authorized methods authenticate: `apiKey` through the Lambda authorizer; `iam` by API Gateway
+   * itself (SigV4, `AWS_IAM`), the handlers mapping the verified caller to its namespace. A REST API
+   * method has one authorization type, so a deployment offering both builds two APIs.
+   */
+  authorization: 'apiKey' | 'iam';
+  /** The API's name; `names.apiName` by default. */
+  apiName?: string;
+  /** The handler that maps an API key to a namespace (API-key authorization). */
   authorizer: RegionHandlerName;
   rateLimitPerSecond: number;
   burstLimit: number;
@@ -64,9 +77,10 @@ export class RingstoreRestApi extends Construct {
       ...(props.encryptionKey ? { encryptionKey: props.encryptionKey } : {}),
     });
 
+    const byKey = props.authorization === 'apiKey';
     this.api = new RestApi(this, 'Api', {
-      restApiName: names.apiName,
-      description: `Ringstore ${names.stage}: key-value API`,
+      restApiName: props.apiName ?? names.apiName,
+      description: `Ringstore ${names.stage}: key-value API (${byKey ? 'API keys' : 'IAM authorization'})`,
       endpointConfiguration: { types: [EndpointType.REGIONAL] },
       // Every body reaches Lambda base64-encoded, byte for byte: values are arbitrary binary.
       binaryMediaTypes: ['*/*'],
@@ -74,9 +88,9 @@ export class RingstoreRestApi extends Construct {
       // not by API Gateway API keys. No method requires an API Gateway key; should per-tenant usage
       // plans come, the authorizer returns the tenant's usage identifier (AUTHORIZER), because the
       // x-api-key header holds a Ringstore key that API Gateway does not know.
-      apiKeySourceType: ApiKeySourceType.AUTHORIZER,
+      ...(byKey ? { apiKeySourceType: ApiKeySourceType.AUTHORIZER } : {}),
       cloudWatchRole: props.manageAccountRole,
-      cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
+      ...(props.manageAccountRole ? { cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN } : {}),
       deployOptions: {
         stageName: names.stage,
         tracingEnabled: true,
@@ -104,6 +118,8 @@ export class RingstoreRestApi extends Construct {
             integrationLatencyMs: '$context.integrationLatency',
             integrationStatus: '$context.integrationStatus',
             keyId: '$context.authorizer.principalId',
+            // An IAM-signed caller (AWS_IAM methods): the role session or user API Gateway verified.
+            userArn: '$context.identity.userArn',
             authorizerStatus: '$context.authorizer.status',
             authorizerLatencyMs: '$context.authorizer.latency',
             errorType: '$context.error.responseType',
@@ -114,7 +130,7 @@ export class RingstoreRestApi extends Construct {
       },
     });
 
-    for (const error of gatewayErrors) {
+    for (const error of gatewayErrorsFor(props.authorization)) {
       this.api.addGatewayResponse(`Error${error.type.responseType}`, {
         type: error.type,
         ...(error.statusCode === undefined ? {} : { statusCode: String(error.statusCode) }),
@@ -126,12 +142,15 @@ export class RingstoreRestApi extends Construct {
     // One decision per key, reused for every route for authorizerCacheTtl: the authorizer therefore
     // returns a policy for the whole stage, not for the route that happened to be called first, and
     // admin routes check the key's role (authorizer context) in the handler.
-    const authorizer = new RequestAuthorizer(this, 'ApiKeyAuthorizer', {
-      authorizerName: `${names.prefix}-api-key`,
-      handler: props.functions[props.authorizer],
-      identitySources: [IdentitySource.header(apiKeyHeader)],
-      resultsCacheTtl: authorizerCacheTtl,
-    });
+    const authorizer = byKey
+      ? new RequestAuthorizer(this, 'ApiKeyAuthorizer', {
+          authorizerName: `${names.prefix}-api-key`,
+          handler: props.functions[props.authorizer],
+          identitySources: [IdentitySource.header(apiKeyHeader)],
+          resultsCacheTtl: authorizerCacheTtl,
+        })
+      : undefined;
+    const authorized = authorizer ? { authorizer } : { authorizationType: AuthorizationType.IAM };
 
     // Path parameters are declared required, so a malformed path is refused before any Lambda runs.
     // Body validation applies only to methods that declare a model, and none does yet: values are
@@ -162,13 +181,15 @@ export class RingstoreRestApi extends Construct {
         operationName: route.operationId,
         requestParameters,
         requestValidator: validator,
-        ...(route.authorized ? { authorizer } : { authorizationType: AuthorizationType.NONE }),
+        ...(route.authorized ? authorized : { authorizationType: AuthorizationType.NONE }),
       });
       if (route.authorized) {
         acknowledge(
           method,
           'AwsSolutions-COG4',
-          'Ringstore clients are programs holding API keys, not Cognito users: keys are validated by the custom Lambda REQUEST authorizer against hashed keys in the control table.',
+          byKey
+            ? 'Ringstore clients are programs holding API keys, not Cognito users: keys are validated by the custom Lambda REQUEST authorizer against hashed keys in the control table.'
+            : 'Ringstore clients here are AWS principals signing with SigV4, not Cognito users: API Gateway verifies the signature and the IAM policy (AWS_IAM), and the handlers map the caller to a namespace.',
         );
       } else {
         acknowledge(
@@ -189,13 +210,15 @@ export class RingstoreRestApi extends Construct {
 
     // Stage-wide throttling above (deployOptions) applies to every request. The usage plan carries
     // the same limits; API Gateway enforces a usage plan per API key, so it binds once the
-    // authorizer returns usage identifiers (see apiKeySourceType).
-    this.api.addUsagePlan('UsagePlan', {
-      name: `${names.prefix}-default`,
-      description: 'Default throttling of the Ringstore API stage',
-      throttle: { rateLimit: props.rateLimitPerSecond, burstLimit: props.burstLimit },
-      apiStages: [{ api: this.api, stage: this.api.deploymentStage }],
-    });
+    // authorizer returns usage identifiers (see apiKeySourceType). An IAM API has no API keys to bind one to.
+    if (byKey) {
+      this.api.addUsagePlan('UsagePlan', {
+        name: `${names.prefix}-default`,
+        description: 'Default throttling of the Ringstore API stage',
+        throttle: { rateLimit: props.rateLimitPerSecond, burstLimit: props.burstLimit },
+        apiStages: [{ api: this.api, stage: this.api.deploymentStage }],
+      });
+    }
 
     acknowledge(
       this.api,

@@ -118,6 +118,8 @@ export class ApiStack extends Stack {
   /** Every region's handlers, and the DR handlers of this region's DR role. */
   readonly functions: Record<RegionHandlerName, HandlerFunction> & Partial<Record<DrHandlerName, HandlerFunction>>;
   readonly restApi: RingstoreRestApi;
+  /** With CDK context `auth=both`: the same routes under IAM authorization, a REST API of its own. */
+  readonly iamRestApi?: RingstoreRestApi;
   /** The coordinator of POST /v1/txn (Express, run synchronously by the handlers that start transactions). */
   readonly transactions: WorkflowStateMachine;
   readonly failovers: WorkflowStateMachine;
@@ -331,7 +333,7 @@ export class ApiStack extends Stack {
       },
     });
 
-    this.restApi = new RingstoreRestApi(this, 'RestApi', {
+    const restApiProps = {
       names: this.names,
       routes,
       functions: mapHandlers((name) => functions[name].function),
@@ -340,7 +342,24 @@ export class ApiStack extends Stack {
       burstLimit: config.apiBurstLimit,
       manageAccountRole: config.manageApiGatewayAccountRole,
       ...encrypted,
+    } as const;
+    // A REST API method has one authorization type: `both` is a second API, the same routes and handlers
+    // under AWS_IAM, so paths, the OpenAPI document and the SDK stay one (docs/security.md, "IAM authentication").
+    this.restApi = new RingstoreRestApi(this, 'RestApi', {
+      ...restApiProps,
+      authorization: config.auth === 'iam' ? 'iam' : 'apiKey',
     });
+    if (config.auth === 'both') {
+      this.iamRestApi = new RingstoreRestApi(this, 'IamRestApi', {
+        ...restApiProps,
+        authorization: 'iam',
+        apiName: `${this.names.apiName}-iam`,
+        // The account role is one per account and region: the first API manages it, and its stage (which
+        // waits for the role) goes first, so this stage's logging finds the role set.
+        manageAccountRole: false,
+      });
+      this.iamRestApi.api.deploymentStage.node.addDependency(this.restApi.api.deploymentStage);
+    }
 
     const routeHandlers = new Set<RegionHandlerName>(routes.map((route) => route.handler));
     this.observability = new Observability(this, 'Observability', {
@@ -353,7 +372,23 @@ export class ApiStack extends Stack {
       shardTableNames: data.shardTables.map((table) => table.name),
     });
 
-    new CfnOutput(this, 'ApiUrl', { description: 'Base URL of the Ringstore REST API', value: this.restApi.api.url });
+    new CfnOutput(this, 'ApiUrl', {
+      description: `Base URL of the Ringstore REST API (${config.auth === 'iam' ? 'IAM-signed requests' : 'API keys'})`,
+      value: this.restApi.api.url,
+    });
+    const iamApi = config.auth === 'iam' ? this.restApi : this.iamRestApi;
+    if (this.iamRestApi) {
+      new CfnOutput(this, 'IamApiUrl', {
+        description: 'Base URL of the same API for IAM-signed (SigV4) requests',
+        value: this.iamRestApi.api.url,
+      });
+    }
+    if (iamApi) {
+      new CfnOutput(this, 'IamInvokeArn', {
+        description: 'What an IAM policy allows execute-api:Invoke on for callers of the IAM API (narrow the method and path to taste)',
+        value: iamApi.api.arnForExecuteApi('*', '/*', iamApi.api.deploymentStage.stageName),
+      });
+    }
     new CfnOutput(this, 'TransactionStateMachineArn', { value: workflows.transactionStateMachineArn });
     new CfnOutput(this, 'FailoverStateMachineArn', { value: this.failovers.stateMachine.stateMachineArn });
     new CfnOutput(this, 'RebalanceStateMachineArn', { value: this.rebalances.stateMachine.stateMachineArn });

@@ -5,6 +5,7 @@ import { cacheDefaults, defaults, failoverDefaults, namesFor, quotaDefaults } fr
 import { defaultNoncurrentBlobDays } from '../constructs/blob-bucket';
 import { l2EvictionPolicies } from '../constructs/cache';
 import { kmsKeyModes } from '../constructs/encryption-key';
+import { authModes } from '../constructs/rest-api';
 
 /**
  * Most shard tables one deployment may have. Every handler role names each shard table and its two
@@ -104,6 +105,12 @@ export const deploymentContextSchema = z
      * it (docs/security.md, "Encryption").
      */
     kmsKey: z.enum(kmsKeyModes).default('aws'),
+    /**
+     * How callers authenticate (docs/security.md, "IAM authentication"): `apiKey` (default) the Lambda
+     * authorizer and Ringstore's API keys; `iam` SigV4 (API Gateway `AWS_IAM`), callers mapped to namespaces
+     * by the admin API; `both` the API-key API and a second REST API, the same routes with `AWS_IAM`.
+     */
+    auth: z.enum(authModes).default('apiKey'),
     /**
      * Cross-region disaster recovery (docs/dr.md, "Deploying two regions with CDK"): the region of the
      * backup. Set, the app also deploys the stage's backup stacks there and makes this deployment its

@@ -1,0 +1,117 @@
+// CDK context `auth` (docs/security.md, "IAM authentication"): API keys, IAM (AWS_IAM methods) or both (two APIs).
+import type { Template } from 'aws-cdk-lib/assertions';
+import { parseConfig } from '../../cdk/stacks/config';
+import { namesFor, routes } from '../../schemas/topology';
+import { render, synth, type Synthesized } from './support';
+
+type Resource = { Type: string; Properties: Record<string, any> };
+
+const authorizedCount = routes.filter((route) => route.authorized).length;
+const publicCount = routes.length - authorizedCount;
+
+/** The authorization types of the methods of one REST API (stubs included), by type. */
+function authorizationTypes(template: Template, apiLogicalId: string): Record<string, number> {
+  const methods = Object.values(template.findResources('AWS::ApiGateway::Method') as Record<string, Resource>).filter(
+    (method) => (method.Properties.RestApiId as { Ref?: string }).Ref === apiLogicalId,
+  );
+  const counts: Record<string, number> = {};
+  for (const method of methods) {
+    // Route stubs are `ANY` mocks (405 and the key-slash hint): never authorized.
+    if (method.Properties.HttpMethod === 'ANY') continue;
+    const type = String(method.Properties.AuthorizationType);
+    counts[type] = (counts[type] ?? 0) + 1;
+  }
+  return counts;
+}
+
+function restApis(template: Template): Array<{ id: string; name: string }> {
+  return Object.entries(template.findResources('AWS::ApiGateway::RestApi') as Record<string, Resource>).map(([id, api]) => ({
+    id,
+    name: String(api.Properties.Name),
+  }));
+}
+
+function gatewayResponse(template: Template, apiLogicalId: string, type: string): string | undefined {
+  const found = Object.values(template.findResources('AWS::ApiGateway::GatewayResponse') as Record<string, Resource>).find(
+    (response) => response.Properties.ResponseType === type && (response.Properties.RestApiId as { Ref?: string }).Ref === apiLogicalId,
+  );
+  return found?.Properties.ResponseTemplates?.['application/json'] as string | undefined;
+}
+
+describe('CDK context auth', () => {
+  it('defaults to API keys: every authorized method uses the Lambda authorizer, and no IAM output', () => {
+    const s = synth();
+    const [api] = restApis(s.apiTemplate);
+    expect(s.config.auth).toBe('apiKey');
+    expect(authorizationTypes(s.apiTemplate, api!.id)).toEqual({ CUSTOM: authorizedCount, NONE: publicCount });
+    expect(Object.keys(s.apiTemplate.findOutputs('IamInvokeArn'))).toEqual([]);
+  });
+
+  it('refuses an unknown mode, naming the key', () => {
+    expect(() => parseConfig({ auth: 'cognito' })).toThrow(/auth/);
+  });
+
+  describe('auth=iam', () => {
+    let s: Synthesized;
+    beforeAll(() => {
+      s = synth({ auth: 'iam' });
+    });
+
+    it('makes every authorized method AWS_IAM, with no Lambda authorizer and no usage plan; the docs stay public', () => {
+      const apis = restApis(s.apiTemplate);
+      expect(apis).toHaveLength(1);
+      expect(authorizationTypes(s.apiTemplate, apis[0]!.id)).toEqual({ AWS_IAM: authorizedCount, NONE: publicCount });
+      s.apiTemplate.resourceCountIs('AWS::ApiGateway::Authorizer', 0);
+      s.apiTemplate.resourceCountIs('AWS::ApiGateway::UsagePlan', 0);
+    });
+
+    it("answers API Gateway's own signature refusals with Ringstore's codes", () => {
+      const [api] = restApis(s.apiTemplate);
+      expect(gatewayResponse(s.apiTemplate, api!.id, 'INVALID_SIGNATURE')).toContain('"code":"auth.invalidSignature"');
+      expect(gatewayResponse(s.apiTemplate, api!.id, 'EXPIRED_TOKEN')).toContain('"code":"auth.signatureExpired"');
+      expect(gatewayResponse(s.apiTemplate, api!.id, 'ACCESS_DENIED')).toContain('"code":"auth.forbidden"');
+      // An unsigned request meets MISSING_AUTHENTICATION_TOKEN on every path: not a "no route" here.
+      expect(gatewayResponse(s.apiTemplate, api!.id, 'MISSING_AUTHENTICATION_TOKEN')).toContain('"code":"auth.invalidSignature"');
+    });
+
+    it('outputs the execute-api ARN an IAM policy allows execute-api:Invoke on', () => {
+      const [output] = Object.values(s.apiTemplate.findOutputs('IamInvokeArn')) as Array<{ Value: unknown }>;
+      // Every method and path of the IAM API's stage: arn:aws:execute-api:<region>:<account>:<api id>/<stage>/*/*
+      expect(render(output!.Value)).toMatch(
+        /^arn:aws:execute-api:[a-z0-9-]+:123456789012:<RestApi\w+>\/<RestApiDeploymentStage\w+>\/\*\/\*$/,
+      );
+    });
+
+    it('logs the caller ARN API Gateway verified in the access log', () => {
+      const stages = Object.values(s.apiTemplate.findResources('AWS::ApiGateway::Stage') as Record<string, Resource>);
+      expect(String(stages[0]!.Properties.AccessLogSetting.Format)).toContain('$context.identity.userArn');
+    });
+  });
+
+  describe('auth=both', () => {
+    let s: Synthesized;
+    beforeAll(() => {
+      s = synth({ auth: 'both' });
+    });
+
+    it('builds a second REST API of the same routes under AWS_IAM, beside the API-key one', () => {
+      const apis = restApis(s.apiTemplate);
+      const { apiName } = namesFor(s.config.stage);
+      expect(apis.map((api) => api.name).sort()).toEqual([apiName, `${apiName}-iam`].sort());
+      const keyed = apis.find((api) => api.name === apiName)!;
+      const signed = apis.find((api) => api.name !== apiName)!;
+      expect(authorizationTypes(s.apiTemplate, keyed.id)).toEqual({ CUSTOM: authorizedCount, NONE: publicCount });
+      expect(authorizationTypes(s.apiTemplate, signed.id)).toEqual({ AWS_IAM: authorizedCount, NONE: publicCount });
+      expect(Object.keys(s.apiTemplate.findOutputs('IamApiUrl'))).toHaveLength(1);
+      expect(Object.keys(s.apiTemplate.findOutputs('IamInvokeArn'))).toHaveLength(1);
+    });
+
+    it('stays within CloudFormation’s 500 resources a stack', () => {
+      expect(Object.keys(s.apiTemplate.toJSON().Resources as object).length).toBeLessThan(500);
+    });
+
+    it("manages API Gateway's account role once", () => {
+      s.apiTemplate.resourceCountIs('AWS::ApiGateway::Account', 1);
+    });
+  });
+});
