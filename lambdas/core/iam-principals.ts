@@ -102,14 +102,21 @@ export class IamPrincipalService {
     return { keyId: callerArn, namespace: mapping.namespace, role: mapping.role };
   }
 
-  async create(input: { principalArn: string; namespace: string; role: Role; description?: string }): Promise<PrincipalMapping> {
+  /**
+   * Maps a role or user. The namespace must be in use (an API key, settings or another mapping name it),
+   * unless `newNamespace`: the operator's bootstrap of an IAM-only deployment (scripts/map-principal.ts).
+   */
+  async create(
+    input: { principalArn: string; namespace: string; role: Role; description?: string },
+    options: { newNamespace?: boolean } = {},
+  ): Promise<PrincipalMapping> {
     const { matchArn } = parseMappedArn(input.principalArn);
     validateNamespace(input.namespace);
     const existing = await this.deps.mappings.list(iamPrincipalsMax);
     if (existing.length >= iamPrincipalsMax) {
       throw new RingstoreError('request.invalid', `a deployment maps at most ${iamPrincipalsMax} IAM principals; delete one first`);
     }
-    if (!(await this.namespaceKnown(input.namespace, existing))) {
+    if (options.newNamespace !== true && !(await this.namespaceKnown(input.namespace, existing))) {
       throw new RingstoreError(
         'admin.namespaceUnknown',
         `namespace ${input.namespace} has no API key, settings or mapping yet: create its settings first (PUT /v1/admin/namespaces/${input.namespace})`,

@@ -154,6 +154,12 @@ describe('IamPrincipalService', () => {
     expect(await service.create({ principalArn: other, namespace: 'iam-only', role: 'user' })).toMatchObject({ namespace: 'iam-only' });
   });
 
+  it("lets the operator's bootstrap map a namespace nothing uses yet (an IAM-only deployment)", async () => {
+    const { service } = setup();
+    const mapping = await service.create({ principalArn: role, namespace: 'ops', role: 'admin' }, { newNamespace: true });
+    expect(mapping).toMatchObject({ namespace: 'ops', role: 'admin' });
+  });
+
   it('authenticates a session of a mapped role as its namespace and role, keyed by the caller ARN', async () => {
     const { service } = setup();
     await service.create({ principalArn: role, namespace: 'team', role: 'user' });
