@@ -344,11 +344,16 @@ export class RebalanceService {
       await this.deps.sleep(this.deps.limits.leaseWaitMs);
     }
     try {
-      const found = fencedEnds.length > 0 ? await this.deps.transactions.findTransactions(fencedEnds) : undefined;
+      // The transactions are found (pending ones aborted) while the ranges are caught up: neither needs the
+      // other, and both are under the fence, which requests wait on (findTransactions reads the deadline
+      // index a minute at a time, about a second in the bench).
       const caughtUp = new Map<number, { copied: number; verified: number }>();
-      await forAllBounded(wave, this.deps.limits.cutoverConcurrency, async (range) => {
-        caughtUp.set(range.end, await this.catchUp(range, fencedEnds.includes(range.end) ? 'fenced' : 'unfenced'));
-      });
+      const [found] = await Promise.all([
+        fencedEnds.length > 0 ? this.deps.transactions.findTransactions(fencedEnds) : undefined,
+        forAllBounded(wave, this.deps.limits.cutoverConcurrency, async (range) => {
+          caughtUp.set(range.end, await this.catchUp(range, fencedEnds.includes(range.end) ? 'fenced' : 'unfenced'));
+        }),
+      ]);
       if (found) {
         const owners = wave.filter((range) => fencedEnds.includes(range.end)).map((range) => ({ end: range.end, owner: range.to[0]! }));
         await this.deps.transactions.applyCommitted(owners, found);
