@@ -175,7 +175,8 @@ export class ApiKeyService {
 }
 
 export function requireAdmin(principal: Principal): void {
-  if (principal.role !== 'admin') throw new RingstoreError('auth.forbidden', 'this operation needs an admin API key');
+  if (principal.role !== 'admin')
+    throw new RingstoreError('auth.forbidden', 'this operation needs an admin API key (or an IAM principal mapped as admin)');
 }
 
 function sameHash(a: string, b: string): boolean {
