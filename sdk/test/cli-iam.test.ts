@@ -1,14 +1,13 @@
 // The CLI's --iam (SigV4 with AWS credentials) and `principals` commands, the real bin against a server that
 // verifies signatures with the local gateway's verifier.
 
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { verifySigV4 } from '../../cdk/local/sigv4-verify';
 import { type RunningServer, sendJson, startServer } from './support/fake-server';
+import { runCli } from './support/run-cli';
 
-const BIN = join(__dirname, '..', 'bin', 'ringstore');
 const user = { accessKeyId: 'AKIAAAAAAAAAAAAAAAAC', secretAccessKey: 'cli-test-secret-0000000000000000000000000' };
 const mapping = {
   principalArn: 'arn:aws:iam::123456789012:role/svc/app',
@@ -64,29 +63,9 @@ describe('ringstore --iam and principals', () => {
     await rm(home, { recursive: true, force: true });
   });
 
-  function ringstore(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-    return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [BIN, '--endpoint', server.url, ...args], {
-        cwd: home,
-        // No AWS profile or credentials of the developer's: HOME is empty, AWS_* only as given.
-        env: {
-          PATH: process.env.PATH ?? '',
-          HOME: home,
-          RINGSTORE_CONFIG_DIR: join(home, 'config'),
-          AWS_EC2_METADATA_DISABLED: 'true',
-          ...env,
-        },
-        stdio: ['pipe', 'pipe', 'pipe'],
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-      child.on('error', reject);
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
-      child.stdin.end('');
-    });
-  }
+  // No AWS profile or instance role of the developer's: HOME is empty, AWS_* only as given.
+  const ringstore = (args: string[], env: Record<string, string> = {}) =>
+    runCli(home, ['--endpoint', server.url, ...args], { env: { AWS_EC2_METADATA_DISABLED: 'true', ...env } });
 
   it('signs with the AWS keys of the environment and sends no API key', async () => {
     const result = await ringstore(['--iam', '--region', 'eu-west-1', 'put', 'b', '2'], {

@@ -6,14 +6,7 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeRingstore } from './support/fake-server';
-
-const BIN = join(__dirname, '..', 'bin', 'ringstore');
-
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+import { BIN, type CliResult, runCli } from './support/run-cli';
 
 jest.setTimeout(30_000);
 
@@ -33,23 +26,8 @@ describe('ringstore CLI', () => {
 
   const configDir = (): string => join(home, 'config');
 
-  function ringstore(args: string[], options: { env?: Record<string, string>; input?: string } = {}): Promise<CliResult> {
-    return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [BIN, ...args], {
-        cwd: home,
-        // Nothing from the developer's own environment or ~/.config leaks into the run.
-        env: { PATH: process.env.PATH ?? '', HOME: home, RINGSTORE_CONFIG_DIR: configDir(), ...options.env },
-        stdio: ['pipe', 'pipe', 'pipe'],
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-      child.on('error', reject);
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
-      child.stdin.end(options.input ?? '');
-    });
-  }
+  const ringstore = (args: string[], options: { env?: Record<string, string>; input?: string } = {}): Promise<CliResult> =>
+    runCli(home, args, options);
 
   const connected = (): Record<string, string> => ({ RINGSTORE_ENDPOINT: fake.url, RINGSTORE_API_KEY: 'admin-key' });
 
