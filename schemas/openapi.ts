@@ -419,6 +419,15 @@ export function curlSample(route: RouteSpec, operation: Operation): string {
 export function buildOpenApiDocument() {
   const registry = new OpenAPIRegistry();
   registry.registerComponent('securitySchemes', 'apiKey', { type: 'apiKey', in: 'header', name: 'x-api-key' });
+  // OpenAPI has no SigV4 scheme: the signature travels in Authorization (docs/security.md, "IAM authentication").
+  registry.registerComponent('securitySchemes', 'sigv4', {
+    type: 'apiKey',
+    in: 'header',
+    name: 'Authorization',
+    description:
+      'AWS SigV4 (service execute-api), on a deployment with IAM authorization (CDK context auth=iam, or the IAM API of auth=both); ' +
+      'the caller must be mapped to a namespace with POST /v1/admin/principals',
+  });
   // Placeholders last: Redoc lists operations in the order of the document.
   const ordered = [
     ...routes.filter((r) => !placeholderOperations.has(r.operationId)),
@@ -435,7 +444,7 @@ export function buildOpenApiDocument() {
       path: route.path,
       operationId: route.operationId,
       tags: [tagOf(route)],
-      ...(route.authorized ? { security: [{ apiKey: [] }] } : { security: [] }),
+      ...(route.authorized ? { security: [{ apiKey: [] }, { sigv4: [] }] } : { security: [] }),
       ...operation,
       ...(request === undefined ? {} : { request }),
       responses: withRequestId(route.authorized ? { ...common, ...operation.responses } : operation.responses),
@@ -450,7 +459,8 @@ export function buildOpenApiDocument() {
       version: '1.0.0',
       description:
         'A key-value store on a consistent-hash ring of DynamoDB shard tables. Every request carries an API key ' +
-        '(x-api-key) that maps to a namespace; errors are JSON `{ "error": { "code", "message", "retryable" } }`. ' +
+        '(x-api-key) that maps to a namespace, or, where the deployment takes IAM authorization, a SigV4 signature of an ' +
+        'IAM principal mapped to one; errors are JSON `{ "error": { "code", "message", "retryable" } }`. ' +
         'Every answer carries `x-request-id`, the id of the request in the logs.\n\n' +
         'The curl samples expect `RS` (the API URL, `http://127.0.0.1:4510` for `npm start`), `KEY` (an API key) and ' +
         '`ADMIN_KEY` (an admin key) in the environment.',

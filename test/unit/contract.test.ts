@@ -17,7 +17,8 @@ describe('OpenAPI document', () => {
         route.method.toLowerCase()
       ];
       expect(operation?.operationId).toBe(route.operationId);
-      expect(operation?.security).toEqual(route.authorized ? [{ apiKey: [] }] : []);
+      // Either an API key or a SigV4 signature (docs/security.md, "IAM authentication").
+      expect(operation?.security).toEqual(route.authorized ? [{ apiKey: [] }, { sigv4: [] }] : []);
     }
   });
 
