@@ -27,11 +27,13 @@ function newAccessKeyId(): string {
   return `AKIA${Array.from(randomBytes(16), (byte) => base32[byte % 32]).join('')}`;
 }
 
+/** The user in a file; undefined when it is absent or unreadable (the gateway then knows no such key). */
 async function readUser(path: string): Promise<LocalIamUser | undefined> {
-  return readFile(path, 'utf8').then(
-    (text) => JSON.parse(text) as LocalIamUser,
-    () => undefined,
-  );
+  try {
+    return JSON.parse(await readFile(path, 'utf8')) as LocalIamUser;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The local user `name`, created with a new access key the first time. Safe to call from several processes. */

@@ -101,20 +101,23 @@ export async function verifySigV4<User extends KnownCredentials>(
   });
   const headers = Object.fromEntries(signedHeaders.map((name) => [name, request.headers[name]!]));
   const [hostname = '', port] = (request.headers.host ?? '').split(':');
-  const signed = await signer.sign(
-    {
-      method: request.method,
-      protocol: 'http:',
-      hostname,
-      ...(port ? { port: Number(port) } : {}),
-      path: request.path,
-      query: request.query,
-      headers,
-      body: request.body,
-    },
-    { signingDate: new Date(signedAtMs), signableHeaders: new Set(signedHeaders) },
-  );
-  const expected = /Signature=([0-9a-f]{64})$/.exec(signed.headers.authorization ?? '')?.[1] ?? '';
+  // A request the signer cannot canonicalise is a bad signature, never a crash of the gateway.
+  const signed = await signer
+    .sign(
+      {
+        method: request.method,
+        protocol: 'http:',
+        hostname,
+        ...(port ? { port: Number(port) } : {}),
+        path: request.path,
+        query: request.query,
+        headers,
+        body: request.body,
+      },
+      { signingDate: new Date(signedAtMs), signableHeaders: new Set(signedHeaders) },
+    )
+    .catch(() => undefined);
+  const expected = /Signature=([0-9a-f]{64})$/.exec(signed?.headers.authorization ?? '')?.[1] ?? '';
   const matches = expected.length === signature.length && timingSafeEqual(Buffer.from(expected, 'hex'), Buffer.from(signature, 'hex'));
   if (!matches) {
     return refused('auth.invalidSignature', 'the request signature does not match the one computed from the request and the secret');
