@@ -53,6 +53,16 @@ describe('cdk-nag AwsSolutions', () => {
     expect(report.success).toBe(true);
   });
 
+  it('finds no unacknowledged finding with IAM authorization beside API keys (auth=both: a second, AWS_IAM API)', () => {
+    const both = synth({ stage: 'iam', auth: 'both' });
+    both.app.synth();
+
+    const report = new AwsSolutionsChecks(undefined, { verbose: true }).validateScope(both.app);
+
+    expect(describeViolations(report)).toEqual([]);
+    expect(report.success).toBe(true);
+  });
+
   it('lets the app synthesize with the checks registered as cdk/app.ts does', () => {
     const other = synth({ stage: 'nagged' });
     Validations.of(other.app).addPlugins(new AwsSolutionsChecks(other.app));
