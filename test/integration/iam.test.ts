@@ -43,7 +43,7 @@ describe('IAM principals', () => {
 
     // Act
     const put = await client.put('greeting', 'hello from IAM');
-    const got = await client.get('greeting');
+    const got = await client.get('greeting', { consistency: 'strong' });
     const txn = await client.transact([
       { op: 'check', key: 'greeting', ifVersion: put.version },
       { op: 'put', key: 'counter', value: '1' },
@@ -53,13 +53,13 @@ describe('IAM principals', () => {
     expect(got.text()).toBe('hello from IAM');
     expect(txn.writes).toEqual([{ key: 'counter', version: 1 }]);
     // The same namespace as team A's API key: the key reads what the principal wrote.
-    expect(await (await call(kvPath('counter'), { key: teamA.key })).text()).toBe('1');
+    expect(await (await call(`${kvPath('counter')}?consistency=strong`, { key: teamA.key })).text()).toBe('1');
   });
 
   it("keeps a principal out of another namespace's keys", async () => {
     await call(kvPath('b-only'), { method: 'PUT', key: teamB.key, body: 'secret of B' });
-    await expect(signedClient(alice).get('b-only')).rejects.toBeInstanceOf(NotFoundError);
-    expect((await signedClient(bob).get('b-only')).text()).toBe('secret of B');
+    await expect(signedClient(alice).get('b-only', { consistency: 'strong' })).rejects.toBeInstanceOf(NotFoundError);
+    expect((await signedClient(bob).get('b-only', { consistency: 'strong' })).text()).toBe('secret of B');
     const { items } = await signedClient(alice).list();
     expect(items.map((item) => item.key)).not.toContain('b-only');
   });
