@@ -69,6 +69,8 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 interface Sample {
   op: string;
+  /** When the request was sent (performance.now()). */
+  atMs: number;
   ms: number;
   status: number;
 }
@@ -202,7 +204,7 @@ function load(cloud: LocalCloud, samples: Sample[]): { stop(): Promise<void> } {
       } catch {
         status = 0;
       }
-      samples.push({ op: `${write ? 'PUT' : 'GET'} ${consistency}`, ms: performance.now() - started, status });
+      samples.push({ op: `${write ? 'PUT' : 'GET'} ${consistency}`, atMs: started, ms: performance.now() - started, status });
     }
   };
   const clients = Array.from({ length: settings.BENCH_REBALANCE_CLIENTS }, (_, id) => client(id));
@@ -227,6 +229,26 @@ function latencies(samples: readonly Sample[]) {
 }
 
 const round = (value: number) => Math.round(value * 100) / 100;
+
+/**
+ * Where the slow requests of a move fall: per phase of the move (from the progress samples, each
+ * second), the requests sent in it and those slower than twice the steady load's p99 (the target).
+ */
+function slowByPhase(samples: readonly Sample[], progress: readonly Point[], steadyP99: number) {
+  const byPhase: Record<string, { requests: number; slow: number; slowestMs: number; slowByOp: Record<string, number> }> = {};
+  for (const sample of samples) {
+    const next = progress.find((point) => point.atMs >= sample.atMs);
+    const phase = next ? next.phase : 'after';
+    const entry = (byPhase[phase] ??= { requests: 0, slow: 0, slowestMs: 0, slowByOp: {} });
+    entry.requests += 1;
+    if (sample.ms > 2 * steadyP99) {
+      entry.slow += 1;
+      entry.slowByOp[sample.op] = (entry.slowByOp[sample.op] ?? 0) + 1;
+    }
+    entry.slowestMs = Math.max(entry.slowestMs, round(sample.ms));
+  }
+  return byPhase;
+}
 
 /** Every seeded key is held by exactly its replicas on the finished ring, at its latest version or newer. */
 async function checkPlacement(cloud: LocalCloud): Promise<{ checked: number; misplaced: number; missing: number }> {
@@ -291,10 +313,19 @@ const profile = profileCalls([
 
 interface Point {
   seconds: number;
+  /** performance.now() of the sample. */
+  atMs: number;
   keysCopied: number;
   rangesMoved: number;
   progress: number;
+  /** What the move was doing: copying (backfill, catch-up), cutting over, or cleaning up. */
+  phase: 'copy' | 'cut-overs' | 'cleanup';
 }
+
+const phaseOf = (status: RebalanceStatusView): Point['phase'] => {
+  if (status.ranges.cleaned > 0 || status.ranges.moved === status.ranges.total) return 'cleanup';
+  return status.ranges.moved > 0 ? 'cut-overs' : 'copy';
+};
 
 /** Runs one rebalance through its workflow to the end, sampling its progress every second. */
 async function runRebalance(
@@ -317,9 +348,11 @@ async function runRebalance(
     if (movedMs === undefined && status.ranges.moved + status.ranges.cleaned === status.ranges.total) movedMs = seconds * 1000;
     progress.push({
       seconds,
+      atMs: performance.now(),
       keysCopied: status.keysCopied,
       rangesMoved: status.ranges.moved + status.ranges.cleaned,
       progress: round(status.progress),
+      phase: phaseOf(status),
     });
     if (Math.round(seconds) % 15 === 0)
       console.error(`${id}: ${status.ranges.moved + status.ranges.cleaned} of ${status.ranges.total} ranges, ${status.keysCopied} copies`);
@@ -328,7 +361,14 @@ async function runRebalance(
   }
   if (status?.job.status !== 'done') throw new Error(`${id} ended ${status?.job.status}: ${status?.job.message ?? ''}`);
   const copyMs = Math.max(1, (status.job.finishedAtMs ?? Date.now()) - status.job.startedAtMs);
-  progress.push({ seconds: round(copyMs / 1000), keysCopied: status.keysCopied, rangesMoved: status.ranges.total, progress: 1 });
+  progress.push({
+    seconds: round(copyMs / 1000),
+    atMs: performance.now(),
+    keysCopied: status.keysCopied,
+    rangesMoved: status.ranges.total,
+    progress: 1,
+    phase: 'cleanup',
+  });
   return { status, progress, copyMs, movedMs: movedMs ?? copyMs };
 }
 
@@ -525,6 +565,7 @@ async function removeUnderLoad(cloud: LocalCloud, service: ReturnType<typeof reb
       all: round(moveLatency.all!.p99 / steadyLatency.all!.p99),
     },
     failedDuringMove: moveLatency.all!.failed,
+    slowByPhase: slowByPhase(moveSamples, removed.progress, steadyLatency.all!.p99),
   };
   return { removed, steadyLatency, moveLatency, summary };
 }
