@@ -83,25 +83,8 @@ async function main(): Promise<void> {
     cloud = await startLocalCloud(options);
     stopAll = () => cloud.stop();
   }
-  log(`ready in ${((Date.now() - started) / 1000).toFixed(1)} s; data in ${env.RINGSTORE_HOME}`);
-  // One fact per line, so scripts (and the integration tests) can read them.
-  console.log(`API: ${cloud.url}`);
-  console.log(`API key: ${cloud.apiKey}`);
-  console.log(`Admin key: ${cloud.adminKey}`);
-  // SigV4 credentials of the local IAM user, mapped to the same namespace (docs/security.md, "IAM authentication").
-  console.log(`AWS access key id: ${cloud.iamUser.accessKeyId}`);
-  console.log(`AWS secret access key: ${cloud.iamUser.secretAccessKey}`);
-  console.log(`IAM principal: ${cloud.iamUser.arn}`);
-  console.log(`Docs: ${cloud.url}/docs`);
-  console.log(`DynamoDB: ${cloud.engines.dynamodbEndpoint}`);
-  if (cloud.engines.redisUrl) console.log(`Redis: ${cloud.engines.redisUrl}`);
-  if (cloud.faultInjection) console.log(`Faults: ${cloud.url}/_faults`);
-  if (backup) {
-    // The same keys work in both regions; the backup serves reads until it is promoted (docs/dr.md).
-    console.log(`Backup API: ${backup.url}`);
-    console.log(`Backup DynamoDB: ${backup.engines.dynamodbEndpoint}`);
-  }
-
+  // Ctrl-C stops everything from the moment the API is announced: the handlers are in place before it
+  // is (a SIGINT that came before them would end the process without stopping the engines).
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
@@ -121,6 +104,24 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+  log(`ready in ${((Date.now() - started) / 1000).toFixed(1)} s; data in ${env.RINGSTORE_HOME}`);
+  // One fact per line, so scripts (and the integration tests) can read them.
+  console.log(`API: ${cloud.url}`);
+  console.log(`API key: ${cloud.apiKey}`);
+  console.log(`Admin key: ${cloud.adminKey}`);
+  // SigV4 credentials of the local IAM user, mapped to the same namespace (docs/security.md, "IAM authentication").
+  console.log(`AWS access key id: ${cloud.iamUser.accessKeyId}`);
+  console.log(`AWS secret access key: ${cloud.iamUser.secretAccessKey}`);
+  console.log(`IAM principal: ${cloud.iamUser.arn}`);
+  console.log(`Docs: ${cloud.url}/docs`);
+  console.log(`DynamoDB: ${cloud.engines.dynamodbEndpoint}`);
+  if (cloud.engines.redisUrl) console.log(`Redis: ${cloud.engines.redisUrl}`);
+  if (cloud.faultInjection) console.log(`Faults: ${cloud.url}/_faults`);
+  if (backup) {
+    // The same keys work in both regions; the backup serves reads until it is promoted (docs/dr.md).
+    console.log(`Backup API: ${backup.url}`);
+    console.log(`Backup DynamoDB: ${backup.engines.dynamodbEndpoint}`);
+  }
 }
 
 main().catch((error: unknown) => {
