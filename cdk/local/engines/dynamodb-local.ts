@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { probeClientConfig } from './aws';
 import { spawnManaged } from './child';
 import { javaExecutable, NO_VERIFY_JVM_FLAGS, QUICK_START_JVM_FLAGS } from './java';
+import { addStreamIndexes } from './dynamodb-stream-indexes';
 import { waitReady } from './ready';
 import { ensureArtifact, type MavenArtifact } from './vendor';
 import type { StartedEngine, EngineStartOptions } from './types';
@@ -25,8 +26,8 @@ const HEAP_MAX = '-Xmx512m';
 
 /**
  * Starts DynamoDB Local on `port` with `-sharedDb -dbPath <dataDir>` and resolves once ListTables
- * answers. DynamoDB Local has no bind-address option: it listens on all interfaces, and we always
- * talk to it through 127.0.0.1.
+ * answers and its stream records are indexed (dynamodb-stream-indexes.ts). DynamoDB Local has no
+ * bind-address option: it listens on all interfaces, and we always talk to it through 127.0.0.1.
  *
  * @example
  * const ddb = await startDynamoDbLocal({ vendorDir, dataDir: '.ringstore/data/dynamodb', port: 8000 });
@@ -59,6 +60,8 @@ export async function startDynamoDbLocal(opts: EngineStartOptions): Promise<Star
       probe: (abortSignal) => client.send(new ListTablesCommand({ Limit: 1 }), { abortSignal }),
       timeoutMs: opts.timeoutMs,
     });
+    // Before anything writes to a streamed table: without them every write scans every stream record.
+    await addStreamIndexes({ engineDir: lib, vendorDir: opts.vendorDir, dataDir: opts.dataDir, log: opts.log });
   } catch (e) {
     await child.stop();
     throw e;
