@@ -3,7 +3,8 @@
 // spare table, RF 3) is seeded with BENCH_REBALANCE_KEYS keys of 1 KiB by raw BatchWriteItem before its
 // stream pollers start. Then, in the same run and on the same engine:
 // 1. the baseline and the copy's parts: raw BatchWriteItem items/s into a table of the shard schema, the
-//    copy's page reads, and its conditional PutItem writes (what the rebalance uses), item by item;
+//    copy's page reads, its conditional PutItem writes and the cleanup's deletes, item by item, and from
+//    them the best ratio a move can reach on this engine (breakdown.ceilingToCutOver, ceilingWholeJob);
 // 2. adding the spare shard with no clients: the move's copy rate (item writes per second, as
 //    BatchWriteItem's are counted) against that baseline;
 // 3. a paced client load (PUT and GET, strong and eventual) without a move, then the same load while the
@@ -414,11 +415,25 @@ async function copyBreakdown(cloud: LocalCloud): Promise<Record<string, number>>
         items.slice(half, half * 2).map((item) => ({ table: scratch, item: attributesOf(entity, item, false) })),
         'design B',
       ));
+    // The cleanup's part: the same items removed again with BatchWriteItem, as removeCopies does.
+    const deleting = performance.now();
+    await ranges.removeCopies(scratch, items.slice(half, half * 2));
+    const deleteMs = performance.now() - deleting;
+    const readItemsPerSecond = (items.length * 1000) / readMs;
+    const batchWriteItemsPerSecond = (half * 1000) / batchMs;
+    const deleteItemsPerSecond = (half * 1000) / deleteMs;
     return {
       items: half * 2,
-      readItemsPerSecond: Math.round((items.length * 1000) / readMs),
+      readItemsPerSecond: Math.round(readItemsPerSecond),
       conditionalPutItemsPerSecond: Math.round((half * 1000) / conditionalMs),
-      batchWriteItemsPerSecond: Math.round((half * 1000) / batchMs),
+      batchWriteItemsPerSecond: Math.round(batchWriteItemsPerSecond),
+      deleteItemsPerSecond: Math.round(deleteItemsPerSecond),
+      // What stands in the way on this engine: it serves one request at a time (one SQLite thread), so a
+      // move that reads each moved item once, writes it once (and, for the whole job, deletes it once
+      // from the shard it left) is at best this fraction of raw BatchWriteItem, before any verification,
+      // ring change, lease wait or stream read.
+      ceilingToCutOver: round(1 / (1 + batchWriteItemsPerSecond / readItemsPerSecond)),
+      ceilingWholeJob: round(1 / (1 + batchWriteItemsPerSecond / readItemsPerSecond + batchWriteItemsPerSecond / deleteItemsPerSecond)),
     };
   } finally {
     client.destroy();

@@ -267,7 +267,34 @@ export class RebalanceService {
     }
     invariant(range.stage === 'copying', `the range ending at ${range.end} is ${range.stage}: not a stage moveRange takes`);
     if (relistTargets(range).length > 0) return this.copyPages(job, index, startedMs, 'relist');
-    return this.caughtUp(job, index);
+    return this.caughtUpTogether(job, index);
+  }
+
+  /**
+   * The copying ranges from `first` on that need no relist, caught up together (cutoverConcurrency at
+   * once) and saved once: one range at a time, each catch-up's reads waited on their own round trips and
+   * each range cost a job save. A crash before the save catches them all up again (a catch-up is idempotent).
+   */
+  private async caughtUpTogether(job: RebalanceJob, first: number): Promise<RebalanceJob> {
+    const { cutoverConcurrency } = this.deps.limits;
+    const batch: number[] = [];
+    for (let index = first; index < job.ranges.length && batch.length < cutoverConcurrency * catchUpBatchWaves; index += 1) {
+      const range = job.ranges[index]!;
+      if (range.stage !== 'copying') continue;
+      if (relistTargets(range).length > 0) break;
+      batch.push(index);
+    }
+    const caughtUp = new Map<number, { copied: number; verified: number }>();
+    await forAllBounded(batch, cutoverConcurrency, async (index) => {
+      caughtUp.set(index, await this.catchUp(job.ranges[index]!, 'onePass'));
+    });
+    const ranges = job.ranges.map((range, index) => {
+      const done = caughtUp.get(index);
+      return done
+        ? { ...range, stage: 'cutover' as const, keysCopied: range.keysCopied + done.copied, keysVerified: done.verified }
+        : range;
+    });
+    return this.save({ ...job, ranges });
   }
 
   /** What was written to the range during the backfill, caught up unfenced: the cut-over's fenced pass then finds little. */
@@ -574,6 +601,9 @@ export class RebalanceService {
     return Math.floor(this.deps.clock.nowMs() / 1000);
   }
 }
+
+/** Copying ranges caught up by one caughtUpTogether call, in multiples of cutoverConcurrency. */
+const catchUpBatchWaves = 4;
 
 /** The order ranges go through the stages in: all of them through one before any through the next. */
 const stageOrder: readonly RangeProgress['stage'][] = ['planned', 'backfilled', 'copying', 'cutover'];

@@ -423,6 +423,29 @@ describe('RebalanceService on in-memory ports', () => {
     await expectConsistent(world);
   });
 
+  it('catches up the copying ranges several at a time, with one job save for each batch', async () => {
+    // Arrange
+    const world = await seeded();
+    await world.service.start({ join: [4], leave: [] }, { id: 'add-4' });
+    const caughtUpPerSave: number[] = [];
+    const save = world.jobs.save.bind(world.jobs);
+    let ready = 0;
+    world.jobs.save = async (job) => {
+      const now = job.ranges.filter((range) => range.stage === 'cutover').length;
+      if (now > ready) caughtUpPerSave.push(now - ready);
+      ready = now;
+      return save(job);
+    };
+
+    // Act
+    await runToEnd(world, 'add-4');
+
+    // Assess
+    expect(Math.max(...caughtUpPerSave)).toBeGreaterThan(1);
+    expect(Math.max(...caughtUpPerSave)).toBeLessThanOrEqual(rebalanceLimits.cutoverConcurrency * 4);
+    await expectConsistent(world);
+  });
+
   it('refuses a second rebalance while one runs, and actions its state does not allow', async () => {
     const world = await seeded();
     await world.service.start({ join: [4], leave: [] }, { id: 'add-4' });
