@@ -468,77 +468,85 @@ async function main(): Promise<void> {
     const added = await runRebalance(cloud, service, { join: [4], leave: [] }, 'bench-add-4', 0);
     const addProfile = profile.snapshot();
     await cloud.replicationCaughtUp();
-    // Phase 2: a paced client load without a move, then the same load while shard 4 is removed again.
-    const underLoad = settings.BENCH_REBALANCE_UNDER_LOAD === '1' ? await removeUnderLoad(cloud, service) : undefined;
-    const placement = await checkPlacement(cloud);
-
-    const moveKeysPerSecond = (added.status.keysCopied * 1000) / added.copyMs;
-    const summary = {
-      keys: settings.BENCH_REBALANCE_KEYS,
-      ranges: added.status.job.ranges.length,
-      keysCopied: added.status.keysCopied,
-      moveSeconds: round(added.copyMs / 1000),
-      moveKeysPerSecond: Math.round(moveKeysPerSecond),
-      baselineKeysPerSecond: breakdown.batchWriteItemsPerSecond,
-      moveToBatchWriteRatio: round(moveKeysPerSecond / breakdown.batchWriteItemsPerSecond!),
-      // Up to the last cut-over, without the cleanup.
-      cutOverSeconds: round(added.movedMs / 1000),
-      cutOverKeysPerSecond: Math.round((added.status.keysCopied * 1000) / added.movedMs),
-      cutOverToBatchWriteRatio: round((added.status.keysCopied * 1000) / added.movedMs / breakdown.batchWriteItemsPerSecond!),
-      seedOwnersKeysPerSecond: Math.round(baselineKeysPerSecond),
-      replicaSeedKeysPerSecond: Math.round(replicaKeysPerSecond),
-      breakdown,
-      addProfile,
-      ...(underLoad ? underLoad.summary : {}),
-      placement,
+    // The add's results are written before phase 2, so that a long run stopped during the removal keeps them.
+    const report = async (underLoad: Awaited<ReturnType<typeof removeUnderLoad>> | undefined, last: boolean) => {
+      const placement = last ? await checkPlacement(cloud) : undefined;
+      const moveKeysPerSecond = (added.status.keysCopied * 1000) / added.copyMs;
+      const summary = {
+        keys: settings.BENCH_REBALANCE_KEYS,
+        ranges: added.status.job.ranges.length,
+        keysCopied: added.status.keysCopied,
+        moveSeconds: round(added.copyMs / 1000),
+        moveKeysPerSecond: Math.round(moveKeysPerSecond),
+        baselineKeysPerSecond: breakdown.batchWriteItemsPerSecond,
+        moveToBatchWriteRatio: round(moveKeysPerSecond / breakdown.batchWriteItemsPerSecond!),
+        // Up to the last cut-over, without the cleanup.
+        cutOverSeconds: round(added.movedMs / 1000),
+        cutOverKeysPerSecond: Math.round((added.status.keysCopied * 1000) / added.movedMs),
+        cutOverToBatchWriteRatio: round((added.status.keysCopied * 1000) / added.movedMs / breakdown.batchWriteItemsPerSecond!),
+        seedOwnersKeysPerSecond: Math.round(baselineKeysPerSecond),
+        replicaSeedKeysPerSecond: Math.round(replicaKeysPerSecond),
+        breakdown,
+        addProfile,
+        ...(underLoad ? underLoad.summary : {}),
+        placement: placement ?? 'checked at the end of the run (after the removal under load)',
+      };
+      console.log(JSON.stringify(summary, null, 2));
+      return summary;
     };
-    console.log(JSON.stringify(summary, null, 2));
-    const resultsDir = join(benchRoot, 'bench', 'results');
-    await mkdir(resultsDir, { recursive: true });
-    const file = join(resultsDir, `rebalance-${settings.BENCH_LABEL}.json`);
-    const code = codeVersion();
-    const progress = [
-      ...added.progress.map((point) => ({ ...point, series: 'add shard 4 (no clients)' })),
-      ...(underLoad?.removed.progress ?? []).map((point) => ({ ...point, series: 'remove shard 4 (under the client load)' })),
-    ];
-    await writeFile(
-      file,
-      JSON.stringify(
-        {
-          label: settings.BENCH_LABEL,
-          code,
-          machine: machineFacts(),
-          settings,
-          summary,
-          steadyLatency: underLoad?.steadyLatency,
-          moveLatency: underLoad?.moveLatency,
-          progress,
-        },
-        null,
-        2,
-      ),
-    );
-    await writeFile(
-      join(benchRoot, 'docs', 'benchmarks-rebalance.svg'),
-      await toSvg({
-        $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-        title: {
-          text: `Rebalancing ${settings.BENCH_REBALANCE_KEYS.toLocaleString('en')} keys of 1 KiB (4 <-> 5 shards, RF 3)`,
-          subtitle: `add: ${summary.moveKeysPerSecond} items/s = ${summary.moveToBatchWriteRatio}x raw BatchWriteItem (${summary.baselineKeysPerSecond}/s); ${code.commit}`,
-        },
-        config: { font: 'sans-serif', background: 'white' },
-        width: 560,
-        height: 240,
-        data: { values: progress },
-        mark: { type: 'line', point: true },
-        encoding: {
-          x: { field: 'seconds', type: 'quantitative', title: 'seconds since the start' },
-          y: { field: 'progress', type: 'quantitative', title: 'share of the moving token space moved', scale: { domain: [0, 1] } },
-          color: { field: 'series', type: 'nominal', title: null },
-        },
-      }),
-    );
-    console.error(`wrote ${file}`);
+    const write = async (underLoad: Awaited<ReturnType<typeof removeUnderLoad>> | undefined, last: boolean) => {
+      const summary = await report(underLoad, last);
+      const resultsDir = join(benchRoot, 'bench', 'results');
+      await mkdir(resultsDir, { recursive: true });
+      const file = join(resultsDir, `rebalance-${settings.BENCH_LABEL}.json`);
+      const code = codeVersion();
+      const progress = [
+        ...added.progress.map((point) => ({ ...point, series: 'add shard 4 (no clients)' })),
+        ...(underLoad?.removed.progress ?? []).map((point) => ({ ...point, series: 'remove shard 4 (under the client load)' })),
+      ];
+      await writeFile(
+        file,
+        JSON.stringify(
+          {
+            label: settings.BENCH_LABEL,
+            code,
+            machine: machineFacts(),
+            settings,
+            summary,
+            steadyLatency: underLoad?.steadyLatency,
+            moveLatency: underLoad?.moveLatency,
+            progress,
+          },
+          null,
+          2,
+        ),
+      );
+      await writeFile(
+        join(benchRoot, 'docs', 'benchmarks-rebalance.svg'),
+        await toSvg({
+          $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+          title: {
+            text: `Rebalancing ${settings.BENCH_REBALANCE_KEYS.toLocaleString('en')} keys of 1 KiB (4 <-> 5 shards, RF 3)`,
+            subtitle: `add: ${summary.moveKeysPerSecond} items/s = ${summary.moveToBatchWriteRatio}x raw BatchWriteItem (${summary.baselineKeysPerSecond}/s); ${code.commit}`,
+          },
+          config: { font: 'sans-serif', background: 'white' },
+          width: 560,
+          height: 240,
+          data: { values: progress },
+          mark: { type: 'line', point: true },
+          encoding: {
+            x: { field: 'seconds', type: 'quantitative', title: 'seconds since the start' },
+            y: { field: 'progress', type: 'quantitative', title: 'share of the moving token space moved', scale: { domain: [0, 1] } },
+            color: { field: 'series', type: 'nominal', title: null },
+          },
+        }),
+      );
+      console.error(`wrote ${file}`);
+    };
+    const underLoad = settings.BENCH_REBALANCE_UNDER_LOAD === '1';
+    await write(undefined, !underLoad);
+    // Phase 2: a paced client load without a move, then the same load while shard 4 is removed again.
+    if (underLoad) await write(await removeUnderLoad(cloud, service), true);
   } finally {
     await cloud.stop();
     await rm(home, { recursive: true, force: true });
