@@ -17,12 +17,22 @@ import java.util.logging.Logger;
 public final class StreamIndexes {
   /** DynamoDB Local's table of stream records: one row per record of every table's stream. */
   private static final String RECORDS = "us";
-  /** Ours, by name, so they are recognisable in the engine's database. */
+  /**
+   * Ours, by name, so they are recognisable in the engine's database. One column each: SequenceNumber is
+   * the table's rowid, which every index carries last, and the SQLite that DynamoDB Local bundles (3.8.7)
+   * then searches "StreamID = ? AND rowid > ?" as one range. With SequenceNumber named as a second column
+   * it used the equality alone and read the stream's every record on each GetRecords (measured on 120,000
+   * records: 42 ms a GetRecords of a caught-up reader, against 22 ms with no index and 0.02 ms with these).
+   */
   private static final String[] INDEXES = {
-    // getStreamDescription's MIN(SequenceNumber) ... WHERE StreamID = ? (run on every write to a streamed table)
-    "CREATE INDEX IF NOT EXISTS ringstore_us_by_stream ON us(StreamID, SequenceNumber)",
-    // GetRecords and the last sequence number of a shard: WHERE ShardID = ? (AND SequenceNumber > ?)
-    "CREATE INDEX IF NOT EXISTS ringstore_us_by_shard ON us(ShardID, SequenceNumber)",
+    // getStreamDescription's MIN(SequenceNumber) ... WHERE StreamID = ? (run on every write to a streamed
+    // table), and GetRecords' WHERE StreamID = ? AND ShardID = ? AND SequenceNumber >= ?
+    "CREATE INDEX IF NOT EXISTS ringstore_us_stream ON us(StreamID)",
+    // the last sequence number of a shard: WHERE ShardID = ? ORDER BY SequenceNumber DESC LIMIT 1
+    "CREATE INDEX IF NOT EXISTS ringstore_us_shard ON us(ShardID)",
+    // The first version's two-column indexes, on a database kept from it.
+    "DROP INDEX IF EXISTS ringstore_us_by_stream",
+    "DROP INDEX IF EXISTS ringstore_us_by_shard",
   };
 
   private StreamIndexes() {}
