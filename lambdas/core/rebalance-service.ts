@@ -271,21 +271,32 @@ export class RebalanceService {
   }
 
   /**
-   * The copying ranges from `first` on that need no relist, caught up together (cutoverConcurrency at
-   * once) and saved once: one range at a time, each catch-up's reads waited on their own round trips and
-   * each range cost a job save. A crash before the save catches them all up again (a catch-up is idempotent).
+   * The copying ranges from `first` on that need no relist, caught up together: one range at a time,
+   * each catch-up's reads waited on their own round trips and each range cost a job save.
    */
   private async caughtUpTogether(job: RebalanceJob, first: number): Promise<RebalanceJob> {
-    const { cutoverConcurrency } = this.deps.limits;
     const batch: number[] = [];
-    for (let index = first; index < job.ranges.length && batch.length < cutoverConcurrency * catchUpBatchWaves; index += 1) {
+    for (
+      let index = first;
+      index < job.ranges.length && batch.length < this.deps.limits.cutoverConcurrency * catchUpBatchWaves;
+      index += 1
+    ) {
       const range = job.ranges[index]!;
       if (range.stage !== 'copying') continue;
       if (relistTargets(range).length > 0) break;
       batch.push(index);
     }
+    return this.caughtUp(job, batch);
+  }
+
+  /**
+   * What was written to the ranges during the backfill, caught up unfenced (cutoverConcurrency at once),
+   * then one job save: the cut-over's fenced pass then finds little. A crash before the save catches them
+   * all up again (a catch-up is idempotent).
+   */
+  private async caughtUp(job: RebalanceJob, indexes: readonly number[]): Promise<RebalanceJob> {
     const caughtUp = new Map<number, { copied: number; verified: number }>();
-    await forAllBounded(batch, cutoverConcurrency, async (index) => {
+    await forAllBounded(indexes, this.deps.limits.cutoverConcurrency, async (index) => {
       caughtUp.set(index, await this.catchUp(job.ranges[index]!, 'onePass'));
     });
     const ranges = job.ranges.map((range, index) => {
@@ -295,13 +306,6 @@ export class RebalanceService {
         : range;
     });
     return this.save({ ...job, ranges });
-  }
-
-  /** What was written to the range during the backfill, caught up unfenced: the cut-over's fenced pass then finds little. */
-  private async caughtUp(job: RebalanceJob, index: number): Promise<RebalanceJob> {
-    const range = job.ranges[index]!;
-    const { copied, verified } = await this.catchUp(range, 'onePass');
-    return this.saveRange(job, index, { stage: 'cutover', keysCopied: range.keysCopied + copied, keysVerified: verified });
   }
 
   /**
@@ -325,7 +329,7 @@ export class RebalanceService {
           : this.deps.ranges.copyItems(this.deps.tableOf(target), items, { nowSeconds: this.nowSeconds(), listed: true }),
       );
     const finished = (done: RebalanceJob) =>
-      pass === 'backfill' ? this.saveRange(done, index, { stage: 'backfilled' }) : this.caughtUp(done, index);
+      pass === 'backfill' ? this.saveRange(done, index, { stage: 'backfilled' }) : this.caughtUp(done, [index]);
     if (targets.length === 0) return finished(job);
     let after = job.cursor?.end === range.end ? job.cursor.after : undefined;
     const pacedFromMs = this.deps.clock.monotonicMs();
