@@ -296,13 +296,29 @@ describe('a partition that heals', () => {
         const verdicts = await judge(regions, load);
         const status = (await (
           await fetch(`${regions.backup.url}/v1/admin/dr/status`, { headers: { 'x-api-key': regions.primary.adminKey } })
-        ).json()) as { pending: { count: number; lost: number } };
+        ).json()) as { pending: { count: number; lost: number; oldestKey?: string; oldestAgeMs?: number } };
         // Assess
         expect(verdicts.stale).toEqual([]);
         expect(verdicts.partial).toEqual([]);
         expect(verdicts.detected).toBe(0);
         expect(verdicts.unexpected).toEqual([]);
-        expect(status.pending).toMatchObject({ count: 0, lost: 0 });
+        // The key left waiting (if any) and what the load saw of it, to tell a lost shipment from a stale entry.
+        const waiting = status.pending.oldestKey;
+        const seen =
+          waiting === undefined
+            ? undefined
+            : {
+                key: waiting,
+                history: load.histories.get(waiting) ?? 'never acknowledged',
+                backup: await fetch(`${regions.backup.url}/v1/kv/${encodeURIComponent(waiting)}`, {
+                  headers: { 'x-api-key': regions.primary.apiKey },
+                }).then(async (response) => ({
+                  status: response.status,
+                  etag: response.headers.get('etag'),
+                  body: (await response.arrayBuffer()).byteLength,
+                })),
+              };
+        expect({ pending: status.pending, seen }).toMatchObject({ pending: { count: 0, lost: 0 } });
       } finally {
         await regions.stop();
       }

@@ -32,6 +32,12 @@ export interface Workload {
   outages: ReadonlyArray<readonly [number, string[]] | readonly [number, string[], () => Promise<unknown>]>;
   /** Concurrent clients (default clientCount). */
   clients?: number;
+  /**
+   * Once the schedule's last step has run (its condition included, however long that takes on a loaded
+   * machine), the clients go on until `untilOk` answers of each kind were acknowledged after it, for at
+   * least `minMs` and at most `maxMs`. A run then always has a stretch after its outages to check.
+   */
+  afterSchedule?: { minMs: number; maxMs: number; untilOk: Readonly<Record<string, number>> };
 }
 
 export interface WorkloadRun {
@@ -41,6 +47,8 @@ export interface WorkloadRun {
   /** Answers no history status covers (4xx other than 404/412, 500): each is a bug of its own. */
   unexpected: string[];
   counts: Record<string, number>;
+  /** The counts of the calls made after the schedule's last step. */
+  countsAfterSchedule: Record<string, number>;
 }
 
 /**
@@ -52,7 +60,13 @@ export async function runWorkload(cloud: FaultCloud, rng: Rng, workload: Workloa
   const recorder = new HistoryRecorder();
   const unexpected: string[] = [];
   const counts: Record<string, number> = {};
-  const count = (name: string) => (counts[name] = (counts[name] ?? 0) + 1);
+  const countsAfterSchedule: Record<string, number> = {};
+  /** When the schedule's last step ran; a call invoked after it counts in countsAfterSchedule too. */
+  let scheduleDoneAt: number | undefined;
+  const count = (name: string, invokedAt: number) => {
+    counts[name] = (counts[name] ?? 0) + 1;
+    if (scheduleDoneAt !== undefined && invokedAt >= scheduleDoneAt) countsAfterSchedule[name] = (countsAfterSchedule[name] ?? 0) + 1;
+  };
   const { broken } = workload;
   const plan = (downShards: string[]) => api.setFaults({ broken, downShards });
 
@@ -65,7 +79,18 @@ export async function runWorkload(cloud: FaultCloud, rng: Rng, workload: Workloa
       await condition?.();
       await plan(down);
     }
+    scheduleDoneAt = Date.now();
   })();
+  const done = (): boolean => {
+    if (elapsed() < 1) return false;
+    const after = workload.afterSchedule;
+    if (!after) return true;
+    if (scheduleDoneAt === undefined) return false;
+    const since = Date.now() - scheduleDoneAt;
+    if (since < after.minMs) return false;
+    const enough = Object.entries(after.untilOk).every(([name, wanted]) => (countsAfterSchedule[name] ?? 0) >= wanted);
+    return enough || since >= after.maxMs;
+  };
 
   const client = async (clientId: number, clientRng: Rng): Promise<void> => {
     /** The newest version this client saw per key: the version its compare-and-sets expect. */
@@ -77,7 +102,7 @@ export async function runWorkload(cloud: FaultCloud, rng: Rng, workload: Workloa
      */
     const probing = new Set<string>();
     let sequence = 0;
-    while (elapsed() < 1) {
+    while (!done()) {
       const key = clientRng.pick(keys);
       const value = `c${clientId}-${sequence}`;
       sequence += 1;
@@ -106,6 +131,7 @@ export async function runWorkload(cloud: FaultCloud, rng: Rng, workload: Workloa
 
   /** One call, recorded: 200 ok, 404 notFound, 412 preconditionFailed, anything else unknown. */
   const perform = async (clientId: number, key: string, input: OperationInput): Promise<Reply> => {
+    const invokedAt = Date.now();
     const pending: PendingOperation = recorder.invoke(clientId, key, input);
     const consistency = input.op === 'read' ? 'strong' : workload.writeConsistency;
     let reply: Reply;
@@ -128,17 +154,17 @@ export async function runWorkload(cloud: FaultCloud, rng: Rng, workload: Workloa
     }
     if (reply.status === 200) {
       pending.ok(input.op === 'read' ? { value: reply.value!, version: reply.version! } : { version: reply.version! });
-      count(`${input.op}.ok`);
+      count(`${input.op}.ok`, invokedAt);
     } else if (reply.status === 404) {
       pending.fail({ status: 'notFound' });
-      count(`${input.op}.notFound`);
+      count(`${input.op}.notFound`, invokedAt);
     } else if (reply.status === 412) {
       pending.fail({ status: 'preconditionFailed' });
-      count(`${input.op}.preconditionFailed`);
+      count(`${input.op}.preconditionFailed`, invokedAt);
     } else {
       pending.unknown();
-      count(`${input.op}.unknown`);
-      count(`${input.op}.unknown.${reply.status}${reply.code ? `.${reply.code}` : ''}`);
+      count(`${input.op}.unknown`, invokedAt);
+      count(`${input.op}.unknown.${reply.status}${reply.code ? `.${reply.code}` : ''}`, invokedAt);
       if (reply.status !== 0 && reply.status !== 502 && reply.status !== 503) {
         unexpected.push(`${input.op} of ${key} by client ${clientId}: ${reply.status} ${reply.code ?? ''} ${reply.message ?? ''}`);
       }
@@ -162,10 +188,10 @@ export async function runWorkload(cloud: FaultCloud, rng: Rng, workload: Workloa
   if (process.env.RINGSTORE_FAULT_VERBOSE === '1') {
     console.log(
       `${workload.name}: keys ${keys.join(', ')}; outages ${JSON.stringify(workload.outages)}; ` +
-        `${history.operations.length} operations in ${historyPath}; ${JSON.stringify(counts)}`,
+        `${history.operations.length} operations in ${historyPath}; ${JSON.stringify(counts)}; after the schedule ${JSON.stringify(countsAfterSchedule)}`,
     );
   }
-  return { history, historyPath, keys: [...keys], unexpected, counts };
+  return { history, historyPath, keys: [...keys], unexpected, counts, countsAfterSchedule };
 }
 
 /**

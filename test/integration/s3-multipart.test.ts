@@ -1,42 +1,23 @@
 // Large DR values travel to the backup's bucket as multipart uploads (lib-storage's Upload): checked on
 // the local S3 engine, with the object-created event the backup's value applier listens to.
-import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { s3ClientOptions } from '../../cdk/local/engines';
-import { freePort } from '../../cdk/local/engines/free-port';
-import { startS3, type StartedS3 } from '../../cdk/local/engines/s3';
 import { S3BlobStore } from '../../lambdas/adapters/s3-blob-store';
+import { useLocalS3 } from '../support/local-s3';
 
 const mib = 1024 * 1024;
-let s3: StartedS3;
-let client: S3Client;
-let dataDir: string;
 const bucket = 'multipart-test';
-
-beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'ringstore-s3-multipart-'));
-  s3 = await startS3({ dataDir, port: await freePort(), log: () => undefined });
-  client = new S3Client(s3ClientOptions(s3.endpoint));
-  await client.send(new CreateBucketCommand({ Bucket: bucket }));
-});
-
-afterAll(async () => {
-  client?.destroy();
-  await s3?.stop();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+const engine = useLocalS3(bucket);
 
 const valueOf = (size: number, seed: number) => Uint8Array.from({ length: size }, (_, index) => (index * 31 + seed) % 251);
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
 describe('a multipart put', () => {
   it('stores a value over the threshold whole, in parts, and the bucket announces it', async () => {
-    const store = new S3BlobStore(client, bucket, client, { fromBytes: 6 * mib, partBytes: 5 * mib, concurrency: 2 });
+    const store = new S3BlobStore(engine.client, bucket, engine.client, { fromBytes: 6 * mib, partBytes: 5 * mib, concurrency: 2 });
     const events: string[] = [];
-    const unsubscribe = s3.onEvent((event) => events.push(...event.Records.map((record) => `${record.eventName} ${record.s3.object.key}`)));
+    const unsubscribe = engine.s3.onEvent((event) =>
+      events.push(...event.Records.map((record) => `${record.eventName} ${record.s3.object.key}`)),
+    );
     const large = valueOf(11 * mib + 7, 1);
     const small = valueOf(mib, 2);
 

@@ -16,7 +16,12 @@
 import type { S3ClientConfig } from '@aws-sdk/client-s3';
 import type { S3Event } from 'aws-lambda';
 import type { IncomingHttpHeaders, Server } from 'node:http';
-import { mkdir, unlink } from 'node:fs/promises';
+import { createHash, randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, rename, unlink, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { localCredentials, localRegion } from './aws';
 import { LOCAL_HOST } from './free-port';
 import type { StartedEngine } from './types';
@@ -44,9 +49,20 @@ interface KoaContext {
   query: Record<string, string | string[] | undefined>;
 }
 type KoaMiddleware = (ctx: KoaContext, next: () => Promise<unknown>) => Promise<unknown>;
+/** An object as s3rver's controllers hand it to the store. */
+interface StoreObject {
+  bucket: string;
+  key: string;
+  content: Buffer | Readable;
+  metadata: Record<string, string>;
+}
 /** The part of s3rver's filesystem store the stand-in patches. */
 interface FilesystemStore {
   getResourcePath(bucket: string, key: string, resource: string): string;
+  putMetadata(bucket: string, key: string, metadata: Record<string, string>, md5?: string): Promise<void>;
+  putObject(object: StoreObject): Promise<{ size: number; md5: string }>;
+  getObject(bucket: string, key: string, options?: unknown): Promise<unknown>;
+  copyObject(srcBucket: string, srcKey: string, destBucket: string, destKey: string, replacementMetadata?: unknown): Promise<unknown>;
   deleteObject(bucket: string, key: string): Promise<void>;
 }
 interface S3rverInstance {
@@ -99,22 +115,89 @@ const parityGuard: KoaMiddleware = async (ctx, next) => {
 };
 
 /**
- * s3rver's delete removes the object's parent directories once they are empty, while a concurrent
- * upload to the same prefix may have created the directory and be about to open its file: the upload's
- * write stream then fails with ENOENT and, having no error listener, crashes the process. Concurrent
- * uploads of one key (two writers, the presigned flow) hit it. Deletes here leave the directories;
- * empty folders cost nothing locally, and S3 has no directories to remove.
+ * Runs the calls given one name one at a time, in order; calls on different names run freely. Written
+ * here rather than taken from a mutex library: it is a promise chain per name, dropped once idle.
  */
-function keepEmptyDirectories(store: FilesystemStore): void {
-  store.deleteObject = async (bucket, key) => {
-    await Promise.all(
-      ['object', 'object.md5', 'metadata.json'].map((resource) =>
-        unlink(store.getResourcePath(bucket, key, resource)).catch((error: unknown) => {
-          if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-        }),
-      ),
-    );
+function oneAtATimePerName(): <T>(name: string, call: () => Promise<T>) => Promise<T> {
+  const tails = new Map<string, Promise<unknown>>();
+  return async (name, call) => {
+    const run = (tails.get(name) ?? Promise.resolve()).then(call, call);
+    const tail = run.catch(() => undefined);
+    tails.set(name, tail);
+    try {
+      return await run;
+    } finally {
+      if (tails.get(name) === tail) tails.delete(name);
+    }
   };
+}
+
+/** A file's content written beside it and renamed over it, so a reader sees the old file or the new one. */
+async function replaceFile(path: string, content: string): Promise<void> {
+  const temporary = `${path}.${randomUUID()}.tmp`;
+  await writeFile(temporary, content);
+  await rename(temporary, path);
+}
+
+/**
+ * Makes s3rver's objects read-after-write consistent, as S3's are. s3rver answers a PUT once the body
+ * has entered its write stream, not once the file is written, and writes the file in place: a GET (or
+ * the object-created event's reader) right after the answer could read an empty or cut object. The DR
+ * appliers did, and took a sound value for a corrupt one. Here the body is written to a file beside the
+ * object, flushed, and renamed over it; the metadata goes first, so an object that exists has its own.
+ * A put, get, copy or delete of one object runs alone, so a reader never pairs the metadata of one
+ * version with the bytes of another (a get holds the turn only until its file is open).
+ *
+ * s3rver's delete also removes the object's parent directories once they are empty, while a concurrent
+ * upload to the same prefix may have created the directory and be about to open its file: the upload
+ * then fails with ENOENT. Deletes here leave the directories; empty folders cost nothing locally, and
+ * S3 has no directories to remove.
+ */
+function consistentObjects(store: FilesystemStore): void {
+  const oneAtATime = oneAtATimePerName();
+  const nameOf = (bucket: string, key: string) => store.getResourcePath(bucket, key, 'object');
+  const getObject = store.getObject.bind(store);
+  const copyObject = store.copyObject.bind(store);
+  store.putObject = async (object) => {
+    const objectPath = nameOf(object.bucket, object.key);
+    await mkdir(dirname(objectPath), { recursive: true });
+    const temporary = `${objectPath}.${randomUUID()}.tmp`;
+    const md5 = createHash('md5');
+    let size = 0;
+    const counted = new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        md5.update(chunk);
+        size += chunk.length;
+        done(null, chunk);
+      },
+    });
+    try {
+      const source = Buffer.isBuffer(object.content) ? Readable.from([object.content]) : object.content;
+      await pipeline(source, counted, createWriteStream(temporary));
+      const digest = md5.digest('hex');
+      await oneAtATime(objectPath, async () => {
+        await store.putMetadata(object.bucket, object.key, object.metadata);
+        await replaceFile(`${objectPath}.md5`, digest);
+        await rename(temporary, objectPath);
+      });
+      return { size, md5: digest };
+    } finally {
+      await unlink(temporary).catch(() => undefined);
+    }
+  };
+  store.getObject = (bucket, key, options) => oneAtATime(nameOf(bucket, key), () => getObject(bucket, key, options));
+  store.copyObject = (srcBucket, srcKey, destBucket, destKey, replacementMetadata) =>
+    oneAtATime(nameOf(destBucket, destKey), () => copyObject(srcBucket, srcKey, destBucket, destKey, replacementMetadata));
+  store.deleteObject = (bucket, key) =>
+    oneAtATime(nameOf(bucket, key), async () => {
+      await Promise.all(
+        ['object', 'object.md5', 'metadata.json'].map((resource) =>
+          unlink(store.getResourcePath(bucket, key, resource)).catch((error: unknown) => {
+            if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+          }),
+        ),
+      );
+    });
 }
 
 /** S3 event notifications encode keys like a form (space as '+'); s3rver reports them raw. */
@@ -154,7 +237,7 @@ export async function startS3(opts: S3StartOptions): Promise<StartedS3> {
     vhostBuckets: false,
   });
   server.middleware.unshift(parityGuard);
-  keepEmptyDirectories(server.store);
+  consistentObjects(server.store);
   const listeners = new Set<(event: S3Event) => void>();
   server.on('event', (event) => {
     const normalized: S3Event = {
