@@ -95,9 +95,9 @@ export interface KvDeps {
 export const fenceWaitMs = 2_500;
 
 /**
- * How long a request waits for a range a rebalance fenced (its cut-over). The fence is the ring lease
- * (0.7 s), the wave's transactions settled and its catch-up, and the waiting request sees it lifted only
- * at its next ring read (up to a lease later): about 2 s. A step that crashed under the fence is retried
+ * How long a write waits for a range a rebalance fenced (its cut-over; strong reads are not held back).
+ * The fence is the ring lease (0.7 s), the wave's transactions settled and its catch-up, and the waiting
+ * request sees it lifted at its next fresh ring read (fencePollMs): about 1 s. A step that crashed under the fence is retried
  * after up to a second more and does all of that again, which under load took longer than 5 s (the fault
  * suite saw a strong GET answer 503 when two suites ran at once). 10 s rides that out, well inside the
  * handlers' timeouts (28 s). A failover's fence is not waited as long: its clients are better served by a
@@ -105,7 +105,7 @@ export const fenceWaitMs = 2_500;
  */
 export const cutoverFenceWaitMs = 10_000;
 
-/** How often a request waiting on a fence reads the ring again (the ring source re-reads it once its lease ends). */
+/** How often a request waiting on a fence reads the ring again (a fresh read each time: RingSource.fresh). */
 export const fencePollMs = 100;
 
 /** Plain writes that meet a transaction's intent resolve it and try again, this many times in all. */
@@ -402,24 +402,48 @@ export class KvService {
   private async readStrong(namespace: string, key: string): Promise<StoredItem | undefined> {
     const token = tokenOf(namespace, key);
     for (let attempt = 1; ; attempt += 1) {
-      const lease = await this.ownedRange(token, key);
+      const lease = await this.strongReadRoute(token, key);
       const [owner, ...others] = lease.ring.replicasOf(token);
       // The deliberately broken mode the linearizability checker must catch (tests only).
       const broken = this.deps.faults?.isBroken('strongReadFromReplica') && others.length > 0;
       const shard = broken ? others[others.length - 1]! : owner!;
-      const item = await this.deps.shards.get(shard.table, namespace, key, { consistent: !broken });
-      if (await this.deps.ring.stillOwner(lease, token)) return this.withoutIntent(shard.table, item);
+      const cutOver = lease.ring.isFenced(token);
+      let item: StoredItem | undefined;
+      try {
+        item = await this.deps.shards.get(shard.table, namespace, key, { consistent: !broken });
+      } catch (error) {
+        // The owner of a range being cut over did not answer: wait for the cut-over like a write.
+        if (!cutOver || !isShardFailure(error)) throw error;
+        await this.ownedRange(token, key);
+        continue;
+      }
+      const owned = cutOver ? await this.deps.ring.ownerUnchangedSince(lease, token) : await this.deps.ring.stillOwner(lease, token);
+      if (owned) return this.withoutIntent(shard.table, item);
       this.deps.failoverMetrics?.routeRefused('stale');
       if (attempt >= ringRouteAttemptsMax) throw ownerMoving(key, token, lease.ring);
     }
+  }
+
+  /**
+   * The leased ring a strong read routes by. A range a rebalance fenced for its cut-over is read from its
+   * owner still, and the read confirmed after it by a fresh ring read (ownerUnchangedSince): under the
+   * fence no write is acknowledged anywhere new, so the owner is current until the cut-over publishes. A
+   * failover's fence (the owner is thought down) is waited for, as a write waits for either.
+   */
+  private async strongReadRoute(token: number, key: string): Promise<RingLease> {
+    const lease = await this.deps.ring.lease();
+    const cutOver = lease.ring.isFenced(token) && lease.ring.rangeOf(token).move !== undefined;
+    return !lease.ring.isFenced(token) || cutOver ? lease : this.ownedRange(token, key);
   }
 
   /** A leased ring to route a write or strong read of `token` with; a fenced range answers a retryable 503. */
   private async ownedRange(token: number, key: string): Promise<RingLease> {
     const { clock, sleep } = this.deps;
     const startedMs = clock.monotonicMs();
-    for (;;) {
-      const lease = await this.deps.ring.lease();
+    for (let polls = 0; ; polls += 1) {
+      // While it waits, each look is a fresh ring read: the request goes on as soon as the fence is lifted,
+      // not when its cached lease runs out (up to a lease later).
+      const lease = polls === 0 ? await this.deps.ring.lease() : await this.deps.ring.fresh();
       if (!lease.ring.isFenced(token)) return lease;
       const waitMs = lease.ring.rangeOf(token).move ? cutoverFenceWaitMs : fenceWaitMs;
       if (!sleep || clock.monotonicMs() - startedMs >= waitMs) {

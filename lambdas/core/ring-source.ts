@@ -29,6 +29,14 @@ export interface RingSource {
    * (within the lease), or the current ring gives the token the same owner and does not fence it.
    */
   stillOwner(lease: RingLease, token: number): Promise<boolean>;
+  /** A ring read that started after this call (the cache takes it too): what a request waiting on a fence polls. */
+  fresh(): Promise<RingLease>;
+  /**
+   * After a strong read a rebalance's cut-over fence did not hold back: true when a ring read that started
+   * after the read returned still gives the token the lease's owner. Until the cut-over publishes its new
+   * owner, that owner took no write, so the old owner held every acknowledged version when it answered.
+   */
+  ownerUnchangedSince(lease: RingLease, token: number): Promise<boolean>;
 }
 
 /** Bounded staleness of a handler's ring for eventual reads and listings: how long a cached ring is trusted. */
@@ -72,6 +80,20 @@ export class CachedRingSource implements RingSource {
     if (this.clock.monotonicMs() - lease.readAtMs < this.leaseMs) return true;
     const { ring } = await this.reload();
     return ring.epoch === lease.ring.epoch || (ring.ownerOf(token).id === lease.ring.ownerOf(token).id && !ring.isFenced(token));
+  }
+
+  async fresh(): Promise<RingLease> {
+    const calledAtMs = this.clock.monotonicMs();
+    // An in-flight read may have started before the call: then one more, started after it.
+    const shared = await this.reload();
+    return shared.readAtMs >= calledAtMs ? shared : this.reload();
+  }
+
+  async ownerUnchangedSince(lease: RingLease, token: number): Promise<boolean> {
+    const calledAtMs = this.clock.monotonicMs();
+    const now = await this.fresh();
+    // A read that lagged behind the cached epoch proves nothing about the ring after the call.
+    return now.readAtMs >= calledAtMs && now.ring.ownerOf(token).id === lease.ring.ownerOf(token).id;
   }
 
   private async within(ageMs: number): Promise<RingLease> {

@@ -430,7 +430,8 @@ export function staticRing(shardCount = 4): RingSource {
 
 /** A ring that never changes: every lease holds. */
 export function fixedRing(ring: Ring): RingSource {
-  return { current: async () => ring, lease: async () => ({ ring, readAtMs: 0 }), stillOwner: async () => true };
+  const lease = async () => ({ ring, readAtMs: 0 });
+  return { current: async () => ring, lease, fresh: lease, stillOwner: async () => true, ownerUnchangedSince: async () => true };
 }
 
 export class MemoryRebalanceJobs implements RebalanceJobStore {

@@ -163,6 +163,31 @@ describe('the ring lease', () => {
     expect((await source.lease()).readAtMs).toBe(clock.now);
   });
 
+  it('a fresh read starts after the call, even while an older read is in flight', async () => {
+    const clock = new ManualClock();
+    const store = ringStore(initial);
+    const source = new CachedRingSource(store, clock);
+    // A read in flight, started before the ring changes and the fresh read is asked for
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const readRing = store.readRing;
+    store.readRing = async () => {
+      const state = store.state;
+      await held;
+      return state;
+    };
+    const older = source.lease();
+    store.state = fencedRing(initial, 2);
+    store.readRing = readRing;
+    clock.now += 10;
+    const fresh = source.fresh();
+    release();
+
+    expect((await older).ring.epoch).toBe(initial.epoch);
+    expect((await fresh).ring.epoch).toBe(store.state.epoch);
+    expect((await fresh).readAtMs).toBe(clock.now);
+  });
+
   it('holds within the lease; after it, only if the owner is unchanged and not fenced', async () => {
     const clock = new ManualClock();
     const store = ringStore(initial);

@@ -3,8 +3,9 @@
 // cancel, and the broken mode that the checks must catch.
 import fc from 'fast-check';
 import { isRingstoreError } from '../../lambdas/core/errors';
+import { fencedRangesRing, unfencedRing } from '../../lambdas/core/failover';
 import { FailoverService } from '../../lambdas/core/failover-service';
-import { KvService } from '../../lambdas/core/kv';
+import { KvService, fencePollMs } from '../../lambdas/core/kv';
 import { finishedRing, plannedRanges, reversedRing, startRefusal, startedRing, withMovePhase } from '../../lambdas/core/rebalance';
 import { RebalanceService, cutoverWave, describe as describeJob, type RebalanceLimits } from '../../lambdas/core/rebalance-service';
 import { Ring, initialRingState, tokenOf } from '../../lambdas/core/ring';
@@ -168,17 +169,21 @@ function rebalanceWorld(options: { faults?: ScriptedFaults; shardCount?: number 
     },
   };
   const { replication, health, hints } = memoryReplication(shards, clock, faults);
-  const kv = new KvService({
-    shards,
-    blobs: new MemoryBlobStore(),
-    ring: new CachedRingSource(rings, clock),
-    clock,
-    ids: new CountingIds(),
-    limits,
-    replication,
-    health,
-    faults,
-  });
+  /** A handler instance: its own cached ring; with `sleep`, its requests wait on fences. */
+  const handler = (options: { sleep?: (ms: number) => Promise<void> } = {}) =>
+    new KvService({
+      shards,
+      blobs: new MemoryBlobStore(),
+      ring: new CachedRingSource(rings, clock),
+      clock,
+      ids: new CountingIds(),
+      limits,
+      replication,
+      health,
+      faults,
+      ...options,
+    });
+  const kv = handler();
   const latest = new Map<string, { version: number; value: string | undefined }>();
   let writes = 0;
   /** A strong write (or a delete, every fifth) of a key, remembered as the latest acknowledged. */
@@ -230,7 +235,7 @@ function rebalanceWorld(options: { faults?: ScriptedFaults; shardCount?: number 
   const jobs = new MemoryRebalanceJobs();
   const deps = { rings, shards, ranges: shards, jobs, transactions: failover, clock, sleep, faults, tableOf, limits: rebalanceLimits };
   const service = new RebalanceService(deps);
-  return { shards, clock, rings, kv, latest, write, service, deps, jobs, onSleep, records };
+  return { shards, clock, rings, kv, handler, latest, write, service, deps, jobs, onSleep, records };
 }
 
 type World = ReturnType<typeof rebalanceWorld>;
@@ -469,6 +474,79 @@ describe('RebalanceService on in-memory ports', () => {
     await world.service.start({ join: [4], leave: [] }, { id: 'add-4' });
     await runToEnd(world, 'add-4');
     await expect(expectConsistent(world)).rejects.toThrow();
+  });
+});
+
+describe('requests on a range fenced for its cut-over', () => {
+  /** A seeded world mid-rebalance: one range whose owner changes marked copying and fenced, and a key of it. */
+  async function fencedForCutOver() {
+    const world = await seeded();
+    // A removal: the leaving shard's ranges go to shards that were not its replicas, so after the cut-over
+    // the old owner takes none of the range's writes.
+    const job = await world.service.start({ join: [], leave: [0] }, { id: 'remove-0' });
+    const range = job.ranges.find((candidate) => candidate.from[0] === 0 && !candidate.to.includes(0))!;
+    const ring = new Ring(world.rings.state);
+    const key = keys.find((candidate) => ring.rangeOf(tokenOf('ns', candidate)).end === range.end)!;
+    // The new owner holds the range (as after the backfill and catch-up), then the range is fenced.
+    for (const target of range.to)
+      await world.shards.copyItems(tableOf(target), [(await world.shards.get(tableOf(range.from[0]!), 'ns', key))!], {
+        nowSeconds: 0,
+        listed: true,
+      });
+    world.rings.state = fencedRangesRing(withMovePhase(world.rings.state, range.end, 'copying'), [range.end]);
+    // The cut-over's lease wait: every handler's ring from before the fence has run out.
+    world.clock.now += rebalanceLimits.leaseWaitMs;
+    return { world, range, key };
+  }
+
+  it('a strong read is answered by the owner at once, at the latest version; a write waits for the cut-over', async () => {
+    const { world, key } = await fencedForCutOver();
+
+    const read = await world.kv.get('ns', key, 'strong');
+    const write = await world.kv
+      .put('ns', key, { value: text('during the fence'), contentType: 'text/plain' })
+      .catch((error: unknown) => error);
+
+    expect(read).toMatchObject({ kind: 'value', item: { version: world.latest.get(key)!.version } });
+    expect(write).toMatchObject({ code: 'shard.failingOver' });
+  });
+
+  it('a strong read routed by a fenced ring the cut-over has since replaced is routed again, to the new owner', async () => {
+    // Arrange: this handler holds the fenced ring (leased, still good by its clock)
+    const { world, range, key } = await fencedForCutOver();
+    await world.kv.get('ns', key, 'strong');
+    // The cut-over publishes the new owner, and another handler's write is acknowledged there
+    world.rings.state = unfencedRing(withMovePhase(world.rings.state, range.end, 'moved'), [range.end]);
+    const other = world.handler();
+    const ack = await other.put('ns', key, { value: text('after the cut-over'), contentType: 'text/plain', consistency: 'strong' });
+
+    // Act: the first handler's lease has not run out; its read of the old owner must not be answered
+    const read = await world.kv.get('ns', key, 'strong');
+
+    // Assess
+    expect(read).toMatchObject({ kind: 'value', item: { version: ack.version } });
+    expect(new TextDecoder().decode((read as { value: Uint8Array }).value)).toBe('after the cut-over');
+  });
+
+  it('a write waiting on the fence goes on as soon as it is lifted, not when its lease runs out', async () => {
+    // Arrange: the cut-over lifts the fence 200 ms into the write's wait
+    const { world, range, key } = await fencedForCutOver();
+    let waitedMs = 0;
+    const sleep = async (ms: number) => {
+      world.clock.now += ms;
+      waitedMs += ms;
+      if (waitedMs >= 200) world.rings.state = unfencedRing(withMovePhase(world.rings.state, range.end, 'moved'), [range.end]);
+    };
+    const waiting = world.handler({ sleep });
+    await waiting.get('ns', 'any-key', 'eventual').catch(() => undefined);
+
+    // Act
+    const ack = await waiting.put('ns', key, { value: text('after the wait'), contentType: 'text/plain', consistency: 'strong' });
+
+    // Assess
+    expect(ack.version).toBe(world.latest.get(key)!.version + 1);
+    expect(waitedMs).toBeLessThan(200 + fencePollMs);
+    expect(world.shards.tables.get(tableOf(range.to[0]!))?.get(`ns#${key}`)?.version).toBe(ack.version);
   });
 });
 
