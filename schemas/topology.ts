@@ -640,6 +640,12 @@ export const rebalanceDefaults = {
   cutoverKeysMax: 2_000,
   /** Ranges of a wave caught up at once. */
   cutoverConcurrency: 4,
+  /**
+   * DynamoDB requests a rebalance step has in flight at once, over all its reads and writes of the shard
+   * tables (wiring's mover client). Bounds what a move takes from client traffic: on DynamoDB Local one
+   * thread serves every table, and a client's request waits behind the move's queued ones.
+   */
+  requestsInFlight: 2,
   /** Catch-up passes a cut-over makes before it gives the range back to its owner for now. */
   verifyPassesMax: 4,
   /** The copy's ceiling when a start names none: keys per second over the whole rebalance (0: none). */

@@ -49,3 +49,34 @@ export async function forAllBounded<T>(items: readonly T[], limit: number, work:
     return 'continue';
   });
 }
+
+/**
+ * At most `count` holders at once; the others wait their turn in the order they asked.
+ *
+ * @example
+ * const permits = new Permits(2);
+ * const release = await permits.acquire();
+ * try { await send(); } finally { release(); }
+ */
+export class Permits {
+  private free: number;
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(count: number) {
+    this.free = Math.max(1, count);
+  }
+
+  async acquire(): Promise<() => void> {
+    if (this.free > 0) this.free -= 1;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      // A waiter takes the permit over; with none waiting, it is free again.
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.free += 1;
+    };
+  }
+}

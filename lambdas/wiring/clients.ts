@@ -1,6 +1,8 @@
 // The AWS SDK clients, one of each per instance set, pointed at local engines when the config says so.
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { Permits } from '../core/bounded';
+import { rebalanceDefaults } from '../../schemas/topology';
 import { traced } from './observability';
 import type { Wiring } from './wiring';
 
@@ -11,6 +13,38 @@ const sdkAttemptsMax = 3;
 export function clientOptions(wiring: Wiring, endpoint: string | undefined) {
   const credentials = wiring.awsCredentials ? { credentials: { ...wiring.awsCredentials } } : {};
   return { region: wiring.config.region, ...(endpoint ? { endpoint } : {}), ...credentials, maxAttempts: sdkAttemptsMax };
+}
+
+/**
+ * The DynamoDB client of a rebalance's data work (its copies, reads of ranges, catch-up and cleanup), apart
+ * from the handlers': at most `rebalanceDefaults.requestsInFlight` of its requests are in flight at once, so
+ * a move's load on the shard tables is bounded, whatever its pages and waves ask for at once. On DynamoDB
+ * Local, where one thread serves every table, a client request waits behind that many of the move's.
+ */
+export function moverDocumentClient(wiring: Wiring): DynamoDBDocumentClient {
+  return wiring.shared('dynamodbMover', () => {
+    const client = traced(wiring, new DynamoDBClient(clientOptions(wiring, wiring.config.dynamodbEndpoint)));
+    return DynamoDBDocumentClient.from(boundRequestsInFlight(client, rebalanceDefaults.requestsInFlight), {
+      marshallOptions: { removeUndefinedValues: true },
+    });
+  });
+}
+
+/** `client`, with at most `count` of its requests in flight at once (retries included); the rest wait their turn. */
+export function boundRequestsInFlight(client: DynamoDBClient, count: number): DynamoDBClient {
+  const permits = new Permits(count);
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      const release = await permits.acquire();
+      try {
+        return await next(args);
+      } finally {
+        release();
+      }
+    },
+    { step: 'initialize', name: 'ringstoreRequestsInFlight' },
+  );
+  return client;
 }
 
 export function documentClient(wiring: Wiring): DynamoDBDocumentClient {
@@ -26,7 +60,7 @@ const isDestroyable = (value: unknown): value is { destroy(): void } =>
 
 /** Closes the clients an instance set opened (scripts and the bench end their process cleanly). */
 export function destroyClients(wiring: Wiring): void {
-  for (const name of ['dynamodb', 's3', 'sfn'] as const) {
+  for (const name of ['dynamodb', 'dynamodbMover', 's3', 'sfn'] as const) {
     const client = wiring.built(name);
     if (isDestroyable(client)) client.destroy();
   }

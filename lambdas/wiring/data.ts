@@ -14,12 +14,18 @@ import { L1Cache } from '../core/l1-cache';
 import { TwoLevelCache } from '../core/two-level-cache';
 import type { BlobStore, HintStore, ShardStore, TxnRecordStore } from '../ports';
 import { destroyClients, documentClient } from './clients';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Wiring } from './wiring';
 
 export function shardStore(wiring: Wiring): ShardStore {
-  return wiring.port<ShardStore>('shardTables', 'read', 'shards', () => {
+  return shardStoreThrough(wiring, 'shards', documentClient(wiring));
+}
+
+/** The shard tables through `client`, as the port `name` (a rebalance's move has a client of its own). */
+export function shardStoreThrough(wiring: Wiring, name: string, client: DynamoDBDocumentClient): ShardStore {
+  return wiring.port<ShardStore>('shardTables', 'read', name, () => {
     // The control table holds the usage counters that writes in a namespace with a storage quota change.
-    const real = new DynamoShardStore(documentClient(wiring), wiring.config.controlTable);
+    const real = new DynamoShardStore(client, wiring.config.controlTable);
     // Fault injection wraps the real store; it exists only in test runs (the config refuses it in a production bundle).
     return wiring.faults ? new FaultyShardStore(real, wiring.faults) : real;
   });

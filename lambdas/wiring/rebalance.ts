@@ -5,11 +5,11 @@ import { DynamoRebalanceJobStore } from '../adapters/dynamodb-rebalance-job-stor
 import { SfnRebalanceStarter } from '../adapters/sfn-rebalance-starter';
 import { RebalanceService } from '../core/rebalance-service';
 import { ringLeaseMarginMs, ringLeaseMs, ringRefreshMs } from '../core/ring-source';
-import type { RangeStore, RebalanceJobStore, RebalanceStarter } from '../ports';
+import type { RangeStore, RebalanceJobStore, RebalanceStarter, ShardStore } from '../ports';
 import { namesFor, rebalanceDefaults } from '../../schemas/topology';
-import { documentClient } from './clients';
+import { documentClient, moverDocumentClient } from './clients';
 import { ringStore } from './control';
-import { shardStore } from './data';
+import { shardStoreThrough } from './data';
 import { sfnClient } from './orchestrator';
 import { failoverService } from './services';
 import type { Wiring } from './wiring';
@@ -27,7 +27,12 @@ export function rebalanceJobs(wiring: Wiring): RebalanceJobStore {
 }
 
 function rangeStore(wiring: Wiring): RangeStore {
-  return wiring.port('shardTables', 'readWrite', 'ranges', () => new DynamoRangeStore(documentClient(wiring)));
+  return wiring.port('shardTables', 'readWrite', 'ranges', () => new DynamoRangeStore(moverDocumentClient(wiring)));
+}
+
+/** The shard tables as the move reads them: through the mover client, with its bound on requests in flight. */
+function moverShardStore(wiring: Wiring): ShardStore {
+  return shardStoreThrough(wiring, 'moverShards', moverDocumentClient(wiring));
 }
 
 export function rebalanceService(wiring: Wiring): RebalanceService {
@@ -36,7 +41,7 @@ export function rebalanceService(wiring: Wiring): RebalanceService {
     () =>
       new RebalanceService({
         rings: ringStore(wiring),
-        shards: shardStore(wiring),
+        shards: moverShardStore(wiring),
         ranges: rangeStore(wiring),
         jobs: rebalanceJobs(wiring),
         transactions: failoverService(wiring),

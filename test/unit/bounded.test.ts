@@ -1,4 +1,7 @@
-import { forEachBounded } from '../../lambdas/core/bounded';
+import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { Readable } from 'node:stream';
+import { Permits, forEachBounded } from '../../lambdas/core/bounded';
+import { boundRequestsInFlight } from '../../lambdas/wiring/clients';
 
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -56,5 +59,62 @@ describe('forEachBounded', () => {
 
   it('handles no items', async () => {
     await expect(forEachBounded([], 4, async () => 'continue')).resolves.toBe(true);
+  });
+});
+
+describe('Permits', () => {
+  it('lets at most the count hold at once, the others in the order they asked', async () => {
+    const permits = new Permits(2);
+    const order: number[] = [];
+    let holding = 0;
+    let peak = 0;
+    await Promise.all(
+      Array.from({ length: 6 }, async (_, index) => {
+        const release = await permits.acquire();
+        order.push(index);
+        holding += 1;
+        peak = Math.max(peak, holding);
+        await tick();
+        holding -= 1;
+        release();
+        release(); // a second release changes nothing
+      }),
+    );
+    expect(peak).toBe(2);
+    expect(order).toEqual([0, 1, 2, 3, 4, 5]);
+  });
+});
+
+describe('boundRequestsInFlight', () => {
+  it("keeps a DynamoDB client's requests in flight at the bound", async () => {
+    let inFlight = 0;
+    let peak = 0;
+    let sent = 0;
+    const requestHandler = {
+      handle: async () => {
+        inFlight += 1;
+        sent += 1;
+        peak = Math.max(peak, inFlight);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        inFlight -= 1;
+        const body = Buffer.from(JSON.stringify({ Item: { pk: { S: 'k' } } }));
+        return { response: { statusCode: 200, headers: { 'content-type': 'application/x-amz-json-1.0' }, body: Readable.from([body]) } };
+      },
+    };
+    const client = boundRequestsInFlight(
+      new DynamoDBClient({
+        region: 'us-east-1',
+        endpoint: 'http://127.0.0.1:1',
+        credentials: { accessKeyId: 'a', secretAccessKey: 'b' },
+        requestHandler,
+      }),
+      2,
+    );
+
+    await Promise.all(Array.from({ length: 10 }, () => client.send(new GetItemCommand({ TableName: 't', Key: { pk: { S: 'k' } } }))));
+
+    expect(sent).toBe(10);
+    expect(peak).toBe(2);
+    client.destroy();
   });
 });
