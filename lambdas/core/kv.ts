@@ -96,7 +96,7 @@ export const fenceWaitMs = 2_500;
 
 /**
  * How long a write waits for a range a rebalance fenced (its cut-over; strong reads are not held back).
- * The fence is the ring lease (0.7 s), the wave's transactions settled and its catch-up, and the waiting
+ * The fence is the cut-over's lease wait (0.35 s), the wave's transactions settled and its catch-up, and the waiting
  * request sees it lifted at its next fresh ring read (fencePollMs): about 1 s. A step that crashed under the fence is retried
  * after up to a second more and does all of that again, which under load took longer than 5 s (the fault
  * suite saw a strong GET answer 503 when two suites ran at once). 10 s rides that out, well inside the

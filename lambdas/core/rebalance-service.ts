@@ -65,6 +65,12 @@ export interface RebalanceDeps {
 export interface RebalanceLimits {
   /** The ring lease and its margin (ring-source): waited after a ring write that changes where writes go. */
   leaseWaitMs: number;
+  /**
+   * What a cut-over waits after fencing: the shorter lease of a ring with ranges copying to new owners
+   * (ring-source's cutoverLeaseMs) and the margin. Every ring trusted when the fence is published shows
+   * them copying: the copying mark waited out the full lease (leaseWaitMs) long before.
+   */
+  cutoverLeaseWaitMs: number;
   /** How long every handler may keep an older ring for eventual reads and the stream: waited before the cleanup. */
   ringRefreshWaitMs: number;
   /** Items per copy page. */
@@ -372,7 +378,7 @@ export class RebalanceService {
         (ring) => fencedEnds.every((end) => ring.isFenced(end) || ring.rangeOf(end).move?.phase === 'moved'),
       );
       this.deps.faults?.reach('rebalance.afterFence');
-      await this.deps.sleep(this.deps.limits.leaseWaitMs);
+      await this.deps.sleep(this.deps.limits.cutoverLeaseWaitMs);
     }
     try {
       // The transactions are found (pending ones aborted) while the ranges are caught up: neither needs the

@@ -53,6 +53,20 @@ export const ringLeaseMs = 500;
 export const ringLeaseMarginMs = 200;
 
 /**
+ * The lease of a ring that shows a rebalance copying ranges to new owners (Ring.copyingToNewOwners). A
+ * cut-over fences its ranges and waits out this lease and its margin, rather than ringLeaseMs: every ring
+ * still trusted when the fence is published shows the ranges copying (the copying mark waited out the
+ * full lease long before), so it is trusted this long at most. Writes that meet the fence wait about as
+ * long. The cost: while ranges copy, a busy handler renews its ring every cutoverLeaseMs / 2.
+ */
+export const cutoverLeaseMs = 150;
+
+/** How long a ring read is trusted for routing writes and strong reads: shorter while ranges copy to new owners. */
+export function leaseMsOf(ring: Ring, leaseMs = ringLeaseMs): number {
+  return ring.copyingToNewOwners ? Math.min(leaseMs, cutoverLeaseMs) : leaseMs;
+}
+
+/**
  * The ring from the control table, cached per handler instance and re-read after `refreshMs`.
  * Concurrent callers share one in-flight read. Leases are refreshed ahead of expiry in the background,
  * so a busy instance's writes rarely wait for a ring read.
@@ -73,11 +87,11 @@ export class CachedRingSource implements RingSource {
   }
 
   async lease(): Promise<RingLease> {
-    return this.within(this.leaseMs);
+    return this.within(this.cached ? leaseMsOf(this.cached.ring, this.leaseMs) : this.leaseMs);
   }
 
   async stillOwner(lease: RingLease, token: number): Promise<boolean> {
-    if (this.clock.monotonicMs() - lease.readAtMs < this.leaseMs) return true;
+    if (this.clock.monotonicMs() - lease.readAtMs < leaseMsOf(lease.ring, this.leaseMs)) return true;
     const { ring } = await this.reload();
     return ring.epoch === lease.ring.epoch || (ring.ownerOf(token).id === lease.ring.ownerOf(token).id && !ring.isFenced(token));
   }
@@ -101,7 +115,7 @@ export class CachedRingSource implements RingSource {
     const age = cached ? this.clock.monotonicMs() - cached.readAtMs : Infinity;
     if (cached && age < ageMs) {
       // Half-way through the lease, a background read renews it, so steady traffic never waits.
-      if (age >= this.leaseMs / 2) void this.reload().catch(() => undefined);
+      if (age >= leaseMsOf(cached.ring, this.leaseMs) / 2) void this.reload().catch(() => undefined);
       return cached;
     }
     return this.reload();

@@ -168,6 +168,15 @@ export class Ring {
     return this.state.shards.some((shard) => shard.status !== 'active');
   }
 
+  /**
+   * Whether a rebalance is copying a range to a new owner: until it is cut over, a ring read is trusted
+   * for a shorter lease (ring-source: cutoverLeaseMs), so that the cut-over's fence waits less.
+   */
+  get copyingToNewOwners(): boolean {
+    for (const move of this.moves.values()) if (move.phase === 'copying' && move.to[0] !== move.from[0]) return true;
+    return false;
+  }
+
   /** The ranges whose replicas a rebalance changes, in token order (none outside a rebalance). */
   movingRanges(): TokenRange[] {
     return [...this.moves.keys()].map((index) => this.rangeAt(index));

@@ -4,7 +4,7 @@ import { DynamoRangeStore } from '../adapters/dynamodb-range-store';
 import { DynamoRebalanceJobStore } from '../adapters/dynamodb-rebalance-job-store';
 import { SfnRebalanceStarter } from '../adapters/sfn-rebalance-starter';
 import { RebalanceService } from '../core/rebalance-service';
-import { ringLeaseMarginMs, ringLeaseMs, ringRefreshMs } from '../core/ring-source';
+import { cutoverLeaseMs, ringLeaseMarginMs, ringLeaseMs, ringRefreshMs } from '../core/ring-source';
 import type { RangeStore, RebalanceJobStore, RebalanceStarter, ShardStore } from '../ports';
 import { namesFor, rebalanceDefaults } from '../../schemas/topology';
 import { documentClient, moverDocumentClient } from './clients';
@@ -51,6 +51,7 @@ export function rebalanceService(wiring: Wiring): RebalanceService {
         limits: {
           ...rebalanceDefaults,
           leaseWaitMs: ringLeaseMs + ringLeaseMarginMs,
+          cutoverLeaseWaitMs: cutoverLeaseMs + ringLeaseMarginMs,
           ringRefreshWaitMs: ringRefreshMs + ringLeaseMarginMs,
         },
         ...(wiring.faults ? { faults: wiring.faults } : {}),

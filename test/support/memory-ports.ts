@@ -688,3 +688,24 @@ export const testTxnLimits = {
   intentConcurrencyMax: 4,
   atomicKeysMax: 100,
 };
+
+/** Faults that run an action once when `point` is reached: a handler paused there while the world moves on. */
+export class PauseAt extends ScriptedFaults {
+  constructor(
+    private readonly point: CrashPoint,
+    private action?: () => void,
+  ) {
+    super();
+  }
+  /** Runs `action` at the next time the point is reached. */
+  arm(action: () => void): void {
+    this.action = action;
+  }
+  override reach(point: CrashPoint): void {
+    super.reach(point);
+    if (point !== this.point || !this.action) return;
+    const action = this.action;
+    this.action = undefined;
+    action();
+  }
+}

@@ -16,6 +16,7 @@ const env = { [envVars.dynamodbEndpoint]: 'http://127.0.0.1:9', AWS_REGION: 'eu-
 
 const limits: RebalanceLimits = {
   leaseWaitMs: 0,
+  cutoverLeaseWaitMs: 0,
   ringRefreshWaitMs: 0,
   pageSize: 10,
   catchUpConcurrency: 2,

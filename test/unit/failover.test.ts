@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import { RingstoreError, isRingstoreError } from '../../lambdas/core/errors';
 import {
   electOwner,
+  fencedRangesRing,
   fencedRing,
   handedOverRing,
   rangesToHandOver,
@@ -19,8 +20,9 @@ import { automaticFailoverId, startAutomaticFailover } from '../../lambdas/core/
 import { MaintenanceService } from '../../lambdas/core/maintenance';
 import { RejoinService } from '../../lambdas/core/rejoin';
 import { FailoverStats } from '../../lambdas/adapters/failover-metrics';
-import { CachedRingSource, ringLeaseMarginMs, ringLeaseMs } from '../../lambdas/core/ring-source';
-import type { CrashPoint, FailoverRequest, RingState, VersionEntry } from '../../lambdas/ports';
+import { CachedRingSource, cutoverLeaseMs, leaseMsOf, ringLeaseMarginMs, ringLeaseMs } from '../../lambdas/core/ring-source';
+import { startedRing, withMovePhase } from '../../lambdas/core/rebalance';
+import type { FailoverRequest, RingState, VersionEntry } from '../../lambdas/ports';
 import { limits, txnLimits } from '../../schemas/topology';
 import { TransactionService } from '../../lambdas/core/transactions';
 import {
@@ -30,6 +32,7 @@ import {
   MemoryFailoverLog,
   MemoryShardStore,
   MemoryTxnRecords,
+  PauseAt,
   ScriptedFaults,
   memoryReplication,
 } from '../support/memory-ports';
@@ -188,6 +191,22 @@ describe('the ring lease', () => {
     expect((await fresh).readAtMs).toBe(clock.now);
   });
 
+  it('is shorter while the ring shows ranges copying to new owners: a cut-over waits less', async () => {
+    const clock = new ManualClock();
+    const started = startedRing(initial, { join: [initial.shards.length], leave: [] }, 'add', (id) => `shard-${id}`);
+    const range = new Ring(started).movingRanges().find((candidate) => candidate.move?.to[0] !== candidate.move?.from[0])!;
+    const store = ringStore(withMovePhase(started, range.end, 'copying'));
+    const source = new CachedRingSource(store, clock);
+    const lease = await source.lease();
+    store.state = fencedRangesRing(store.state, [range.end]);
+
+    clock.now += cutoverLeaseMs;
+
+    expect(await source.stillOwner(lease, range.end)).toBe(false);
+    expect((await source.lease()).ring.isFenced(range.end)).toBe(true);
+    expect(leaseMsOf(new Ring(initial))).toBe(ringLeaseMs);
+  });
+
   it('holds within the lease; after it, only if the owner is unchanged and not fenced', async () => {
     const clock = new ManualClock();
     const store = ringStore(initial);
@@ -204,23 +223,6 @@ describe('the ring lease', () => {
     expect(await source.stillOwner(lease, range.end)).toBe(false);
   });
 });
-
-/** Faults that run `action` once when `point` is reached: a handler paused there while the world moves on. */
-class PauseAt extends ScriptedFaults {
-  constructor(
-    private readonly point: CrashPoint,
-    private action?: () => void,
-  ) {
-    super();
-  }
-  override reach(point: CrashPoint): void {
-    super.reach(point);
-    if (point !== this.point || !this.action) return;
-    const action = this.action;
-    this.action = undefined;
-    action();
-  }
-}
 
 /** KV and failover services on in-memory ports, routed by a CachedRingSource over a ring record in memory. */
 function failoverWorld(faults = new ScriptedFaults()) {

@@ -9,7 +9,7 @@ import { KvService, fencePollMs } from '../../lambdas/core/kv';
 import { finishedRing, plannedRanges, reversedRing, startRefusal, startedRing, withMovePhase } from '../../lambdas/core/rebalance';
 import { RebalanceService, cutoverWave, describe as describeJob, type RebalanceLimits } from '../../lambdas/core/rebalance-service';
 import { Ring, initialRingState, tokenOf } from '../../lambdas/core/ring';
-import { CachedRingSource, ringLeaseMarginMs, ringLeaseMs, ringRefreshMs } from '../../lambdas/core/ring-source';
+import { CachedRingSource, cutoverLeaseMs, ringLeaseMarginMs, ringLeaseMs, ringRefreshMs } from '../../lambdas/core/ring-source';
 import { rebalanceCrashPoints, type CrashPoint, type RangeProgress, type RebalanceChange, type RingState } from '../../lambdas/ports';
 import { limits } from '../../schemas/topology';
 import {
@@ -20,6 +20,7 @@ import {
   MemoryRebalanceJobs,
   MemoryShardStore,
   MemoryTxnRecords,
+  PauseAt,
   ScriptedFaults,
   memoryReplication,
 } from '../support/memory-ports';
@@ -135,6 +136,7 @@ describe('the rings of a rebalance', () => {
 
 const rebalanceLimits: RebalanceLimits = {
   leaseWaitMs: ringLeaseMs + ringLeaseMarginMs,
+  cutoverLeaseWaitMs: cutoverLeaseMs + ringLeaseMarginMs,
   ringRefreshWaitMs: ringRefreshMs + ringLeaseMarginMs,
   pageSize: 7,
   catchUpConcurrency: 4,
@@ -479,8 +481,8 @@ describe('RebalanceService on in-memory ports', () => {
 
 describe('requests on a range fenced for its cut-over', () => {
   /** A seeded world mid-rebalance: one range whose owner changes marked copying and fenced, and a key of it. */
-  async function fencedForCutOver() {
-    const world = await seeded();
+  async function fencedForCutOver(options: { faults?: ScriptedFaults; fenced?: boolean } = {}) {
+    const world = await seeded(options.faults ? { faults: options.faults } : {});
     // A removal: the leaving shard's ranges go to shards that were not its replicas, so after the cut-over
     // the old owner takes none of the range's writes.
     const job = await world.service.start({ join: [], leave: [0] }, { id: 'remove-0' });
@@ -493,8 +495,9 @@ describe('requests on a range fenced for its cut-over', () => {
         nowSeconds: 0,
         listed: true,
       });
-    world.rings.state = fencedRangesRing(withMovePhase(world.rings.state, range.end, 'copying'), [range.end]);
-    // The cut-over's lease wait: every handler's ring from before the fence has run out.
+    world.rings.state = withMovePhase(world.rings.state, range.end, 'copying');
+    if (options.fenced ?? true) world.rings.state = fencedRangesRing(world.rings.state, [range.end]);
+    // The lease wait: every handler's ring from before has run out.
     world.clock.now += rebalanceLimits.leaseWaitMs;
     return { world, range, key };
   }
@@ -526,6 +529,28 @@ describe('requests on a range fenced for its cut-over', () => {
     // Assess
     expect(read).toMatchObject({ kind: 'value', item: { version: ack.version } });
     expect(new TextDecoder().decode((read as { value: Uint8Array }).value)).toBe('after the cut-over');
+  });
+
+  it('a write routed by a ring of the copying stage and paused across the cut-over is not acknowledged on the old owner', async () => {
+    // Arrange: the range is copying (its mark's full lease waited out); a handler holds that ring
+    const faults = new PauseAt('write.beforeOwner');
+    const { world, range, key } = await fencedForCutOver({ faults, fenced: false });
+    const writer = world.handler();
+    await writer.get('ns', key, 'strong');
+    // Paused between routing and sending: the cut-over fences, waits its (shorter) lease, and moves the range
+    faults.arm(() => {
+      world.rings.state = fencedRangesRing(world.rings.state, [range.end]);
+      world.clock.now += rebalanceLimits.cutoverLeaseWaitMs;
+      world.rings.state = unfencedRing(withMovePhase(world.rings.state, range.end, 'moved'), [range.end]);
+    });
+
+    // Act: an eventual write, acknowledged by the owner alone (the new owner would hear of it only later)
+    const ack = await writer.put('ns', key, { value: text('across the cut-over'), contentType: 'text/plain', consistency: 'eventual' });
+
+    // Assess: acknowledged on the new owner, where it reads; the old owner's copy was never acknowledged
+    expect(world.shards.tables.get(tableOf(range.to[0]!))?.get(`ns#${key}`)?.version).toBe(ack.version);
+    const read = await world.handler().get('ns', key, 'strong');
+    expect(read).toMatchObject({ kind: 'value', item: { version: ack.version } });
   });
 
   it('a write waiting on the fence goes on as soon as it is lifted, not when its lease runs out', async () => {
