@@ -432,8 +432,7 @@ export class KvService {
    */
   private async strongReadRoute(token: number, key: string): Promise<RingLease> {
     const lease = await this.deps.ring.lease();
-    const cutOver = lease.ring.isFenced(token) && lease.ring.rangeOf(token).move !== undefined;
-    return !lease.ring.isFenced(token) || cutOver ? lease : this.ownedRange(token, key);
+    return !lease.ring.isFenced(token) || lease.ring.rangeOf(token).move ? lease : this.ownedRange(token, key);
   }
 
   /** A leased ring to route a write or strong read of `token` with; a fenced range answers a retryable 503. */

@@ -95,6 +95,10 @@ interface Vnode {
   shard: number;
 }
 
+/** A range being copied to a shard that is not its owner now (it owns the range after its cut-over). */
+function copiesToNewOwner(move: RangeMoveView): boolean {
+  return move.phase === 'copying' && move.to[0] !== move.from[0];
+}
 /** An immutable, indexed view of a RingState. */
 export class Ring {
   readonly state: RingState;
@@ -107,6 +111,12 @@ export class Ring {
   private readonly backfilling: ReadonlyMap<number, readonly number[]>;
   /** Per vnode index, during a rebalance: the ranges whose replicas change. */
   private readonly moves: ReadonlyMap<number, RangeMoveView>;
+  /**
+   * Whether a rebalance is copying a range to a new owner: until it is cut over, a ring read is trusted
+   * for a shorter lease (ring-source: cutoverLeaseMs), so that the cut-over's fence waits less. Computed
+   * once: every lease asks.
+   */
+  readonly copyingToNewOwners: boolean;
 
   constructor(state: RingState) {
     invariant(state.shards.length > 0, 'a ring needs at least one shard');
@@ -127,6 +137,7 @@ export class Ring {
       ? this.rebalancedReplicaSets(moves, backfilling)
       : this.vnodes.map((_, index) => this.walkDistinct(index, replicaCount));
     this.moves = moves;
+    this.copyingToNewOwners = [...moves.values()].some(copiesToNewOwner);
     this.replicaSets = this.vnodes.map((vnode, index) => {
       // The vnode walk's RF shards (or a rebalance's), then any replica a failover added (re-replication) after them.
       const walk = [...base[index]!];
@@ -168,15 +179,6 @@ export class Ring {
     return this.state.shards.some((shard) => shard.status !== 'active');
   }
 
-  /**
-   * Whether a rebalance is copying a range to a new owner: until it is cut over, a ring read is trusted
-   * for a shorter lease (ring-source: cutoverLeaseMs), so that the cut-over's fence waits less.
-   */
-  get copyingToNewOwners(): boolean {
-    for (const move of this.moves.values()) if (move.phase === 'copying' && move.to[0] !== move.from[0]) return true;
-    return false;
-  }
-
   /** The ranges whose replicas a rebalance changes, in token order (none outside a rebalance). */
   movingRanges(): TokenRange[] {
     return [...this.moves.keys()].map((index) => this.rangeAt(index));
@@ -189,8 +191,7 @@ export class Ring {
   incomingOwnerTableOf(token: number): string | undefined {
     if (this.moves.size === 0) return undefined;
     const move = this.moves.get(this.vnodeIndexOf(token));
-    if (move?.phase !== 'copying' || move.to[0] === move.from[0]) return undefined;
-    return this.shard(move.to[0]!).table;
+    return move && copiesToNewOwner(move) ? this.shard(move.to[0]!).table : undefined;
   }
 
   get shards(): readonly RingShard[] {

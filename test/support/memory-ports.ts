@@ -5,6 +5,7 @@ import { CrashInjectedError } from '../../lambdas/core/faults';
 import { isLive, tombstoneRetentionSeconds } from '../../lambdas/core/item';
 import { compareKeys } from '../../lambdas/core/listing';
 import { Ring, initialRingState, listingBucketOf } from '../../lambdas/core/ring';
+import { KvService, type KvDeps } from '../../lambdas/core/kv';
 import { ReplicationService } from '../../lambdas/core/replication';
 import type {
   AtomicWrite,
@@ -708,4 +709,14 @@ export class PauseAt extends ScriptedFaults {
     this.action = undefined;
     action();
   }
+}
+
+/**
+ * A KvService on in-memory ports as the unit worlds build one: the parts a world shares are passed, the
+ * blob store, the ids and the limits are its own.
+ */
+export function memoryKv(
+  parts: Pick<KvDeps, 'shards' | 'ring' | 'clock' | 'replication' | 'health' | 'faults'> & Partial<KvDeps>,
+): KvService {
+  return new KvService({ blobs: new MemoryBlobStore(), ids: new CountingIds(), limits, ...parts });
 }

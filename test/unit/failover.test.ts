@@ -13,7 +13,6 @@ import {
   unfencedRing,
   withAddedReplicas,
 } from '../../lambdas/core/failover';
-import { KvService } from '../../lambdas/core/kv';
 import { Ring, initialRingState, tokenOf } from '../../lambdas/core/ring';
 import { FailoverService, NoCandidateError, failOverInProcess } from '../../lambdas/core/failover-service';
 import { automaticFailoverId, startAutomaticFailover } from '../../lambdas/core/failover-trigger';
@@ -28,13 +27,13 @@ import { TransactionService } from '../../lambdas/core/transactions';
 import {
   CountingIds,
   ManualClock,
-  MemoryBlobStore,
   MemoryFailoverLog,
   MemoryShardStore,
   MemoryTxnRecords,
   PauseAt,
   ScriptedFaults,
   memoryReplication,
+  memoryKv,
 } from '../support/memory-ports';
 
 const text = (value: string) => new TextEncoder().encode(value);
@@ -239,18 +238,7 @@ function failoverWorld(faults = new ScriptedFaults()) {
     },
   };
   const { replication, health, hints } = memoryReplication(shards, clock, faults);
-  const kv = new KvService({
-    shards,
-    blobs: new MemoryBlobStore(),
-    ring: new CachedRingSource(rings, clock),
-    clock,
-    ids: new CountingIds(),
-    limits,
-    replication,
-    health,
-    faults,
-    failoverMetrics: metrics,
-  });
+  const kv = memoryKv({ shards, ring: new CachedRingSource(rings, clock), clock, replication, health, faults, failoverMetrics: metrics });
   const log = new MemoryFailoverLog();
   const sleep = async (ms: number) => void (clock.now += ms);
   const records = new MemoryTxnRecords();

@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { isRingstoreError } from '../../lambdas/core/errors';
 import { fencedRangesRing, unfencedRing } from '../../lambdas/core/failover';
 import { FailoverService } from '../../lambdas/core/failover-service';
-import { KvService, fencePollMs } from '../../lambdas/core/kv';
+import { fencePollMs } from '../../lambdas/core/kv';
 import { finishedRing, plannedRanges, reversedRing, startRefusal, startedRing, withMovePhase } from '../../lambdas/core/rebalance';
 import { RebalanceService, cutoverWave, describe as describeJob, type RebalanceLimits } from '../../lambdas/core/rebalance-service';
 import { Ring, initialRingState, tokenOf } from '../../lambdas/core/ring';
@@ -13,9 +13,7 @@ import { CachedRingSource, cutoverLeaseMs, ringLeaseMarginMs, ringLeaseMs, ringR
 import { rebalanceCrashPoints, type CrashPoint, type RangeProgress, type RebalanceChange, type RingState } from '../../lambdas/ports';
 import { limits } from '../../schemas/topology';
 import {
-  CountingIds,
   ManualClock,
-  MemoryBlobStore,
   MemoryFailoverLog,
   MemoryRebalanceJobs,
   MemoryShardStore,
@@ -23,6 +21,7 @@ import {
   PauseAt,
   ScriptedFaults,
   memoryReplication,
+  memoryKv,
 } from '../support/memory-ports';
 
 const tableOf = (id: number) => `shard-${id}`;
@@ -173,18 +172,7 @@ function rebalanceWorld(options: { faults?: ScriptedFaults; shardCount?: number 
   const { replication, health, hints } = memoryReplication(shards, clock, faults);
   /** A handler instance: its own cached ring; with `sleep`, its requests wait on fences. */
   const handler = (options: { sleep?: (ms: number) => Promise<void> } = {}) =>
-    new KvService({
-      shards,
-      blobs: new MemoryBlobStore(),
-      ring: new CachedRingSource(rings, clock),
-      clock,
-      ids: new CountingIds(),
-      limits,
-      replication,
-      health,
-      faults,
-      ...options,
-    });
+    memoryKv({ shards, ring: new CachedRingSource(rings, clock), clock, replication, health, faults, ...options });
   const kv = handler();
   const latest = new Map<string, { version: number; value: string | undefined }>();
   let writes = 0;

@@ -1,21 +1,11 @@
 // Replication in the core: strong fan-out with hints, the stream path, hinted handoff, anti-entropy.
 import fc from 'fast-check';
 import { isRingstoreError } from '../../lambdas/core/errors';
-import { KvService } from '../../lambdas/core/kv';
 import { MaintenanceService } from '../../lambdas/core/maintenance';
 import { Ring, initialRingState, tokenOf } from '../../lambdas/core/ring';
 import type { OwnerChange } from '../../lambdas/core/replication';
 import type { StoredItem } from '../../lambdas/ports';
-import { limits } from '../../schemas/topology';
-import {
-  CountingIds,
-  ManualClock,
-  MemoryBlobStore,
-  MemoryShardStore,
-  ScriptedFaults,
-  fixedRing,
-  memoryReplication,
-} from '../support/memory-ports';
+import { ManualClock, MemoryShardStore, ScriptedFaults, fixedRing, memoryReplication, memoryKv } from '../support/memory-ports';
 
 const text = (value: string) => new TextEncoder().encode(value);
 const ring = new Ring(initialRingState({ shardCount: 4, replicationFactor: 3, vnodesPerShard: 16, tableName: (id) => `shard-${id}` }));
@@ -26,17 +16,7 @@ function setup() {
   const clock = new ManualClock();
   const faults = new ScriptedFaults();
   const { replication, health, hints } = memoryReplication(shards, clock, faults);
-  const kv = new KvService({
-    shards,
-    blobs: new MemoryBlobStore(),
-    ring: fixedRing(ring),
-    clock,
-    ids: new CountingIds(),
-    limits,
-    replication,
-    health,
-    faults,
-  });
+  const kv = memoryKv({ shards, ring: fixedRing(ring), clock, replication, health, faults });
   const state = { saved: undefined as { nextRange: number; lastReport: unknown } | undefined };
   const maintenance = new MaintenanceService({
     shards,
