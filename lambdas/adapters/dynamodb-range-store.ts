@@ -15,6 +15,7 @@ import type { RangeCursor, RangePage, RangeStore, StoredItem, TokenSpan } from '
 import { shardSchema } from '../../schemas/topology';
 import { awsCall, conditionalWrite } from './aws-errors';
 import { batchGetItems } from './dynamodb-batch-get';
+import { tokenIndexKeysPerQuery } from './dynamodb-shard-store';
 import {
   type KvEntity,
   type ShardTable,
@@ -65,7 +66,11 @@ export class DynamoRangeStore implements RangeStore {
             this.table
               .build(QueryCommand)
               .query({ index: shardSchema.tokenIndex.name, partition: bucket, range: { between: [low, high] } })
-              .options({ tableName, limit: page.limit - keys.length, ...(startKey ? { exclusiveStartKey: startKey } : {}) })
+              .options({
+                tableName,
+                limit: Math.min(page.limit - keys.length, tokenIndexKeysPerQuery),
+                ...(startKey ? { exclusiveStartKey: startKey } : {}),
+              })
               .send(),
           );
           for (const projected of Items) {

@@ -1,5 +1,5 @@
 // A rebalance's bulk range operations and its job record on DynamoDB Local: a range read in pages from the
-// token index (wrapping past the top of the token space, resumed from a cursor), the backfill's batch
+// token index (wrapping past the top of the token space, resumed from a cursor, in bounded queries), the backfill's batch
 // writes, copies that never move a key back and relist an incoming owner's copies, the cleanup, and revision-checked job saves.
 import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -7,8 +7,8 @@ import { localCredentials, localRegion } from '../../cdk/local/engines/aws';
 import { controlTableInput, shardTableInput } from '../../cdk/local/provision';
 import { DynamoRangeStore } from '../../lambdas/adapters/dynamodb-range-store';
 import { DynamoRebalanceJobStore } from '../../lambdas/adapters/dynamodb-rebalance-job-store';
-import { DynamoShardStore } from '../../lambdas/adapters/dynamodb-shard-store';
-import { listingBucketOf, tokenOf } from '../../lambdas/core/ring';
+import { DynamoShardStore, tokenIndexKeysPerQuery } from '../../lambdas/adapters/dynamodb-shard-store';
+import { listingBucketOf, tokenBucket, tokenOf } from '../../lambdas/core/ring';
 import type { RangeCursor, RebalanceJob, StoredItem, TokenSpan } from '../../lambdas/ports';
 
 let documentClient: DynamoDBDocumentClient;
@@ -87,6 +87,47 @@ describe('the range store', () => {
     expect(pages).toBe(Math.ceil(expected.length / 7) + (expected.length % 7 === 0 ? 1 : 0));
     const page = await ranges.itemsInRange(source, range, { limit: 1 });
     expect(page.items[0]).toMatchObject({ namespace: 'ns', version: 3, value: new TextEncoder().encode(`${expected[0]}@3`) });
+  });
+
+  it('reads a token bucket holding more keys than one index query may read, in queries of at most that many', async () => {
+    const crowded = `it-rebalance-crowded-${stamp}`;
+    await new DynamoDBClient({
+      endpoint: process.env.RINGSTORE_IT_DYNAMODB,
+      region: localRegion,
+      credentials: { ...localCredentials },
+    }).send(new CreateTableCommand(shardTableInput(crowded)));
+    // Keys whose tokens share one bucket, more than twice what one query reads.
+    const bucket = 77;
+    const inBucket: StoredItem[] = [];
+    for (let n = 0; inBucket.length < 2 * tokenIndexKeysPerQuery + 30; n += 1) {
+      const key = `crowded-${n}`;
+      if (tokenBucket(tokenOf('ns', key)) === bucket) inBucket.push(itemOf(key, 2));
+    }
+    await ranges.backfillItems(crowded, inBucket, { listed: true });
+    const limits: Array<number | undefined> = [];
+    const counting = DynamoDBDocumentClient.from(
+      new DynamoDBClient({ endpoint: process.env.RINGSTORE_IT_DYNAMODB, region: localRegion, credentials: { ...localCredentials } }),
+    );
+    counting.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'QueryCommand') limits.push((args.input as { Limit?: number }).Limit);
+        return next(args);
+      },
+      { step: 'initialize' },
+    );
+    const span: TokenSpan = { start: bucket * 2 ** 24 - 1, end: (bucket + 1) * 2 ** 24 - 1 };
+    const expected = inBucket.map((item) => item.key).sort((a, b) => tokenOf('ns', a) - tokenOf('ns', b));
+
+    const page = await new DynamoRangeStore(counting).itemsInRange(crowded, span, { limit: 1_000 });
+    expect(page.items.map((item) => item.key)).toEqual(expected);
+    expect(page.next).toBeUndefined();
+    const versions = await new DynamoShardStore(counting).versionsInRange(crowded, span);
+    expect(versions.map((entry) => entry.key)).toEqual(expected);
+    expect(versions.every((entry) => entry.version === 2)).toBe(true);
+
+    expect(limits.length).toBeGreaterThanOrEqual(2 * Math.ceil(expected.length / tokenIndexKeysPerQuery));
+    expect(limits.every((limit) => limit !== undefined && limit <= tokenIndexKeysPerQuery)).toBe(true);
+    counting.destroy();
   });
 
   it('copies only where the target is older, and lists the copies of an incoming owner, also those already at the version', async () => {

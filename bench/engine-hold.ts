@@ -1,0 +1,196 @@
+// `npm run bench:engine-hold`: what one request of a rebalance's kinds holds DynamoDB Local for, and what a
+// client's GetItem waits behind it (docs/benchmarks.md, "Rebalancing": why request size, not only the
+// number in flight, sets the client p99 during a move).
+//
+// One shard table of the shard schema is seeded with BENCH_HOLD_KEYS items of 1 KiB. Then, kind by kind,
+// a "mover" sends that kind of request back to back, one at a time, while a "client" sends a GetItem every
+// 20 ms; reported per kind: the request's own latency (p50), the client's p50/p99 and its p99 as a ratio
+// to the client alone (the first row, measured in the same run).
+import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { BatchGetCommand, BatchWriteCommand, DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { PutItemCommand } from 'dynamodb-toolbox';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import * as z from 'zod';
+import { localCredentials, localRegion } from '../cdk/local/engines/aws';
+import { startDynamoDbLocal } from '../cdk/local/engines/dynamodb-local';
+import { freePort } from '../cdk/local/engines/free-port';
+import { shardTableInput } from '../cdk/local/provision';
+import { kvEntity, partitionKeyOf, shardTable, toCopiedAttributes } from '../lambdas/adapters/dynamodb-item-codec';
+import { forAllBounded } from '../lambdas/core/bounded';
+import { tokenBucket, tokenOf } from '../lambdas/core/ring';
+import { shardSchema } from '../schemas/topology';
+import { benchHome, benchRoot, codeVersion, commonSettingsShape, machineFacts, startWatchdog } from './environment';
+import { percentile } from './measure';
+
+const settings = z
+  .object({
+    ...commonSettingsShape,
+    BENCH_HOLD_KEYS: z.coerce.number().int().min(2_000).max(500_000).default(100_000),
+    /** Seconds each kind of request runs under the client's GetItems. */
+    BENCH_HOLD_SECONDS: z.coerce.number().int().min(2).max(120).default(10),
+    BENCH_LABEL: z
+      .string()
+      .regex(/^[a-z0-9-]+$/)
+      .default('latest'),
+  })
+  .parse(process.env);
+
+const table = 'hold-probe';
+const namespace = 'probe';
+const valueBytes = 1024;
+const clientIntervalMs = 20;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const round = (value: number) => Math.round(value * 100) / 100;
+
+function itemOf(n: number): Record<string, unknown> {
+  const key = `k-${n}`;
+  const token = tokenOf(namespace, key);
+  return kvEntity(shardTable())
+    .build(PutItemCommand)
+    .item({
+      pk: partitionKeyOf(namespace, key),
+      tb: tokenBucket(token),
+      ...toCopiedAttributes({
+        namespace,
+        key,
+        token,
+        version: 1,
+        contentType: 'application/octet-stream',
+        size: valueBytes,
+        sha256: '0'.repeat(64),
+        tombstone: false,
+        value: new Uint8Array(valueBytes).fill(n % 251),
+        modifiedAtMs: Date.now(),
+      }),
+    })
+    .params().Item as Record<string, unknown>;
+}
+
+/** One request of each kind the move sends: the name says what it carries. */
+function kinds(client: DynamoDBDocumentClient): Array<{ name: string; send: (n: number) => Promise<unknown> }> {
+  const keys = (count: number, n: number) =>
+    Array.from({ length: count }, (_, at) => ({ pk: partitionKeyOf(namespace, `k-${(n * count + at) % settings.BENCH_HOLD_KEYS}`) }));
+  // A token bucket holds 1/256 of the keys (ring.ts tokenBucket): a range query reads at most that many.
+  const bucketOf = (n: number) => n % 256;
+  const tokenQuery = (limit: number, n: number) =>
+    client.send(
+      new QueryCommand({
+        TableName: table,
+        IndexName: shardSchema.tokenIndex.name,
+        KeyConditionExpression: '#b = :b',
+        ExpressionAttributeNames: { '#b': 'tb' },
+        ExpressionAttributeValues: { ':b': bucketOf(n) },
+        Limit: limit,
+      }),
+    );
+  const batchWrite = (count: number, n: number) =>
+    client.send(
+      new BatchWriteCommand({
+        RequestItems: {
+          [table]: Array.from({ length: count }, (_, at) => ({
+            PutRequest: { Item: itemOf((n * count + at) % settings.BENCH_HOLD_KEYS) },
+          })),
+        },
+      }),
+    );
+  const batchGet = (count: number, n: number) =>
+    client.send(new BatchGetCommand({ RequestItems: { [table]: { Keys: keys(count, n), ConsistentRead: true } } }));
+  return [
+    { name: 'none (the client alone)', send: () => sleep(clientIntervalMs) },
+    { name: 'token-index query, 50 keys', send: (n) => tokenQuery(50, n) },
+    { name: 'token-index query, 100 keys', send: (n) => tokenQuery(100, n) },
+    { name: 'token-index query, 200 keys', send: (n) => tokenQuery(200, n) },
+    { name: `token-index query, a whole bucket (${Math.round(settings.BENCH_HOLD_KEYS / 256)} keys)`, send: (n) => tokenQuery(1_000, n) },
+    { name: 'BatchGetItem, 25 items', send: (n) => batchGet(25, n) },
+    { name: 'BatchGetItem, 100 items', send: (n) => batchGet(100, n) },
+    { name: 'BatchWriteItem, 10 items', send: (n) => batchWrite(10, n) },
+    { name: 'BatchWriteItem, 25 items', send: (n) => batchWrite(25, n) },
+  ];
+}
+
+async function main(): Promise<void> {
+  startWatchdog(settings.BENCH_TIMEOUT_SECONDS, 'engine-hold');
+  const home = benchHome(settings.RINGSTORE_VENDOR_DIR);
+  const engine = await startDynamoDbLocal({
+    vendorDir: settings.RINGSTORE_VENDOR_DIR,
+    dataDir: join(home, 'dynamodb'),
+    port: await freePort(),
+    log: (line) => console.error(line),
+  });
+  const raw = new DynamoDBClient({ endpoint: engine.endpoint, region: localRegion, credentials: { ...localCredentials } });
+  const mover = DynamoDBDocumentClient.from(raw);
+  const reader = DynamoDBDocumentClient.from(
+    new DynamoDBClient({ endpoint: engine.endpoint, region: localRegion, credentials: { ...localCredentials } }),
+  );
+  try {
+    const input = shardTableInput(table);
+    await raw.send(new CreateTableCommand({ ...input, StreamSpecification: undefined }));
+    const batches = Array.from({ length: Math.ceil(settings.BENCH_HOLD_KEYS / 25) }, (_, at) => at);
+    await forAllBounded(batches, 8, async (batch) => {
+      const items = Array.from({ length: 25 }, (_, at) => batch * 25 + at).filter((n) => n < settings.BENCH_HOLD_KEYS);
+      await mover.send(new BatchWriteCommand({ RequestItems: { [table]: items.map((n) => ({ PutRequest: { Item: itemOf(n) } })) } }));
+    });
+    console.error(`seeded ${settings.BENCH_HOLD_KEYS} items`);
+    const rows: Array<Record<string, number | string>> = [];
+    let aloneP99 = 0;
+    for (const kind of kinds(mover)) {
+      let running = true;
+      const own: number[] = [];
+      const waits: number[] = [];
+      const moving = (async () => {
+        for (let n = 0; running; n += 1) {
+          const started = performance.now();
+          await kind.send(n);
+          own.push(performance.now() - started);
+        }
+      })();
+      const until = performance.now() + settings.BENCH_HOLD_SECONDS * 1000;
+      for (let n = 0; performance.now() < until; n += 1) {
+        const started = performance.now();
+        await reader.send(
+          new GetCommand({ TableName: table, Key: { pk: partitionKeyOf(namespace, `k-${(n * 7919) % settings.BENCH_HOLD_KEYS}`) } }),
+        );
+        waits.push(performance.now() - started);
+        await sleep(Math.max(0, clientIntervalMs - (performance.now() - started)));
+      }
+      running = false;
+      await moving;
+      const sortedOwn = Float64Array.from(own).sort();
+      const sortedWaits = Float64Array.from(waits).sort();
+      const clientP99 = percentile(sortedWaits, 99);
+      if (rows.length === 0) aloneP99 = clientP99;
+      const row = {
+        kind: kind.name,
+        requestP50Ms: round(percentile(sortedOwn, 50)),
+        clientGets: waits.length,
+        clientP50Ms: round(percentile(sortedWaits, 50)),
+        clientP99Ms: round(clientP99),
+        clientP99Ratio: round(clientP99 / aloneP99),
+      };
+      rows.push(row);
+      console.error(JSON.stringify(row));
+    }
+    const results = join(benchRoot, 'bench', 'results');
+    await mkdir(results, { recursive: true });
+    await writeFile(
+      join(results, `engine-hold-${settings.BENCH_LABEL}.json`),
+      `${JSON.stringify({ label: settings.BENCH_LABEL, code: codeVersion(), machine: machineFacts(), settings, rows }, null, 2)}\n`,
+    );
+  } finally {
+    mover.destroy();
+    reader.destroy();
+    await engine.stop();
+    await rm(home, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);
