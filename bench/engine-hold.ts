@@ -108,6 +108,12 @@ function kinds(client: DynamoDBDocumentClient): Array<{ name: string; send: (n: 
     { name: 'BatchGetItem, 100 items', send: (n) => batchGet(100, n) },
     { name: 'BatchWriteItem, 10 items', send: (n) => batchWrite(10, n) },
     { name: 'BatchWriteItem, 25 items', send: (n) => batchWrite(25, n) },
+    // Whether the engine overlaps a read with a write: the pair against the write alone (the row above).
+    { name: 'BatchWriteItem of 25 and BatchGetItem of 100 at once', send: (n) => Promise.all([batchWrite(25, n), batchGet(100, n)]) },
+    {
+      name: 'BatchWriteItem of 25 and a token-index query of 100 at once',
+      send: (n) => Promise.all([batchWrite(25, n), tokenQuery(100, n)]),
+    },
   ];
 }
 

@@ -646,6 +646,12 @@ export const rebalanceDefaults = {
    * thread serves every table, and a client's request waits behind the move's queued ones.
    */
   requestsInFlight: 2,
+  /**
+   * Of those, token-index queries (range reads, catch-up and verification): DynamoDB Local holds every
+   * other request back while it runs a query (`npm run bench:engine-hold`), so the move keeps one at a time
+   * and a client's request waits behind one query at most, not a queue of them.
+   */
+  queriesInFlight: 1,
   /** Catch-up passes a cut-over makes before it gives the range back to its owner for now. */
   verifyPassesMax: 4,
   /** The copy's ceiling when a start names none: keys per second over the whole rebalance (0: none). */

@@ -26,6 +26,7 @@ import type {
   Clock,
   RangeCursor,
   FaultInjector,
+  RangePage,
   RangeProgress,
   RangeStore,
   RebalanceChange,
@@ -222,12 +223,20 @@ export class RebalanceService {
   async advance(id: string): Promise<RebalanceJob> {
     const startedMs = this.deps.clock.monotonicMs();
     let job = await this.job(id);
-    while (!terminal.has(job.status) && job.status !== 'paused') {
-      if (this.deps.clock.monotonicMs() - startedMs >= this.deps.limits.stepBudgetMs) return job;
-      job = await this.stepOnce(job, startedMs);
+    try {
+      while (!terminal.has(job.status) && job.status !== 'paused') {
+        if (this.deps.clock.monotonicMs() - startedMs >= this.deps.limits.stepBudgetMs) return job;
+        job = await this.stepOnce(job, startedMs);
+      }
+      return job;
+    } finally {
+      // A read ahead serves the step that asked for it only: the next may find another ring (a cancel).
+      this.readAhead = undefined;
     }
-    return job;
   }
+
+  /** The first page of the next range to backfill, read while the range before it is written (copyPages). */
+  private readAhead: { source: string; start: number; end: number; page: Promise<RangePage> } | undefined;
 
   private async stepOnce(job: RebalanceJob, startedMs: number): Promise<RebalanceJob> {
     if (job.requested === 'pause') return this.save({ ...job, status: 'paused', requested: undefined });
@@ -343,15 +352,15 @@ export class RebalanceService {
       this.withBackoff(() =>
         this.deps.ranges.itemsInRange(source, range, { ...(from ? { after: from } : {}), limit: this.deps.limits.pageSize }),
       );
-    let reading = read(after);
+    let reading = (!after && pass === 'backfill' && this.readAheadFor(source, range)) || read(after);
     for (;;) {
       const page = await reading;
       // The next page is read while this one is written: reads and writes overlap (a page read again
-      // after a crash or a pause is harmless).
+      // after a crash or a pause is harmless). After a range's last page, the next range's first.
       if (page.next) {
         reading = read(page.next);
         reading.catch(() => undefined);
-      }
+      } else if (pass === 'backfill') this.readAheadAfter(job, index);
       const written = await Promise.all(targets.map((target) => write(target, page.items)));
       this.deps.faults?.reach('rebalance.afterPage');
       after = page.next;
@@ -361,6 +370,30 @@ export class RebalanceService {
       if (job.requested || this.deps.clock.monotonicMs() - startedMs >= this.deps.limits.stepBudgetMs) return job;
       await this.pace(job.rateKeysPerSecond, pacedFromMs, page.items.length);
     }
+  }
+
+  /**
+   * Starts reading the first page of the range the backfill goes on with after the one at `index`, so
+   * the engine is not left idle between the last writes of one range and the first of the next. A backfill
+   * page is a snapshot of the owner's items, and a range still planned takes no live write on its new
+   * replicas: read a moment early, it is as good as read on time (the catch-up brings what changed since).
+   */
+  private readAheadAfter(job: RebalanceJob, index: number): void {
+    const nextIndex = job.ranges.findIndex((candidate, at) => at > index && candidate.stage === 'planned');
+    const next = job.ranges[nextIndex];
+    if (!next || copyTargets(next).every((target) => next.from.includes(target))) return;
+    const source = this.deps.tableOf(next.from[0]!);
+    const page = this.withBackoff(() => this.deps.ranges.itemsInRange(source, next, { limit: this.deps.limits.pageSize }));
+    page.catch(() => undefined);
+    this.readAhead = { source, start: next.start, end: next.end, page };
+  }
+
+  /** The page read ahead for this range from this source, once; undefined when there is none. */
+  private readAheadFor(source: string, range: RangeProgress): Promise<RangePage> | undefined {
+    const ahead = this.readAhead;
+    if (!ahead || ahead.source !== source || ahead.start !== range.start || ahead.end !== range.end) return undefined;
+    this.readAhead = undefined;
+    return ahead.page;
   }
 
   /**

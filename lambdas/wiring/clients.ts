@@ -17,29 +17,38 @@ export function clientOptions(wiring: Wiring, endpoint: string | undefined) {
 
 /**
  * The DynamoDB client of a rebalance's data work (its copies, reads of ranges, catch-up and cleanup), apart
- * from the handlers': at most `rebalanceDefaults.requestsInFlight` of its requests are in flight at once, so
- * a move's load on the shard tables is bounded, whatever its pages and waves ask for at once. On DynamoDB
- * Local, where one thread serves every table, a client request waits behind that many of the move's.
+ * from the handlers': at most `rebalanceDefaults.requestsInFlight` of its requests are in flight at once, and
+ * of those at most `rebalanceDefaults.queriesInFlight` queries, so a move's load on the shard tables is
+ * bounded, whatever its pages and waves ask for at once. On DynamoDB Local a client's request waits behind
+ * the move's requests the engine is serving: a write behind its writes, anything behind its index queries.
  */
 export function moverDocumentClient(wiring: Wiring): DynamoDBDocumentClient {
   return wiring.shared('dynamodbMover', () => {
     const client = traced(wiring, new DynamoDBClient(clientOptions(wiring, wiring.config.dynamodbEndpoint)));
-    return DynamoDBDocumentClient.from(boundRequestsInFlight(client, rebalanceDefaults.requestsInFlight), {
+    const { requestsInFlight, queriesInFlight } = rebalanceDefaults;
+    return DynamoDBDocumentClient.from(boundRequestsInFlight(client, requestsInFlight, { queries: queriesInFlight }), {
       marshallOptions: { removeUndefinedValues: true },
     });
   });
 }
 
-/** `client`, with at most `count` of its requests in flight at once (retries included); the rest wait their turn. */
-export function boundRequestsInFlight(client: DynamoDBClient, count: number): DynamoDBClient {
+/**
+ * `client`, with at most `count` of its requests in flight at once (retries included), and of those at most
+ * `bounds.queries` Query requests; the rest wait their turn, in the order they asked.
+ */
+export function boundRequestsInFlight(client: DynamoDBClient, count: number, bounds: { queries?: number } = {}): DynamoDBClient {
   const permits = new Permits(count);
+  const queryPermits = new Permits(Math.min(count, bounds.queries ?? count));
   client.middlewareStack.add(
-    (next) => async (args) => {
+    (next, context) => async (args) => {
+      // A query takes its own permit first, so that one waiting for it holds none of the others.
+      const releaseQuery = context.commandName === 'QueryCommand' ? await queryPermits.acquire() : undefined;
       const release = await permits.acquire();
       try {
         return await next(args);
       } finally {
         release();
+        releaseQuery?.();
       }
     },
     { step: 'initialize', name: 'ringstoreRequestsInFlight' },

@@ -1,4 +1,4 @@
-import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, GetItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { Readable } from 'node:stream';
 import { Permits, forEachBounded } from '../../lambdas/core/bounded';
 import { boundRequestsInFlight } from '../../lambdas/wiring/clients';
@@ -115,6 +115,52 @@ describe('boundRequestsInFlight', () => {
 
     expect(sent).toBe(10);
     expect(peak).toBe(2);
+    client.destroy();
+  });
+
+  it('keeps its queries at their own, lower bound, and lets other requests past a query waiting for its turn', async () => {
+    const inFlight = { all: 0, queries: 0 };
+    const peak = { all: 0, queries: 0 };
+    const requestHandler = {
+      handle: async (request: { headers: Record<string, string> }) => {
+        const query = request.headers['x-amz-target']?.endsWith('.Query') ?? false;
+        inFlight.all += 1;
+        if (query) inFlight.queries += 1;
+        peak.all = Math.max(peak.all, inFlight.all);
+        peak.queries = Math.max(peak.queries, inFlight.queries);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        inFlight.all -= 1;
+        if (query) inFlight.queries -= 1;
+        const body = Buffer.from(JSON.stringify(query ? { Items: [], Count: 0 } : { Item: { pk: { S: 'k' } } }));
+        return { response: { statusCode: 200, headers: { 'content-type': 'application/x-amz-json-1.0' }, body: Readable.from([body]) } };
+      },
+    };
+    const client = boundRequestsInFlight(
+      new DynamoDBClient({
+        region: 'us-east-1',
+        endpoint: 'http://127.0.0.1:1',
+        credentials: { accessKeyId: 'a', secretAccessKey: 'b' },
+        requestHandler,
+      }),
+      3,
+      { queries: 1 },
+    );
+    const query = () =>
+      client.send(
+        new QueryCommand({
+          TableName: 't',
+          IndexName: 'byToken',
+          KeyConditionExpression: 'tb = :b',
+          ExpressionAttributeValues: { ':b': { N: '1' } },
+        }),
+      );
+    const get = () => client.send(new GetItemCommand({ TableName: 't', Key: { pk: { S: 'k' } } }));
+
+    await Promise.all([...Array.from({ length: 6 }, query), ...Array.from({ length: 6 }, get)]);
+
+    expect(peak.queries).toBe(1);
+    // The gets were not held behind the queue of queries: three requests were in flight at once.
+    expect(peak.all).toBe(3);
     client.destroy();
   });
 });

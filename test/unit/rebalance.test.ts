@@ -441,6 +441,49 @@ describe('RebalanceService on in-memory ports', () => {
     await expectConsistent(world);
   });
 
+  it("reads a range's first page before the range before it is written to the end, and each range's first page once", async () => {
+    // Arrange
+    const world = await seeded();
+    const job = await world.service.start({ join: [4], leave: [] }, { id: 'add-4' });
+    const backfilled = job.ranges.filter((range) => range.to.some((target) => !range.from.includes(target)));
+    const rangeOf = (token: number) =>
+      backfilled.findIndex((range) =>
+        range.start < range.end ? token > range.start && token <= range.end : token > range.start || token <= range.end,
+      );
+    const ranges = world.deps.ranges;
+    const itemsInRange = ranges.itemsInRange.bind(ranges);
+    const backfillItems = ranges.backfillItems.bind(ranges);
+    /** In order: a first page asked for (the range's position among the backfilled), a write of a range's items done. */
+    const events: Array<{ firstPageOf: number } | { writtenOf: number }> = [];
+    ranges.itemsInRange = async (table, range, page) => {
+      if (!page.after) events.push({ firstPageOf: backfilled.findIndex((candidate) => candidate.end === range.end) });
+      return itemsInRange(table, range, page);
+    };
+    ranges.backfillItems = async (table, items, options) => {
+      await new Promise((resolve) => setImmediate(resolve));
+      const written = await backfillItems(table, items, options);
+      for (const index of new Set(items.map((item) => rangeOf(item.token)))) events.push({ writtenOf: index });
+      return written;
+    };
+
+    // Act
+    await runToEnd(world, 'add-4');
+
+    // Assess
+    const firstPages = events.flatMap((event) => ('firstPageOf' in event ? [event.firstPageOf] : []));
+    expect(firstPages).toEqual(backfilled.map((_, index) => index));
+    for (let index = 1; index < backfilled.length; index += 1) {
+      const asked = events.findIndex((event) => 'firstPageOf' in event && event.firstPageOf === index);
+      const lastWriteBefore = events.findLastIndex((event) => 'writtenOf' in event && event.writtenOf === index - 1);
+      if (lastWriteBefore < 0) continue; // the range before held no key: nothing to write
+      expect({ range: index, askedBeforeThePreviousWasWritten: asked < lastWriteBefore }).toEqual({
+        range: index,
+        askedBeforeThePreviousWasWritten: true,
+      });
+    }
+    await expectConsistent(world);
+  });
+
   it('refuses a second rebalance while one runs, and actions its state does not allow', async () => {
     const world = await seeded();
     await world.service.start({ join: [4], leave: [] }, { id: 'add-4' });
