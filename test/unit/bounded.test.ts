@@ -1,4 +1,4 @@
-import { DynamoDBClient, GetItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, type DynamoDBClientConfig, GetItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { Readable } from 'node:stream';
 import { Permits, forEachBounded } from '../../lambdas/core/bounded';
 import { boundRequestsInFlight } from '../../lambdas/wiring/clients';
@@ -85,6 +85,15 @@ describe('Permits', () => {
   });
 });
 
+/** A DynamoDB client whose requests `requestHandler` answers, in the process. */
+const answeredBy = (requestHandler: DynamoDBClientConfig['requestHandler']) =>
+  new DynamoDBClient({
+    region: 'us-east-1',
+    endpoint: 'http://127.0.0.1:1',
+    credentials: { accessKeyId: 'a', secretAccessKey: 'b' },
+    requestHandler,
+  });
+
 describe('boundRequestsInFlight', () => {
   it("keeps a DynamoDB client's requests in flight at the bound", async () => {
     let inFlight = 0;
@@ -101,15 +110,7 @@ describe('boundRequestsInFlight', () => {
         return { response: { statusCode: 200, headers: { 'content-type': 'application/x-amz-json-1.0' }, body: Readable.from([body]) } };
       },
     };
-    const client = boundRequestsInFlight(
-      new DynamoDBClient({
-        region: 'us-east-1',
-        endpoint: 'http://127.0.0.1:1',
-        credentials: { accessKeyId: 'a', secretAccessKey: 'b' },
-        requestHandler,
-      }),
-      2,
-    );
+    const client = boundRequestsInFlight(answeredBy(requestHandler), 2);
 
     await Promise.all(Array.from({ length: 10 }, () => client.send(new GetItemCommand({ TableName: 't', Key: { pk: { S: 'k' } } }))));
 
@@ -135,16 +136,7 @@ describe('boundRequestsInFlight', () => {
         return { response: { statusCode: 200, headers: { 'content-type': 'application/x-amz-json-1.0' }, body: Readable.from([body]) } };
       },
     };
-    const client = boundRequestsInFlight(
-      new DynamoDBClient({
-        region: 'us-east-1',
-        endpoint: 'http://127.0.0.1:1',
-        credentials: { accessKeyId: 'a', secretAccessKey: 'b' },
-        requestHandler,
-      }),
-      3,
-      { queries: 1 },
-    );
+    const client = boundRequestsInFlight(answeredBy(requestHandler), 3, { queries: 1 });
     const query = () =>
       client.send(
         new QueryCommand({
