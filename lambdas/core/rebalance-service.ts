@@ -13,8 +13,9 @@
 // 3. cut-over: a range whose owner changes is fenced first (one ring write) and the lease waited out,
 //    so no write is acknowledged on the old owner from then on; transactions with intents on the range
 //    are settled (pending ones aborted, committed ones applied to the new owner from their records);
-//    the new replicas are caught up and verified against the owner (every key at the owner's version);
-//    then one ring write makes them the range's replicas and lifts the fence.
+//    the new owner is caught up and verified against the old (every key at the old owner's version);
+//    then one ring write makes the new replicas the range's and lifts the fence, and the other new
+//    replicas are caught up to the old owner's last versions (the fence does not wait for them).
 // 4. Once every range has moved: the ring is finished (joining shards active, leaving ones gone), and
 //    after every handler has seen it, the copies the moved ranges left behind are removed.
 //
@@ -398,8 +399,9 @@ export class RebalanceService {
 
   /**
    * The cut-over of a wave of ranges (cutoverWave): those whose owner changes are fenced (one ring write,
-   * one lease wait), their transactions settled, every range's new replicas caught up and verified, then
-   * one ring write gives them all to their new replicas (and lifts the fences).
+   * one lease wait), their transactions settled and their new owners caught up and verified; the other
+   * ranges' new replicas are caught up; then one ring write gives them all to their new replicas (and
+   * lifts the fences), and the fenced ranges' other new replicas are caught up (afterCutOver).
    */
   private async cutOver(job: RebalanceJob, indexes: readonly number[]): Promise<RebalanceJob> {
     const wave = indexes.map((index) => job.ranges[index]!);
@@ -413,15 +415,18 @@ export class RebalanceService {
       this.deps.faults?.reach('rebalance.afterFence');
       await this.deps.sleep(this.deps.limits.cutoverLeaseWaitMs);
     }
+    const caughtUp = new Map<number, { copied: number; verified: number; owned: readonly VersionEntry[] }>();
     try {
       // The transactions are found (pending ones aborted) while the ranges are caught up: neither needs the
       // other, and both are under the fence, which requests wait on (findTransactions reads the deadline
-      // index a minute at a time, about a second in the bench).
-      const caughtUp = new Map<number, { copied: number; verified: number }>();
+      // index a minute at a time, about a second in the bench). Under a fence only the new owner is
+      // verified: it is what strong reads and writes reach once the fence lifts, and requests wait on the
+      // fence, so it holds no work that can come after it.
       const [found] = await Promise.all([
         fencedEnds.length > 0 ? this.deps.transactions.findTransactions(fencedEnds) : undefined,
         forAllBounded(wave, this.deps.limits.cutoverConcurrency, async (range) => {
-          caughtUp.set(range.end, await this.catchUp(range, fencedEnds.includes(range.end) ? 'fenced' : 'unfenced'));
+          const fenced = fencedEnds.includes(range.end);
+          caughtUp.set(range.end, await this.catchUp(range, fenced ? 'fenced' : 'unfenced', fenced ? [range.to[0]!] : copyTargets(range)));
         }),
       ]);
       if (found) {
@@ -433,13 +438,6 @@ export class RebalanceService {
         (ring) => ends.every((end) => ring.rangeOf(end).move?.phase === 'moved'),
       );
       this.deps.faults?.reach('rebalance.afterCutover');
-      const moved = new Set(indexes);
-      const ranges = job.ranges.map((range, index) => {
-        if (!moved.has(index)) return range;
-        const { copied, verified } = caughtUp.get(range.end)!;
-        return { ...range, stage: 'moved' as const, keysCopied: range.keysCopied + copied, keysVerified: verified };
-      });
-      return await this.save({ ...job, ranges });
     } catch (error) {
       if (isCrashInjected(error) || fencedEnds.length === 0) throw error;
       // The wave cannot be cut over now: the fences are lifted, its ranges stay with their owners, the next step retries.
@@ -449,6 +447,46 @@ export class RebalanceService {
       );
       throw error;
     }
+    // A failure from here on leaves the wave cut over, and the retried step finds it so (every step above
+    // checks the ring first) and catches these replicas up again.
+    const replicasCopied = new Map<number, number>();
+    await forAllBounded(
+      wave.filter((range) => fencedEnds.includes(range.end)),
+      this.deps.limits.cutoverConcurrency,
+      async (range) => void replicasCopied.set(range.end, await this.afterCutOver(range, caughtUp.get(range.end)!.owned)),
+    );
+    const moved = new Set(indexes);
+    const ranges = job.ranges.map((range, index) => {
+      if (!moved.has(index)) return range;
+      const { copied, verified } = caughtUp.get(range.end)!;
+      const keysCopied = range.keysCopied + copied + (replicasCopied.get(range.end) ?? 0);
+      return { ...range, stage: 'moved' as const, keysCopied, keysVerified: verified };
+    });
+    return this.save({ ...job, ranges });
+  }
+
+  /**
+   * The new replicas of a range cut over, other than its new owner: they are compared with what the old
+   * owner held under the fence (`owned`, its last versions, read by the fenced catch-up) and given what
+   * they lack from the new owner, version-guarded. What they still miss after this one pass was written
+   * since, through the new owner, whose stream and fan-out bring it; until then they may answer an
+   * eventual read with an older version, as any replica may.
+   */
+  private async afterCutOver(range: RangeProgress, owned: readonly VersionEntry[]): Promise<number> {
+    const newOwner = range.to[0]!;
+    const replicas = copyTargets(range).filter((target) => target !== newOwner);
+    let copied = 0;
+    for (const target of replicas) {
+      const held = await this.withBackoff(() => this.deps.shards.versionsInRange(this.deps.tableOf(target), range));
+      const versions = new Map(held.map((entry) => [idOf(entry), entry.version]));
+      const behind = owned.filter((entry) => (versions.get(idOf(entry)) ?? 0) < entry.version);
+      copied += await this.copyBehind(
+        range,
+        newOwner,
+        behind.map((entry) => ({ target, entry })),
+      );
+    }
+    return copied;
   }
 
   /**
@@ -458,9 +496,12 @@ export class RebalanceService {
    * stream and the fan-out, which every new replica has received since the range was marked copying.
    * `onePass`: one comparison and its copies, no second look (the catch-up before the cut-over's).
    */
-  private async catchUp(range: RangeProgress, mode: 'fenced' | 'unfenced' | 'onePass'): Promise<{ copied: number; verified: number }> {
+  private async catchUp(
+    range: RangeProgress,
+    mode: 'fenced' | 'unfenced' | 'onePass',
+    targets: readonly number[] = copyTargets(range),
+  ): Promise<{ copied: number; verified: number; owned: readonly VersionEntry[] }> {
     const source = this.deps.tableOf(range.from[0]!);
-    const targets = copyTargets(range);
     const fenced = mode === 'fenced';
     let copied = 0;
     for (let pass = 1; ; pass += 1) {
@@ -475,23 +516,34 @@ export class RebalanceService {
         const held = new Map(helds[at]!.map((entry) => [idOf(entry), entry.version]));
         for (const entry of owned!) if ((held.get(idOf(entry)) ?? 0) < entry.version) behind.push({ target, entry });
       });
-      if (behind.length === 0 || (mode === 'onePass' && pass > 1)) return { copied, verified: owned!.length };
+      if (behind.length === 0 || (mode === 'onePass' && pass > 1)) return { copied, verified: owned!.length, owned: owned! };
       if (pass > this.deps.limits.verifyPassesMax) {
-        if (!fenced) return { copied, verified: owned!.length - behind.length };
+        if (!fenced) return { copied, verified: owned!.length - behind.length, owned: owned! };
         throw new RingstoreError(
           'shard.unavailable',
           `the range ending at ${range.end}: ${behind.length} keys still behind on its new replicas after ${pass - 1} catch-up passes`,
           { retryable: true },
         );
       }
-      await forAllBounded(behind, this.deps.limits.catchUpConcurrency, async ({ target, entry }) => {
-        // The index may lag its table: the item is read consistently and copied with the version guard.
-        const item = await this.deps.shards.get(source, entry.namespace, entry.key, { consistent: true });
-        if (!item) return;
-        const listed = target === range.to[0] && range.from[0] !== range.to[0];
-        copied += await this.deps.ranges.copyItems(this.deps.tableOf(target), [item], { nowSeconds: this.nowSeconds(), listed });
-      });
+      copied += await this.copyBehind(range, range.from[0]!, behind);
     }
+  }
+
+  /** Copies each key behind on its target from `source`'s current item, version-guarded; returns the copies written. */
+  private async copyBehind(
+    range: RangeProgress,
+    source: number,
+    behind: ReadonlyArray<{ target: number; entry: VersionEntry }>,
+  ): Promise<number> {
+    let copied = 0;
+    await forAllBounded(behind, this.deps.limits.catchUpConcurrency, async ({ target, entry }) => {
+      // The index may lag its table: the item is read consistently and copied with the version guard.
+      const item = await this.deps.shards.get(this.deps.tableOf(source), entry.namespace, entry.key, { consistent: true });
+      if (!item) return;
+      const listed = target === range.to[0] && range.from[0] !== range.to[0];
+      copied += await this.deps.ranges.copyItems(this.deps.tableOf(target), [item], { nowSeconds: this.nowSeconds(), listed });
+    });
+    return copied;
   }
 
   /** Every range has moved: the ring is finished, then the copies left behind are removed, range by range. */

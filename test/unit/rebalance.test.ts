@@ -484,6 +484,40 @@ describe('RebalanceService on in-memory ports', () => {
     await expectConsistent(world);
   });
 
+  it("reads only a fenced range's old and new owner under its fence; its other new replicas are caught up after", async () => {
+    // Arrange: a removal, where a range the leaving shard owned goes to one of its replicas and gains another.
+    const world = await seeded({ shardCount: 5 });
+    const job = await world.service.start({ join: [], leave: [2] }, { id: 'remove-2' });
+    const fencedRanges = job.ranges.filter((range) => range.from[0] !== range.to[0]);
+    expect(fencedRanges.some((range) => range.to.some((shard) => !range.from.includes(shard)))).toBe(true);
+    const shards = world.deps.shards;
+    const versionsInRange = shards.versionsInRange.bind(shards);
+    const reads: Array<{ table: string; end: number; phase: 'fenced' | 'moved' | 'before' }> = [];
+    shards.versionsInRange = async (table, range) => {
+      const ring = new Ring(world.rings.state);
+      const end = (range as { end: number }).end;
+      const phase = ring.isFenced(end) ? 'fenced' : ring.rangeOf(end).move?.phase === 'moved' ? 'moved' : 'before';
+      reads.push({ table, end, phase });
+      return versionsInRange(table, range);
+    };
+
+    // Act
+    await runToEnd(world, 'remove-2');
+
+    // Assess
+    for (const range of fencedRanges) {
+      const underFence = new Set(reads.filter((read) => read.end === range.end && read.phase === 'fenced').map((read) => read.table));
+      expect({ end: range.end, underFence: [...underFence].sort() }).toEqual({
+        end: range.end,
+        underFence: [tableOf(range.from[0]!), tableOf(range.to[0]!)].sort(),
+      });
+      for (const replica of range.to.filter((shard) => !range.from.includes(shard))) {
+        expect(reads).toContainEqual({ table: tableOf(replica), end: range.end, phase: 'moved' });
+      }
+    }
+    await expectConsistent(world);
+  });
+
   it('refuses a second rebalance while one runs, and actions its state does not allow', async () => {
     const world = await seeded();
     await world.service.start({ join: [4], leave: [] }, { id: 'add-4' });
