@@ -349,10 +349,7 @@ export class RebalanceService {
     if (targets.length === 0) return finished(job);
     let after = job.cursor?.end === range.end ? job.cursor.after : undefined;
     const pacedFromMs = this.deps.clock.monotonicMs();
-    const read = (from: RangeCursor | undefined) =>
-      this.withBackoff(() =>
-        this.deps.ranges.itemsInRange(source, range, { ...(from ? { after: from } : {}), limit: this.deps.limits.pageSize }),
-      );
+    const read = (from: RangeCursor | undefined) => this.readPage(source, range, from);
     let reading = (!after && pass === 'backfill' && this.readAheadFor(source, range)) || read(after);
     for (;;) {
       const page = await reading;
@@ -384,9 +381,16 @@ export class RebalanceService {
     const next = job.ranges[nextIndex];
     if (!next || copyTargets(next).every((target) => next.from.includes(target))) return;
     const source = this.deps.tableOf(next.from[0]!);
-    const page = this.withBackoff(() => this.deps.ranges.itemsInRange(source, next, { limit: this.deps.limits.pageSize }));
+    const page = this.readPage(source, next, undefined);
     page.catch(() => undefined);
     this.readAhead = { source, start: next.start, end: next.end, page };
+  }
+
+  /** One copy page of `range` from `source`, after `from` (from its start without one). */
+  private readPage(source: string, range: RangeProgress, from: RangeCursor | undefined): Promise<RangePage> {
+    return this.withBackoff(() =>
+      this.deps.ranges.itemsInRange(source, range, { ...(from ? { after: from } : {}), limit: this.deps.limits.pageSize }),
+    );
   }
 
   /** The page read ahead for this range from this source, once; undefined when there is none. */
