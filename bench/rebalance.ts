@@ -2,11 +2,13 @@
 // (docs/rebalancing.md, docs/benchmarks.md "Rebalancing"). One local cloud (4 shards on the ring and a
 // spare table, RF 3) is seeded with BENCH_REBALANCE_KEYS keys of 1 KiB by raw BatchWriteItem before its
 // stream pollers start. Then, in the same run and on the same engine:
-// 1. the baseline and the copy's parts: raw BatchWriteItem items/s into a table of the shard schema, the
-//    copy's page reads, its conditional PutItem writes and the cleanup's deletes, item by item, and from
-//    them the best ratio a move can reach on this engine (breakdown.ceilingToCutOver, ceilingWholeJob);
+// 1. the copy's parts: raw BatchWriteItem items/s into a table of the shard schema, the copy's page
+//    reads, its conditional PutItem writes and the cleanup's deletes, item by item, and from them the best
+//    ratio a move can reach on this engine (breakdown.ceilingToCutOver, ceilingWholeJob);
 // 2. adding the spare shard with no clients: the move's copy rate (item writes per second, as
-//    BatchWriteItem's are counted) against that baseline;
+//    BatchWriteItem's are counted) against the baseline: raw BatchWriteItem of baselineItems fresh items
+//    into a fresh table of the shard schema, measured just before the move and again just after it, their
+//    mean (one short measurement swung by a fifth from run to run);
 // 3. a paced client load (PUT and GET, strong and eventual) without a move, then the same load while the
 //    shard is removed again: p50/p99 with and without the move, and the requests that failed.
 // At the end every key's replicas are checked against the finished ring.
@@ -63,6 +65,8 @@ const settings = z
 const valueBytes = 1024;
 /** Items the copy breakdown reads and writes (half by each design). */
 const breakdownItems = 6_000;
+/** Items of each raw BatchWriteItem baseline (before and after the add): about 15 s of writes each. */
+const baselineItems = 10_000;
 /** BatchWriteItem requests in flight at once while seeding (the baseline). */
 const seedConcurrency = 8;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -372,6 +376,36 @@ async function runRebalance(
   return { status, progress, copyMs, movedMs: movedMs ?? copyMs };
 }
 
+/** A client of the cloud's DynamoDB Local, with a fresh table of the shard schema named `table` created. */
+async function withShardTable(cloud: LocalCloud, table: string): Promise<DynamoDBClient> {
+  const client = new DynamoDBClient({
+    endpoint: cloud.engines.dynamodbEndpoint,
+    region: localRegion,
+    credentials: { ...localCredentials },
+  });
+  await client.send(new CreateTableCommand(shardTableInput(table)));
+  return client;
+}
+
+/**
+ * Raw BatchWriteItem items/s on the running cloud (its stream pollers polling, as during the move):
+ * baselineItems new keys of valueBytes into a fresh table of the shard schema, 25 a request,
+ * seedConcurrency at once.
+ */
+async function rawBatchWriteRate(cloud: LocalCloud, table: string, firstKey: number): Promise<number> {
+  const client = await withShardTable(cloud, table);
+  try {
+    const entity = kvEntity(shardTable());
+    const writes = Array.from({ length: baselineItems }, (_, at) => ({
+      table,
+      item: attributesOf(entity, seededItem(firstKey + at), false),
+    }));
+    return await batchWrite(DynamoDBDocumentClient.from(client), writes, `baseline ${table}`);
+  } finally {
+    client.destroy();
+  }
+}
+
 /**
  * What a copy costs, item by item, on this engine in this run: reading pages of a range (token index and
  * BatchGetItem), writing them with the copy's conditional PutItem (design A, what the rebalance uses) and
@@ -379,13 +413,8 @@ async function runRebalance(
  */
 async function copyBreakdown(cloud: LocalCloud): Promise<Record<string, number>> {
   const scratch = 'ringstore-bench-scratch';
-  const client = new DynamoDBClient({
-    endpoint: cloud.engines.dynamodbEndpoint,
-    region: localRegion,
-    credentials: { ...localCredentials },
-  });
+  const client = await withShardTable(cloud, scratch);
   try {
-    await client.send(new CreateTableCommand(shardTableInput(scratch)));
     const ranges = new DynamoRangeStore(DynamoDBDocumentClient.from(client));
     const ring = new Ring((await ringStore(cloud.wiring).readRing())!);
     const source = ring.shards[0]!;
@@ -463,9 +492,12 @@ async function main(): Promise<void> {
     const service = rebalanceService(cloud.wiring);
     // The baseline and the copy's parts, measured now on the running cloud (its stream pollers polling), as the move will run.
     const breakdown = await copyBreakdown(cloud);
+    const baselineBefore = await rawBatchWriteRate(cloud, 'ringstore-bench-baseline-before', 10_000_000);
     profile.reset();
     const added = await runRebalance(cloud, service, { join: [4], leave: [] }, 'bench-add-4', 0);
     const addProfile = profile.snapshot();
+    const baselineAfter = await rawBatchWriteRate(cloud, 'ringstore-bench-baseline-after', 20_000_000);
+    const baseline = (baselineBefore + baselineAfter) / 2;
     await cloud.replicationCaughtUp();
     // The add's results are written before phase 2, so that a long run stopped during the removal keeps them.
     const report = async (underLoad: Awaited<ReturnType<typeof removeUnderLoad>> | undefined, last: boolean) => {
@@ -477,12 +509,13 @@ async function main(): Promise<void> {
         keysCopied: added.status.keysCopied,
         moveSeconds: round(added.copyMs / 1000),
         moveKeysPerSecond: Math.round(moveKeysPerSecond),
-        baselineKeysPerSecond: breakdown.batchWriteItemsPerSecond,
-        moveToBatchWriteRatio: round(moveKeysPerSecond / breakdown.batchWriteItemsPerSecond!),
+        baselineKeysPerSecond: Math.round(baseline),
+        baseline: { items: baselineItems, beforeKeysPerSecond: Math.round(baselineBefore), afterKeysPerSecond: Math.round(baselineAfter) },
+        moveToBatchWriteRatio: round(moveKeysPerSecond / baseline),
         // Up to the last cut-over, without the cleanup.
         cutOverSeconds: round(added.movedMs / 1000),
         cutOverKeysPerSecond: Math.round((added.status.keysCopied * 1000) / added.movedMs),
-        cutOverToBatchWriteRatio: round((added.status.keysCopied * 1000) / added.movedMs / breakdown.batchWriteItemsPerSecond!),
+        cutOverToBatchWriteRatio: round((added.status.keysCopied * 1000) / added.movedMs / baseline),
         seedOwnersKeysPerSecond: Math.round(baselineKeysPerSecond),
         replicaSeedKeysPerSecond: Math.round(replicaKeysPerSecond),
         breakdown,

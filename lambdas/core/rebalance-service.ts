@@ -16,6 +16,9 @@
 //    the new owner is caught up and verified against the old (every key at the old owner's version);
 //    then one ring write makes the new replicas the range's and lifts the fence, and the other new
 //    replicas are caught up to the old owner's last versions (the fence does not wait for them).
+//    A range whose owner stays needs no fence: once its catch-up found nothing behind, its new replicas
+//    take every write since by the stream and the fan-out, and all such ranges are handed over together
+//    in one ring write, with no second comparison; one with keys still behind is compared again first.
 // 4. Once every range has moved: the ring is finished (joining shards active, leaving ones gone), and
 //    after every handler has seen it, the copies the moved ranges left behind are removed.
 //
@@ -248,7 +251,10 @@ export class RebalanceService {
     // these go in waves of several ranges under one fence.
     const next = stageOrder.map((stage) => job.ranges.findIndex((range) => range.stage === stage)).find((index) => index >= 0);
     if (next === undefined) return this.finishAndClean(job, startedMs);
-    if (job.ranges[next]!.stage === 'cutover') return this.cutOver(job, cutoverWave(job.ranges, next, this.deps.limits));
+    if (job.ranges[next]!.stage === 'cutover') {
+      const verified = job.ranges.flatMap((range, index) => (range.stage === 'cutover' && isVerifiedUnfenced(range) ? [index] : []));
+      return this.cutOver(job, verified.length > 0 ? verified : cutoverWave(job.ranges, next, this.deps.limits));
+    }
     return this.moveRange(job, next, startedMs);
   }
 
@@ -311,14 +317,20 @@ export class RebalanceService {
    * all up again (a catch-up is idempotent).
    */
   private async caughtUp(job: RebalanceJob, indexes: readonly number[]): Promise<RebalanceJob> {
-    const caughtUp = new Map<number, { copied: number; verified: number }>();
+    const caughtUp = new Map<number, { copied: number; verified: number; behind: number }>();
     await forAllBounded(indexes, this.deps.limits.cutoverConcurrency, async (index) => {
       caughtUp.set(index, await this.catchUp(job.ranges[index]!, 'onePass'));
     });
     const ranges = job.ranges.map((range, index) => {
       const done = caughtUp.get(index);
       return done
-        ? { ...range, stage: 'cutover' as const, keysCopied: range.keysCopied + done.copied, keysVerified: done.verified }
+        ? {
+            ...range,
+            stage: 'cutover' as const,
+            keysCopied: range.keysCopied + done.copied,
+            keysVerified: done.verified,
+            keysBehind: done.behind,
+          }
         : range;
     });
     return this.save({ ...job, ranges });
@@ -430,7 +442,8 @@ export class RebalanceService {
         fencedEnds.length > 0 ? this.deps.transactions.findTransactions(fencedEnds) : undefined,
         forAllBounded(wave, this.deps.limits.cutoverConcurrency, async (range) => {
           const fenced = fencedEnds.includes(range.end);
-          caughtUp.set(range.end, await this.catchUp(range, fenced ? 'fenced' : 'unfenced', fenced ? [range.to[0]!] : copyTargets(range)));
+          if (isVerifiedUnfenced(range)) caughtUp.set(range.end, { copied: 0, verified: range.keysVerified ?? 0, owned: [] });
+          else caughtUp.set(range.end, await this.catchUp(range, fenced ? 'fenced' : 'unfenced', fenced ? [range.to[0]!] : copyTargets(range)));
         }),
       ]);
       if (found) {
@@ -504,7 +517,7 @@ export class RebalanceService {
     range: RangeProgress,
     mode: 'fenced' | 'unfenced' | 'onePass',
     targets: readonly number[] = copyTargets(range),
-  ): Promise<{ copied: number; verified: number; owned: readonly VersionEntry[] }> {
+  ): Promise<{ copied: number; verified: number; behind: number; owned: readonly VersionEntry[] }> {
     const source = this.deps.tableOf(range.from[0]!);
     const fenced = mode === 'fenced';
     let copied = 0;
@@ -520,9 +533,11 @@ export class RebalanceService {
         const held = new Map(helds[at]!.map((entry) => [idOf(entry), entry.version]));
         for (const entry of owned!) if ((held.get(idOf(entry)) ?? 0) < entry.version) behind.push({ target, entry });
       });
-      if (behind.length === 0 || (mode === 'onePass' && pass > 1)) return { copied, verified: owned!.length, owned: owned! };
+      if (behind.length === 0 || (mode === 'onePass' && pass > 1)) {
+        return { copied, verified: owned!.length, behind: behind.length, owned: owned! };
+      }
       if (pass > this.deps.limits.verifyPassesMax) {
-        if (!fenced) return { copied, verified: owned!.length - behind.length, owned: owned! };
+        if (!fenced) return { copied, verified: owned!.length - behind.length, behind: behind.length, owned: owned! };
         throw new RingstoreError(
           'shard.unavailable',
           `the range ending at ${range.end}: ${behind.length} keys still behind on its new replicas after ${pass - 1} catch-up passes`,
@@ -727,6 +742,16 @@ export function cutoverWave(
     wave.push(index);
   }
   return wave;
+}
+
+/**
+ * A range cut over with no fence and no further comparison: its owner stays, and its catch-up found its
+ * new replicas holding every key at the owner's version (keysBehind 0) after they began to take its live
+ * writes; what was written since reaches them by the stream and the fan-out, as it would after a second
+ * comparison (an unfenced comparison proves no more, since writes go on after it).
+ */
+function isVerifiedUnfenced(range: RangeProgress): boolean {
+  return range.keysBehind === 0 && !ownerChanges({ move: { phase: 'copying', ...range } });
 }
 
 /** The shards a range is copied to: its new replicas, and its new owner if that was a replica before (to list its copies). */

@@ -62,6 +62,12 @@ export interface RangeProgress {
   keysCopied: number;
   /** Keys the cut-over compared on the old owner and the new replicas (all equal once it passed). */
   keysVerified?: number;
+  /**
+   * Keys the catch-up's last comparison still found behind on the new replicas (on their way by the
+   * stream). At 0 the new replicas held every key at the owner's version after the range took live
+   * writes: a range whose owner stays is then cut over without comparing it again.
+   */
+  keysBehind?: number;
   /** Keys removed from the replicas the range left. */
   keysCleaned?: number;
 }

@@ -336,12 +336,15 @@ describe('RebalanceService on in-memory ports', () => {
   it('a cancel moves what had moved back: the ring and every key end as they began', async () => {
     const world = await seeded();
     await world.service.start({ join: [4], leave: [] }, { id: 'add-4' });
-    // Run until a few ranges have moved, then cancel.
-    const limited = new RebalanceService({ ...world.deps, limits: { ...rebalanceLimits, stepBudgetMs: 3_000 } });
-    for (let step = 0; step < 50; step += 1) {
-      const job = await limited.advance('add-4');
-      if (job.ranges.filter((range) => range.stage === 'moved').length >= 3) break;
+    // Run until a few ranges have moved, but not all, then cancel (steps of about one stage each).
+    const limited = new RebalanceService({ ...world.deps, limits: { ...rebalanceLimits, stepBudgetMs: 1 } });
+    let moved = 0;
+    for (let step = 0; step < 500 && moved < 3; step += 1) {
+      moved = (await limited.advance('add-4')).ranges.filter((range) => range.stage === 'moved').length;
     }
+    const before = (await world.service.status())!.ranges;
+    expect(moved).toBeGreaterThanOrEqual(3);
+    expect(before.planned + before.moving).toBeGreaterThan(0);
     const { job } = await world.service.request('add-4', 'cancel');
     expect(job.requested).toBe('cancel');
     await runToEnd(world, 'add-4');
@@ -515,6 +518,47 @@ describe('RebalanceService on in-memory ports', () => {
         expect(reads).toContainEqual({ table: tableOf(replica), end: range.end, phase: 'moved' });
       }
     }
+    await expectConsistent(world);
+  });
+
+  it('hands over the ranges whose owner stays and whose catch-up found nothing behind in one ring write, comparing them once', async () => {
+    // Arrange: one such range's new replica is made to look behind (its index lagging) in the catch-up.
+    const world = await seeded();
+    const job = await world.service.start({ join: [4], leave: [] }, { id: 'add-4' });
+    const kept = job.ranges.filter((range) => range.from[0] === range.to[0] && range.to.some((shard) => !range.from.includes(shard)));
+    expect(kept.length).toBeGreaterThan(2);
+    const lagging = kept[1]!;
+    const shards = world.deps.shards;
+    const versionsInRange = shards.versionsInRange.bind(shards);
+    const comparisons = new Map<number, number>();
+    let laggingReads = 0;
+    shards.versionsInRange = async (table, range) => {
+      const end = (range as { end: number }).end;
+      const entries = await versionsInRange(table, range);
+      if (table !== tableOf(4)) return entries;
+      comparisons.set(end, (comparisons.get(end) ?? 0) + 1);
+      // Both comparisons of the catch-up miss one key on the new replica; the cut-over's sees it.
+      return end === lagging.end && ++laggingReads <= 2 ? entries.slice(1) : entries;
+    };
+    const movedPerPublish: number[] = [];
+    const publish = world.rings.publishRing;
+    world.rings.publishRing = async (next) => {
+      const movedBefore = new Ring(world.rings.state).ranges().filter((range) => range.move?.phase === 'moved').length;
+      const ok = await publish(next);
+      const movedAfter = new Ring(world.rings.state).ranges().filter((range) => range.move?.phase === 'moved').length;
+      if (ok && next.rebalance !== undefined && movedAfter > movedBefore) movedPerPublish.push(movedAfter - movedBefore);
+      return ok;
+    };
+
+    // Act
+    await runToEnd(world, 'add-4');
+
+    // Assess: every kept range but the lagging one compared once (the catch-up), and handed over in one write.
+    for (const range of kept.filter((candidate) => candidate !== lagging)) {
+      expect({ end: range.end, comparisons: comparisons.get(range.end) }).toEqual({ end: range.end, comparisons: 1 });
+    }
+    expect(comparisons.get(lagging.end)).toBe(3);
+    expect(movedPerPublish[0]).toBe(kept.length - 1);
     await expectConsistent(world);
   });
 
