@@ -49,7 +49,16 @@ import { fencedRangesRing, unfencedRing } from './failover';
 import { isCrashInjected } from './faults';
 import { probeKey } from './maintenance';
 import { isShardFailure } from './replication';
-import { finishedRing, leftBehind, ownerChanges, plannedRanges, reversedRing, startedRing, withMovePhase } from './rebalance';
+import {
+  finishedRing,
+  leftBehind,
+  ownerChanges,
+  plannedRanges,
+  reversedRing,
+  startedRing,
+  versionDigest,
+  withMovePhase,
+} from './rebalance';
 import { Ring, readRingState } from './ring';
 
 export interface RebalanceDeps {
@@ -360,6 +369,8 @@ export class RebalanceService {
       pass === 'backfill' ? this.saveRange(done, index, { stage: 'backfilled' }) : this.caughtUp(done, [index]);
     if (targets.length === 0) return finished(job);
     let after = job.cursor?.end === range.end ? job.cursor.after : undefined;
+    // What the backfill wrote, saved with its cursor; one begun again from the range's start begins it again.
+    let digest = after ? range.backfilled : undefined;
     const pacedFromMs = this.deps.clock.monotonicMs();
     const read = (from: RangeCursor | undefined) => this.readPage(source, range, from);
     let reading = (!after && pass === 'backfill' && this.readAheadFor(source, range)) || read(after);
@@ -375,7 +386,9 @@ export class RebalanceService {
       this.deps.faults?.reach('rebalance.afterPage');
       after = page.next;
       const copied = written.reduce((sum, count) => sum + count, 0);
-      job = await this.saveRange(job, index, { keysCopied: job.ranges[index]!.keysCopied + copied }, { end: range.end, after });
+      digest = versionDigest(page.items, digest);
+      const progress = { keysCopied: job.ranges[index]!.keysCopied + copied, ...(pass === 'backfill' ? { backfilled: digest } : {}) };
+      job = await this.saveRange(job, index, progress, { end: range.end, after });
       if (!after) return finished(job);
       if (job.requested || this.deps.clock.monotonicMs() - startedMs >= this.deps.limits.stepBudgetMs) return job;
       await this.pace(job.rateKeysPerSecond, pacedFromMs, page.items.length);
@@ -443,7 +456,11 @@ export class RebalanceService {
         forAllBounded(wave, this.deps.limits.cutoverConcurrency, async (range) => {
           const fenced = fencedEnds.includes(range.end);
           if (isVerifiedUnfenced(range)) caughtUp.set(range.end, { copied: 0, verified: range.keysVerified ?? 0, owned: [] });
-          else caughtUp.set(range.end, await this.catchUp(range, fenced ? 'fenced' : 'unfenced', fenced ? [range.to[0]!] : copyTargets(range)));
+          else
+            caughtUp.set(
+              range.end,
+              await this.catchUp(range, fenced ? 'fenced' : 'unfenced', fenced ? [range.to[0]!] : copyTargets(range)),
+            );
         }),
       ]);
       if (found) {
@@ -521,23 +538,23 @@ export class RebalanceService {
     const source = this.deps.tableOf(range.from[0]!);
     const fenced = mode === 'fenced';
     let copied = 0;
+    const versionsIn = (table: string) => this.withBackoff(() => this.deps.shards.versionsInRange(table, range));
     for (let pass = 1; ; pass += 1) {
-      // The owner's versions and the targets' at once: each is a read of the range's token index.
-      const [owned, ...helds] = await Promise.all(
-        [source, ...targets.map((target) => this.deps.tableOf(target))].map((table) =>
-          this.withBackoff(() => this.deps.shards.versionsInRange(table, range)),
-        ),
-      );
+      const owned = await versionsIn(source);
+      if (pass === 1 && mode === 'onePass' && unchangedSinceBackfill(range, owned)) {
+        return { copied, verified: owned.length, behind: 0, owned };
+      }
+      const helds = await Promise.all(targets.map((target) => versionsIn(this.deps.tableOf(target))));
       const behind: Array<{ target: number; entry: VersionEntry }> = [];
       targets.forEach((target, at) => {
         const held = new Map(helds[at]!.map((entry) => [idOf(entry), entry.version]));
-        for (const entry of owned!) if ((held.get(idOf(entry)) ?? 0) < entry.version) behind.push({ target, entry });
+        for (const entry of owned) if ((held.get(idOf(entry)) ?? 0) < entry.version) behind.push({ target, entry });
       });
       if (behind.length === 0 || (mode === 'onePass' && pass > 1)) {
-        return { copied, verified: owned!.length, behind: behind.length, owned: owned! };
+        return { copied, verified: owned.length, behind: behind.length, owned };
       }
       if (pass > this.deps.limits.verifyPassesMax) {
-        if (!fenced) return { copied, verified: owned!.length - behind.length, behind: behind.length, owned: owned! };
+        if (!fenced) return { copied, verified: owned.length - behind.length, behind: behind.length, owned };
         throw new RingstoreError(
           'shard.unavailable',
           `the range ending at ${range.end}: ${behind.length} keys still behind on its new replicas after ${pass - 1} catch-up passes`,
@@ -742,6 +759,18 @@ export function cutoverWave(
     wave.push(index);
   }
   return wave;
+}
+
+/**
+ * The owner holds exactly the keys and versions the backfill wrote to the range's new replicas, and
+ * every new replica was backfilled (none is a replica before being relisted): no live write of the range
+ * reached the owner since, so each new replica holds every key at the owner's version (a write reaching
+ * them since the copying mark only brings a newer one) and the catch-up need not read their versions.
+ */
+function unchangedSinceBackfill(range: RangeProgress, owned: readonly VersionEntry[]): boolean {
+  if (!range.backfilled || relistTargets(range).length > 0) return false;
+  const digest = versionDigest(owned);
+  return digest.keys === range.backfilled.keys && digest.digest === range.backfilled.digest;
 }
 
 /**

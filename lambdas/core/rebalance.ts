@@ -7,7 +7,8 @@
 // whose sets differ move one at a time: `copying` (the new replicas take every write and are copied to),
 // then `moved` (the cut-over: the new replicas serve it). Once all have moved, the finish makes the
 // joining shards active and drops the leaving ones, which changes no range's replicas.
-import type { RangeProgress, RebalanceChange, RingShard, RingState } from '../ports';
+import { createHash } from 'node:crypto';
+import type { RangeProgress, RebalanceChange, RingShard, RingState, VersionDigest } from '../ports';
 import { invariant, RingstoreError } from './errors';
 import { Ring, type TokenRange } from './ring';
 
@@ -140,4 +141,29 @@ export function reversedRing(state: RingState): RingState {
 /** The shards a moved range left: its copies there are removed at the cleanup. */
 export function leftBehind(range: Pick<RangeProgress, 'from' | 'to'>): number[] {
   return range.from.filter((shard) => !range.to.includes(shard));
+}
+
+const digestModulus = 1n << 64n;
+
+/**
+ * The digest of these keys at their versions, added to `previous` (a digest of other keys): a count and
+ * the sum modulo 2^64 of a 64-bit hash of each (namespace, key, version). A sum does not depend on the
+ * order, so the backfill adds each page as it is saved and the catch-up digests the owner's versions as
+ * its index lists them; two sets of keys and versions that differ give equal digests with a chance of
+ * about 2^-64.
+ */
+export function versionDigest(
+  entries: Iterable<{ namespace: string; key: string; version: number }>,
+  previous: VersionDigest = { keys: 0, digest: '0' },
+): VersionDigest {
+  let sum = BigInt(`0x${previous.digest}`);
+  let keys = previous.keys;
+  for (const { namespace, key, version } of entries) {
+    const hash = createHash('sha256')
+      .update(JSON.stringify([namespace, key, version]))
+      .digest();
+    sum = (sum + hash.readBigUInt64BE(0)) % digestModulus;
+    keys += 1;
+  }
+  return { keys, digest: sum.toString(16) };
 }

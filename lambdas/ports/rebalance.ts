@@ -51,6 +51,13 @@ export interface RangeStore {
  */
 export type RangeStage = 'planned' | 'backfilled' | 'copying' | 'cutover' | 'moved' | 'cleaned';
 
+/** A digest of a set of keys at their versions: equal digests, equal sets (rebalance.ts versionDigest). */
+export interface VersionDigest {
+  keys: number;
+  /** The sum modulo 2^64 of each key's 64-bit hash of (namespace, key, version), in hex: order does not matter. */
+  digest: string;
+}
+
 export interface RangeProgress {
   start: number;
   end: number;
@@ -68,6 +75,12 @@ export interface RangeProgress {
    * writes: a range whose owner stays is then cut over without comparing it again.
    */
   keysBehind?: number;
+  /**
+   * What the backfill wrote to the range's new replicas: how many items, and a digest of their keys and
+   * versions (rebalance.ts versionDigest), saved with each page. The catch-up compares the owner's
+   * versions with it before it reads the new replicas' (it needs them only if the owner changed since).
+   */
+  backfilled?: VersionDigest;
   /** Keys removed from the replicas the range left. */
   keysCleaned?: number;
 }
