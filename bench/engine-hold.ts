@@ -8,8 +8,7 @@
 // to the client alone (the first row, measured in the same run).
 import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, BatchWriteCommand, DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { PutItemCommand } from 'dynamodb-toolbox';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import * as z from 'zod';
@@ -17,11 +16,11 @@ import { localCredentials, localRegion } from '../cdk/local/engines/aws';
 import { startDynamoDbLocal } from '../cdk/local/engines/dynamodb-local';
 import { freePort } from '../cdk/local/engines/free-port';
 import { shardTableInput } from '../cdk/local/provision';
-import { kvEntity, partitionKeyOf, shardTable, toCopiedAttributes } from '../lambdas/adapters/dynamodb-item-codec';
+import { partitionKeyOf } from '../lambdas/adapters/dynamodb-item-codec';
 import { forAllBounded } from '../lambdas/core/bounded';
-import { tokenBucket, tokenOf } from '../lambdas/core/ring';
 import { shardSchema } from '../schemas/topology';
-import { benchHome, benchRoot, codeVersion, commonSettingsShape, machineFacts, startWatchdog } from './environment';
+import { benchHome, benchLabelSetting, commonSettingsShape, runBench, startWatchdog, writeResults } from './environment';
+import { shardItemOf } from './shard-items';
 import { percentile } from './measure';
 
 const settings = z
@@ -30,10 +29,7 @@ const settings = z
     BENCH_HOLD_KEYS: z.coerce.number().int().min(2_000).max(500_000).default(100_000),
     /** Seconds each kind of request runs under the client's GetItems. */
     BENCH_HOLD_SECONDS: z.coerce.number().int().min(2).max(120).default(10),
-    BENCH_LABEL: z
-      .string()
-      .regex(/^[a-z0-9-]+$/)
-      .default('latest'),
+    BENCH_LABEL: benchLabelSetting,
   })
   .parse(process.env);
 
@@ -45,29 +41,7 @@ const clientIntervalMs = 20;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const round = (value: number) => Math.round(value * 100) / 100;
 
-function itemOf(n: number): Record<string, unknown> {
-  const key = `k-${n}`;
-  const token = tokenOf(namespace, key);
-  return kvEntity(shardTable())
-    .build(PutItemCommand)
-    .item({
-      pk: partitionKeyOf(namespace, key),
-      tb: tokenBucket(token),
-      ...toCopiedAttributes({
-        namespace,
-        key,
-        token,
-        version: 1,
-        contentType: 'application/octet-stream',
-        size: valueBytes,
-        sha256: '0'.repeat(64),
-        tombstone: false,
-        value: new Uint8Array(valueBytes).fill(n % 251),
-        modifiedAtMs: Date.now(),
-      }),
-    })
-    .params().Item as Record<string, unknown>;
-}
+const itemOf = (n: number) => shardItemOf(namespace, n, valueBytes);
 
 /** One request of each kind the move sends: the name says what it carries. */
 function kinds(client: DynamoDBDocumentClient): Array<{ name: string; send: (n: number) => Promise<unknown> }> {
@@ -179,12 +153,7 @@ async function main(): Promise<void> {
       rows.push(row);
       console.error(JSON.stringify(row));
     }
-    const results = join(benchRoot, 'bench', 'results');
-    await mkdir(results, { recursive: true });
-    await writeFile(
-      join(results, `engine-hold-${settings.BENCH_LABEL}.json`),
-      `${JSON.stringify({ label: settings.BENCH_LABEL, code: codeVersion(), machine: machineFacts(), settings, rows }, null, 2)}\n`,
-    );
+    await writeResults('engine-hold', settings, { rows });
   } finally {
     mover.destroy();
     reader.destroy();
@@ -193,10 +162,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+runBench(main);

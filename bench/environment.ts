@@ -2,6 +2,7 @@
 // measured on what (the code, the machine), recorded beside the results.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, symlinkSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import * as z from 'zod';
@@ -48,6 +49,12 @@ export function machineFacts() {
 }
 
 /** The settings every benchmark takes from the environment; each adds its own to this shape. */
+/** BENCH_LABEL: names a run's results file (bench/results/<bench>-<label>.json). */
+export const benchLabelSetting = z
+  .string()
+  .regex(/^[a-z0-9-]+$/)
+  .default('latest');
+
 export const commonSettingsShape = {
   BENCH_ROUNDS: z.coerce.number().int().min(1).max(9).default(5),
   /** Bound on the whole run; a stuck engine ends it instead of hanging CI. */
@@ -62,4 +69,28 @@ export function startWatchdog(seconds: number, tag: string): void {
     process.exit(2);
   }, seconds * 1000);
   watchdog.unref();
+}
+
+/**
+ * Writes bench/results/<name>-<label>.json: the label, the code and the machine, the settings, then `data`.
+ * Returns the file's path.
+ */
+export async function writeResults(name: string, settings: { BENCH_LABEL: string }, data: Record<string, unknown>): Promise<string> {
+  const directory = join(benchRoot, 'bench', 'results');
+  await mkdir(directory, { recursive: true });
+  const file = join(directory, `${name}-${settings.BENCH_LABEL}.json`);
+  const record = { label: settings.BENCH_LABEL, code: codeVersion(), machine: machineFacts(), settings, ...data };
+  await writeFile(file, `${JSON.stringify(record, null, 2)}\n`);
+  return file;
+}
+
+/** Runs a bench's main and ends the process: 0 once it is done, 1 (the error printed) if it failed. */
+export function runBench(main: () => Promise<void>): void {
+  main().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
 }

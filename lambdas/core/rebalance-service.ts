@@ -19,6 +19,8 @@
 //    A range whose owner stays needs no fence: once its catch-up found nothing behind, its new replicas
 //    take every write since by the stream and the fan-out, and all such ranges are handed over together
 //    in one ring write, with no second comparison; one with keys still behind is compared again first.
+//    Every comparison reads the owner's versions first: if they are exactly what the backfill wrote (its
+//    digest), the new replicas hold them all and are not read.
 // 4. Once every range has moved: the ring is finished (joining shards active, leaving ones gone), and
 //    after every handler has seen it, the copies the moved ranges left behind are removed.
 //
@@ -528,6 +530,7 @@ export class RebalanceService {
    * again; under the fence the owner no longer changes, so a pass that finds nothing behind is the proof.
    * Unfenced (the owner stays), writes keep coming: what the last pass still finds is on its way by the
    * stream and the fan-out, which every new replica has received since the range was marked copying.
+   * An owner whose versions are still exactly what the backfill wrote proves as much on its own.
    * `onePass`: one comparison and its copies, no second look (the catch-up before the cut-over's).
    */
   private async catchUp(
@@ -541,7 +544,7 @@ export class RebalanceService {
     const versionsIn = (table: string) => this.withBackoff(() => this.deps.shards.versionsInRange(table, range));
     for (let pass = 1; ; pass += 1) {
       const owned = await versionsIn(source);
-      if (pass === 1 && mode === 'onePass' && unchangedSinceBackfill(range, owned)) {
+      if (pass === 1 && unchangedSinceBackfill(range, owned)) {
         return { copied, verified: owned.length, behind: 0, owned };
       }
       const helds = await Promise.all(targets.map((target) => versionsIn(this.deps.tableOf(target))));
