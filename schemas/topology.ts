@@ -628,16 +628,24 @@ export const handlers: Record<HandlerName, HandlerSpec> = {
 
 /** Rebalancing (docs/rebalancing.md): how ranges are copied and cut over, and how much one step does. */
 export const rebalanceDefaults = {
-  /** Items per copy page (one token-index query and BatchGetItem reads of 100). */
-  pageSize: 500,
+  /**
+   * Items per copy page (token-index queries and BatchGetItem reads of 100): the job's checkpoint is saved
+   * after each, and the next page is read while this one is written.
+   */
+  pageSize: 1_000,
   /** Catch-up copies at once in a cut-over. */
   catchUpConcurrency: 16,
   /** Work per workflow step before it checkpoints and returns (the state machine calls it again). */
   stepBudgetMs: 30_000,
   /** Ranges cut over together under one fence and one lease wait (a wave), at most. */
   cutoverRangesMax: 4,
-  /** Keys a wave of cut-overs holds, at most: its fenced catch-up compares them all, and requests wait for the fence. */
-  cutoverKeysMax: 2_000,
+  /**
+   * Keys a wave of cut-overs holds, at most: its fenced catch-up compares them all, and requests wait for
+   * the fence. A range no write reached since its backfill is verified by reading its owner alone (the
+   * backfill's digest), so a wave of 4,000 such keys holds its fence about as long as 2,000 compared on
+   * both sides.
+   */
+  cutoverKeysMax: 4_000,
   /** Ranges of a wave caught up at once. */
   cutoverConcurrency: 4,
   /**

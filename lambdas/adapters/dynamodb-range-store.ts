@@ -1,6 +1,6 @@
 // RangeStore on DynamoDB (docs/rebalancing.md): a range read page by page from a shard's token index (the
 // keys, in token order) and the base table (the items, BatchGetItem with ConsistentRead); backfilled to
-// another shard with BatchWriteItem (25 items a request) while that shard takes no live write of the range,
+// another shard with BatchWriteItem (10 items a request) while that shard takes no live write of the range,
 // copied with one conditional PutItem per item once it does, and removed from a shard with BatchWriteItem.
 //
 // A batch write cannot carry a condition, and a copy under live writes must never put an older version
@@ -30,14 +30,14 @@ import {
 /** Conditional puts in flight at once per copy call. */
 export const copyConcurrency = 16;
 /**
- * Items per BatchWriteItem of the backfill and the cleanup: DynamoDB's most. On DynamoDB Local a batch
- * write holds the engine from other writes while it runs (43 ms for 25 items, 20 ms for 10, `npm run
- * bench:engine-hold`), and a client's write waits behind it; batches of 10 were tried while the move also
- * kept several index queries in flight, and with one query at a time (rebalanceDefaults.queriesInFlight)
- * batches of 25 left the client p99 during a move at 1.34x against 1.55x with batches of 10, and wrote
- * faster (docs/benchmarks.md, "Rebalancing"). On DynamoDB, write units are counted per item either way.
+ * Items per BatchWriteItem of the backfill and the cleanup (DynamoDB takes up to 25). On DynamoDB Local a
+ * batch write holds the engine from other writes while it runs (43 ms for 25 items, 20 ms for 10, `npm run
+ * bench:engine-hold`), and a client's write waits behind it. Batches of 25 wrote the backfill about 8 %
+ * faster, and left a client's write waiting behind up to two of them: the clients' p99 during a move was
+ * 1.34x in one run and 2.37x in the next (docs/benchmarks.md, "Rebalancing"), against 1.51x and 1.55x
+ * with batches of 10. On DynamoDB, write units are counted per item either way.
  */
-const batchWriteItemsPerRequest = 25;
+const batchWriteItemsPerRequest = 10;
 /** BatchWriteItem attempts before unprocessed items (throttling) count as an outage. */
 const batchWriteAttemptsMax = 6;
 /** BatchWriteItem requests in flight at once per backfill call. */
