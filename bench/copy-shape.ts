@@ -5,7 +5,7 @@
 // A source table of the shard schema is seeded with BENCH_SHAPE_SOURCE_ITEMS items of 1 KiB. Then, round
 // by round, each shape writes BENCH_SHAPE_ITEMS items into a fresh table of the shard schema:
 // - raw: BatchWriteItem of 25 items, 8 at once (the move rate's baseline in bench:rebalance);
-// - copy, batches of N: the backfill's shape without the rest of the cloud. Pages of 500 items are read
+// - copy, batches of N: the backfill's shape without the rest of the cloud. Pages of pageSize items are read
 //   from the source by consistent BatchGetItem of 100, the next page while this one is written, and
 //   written N items a request, all through one client with 2 requests in flight (rebalanceDefaults);
 // - the same with the written table's stream read back meanwhile (GetRecords of 100, as the local stream
@@ -41,7 +41,7 @@ const settings = z
   .parse(process.env);
 
 const namespace = 'shape';
-const pageItems = 500;
+const pageItems = rebalanceDefaults.pageSize;
 const readItemsPerRequest = 100;
 
 const itemOf = (n: number) => shardItemOf(namespace, n);
