@@ -388,8 +388,9 @@ export class RebalanceService {
       this.deps.faults?.reach('rebalance.afterPage');
       after = page.next;
       const copied = written.reduce((sum, count) => sum + count, 0);
-      digest = versionDigest(page.items, digest);
-      const progress = { keysCopied: job.ranges[index]!.keysCopied + copied, ...(pass === 'backfill' ? { backfilled: digest } : {}) };
+      // Only the backfill keeps a digest: the relist writes where live writes already go.
+      if (pass === 'backfill') digest = versionDigest(page.items, digest);
+      const progress = { keysCopied: job.ranges[index]!.keysCopied + copied, ...(digest ? { backfilled: digest } : {}) };
       job = await this.saveRange(job, index, progress, { end: range.end, after });
       if (!after) return finished(job);
       if (job.requested || this.deps.clock.monotonicMs() - startedMs >= this.deps.limits.stepBudgetMs) return job;
