@@ -7,6 +7,7 @@ import {
   baseSeed,
   deriveSeed,
   type FaultCloud,
+  type FaultStatus,
   keysOwnedByEachShard,
   Rng,
   sleep,
@@ -27,8 +28,15 @@ const transferPauseMsMax = 600;
 const auditors = 3;
 /** Transfers each client attempts (counts, not time: the progress checks must not depend on speed). */
 const transfersPerClient = 15;
-/** Crashes are re-armed this often (each at a random later reach) from a quarter to half of the transfers. */
-const crashEveryMs = 700;
+/**
+ * Coordinator crashes are armed (each at a random later reach) from a quarter to half of the transfers,
+ * and on past half until one has happened, up to crashPhaseShareMax. An armed crash is left to fire:
+ * re-arming resets its count of reaches, and on a slow run a point reached less often than the re-arming
+ * would never fire. One armed for crashRearmMs without firing is replaced by a point this run has reached.
+ */
+const crashCheckMs = 250;
+const crashRearmMs = 2_000;
+const crashPhaseShareMax = 0.6;
 /** Then a shard is down until seven tenths of the transfers were attempted. */
 const outageUntilShare = 0.7;
 const txnTimeoutMs = 1_000;
@@ -169,10 +177,21 @@ async function runBank(cloud: FaultCloud, rng: Rng, options: { failover: boolean
     ),
     ...Array.from({ length: auditors }, () => auditor()),
   ]);
-  while (!transfersDone && attempted < transferAttempts / 2) {
-    if (attempted >= transferAttempts / 4)
-      await api.setFaults({ crashes: [{ point: rng.pick(transactionCrashPoints), after: rng.int(2, 12) }] });
-    await sleep(crashEveryMs);
+  let armedAtMs: number | undefined;
+  const crashesIn = (status: FaultStatus) => Object.values(status.crashed).reduce((acc, n) => acc + (n ?? 0), 0);
+  for (let status = await api.faults(); !transfersDone; status = await api.faults()) {
+    const crashPhaseOver =
+      attempted >= transferAttempts / 2 && (crashesIn(status) >= 1 || attempted >= transferAttempts * crashPhaseShareMax);
+    if (crashPhaseOver) break;
+    // Armed and not fired for a while: the next goes to a point this run has reached, sooner.
+    const stale = status.crashes.length > 0 && armedAtMs !== undefined && Date.now() - armedAtMs >= crashRearmMs;
+    if (attempted >= transferAttempts / 4 && (status.crashes.length === 0 || stale)) {
+      const reached = transactionCrashPoints.filter((point) => (status.reached[point] ?? 0) > 0);
+      const point = rng.pick(stale && reached.length > 0 ? reached : transactionCrashPoints);
+      await api.setFaults({ crashes: [{ point, after: stale ? rng.int(0, 2) : rng.int(2, 12) }] });
+      armedAtMs = Date.now();
+    }
+    await sleep(crashCheckMs);
   }
   const crashed = (await api.faults()).crashed;
   await api.setFaults({ downShards: [downShard] });
