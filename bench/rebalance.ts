@@ -10,7 +10,8 @@
 //    into a fresh table of the shard schema, measured just before the move and again just after it, their
 //    mean (one short measurement swung by a fifth from run to run);
 // 3. a paced client load (PUT and GET, strong and eventual) without a move, then the same load while the
-//    shard is removed again: p50/p99 with and without the move, and the requests that failed.
+//    shard is removed again, then once more without a move: p50/p99 with the move against the phases
+//    without it (pooled, BENCH_REBALANCE_STEADY_SECONDS each), and the requests that failed.
 // At the end every key's replicas are checked against the finished ring.
 // Writes bench/results/rebalance-<BENCH_LABEL>.json and docs/benchmarks-rebalance.svg.
 import { CreateTableCommand, DynamoDBClient, UpdateTableCommand } from '@aws-sdk/client-dynamodb';
@@ -222,7 +223,11 @@ function load(cloud: LocalCloud, samples: Sample[]): { stop(): Promise<void> } {
 
 function latencies(samples: readonly Sample[]) {
   const byOp = new Map<string, number[]>();
-  for (const sample of samples) byOp.set(sample.op, [...(byOp.get(sample.op) ?? []), sample.ms]);
+  for (const sample of samples) {
+    const values = byOp.get(sample.op) ?? [];
+    values.push(sample.ms);
+    byOp.set(sample.op, values);
+  }
   const summary: Record<string, { count: number; p50: number; p99: number; failed: number }> = {};
   for (const [op, values] of [...byOp, ['all', samples.map((sample) => sample.ms)] as const]) {
     const sorted = Float64Array.from(values).sort();
@@ -585,12 +590,17 @@ async function main(): Promise<void> {
   }
 }
 
-/** Phase 2: the client load without a move, then the same load while shard 4 is removed again. */
+/**
+ * Phase 2: the client load without a move, then the same load while shard 4 is removed again, then the
+ * load without a move once more. The steady latency pools the phases before and after the move, as the
+ * raw baseline does: the engine's speed drifts over a run, and one short phase gave a p99 of 26 to 40 ms
+ * from run to run.
+ */
 async function removeUnderLoad(cloud: LocalCloud, service: ReturnType<typeof rebalanceService>) {
-  const steadySamples: Sample[] = [];
-  const steady = load(cloud, steadySamples);
+  const steadyBeforeSamples: Sample[] = [];
+  const steadyBefore = load(cloud, steadyBeforeSamples);
   await sleep(settings.BENCH_REBALANCE_STEADY_SECONDS * 1000);
-  await steady.stop();
+  await steadyBefore.stop();
   const moveSamples: Sample[] = [];
   const moving = load(cloud, moveSamples);
   await sleep(2_000);
@@ -599,9 +609,18 @@ async function removeUnderLoad(cloud: LocalCloud, service: ReturnType<typeof reb
   const removeProfile = profile.snapshot();
   await moving.stop();
   await cloud.replicationCaughtUp();
-  const steadyLatency = latencies(steadySamples);
+  const steadyAfterSamples: Sample[] = [];
+  const steadyAfter = load(cloud, steadyAfterSamples);
+  await sleep(settings.BENCH_REBALANCE_STEADY_SECONDS * 1000);
+  await steadyAfter.stop();
+  const steadyLatency = latencies([...steadyBeforeSamples, ...steadyAfterSamples]);
   const moveLatency = latencies(moveSamples);
   const summary = {
+    steadyP99Ms: {
+      before: round(latencies(steadyBeforeSamples).all!.p99),
+      after: round(latencies(steadyAfterSamples).all!.p99),
+      pooled: round(steadyLatency.all!.p99),
+    },
     underLoad: {
       keysCopied: removed.status.keysCopied,
       moveSeconds: round(removed.copyMs / 1000),
