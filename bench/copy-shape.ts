@@ -14,19 +14,22 @@
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DescribeStreamCommand, DynamoDBStreamsClient, GetRecordsCommand, GetShardIteratorCommand } from '@aws-sdk/client-dynamodb-streams';
 import { BatchGetCommand, BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import * as z from 'zod';
-import { localCredentials, localRegion } from '../cdk/local/engines/aws';
-import { startDynamoDbLocal } from '../cdk/local/engines/dynamodb-local';
-import { freePort } from '../cdk/local/engines/free-port';
 import { shardTableInput } from '../cdk/local/provision';
 import { partitionKeyOf } from '../lambdas/adapters/dynamodb-item-codec';
 import { forAllBounded } from '../lambdas/core/bounded';
 import { boundRequestsInFlight } from '../lambdas/wiring/clients';
 import { rebalanceDefaults } from '../schemas/topology';
-import { benchHome, benchLabelSetting, commonSettingsShape, runBench, startWatchdog, writeResults } from './environment';
+import {
+  benchLabelSetting,
+  commonSettingsShape,
+  type EngineClientOptions,
+  runBench,
+  startWatchdog,
+  withBareDynamoDbLocal,
+  writeResults,
+} from './environment';
 import { shardItemOf } from './shard-items';
 import { percentile } from './measure';
 
@@ -48,14 +51,11 @@ const itemOf = (n: number) => shardItemOf(namespace, n);
 
 async function main(): Promise<void> {
   startWatchdog(settings.BENCH_TIMEOUT_SECONDS, 'copy-shape');
-  const home = benchHome(settings.RINGSTORE_VENDOR_DIR);
-  const engine = await startDynamoDbLocal({
-    vendorDir: settings.RINGSTORE_VENDOR_DIR,
-    dataDir: join(home, 'dynamodb'),
-    port: await freePort(),
-    log: (line) => console.error(line),
-  });
-  const options = { endpoint: engine.endpoint, region: localRegion, credentials: { ...localCredentials } };
+  await withBareDynamoDbLocal(settings.RINGSTORE_VENDOR_DIR, measureShapes);
+}
+
+/** Every shape in rounds on the engine at `options`, against raw BatchWriteItem in the same rounds. */
+async function measureShapes(options: EngineClientOptions): Promise<void> {
   const raw = new DynamoDBClient(options);
   const streams = new DynamoDBStreamsClient(options);
   const seeder = DynamoDBDocumentClient.from(raw);
@@ -167,8 +167,6 @@ async function main(): Promise<void> {
   } finally {
     raw.destroy();
     streams.destroy();
-    await engine.stop();
-    await rm(home, { recursive: true, force: true });
   }
 }
 

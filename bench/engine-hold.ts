@@ -8,18 +8,21 @@
 // to the client alone (the first row, measured in the same run).
 import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, BatchWriteCommand, DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import * as z from 'zod';
-import { localCredentials, localRegion } from '../cdk/local/engines/aws';
-import { startDynamoDbLocal } from '../cdk/local/engines/dynamodb-local';
-import { freePort } from '../cdk/local/engines/free-port';
 import { shardTableInput } from '../cdk/local/provision';
 import { partitionKeyOf } from '../lambdas/adapters/dynamodb-item-codec';
 import { forAllBounded } from '../lambdas/core/bounded';
 import { shardSchema } from '../schemas/topology';
-import { benchHome, benchLabelSetting, commonSettingsShape, runBench, startWatchdog, writeResults } from './environment';
+import {
+  benchLabelSetting,
+  commonSettingsShape,
+  type EngineClientOptions,
+  runBench,
+  startWatchdog,
+  withBareDynamoDbLocal,
+  writeResults,
+} from './environment';
 import { shardItemOf } from './shard-items';
 import { percentile } from './measure';
 
@@ -93,18 +96,14 @@ function kinds(client: DynamoDBDocumentClient): Array<{ name: string; send: (n: 
 
 async function main(): Promise<void> {
   startWatchdog(settings.BENCH_TIMEOUT_SECONDS, 'engine-hold');
-  const home = benchHome(settings.RINGSTORE_VENDOR_DIR);
-  const engine = await startDynamoDbLocal({
-    vendorDir: settings.RINGSTORE_VENDOR_DIR,
-    dataDir: join(home, 'dynamodb'),
-    port: await freePort(),
-    log: (line) => console.error(line),
-  });
-  const raw = new DynamoDBClient({ endpoint: engine.endpoint, region: localRegion, credentials: { ...localCredentials } });
+  await withBareDynamoDbLocal(settings.RINGSTORE_VENDOR_DIR, measureHolds);
+}
+
+/** Each kind of the move's requests back to back on the engine at `options`, beside a client's reads. */
+async function measureHolds(options: EngineClientOptions): Promise<void> {
+  const raw = new DynamoDBClient(options);
   const mover = DynamoDBDocumentClient.from(raw);
-  const reader = DynamoDBDocumentClient.from(
-    new DynamoDBClient({ endpoint: engine.endpoint, region: localRegion, credentials: { ...localCredentials } }),
-  );
+  const reader = DynamoDBDocumentClient.from(new DynamoDBClient(options));
   try {
     const input = shardTableInput(table);
     await raw.send(new CreateTableCommand({ ...input, StreamSpecification: undefined }));
@@ -157,8 +156,6 @@ async function main(): Promise<void> {
   } finally {
     mover.destroy();
     reader.destroy();
-    await engine.stop();
-    await rm(home, { recursive: true, force: true });
   }
 }
 

@@ -2,11 +2,13 @@
 // measured on what (the code, the machine), recorded beside the results.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, symlinkSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import * as z from 'zod';
-import { DYNAMODB_LOCAL } from '../cdk/local/engines/dynamodb-local';
+import { localCredentials, localRegion } from '../cdk/local/engines/aws';
+import { DYNAMODB_LOCAL, startDynamoDbLocal } from '../cdk/local/engines/dynamodb-local';
+import { freePort } from '../cdk/local/engines/free-port';
 import { QUICK_START_JVM_FLAGS } from '../cdk/local/engines/java';
 
 export const benchRoot = resolve(__dirname, '..');
@@ -17,6 +19,36 @@ export function benchHome(vendorDir: string): string {
   if (!existsSync(vendorDir)) mkdirSync(vendorDir, { recursive: true });
   symlinkSync(vendorDir, join(home, 'vendor'), 'dir');
   return home;
+}
+
+/** What an AWS SDK client needs to reach a bare engine of withBareDynamoDbLocal. */
+export interface EngineClientOptions {
+  endpoint: string;
+  region: string;
+  credentials: { accessKeyId: string; secretAccessKey: string };
+}
+
+/**
+ * Runs `work` against a DynamoDB Local of its own (a throwaway home, a free port, no local cloud around
+ * it), then stops the engine and removes the home, however `work` ended.
+ */
+export async function withBareDynamoDbLocal<T>(vendorDir: string, work: (options: EngineClientOptions) => Promise<T>): Promise<T> {
+  const home = benchHome(vendorDir);
+  try {
+    const engine = await startDynamoDbLocal({
+      vendorDir,
+      dataDir: join(home, 'dynamodb'),
+      port: await freePort(),
+      log: (line) => console.error(line),
+    });
+    try {
+      return await work({ endpoint: engine.endpoint, region: localRegion, credentials: { ...localCredentials } });
+    } finally {
+      await engine.stop();
+    }
+  } finally {
+    await rm(home, { recursive: true, force: true });
+  }
 }
 
 /** The code measured: the commit, and the server-side paths that differ from it (uncommitted work). */
