@@ -10,6 +10,7 @@ import { localCredentials, localRegion } from '../cdk/local/engines/aws';
 import { DYNAMODB_LOCAL, startDynamoDbLocal } from '../cdk/local/engines/dynamodb-local';
 import { freePort } from '../cdk/local/engines/free-port';
 import { QUICK_START_JVM_FLAGS } from '../cdk/local/engines/java';
+import type { DynamoDbJournal } from '../cdk/local/engines/types';
 
 export const benchRoot = resolve(__dirname, '..');
 
@@ -36,6 +37,7 @@ export async function withBareDynamoDbLocal<T>(vendorDir: string, work: (options
   const home = benchHome(vendorDir);
   try {
     const engine = await startDynamoDbLocal({
+      journal: benchDynamoDbJournal,
       vendorDir,
       dataDir: join(home, 'dynamodb'),
       port: await freePort(),
@@ -67,6 +69,15 @@ export function codeVersion(): { commit: string; uncommitted: string[] } {
   return { commit, uncommitted: status ? status.split('\n').map((line) => line.slice(3)) : [] };
 }
 
+/**
+ * DynamoDB Local's journal in every benchmark's engine (RINGSTORE_DYNAMODB_JOURNAL, as for `npm start`):
+ * `rollback` measures the engine as it comes, against the default write-ahead log.
+ */
+export const benchDynamoDbJournal: DynamoDbJournal = z
+  .enum(['wal', 'rollback'])
+  .default('wal')
+  .parse(process.env.RINGSTORE_DYNAMODB_JOURNAL);
+
 /** The machine and engine a run measured on. */
 export function machineFacts() {
   return {
@@ -76,6 +87,7 @@ export function machineFacts() {
     node: process.version,
     platform: `${process.platform} ${process.arch}`,
     dynamodbLocal: DYNAMODB_LOCAL.version,
+    dynamodbJournal: benchDynamoDbJournal,
     dynamodbLocalQuickStartJvmFlags: QUICK_START_JVM_FLAGS,
   };
 }

@@ -15,7 +15,7 @@ import { faultsPath } from '../cdk/local/gateway';
 import { localNamespace, startLocalCloud, type LocalCloud } from '../cdk/local/cloud';
 import { Ring, tokenOf } from '../lambdas/core/ring';
 import type { RingState } from '../lambdas/ports';
-import { benchHome, benchRoot, codeVersion, commonSettingsShape, machineFacts, startWatchdog } from './environment';
+import { benchHome, benchRoot, codeVersion, commonSettingsShape, machineFacts, startWatchdog, benchDynamoDbJournal } from './environment';
 
 const settings = z
   .object({
@@ -139,7 +139,14 @@ async function ringOf(cloud: LocalCloud): Promise<Ring> {
 
 async function oneRun(run: number): Promise<RunResult> {
   const home = benchHome(settings.RINGSTORE_VENDOR_DIR);
-  const cloud = await startLocalCloud({ home, port: 0, faultInjection: true, autoFailover: true, maintenanceIntervalMs: 0 });
+  const cloud = await startLocalCloud({
+    home,
+    port: 0,
+    dynamodbJournal: benchDynamoDbJournal,
+    faultInjection: true,
+    autoFailover: true,
+    maintenanceIntervalMs: 0,
+  });
   try {
     const ring = await ringOf(cloud);
     const victim = ring.shards[run % ring.shards.length]!;

@@ -38,7 +38,7 @@ import { FailoverService } from '../lambdas/core/failover-service';
 import { RebalanceService, type RebalanceStatusView } from '../lambdas/core/rebalance-service';
 import { percentile } from './measure';
 import { toSvg } from './plot';
-import { benchHome, benchRoot, codeVersion, commonSettingsShape, machineFacts, startWatchdog } from './environment';
+import { benchHome, benchRoot, codeVersion, commonSettingsShape, machineFacts, startWatchdog, benchDynamoDbJournal } from './environment';
 
 const settings = z
   .object({
@@ -481,6 +481,7 @@ async function main(): Promise<void> {
   const cloud = await startLocalCloud({
     home,
     port: 0,
+    dynamodbJournal: benchDynamoDbJournal,
     shardCount: 4,
     spareShards: 1,
     autoFailover: false,

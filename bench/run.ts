@@ -27,7 +27,7 @@ import {
   rawClient,
 } from './cases';
 import { echoCases, startEchoTargets } from './echo';
-import { benchHome, benchRoot, codeVersion, commonSettingsShape, machineFacts, startWatchdog } from './environment';
+import { benchHome, benchRoot, codeVersion, commonSettingsShape, machineFacts, startWatchdog, benchDynamoDbJournal } from './environment';
 import { kvEvent, lambdaContext } from './events';
 import { strongGetLadderCases, strongGetStepCosts } from './ladder';
 import { measure, median } from './measure';
@@ -114,7 +114,15 @@ async function main(): Promise<void> {
   // is part of what a write costs the system. Fault injection is on only so the hint replay measurement
   // can take a shard down; with no plan armed it is a pass-through (one Set lookup per shard call).
   // No automatic failover: the outage phase measures hint replay onto a shard that keeps its ranges.
-  const cloud = await startLocalCloud({ home, port: 0, log, maintenanceIntervalMs: 0, faultInjection: true, autoFailover: false });
+  const cloud = await startLocalCloud({
+    home,
+    port: 0,
+    dynamodbJournal: benchDynamoDbJournal,
+    log,
+    maintenanceIntervalMs: 0,
+    faultInjection: true,
+    autoFailover: false,
+  });
   /** Undone in reverse order when the run ends, however it ends. */
   const cleanups: Array<() => Promise<void> | void> = [];
   try {

@@ -15,7 +15,7 @@ import { listingBucketOf, tokenBucket, tokenOf } from '../lambdas/core/ring';
 import type { TxnOp } from '../lambdas/core/txn-plan';
 import { namesFor } from '../schemas/topology';
 import { type BenchCase, callTimeoutMs, createRawTable, nodeHttpRequest, rawClient, rawTableName } from './cases';
-import { benchHome, benchRoot, codeVersion, commonSettingsShape, machineFacts, startWatchdog } from './environment';
+import { benchHome, benchRoot, codeVersion, commonSettingsShape, machineFacts, startWatchdog, benchDynamoDbJournal } from './environment';
 import { measure, median } from './measure';
 import { renderSvg } from './plot';
 import { type CaseResult, resultsTable, summarise } from './report';
@@ -152,7 +152,7 @@ async function main(): Promise<void> {
   log(`starting the local cloud in ${home}`);
   // Maintenance off (its anti-entropy scans would land on whichever case was running); the stream
   // poller (replication of the committed values) and the transaction sweeper stay on, as in AWS.
-  const cloud = await startLocalCloud({ home, port: 0, log, maintenanceIntervalMs: 0 });
+  const cloud = await startLocalCloud({ home, port: 0, dynamodbJournal: benchDynamoDbJournal, log, maintenanceIntervalMs: 0 });
   const cleanups: Array<() => Promise<void> | void> = [];
   try {
     const rt = benchRuntime(cloud.wiring);

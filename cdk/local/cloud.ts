@@ -15,7 +15,7 @@ import type { IamPrincipalService } from '../../lambdas/core/iam-principals';
 import { closeConnections } from '../../lambdas/wiring/data';
 import { Wiring } from '../../lambdas/wiring/wiring';
 import { envVars, type HandlerName, limits, namesFor, replicationDefaults, routes, txnLimits } from '../../schemas/topology';
-import { localCredentials, localRegion, startEngines, type RunningEngines } from './engines';
+import { type DynamoDbJournal, localCredentials, localRegion, startEngines, type RunningEngines } from './engines';
 import { type GatewayHandlers, type RunningGateway, startGateway } from './gateway';
 import { ensureLocalIamUser, LocalIam, localIamUserName, type LocalIamUser } from './local-iam';
 import { provision } from './provision';
@@ -30,6 +30,8 @@ export interface LocalCloudOptions {
   home: string;
   /** Where engine jars are fetched (`<home>/vendor` by default); shared so a machine fetches them once. */
   vendorDir?: string;
+  /** DynamoDB Local's journal; `wal` unless set (engines/types.ts). */
+  dynamodbJournal?: DynamoDbJournal;
   /** Gateway port; 0 picks a free one. */
   port: number;
   stage?: string;
@@ -184,6 +186,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     dataDir: join(options.home, 'data'),
     vendorDir: options.vendorDir ?? join(options.home, 'vendor'),
     log,
+    ...(options.dynamodbJournal ? { dynamodbJournal: options.dynamodbJournal } : {}),
   });
   let gateway: RunningGateway | undefined;
   let poller: RunningStreamPoller | undefined;

@@ -14,6 +14,8 @@ const settings = z
     RINGSTORE_SHARD_COUNT: z.coerce.number().int().min(1).max(64).optional(),
     /** Shard tables beyond the ring's, for a rebalance to add (docs/rebalancing.md). */
     RINGSTORE_SPARE_SHARDS: z.coerce.number().int().min(0).max(8).optional(),
+    /** DynamoDB Local's journal: wal (the default) or rollback, the engine's own (engines/types.ts). */
+    RINGSTORE_DYNAMODB_JOURNAL: z.enum(['wal', 'rollback']).default('wal'),
     RINGSTORE_AUTH_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(3600).optional(),
     RINGSTORE_FAULT_INJECTION: z.enum(['0', '1']).default('0'),
     RINGSTORE_AUTO_FAILOVER: z.enum(['0', '1']).default('1'),
@@ -57,6 +59,7 @@ async function main(): Promise<void> {
     ...(env.RINGSTORE_VENDOR_DIR ? { vendorDir: env.RINGSTORE_VENDOR_DIR } : {}),
     ...(env.RINGSTORE_SHARD_COUNT ? { shardCount: env.RINGSTORE_SHARD_COUNT } : {}),
     ...(env.RINGSTORE_SPARE_SHARDS ? { spareShards: env.RINGSTORE_SPARE_SHARDS } : {}),
+    dynamodbJournal: env.RINGSTORE_DYNAMODB_JOURNAL,
     ...(env.RINGSTORE_AUTH_CACHE_TTL_SECONDS !== undefined ? { authorizerCacheTtlSeconds: env.RINGSTORE_AUTH_CACHE_TTL_SECONDS } : {}),
     ...(env.RINGSTORE_MAINTENANCE_INTERVAL_MS !== undefined ? { maintenanceIntervalMs: env.RINGSTORE_MAINTENANCE_INTERVAL_MS } : {}),
     faultInjection: env.RINGSTORE_FAULT_INJECTION === '1',

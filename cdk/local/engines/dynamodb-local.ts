@@ -1,14 +1,15 @@
-// DynamoDB Local (AWS's own engine) as a child JVM, persisted on disk with one shared database.
+// DynamoDB Local (AWS's own engine) as a child JVM, persisted on disk with one shared database in SQLite's
+// write-ahead-log mode (dynamodb-local-database.ts).
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { probeClientConfig } from './aws';
 import { spawnManaged } from './child';
 import { javaExecutable, NO_VERIFY_JVM_FLAGS, QUICK_START_JVM_FLAGS } from './java';
-import { addStreamIndexes } from './dynamodb-stream-indexes';
+import { addStreamIndexes, setJournal } from './dynamodb-local-database';
 import { waitReady } from './ready';
 import { ensureArtifact, type MavenArtifact } from './vendor';
-import type { StartedEngine, EngineStartOptions } from './types';
+import type { DynamoDbJournal, StartedEngine, EngineStartOptions } from './types';
 import { LOCAL_HOST } from './free-port';
 
 /** DynamoDB Local from Maven Central, with the sqlite4java native library it loads via JNI. */
@@ -25,16 +26,17 @@ const MAIN_CLASS = 'com.amazonaws.services.dynamodbv2.local.main.ServerRunner';
 const HEAP_MAX = '-Xmx512m';
 
 /**
- * Starts DynamoDB Local on `port` with `-sharedDb -dbPath <dataDir>` and resolves once ListTables
- * answers and its stream records are indexed (dynamodb-stream-indexes.ts). DynamoDB Local has no
+ * Starts DynamoDB Local on `port` with `-sharedDb -dbPath <dataDir>`, its database in write-ahead-log mode,
+ * and resolves once ListTables answers and its stream records are indexed (dynamodb-local-database.ts). DynamoDB Local has no
  * bind-address option: it listens on all interfaces, and we always talk to it through 127.0.0.1.
  *
  * @example
  * const ddb = await startDynamoDbLocal({ vendorDir, dataDir: '.ringstore/data/dynamodb', port: 8000 });
  */
-export async function startDynamoDbLocal(opts: EngineStartOptions): Promise<StartedEngine> {
+export async function startDynamoDbLocal(opts: EngineStartOptions & { journal?: DynamoDbJournal }): Promise<StartedEngine> {
   const lib = await ensureArtifact(DYNAMODB_LOCAL, opts.vendorDir, opts.log);
   await mkdir(opts.dataDir, { recursive: true });
+  await setJournal(opts.journal ?? 'wal', { engineDir: lib, vendorDir: opts.vendorDir, dataDir: opts.dataDir, log: opts.log });
   const args = [
     ...QUICK_START_JVM_FLAGS,
     ...NO_VERIFY_JVM_FLAGS,

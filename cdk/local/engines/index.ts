@@ -13,11 +13,12 @@ import { freePorts } from './free-port';
 import { EngineStartError } from './ready';
 import { findRedisServer, startRedis, type RedisCredentials, type StartedRedis } from './redis';
 import { startS3, type StartedS3 } from './s3';
-import type { StartedEngine } from './types';
+import type { DynamoDbJournal, StartedEngine } from './types';
 
 export { localCredentials, localRegion } from './aws';
 export { s3ClientOptions } from './s3';
 export { EngineStartError } from './ready';
+export type { DynamoDbJournal } from './types';
 
 export type EngineName = 'dynamodb' | 'sqs' | 's3' | 'redis';
 
@@ -50,6 +51,8 @@ export interface StartEnginesOptions {
   ports?: Partial<Record<EngineName, number>>;
   /** One-line progress messages. */
   log?: (line: string) => void;
+  /** DynamoDB Local's journal; `wal` unless set. */
+  dynamodbJournal?: DynamoDbJournal;
 }
 
 /** How many times an engine is started on a fresh port when the picked one was taken meanwhile. */
@@ -114,7 +117,17 @@ export async function startEngines(opts: StartEnginesOptions): Promise<RunningEn
   if (!redisServer) log('L2 cache off: redis-server was not found on PATH');
 
   const starts: Array<Promise<StartedEngine | undefined>> = [
-    startOnPort((port) => startDynamoDbLocal({ ...common, dataDir: dataDir('dynamodb'), port }), ports.dynamodb, dynamodbPort),
+    startOnPort(
+      (port) =>
+        startDynamoDbLocal({
+          ...common,
+          dataDir: dataDir('dynamodb'),
+          port,
+          ...(opts.dynamodbJournal ? { journal: opts.dynamodbJournal } : {}),
+        }),
+      ports.dynamodb,
+      dynamodbPort,
+    ),
     startOnPort((port) => startElasticMq({ ...common, dataDir: dataDir('sqs'), port }), ports.sqs, sqsPort),
     startOnPort((port) => startS3({ dataDir: dataDir('s3'), port, log }), ports.s3, s3Port),
     redisServer

@@ -10,6 +10,12 @@ export interface EngineStartOptions {
   timeoutMs?: number;
 }
 
+/**
+ * DynamoDB Local's journal: `wal`, SQLite's write-ahead log (the default); `rollback`, the rollback journal
+ * the engine makes its databases with, for comparison (dynamodb-local-database.ts). Set on every start.
+ */
+export type DynamoDbJournal = 'wal' | 'rollback';
+
 export interface StartedEngine {
   name: 'dynamodb' | 'sqs' | 's3' | 'redis';
   endpoint: string;
