@@ -58,6 +58,18 @@ export class DynamoRangeStore implements RangeStore {
 
   async itemsInRange(tableName: string, range: TokenSpan, page: { after?: RangeCursor; limit: number }): Promise<RangePage> {
     const keys: Array<{ pk: string; tok: number; bucket: number }> = [];
+    // Each query's keys are fetched as soon as it answers, beside the next query (readsInFlight).
+    const fetches: Array<Promise<Array<{ item: Record<string, unknown> }>>> = [];
+    const fetch = (batch: ReadonlyArray<{ pk: string }>) => {
+      const fetched = batchGetItems(
+        this.documentClient,
+        batch.map(({ pk }) => ({ table: tableName, key: { pk } })),
+        { consistent: true, what: `range copy read of ${batch.length} keys from ${tableName}` },
+      );
+      // Awaited below; a failed query must not leave it unhandled meanwhile.
+      fetched.catch(() => undefined);
+      fetches.push(fetched);
+    };
     let next: RangeCursor | undefined;
     for (const [low, high] of spansOf(range)) {
       for (let bucket = tokenBucket(low); bucket <= tokenBucket(high) && keys.length < page.limit; bucket += 1) {
@@ -80,10 +92,12 @@ export class DynamoRangeStore implements RangeStore {
               })
               .send(),
           );
-          for (const projected of Items) {
+          const answered = Items.map((projected) => {
             const { pk, tok } = this.formatter.format(projected, { attributes: ['pk', 'tok'] });
-            keys.push({ pk, tok, bucket });
-          }
+            return { pk, tok, bucket };
+          });
+          keys.push(...answered);
+          if (answered.length > 0) fetch(answered);
           startKey = LastEvaluatedKey;
         } while (startKey && keys.length < page.limit);
         if (keys.length >= page.limit) {
@@ -93,11 +107,7 @@ export class DynamoRangeStore implements RangeStore {
       }
       if (keys.length >= page.limit) break;
     }
-    const found = await batchGetItems(
-      this.documentClient,
-      keys.map(({ pk }) => ({ table: tableName, key: { pk } })),
-      { consistent: true, what: `range copy read of ${keys.length} keys from ${tableName}` },
-    );
+    const found = (await Promise.all(fetches)).flat();
     const byKey = new Map(found.map(({ item }) => [item.pk as string, toStoredItem(this.formatter.format(item))]));
     // Token order, as the index gave it; a key removed since the index read is simply not there.
     const items = keys.flatMap(({ pk }) => (byKey.has(pk) ? [byKey.get(pk)!] : []));
