@@ -145,30 +145,42 @@ export class DynamoRangeStore implements RangeStore {
   }
 
   async backfillItems(tableName: string, items: readonly StoredItem[], options: { listed: boolean }): Promise<number> {
-    const puts = items.map((item) => {
+    const putOf = (item: StoredItem): WriteRequest => {
       const listing = options.listed && !item.tombstone ? { lp: listingPartitionOf(item.namespace, item.token) } : {};
       const Item = this.entity
         .build(PutItemCommand)
         .item({ pk: partitionKeyOf(item.namespace, item.key), tb: tokenBucket(item.token), ...listing, ...toCopiedAttributes(item) })
         .params().Item as Record<string, unknown>;
       return { PutRequest: { Item } };
-    });
-    await this.batchWrite(tableName, puts, `backfill of ${tableName}`);
-    return puts.length;
+    };
+    await this.batchWrite(tableName, items, putOf, `backfill of ${tableName}`);
+    return items.length;
   }
 
   async removeCopies(tableName: string, keys: ReadonlyArray<{ namespace: string; key: string }>): Promise<void> {
-    const deletes = keys.map(({ namespace, key }) => ({ DeleteRequest: { Key: { pk: partitionKeyOf(namespace, key) } } }));
-    await this.batchWrite(tableName, deletes, `cleanup of ${tableName}`);
+    const deleteOf = ({ namespace, key }: { namespace: string; key: string }): WriteRequest => ({
+      DeleteRequest: { Key: { pk: partitionKeyOf(namespace, key) } },
+    });
+    await this.batchWrite(tableName, keys, deleteOf, `cleanup of ${tableName}`);
   }
 
-  /** BatchWriteItem of every request, batchWriteItemsPerRequest a call, a few calls at once; unprocessed ones retried with backoff. */
-  private async batchWrite(tableName: string, requests: readonly WriteRequest[], what: string): Promise<void> {
-    const batches: WriteRequest[][] = [];
-    for (let start = 0; start < requests.length; start += batchWriteItemsPerRequest)
-      batches.push(requests.slice(start, start + batchWriteItemsPerRequest));
+  /**
+   * BatchWriteItem of a request for each entry, batchWriteItemsPerRequest a call, a few calls at once;
+   * unprocessed ones retried with backoff. Each call's requests are made when it is sent, so the first write
+   * goes out at once and the rest are encoded while earlier ones are in flight (about 80 µs an item with the
+   * toolbox: 80 ms before a page of 1,000 could start, made at once).
+   */
+  private async batchWrite<T>(
+    tableName: string,
+    entries: readonly T[],
+    requestOf: (entry: T) => WriteRequest,
+    what: string,
+  ): Promise<void> {
+    const batches: T[][] = [];
+    for (let start = 0; start < entries.length; start += batchWriteItemsPerRequest)
+      batches.push(entries.slice(start, start + batchWriteItemsPerRequest));
     await forAllBounded(batches, backfillConcurrency, async (batch) => {
-      let pending = batch;
+      let pending = batch.map(requestOf);
       for (let attempt = 0; pending.length > 0; attempt += 1) {
         if (attempt >= batchWriteAttemptsMax) {
           throw new RingstoreError('throttled', `${what}: writes left unprocessed after ${attempt} attempts`, { retryable: true });
