@@ -71,11 +71,11 @@ export function codeVersion(): { commit: string; uncommitted: string[] } {
 
 /**
  * DynamoDB Local's journal in every benchmark's engine (RINGSTORE_DYNAMODB_JOURNAL, as for `npm start`):
- * `rollback` measures the engine as it comes, against the default write-ahead log.
+ * the engine's own rollback journal unless `wal` is asked for.
  */
 export const benchDynamoDbJournal: DynamoDbJournal = z
   .enum(['wal', 'rollback'])
-  .default('wal')
+  .default('rollback')
   .parse(process.env.RINGSTORE_DYNAMODB_JOURNAL);
 
 /** The machine and engine a run measured on. */

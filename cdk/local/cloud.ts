@@ -30,7 +30,7 @@ export interface LocalCloudOptions {
   home: string;
   /** Where engine jars are fetched (`<home>/vendor` by default); shared so a machine fetches them once. */
   vendorDir?: string;
-  /** DynamoDB Local's journal; `wal` unless set (engines/types.ts). */
+  /** DynamoDB Local's journal; `rollback` unless set (engines/types.ts). */
   dynamodbJournal?: DynamoDbJournal;
   /** Gateway port; 0 picks a free one. */
   port: number;

@@ -14,8 +14,8 @@ const settings = z
     RINGSTORE_SHARD_COUNT: z.coerce.number().int().min(1).max(64).optional(),
     /** Shard tables beyond the ring's, for a rebalance to add (docs/rebalancing.md). */
     RINGSTORE_SPARE_SHARDS: z.coerce.number().int().min(0).max(8).optional(),
-    /** DynamoDB Local's journal: wal (the default) or rollback, the engine's own (engines/types.ts). */
-    RINGSTORE_DYNAMODB_JOURNAL: z.enum(['wal', 'rollback']).default('wal'),
+    /** DynamoDB Local's journal: rollback, the engine's own (the default), or wal (engines/types.ts). */
+    RINGSTORE_DYNAMODB_JOURNAL: z.enum(['wal', 'rollback']).default('rollback'),
     RINGSTORE_AUTH_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(3600).optional(),
     RINGSTORE_FAULT_INJECTION: z.enum(['0', '1']).default('0'),
     RINGSTORE_AUTO_FAILOVER: z.enum(['0', '1']).default('1'),

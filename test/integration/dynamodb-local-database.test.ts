@@ -1,10 +1,11 @@
 // DynamoDB Local's database (cdk/local/engines/dynamodb-local-database.ts): the local cloud starts the engine
-// on a database in write-ahead-log mode with pages of 4 KiB, adds its stream-record indexes once it answers,
-// and a machine without javac starts the engine without either, saying so.
-import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+// on its own rollback journal unless the write-ahead log is asked for (a database made for it then has pages
+// of 4 KiB), adds its stream-record indexes once it answers, and a machine without javac starts the engine
+// without either, saying so.
+import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { addStreamIndexes, engineDatabaseFacts, setJournal } from '../../cdk/local/engines/dynamodb-local-database';
+import { addStreamIndexes, engineDatabaseFacts, setJournal, sharedDatabaseFile } from '../../cdk/local/engines/dynamodb-local-database';
 import { artifactDir } from '../../cdk/local/engines/vendor';
 import { DYNAMODB_LOCAL } from '../../cdk/local/engines/dynamodb-local';
 import { javaExecutable } from '../../cdk/local/engines/java';
@@ -15,12 +16,12 @@ const dataDir = join(process.env.RINGSTORE_IT_HOME!, 'data', 'dynamodb');
 const streamIndexes = ['ringstore_us_shard', 'ringstore_us_stream'];
 
 describe('DynamoDB Local’s database', () => {
-  it('the running local cloud’s is in write-ahead-log mode, with pages of 4 KiB and both stream-record indexes', async () => {
+  it('the running local cloud’s is in the engine’s own journal, as the engine made it, with both stream-record indexes', async () => {
     // Act
     const facts = await engineDatabaseFacts({ engineDir, vendorDir, dataDir });
 
     // Assess
-    expect(facts).toEqual({ journalMode: 'wal', pageBytes: 4096, streamIndexes });
+    expect(facts).toEqual({ journalMode: 'delete', pageBytes: 1024, streamIndexes });
   });
 
   it('adding the indexes again changes nothing (every start runs it on a kept database)', async () => {
@@ -50,7 +51,7 @@ describe('DynamoDB Local’s database', () => {
       });
     });
 
-    it('rollback puts it back in the engine’s own journal mode, keeping its pages', async () => {
+    it('rollback puts a kept one back in the engine’s own journal, keeping its pages', async () => {
       // Act
       const done = await setJournal('rollback', { engineDir, vendorDir, dataDir: fresh, log: () => undefined });
 
@@ -62,6 +63,22 @@ describe('DynamoDB Local’s database', () => {
         streamIndexes: [],
       });
     });
+  });
+
+  it('rollback on a directory with no database yet leaves the engine to make its own', async () => {
+    // Arrange
+    const empty = mkdtempSync(join(tmpdir(), 'ringstore-engine-db-'));
+
+    try {
+      // Act
+      const done = await setJournal('rollback', { engineDir, vendorDir, dataDir: empty, log: () => undefined });
+
+      // Assess
+      expect(done).toBe(true);
+      expect(existsSync(join(empty, sharedDatabaseFile))).toBe(false);
+    } finally {
+      rmSync(empty, { recursive: true, force: true });
+    }
   });
 
   describe('on a machine with a JRE and no javac', () => {

@@ -5,8 +5,8 @@
 //   write-ahead-log mode, which SQLite keeps in the file, so the engine opens it that way. A database made
 //   now also gets pages of 4 KiB, SQLite's current default, instead of the bundled 3.8.7's 1 KiB, which
 //   spread every 1 KiB item over overflow pages.
-// - rollback, before the engine starts: back to the rollback journal the engine makes its databases with
-//   (for measurements that compare the two).
+// - rollback, before the engine starts, on a database that exists: back to the rollback journal the
+//   engine makes its databases with. Its page size stays as it is.
 // - index, once the engine answers: the indexes its stream-record table lacks. SQLite's own locking orders
 //   this schema change with the engine's requests, and the engine re-prepares its statements after it.
 // - check: changes nothing; prints the journal mode, the page size, then the stream-record table's index
@@ -54,12 +54,13 @@ public final class EngineDatabase {
     Logger.getLogger("com.almworks.sqlite4java").setLevel(Level.WARNING);
     SQLiteConnection db = new SQLiteConnection(new File(args[1]));
     try {
-      db.open(args[0].equals("wal") || args[0].equals("rollback"));
+      // Only `wal` makes a database: the engine makes its own otherwise.
+      db.open(args[0].equals("wal"));
       // DynamoDB Local may be writing: wait for its lock rather than fail.
       db.setBusyTimeout(30_000);
       switch (args[0]) {
-        case "wal" -> journal(db, "WAL");
-        case "rollback" -> journal(db, "DELETE");
+        case "wal" -> wal(db);
+        case "rollback" -> System.out.println("journal mode " + text(db, "PRAGMA journal_mode = DELETE"));
         case "index" -> index(db);
         default -> check(db);
       }
@@ -68,10 +69,10 @@ public final class EngineDatabase {
     }
   }
 
-  private static void journal(SQLiteConnection db, String journalMode) throws Exception {
+  private static void wal(SQLiteConnection db) throws Exception {
     // Takes effect only on a database with no table yet; a kept one keeps its page size.
     if (!hasAnyTable(db)) db.exec("PRAGMA page_size = " + PAGE_BYTES);
-    String mode = text(db, "PRAGMA journal_mode = " + journalMode);
+    String mode = text(db, "PRAGMA journal_mode = WAL");
     System.out.println("journal mode " + mode + ", pages of " + text(db, "PRAGMA page_size") + " bytes");
   }
 

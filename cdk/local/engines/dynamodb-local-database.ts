@@ -61,7 +61,9 @@ type Logged = EngineDatabaseOptions & { log: (line: string) => void };
  * const engineDir = '.ringstore/vendor/DynamoDBLocal-2.6.1';
  * await setJournal('wal', { engineDir, vendorDir: '.ringstore/vendor', dataDir, log: console.log });
  */
-export function setJournal(journal: DynamoDbJournal, options: Logged): Promise<boolean> {
+export async function setJournal(journal: DynamoDbJournal, options: Logged): Promise<boolean> {
+  // The engine makes a database in its rollback journal: only a kept one may need changing back.
+  if (journal === 'rollback' && !existsSync(join(options.dataDir, sharedDatabaseFile))) return true;
   return runLogged(
     options,
     journal,

@@ -1,5 +1,5 @@
-// DynamoDB Local (AWS's own engine) as a child JVM, persisted on disk with one shared database in SQLite's
-// write-ahead-log mode (dynamodb-local-database.ts).
+// DynamoDB Local (AWS's own engine) as a child JVM, persisted on disk with one shared database, in its own
+// rollback journal or SQLite's write-ahead log (dynamodb-local-database.ts).
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -26,7 +26,7 @@ const MAIN_CLASS = 'com.amazonaws.services.dynamodbv2.local.main.ServerRunner';
 const HEAP_MAX = '-Xmx512m';
 
 /**
- * Starts DynamoDB Local on `port` with `-sharedDb -dbPath <dataDir>`, its database in write-ahead-log mode,
+ * Starts DynamoDB Local on `port` with `-sharedDb -dbPath <dataDir>`, its database in `journal` mode,
  * and resolves once ListTables answers and its stream records are indexed (dynamodb-local-database.ts). DynamoDB Local has no
  * bind-address option: it listens on all interfaces, and we always talk to it through 127.0.0.1.
  *
@@ -36,7 +36,7 @@ const HEAP_MAX = '-Xmx512m';
 export async function startDynamoDbLocal(opts: EngineStartOptions & { journal?: DynamoDbJournal }): Promise<StartedEngine> {
   const lib = await ensureArtifact(DYNAMODB_LOCAL, opts.vendorDir, opts.log);
   await mkdir(opts.dataDir, { recursive: true });
-  await setJournal(opts.journal ?? 'wal', { engineDir: lib, vendorDir: opts.vendorDir, dataDir: opts.dataDir, log: opts.log });
+  await setJournal(opts.journal ?? 'rollback', { engineDir: lib, vendorDir: opts.vendorDir, dataDir: opts.dataDir, log: opts.log });
   const args = [
     ...QUICK_START_JVM_FLAGS,
     ...NO_VERIFY_JVM_FLAGS,

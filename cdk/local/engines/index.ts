@@ -51,7 +51,7 @@ export interface StartEnginesOptions {
   ports?: Partial<Record<EngineName, number>>;
   /** One-line progress messages. */
   log?: (line: string) => void;
-  /** DynamoDB Local's journal; `wal` unless set. */
+  /** DynamoDB Local's journal; `rollback` unless set. */
   dynamodbJournal?: DynamoDbJournal;
 }
 
