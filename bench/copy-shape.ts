@@ -99,12 +99,7 @@ async function measureShapes(options: EngineClientOptions): Promise<void> {
     let nextTable = 0;
     let readFrom = 0;
     const copy = (size: number, withStream: boolean) => async (table: string) => {
-      const mover = DynamoDBDocumentClient.from(
-        boundRequestsInFlight(new DynamoDBClient(options), {
-          writes: rebalanceDefaults.writesInFlight,
-          reads: rebalanceDefaults.readsInFlight,
-        }),
-      );
+      const mover = DynamoDBDocumentClient.from(boundRequestsInFlight(new DynamoDBClient(options), rebalanceDefaults.requestsInFlight));
       const readPage = async (page: number) => {
         const items: Array<Record<string, unknown>> = [];
         for (let at = 0; at < pageItems; at += readItemsPerRequest) {

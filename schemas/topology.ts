@@ -649,18 +649,13 @@ export const rebalanceDefaults = {
   /** Ranges of a wave caught up at once. */
   cutoverConcurrency: 4,
   /**
-   * DynamoDB writes a rebalance step has in flight at once, over all its copies and removals (wiring's mover
-   * client). Bounds what a move takes from client traffic: DynamoDB Local commits one write at a time for
-   * every table, and a client's write waits behind the move's queued ones.
+   * DynamoDB requests a rebalance step has in flight at once, over all its reads and writes of the shard
+   * tables (wiring's mover client). Bounds what a move takes from client traffic: on DynamoDB Local one
+   * thread serves every table, and a client's request waits behind the move's queued ones.
    */
-  writesInFlight: 2,
+  requestsInFlight: 2,
   /**
-   * DynamoDB reads a rebalance step has in flight at once, apart from its writes: the local engine runs reads
-   * beside a write (write-ahead log), so a page is read while the one before it is written.
-   */
-  readsInFlight: 2,
-  /**
-   * Of the reads, token-index queries (range reads, catch-up and verification): DynamoDB Local holds every
+   * Of those, token-index queries (range reads, catch-up and verification): DynamoDB Local holds every
    * other request back while it runs a query (`npm run bench:engine-hold`), so the move keeps one at a time
    * and a client's request waits behind one query at most, not a queue of them.
    */

@@ -58,18 +58,6 @@ export class DynamoRangeStore implements RangeStore {
 
   async itemsInRange(tableName: string, range: TokenSpan, page: { after?: RangeCursor; limit: number }): Promise<RangePage> {
     const keys: Array<{ pk: string; tok: number; bucket: number }> = [];
-    // Each query's keys are fetched as soon as it answers, beside the next query (readsInFlight).
-    const fetches: Array<Promise<Array<{ item: Record<string, unknown> }>>> = [];
-    const fetch = (batch: ReadonlyArray<{ pk: string }>) => {
-      const fetched = batchGetItems(
-        this.documentClient,
-        batch.map(({ pk }) => ({ table: tableName, key: { pk } })),
-        { consistent: true, what: `range copy read of ${batch.length} keys from ${tableName}` },
-      );
-      // Awaited below; a failed query must not leave it unhandled meanwhile.
-      fetched.catch(() => undefined);
-      fetches.push(fetched);
-    };
     let next: RangeCursor | undefined;
     for (const [low, high] of spansOf(range)) {
       for (let bucket = tokenBucket(low); bucket <= tokenBucket(high) && keys.length < page.limit; bucket += 1) {
@@ -92,12 +80,10 @@ export class DynamoRangeStore implements RangeStore {
               })
               .send(),
           );
-          const answered = Items.map((projected) => {
+          for (const projected of Items) {
             const { pk, tok } = this.formatter.format(projected, { attributes: ['pk', 'tok'] });
-            return { pk, tok, bucket };
-          });
-          keys.push(...answered);
-          if (answered.length > 0) fetch(answered);
+            keys.push({ pk, tok, bucket });
+          }
           startKey = LastEvaluatedKey;
         } while (startKey && keys.length < page.limit);
         if (keys.length >= page.limit) {
@@ -107,7 +93,11 @@ export class DynamoRangeStore implements RangeStore {
       }
       if (keys.length >= page.limit) break;
     }
-    const found = (await Promise.all(fetches)).flat();
+    const found = await batchGetItems(
+      this.documentClient,
+      keys.map(({ pk }) => ({ table: tableName, key: { pk } })),
+      { consistent: true, what: `range copy read of ${keys.length} keys from ${tableName}` },
+    );
     const byKey = new Map(found.map(({ item }) => [item.pk as string, toStoredItem(this.formatter.format(item))]));
     // Token order, as the index gave it; a key removed since the index read is simply not there.
     const items = keys.flatMap(({ pk }) => (byKey.has(pk) ? [byKey.get(pk)!] : []));

@@ -17,48 +17,33 @@ export function clientOptions(wiring: Wiring, endpoint: string | undefined) {
 
 /**
  * The DynamoDB client of a rebalance's data work (its copies, reads of ranges, catch-up and cleanup), apart
- * from the handlers': at most `rebalanceDefaults.writesInFlight` of its writes and `readsInFlight` of its
- * reads are in flight at once, and of the reads at most `queriesInFlight` queries, so a move's load on the
- * shard tables is bounded, whatever its pages and waves ask for at once. On DynamoDB Local a client's
- * write waits behind the move's writes the engine is serving, and anything behind its index queries.
+ * from the handlers': at most `rebalanceDefaults.requestsInFlight` of its requests are in flight at once, and
+ * of those at most `rebalanceDefaults.queriesInFlight` queries, so a move's load on the shard tables is
+ * bounded, whatever its pages and waves ask for at once. On DynamoDB Local a client's request waits behind
+ * the move's requests the engine is serving: a write behind its writes, anything behind its index queries.
  */
 export function moverDocumentClient(wiring: Wiring): DynamoDBDocumentClient {
   return wiring.shared('dynamodbMover', () => {
     const client = traced(wiring, new DynamoDBClient(clientOptions(wiring, wiring.config.dynamodbEndpoint)));
-    const { writesInFlight, readsInFlight, queriesInFlight } = rebalanceDefaults;
-    return DynamoDBDocumentClient.from(
-      boundRequestsInFlight(client, { writes: writesInFlight, reads: readsInFlight, queries: queriesInFlight }),
-      {
-        marshallOptions: { removeUndefinedValues: true },
-      },
-    );
+    const { requestsInFlight, queriesInFlight } = rebalanceDefaults;
+    return DynamoDBDocumentClient.from(boundRequestsInFlight(client, requestsInFlight, { queries: queriesInFlight }), {
+      marshallOptions: { removeUndefinedValues: true },
+    });
   });
 }
 
-/** The requests that only read, bounded apart from the writes by boundRequestsInFlight. */
-const readCommands: ReadonlySet<string> = new Set([
-  'GetItemCommand',
-  'BatchGetItemCommand',
-  'QueryCommand',
-  'ScanCommand',
-  'TransactGetItemsCommand',
-]);
-
 /**
- * `client`, with at most `bounds.writes` of its writes and `bounds.reads` of its reads in flight at once
- * (retries included), and of the reads at most `bounds.queries` Query requests; the rest wait their turn,
- * in the order they asked. Reads and writes are bounded apart: the local engine runs reads beside a write
- * (its database is in write-ahead-log mode), so a read waiting for a write's turn would only leave it idle.
+ * `client`, with at most `count` of its requests in flight at once (retries included), and of those at most
+ * `bounds.queries` Query requests; the rest wait their turn, in the order they asked.
  */
-export function boundRequestsInFlight(client: DynamoDBClient, bounds: { writes: number; reads: number; queries?: number }): DynamoDBClient {
-  const writePermits = new Permits(bounds.writes);
-  const readPermits = new Permits(bounds.reads);
-  const queryPermits = new Permits(Math.min(bounds.reads, bounds.queries ?? bounds.reads));
+export function boundRequestsInFlight(client: DynamoDBClient, count: number, bounds: { queries?: number } = {}): DynamoDBClient {
+  const permits = new Permits(count);
+  const queryPermits = new Permits(Math.min(count, bounds.queries ?? count));
   client.middlewareStack.add(
     (next, context) => async (args) => {
       // A query takes its own permit first, so that one waiting for it holds none of the others.
       const releaseQuery = context.commandName === 'QueryCommand' ? await queryPermits.acquire() : undefined;
-      const release = await (readCommands.has(context.commandName ?? '') ? readPermits : writePermits).acquire();
+      const release = await permits.acquire();
       try {
         return await next(args);
       } finally {
