@@ -6,9 +6,9 @@
 // SQLite's rollback-journal mode with full syncs: each commit writes and syncs a journal, the database, and
 // deletes the journal, and a reader and a commit exclude each other. In write-ahead-log mode a commit
 // appends to the log and syncs it once, and reads run beside a write. SQLite keeps the mode in the file,
-// so the engine opens it that way. Measured on this machine (a bare engine, items of 1 KiB, the shard
-// schema): BatchWriteItem 1,128 to 1,247 items/s against 525 to 705, and a backfill's reads from one table
-// beside its writes to another no longer stall them (docs/benchmarks.md, "The engine's journal"). A
+// so the engine opens it that way. Measured on this machine (`npm run bench:copy-shape`, a bare engine,
+// items of 1 KiB, the shard schema): raw BatchWriteItem 1,196 items/s against 645, medians of three rounds
+// (docs/benchmarks.md, "The engine's journal", which also says why it is not the default). A
 // database made now also gets pages of 4 KiB (the bundled SQLite 3.8.7 makes 1 KiB pages, so each 1 KiB
 // item spread over overflow pages); a kept database keeps its page size.
 //

@@ -12,7 +12,7 @@ export interface EngineStartOptions {
 
 /**
  * DynamoDB Local's journal: `rollback`, the rollback journal the engine makes its databases with (the
- * default: every benchmark of record ran on it); `wal`, SQLite's write-ahead log, about twice as fast for
+ * default: every benchmark of record ran on it); `wal`, SQLite's write-ahead log, about 1.8 times as fast for
  * writes (dynamodb-local-database.ts). Set on every start.
  */
 export type DynamoDbJournal = 'wal' | 'rollback';
