@@ -115,5 +115,17 @@ describe('DynamoDB Local’s database', () => {
         expect.stringContaining('no javac (a JDK) on this machine, so its stream records stay unindexed'),
       ]);
     });
+
+    it('needs no helper to keep a database already in the engine’s own journal there (the running cloud’s)', async () => {
+      // Arrange
+      const lines: string[] = [];
+
+      // Act
+      const done = await setJournal('rollback', { engineDir, vendorDir: emptyVendor, dataDir, log: (line) => lines.push(line) });
+
+      // Assess
+      expect(done).toBe(true);
+      expect(lines).toEqual([]);
+    });
   });
 });

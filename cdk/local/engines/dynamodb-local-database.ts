@@ -26,7 +26,7 @@
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { type FileHandle, mkdir, open, rename, rm } from 'node:fs/promises';
 import { delimiter, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { javaExecutable, QUICK_START_JVM_FLAGS } from './java';
@@ -62,8 +62,9 @@ type Logged = EngineDatabaseOptions & { log: (line: string) => void };
  * await setJournal('wal', { engineDir, vendorDir: '.ringstore/vendor', dataDir, log: console.log });
  */
 export async function setJournal(journal: DynamoDbJournal, options: Logged): Promise<boolean> {
-  // The engine makes a database in its rollback journal: only a kept one may need changing back.
-  if (journal === 'rollback' && !existsSync(join(options.dataDir, sharedDatabaseFile))) return true;
+  // The engine makes a database in its rollback journal: only a kept one in the write-ahead log needs
+  // changing back, and most starts need no JVM for it.
+  if (journal === 'rollback' && (await journalOfFile(join(options.dataDir, sharedDatabaseFile))) !== 'wal') return true;
   return runLogged(
     options,
     journal,
@@ -87,6 +88,26 @@ export async function engineDatabaseFacts(
   if (output === undefined) return undefined;
   const [journalMode = '', pageBytes = '0', ...streamIndexes] = output.split('\n').filter((line) => line.length > 0);
   return { journalMode, pageBytes: Number(pageBytes), streamIndexes };
+}
+
+/**
+ * The journal a SQLite database file is in, from its header (bytes 18 and 19, the file format's read and
+ * write versions: 1 for the rollback journal, 2 for the write-ahead log); undefined when there is no file.
+ */
+async function journalOfFile(file: string): Promise<DynamoDbJournal | undefined> {
+  let handle: FileHandle | undefined;
+  try {
+    handle = await open(file, 'r');
+    const header = Buffer.alloc(20);
+    const { bytesRead } = await handle.read(header, 0, header.length, 0);
+    if (bytesRead < header.length) return undefined;
+    return header[18] === 2 ? 'wal' : 'rollback';
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  } finally {
+    await handle?.close();
+  }
 }
 
 async function runLogged(options: Logged, command: DynamoDbJournal | 'index', without: string): Promise<boolean> {
