@@ -16,6 +16,7 @@
 // Writes bench/results/rebalance-<BENCH_LABEL>.json and docs/benchmarks-rebalance.svg.
 import { CreateTableCommand, DynamoDBClient, UpdateTableCommand } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { PutItemCommand } from 'dynamodb-toolbox';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -36,6 +37,7 @@ import { DynamoShardStore } from '../lambdas/adapters/dynamodb-shard-store';
 import { DynamoRingStore } from '../lambdas/adapters/dynamodb-ring-store';
 import { FailoverService } from '../lambdas/core/failover-service';
 import { RebalanceService, type RebalanceStatusView } from '../lambdas/core/rebalance-service';
+import { startEngineSampler } from './engine-sampler';
 import { percentile } from './measure';
 import { toSvg } from './plot';
 import { benchHome, benchRoot, codeVersion, commonSettingsShape, machineFacts, startWatchdog, benchDynamoDbJournal } from './environment';
@@ -54,6 +56,11 @@ const settings = z
      * rests on about as many requests as the move's (a p99 of 400 requests is their 4th slowest).
      */
     BENCH_REBALANCE_STEADY_SECONDS: z.coerce.number().int().min(5).max(600).default(60),
+    /**
+     * 1: DynamoDB Local's SQLite thread is sampled through the baselines and the add (engine-sampler.ts),
+     * `engineThread` in the summary. The samples pause the engine: a diagnosis, not a run of record.
+     */
+    BENCH_ENGINE_SAMPLES: z.enum(['0', '1']).default('0'),
     /** 0: phases 1 and 2 only (the move rate, no client load). */
     BENCH_REBALANCE_UNDER_LOAD: z.enum(['0', '1']).default('1'),
     BENCH_LABEL: z
@@ -320,6 +327,66 @@ const profile = profileCalls([
   ['transactions', FailoverService.prototype, ['findTransactions', 'applyCommitted']],
 ]);
 
+/**
+ * Every request the bench's process sends to the engine, counted and timed per command and table (shard
+ * tables as `shard-N`): what shares DynamoDB Local with a move besides its copy (stream pollers, the
+ * replicator, the control table). Calls overlap, so the seconds are summed waits, not engine time.
+ */
+function countRequests() {
+  const totals = new Map<string, { calls: number; items: number; ms: number }>();
+  const tableOf = (input: Record<string, unknown>): string => {
+    const name =
+      (input.TableName as string | undefined) ??
+      Object.keys((input.RequestItems as object | undefined) ?? {})[0] ??
+      (input.StreamArn as string | undefined)?.split('/')[1] ??
+      (input.ShardIterator ? 'stream' : 'other');
+    return name.replace(/^.*-(shard-\d+)$/, '$1').replace(/^ringstore-[a-z0-9]+-/, '');
+  };
+  const itemsOf = (input: Record<string, unknown>, output: unknown): number => {
+    const requestItems = input.RequestItems as Record<string, unknown[] | { Keys: unknown[] }> | undefined;
+    if (requestItems) {
+      const first = Object.values(requestItems)[0];
+      return Array.isArray(first) ? first.length : (first?.Keys.length ?? 0);
+    }
+    const records = (output as { Records?: unknown[]; Items?: unknown[] } | undefined) ?? {};
+    return records.Records?.length ?? records.Items?.length ?? 1;
+  };
+  for (const prototype of [DynamoDBClient.prototype, DynamoDBDocumentClient.prototype, DynamoDBStreamsClient.prototype]) {
+    const original = prototype.send as (command: { input: Record<string, unknown> }, ...rest: unknown[]) => Promise<unknown>;
+    (prototype as { send: unknown }).send = async function (
+      this: unknown,
+      command: { input: Record<string, unknown> },
+      ...rest: unknown[]
+    ) {
+      const started = performance.now();
+      let output: unknown;
+      try {
+        output = await original.call(this, command, ...rest);
+        return output;
+      } finally {
+        const name = `${command.constructor.name.replace(/Command$/, '')} ${tableOf(command.input)}`;
+        const total = totals.get(name) ?? { calls: 0, items: 0, ms: 0 };
+        totals.set(name, {
+          calls: total.calls + 1,
+          items: total.items + itemsOf(command.input, output),
+          ms: total.ms + performance.now() - started,
+        });
+      }
+    };
+  }
+  return {
+    reset: () => totals.clear(),
+    snapshot: () =>
+      Object.fromEntries(
+        [...totals]
+          .sort(([, a], [, b]) => b.ms - a.ms)
+          .map(([name, { calls, items, ms }]) => [name, { calls, items, seconds: round(ms / 1000) }] as const),
+      ),
+  };
+}
+
+const requests = countRequests();
+
 interface Point {
   seconds: number;
   /** performance.now() of the sample. */
@@ -336,6 +403,13 @@ const phaseOf = (status: RebalanceStatusView): Point['phase'] => {
   return status.ranges.moved > 0 ? 'cut-overs' : 'copy';
 };
 
+/** The phase, with the copy split into the backfill (a range still planned) and the catch-up after it. */
+const stageOf = (status: RebalanceStatusView): string => {
+  const phase = phaseOf(status);
+  if (phase !== 'copy') return phase;
+  return status.job.ranges.some((range) => range.stage === 'planned') ? 'backfill' : 'catch-up';
+};
+
 /** Runs one rebalance through its workflow to the end, sampling its progress every second. */
 async function runRebalance(
   cloud: LocalCloud,
@@ -343,17 +417,20 @@ async function runRebalance(
   change: RebalanceChange,
   id: string,
   rateKeysPerSecond: number,
+  onStage: (stage: string) => void = () => undefined,
 ): Promise<{ status: RebalanceStatusView; progress: Point[]; copyMs: number; movedMs: number }> {
   await service.start(change, { id, rateKeysPerSecond });
   const startedMs = performance.now();
   await cloud.wiring.rebalances!.start({ id, run: `${id}-1` });
   const progress: Point[] = [];
   let status = await service.status();
+  onStage('backfill');
   // When every range had its cut-over (sampled each second): the keys are moved; the cleanup after it
   // removes the copies left behind.
   let movedMs: number | undefined;
   while (status && status.job.status === 'running') {
     const seconds = round((performance.now() - startedMs) / 1000);
+    onStage(stageOf(status));
     if (movedMs === undefined && status.ranges.moved + status.ranges.cleaned === status.ranges.total) movedMs = seconds * 1000;
     progress.push({
       seconds,
@@ -498,11 +575,17 @@ async function main(): Promise<void> {
     const service = rebalanceService(cloud.wiring);
     // The baseline and the copy's parts, measured now on the running cloud (its stream pollers polling), as the move will run.
     const breakdown = await copyBreakdown(cloud);
+    const sampler = settings.BENCH_ENGINE_SAMPLES === '1' ? startEngineSampler(home) : undefined;
+    sampler?.mark('baseline');
     const baselineBefore = await rawBatchWriteRate(cloud, 'ringstore-bench-baseline-before', 10_000_000);
     profile.reset();
-    const added = await runRebalance(cloud, service, { join: [4], leave: [] }, 'bench-add-4', 0);
+    requests.reset();
+    const added = await runRebalance(cloud, service, { join: [4], leave: [] }, 'bench-add-4', 0, (stage) => sampler?.mark(`add: ${stage}`));
     const addProfile = profile.snapshot();
+    const addRequests = requests.snapshot();
+    sampler?.mark('baseline');
     const baselineAfter = await rawBatchWriteRate(cloud, 'ringstore-bench-baseline-after', 20_000_000);
+    const engineThread = await sampler?.stop();
     const baseline = (baselineBefore + baselineAfter) / 2;
     await cloud.replicationCaughtUp();
     // The add's results are written before phase 2, so that a long run stopped during the removal keeps them.
@@ -526,6 +609,8 @@ async function main(): Promise<void> {
         replicaSeedKeysPerSecond: Math.round(replicaKeysPerSecond),
         breakdown,
         addProfile,
+        addRequests,
+        ...(engineThread ? { engineThread } : {}),
         ...(underLoad ? underLoad.summary : {}),
         placement: placement ?? 'checked at the end of the run (after the removal under load)',
       };
