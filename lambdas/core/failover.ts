@@ -194,9 +194,11 @@ export function reReplicationPlan(
     const live = range.replicas.filter((shard) => shard !== failed);
     const missing = wanted - live.length;
     if (missing <= 0) return [];
+    // Only an active shard: a leaving one would carry the copies off the ring with it, and a joining one
+    // is being backfilled by a rebalance that plans its ranges without this failover's replicas.
     return ring
       .successorsOf(end)
-      .filter((shard) => shard !== failed && !range.replicas.includes(shard) && isAvailable(shard))
+      .filter((shard) => shard !== failed && !range.replicas.includes(shard) && ring.shard(shard).status === 'active' && isAvailable(shard))
       .slice(0, missing)
       .map((shard) => ({ end, shard, failover, ready: false }));
   });

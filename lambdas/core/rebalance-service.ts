@@ -52,6 +52,7 @@ import { isCrashInjected } from './faults';
 import { probeKey } from './maintenance';
 import { isShardFailure } from './replication';
 import {
+  failoverInTheWay,
   finishedRing,
   leftBehind,
   ownerChanges,
@@ -192,9 +193,12 @@ export class RebalanceService {
         next = { ...job, requested: 'pause' };
       } else if (action === 'resume') {
         if (job.status !== 'paused') throw refuse('only a paused rebalance resumes');
-        const { requested: _none, ...rest } = job;
+        const inTheWay = failoverInTheWay(await this.ring(), ownFences(job));
+        if (inTheWay) throw refuse(inTheWay);
+        // A pause asked for is done; a cancel asked for while a failover held the rebalance still stands.
+        const { requested, ...rest } = job;
         const { message: _reason, ...resumed } = rest;
-        next = { ...resumed, status: job.cancelledFrom ? 'cancelling' : 'running' };
+        next = { ...resumed, status: job.cancelledFrom ? 'cancelling' : 'running', ...(requested === 'cancel' ? { requested } : {}) };
         startWorkflow = true;
       } else {
         if (job.status === 'cancelling' || job.requested === 'cancel') return { job, startWorkflow: false };
@@ -255,6 +259,9 @@ export class RebalanceService {
 
   private async stepOnce(job: RebalanceJob, startedMs: number): Promise<RebalanceJob> {
     if (job.requested === 'pause') return this.save({ ...job, status: 'paused', requested: undefined });
+    const inTheWay = failoverInTheWay(await this.ring(), ownFences(job));
+    // Paused, with the reason; a cancel asked for stays asked for (it reverses the ring, which waits too).
+    if (inTheWay) return this.save({ ...job, status: 'paused', message: inTheWay });
     if (job.requested === 'cancel') return this.cancel(job);
     await this.ensureStarted(job);
     // Stage by stage over all ranges: every range is backfilled before any takes live writes on its new
@@ -394,6 +401,8 @@ export class RebalanceService {
       job = await this.saveRange(job, index, progress, { end: range.end, after });
       if (!after) return finished(job);
       if (job.requested || this.deps.clock.monotonicMs() - startedMs >= this.deps.limits.stepBudgetMs) return job;
+      // A failover that began meanwhile: the next step pauses (stepOnce), rather than copy on from its shards.
+      if (failoverInTheWay(await this.ring(), ownFences(job))) return job;
       await this.pace(job.rateKeysPerSecond, pacedFromMs, page.items.length);
     }
   }
@@ -735,6 +744,14 @@ export class RebalanceService {
   private nowSeconds(): number {
     return Math.floor(this.deps.clock.nowMs() / 1000);
   }
+}
+
+/**
+ * The ranges this rebalance may have fenced itself: a wave's ranges are fenced only while in the `cutover`
+ * stage (a crash between the fence and the cut-over leaves them so until the retried step lifts them).
+ */
+function ownFences(job: RebalanceJob): ReadonlySet<number> {
+  return new Set(job.ranges.filter((range) => range.stage === 'cutover').map((range) => range.end));
 }
 
 /** Copying ranges caught up by one caughtUpTogether call, in multiples of cutoverConcurrency. */

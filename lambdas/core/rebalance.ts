@@ -12,18 +12,37 @@ import type { RangeProgress, RebalanceChange, RingShard, RingState, VersionDiges
 import { invariant, RingstoreError } from './errors';
 import { Ring, type TokenRange } from './ring';
 
-/** Why a rebalance cannot start on this ring, or undefined when it can. */
-export function startRefusal(state: RingState, change: RebalanceChange): string | undefined {
-  if (state.rebalance !== undefined) return `rebalance ${state.rebalance} is in progress: one runs at a time`;
-  const failoverState = [
+/**
+ * What of a failover's state the ring carries ('ranges a failover moved', 'fenced ranges', ...), or
+ * undefined when it carries none. `ownFences`: the ends of ranges the rebalance itself fenced for a
+ * cut-over (a wave a crash cut short); those are not a failover's.
+ */
+export function failoverStateOf(state: RingState, ownFences: ReadonlySet<number> = new Set()): string | undefined {
+  const parts = [
     state.owners?.length ? 'ranges a failover moved' : '',
-    state.fenced?.length ? 'fenced ranges' : '',
+    state.fenced?.some((end) => !ownFences.has(end)) ? 'fenced ranges' : '',
     state.rejoining?.length ? 'shards rejoining' : '',
     state.addedReplicas?.length ? 'replicas a failover added' : '',
   ].filter(Boolean);
-  if (failoverState.length > 0) {
-    return `the ring has ${failoverState.join(', ')}: finish the failover (and move the ranges back) first`;
-  }
+  return parts.length > 0 ? `the ring has ${parts.join(', ')}` : undefined;
+}
+
+/**
+ * Why a running rebalance stops for a failover, or undefined when none is in the way. A failover changes
+ * owners, fences ranges and adds replicas on the ring the rebalance planned its moves on; the rebalance
+ * pauses rather than copy from, fence or cut over ranges a failover is handing over, and goes on once the
+ * failover has finished and its ranges are back (the ring is the planned one again).
+ */
+export function failoverInTheWay(state: RingState, ownFences: ReadonlySet<number>): string | undefined {
+  const found = failoverStateOf(state, ownFences);
+  return found && `${found}: a failover is in progress; resume the rebalance once it has finished and its ranges are moved back`;
+}
+
+/** Why a rebalance cannot start on this ring, or undefined when it can. */
+export function startRefusal(state: RingState, change: RebalanceChange): string | undefined {
+  if (state.rebalance !== undefined) return `rebalance ${state.rebalance} is in progress: one runs at a time`;
+  const failoverState = failoverStateOf(state);
+  if (failoverState) return `${failoverState}: finish the failover (and move the ranges back) first`;
   if (change.join.length === 0 && change.leave.length === 0) return 'nothing to do: add or remove at least one shard';
   const ids = new Set(state.shards.map((shard) => shard.id));
   const joining = new Set(change.join);

@@ -797,6 +797,22 @@ describe('re-replication while the failed shard is away', () => {
     expect(ack.copies).toBe(2);
   });
 
+  it('adds only an active shard as a replica: never one a rebalance is adding or removing', () => {
+    const five = initialRingState({ shardCount: 5, replicationFactor: 3, vnodesPerShard: 8, tableName: (id) => `shard-${id}` });
+    const ends = new Ring(five)
+      .ranges()
+      .filter((range) => range.owner === 2)
+      .map((range) => range.end);
+    // On the plain ring, shards 4 and 5 would be chosen for some of shard 2's ranges.
+    const rebalancing = startedRing(five, { join: [5], leave: [4] }, 'rb', (id) => `shard-${id}`);
+    const candidates = (state: RingState) => reReplicationPlan(state, 2, ends, 'rerep', () => true).map((replica) => replica.shard);
+    const active = { ...rebalancing, shards: rebalancing.shards.map((shard) => ({ ...shard, status: 'active' as const })) };
+    expect(candidates(active)).toEqual(expect.arrayContaining([4]));
+    const chosen = candidates(rebalancing);
+    expect(chosen.length).toBeGreaterThan(0);
+    expect(chosen.filter((shard) => shard === 4 || shard === 5)).toEqual([]);
+  });
+
   it('does not count an added replica before its backfill, and the failed shard’s rejoin removes it', async () => {
     const w = failoverWorld();
     for (const key of ownedBy2.slice(0, 5))

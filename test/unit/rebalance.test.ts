@@ -259,7 +259,7 @@ function rebalanceWorld(options: { faults?: ScriptedFaults; shardCount?: number 
   const jobs = new MemoryRebalanceJobs();
   const deps = { rings, shards, ranges: shards, jobs, transactions: failover, clock, sleep, faults, tableOf, limits: rebalanceLimits };
   const service = new RebalanceService(deps);
-  return { shards, clock, rings, kv, handler, latest, write, service, deps, jobs, onSleep, records };
+  return { shards, clock, rings, kv, handler, latest, write, service, deps, jobs, onSleep, records, failover };
 }
 
 type World = ReturnType<typeof rebalanceWorld>;
@@ -634,6 +634,47 @@ describe('RebalanceService on in-memory ports', () => {
     // Assess
     expect(writing).toBeDefined();
     expect([...replicaReads]).toEqual([written.end]);
+    await expectConsistent(world);
+  });
+
+  it('pauses for a failover that begins during its backfill, will not resume while it lasts, then finishes', async () => {
+    const world = await seeded();
+    await world.service.start({ join: [4], leave: [] }, { id: 'add-4', rateKeysPerSecond: 20 });
+    const short = new RebalanceService({ ...world.deps, limits: { ...rebalanceLimits, stepBudgetMs: 2_000 } });
+    const first = await short.advance('add-4');
+    expect(first.ranges.some((range) => range.stage === 'planned')).toBe(true);
+    // Shard 1 is confirmed down: the failover fences every range it owns, some of which the rebalance moves.
+    const fence = await world.failover.fence(1);
+    expect(fence.ranges.length).toBeGreaterThan(0);
+    const paused = await world.service.advance('add-4');
+    expect(paused).toMatchObject({
+      status: 'paused',
+      message: expect.stringMatching(/^the ring has fenced ranges: a failover is in progress/),
+    });
+    // Its copy stopped where it was: nothing was backfilled while the failover held the ring.
+    expect(paused.ranges.map((range) => range.stage)).toEqual(first.ranges.map((range) => range.stage));
+    await expect(world.service.request('add-4', 'resume')).rejects.toMatchObject({
+      code: 'rebalance.conflict',
+      message: expect.stringMatching(/a failover is in progress/),
+    });
+    // A cancel asked for now waits for the failover too.
+    await world.service.request('add-4', 'cancel');
+    expect(await world.service.advance('add-4')).toMatchObject({ status: 'paused', requested: 'cancel' });
+    // The shard answered after all: the failover is abandoned and lifts its fence; the cancel goes on.
+    await world.failover.abandon(1);
+    expect((await world.service.request('add-4', 'resume')).job).toMatchObject({ status: 'running', requested: 'cancel' });
+    await runToEnd(world, 'add-4');
+    expect((await world.service.status())!.job.status).toBe('cancelled');
+    await expectConsistent(world);
+    // Once more, to the end: it pauses for the failover, and finishes once the failover is over.
+    await world.service.start({ join: [4], leave: [] }, { id: 'add-4-again', rateKeysPerSecond: 20 });
+    await short.advance('add-4-again');
+    await world.failover.fence(1);
+    expect(await world.service.advance('add-4-again')).toMatchObject({ status: 'paused' });
+    await world.failover.abandon(1);
+    await world.service.request('add-4-again', 'resume');
+    await runToEnd(world, 'add-4-again');
+    expect((await world.service.status())!.job.status).toBe('done');
     await expectConsistent(world);
   });
 
