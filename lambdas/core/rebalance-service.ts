@@ -193,7 +193,7 @@ export class RebalanceService {
         next = { ...job, requested: 'pause' };
       } else if (action === 'resume') {
         if (job.status !== 'paused') throw refuse('only a paused rebalance resumes');
-        const inTheWay = failoverInTheWay(await this.ring(), ownFences(job));
+        const inTheWay = await this.failoverInTheWayOf(job);
         if (inTheWay) throw refuse(inTheWay);
         // A pause asked for is done; a cancel asked for while a failover held the rebalance still stands.
         const { requested, ...rest } = job;
@@ -259,7 +259,7 @@ export class RebalanceService {
 
   private async stepOnce(job: RebalanceJob, startedMs: number): Promise<RebalanceJob> {
     if (job.requested === 'pause') return this.save({ ...job, status: 'paused', requested: undefined });
-    const inTheWay = failoverInTheWay(await this.ring(), ownFences(job));
+    const inTheWay = await this.failoverInTheWayOf(job);
     // Paused, with the reason; a cancel asked for stays asked for (it reverses the ring, which waits too).
     if (inTheWay) return this.save({ ...job, status: 'paused', message: inTheWay });
     if (job.requested === 'cancel') return this.cancel(job);
@@ -402,7 +402,7 @@ export class RebalanceService {
       if (!after) return finished(job);
       if (job.requested || this.deps.clock.monotonicMs() - startedMs >= this.deps.limits.stepBudgetMs) return job;
       // A failover that began meanwhile: the next step pauses (stepOnce), rather than copy on from its shards.
-      if (failoverInTheWay(await this.ring(), ownFences(job))) return job;
+      if (await this.failoverInTheWayOf(job)) return job;
       await this.pace(job.rateKeysPerSecond, pacedFromMs, page.items.length);
     }
   }
@@ -739,6 +739,11 @@ export class RebalanceService {
 
   private async ring(): Promise<RingState> {
     return readRingState(this.deps.rings);
+  }
+
+  /** Why a failover on the ring stops this rebalance now (failoverInTheWay), or undefined. */
+  private async failoverInTheWayOf(job: RebalanceJob): Promise<string | undefined> {
+    return failoverInTheWay(await this.ring(), ownFences(job));
   }
 
   private nowSeconds(): number {

@@ -17,7 +17,7 @@ import { Ring, type TokenRange } from './ring';
  * undefined when it carries none. `ownFences`: the ends of ranges the rebalance itself fenced for a
  * cut-over (a wave a crash cut short); those are not a failover's.
  */
-export function failoverStateOf(state: RingState, ownFences: ReadonlySet<number> = new Set()): string | undefined {
+function failoverStateOf(state: RingState, ownFences: ReadonlySet<number> = new Set()): string | undefined {
   const parts = [
     state.owners?.length ? 'ranges a failover moved' : '',
     state.fenced?.some((end) => !ownFences.has(end)) ? 'fenced ranges' : '',
