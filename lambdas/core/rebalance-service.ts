@@ -242,6 +242,7 @@ export class RebalanceService {
   async advance(id: string): Promise<RebalanceJob> {
     const startedMs = this.deps.clock.monotonicMs();
     let job = await this.job(id);
+    this.current = job;
     try {
       while (!terminal.has(job.status) && job.status !== 'paused') {
         if (this.deps.clock.monotonicMs() - startedMs >= this.deps.limits.stepBudgetMs) return job;
@@ -251,6 +252,8 @@ export class RebalanceService {
     } finally {
       // A read ahead serves the step that asked for it only: the next may find another ring (a cancel).
       this.readAhead = undefined;
+      this.current = undefined;
+      this.stopping = false;
     }
   }
 
@@ -258,10 +261,10 @@ export class RebalanceService {
   private readAhead: { source: string; start: number; end: number; page: Promise<RangePage> } | undefined;
 
   private async stepOnce(job: RebalanceJob, startedMs: number): Promise<RebalanceJob> {
-    if (job.requested === 'pause') return this.save({ ...job, status: 'paused', requested: undefined });
+    if (job.requested === 'pause') return this.save(job, { ...job, status: 'paused', requested: undefined });
     const inTheWay = await this.failoverInTheWayOf(job);
     // Paused, with the reason; a cancel asked for stays asked for (it reverses the ring, which waits too).
-    if (inTheWay) return this.save({ ...job, status: 'paused', message: inTheWay });
+    if (inTheWay) return this.save(job, { ...job, status: 'paused', message: inTheWay });
     if (job.requested === 'cancel') return this.cancel(job);
     await this.ensureStarted(job);
     // Stage by stage over all ranges: every range is backfilled before any takes live writes on its new
@@ -269,11 +272,107 @@ export class RebalanceService {
     // these go in waves of several ranges under one fence.
     const next = stageOrder.map((stage) => job.ranges.findIndex((range) => range.stage === stage)).find((index) => index >= 0);
     if (next === undefined) return this.finishAndClean(job, startedMs);
-    if (job.ranges[next]!.stage === 'cutover') {
-      const verified = job.ranges.flatMap((range, index) => (range.stage === 'cutover' && isVerifiedUnfenced(range) ? [index] : []));
-      return this.cutOver(job, verified.length > 0 ? verified : cutoverWave(job.ranges, next, this.deps.limits));
-    }
+    if (job.ranges[next]!.stage === 'planned') return this.besideTheBackfill(job, startedMs);
+    if (job.ranges[next]!.stage === 'cutover') return this.cutOverFrom(job, next);
     return this.moveRange(job, next, startedMs);
+  }
+
+  /**
+   * The backfill, and beside it the ranges it has finished going on through their stages (copying,
+   * catch-up, and the hand-over of those whose owner stays), so that the move ends soon after its last
+   * page: what is left then is the fenced cut-overs, not a catch-up and hand-over of every range. Each
+   * range is still backfilled before its new replicas take its live writes (the backfill is
+   * unconditional); another range's live writes never reach its keys. The two save in turn, each its own
+   * ranges (save). A range whose new owner was one of its replicas is relisted once the backfill is done:
+   * its paged copy checkpoints in the one cursor the backfill uses.
+   */
+  private async besideTheBackfill(job: RebalanceJob, startedMs: number): Promise<RebalanceJob> {
+    this.stopping = false;
+    let backfilling = true;
+    // A lane that fails stops the other at its next checkpoint; the step fails once both have stopped,
+    // so no work of this step goes on beside the retried one.
+    const stopOnFailure = (lane: Promise<void>) =>
+      lane.catch((error: unknown) => {
+        this.stopping = true;
+        throw error;
+      });
+    const lanes = await Promise.allSettled([
+      stopOnFailure(this.backfillLane(job, startedMs)).finally(() => {
+        backfilling = false;
+        this.wake();
+      }),
+      stopOnFailure(this.tailLane(job, startedMs, () => backfilling)),
+    ]);
+    for (const lane of lanes) if (lane.status === 'rejected') throw lane.reason;
+    return this.latest(job);
+  }
+
+  /** Backfills the planned ranges in token order until none is left, or the step must stop. */
+  private async backfillLane(job: RebalanceJob, startedMs: number): Promise<void> {
+    for (;;) {
+      const latest = this.latest(job);
+      const index = latest.ranges.findIndex((range) => range.stage === 'planned');
+      if (index < 0 || !this.mayGoOn(latest, startedMs) || (await this.failoverInTheWayOf(latest))) return;
+      job = await this.moveRange(latest, index, startedMs);
+      // Cut short (a request, the budget, a failover, the other lane's failure): the step ends here.
+      if (job.ranges[index]?.stage === 'planned') return;
+    }
+  }
+
+  /**
+   * Moves the backfilled ranges on while the backfill goes on: marks them copying (a few at a time, one
+   * ring write and lease wait for each group), catches them up, cuts them over. Returns once the backfill
+   * is over and nothing it can take is left (the step's sequence does the rest), or the step must stop.
+   */
+  private async tailLane(job: RebalanceJob, startedMs: number, backfilling: () => boolean): Promise<void> {
+    for (;;) {
+      const latest = this.latest(job);
+      if (!this.mayGoOn(latest, startedMs)) return;
+      const work = this.tailWork(latest, backfilling());
+      if (!work) {
+        if (!backfilling()) return;
+        await this.nextSave();
+        continue;
+      }
+      if (await this.failoverInTheWayOf(latest)) {
+        // The next step pauses for it (stepOnce); the backfill stops after its page.
+        this.stopping = true;
+        return;
+      }
+      job = await work();
+    }
+  }
+
+  /**
+   * The tail's next piece of work beside the backfill, or undefined while it waits for more backfilled ranges.
+   * Only ranges whose owner stays are handed over here: a fenced cut-over waits for the backfill to end
+   * (docs/rebalancing.md, "Limits": a write that outlasts its ring's lease while the engine is busy with the
+   * backfill and meets the fence is sent again, though the fenced catch-up may have carried it already).
+   */
+  private tailWork(job: RebalanceJob, backfilling: boolean): (() => Promise<RebalanceJob>) | undefined {
+    const unfenced = job.ranges.flatMap((range, index) => (range.stage === 'cutover' && !ownerChangesIn(range) ? [index] : []));
+    const verified = unfenced.filter((index) => isVerifiedUnfenced(job.ranges[index]!));
+    if (unfenced.length > 0) return () => this.cutOver(job, verified.length > 0 ? verified : [unfenced[0]!]);
+    const copying = job.ranges.findIndex((range) => range.stage === 'copying' && relistTargets(range).length === 0);
+    if (copying >= 0) return () => this.caughtUpTogether(job, copying);
+    const backfilled = job.ranges.filter((range) => range.stage === 'backfilled').length;
+    // A group at a time: each marking costs a ring write and a lease wait.
+    if (backfilled >= this.deps.limits.cutoverRangesMax || (backfilled > 0 && !backfilling)) return () => this.markCopying(job);
+    return undefined;
+  }
+
+  /** Neither a request (pause, cancel) nor the budget nor the other lane's failure stops the step here. */
+  private mayGoOn(job: RebalanceJob, startedMs: number): boolean {
+    return !this.stopping && !job.requested && this.deps.clock.monotonicMs() - startedMs < this.deps.limits.stepBudgetMs;
+  }
+
+  /**
+   * The next wave from the range at `first` (ready for its cut-over): every range ready whose owner stays and
+   * whose catch-up found nothing behind, together, when there is one; otherwise cutoverWave's.
+   */
+  private cutOverFrom(job: RebalanceJob, first: number): Promise<RebalanceJob> {
+    const verified = job.ranges.flatMap((range, index) => (range.stage === 'cutover' && isVerifiedUnfenced(range) ? [index] : []));
+    return this.cutOver(job, verified.length > 0 ? verified : cutoverWave(job.ranges, first, this.deps.limits));
   }
 
   /** Moves the range at `index` on by one stage (or, when backfilling, by pages until the budget is spent). */
@@ -289,25 +388,29 @@ export class RebalanceService {
       }
       return this.copyPages(job, index, startedMs, 'backfill');
     }
-    if (range.stage === 'backfilled') {
-      // Every range is backfilled: all are marked copying in one ring write and one lease wait (not one per range).
-      const backfilled = job.ranges.filter((candidate) => candidate.stage === 'backfilled').map((candidate) => candidate.end);
-      await this.publish(
-        (state) => withMovePhase(state, backfilled, 'copying'),
-        (ring) => backfilled.every((end) => ring.rangeOf(end).move?.phase !== 'planned'),
-      );
-      this.deps.faults?.reach('rebalance.afterCopying');
-      // From here every write of these ranges reaches their new replicas; once no handler routes by an
-      // older ring, what the catch-up does not find there, the stream or the fan-out brings.
-      await this.deps.sleep(this.deps.limits.leaseWaitMs);
-      const copying = new Set(backfilled);
-      const ranges = job.ranges.map((candidate) => (copying.has(candidate.end) ? { ...candidate, stage: 'copying' as const } : candidate));
-      const { cursor: _done, ...rest } = job;
-      return this.save({ ...rest, ranges });
-    }
+    if (range.stage === 'backfilled') return this.markCopying(job);
     invariant(range.stage === 'copying', `the range ending at ${range.end} is ${range.stage}: not a stage moveRange takes`);
     if (relistTargets(range).length > 0) return this.copyPages(job, index, startedMs, 'relist');
     return this.caughtUpTogether(job, index);
+  }
+
+  /**
+   * The backfilled ranges, all marked copying in one ring write and one lease wait (not one per range).
+   * The cursor is left as it is: it may be the backfill's, on a range still planned.
+   */
+  private async markCopying(job: RebalanceJob): Promise<RebalanceJob> {
+    const backfilled = job.ranges.filter((candidate) => candidate.stage === 'backfilled').map((candidate) => candidate.end);
+    await this.publish(
+      (state) => withMovePhase(state, backfilled, 'copying'),
+      (ring) => backfilled.every((end) => ring.rangeOf(end).move?.phase !== 'planned'),
+    );
+    this.deps.faults?.reach('rebalance.afterCopying');
+    // From here every write of these ranges reaches their new replicas; once no handler routes by an
+    // older ring, what the catch-up does not find there, the stream or the fan-out brings.
+    await this.deps.sleep(this.deps.limits.leaseWaitMs);
+    const copying = new Set(backfilled);
+    const ranges = job.ranges.map((candidate) => (copying.has(candidate.end) ? { ...candidate, stage: 'copying' as const } : candidate));
+    return this.save(job, { ...job, ranges });
   }
 
   /**
@@ -322,9 +425,7 @@ export class RebalanceService {
       index += 1
     ) {
       const range = job.ranges[index]!;
-      if (range.stage !== 'copying') continue;
-      if (relistTargets(range).length > 0) break;
-      batch.push(index);
+      if (range.stage === 'copying' && relistTargets(range).length === 0) batch.push(index);
     }
     return this.caughtUp(job, batch);
   }
@@ -351,7 +452,7 @@ export class RebalanceService {
           }
         : range;
     });
-    return this.save({ ...job, ranges });
+    return this.save(job, { ...job, ranges });
   }
 
   /**
@@ -366,7 +467,7 @@ export class RebalanceService {
   private async copyPages(job: RebalanceJob, index: number, startedMs: number, pass: 'backfill' | 'relist'): Promise<RebalanceJob> {
     const range = job.ranges[index]!;
     const source = this.deps.tableOf(range.from[0]!);
-    const listedOn = ownerChanges({ move: { phase: 'copying', ...range } }) ? range.to[0] : undefined;
+    const listedOn = ownerChangesIn(range) ? range.to[0] : undefined;
     const targets = pass === 'backfill' ? copyTargets(range).filter((target) => !range.from.includes(target)) : relistTargets(range);
     const write = (target: number, items: readonly StoredItem[]) =>
       this.withBackoff(() =>
@@ -400,7 +501,7 @@ export class RebalanceService {
       const progress = { keysCopied: job.ranges[index]!.keysCopied + copied, ...(digest ? { backfilled: digest } : {}) };
       job = await this.saveRange(job, index, progress, { end: range.end, after });
       if (!after) return finished(job);
-      if (job.requested || this.deps.clock.monotonicMs() - startedMs >= this.deps.limits.stepBudgetMs) return job;
+      if (!this.mayGoOn(job, startedMs)) return job;
       // A failover that began meanwhile: the next step pauses (stepOnce), rather than copy on from its shards.
       if (await this.failoverInTheWayOf(job)) return job;
       await this.pace(job.rateKeysPerSecond, pacedFromMs, page.items.length);
@@ -447,7 +548,7 @@ export class RebalanceService {
   private async cutOver(job: RebalanceJob, indexes: readonly number[]): Promise<RebalanceJob> {
     const wave = indexes.map((index) => job.ranges[index]!);
     const ends = wave.map((range) => range.end);
-    const fencedEnds = wave.filter((range) => ownerChanges({ move: { phase: 'copying', ...range } })).map((range) => range.end);
+    const fencedEnds = wave.filter((range) => ownerChangesIn(range)).map((range) => range.end);
     if (fencedEnds.length > 0) {
       await this.publish(
         (state) => fencedRangesRing(state, fencedEnds),
@@ -508,7 +609,7 @@ export class RebalanceService {
       const keysCopied = range.keysCopied + copied + (replicasCopied.get(range.end) ?? 0);
       return { ...range, stage: 'moved' as const, keysCopied, keysVerified: verified };
     });
-    return this.save({ ...job, ranges });
+    return this.save(job, { ...job, ranges });
   }
 
   /**
@@ -618,10 +719,10 @@ export class RebalanceService {
       const ranges = job.ranges.map((range, index) =>
         cleaned.has(index) ? { ...range, stage: 'cleaned' as const, keysCleaned: cleaned.get(index)! } : range,
       );
-      job = await this.save({ ...job, ranges });
+      job = await this.save(job, { ...job, ranges });
       if (this.deps.clock.monotonicMs() - startedMs >= this.deps.limits.stepBudgetMs) return job;
     }
-    return this.save({ ...job, status: job.cancelledFrom ? 'cancelled' : 'done', finishedAtMs: this.deps.clock.nowMs() });
+    return this.save(job, { ...job, status: job.cancelledFrom ? 'cancelled' : 'done', finishedAtMs: this.deps.clock.nowMs() });
   }
 
   /** Removes the range's copies from the shards it left; returns how many. */
@@ -649,7 +750,7 @@ export class RebalanceService {
     const reversed = state.rebalance === job.id && !job.cancelledFrom ? reversedRing(state) : state;
     if (reversed !== state && !(await this.deps.rings.publishRing(reversed))) return this.job(job.id);
     const moved = job.ranges.filter((range) => range.stage !== 'planned').length;
-    return this.save({
+    return this.save(job, {
       ...job,
       status: 'cancelling',
       requested: undefined,
@@ -714,17 +815,49 @@ export class RebalanceService {
   ): Promise<RebalanceJob> {
     const ranges = job.ranges.map((range, at) => (at === index ? { ...range, ...change } : range));
     const { cursor: _old, ...rest } = job;
-    return this.save({ ...rest, ranges, ...(cursor ? { cursor } : {}) });
+    return this.save(job, { ...rest, ranges, ...(cursor ? { cursor } : {}) });
   }
 
-  /** Saves the next revision; a save that lost to another (a pause asked meanwhile) re-reads the job. */
-  private async save(job: RebalanceJob): Promise<RebalanceJob> {
-    const { requested, ...rest } = job;
-    const saved = this.stamped({ ...rest, ...(requested ? { requested } : {}) });
-    if (await this.deps.jobs.save(saved)) return saved;
-    const current = await this.job(job.id);
-    // A request saved meanwhile (pause, cancel, rate) is kept; the work done stays in the ring and is redone idempotently.
-    return current;
+  /**
+   * Saves `next`, derived from `base`, as the next revision. The backfill and the tail beside it
+   * (besideTheBackfill) save in turn, each from its own view of the job: what `next` changed from `base`
+   * (fields, and ranges one by one) is applied to the job as this step last saved it, so neither undoes
+   * the other's ranges. A save that lost to another writer (a pause asked meanwhile) re-reads the job:
+   * the request is kept, and the work done stays in the ring and is redone idempotently.
+   */
+  private save(base: RebalanceJob, next: RebalanceJob): Promise<RebalanceJob> {
+    const saving = this.saving.then(async () => {
+      const { requested, ...rest } = withChanges(this.latest(base), base, next);
+      const saved = this.stamped({ ...rest, ...(requested ? { requested } : {}) });
+      this.current = (await this.deps.jobs.save(saved)) ? saved : await this.job(base.id);
+      this.wake();
+      return this.current;
+    });
+    this.saving = saving.catch(() => undefined);
+    return saving;
+  }
+
+  /** The job as this step last saved or read it, when that is `job` or newer. */
+  private latest(job: RebalanceJob): RebalanceJob {
+    const current = this.current;
+    return current && current.id === job.id && current.revision >= job.revision ? current : job;
+  }
+
+  /** The job as this step last saved or read it (advance sets it; save keeps it). */
+  private current: RebalanceJob | undefined;
+  /** The save in progress: a step's saves go one after another. */
+  private saving: Promise<unknown> = Promise.resolve();
+  /** The tail beside the backfill, waiting for its next save (or its end). */
+  private waiting: Array<() => void> = [];
+  /** Set when a lane beside another failed or met a failover: the other stops at its next checkpoint. */
+  private stopping = false;
+
+  private nextSave(): Promise<void> {
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  private wake(): void {
+    for (const resolve of this.waiting.splice(0)) resolve();
   }
 
   private stamped(job: RebalanceJob): RebalanceJob {
@@ -743,7 +876,9 @@ export class RebalanceService {
 
   /** Why a failover on the ring stops this rebalance now (failoverInTheWay), or undefined. */
   private async failoverInTheWayOf(job: RebalanceJob): Promise<string | undefined> {
-    return failoverInTheWay(await this.ring(), ownFences(job));
+    const state = await this.ring();
+    // The fences the tail beside the backfill placed are in the job as last saved: read after the ring.
+    return failoverInTheWay(state, ownFences(this.latest(job)));
   }
 
   private nowSeconds(): number {
@@ -806,7 +941,7 @@ function unchangedSinceBackfill(range: RangeProgress, owned: readonly VersionEnt
  * comparison (an unfenced comparison proves no more, since writes go on after it).
  */
 function isVerifiedUnfenced(range: RangeProgress): boolean {
-  return range.keysBehind === 0 && !ownerChanges({ move: { phase: 'copying', ...range } });
+  return range.keysBehind === 0 && !ownerChangesIn(range);
 }
 
 /** The shards a range is copied to: its new replicas, and its new owner if that was a replica before (to list its copies). */
@@ -820,6 +955,11 @@ function copyTargets(range: Pick<RangeProgress, 'from' | 'to'>): number[] {
 function relistTargets(range: Pick<RangeProgress, 'from' | 'to'>): number[] {
   const newOwner = range.to[0]!;
   return newOwner !== range.from[0] && range.from.includes(newOwner) ? [newOwner] : [];
+}
+
+/** The range's owner changes: its cut-over is fenced. */
+function ownerChangesIn(range: Pick<RangeProgress, 'from' | 'to'>): boolean {
+  return ownerChanges({ move: { phase: 'copying', ...range } });
 }
 
 function idOf(entry: Pick<StoredItem, 'namespace' | 'key'>): string {
@@ -853,4 +993,24 @@ export function describe(job: RebalanceJob, nowMs: number): RebalanceStatusView 
     progress,
     ...(ongoing && progress > 0 && progress < 1 ? { etaSeconds: Math.ceil(((elapsedMs / progress) * (1 - progress)) / 1000) } : {}),
   };
+}
+
+/**
+ * `onto` (the job as last saved) with what `next` changed from `base` (the view it was derived from):
+ * each field `next` set differently, and each range `next` replaced (the same ranges, by position).
+ */
+function withChanges(onto: RebalanceJob, base: RebalanceJob, next: RebalanceJob): RebalanceJob {
+  if (onto === base) return next;
+  const before = base as unknown as Record<string, unknown>;
+  const after = next as unknown as Record<string, unknown>;
+  const changed = new Set([...Object.keys(before), ...Object.keys(after)].filter((key) => key !== 'ranges' && after[key] !== before[key]));
+  const merged: Record<string, unknown> = Object.fromEntries([
+    ...Object.entries(onto).filter(([key]) => !changed.has(key)),
+    ...[...changed].filter((key) => after[key] !== undefined).map((key): [string, unknown] => [key, after[key]]),
+  ]);
+  const sameRanges = [onto.ranges, next.ranges].every(
+    (ranges) => ranges.length === base.ranges.length && ranges.every((range, at) => range.end === base.ranges[at]!.end),
+  );
+  const ranges = sameRanges ? next.ranges.map((range, at) => (range === base.ranges[at] ? onto.ranges[at]! : range)) : next.ranges;
+  return { ...(merged as unknown as RebalanceJob), ranges };
 }
