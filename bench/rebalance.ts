@@ -398,9 +398,13 @@ interface Point {
   phase: 'copy' | 'cut-overs' | 'cleanup';
 }
 
+/**
+ * The copy (the backfill, with the catch-up and hand-over of ranges whose owner stays beside it, and the
+ * catch-up left after it), the cut-overs (only ranges ready for one left: the fenced waves), the cleanup.
+ */
 const phaseOf = (status: RebalanceStatusView): Point['phase'] => {
   if (status.ranges.cleaned > 0 || status.ranges.moved === status.ranges.total) return 'cleanup';
-  return status.ranges.moved > 0 ? 'cut-overs' : 'copy';
+  return status.job.ranges.every((range) => range.stage === 'cutover' || range.stage === 'moved') ? 'cut-overs' : 'copy';
 };
 
 /** The phase, with the copy split into the backfill (a range still planned) and the catch-up after it. */

@@ -7,9 +7,10 @@
 //    pages and written to its new replicas as they are, many to a request (BatchWriteItem), at the
 //    configured rate. Unconditional writes are safe here only because no live write of the range reaches
 //    the new replicas yet: the ring still routes it to its old replicas alone.
-// 2. `copying` (one ring write for every range, one lease wait): the new replicas take every write (stream
-//    and strong fan-out); then, range by range, what was written during the backfill is caught up with
-//    version-guarded copies (a copy never moves a key backwards from here on).
+// 2. `copying` (one ring write and one lease wait for each group of backfilled ranges, while later ranges
+//    are still backfilled): the new replicas take every write (stream and strong fan-out); then what was
+//    written during the backfill is caught up with version-guarded copies (a copy never moves a key
+//    backwards from here on).
 // 3. cut-over: a range whose owner changes is fenced first (one ring write) and the lease waited out,
 //    so no write is acknowledged on the old owner from then on; transactions with intents on the range
 //    are settled (pending ones aborted, committed ones applied to the new owner from their records);
@@ -17,8 +18,10 @@
 //    then one ring write makes the new replicas the range's and lifts the fence, and the other new
 //    replicas are caught up to the old owner's last versions (the fence does not wait for them).
 //    A range whose owner stays needs no fence: once its catch-up found nothing behind, its new replicas
-//    take every write since by the stream and the fan-out, and all such ranges are handed over together
-//    in one ring write, with no second comparison; one with keys still behind is compared again first.
+//    take every write since by the stream and the fan-out, and the ranges caught up together are handed
+//    over together in one ring write, with no second comparison; one with keys still behind is compared
+//    again first. Stages 2 and 3 of ranges whose owner stays run beside the backfill (besideTheBackfill);
+//    the fenced cut-overs wait for its end.
 //    Every comparison reads the owner's versions first: if they are exactly what the backfill wrote (its
 //    digest), the new replicas hold them all and are not read.
 // 4. Once every range has moved: the ring is finished (joining shards active, leaving ones gone), and
@@ -267,9 +270,8 @@ export class RebalanceService {
     if (inTheWay) return this.save(job, { ...job, status: 'paused', message: inTheWay });
     if (job.requested === 'cancel') return this.cancel(job);
     await this.ensureStarted(job);
-    // Stage by stage over all ranges: every range is backfilled before any takes live writes on its new
-    // replicas (the backfill is unconditional), and every range is caught up before the cut-overs, so that
-    // these go in waves of several ranges under one fence.
+    // While ranges are still planned, the backfill and the tail beside it; then stage by stage over the
+    // ranges left: relists, catch-ups, and the fenced cut-overs in waves of several ranges under one fence.
     const next = stageOrder.map((stage) => job.ranges.findIndex((range) => range.stage === stage)).find((index) => index >= 0);
     if (next === undefined) return this.finishAndClean(job, startedMs);
     if (job.ranges[next]!.stage === 'planned') return this.besideTheBackfill(job, startedMs);
