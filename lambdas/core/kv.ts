@@ -610,8 +610,33 @@ export class KvService {
       if (await this.stillOwner(lease, token)) {
         return { result, replicas, backfilling, listedOn: lease.ring.incomingOwnerTableOf(token), write };
       }
+      // Sent again, it would be a second application of a write the owner's range may have carried.
+      const carried = await this.carriedTo(token, owner!.table, write, result.version);
+      if (carried) return { result, ...carried, write };
       if (attempt >= ringRouteAttemptsMax) throw ownerMoving(key, token, lease.ring);
     }
+  }
+
+  /**
+   * A write landed on `table` while the key's range changed owner or was fenced: where it is in effect, the
+   * ring's route for it then (once no fence holds the range), or undefined when it must be sent again.
+   * It is in effect when `table` still owns the range (a cut-over that gave up, a fence lifted), or when the
+   * owner now holds exactly this write: a cut-over's fenced catch-up copies the old owner's versions as they
+   * are, so a write that landed before it is on the new owner already. One that landed after it, or that a
+   * failover's new owner never saw, is sent again, as before (docs/rebalancing.md, "Limits").
+   */
+  private async carriedTo(token: number, table: string, write: ItemWrite, version: number) {
+    const lease = await this.ownedRange(token, write.key);
+    const [owner, ...replicas] = lease.ring.replicasOf(token);
+    const route = { replicas, backfilling: lease.ring.backfillingTablesOf(token), listedOn: lease.ring.incomingOwnerTableOf(token) };
+    if (owner!.table === table) return route;
+    const held = await this.deps.shards.get(owner!.table, write.namespace, write.key, { consistent: true });
+    const isThisWrite =
+      held?.version === version &&
+      held.modifiedAtMs === write.modifiedAtMs &&
+      held.tombstone === (write.content === undefined) &&
+      (write.content === undefined || held.sha256 === write.content.sha256);
+    return isThisWrite && (await this.stillOwner(lease, token)) ? route : undefined;
   }
 
   /** The owner's write; a transaction's intent in the way is resolved first (a pending one: 409, retryable). */

@@ -817,6 +817,41 @@ describe('requests on a range fenced for its cut-over', () => {
     expect(read).toMatchObject({ kind: 'value', item: { version: ack.version } });
   });
 
+  it('a write that landed on the old owner and was carried by the fenced catch-up is acknowledged there, not applied twice', async () => {
+    // Arrange: the range is copying; a handler routes a write by that ring (trusted for the shorter lease)
+    const { world, range, key } = await fencedForCutOver({ fenced: false });
+    const writer = world.handler();
+    await writer.get('ns', key, 'strong');
+    const oldOwner = tableOf(range.from[0]!);
+    const newOwner = tableOf(range.to[0]!);
+    const write = world.shards.write.bind(world.shards);
+    let cutOver = false;
+    world.shards.write = async (table, item) => {
+      const result = await write(table, item);
+      if (table === oldOwner && !cutOver) {
+        // The write landed; before it returns, its lease runs out and the cut-over fences the range, waits,
+        // copies the old owner's versions (this write's among them) to the new owner and moves the range.
+        cutOver = true;
+        world.rings.state = fencedRangesRing(world.rings.state, [range.end]);
+        world.clock.now += rebalanceLimits.cutoverLeaseWaitMs;
+        await world.shards.copyItems(newOwner, [(await world.shards.get(oldOwner, 'ns', key))!], { nowSeconds: 0, listed: true });
+        world.rings.state = unfencedRing(withMovePhase(world.rings.state, range.end, 'moved'), [range.end]);
+      }
+      return result;
+    };
+    const before = world.latest.get(key)!.version;
+
+    // Act
+    const ack = await writer.put('ns', key, { value: text('carried'), contentType: 'text/plain', consistency: 'strong' });
+
+    // Assess: one version, the one the old owner gave it and the new owner holds; not a second application
+    expect(cutOver).toBe(true);
+    expect(ack.version).toBe(before + 1);
+    expect(world.shards.tables.get(newOwner)?.get(`ns#${key}`)?.version).toBe(before + 1);
+    const read = await world.handler().get('ns', key, 'strong');
+    expect(read).toMatchObject({ kind: 'value', item: { version: before + 1 } });
+  });
+
   it('a write waiting on the fence goes on as soon as it is lifted, not when its lease runs out', async () => {
     // Arrange: the cut-over lifts the fence 200 ms into the write's wait
     const { world, range, key } = await fencedForCutOver();
