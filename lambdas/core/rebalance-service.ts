@@ -305,6 +305,8 @@ export class RebalanceService {
       }),
       stopOnFailure(this.tailLane(job, startedMs, () => backfilling)),
     ]);
+    // Stopped for this call only: the step's sequence goes on (or pauses for a failover) from here.
+    this.stopping = false;
     for (const lane of lanes) if (lane.status === 'rejected') throw lane.reason;
     return this.latest(job);
   }
@@ -323,8 +325,9 @@ export class RebalanceService {
 
   /**
    * Moves the backfilled ranges on while the backfill goes on: marks them copying (a few at a time, one
-   * ring write and lease wait for each group), catches them up, cuts them over. Returns once the backfill
-   * is over and nothing it can take is left (the step's sequence does the rest), or the step must stop.
+   * ring write and lease wait for each group), catches them up, hands over those whose owner stays.
+   * Returns once the backfill is over and nothing it can take is left (the step's sequence does the rest),
+   * or the step must stop.
    */
   private async tailLane(job: RebalanceJob, startedMs: number, backfilling: () => boolean): Promise<void> {
     for (;;) {
