@@ -408,13 +408,20 @@ export class KvService {
       const broken = this.deps.faults?.isBroken('strongReadFromReplica') && others.length > 0;
       const shard = broken ? others[others.length - 1]! : owner!;
       const cutOver = lease.ring.isFenced(token);
-      let item: StoredItem | undefined;
+      let item: StoredItem | undefined | typeof notCarriedYet;
       try {
-        item = await this.deps.shards.get(shard.table, namespace, key, { consistent: !broken });
+        item = cutOver
+          ? await this.readUnderCutOver(lease.ring, token, shard.table, namespace, key)
+          : await this.deps.shards.get(shard.table, namespace, key, { consistent: !broken });
       } catch (error) {
         // The owner of a range being cut over did not answer: wait for the cut-over like a write.
         if (!cutOver || !isShardFailure(error)) throw error;
         await this.ownedRange(token, key);
+        continue;
+      }
+      if (item === notCarriedYet) {
+        // The copies differ: wait for the cut-over (or see it published already), then read the owner.
+        await this.ownedRange(token, key, 'fresh');
         continue;
       }
       const owned = cutOver ? await this.deps.ring.ownerUnchangedSince(lease, token) : await this.deps.ring.stillOwner(lease, token);
@@ -422,6 +429,31 @@ export class KvService {
       this.deps.failoverMetrics?.routeRefused('stale');
       if (attempt >= ringRouteAttemptsMax) throw ownerMoving(key, token, lease.ring);
     }
+  }
+
+  /**
+   * A strong read of a range fenced for its cut-over: the old owner's item, if its new owner holds the same
+   * version (or neither holds the key); else notCarriedYet, and the read waits for the cut-over. The old
+   * owner alone is not enough: a write routed before the fence can land there after the fenced catch-up
+   * read the range, unacknowledged and never carried (its handler sends it again, to the new owner). Had a
+   * read answered it, a later read of the new owner would go back a version. Whatever the new owner holds
+   * under the fence is there for good (copies are version-guarded), so a version both hold survives the
+   * cut-over. Both are read at once: one read's time, not two.
+   */
+  private async readUnderCutOver(
+    ring: Ring,
+    token: number,
+    ownerTable: string,
+    namespace: string,
+    key: string,
+  ): Promise<StoredItem | undefined | typeof notCarriedYet> {
+    const incoming = ring.incomingOwnerTableOf(token);
+    const [owned, carried] = await Promise.all([
+      this.deps.shards.get(ownerTable, namespace, key, { consistent: true }),
+      incoming && incoming !== ownerTable ? this.deps.shards.get(incoming, namespace, key, { consistent: true }) : undefined,
+    ]);
+    if (!incoming || incoming === ownerTable || sameVersion(owned, carried)) return owned;
+    return notCarriedYet;
   }
 
   /**
@@ -435,14 +467,17 @@ export class KvService {
     return !lease.ring.isFenced(token) || lease.ring.rangeOf(token).move ? lease : this.ownedRange(token, key);
   }
 
-  /** A leased ring to route a write or strong read of `token` with; a fenced range answers a retryable 503. */
-  private async ownedRange(token: number, key: string): Promise<RingLease> {
+  /**
+   * A leased ring to route a write or strong read of `token` with; a fenced range answers a retryable 503.
+   * `fresh`: the first look too is a fresh ring read (the caller saw its leased ring's fence outrun).
+   */
+  private async ownedRange(token: number, key: string, firstLook: 'leased' | 'fresh' = 'leased'): Promise<RingLease> {
     const { clock, sleep } = this.deps;
     const startedMs = clock.monotonicMs();
     for (let polls = 0; ; polls += 1) {
       // While it waits, each look is a fresh ring read: the request goes on as soon as the fence is lifted,
       // not when its cached lease runs out (up to a lease later).
-      const lease = polls === 0 ? await this.deps.ring.lease() : await this.deps.ring.fresh();
+      const lease = polls === 0 && firstLook === 'leased' ? await this.deps.ring.lease() : await this.deps.ring.fresh();
       if (!lease.ring.isFenced(token)) return lease;
       const waitMs = lease.ring.rangeOf(token).move ? cutoverFenceWaitMs : fenceWaitMs;
       if (!sleep || clock.monotonicMs() - startedMs >= waitMs) {
@@ -623,7 +658,9 @@ export class KvService {
    * It is in effect when `table` still owns the range (a cut-over that gave up, a fence lifted), or when the
    * owner now holds exactly this write: a cut-over's fenced catch-up copies the old owner's versions as they
    * are, so a write that landed before it is on the new owner already. One that landed after it, or that a
-   * failover's new owner never saw, is sent again, as before (docs/rebalancing.md, "Limits").
+   * failover's new owner never saw, is sent again: no strong read answered it meanwhile (readUnderCutOver),
+   * so it takes effect once, there. If the new owner is past its version, it may have been carried and
+   * overwritten since: a retryable 503 whose outcome the client reads (docs/rebalancing.md, "Cut-over").
    */
   private async carriedTo(token: number, table: string, write: ItemWrite, version: number) {
     const lease = await this.ownedRange(token, write.key);
@@ -636,7 +673,11 @@ export class KvService {
       held.modifiedAtMs === write.modifiedAtMs &&
       held.tombstone === (write.content === undefined) &&
       (write.content === undefined || held.sha256 === write.content.sha256);
-    return isThisWrite && (await this.stillOwner(lease, token)) ? route : undefined;
+    if (isThisWrite) return (await this.stillOwner(lease, token)) ? route : undefined;
+    // Past this version: the new owner took other writes, and whether this one came before them (carried)
+    // or not cannot be told. Sent again it might apply twice; answered, it might be lost: neither.
+    if ((held?.version ?? 0) > version) throw outcomeUnknown(write.key, version, table);
+    return undefined;
   }
 
   /** The owner's write; a transaction's intent in the way is resolved first (a pending one: 409, retryable). */
@@ -710,6 +751,15 @@ export class KvService {
 }
 
 const emptyContent = { contentType: '', size: 0, sha256: '' };
+
+/** A strong read under a cut-over's fence found a version on the old owner its new owner does not hold yet. */
+const notCarriedYet = Symbol('notCarriedYet');
+
+/** Whether two copies of a key hold the same version, as a copy carries it (or neither holds the key). */
+function sameVersion(a: StoredItem | undefined, b: StoredItem | undefined): boolean {
+  if (!a || !b) return a === b;
+  return a.version === b.version && a.modifiedAtMs === b.modifiedAtMs && a.tombstone === b.tombstone;
+}
 
 /** The item the owner now holds after a write (as the owner table's stream would carry it). */
 function storedItemOf(write: Omit<ItemWrite, 'precondition'>, version: number): StoredItem {
@@ -786,6 +836,15 @@ function ownerMoving(key: string, token: number, ring: Ring): RingstoreError {
   return new RingstoreError('shard.failingOver', `the owner of ${key} is ${why}; retry in a moment`, {
     retryable: true,
   });
+}
+
+function outcomeUnknown(key: string, version: number, table: string): RingstoreError {
+  return new RingstoreError(
+    'shard.failingOver',
+    `version ${version} of ${key} was written on ${table} while its range changed owner, and the new owner has taken later ` +
+      'writes since: whether this one is among them cannot be told, so it is not acknowledged; read strongly to see whether it applied',
+    { retryable: true, details: { version } },
+  );
 }
 
 function notFound(key: string): RingstoreError {

@@ -817,8 +817,14 @@ describe('requests on a range fenced for its cut-over', () => {
     expect(read).toMatchObject({ kind: 'value', item: { version: ack.version } });
   });
 
-  it('a write that landed on the old owner and was carried by the fenced catch-up is acknowledged there, not applied twice', async () => {
-    // Arrange: the range is copying; a handler routes a write by that ring (trusted for the shorter lease)
+  /**
+   * A range copying to a new owner and a handler holding that ring; its first write to the old owner lands,
+   * and before it returns its lease runs out and the cut-over fences the range, waits, copies the old
+   * owner's versions (this write's among them) to the new owner and moves the range; then `afterMove`.
+   */
+  async function writeCarriedByCutOver(
+    afterMove: (world: Awaited<ReturnType<typeof fencedForCutOver>>['world'], key: string) => Promise<unknown>,
+  ) {
     const { world, range, key } = await fencedForCutOver({ fenced: false });
     const writer = world.handler();
     await writer.get('ns', key, 'strong');
@@ -829,27 +835,74 @@ describe('requests on a range fenced for its cut-over', () => {
     world.shards.write = async (table, item) => {
       const result = await write(table, item);
       if (table === oldOwner && !cutOver) {
-        // The write landed; before it returns, its lease runs out and the cut-over fences the range, waits,
-        // copies the old owner's versions (this write's among them) to the new owner and moves the range.
         cutOver = true;
         world.rings.state = fencedRangesRing(world.rings.state, [range.end]);
         world.clock.now += rebalanceLimits.cutoverLeaseWaitMs;
         await world.shards.copyItems(newOwner, [(await world.shards.get(oldOwner, 'ns', key))!], { nowSeconds: 0, listed: true });
         world.rings.state = unfencedRing(withMovePhase(world.rings.state, range.end, 'moved'), [range.end]);
+        await afterMove(world, key);
       }
       return result;
     };
-    const before = world.latest.get(key)!.version;
+    return { world, key, writer, newOwner, before: world.latest.get(key)!.version, cutOver: () => cutOver };
+  }
+
+  it('a write that landed on the old owner and was carried by the fenced catch-up is acknowledged there, not applied twice', async () => {
+    // Arrange
+    const { world, key, writer, newOwner, before, cutOver } = await writeCarriedByCutOver(async () => undefined);
 
     // Act
     const ack = await writer.put('ns', key, { value: text('carried'), contentType: 'text/plain', consistency: 'strong' });
 
     // Assess: one version, the one the old owner gave it and the new owner holds; not a second application
-    expect(cutOver).toBe(true);
+    expect(cutOver()).toBe(true);
     expect(ack.version).toBe(before + 1);
     expect(world.shards.tables.get(newOwner)?.get(`ns#${key}`)?.version).toBe(before + 1);
     const read = await world.handler().get('ns', key, 'strong');
     expect(read).toMatchObject({ kind: 'value', item: { version: before + 1 } });
+  });
+
+  it('a write carried by the fenced catch-up and overwritten on the new owner since is answered outcome unknown, not applied again', async () => {
+    // Arrange: as above, and once the range has moved another handler writes the key on the new owner
+    const { world, key, writer, newOwner, before } = await writeCarriedByCutOver((moved, movedKey) =>
+      moved.handler().put('ns', movedKey, { value: text('later'), contentType: 'text/plain', consistency: 'strong' }),
+    );
+
+    // Act
+    const outcome = await writer
+      .put('ns', key, { value: text('carried, then overwritten'), contentType: 'text/plain', consistency: 'strong' })
+      .catch((error: unknown) => error);
+
+    // Assess: not acknowledged, not sent again: the new owner holds the carried version and the later one only
+    expect(outcome).toMatchObject({ code: 'shard.failingOver', retryable: true, details: { version: before + 1 } });
+    expect(world.shards.tables.get(newOwner)?.get(`ns#${key}`)?.version).toBe(before + 2);
+    const read = await world.handler().get('ns', key, 'strong');
+    expect(new TextDecoder().decode((read as { value: Uint8Array }).value)).toBe('later');
+  });
+
+  it('a strong read under the fence does not answer a version the old owner holds and the new owner does not; it waits for the cut-over', async () => {
+    // Arrange: a write routed before the fence landed on the old owner after the fenced catch-up read the
+    // range: unacknowledged, and not on the new owner (its handler will send it there again)
+    const { world, range, key } = await fencedForCutOver();
+    const oldOwner = tableOf(range.from[0]!);
+    const caughtUp = (await world.shards.get(oldOwner, 'ns', key))!;
+    await world.shards.copyItems(oldOwner, [{ ...caughtUp, version: caughtUp.version + 1, modifiedAtMs: world.clock.now }], {
+      nowSeconds: 0,
+      listed: true,
+    });
+    let waitedMs = 0;
+    const sleep = async (ms: number) => {
+      world.clock.now += ms;
+      waitedMs += ms;
+      if (waitedMs >= 300) world.rings.state = unfencedRing(withMovePhase(world.rings.state, range.end, 'moved'), [range.end]);
+    };
+
+    // Act
+    const read = await world.handler({ sleep }).get('ns', key, 'strong');
+
+    // Assess: the new owner's version, after the cut-over; never the one a later read could not see again
+    expect(waitedMs).toBeGreaterThanOrEqual(300);
+    expect(read).toMatchObject({ kind: 'value', item: { version: caughtUp.version } });
   });
 
   it('a write waiting on the fence goes on as soon as it is lifted, not when its lease runs out', async () => {
