@@ -660,12 +660,6 @@ export const rebalanceDefaults = {
    * and a client's request waits behind one query at most, not a queue of them.
    */
   queriesInFlight: 1,
-  /**
-   * Of those, writes (the backfill's batches, copies, cleanup): DynamoDB Local runs one write at a time, and
-   * a client's request that arrives behind two of the move's writes waits for both (about 20 ms each at
-   * 10 items). One at a time, with a read beside it, a client waits behind one at most.
-   */
-  writesInFlight: 1,
   /** Catch-up passes a cut-over makes before it gives the range back to its owner for now. */
   verifyPassesMax: 4,
   /** The copy's ceiling when a start names none: keys per second over the whole rebalance (0: none). */

@@ -25,49 +25,30 @@ export function clientOptions(wiring: Wiring, endpoint: string | undefined) {
 export function moverDocumentClient(wiring: Wiring): DynamoDBDocumentClient {
   return wiring.shared('dynamodbMover', () => {
     const client = traced(wiring, new DynamoDBClient(clientOptions(wiring, wiring.config.dynamodbEndpoint)));
-    const { requestsInFlight, queriesInFlight, writesInFlight } = rebalanceDefaults;
-    return DynamoDBDocumentClient.from(
-      boundRequestsInFlight(client, requestsInFlight, { queries: queriesInFlight, writes: writesInFlight }),
-      {
-        marshallOptions: { removeUndefinedValues: true },
-      },
-    );
+    const { requestsInFlight, queriesInFlight } = rebalanceDefaults;
+    return DynamoDBDocumentClient.from(boundRequestsInFlight(client, requestsInFlight, { queries: queriesInFlight }), {
+      marshallOptions: { removeUndefinedValues: true },
+    });
   });
 }
 
-/** The DynamoDB commands that write a table: on DynamoDB Local each holds every other write back while it runs. */
-const writeCommands: ReadonlySet<string> = new Set([
-  'BatchWriteItemCommand',
-  'PutItemCommand',
-  'UpdateItemCommand',
-  'DeleteItemCommand',
-  'TransactWriteItemsCommand',
-]);
-
 /**
  * `client`, with at most `count` of its requests in flight at once (retries included), and of those at most
- * `bounds.queries` Query requests and `bounds.writes` writes; the rest wait their turn, in the order they asked.
+ * `bounds.queries` Query requests; the rest wait their turn, in the order they asked.
  */
-export function boundRequestsInFlight(
-  client: DynamoDBClient,
-  count: number,
-  bounds: { queries?: number; writes?: number } = {},
-): DynamoDBClient {
+export function boundRequestsInFlight(client: DynamoDBClient, count: number, bounds: { queries?: number } = {}): DynamoDBClient {
   const permits = new Permits(count);
   const queryPermits = new Permits(Math.min(count, bounds.queries ?? count));
-  const writePermits = new Permits(Math.min(count, bounds.writes ?? count));
   client.middlewareStack.add(
     (next, context) => async (args) => {
-      // A query or a write takes its own kind's permit first, so that one waiting for it holds none of the others.
-      const kindPermits =
-        context.commandName === 'QueryCommand' ? queryPermits : writeCommands.has(context.commandName ?? '') ? writePermits : undefined;
-      const releaseKind = await kindPermits?.acquire();
+      // A query takes its own permit first, so that one waiting for it holds none of the others.
+      const releaseQuery = context.commandName === 'QueryCommand' ? await queryPermits.acquire() : undefined;
       const release = await permits.acquire();
       try {
         return await next(args);
       } finally {
         release();
-        releaseKind?.();
+        releaseQuery?.();
       }
     },
     { step: 'initialize', name: 'ringstoreRequestsInFlight' },
