@@ -20,8 +20,7 @@
 //    A range whose owner stays needs no fence: once its catch-up found nothing behind, its new replicas
 //    take every write since by the stream and the fan-out, and the ranges caught up together are handed
 //    over together in one ring write, with no second comparison; one with keys still behind is compared
-//    again first. Stages 2 and 3 of ranges whose owner stays run beside the backfill (besideTheBackfill);
-//    the fenced cut-overs wait for its end.
+//    again first. Stages 2 and 3 of the ranges the backfill has finished run beside it (besideTheBackfill).
 //    Every comparison reads the owner's versions first: if they are exactly what the backfill wrote (its
 //    digest), the new replicas hold them all and are not read.
 // 4. Once every range has moved: the ring is finished (joining shards active, leaving ones gone), and
@@ -281,8 +280,8 @@ export class RebalanceService {
 
   /**
    * The backfill, and beside it the ranges it has finished going on through their stages (copying,
-   * catch-up, and the hand-over of those whose owner stays), so that the move ends soon after its last
-   * page: what is left then is the fenced cut-overs, not a catch-up and hand-over of every range. Each
+   * catch-up, cut-over), so that the move ends soon after its last page: what is left then is the last
+   * group's catch-up and cut-overs, not a catch-up and cut-over of every range. Each
    * range is still backfilled before its new replicas take its live writes (the backfill is
    * unconditional); another range's live writes never reach its keys. The two save in turn, each its own
    * ranges (save). A range whose new owner was one of its replicas is relisted once the backfill is done:
@@ -325,7 +324,7 @@ export class RebalanceService {
 
   /**
    * Moves the backfilled ranges on while the backfill goes on: marks them copying (a few at a time, one
-   * ring write and lease wait for each group), catches them up, hands over those whose owner stays.
+   * ring write and lease wait for each group), catches them up, cuts them over.
    * Returns once the backfill is over and nothing it can take is left (the step's sequence does the rest),
    * or the step must stop.
    */
@@ -349,15 +348,14 @@ export class RebalanceService {
   }
 
   /**
-   * The tail's next piece of work beside the backfill, or undefined while it waits for more backfilled ranges.
-   * Only ranges whose owner stays are handed over here: a fenced cut-over waits for the backfill to end
-   * (docs/rebalancing.md, "Limits": a write that outlasts its ring's lease while the engine is busy with the
-   * backfill and meets the fence is sent again, though the fenced catch-up may have carried it already).
+   * The tail's next piece of work beside the backfill, or undefined while it waits for more backfilled ranges:
+   * a wave of cut-overs (fenced ones too: a write in flight across a fence is acknowledged once, wherever it
+   * took effect, and a strong read under a fence answers only a version the new owner holds; docs/
+   * rebalancing.md, "Limits"), else a catch-up of copying ranges, else the copying mark of a group.
    */
   private tailWork(job: RebalanceJob, backfilling: boolean): (() => Promise<RebalanceJob>) | undefined {
-    const unfenced = job.ranges.flatMap((range, index) => (range.stage === 'cutover' && !ownerChangesIn(range) ? [index] : []));
-    const verified = unfenced.filter((index) => isVerifiedUnfenced(job.ranges[index]!));
-    if (unfenced.length > 0) return () => this.cutOver(job, verified.length > 0 ? verified : [unfenced[0]!]);
+    const ready = job.ranges.findIndex((range) => range.stage === 'cutover');
+    if (ready >= 0) return () => this.cutOverFrom(job, ready);
     const copying = job.ranges.findIndex((range) => range.stage === 'copying' && relistTargets(range).length === 0);
     if (copying >= 0) return () => this.caughtUpTogether(job, copying);
     const backfilled = job.ranges.filter((range) => range.stage === 'backfilled').length;
