@@ -11,16 +11,22 @@
 //    mean (one short measurement swung by a fifth from run to run);
 // 3. a paced client load (PUT and GET, strong and eventual) without a move, then the same load while the
 //    shard is removed again, then once more without a move: p50/p99 with the move against the phases
-//    without it (pooled, BENCH_REBALANCE_STEADY_SECONDS each), and the requests that failed.
+//    without it (pooled, BENCH_REBALANCE_STEADY_SECONDS each), and the requests that failed;
+// 4. with BENCH_REBALANCE_APART=1 (the default), the spare shard added again with no clients, and removed
+//    again under the same load with the rebalance's steps in a process of their own (rebalance-apart.ts),
+//    as on AWS, where the step is a Lambda apart from the API's: `apart` in the summary, against the same
+//    steady phases. The local cloud plays every function in one process, so in step 3 a client's request
+//    also waits for the move's work on the one event loop (`eventLoopDelayMs` measures how long).
 // At the end every key's replicas are checked against the finished ring.
 // Writes bench/results/rebalance-<BENCH_LABEL>.json and docs/benchmarks-rebalance.svg.
 import { CreateTableCommand, DynamoDBClient, UpdateTableCommand } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { PutItemCommand } from 'dynamodb-toolbox';
+import { spawn } from 'node:child_process';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
+import { type IntervalHistogram, monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import * as z from 'zod';
 import { localNamespace, startLocalCloud, type LocalCloud } from '../cdk/local/cloud';
 import { localCredentials, localRegion } from '../cdk/local/engines/aws';
@@ -63,6 +69,8 @@ const settings = z
     BENCH_ENGINE_SAMPLES: z.enum(['0', '1']).default('0'),
     /** 0: phases 1 and 2 only (the move rate, no client load). */
     BENCH_REBALANCE_UNDER_LOAD: z.enum(['0', '1']).default('1'),
+    /** 1: step 4 too, the removal under load again with the rebalance's steps in a process of their own. */
+    BENCH_REBALANCE_APART: z.enum(['0', '1']).default('1'),
     BENCH_LABEL: z
       .string()
       .regex(/^[a-z0-9-]+$/)
@@ -246,6 +254,17 @@ function latencies(samples: readonly Sample[]) {
 
 const round = (value: number) => Math.round(value * 100) / 100;
 
+/** The histograms' timer resolution (ms): each sample is the time between two of its ticks. */
+const loopDelayResolutionMs = 10;
+
+/** How late the event loop ran a timer since the histogram was last reset (ms: p50, p99, max), then resets it. */
+function eventLoopDelayOf(histogram: IntervalHistogram): { p50: number; p99: number; max: number } {
+  const ms = (ns: number) => round(Math.max(0, ns / 1e6 - loopDelayResolutionMs));
+  const delay = { p50: ms(histogram.percentile(50)), p99: ms(histogram.percentile(99)), max: ms(histogram.max) };
+  histogram.reset();
+  return delay;
+}
+
 /**
  * Where the slow requests of a move fall: per phase of the move (from the progress samples, each
  * second), the requests sent in it and those slower than twice the steady load's p99 (the target).
@@ -422,10 +441,12 @@ async function runRebalance(
   id: string,
   rateKeysPerSecond: number,
   onStage: (stage: string) => void = () => undefined,
+  where: 'in the cloud' | 'apart' = 'in the cloud',
 ): Promise<{ status: RebalanceStatusView; progress: Point[]; copyMs: number; movedMs: number }> {
   await service.start(change, { id, rateKeysPerSecond });
   const startedMs = performance.now();
-  await cloud.wiring.rebalances!.start({ id, run: `${id}-1` });
+  const apart = where === 'apart' ? stepsApart(cloud, id) : undefined;
+  if (!apart) await cloud.wiring.rebalances!.start({ id, run: `${id}-1` });
   const progress: Point[] = [];
   let status = await service.status();
   onStage('backfill');
@@ -449,6 +470,7 @@ async function runRebalance(
     await sleep(1_000);
     status = await service.status();
   }
+  await apart;
   if (status?.job.status !== 'done') throw new Error(`${id} ended ${status?.job.status}: ${status?.job.message ?? ''}`);
   const copyMs = Math.max(1, (status.job.finishedAtMs ?? Date.now()) - status.job.startedAtMs);
   progress.push({
@@ -460,6 +482,18 @@ async function runRebalance(
     phase: 'cleanup',
   });
   return { status, progress, copyMs, movedMs: movedMs ?? copyMs };
+}
+
+/** Runs the steps of rebalance `id` in a process of their own (rebalance-apart.ts) until it is no longer running. */
+function stepsApart(cloud: LocalCloud, id: string): Promise<void> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(benchRoot, 'bench', 'rebalance-apart.ts'), id], {
+    env: { ...process.env, RINGSTORE_BENCH_CONFIG: JSON.stringify(cloud.wiring.config) },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`the steps of ${id} apart ended with code ${code}`))));
+  });
 }
 
 /** A client of the cloud's DynamoDB Local, with a fresh table of the shard schema named `table` created. */
@@ -630,6 +664,7 @@ async function main(): Promise<void> {
       const progress = [
         ...added.progress.map((point) => ({ ...point, series: 'add shard 4 (no clients)' })),
         ...(underLoad?.removed.progress ?? []).map((point) => ({ ...point, series: 'remove shard 4 (under the client load)' })),
+        ...(underLoad?.apart?.removed.progress ?? []).map((point) => ({ ...point, series: 'remove shard 4 again, its steps apart' })),
       ];
       await writeFile(
         file,
@@ -642,6 +677,7 @@ async function main(): Promise<void> {
             summary,
             steadyLatency: underLoad?.steadyLatency,
             moveLatency: underLoad?.moveLatency,
+            ...(underLoad?.apart ? { moveLatencyApart: underLoad.apart.moveLatency } : {}),
             progress,
           },
           null,
@@ -687,51 +723,94 @@ async function main(): Promise<void> {
  * from run to run.
  */
 async function removeUnderLoad(cloud: LocalCloud, service: ReturnType<typeof rebalanceService>) {
+  // The bench's one process runs the clients, the API's handlers, the stream pollers and the move (on AWS,
+  // separate Lambdas): how long its event loop lagged tells what of a client's latency is waiting for it.
+  const loopDelay = monitorEventLoopDelay({ resolution: loopDelayResolutionMs });
+  loopDelay.enable();
   const steadyBeforeSamples: Sample[] = [];
   const steadyBefore = load(cloud, steadyBeforeSamples);
   await sleep(settings.BENCH_REBALANCE_STEADY_SECONDS * 1000);
   await steadyBefore.stop();
-  const moveSamples: Sample[] = [];
-  const moving = load(cloud, moveSamples);
-  await sleep(2_000);
-  profile.reset();
-  const removed = await runRebalance(cloud, service, { join: [], leave: [4] }, 'bench-remove-4', settings.BENCH_REBALANCE_RATE);
-  const removeProfile = profile.snapshot();
-  await moving.stop();
+  const loopDelayBefore = eventLoopDelayOf(loopDelay);
+  const inTheCloud = await removalUnderLoad(cloud, service, 'bench-remove-4', 'in the cloud', loopDelay);
   await cloud.replicationCaughtUp();
+  loopDelay.reset();
   const steadyAfterSamples: Sample[] = [];
   const steadyAfter = load(cloud, steadyAfterSamples);
   await sleep(settings.BENCH_REBALANCE_STEADY_SECONDS * 1000);
   await steadyAfter.stop();
+  const loopDelayAfter = eventLoopDelayOf(loopDelay);
+  // Step 4: the shard added again (no clients), and removed again under the load with the steps apart.
+  let apart: Awaited<ReturnType<typeof removalUnderLoad>> | undefined;
+  if (settings.BENCH_REBALANCE_APART === '1') {
+    await runRebalance(cloud, service, { join: [4], leave: [] }, 'bench-add-4-again', 0);
+    await cloud.replicationCaughtUp();
+    apart = await removalUnderLoad(cloud, service, 'bench-remove-4-apart', 'apart', loopDelay);
+    await cloud.replicationCaughtUp();
+  }
+  loopDelay.disable();
   const steadyLatency = latencies([...steadyBeforeSamples, ...steadyAfterSamples]);
-  const moveLatency = latencies(moveSamples);
+  const impact = (removal: Awaited<ReturnType<typeof removalUnderLoad>>) => {
+    const moveLatency = latencies(removal.samples);
+    return {
+      underLoad: {
+        keysCopied: removal.removed.status.keysCopied,
+        moveSeconds: round(removal.removed.copyMs / 1000),
+        keysPerSecond: Math.round((removal.removed.status.keysCopied * 1000) / removal.removed.copyMs),
+        rateCeiling: settings.BENCH_REBALANCE_RATE,
+        profile: removal.profile,
+      },
+      p50Ratio: {
+        put: round(moveLatency['PUT strong']!.p50 / steadyLatency['PUT strong']!.p50),
+        get: round(moveLatency['GET eventual']!.p50 / steadyLatency['GET eventual']!.p50),
+        all: round(moveLatency.all!.p50 / steadyLatency.all!.p50),
+      },
+      p99Ratio: {
+        put: round(moveLatency['PUT strong']!.p99 / steadyLatency['PUT strong']!.p99),
+        get: round(moveLatency['GET eventual']!.p99 / steadyLatency['GET eventual']!.p99),
+        all: round(moveLatency.all!.p99 / steadyLatency.all!.p99),
+      },
+      failedDuringMove: moveLatency.all!.failed,
+      eventLoopDelayMoveMs: removal.loopDelay,
+      slowByPhase: slowByPhase(removal.samples, removal.removed.progress, steadyLatency.all!.p99),
+    };
+  };
   const summary = {
     steadyP99Ms: {
       before: round(latencies(steadyBeforeSamples).all!.p99),
       after: round(latencies(steadyAfterSamples).all!.p99),
       pooled: round(steadyLatency.all!.p99),
     },
-    underLoad: {
-      keysCopied: removed.status.keysCopied,
-      moveSeconds: round(removed.copyMs / 1000),
-      keysPerSecond: Math.round((removed.status.keysCopied * 1000) / removed.copyMs),
-      rateCeiling: settings.BENCH_REBALANCE_RATE,
-      profile: removeProfile,
-    },
-    p50Ratio: {
-      put: round(moveLatency['PUT strong']!.p50 / steadyLatency['PUT strong']!.p50),
-      get: round(moveLatency['GET eventual']!.p50 / steadyLatency['GET eventual']!.p50),
-      all: round(moveLatency.all!.p50 / steadyLatency.all!.p50),
-    },
-    p99Ratio: {
-      put: round(moveLatency['PUT strong']!.p99 / steadyLatency['PUT strong']!.p99),
-      get: round(moveLatency['GET eventual']!.p99 / steadyLatency['GET eventual']!.p99),
-      all: round(moveLatency.all!.p99 / steadyLatency.all!.p99),
-    },
-    failedDuringMove: moveLatency.all!.failed,
-    slowByPhase: slowByPhase(moveSamples, removed.progress, steadyLatency.all!.p99),
+    eventLoopDelaySteadyMs: { before: loopDelayBefore, after: loopDelayAfter },
+    ...impact(inTheCloud),
+    ...(apart ? { apart: impact(apart) } : {}),
   };
-  return { removed, steadyLatency, moveLatency, summary };
+  return {
+    removed: inTheCloud.removed,
+    steadyLatency,
+    moveLatency: latencies(inTheCloud.samples),
+    ...(apart ? { apart: { removed: apart.removed, moveLatency: latencies(apart.samples) } } : {}),
+    summary,
+  };
+}
+
+/** The client load while shard 4 is removed (its steps `where`), and the event loop's delay meanwhile. */
+async function removalUnderLoad(
+  cloud: LocalCloud,
+  service: ReturnType<typeof rebalanceService>,
+  id: string,
+  where: 'in the cloud' | 'apart',
+  loopDelay: IntervalHistogram,
+) {
+  const samples: Sample[] = [];
+  const moving = load(cloud, samples);
+  await sleep(2_000);
+  profile.reset();
+  loopDelay.reset();
+  const removed = await runRebalance(cloud, service, { join: [], leave: [4] }, id, settings.BENCH_REBALANCE_RATE, undefined, where);
+  const removeProfile = profile.snapshot();
+  await moving.stop();
+  return { removed, samples, profile: removeProfile, loopDelay: eventLoopDelayOf(loopDelay) };
 }
 
 main().catch((error: unknown) => {
