@@ -13,9 +13,10 @@
 //    shard is removed again, then once more without a move: p50/p99 with the move against the phases
 //    without it (pooled, BENCH_REBALANCE_STEADY_SECONDS each), and the requests that failed;
 // 4. with BENCH_REBALANCE_APART=1 (the default), the spare shard added again with no clients, and removed
-//    again under the same load with the rebalance's steps in a process of their own (rebalance-apart.ts),
-//    as on AWS, where the step is a Lambda apart from the API's: `apart` in the summary, against the same
-//    steady phases. The local cloud plays every function in one process, so in step 3 a client's request
+//    again under the same load, both with the rebalance's steps in a process of their own
+//    (rebalance-apart.ts), as on AWS, where the step is a Lambda apart from the API's: `apart` in the
+//    summary, the add against raw BatchWriteItem measured just before and after it, the removal against
+//    the same steady phases. The local cloud plays every function in one process, so in step 3 a client's request
 //    also waits for the move's work on the one event loop (`eventLoopDelayMs` measures how long).
 // At the end every key's replicas are checked against the finished ring.
 // Writes bench/results/rebalance-<BENCH_LABEL>.json and docs/benchmarks-rebalance.svg.
@@ -740,10 +741,25 @@ async function removeUnderLoad(cloud: LocalCloud, service: ReturnType<typeof reb
   await sleep(settings.BENCH_REBALANCE_STEADY_SECONDS * 1000);
   await steadyAfter.stop();
   const loopDelayAfter = eventLoopDelayOf(loopDelay);
-  // Step 4: the shard added again (no clients), and removed again under the load with the steps apart.
+  // Step 4: the shard added again with no clients and its steps apart, its rate against raw BatchWriteItem
+  // measured just before and after it; then removed again under the load with the steps apart.
   let apart: Awaited<ReturnType<typeof removalUnderLoad>> | undefined;
+  let addApart: Record<string, number> | undefined;
   if (settings.BENCH_REBALANCE_APART === '1') {
-    await runRebalance(cloud, service, { join: [4], leave: [] }, 'bench-add-4-again', 0);
+    const rawBefore = await rawBatchWriteRate(cloud, 'ringstore-bench-baseline-apart-before', 30_000_000);
+    const added = await runRebalance(cloud, service, { join: [4], leave: [] }, 'bench-add-4-apart', 0, undefined, 'apart');
+    const rawAfter = await rawBatchWriteRate(cloud, 'ringstore-bench-baseline-apart-after', 40_000_000);
+    const baseline = (rawBefore + rawAfter) / 2;
+    const cutOverKeysPerSecond = (added.status.keysCopied * 1000) / added.movedMs;
+    addApart = {
+      keysCopied: added.status.keysCopied,
+      cutOverSeconds: round(added.movedMs / 1000),
+      cutOverKeysPerSecond: Math.round(cutOverKeysPerSecond),
+      baselineKeysPerSecond: Math.round(baseline),
+      baselineBeforeKeysPerSecond: Math.round(rawBefore),
+      baselineAfterKeysPerSecond: Math.round(rawAfter),
+      cutOverToBatchWriteRatio: round(cutOverKeysPerSecond / baseline),
+    };
     await cloud.replicationCaughtUp();
     apart = await removalUnderLoad(cloud, service, 'bench-remove-4-apart', 'apart', loopDelay);
     await cloud.replicationCaughtUp();
@@ -783,7 +799,7 @@ async function removeUnderLoad(cloud: LocalCloud, service: ReturnType<typeof reb
     },
     eventLoopDelaySteadyMs: { before: loopDelayBefore, after: loopDelayAfter },
     ...impact(inTheCloud),
-    ...(apart ? { apart: impact(apart) } : {}),
+    ...(apart ? { apart: { add: addApart, ...impact(apart) } } : {}),
   };
   return {
     removed: inTheCloud.removed,

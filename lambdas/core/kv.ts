@@ -660,7 +660,7 @@ export class KvService {
    * are, so a write that landed before it is on the new owner already. One that landed after it, or that a
    * failover's new owner never saw, is sent again: no strong read answered it meanwhile (readUnderCutOver),
    * so it takes effect once, there. If the new owner is past its version, it may have been carried and
-   * overwritten since: a retryable 503 whose outcome the client reads (docs/rebalancing.md, "Cut-over").
+   * overwritten since: a 503 whose outcome the client reads before it retries (docs/rebalancing.md, "Limits").
    */
   private async carriedTo(token: number, table: string, write: ItemWrite, version: number) {
     const lease = await this.ownedRange(token, write.key);
@@ -843,7 +843,8 @@ function outcomeUnknown(key: string, version: number, table: string): RingstoreE
     'shard.failingOver',
     `version ${version} of ${key} was written on ${table} while its range changed owner, and the new owner has taken later ` +
       'writes since: whether this one is among them cannot be told, so it is not acknowledged; read strongly to see whether it applied',
-    { retryable: true, details: { version } },
+    // Not retryable: sent again blindly, a write that is in effect would be applied twice (as a transaction's unknown outcome).
+    { retryable: false, details: { version } },
   );
 }
 

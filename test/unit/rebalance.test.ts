@@ -871,7 +871,7 @@ describe('requests on a range fenced for its cut-over', () => {
       .catch((error: unknown) => error);
 
     // Assess: not acknowledged, not sent again: the new owner holds the carried version and the later one only
-    expect(outcome).toMatchObject({ code: 'shard.failingOver', retryable: true, details: { version: before + 1 } });
+    expect(outcome).toMatchObject({ code: 'shard.failingOver', retryable: false, details: { version: before + 1 } });
     expect(world.shards.tables.get(newOwner)?.get(`ns#${key}`)?.version).toBe(before + 2);
     const read = await world.handler().get('ns', key, 'strong');
     expect(new TextDecoder().decode((read as { value: Uint8Array }).value)).toBe('later');
