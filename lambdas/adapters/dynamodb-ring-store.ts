@@ -22,6 +22,7 @@ function ringEntity(tableName: string, documentClient: DynamoDBDocumentClient) {
       shards: list(map({ id: number(), table: string(), status: string().enum('active', 'joining', 'leaving') })),
       owners: list(map({ end: number(), owner: number() })).optional(),
       fenced: list(number()).optional(),
+      fencedAt: list(map({ end: number(), epoch: number() })).optional(),
       changedBy: string().optional(),
       rejoining: list(map({ shard: number(), failover: string(), ends: list(number()) })).optional(),
       addedReplicas: list(map({ end: number(), shard: number(), failover: string(), ready: boolean() })).optional(),
@@ -41,8 +42,20 @@ export class DynamoRingStore implements RingStore {
   async readRing(): Promise<RingState | undefined> {
     const { Item } = await awsCall('ring read', () => this.rings.build(GetItemCommand).key(ringKey).options({ consistent: true }).send());
     if (!Item) return undefined;
-    const { epoch, replicationFactor, vnodesPerShard, shards, owners, fenced, changedBy, rejoining, addedReplicas, rebalance, moves } =
-      Item;
+    const {
+      epoch,
+      replicationFactor,
+      vnodesPerShard,
+      shards,
+      owners,
+      fenced,
+      fencedAt,
+      changedBy,
+      rejoining,
+      addedReplicas,
+      rebalance,
+      moves,
+    } = Item;
     return {
       epoch,
       replicationFactor,
@@ -50,6 +63,7 @@ export class DynamoRingStore implements RingStore {
       shards,
       ...(owners && owners.length > 0 ? { owners } : {}),
       ...(fenced && fenced.length > 0 ? { fenced } : {}),
+      ...(fencedAt && fencedAt.length > 0 ? { fencedAt } : {}),
       ...(changedBy === undefined ? {} : { changedBy }),
       ...(rejoining && rejoining.length > 0 ? { rejoining } : {}),
       ...(addedReplicas && addedReplicas.length > 0 ? { addedReplicas } : {}),

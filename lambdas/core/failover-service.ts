@@ -8,13 +8,17 @@ import {
   electOwner,
   fencedRangesRing,
   handedOverRing,
+  handOverStale,
   rangesToMoveBack,
   reReplicationPlan,
   unfencedRing,
   withAddedReplicas,
+  rangeSeen,
   withReadyReplicas,
   type CandidateView,
   type Election,
+  type HandOverChoice,
+  type RangeSeen,
 } from './failover';
 import { isCrashInjected } from './faults';
 import { isShardFailure } from './replication';
@@ -124,7 +128,9 @@ export interface FenceResult {
   ranges: number[];
 }
 
-export interface RangeHandOver extends RangeOwner {
+export interface RangeHandOver extends HandOverChoice {
+  /** What the election saw of the range: the publication checks the ring still shows it. */
+  before: RangeSeen;
   /** Candidates that answered, with the newest versions each lacked before the catch-up. */
   missing: Record<number, number>;
   /** Candidates that did not answer. */
@@ -303,10 +309,13 @@ export class FailoverService {
     candidatesOf: (range: TokenRange) => number[],
     choose: (views: readonly CandidateView[]) => Election,
   ): Promise<RangeHandOver> {
-    const ring = new Ring(await this.ring());
+    const state = await this.ring();
+    const ring = new Ring(state);
     const range = ring.rangeOf(end);
     invariant(range.end === end, `no token range ends at ${end}`);
     invariant(range.fenced, `the range ending at ${end} is not fenced: fence it before electing its owner`);
+    // Read before the election: if the fence or the replicas change after this, the publication finds out.
+    const before = rangeSeen(state, range);
     const views: CandidateView[] = [];
     const unreachable: number[] = [];
     const hinted = new Map<number, VersionEntry[]>();
@@ -341,31 +350,37 @@ export class FailoverService {
     const relisted = await this.deps.shards.listAsOwner(owner, [...chosen.entries, ...hintedInRange]);
     const hintsApplied = [...hinted.values()].reduce((sum, entries) => sum + entries.length, 0);
     this.deps.faults?.reach('failover.afterHandOver');
-    return { end, owner: election.owner, missing: election.missing, unreachable, copied, hintsApplied, relisted };
+    return { end, owner: election.owner, before, missing: election.missing, unreachable, copied, hintsApplied, relisted };
   }
 
   /**
-   * Publishes the hand-over of the choices, from the fenced ring at `fencedEpoch`. False when the ring
-   * moved on meanwhile (another run of this failover won): nothing is written.
+   * Publishes the hand-over of the choices, fenced at `fencedEpoch`. The ring may have moved on since for
+   * other ranges (a rebalance's cut-over beside it, another shard's failover): the hand-over still applies
+   * while each of its ranges is fenced with the roles its election saw (handOverStale), and is published
+   * on the ring in force. False when it no longer applies (another run of this failover won, a range
+   * changed): nothing is written.
    */
-  async publish(failed: number, choices: readonly RangeOwner[], fencedEpoch: number, by: string): Promise<PublishResult> {
-    const state = await this.ring();
-    // Run again after it published (a retried task): the ring one epoch on is its own.
-    if (state.epoch === fencedEpoch + 1 && state.changedBy === by) {
-      await this.markRejoining(state, failed, by);
-      return { published: true, epoch: state.epoch };
+  async publish(failed: number, choices: readonly HandOverChoice[], fencedEpoch: number, by: string): Promise<PublishResult> {
+    for (;;) {
+      const state = await this.ring();
+      // Run again after it published (a retried task): a ring written since its fence by this failover.
+      if (state.epoch > fencedEpoch && state.changedBy === by) {
+        await this.markRejoining(state, failed, by);
+        return { published: true, epoch: state.epoch };
+      }
+      if (state.epoch !== fencedEpoch) {
+        const stale = handOverStale(state, choices);
+        if (stale)
+          return { published: false, epoch: state.epoch, reason: `the ring moved from epoch ${fencedEpoch} to ${state.epoch}: ${stale}` };
+      }
+      const next = { ...handedOverRing(state, choices, by), changedBy: by };
+      if (await this.deps.rings.publishRing(next)) {
+        await this.markRejoining(next, failed, by);
+        this.deps.faults?.reach('failover.afterPublish');
+        return { published: true, epoch: next.epoch };
+      }
+      // Another change won the race for this epoch: the ring is read again.
     }
-    if (state.epoch !== fencedEpoch) {
-      return { published: false, epoch: state.epoch, reason: `the ring moved from epoch ${fencedEpoch} to ${state.epoch}` };
-    }
-    const next = { ...handedOverRing(state, choices, by), changedBy: by };
-    if (await this.deps.rings.publishRing(next)) {
-      await this.markRejoining(next, failed, by);
-      this.deps.faults?.reach('failover.afterPublish');
-      return { published: true, epoch: next.epoch };
-    }
-    const now = await this.ring();
-    return { published: false, epoch: now.epoch, reason: `the ring moved from epoch ${fencedEpoch} to ${now.epoch}` };
   }
 
   /**

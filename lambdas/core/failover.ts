@@ -18,6 +18,7 @@
 // The choice among candidates is therefore about work, never about safety: any candidate, caught up,
 // holds every acknowledged strong write. Eventual writes the failed owner acknowledged but had not yet
 // replicated are the documented exposure of `eventual`; they are found when the shard returns.
+import { isDeepStrictEqual } from 'node:util';
 import type { AddedReplica, RangeOwner, RingState, VersionEntry } from '../ports';
 import { invariant } from './errors';
 import { Ring, type TokenRange } from './ring';
@@ -34,8 +35,26 @@ export function fencedRing(state: RingState, failed: number): RingState {
 
 /** The ring with the ranges ending at `ends` fenced, at the next epoch. */
 export function fencedRangesRing(state: RingState, ends: readonly number[]): RingState {
-  const fenced = new Set([...(state.fenced ?? []), ...ends]);
-  return { ...state, epoch: state.epoch + 1, fenced: [...fenced].sort((a, b) => a - b) };
+  const epoch = state.epoch + 1;
+  const already = new Set(state.fenced ?? []);
+  const placed = ends.filter((end) => !already.has(end));
+  // A range fenced already keeps its fence and the epoch it was placed at.
+  const fencedAt = [...(state.fencedAt ?? []).filter((fence) => already.has(fence.end)), ...placed.map((end) => ({ end, epoch }))];
+  return {
+    ...state,
+    epoch,
+    fenced: [...new Set([...already, ...placed])].sort((a, b) => a - b),
+    fencedAt: fencedAt.sort((a, b) => a.end - b.end),
+  };
+}
+
+/** The fences of `state` with those of `ends` lifted (the epochs they were placed at with them). */
+export function liftedFences(state: RingState, ends: Iterable<number>): Pick<RingState, 'fenced' | 'fencedAt'> {
+  const lifted = new Set(ends);
+  const fenced = (state.fenced ?? []).filter((end) => !lifted.has(end));
+  const kept = new Set(fenced);
+  const fencedAt = (state.fencedAt ?? []).filter((fence) => kept.has(fence.end));
+  return { fenced, ...(fencedAt.length > 0 ? { fencedAt } : {}) };
 }
 
 /** The ranges a failover took from `shard`: the vnode walk makes it their owner, another shard owns them. */
@@ -123,6 +142,62 @@ function catchUpOf(newest: Newest, held: ReadonlyMap<string, number>): CatchUp[]
 }
 
 /**
+ * What a hand-over relies on of its range, as its election saw it under the fence: the fence (the epoch
+ * it was placed at), the owner and replicas, and a rebalance's move of the range. While the ring still
+ * shows all of it, no request has been served on the range since and no copy of it has changed, so the
+ * hand-over applies to that ring whatever else moved on it (a rebalance's cut-over, another shard's
+ * failover). A fence lifted and placed again has a later epoch: the election may have missed writes
+ * made in between.
+ */
+export interface RangeSeen {
+  fencedAt?: number;
+  owner: number;
+  replicas: number[];
+  backfilling?: number[];
+  move?: { phase: string; from: number[]; to: number[] };
+}
+
+export function rangeSeen(state: RingState, range: TokenRange): RangeSeen {
+  const fencedAt = fenceEpochOf(state, range.end);
+  return {
+    ...(fencedAt === undefined ? {} : { fencedAt }),
+    owner: range.owner,
+    replicas: [...range.replicas],
+    ...(range.backfilling?.length ? { backfilling: [...range.backfilling] } : {}),
+    ...(range.move ? { move: { phase: range.move.phase, from: [...range.move.from], to: [...range.move.to] } } : {}),
+  };
+}
+
+/** The epoch the fence of the range ending at `end` was placed at; undefined when it is not fenced. */
+export function fenceEpochOf(state: RingState, end: number): number | undefined {
+  if (!(state.fenced ?? []).includes(end)) return undefined;
+  return state.fencedAt?.find((fence) => fence.end === end)?.epoch;
+}
+
+/** A range's new owner, with what its election saw (absent from a hand-over recorded before it was kept). */
+export interface HandOverChoice extends RangeOwner {
+  before?: RangeSeen;
+}
+
+/**
+ * Why the hand-over of `choices` no longer applies to the ring `state`, or undefined when it still does:
+ * every range still under the fence its election saw, with the same owner and replicas.
+ */
+export function handOverStale(state: RingState, choices: readonly HandOverChoice[]): string | undefined {
+  const ring = new Ring(state);
+  for (const { end, before } of choices) {
+    const range = ring.rangeOf(end);
+    if (range.end !== end) return `no token range ends at ${end}`;
+    if (!range.fenced) return `the range ending at ${end} is no longer fenced`;
+    if (before?.fencedAt === undefined) return `the fence the election of the range ending at ${end} saw is not recorded`;
+    if (!isDeepStrictEqual(rangeSeen(state, range), before)) {
+      return `the fence, owner or replicas of the range ending at ${end} changed since its election`;
+    }
+  }
+  return undefined;
+}
+
+/**
  * The ring after the hand-over (epoch + 1): each range's chosen owner in force and its fence lifted. An
  * owner equal to the vnode walk's own owner needs no override (a range moved back).
  */
@@ -139,18 +214,20 @@ export function handedOverRing(state: RingState, choices: readonly RangeOwner[],
     const before = previous.rangeOf(end).owner;
     if (before !== owner) lostBy.set(before, [...(lostBy.get(before) ?? []), end]);
   }
-  const handed = new Set(choices.map((choice) => choice.end));
-  const fenced = (state.fenced ?? []).filter((end) => !handed.has(end));
+
   const rejoining = [
     ...(state.rejoining ?? []).filter((entry) => entry.failover !== failover),
     ...(failover === undefined ? [] : [...lostBy].map(([shard, ends]) => ({ shard, failover, ends: [...ends].sort((a, b) => a - b) }))),
   ].sort((a, b) => a.shard - b.shard || (a.failover < b.failover ? -1 : 1));
-  const { rejoining: _before, ...rest } = state;
+  const { rejoining: _before, fencedAt: _fencedAt, ...rest } = state;
   const next: RingState = {
     ...rest,
     epoch: state.epoch + 1,
     owners: [...owners].map(([end, owner]) => ({ end, owner })).sort((a, b) => a.end - b.end),
-    fenced,
+    ...liftedFences(
+      state,
+      choices.map((choice) => choice.end),
+    ),
     ...(rejoining.length > 0 ? { rejoining } : {}),
   };
   // The Ring checks every choice is one of its range's replicas.
@@ -221,6 +298,6 @@ export function withReadyReplicas(state: RingState, failover: string): RingState
 
 /** The ring with the fence of `ends` lifted and nothing else changed (a failover that cannot finish). */
 export function unfencedRing(state: RingState, ends: readonly number[]): RingState {
-  const lifted = new Set(ends);
-  return { ...state, epoch: state.epoch + 1, fenced: (state.fenced ?? []).filter((end) => !lifted.has(end)) };
+  const { fencedAt: _fencedAt, ...rest } = state;
+  return { ...rest, epoch: state.epoch + 1, ...liftedFences(state, ends) };
 }

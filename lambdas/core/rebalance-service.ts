@@ -403,10 +403,13 @@ export class RebalanceService {
    */
   private async markCopying(job: RebalanceJob): Promise<RebalanceJob> {
     const backfilled = job.ranges.filter((candidate) => candidate.stage === 'backfilled').map((candidate) => candidate.end);
-    await this.publish(
+    const marked = await this.publishUnlessFailover(
+      job,
       (state) => withMovePhase(state, backfilled, 'copying'),
       (ring) => backfilled.every((end) => ring.rangeOf(end).move?.phase !== 'planned'),
     );
+    // A failover began since the lane looked: nothing is marked, the next step pauses for it.
+    if (!marked) return job;
     this.deps.faults?.reach('rebalance.afterCopying');
     // From here every write of these ranges reaches their new replicas; once no handler routes by an
     // older ring, what the catch-up does not find there, the stream or the fan-out brings.
@@ -553,10 +556,13 @@ export class RebalanceService {
     const ends = wave.map((range) => range.end);
     const fencedEnds = wave.filter((range) => ownerChangesIn(range)).map((range) => range.end);
     if (fencedEnds.length > 0) {
-      await this.publish(
+      const fenced = await this.publishUnlessFailover(
+        job,
         (state) => fencedRangesRing(state, fencedEnds),
         (ring) => fencedEnds.every((end) => ring.isFenced(end) || ring.rangeOf(end).move?.phase === 'moved'),
       );
+      // A failover began since the lane looked: no wave is begun under it, the next step pauses for it.
+      if (!fenced) return job;
       this.deps.faults?.reach('rebalance.afterFence');
       await this.deps.sleep(this.deps.limits.cutoverLeaseWaitMs);
     }
@@ -781,6 +787,25 @@ export class RebalanceService {
       const state = await this.ring();
       if (done(new Ring(state))) return;
       if (await this.deps.rings.publishRing(next(state))) return;
+    }
+  }
+
+  /**
+   * publish, unless a failover is in the way on the ring it would publish over (false then, nothing
+   * written): a wave is not fenced, nor a group marked copying, over a failover that began since the lane
+   * looked (its hand-over would find its ranges' replicas changed). The work already under way goes on.
+   */
+  private async publishUnlessFailover(
+    job: RebalanceJob,
+    next: (state: RingState) => RingState,
+    done: (ring: Ring) => boolean,
+  ): Promise<boolean> {
+    const own = ownFences(this.latest(job));
+    for (;;) {
+      const state = await this.ring();
+      if (done(new Ring(state))) return true;
+      if (failoverInTheWay(state, own)) return false;
+      if (await this.deps.rings.publishRing(next(state))) return true;
     }
   }
 

@@ -10,6 +10,7 @@
 import { createHash } from 'node:crypto';
 import type { RangeProgress, RebalanceChange, RingShard, RingState, VersionDigest } from '../ports';
 import { invariant, RingstoreError } from './errors';
+import { liftedFences } from './failover';
 import { Ring, type TokenRange } from './ring';
 
 /**
@@ -101,8 +102,9 @@ export function withMovePhase(state: RingState, ends: number | readonly number[]
   const moves = [...(state.moves ?? []).filter((move) => !changed.has(move.end)), ...[...changed].map((end) => ({ end, phase }))].sort(
     (a, b) => a.end - b.end,
   );
-  const fenced = phase === 'moved' ? (state.fenced ?? []).filter((end) => !changed.has(end)) : (state.fenced ?? []);
-  return { ...state, epoch: state.epoch + 1, moves, fenced };
+  if (phase !== 'moved') return { ...state, epoch: state.epoch + 1, moves };
+  const { fencedAt: _fencedAt, ...rest } = state;
+  return { ...rest, epoch: state.epoch + 1, moves, ...liftedFences(state, changed) };
 }
 
 /** True when the range's owner changes: its cut-over is fenced, as a failover's hand-over is. */
@@ -148,12 +150,13 @@ export function reversedRing(state: RingState): RingState {
     if (shard.status === 'leaving') return { ...shard, status: 'joining' as const };
     return shard;
   });
+  const { fencedAt: _fencedAt, ...rest } = state;
   return {
-    ...state,
+    ...rest,
     epoch: state.epoch + 1,
     shards,
     moves: moving.filter((range) => range.move!.phase !== 'moved').map((range) => ({ end: range.end, phase: 'moved' as const })),
-    fenced: (state.fenced ?? []).filter((end) => !ends.has(end)),
+    ...liftedFences(state, ends),
   };
 }
 

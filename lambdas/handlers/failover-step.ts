@@ -60,7 +60,7 @@ async function step(failovers: FailoverService, event: FailoverStepEvent, metric
     case 'publish':
       return failovers.publish(
         failover.shard,
-        event.ranges.map(({ end, owner }) => ({ end, owner })),
+        event.ranges.map(({ end, owner, before }) => ({ end, owner, before })),
         event.fence.epoch,
         failover.id,
       );

@@ -16,7 +16,17 @@ export type * from './quotas';
 export type * from './audit';
 export type * from './dr';
 export type * from './rebalance';
-export type { AddedReplica, MovePhase, RangeMove, RangeOwner, RejoinEntry, RingShard, RingState, ShardStatus } from './ring-state';
+export type {
+  AddedReplica,
+  MovePhase,
+  RangeFence,
+  RangeMove,
+  RangeOwner,
+  RejoinEntry,
+  RingShard,
+  RingState,
+  ShardStatus,
+} from './ring-state';
 
 export interface Clock {
   /** Wall-clock epoch ms: what is stored (versions' times, TTLs, deadlines). */

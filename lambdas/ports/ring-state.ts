@@ -35,6 +35,11 @@ export interface RingState {
    * until the failover publishes the next ring (they answer a retryable 503).
    */
   fenced?: number[];
+  /**
+   * The epoch each fence was placed at (a fence lifted and placed again has a later one): a failover's
+   * hand-over is published only under the fence its election saw (docs/failover.md, "Publication").
+   */
+  fencedAt?: RangeFence[];
   /** Who published this ring: a failover's id (a retried step recognises its own publication). */
   changedBy?: string;
   /**
@@ -67,6 +72,11 @@ export type MovePhase = 'copying' | 'moved';
 export interface RangeMove {
   end: number;
   phase: MovePhase;
+}
+
+export interface RangeFence {
+  end: number;
+  epoch: number;
 }
 
 export interface AddedReplica {

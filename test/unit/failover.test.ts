@@ -390,6 +390,62 @@ describe('FailoverService on in-memory ports', () => {
     expect(page.items.map((item) => item.key)).toEqual(ownedBy2.filter((key) => key !== gone).sort());
   });
 
+  /** Shard 2 down and fenced, each of its ranges elected on: the hand-over ready to publish. */
+  async function electedWhileDown() {
+    const w = failoverWorld();
+    for (const key of ownedBy2.slice(0, 10))
+      await w.kv.put('ns', key, { value: text('v'), contentType: 'text/plain', consistency: 'strong' });
+    w.shards.down.add('shard-2');
+    const fence = await w.failover.fence(2);
+    const choices = [];
+    for (const end of fence.ranges) choices.push(await w.failover.handOverRange(2, end));
+    return { w, fence, choices };
+  }
+
+  it('publishes its hand-over on a ring that moved on elsewhere since the fence (another shard fenced, a range lifted)', async () => {
+    const { w, fence, choices } = await electedWhileDown();
+    // Meanwhile a rebalance's wave (or another shard's failover) fences a range of shard 0, and lifts it.
+    const other = new Ring(w.rings.state).ranges().find((range) => range.owner === 0)!.end;
+    w.rings.state = fencedRangesRing(w.rings.state, [other]);
+    w.rings.state = unfencedRing(w.rings.state, [other]);
+    expect(await w.failover.publish(2, choices, fence.epoch, 'beside')).toEqual({ published: true, epoch: fence.epoch + 3 });
+    const ring = new Ring(w.rings.state);
+    for (const choice of choices) expect(ring.rangeOf(choice.end)).toMatchObject({ owner: choice.owner });
+    expect(w.rings.state.fenced).toEqual([]);
+    expect(w.rings.state.fencedAt).toBeUndefined();
+    // Run again (a retried task), the ring one more epoch on: its own publication, not a lost race.
+    w.rings.state = { ...w.rings.state, epoch: w.rings.state.epoch + 1 };
+    expect(await w.failover.publish(2, choices, fence.epoch, 'beside')).toEqual({ published: true, epoch: fence.epoch + 4 });
+  });
+
+  it('does not publish a hand-over whose fence was lifted and placed again, or whose replicas changed, since its election', async () => {
+    const { w, fence, choices } = await electedWhileDown();
+    const [first] = fence.ranges;
+    // Lifted (another run aborted) and placed again (a third run): writes between the two were not elected on.
+    w.rings.state = fencedRangesRing(unfencedRing(w.rings.state, [first!]), [first!]);
+    const refenced = await w.failover.publish(2, choices, fence.epoch, 'stale');
+    expect(refenced).toMatchObject({ published: false, reason: expect.stringMatching(/fence, owner or replicas of the range ending at/) });
+    expect(
+      new Ring(w.rings.state)
+        .ranges()
+        .filter((range) => range.fenced)
+        .map((range) => range.end),
+    ).toEqual(fence.ranges);
+
+    // A replica added to one of the ranges meanwhile (another failover's re-replication): not the set its election saw.
+    const { w: added, fence: addedFence, choices: addedChoices } = await electedWhileDown();
+    const range = new Ring(added.rings.state).rangeOf(addedFence.ranges[0]!);
+    const outsider = [0, 1, 2, 3].find((shard) => !range.replicas.includes(shard))!;
+    added.rings.state = withAddedReplicas(added.rings.state, [{ end: range.end, shard: outsider, failover: 'other', ready: false }]);
+    expect(await added.failover.publish(2, addedChoices, addedFence.epoch, 'stale')).toMatchObject({
+      published: false,
+      reason: expect.stringMatching(/changed since its election/),
+    });
+    // The same ring change elsewhere: the hand-over still applies.
+    added.rings.state = { ...added.rings.state, addedReplicas: [], epoch: added.rings.state.epoch + 1 };
+    expect((await added.failover.publish(2, addedChoices, addedFence.epoch, 'fresh')).published).toBe(true);
+  });
+
   it('two failovers of the same shard racing: exactly one publishes', async () => {
     const w = failoverWorld();
     for (const key of ownedBy2.slice(0, 10))

@@ -714,6 +714,33 @@ describe('RebalanceService on in-memory ports', () => {
     await expectConsistent(world);
   });
 
+  it('begins no work over a failover that fences its ranges in the same instant, and the failover hands them over', async () => {
+    const world = await seeded();
+    await world.service.start({ join: [4], leave: [] }, { id: 'add-4' });
+    // The failover of shard 1 wins the race for the ring write that would mark the first group copying.
+    const publishRing = world.rings.publishRing;
+    let fence: { epoch: number; ranges: number[] } | undefined;
+    world.rings.publishRing = async (next: RingState) => {
+      if (!fence && (next.moves ?? []).some((move) => move.phase === 'copying')) {
+        const owned = new Ring(world.rings.state)
+          .ranges()
+          .filter((range) => range.owner === 1)
+          .map((range) => range.end);
+        world.rings.state = fencedRangesRing(world.rings.state, owned);
+        fence = { epoch: world.rings.state.epoch, ranges: world.rings.state.fenced! };
+      }
+      return publishRing(next);
+    };
+    const paused = await world.service.advance('add-4');
+    expect(fence).toBeDefined();
+    expect(paused).toMatchObject({ status: 'paused', message: expect.stringMatching(/a failover is in progress/) });
+    // Nothing was marked copying over the failover: the ranges it elects on keep the replicas it saw.
+    expect(world.rings.state.moves ?? []).toEqual([]);
+    const choices = [];
+    for (const end of fence!.ranges) choices.push(await world.failover.handOverRange(1, end));
+    expect((await world.failover.publish(1, choices, fence!.epoch, 'failover-1')).published).toBe(true);
+  });
+
   it('refuses a second rebalance while one runs, and actions its state does not allow', async () => {
     const world = await seeded();
     await world.service.start({ join: [4], leave: [] }, { id: 'add-4' });
