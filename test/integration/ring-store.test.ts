@@ -43,13 +43,15 @@ afterAll(async () => {
 describe('the ring record', () => {
   const rings = new DynamoRingStore(client, controlTable);
 
-  it('publishes the next epoch only over the one it follows; fenced ranges and moved owners round-trip', async () => {
+  it('publishes the next epoch only over the one it follows; fenced ranges (with their epochs) and moved owners round-trip', async () => {
     await rings.ensureRing(initial);
     const fenced = fencedRing(initial, 1);
     const [first, second] = await Promise.all([rings.publishRing(fenced), rings.publishRing(fencedRing(initial, 2))]);
     expect([first, second].filter(Boolean)).toHaveLength(1);
     const winner = first ? fenced : fencedRing(initial, 2);
     expect(await rings.readRing()).toEqual(winner);
+    // The epoch each fence was placed at, which a failover's publication checks, comes back with it.
+    expect((await rings.readRing())?.fencedAt).toEqual(winner.fenced!.map((end) => ({ end, epoch: winner.epoch })));
     const failed = first ? 1 : 2;
     const handed = handedOverRing(
       winner,
