@@ -21,7 +21,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { AddedReplica, RangeOwner, RingState, VersionEntry } from '../ports';
 import { invariant } from './errors';
-import { Ring, type TokenRange } from './ring';
+import { Ring, type RangeMoveView, type TokenRange } from './ring';
 
 /** The fenced ring: every range `failed` owns is fenced, at the next epoch. */
 export function fencedRing(state: RingState, failed: number): RingState {
@@ -48,13 +48,14 @@ export function fencedRangesRing(state: RingState, ends: readonly number[]): Rin
   };
 }
 
-/** The fences of `state` with those of `ends` lifted (the epochs they were placed at with them). */
-export function liftedFences(state: RingState, ends: Iterable<number>): Pick<RingState, 'fenced' | 'fencedAt'> {
+/** `state` with the fences of `ends` lifted (and the epochs they were placed at), at the same epoch. */
+export function withFencesLifted(state: RingState, ends: Iterable<number>): RingState {
   const lifted = new Set(ends);
+  const { fencedAt: placed, ...rest } = state;
   const fenced = (state.fenced ?? []).filter((end) => !lifted.has(end));
   const kept = new Set(fenced);
-  const fencedAt = (state.fencedAt ?? []).filter((fence) => kept.has(fence.end));
-  return { fenced, ...(fencedAt.length > 0 ? { fencedAt } : {}) };
+  const fencedAt = (placed ?? []).filter((fence) => kept.has(fence.end));
+  return { ...rest, fenced, ...(fencedAt.length > 0 ? { fencedAt } : {}) };
 }
 
 /** The ranges a failover took from `shard`: the vnode walk makes it their owner, another shard owns them. */
@@ -154,7 +155,7 @@ export interface RangeSeen {
   owner: number;
   replicas: number[];
   backfilling?: number[];
-  move?: { phase: string; from: number[]; to: number[] };
+  move?: RangeMoveView;
 }
 
 export function rangeSeen(state: RingState, range: TokenRange): RangeSeen {
@@ -214,20 +215,18 @@ export function handedOverRing(state: RingState, choices: readonly RangeOwner[],
     const before = previous.rangeOf(end).owner;
     if (before !== owner) lostBy.set(before, [...(lostBy.get(before) ?? []), end]);
   }
-
   const rejoining = [
     ...(state.rejoining ?? []).filter((entry) => entry.failover !== failover),
     ...(failover === undefined ? [] : [...lostBy].map(([shard, ends]) => ({ shard, failover, ends: [...ends].sort((a, b) => a - b) }))),
   ].sort((a, b) => a.shard - b.shard || (a.failover < b.failover ? -1 : 1));
-  const { rejoining: _before, fencedAt: _fencedAt, ...rest } = state;
+  const { rejoining: _before, ...rest } = withFencesLifted(
+    state,
+    choices.map((choice) => choice.end),
+  );
   const next: RingState = {
     ...rest,
     epoch: state.epoch + 1,
     owners: [...owners].map(([end, owner]) => ({ end, owner })).sort((a, b) => a.end - b.end),
-    ...liftedFences(
-      state,
-      choices.map((choice) => choice.end),
-    ),
     ...(rejoining.length > 0 ? { rejoining } : {}),
   };
   // The Ring checks every choice is one of its range's replicas.
@@ -298,6 +297,5 @@ export function withReadyReplicas(state: RingState, failover: string): RingState
 
 /** The ring with the fence of `ends` lifted and nothing else changed (a failover that cannot finish). */
 export function unfencedRing(state: RingState, ends: readonly number[]): RingState {
-  const { fencedAt: _fencedAt, ...rest } = state;
-  return { ...rest, epoch: state.epoch + 1, ...liftedFences(state, ends) };
+  return { ...withFencesLifted(state, ends), epoch: state.epoch + 1 };
 }

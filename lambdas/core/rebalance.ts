@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto';
 import type { RangeProgress, RebalanceChange, RingShard, RingState, VersionDigest } from '../ports';
 import { invariant, RingstoreError } from './errors';
-import { liftedFences } from './failover';
+import { withFencesLifted } from './failover';
 import { Ring, type TokenRange } from './ring';
 
 /**
@@ -103,8 +103,7 @@ export function withMovePhase(state: RingState, ends: number | readonly number[]
     (a, b) => a.end - b.end,
   );
   if (phase !== 'moved') return { ...state, epoch: state.epoch + 1, moves };
-  const { fencedAt: _fencedAt, ...rest } = state;
-  return { ...rest, epoch: state.epoch + 1, moves, ...liftedFences(state, changed) };
+  return { ...withFencesLifted(state, changed), epoch: state.epoch + 1, moves };
 }
 
 /** True when the range's owner changes: its cut-over is fenced, as a failover's hand-over is. */
@@ -150,13 +149,11 @@ export function reversedRing(state: RingState): RingState {
     if (shard.status === 'leaving') return { ...shard, status: 'joining' as const };
     return shard;
   });
-  const { fencedAt: _fencedAt, ...rest } = state;
   return {
-    ...rest,
+    ...withFencesLifted(state, ends),
     epoch: state.epoch + 1,
     shards,
     moves: moving.filter((range) => range.move!.phase !== 'moved').map((range) => ({ end: range.end, phase: 'moved' as const })),
-    ...liftedFences(state, ends),
   };
 }
 
