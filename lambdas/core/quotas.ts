@@ -151,8 +151,9 @@ export function storageQuotaExceeded(namespace: string, limit: 'keys' | 'bytes',
   return new RingstoreError(
     limit === 'keys' ? 'quota.keys' : 'quota.bytes',
     `namespace ${namespace} is at its storage quota (${bound} ${limit}): delete keys or ask an admin for a larger quota`,
-    // Retryable: a delete elsewhere in the namespace frees room; the retry may also fail the same way.
-    { retryable: true, details: { limit, [limit === 'keys' ? 'keysMax' : 'bytesMax']: bound } },
+    // Not retryable: only a delete (or a larger quota) frees room, and nothing the client retries makes one;
+    // a retry would be refused the same way until its attempts run out.
+    { retryable: false, details: { limit, [limit === 'keys' ? 'keysMax' : 'bytesMax']: bound } },
   );
 }
 

@@ -172,7 +172,8 @@ export class PayloadTooLargeError extends RingstoreError {
 }
 
 /**
- * 429: the caller is sending too fast. Retried by the SDK; thrown when attempts run out.
+ * 429: the caller is sending too fast, or its namespace is at a quota. Retried by the SDK unless the
+ * body says `retryable: false` (`quota.keys`, `quota.bytes`); thrown when attempts run out.
  *
  * @example
  * ```ts
@@ -187,7 +188,8 @@ export class ThrottledError extends RingstoreError {
 
 /**
  * 503: a shard is unavailable or replication is pending. Retried by the SDK honouring
- * `Retry-After`; thrown when attempts run out, with `retryAfterSeconds` when the server sent it.
+ * `Retry-After`, unless the body says `retryable: false` (a write whose outcome is unknown);
+ * thrown when attempts run out, with `retryAfterSeconds` when the server sent it.
  *
  * @example
  * ```ts
@@ -403,19 +405,20 @@ export function parseRetryAfterSeconds(value: string | null, nowMs: number): num
 }
 
 /**
- * Whether the SDK retries an error response of this status: 429 and 503 always; 500, 502 and
- * 504 unless the JSON body says `retryable: false` (no JSON body means a gateway failure,
- * which is transient); never any other 4xx.
+ * Whether the SDK retries an error response of this status: 429, 500, 502, 503 and 504 unless
+ * the JSON body says `retryable: false` (a namespace at its storage quota, a write whose outcome
+ * is unknown: sending it again cannot help, or may apply it twice); no JSON body means a gateway
+ * failure or throttling, which is transient; never any other 4xx.
  *
  * @example
  * ```ts
  * isRetryableStatus(503, undefined); // true
+ * isRetryableStatus(429, false);     // false (quota.keys: only a delete frees room)
  * isRetryableStatus(500, false);     // false
  * ```
  */
 export function isRetryableStatus(status: number, bodyRetryable: boolean | undefined): boolean {
-  if (status === 429 || status === 503) return true;
-  if (status === 500 || status === 502 || status === 504) return bodyRetryable !== false;
+  if ([429, 500, 502, 503, 504].includes(status)) return bodyRetryable !== false;
   return false;
 }
 

@@ -72,8 +72,10 @@ describe('error mapping', () => {
   it('sets retryable by the retry policy, not only by the body', async () => {
     const cases: Array<[Scripted, boolean]> = [
       [{ status: 409, body: envelope('txn.conflict', true) }, false], // 4xx other than 429: never
-      [{ status: 429, body: envelope('api.throttled', false) }, true],
-      [{ status: 503, body: envelope('shard.unavailable', false) }, true],
+      [{ status: 429, body: envelope('quota.keys', false) }, false], // at its storage quota until a delete
+      [{ status: 429, body: '' }, true], // API Gateway's throttling carries no envelope
+      [{ status: 503, body: envelope('shard.failingOver', false) }, false], // a write whose outcome is unknown
+      [{ status: 503, body: envelope('shard.unavailable', true) }, true],
       [{ status: 500, body: envelope('internal.bug', false) }, false],
       [{ status: 500, body: envelope('internal.transient', true) }, true],
       [{ status: 502, body: '' }, true],

@@ -82,6 +82,19 @@ describe('retries', () => {
     expect(sleeps).toEqual([25, 50]); // half of 50 ms, half of 100 ms with random() = 0.5
   });
 
+  it.each([
+    [429, 'quota.keys'],
+    [429, 'quota.bytes'],
+    [503, 'shard.failingOver'],
+  ])('attempts a %d %s once when the body says it is not retryable', async (status, code) => {
+    failing(5, fail(status, code, false));
+
+    await expect(client().put('k', 'v')).rejects.toMatchObject({ status, code, retryable: false });
+
+    expect(server.requests).toHaveLength(1);
+    expect(sleeps).toEqual([]);
+  });
+
   it('gives up after maxAttempts and throws the last error', async () => {
     failing(10, fail(503, 'shard.unavailable', true, { 'retry-after': '2' }));
 

@@ -2,7 +2,7 @@
 // charges to its namespace's storage usage.
 import fc from 'fast-check';
 import { isRingstoreError, RingstoreError } from '../../lambdas/core/errors';
-import { leaseTokensOf, NamespaceRateLimiter, rateLeaseLifetimeMs, storageChargeOf } from '../../lambdas/core/quotas';
+import { leaseTokensOf, NamespaceRateLimiter, rateLeaseLifetimeMs, storageChargeOf, storageQuotaExceeded } from '../../lambdas/core/quotas';
 import type { RateLimitStore, RateTake, StoredItem } from '../../lambdas/ports';
 import { ManualClock } from '../support/memory-ports';
 
@@ -171,5 +171,13 @@ describe('storageChargeOf', () => {
         expect(usage).toEqual({ keys: live ? 1 : 0, bytes: live ? stored!.size : 0 });
       }),
     );
+  });
+});
+
+describe('storageQuotaExceeded', () => {
+  it.each(['keys', 'bytes'] as const)('refuses a write over the %s bound as not retryable: only a delete frees room', (limit) => {
+    const refusal = storageQuotaExceeded('ns', limit, { keysMax: 10, bytesMax: 1000 });
+
+    expect(refusal).toMatchObject({ code: `quota.${limit}`, retryable: false, details: { limit } });
   });
 });
