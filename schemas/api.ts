@@ -207,7 +207,20 @@ export const AuditPage = z
   .object({ entries: z.array(AuditEntry), cursor: z.string().optional().meta({ description: 'Absent on the last page' }) })
   .meta({ id: 'AuditPage' });
 
-export const KeyIdParam = z.object({ keyId: z.string().regex(/^[0-9a-f]{12}$/, 'must be a key id: 12 hex digits') });
+/**
+ * A key id, or a whole API key `rs_<keyId>_<secret>` (an easy mistake), of which only the id is kept: the
+ * secret goes no further than this parse (not into the audit trail, a log line or an error message).
+ */
+export const KeyIdParam = z.object({
+  keyId: z
+    .string()
+    .regex(
+      /^(?:[0-9a-f]{12}|rs_[0-9a-f]{12}_[A-Za-z0-9_-]+)$/,
+      'must be a key id (the 12 hex digits after rs_ in an API key rs_<keyId>_<secret>) or a whole API key',
+    )
+    .transform((keyIdOrKey) => (keyIdOrKey.startsWith('rs_') ? keyIdOrKey.slice('rs_'.length, 'rs_'.length + 12) : keyIdOrKey))
+    .meta({ description: 'The key id: the 12 hex digits after rs_ in the key (a whole key is taken for its id)' }),
+});
 
 export const WriteAck = z
   .object({

@@ -182,7 +182,7 @@ const operations: Record<string, Operation> = {
   },
   revokeApiKey: {
     summary: 'Revoke an API key (admin); takes effect within the authorizer cache TTL',
-    request: { params: z.object({ keyId: z.string() }) },
+    request: { params: api.KeyIdParam },
     responses: { 200: json(api.RevokedApiKey, 'Revoked'), 404: error('No such key') },
   },
   listPrincipalMappings: {

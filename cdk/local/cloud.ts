@@ -2,7 +2,6 @@
 // the in-process handlers. `npm start` and the integration tests both run this.
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Logger } from '@aws-lambda-powertools/logger';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { FaultController } from '../../lambdas/adapters/fault-injection';
@@ -13,7 +12,7 @@ import { apiKeyService, iamPrincipalService, ringStore } from '../../lambdas/wir
 import { isRingstoreError } from '../../lambdas/core/errors';
 import type { IamPrincipalService } from '../../lambdas/core/iam-principals';
 import { closeConnections } from '../../lambdas/wiring/data';
-import { Wiring } from '../../lambdas/wiring/wiring';
+import { redactingLogger, Wiring } from '../../lambdas/wiring/wiring';
 import { envVars, type HandlerName, limits, namesFor, replicationDefaults, routes, txnLimits } from '../../schemas/topology';
 import { type DynamoDbJournal, localCredentials, localRegion, startEngines, type RunningEngines } from './engines';
 import { type GatewayHandlers, type RunningGateway, startGateway } from './gateway';
@@ -245,7 +244,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     // and caches; each handler sees it through its own HandlerSpec. The fault controller (driven by the
     // gateway's /_faults) and the state machine runner are passed in, never filled in later.
     const faults = config.faultInjection ? new FaultController() : undefined;
-    const logger = new Logger({ serviceName: 'ringstore', logLevel: localLogLevel(process.env.POWERTOOLS_LOG_LEVEL) });
+    const logger = redactingLogger({ logLevel: localLogLevel(process.env.POWERTOOLS_LOG_LEVEL) });
     const base = { config, logger, awsCredentials: { ...localCredentials }, ...(faults ? { faults } : {}) };
     const build = <Name extends HandlerName>(name: Name, host: Wiring) =>
       handlerFactories[name](host.forHandler(name)) as ReturnType<(typeof handlerFactories)[Name]>;

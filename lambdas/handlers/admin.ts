@@ -30,7 +30,7 @@ import { RingstoreError } from '../core/errors';
 import { requireAdmin } from '../core/auth';
 import type { ApiKeyRecord, FailoverRecord } from '../ports';
 import { httpErrors } from '../http/errors';
-import { jsonBody, parseWith, pathParam, principalOf } from '../http/request';
+import { jsonBody, parseWith, principalOf } from '../http/request';
 import { json } from '../http/response';
 import { router } from '../http/router';
 import {
@@ -169,7 +169,8 @@ export function adminHandler(wiring: Wiring) {
             return json(200, { ...publicView(record), apiKey });
           },
           revokeApiKey: async (event) => {
-            const { keyId, revokedAt } = await apiKeys.revoke(pathParam(event, 'keyId'));
+            const { keyId: revoked } = parseWith(KeyIdParam, event.pathParameters, 'path');
+            const { keyId, revokedAt } = await apiKeys.revoke(revoked);
             return json(200, { keyId, revokedAt });
           },
           listPrincipalMappings: async () => json(200, { principals: await principals.list() }),

@@ -1,9 +1,12 @@
 // Records every admin operation that changes something (docs/security.md, "Audit"): who, what, when and
 // how it ended, in the audit trail and as a structured log line, whether it succeeded, failed or was refused.
+// Neither keeps a secret: a whole API key sent for a key id is recorded as its id, any other is redacted.
 import type { MiddlewareObj, Request } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { statusOf } from '../../schemas/errors';
+import { keyIdOf } from '../core/auth';
 import { RingstoreError } from '../core/errors';
+import { redactedCopy } from '../core/redaction';
 import type { AuditEntry, AuditLog, Clock } from '../ports';
 import { bodyBytes, principalOf } from './request';
 import { auditDefaults, routes } from '../../schemas/topology';
@@ -30,8 +33,9 @@ function entryOf(event: APIGatewayProxyEvent, at: string, status: number, errorC
   }
   const body = Buffer.from(bodyBytes(event)).toString('utf8');
   const target: Record<string, string> = {};
-  for (const [name, value] of Object.entries(event.pathParameters ?? {})) if (value !== undefined) target[name] = value;
-  return {
+  // A whole key where a key id is expected is taken for its id, as the handler takes it.
+  for (const [name, value] of Object.entries(event.pathParameters ?? {})) if (value !== undefined) target[name] = keyIdOf(value) ?? value;
+  return redactedCopy({
     at,
     requestId: event.requestContext?.requestId ?? 'unknown',
     actor,
@@ -41,7 +45,7 @@ function entryOf(event: APIGatewayProxyEvent, at: string, status: number, errorC
     outcome: status < 400 ? 'succeeded' : 'failed',
     status,
     ...(errorCode === undefined ? {} : { errorCode }),
-  };
+  });
 }
 
 /**

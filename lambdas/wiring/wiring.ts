@@ -3,10 +3,12 @@
 // so a handler builds only what it asks for, and only what its HandlerSpec allows it to touch.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
+import type { LogLevel } from '@aws-lambda-powertools/logger/types';
 import { type HandlerName, type HandlerSpec, handlers } from '../../schemas/topology';
 import type { FaultController } from '../adapters/fault-injection';
 import { type RuntimeConfig, loadConfig } from '../config';
 import { RingstoreError } from '../core/errors';
+import { redactSecrets } from '../core/redaction';
 import type { Clock, FailoverStarter, IdSource, Orchestrator, PromotionStarter, RebalanceStarter } from '../ports';
 
 export const systemClock: Clock = { nowMs: () => Date.now(), monotonicMs: () => performance.now() };
@@ -15,6 +17,21 @@ export const randomIds: IdSource = {
   newId: () => randomUUID(),
   newSecret: () => randomBytes(32).toString('base64url'),
 };
+
+/**
+ * The logger of every handler and host: each string of a line passes through the core's redaction before
+ * it is printed (message, details, an error's message and stack), so no line carries a key's secret.
+ *
+ * @example
+ * const logger = redactingLogger({ logLevel: 'WARN' });
+ */
+export function redactingLogger(options: { logLevel?: LogLevel } = {}): Logger {
+  return new Logger({
+    serviceName: 'ringstore',
+    ...options,
+    jsonReplacerFn: (_name, value: unknown) => (typeof value === 'string' ? redactSecrets(value) : value),
+  });
+}
 
 /** What the host of the handlers passes in; everything else is built from the configuration. */
 export interface WiringOptions {
@@ -108,7 +125,7 @@ export class Wiring {
   }
 
   get logger(): Logger {
-    this.loggerInstance ??= new Logger({ serviceName: 'ringstore' });
+    this.loggerInstance ??= redactingLogger();
     return this.loggerInstance;
   }
 

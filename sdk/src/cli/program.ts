@@ -611,7 +611,10 @@ export function buildProgram(session: Session): Command {
   const keys = program.command('keys').description('admin: API keys');
   keys
     .command('rotate')
-    .argument('<keyId>', 'the key id (the 12 hex digits after rs_)')
+    .argument(
+      '<keyId>',
+      'the key id (the 12 hex digits after rs_ in rs_<keyId>_<secret>); a whole key is taken for its id, its secret is not sent',
+    )
     .description('a new secret for the key; the current one keeps working for the grace period')
     .option('--grace <seconds>', 'how long the current secret keeps working (default 3600, at most a week)', parseInteger(0, 7 * 24 * 3600))
     .option('--expires-at <time>', 'a new expiry for the key (ISO 8601)')

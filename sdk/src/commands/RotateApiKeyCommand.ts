@@ -5,9 +5,22 @@ import { type CommandContext, invalidInput, RingstoreCommand } from './command';
 import { apiKeyRoleWire, type ApiKeyRole } from './CreateApiKeyCommand';
 import { readJson, wire, type WireOf } from './response';
 
+// A whole key `rs_<keyId>_<secret>` given for its id (an easy mistake): only the id is sent, so the secret
+// reaches no URL, access log or audit entry.
+const keyIdOrKey = /^(?:([0-9a-f]{12})|rs_([0-9a-f]{12})_[A-Za-z0-9_-]+)$/;
+
+function keyIdOfInput(keyId: unknown): string {
+  const match = typeof keyId === 'string' ? keyIdOrKey.exec(keyId) : null;
+  if (!match) {
+    throw invalidInput('keyId must be a key id (the 12 hex digits after rs_ in an API key rs_<keyId>_<secret>) or a whole API key');
+  }
+  return (match[1] ?? match[2])!;
+}
+
 /**
- * Input of {@link RotateApiKeyCommand}: how long the current secret keeps working (seconds, default an
- * hour, at most a week) and, optionally, a new expiry for the key.
+ * Input of {@link RotateApiKeyCommand}: the key's id (a whole key is taken for its id, and only the id is
+ * sent), how long the current secret keeps working (seconds, default an hour, at most a week) and,
+ * optionally, a new expiry for the key.
  *
  * @example
  * ```ts
@@ -85,8 +98,8 @@ export type ApiKeyRotatedWire = WireOf<typeof apiKeyRotatedWire>;
  */
 export class RotateApiKeyCommand extends RingstoreCommand<RotateApiKeyCommandInput, RotateApiKeyCommandOutput> {
   override async execute({ transport, signal }: CommandContext): Promise<RotateApiKeyCommandOutput> {
-    const { keyId, graceSeconds, expiresAt } = this.input;
-    if (typeof keyId !== 'string' || keyId === '') throw invalidInput('keyId must be a non-empty string');
+    const { graceSeconds, expiresAt } = this.input;
+    const keyId = keyIdOfInput(this.input.keyId);
     const body = { ...(graceSeconds === undefined ? {} : { graceSeconds }), ...(expiresAt === undefined ? {} : { expiresAt }) };
     const response = await transport.send(
       {
