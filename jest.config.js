@@ -29,7 +29,7 @@ module.exports = {
     {
       ...base,
       displayName: 'integration',
-      setupFilesAfterEnv: ['<rootDir>/test/integration/timeouts.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/integration/timeouts.ts', '<rootDir>/test/support/stop-after-file.ts'],
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
       globalSetup: '<rootDir>/test/integration/global-setup.ts',
       globalTeardown: '<rootDir>/test/integration/global-teardown.ts',
@@ -37,14 +37,14 @@ module.exports = {
     {
       ...base,
       displayName: 'fault',
-      setupFilesAfterEnv: ['<rootDir>/test/fault/timeouts.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/fault/timeouts.ts', '<rootDir>/test/support/stop-after-file.ts'],
       testMatch: ['<rootDir>/test/fault/**/*.test.ts'],
     },
     // Capacity units per operation, counted on an in-process local cloud (its own engines).
     {
       ...base,
       displayName: 'capacity',
-      setupFilesAfterEnv: ['<rootDir>/test/fault/timeouts.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/fault/timeouts.ts', '<rootDir>/test/support/stop-after-file.ts'],
       testMatch: ['<rootDir>/test/capacity/**/*.test.ts'],
     },
   ],

@@ -4,9 +4,9 @@
 // DynamoDBClient (the floor every handler pays). No engine runs: the endpoints point at a closed port.
 // Writes bench/results/cold-start-<BENCH_LABEL>.json.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { constants as zlibConstants, gzipSync } from 'node:zlib';
 import { build, type BuildOptions, type Metafile, version as esbuildVersion } from 'esbuild';
 import * as z from 'zod';
@@ -257,6 +257,9 @@ async function bundle(name: Bundle['name'], entry: string, workDir: string): Pro
           },
         };
   const result = await build({ ...cdkBundling, ...entryOptions, outfile });
+  // The files the spec lists lie beside the bundle, as the CDK's afterBundling hook places them (copyBundledFiles).
+  const bundledFiles = name in handlers ? (handlers[name as HandlerName].bundledFiles ?? []) : [];
+  for (const file of bundledFiles) copyFileSync(join(benchRoot, file), join(dirname(outfile), basename(file)));
   const code = readFileSync(outfile);
   return {
     name,

@@ -1,10 +1,10 @@
 // `npm test`: static checks (tsc, ESLint, Prettier), then jest, then one summary line `N passed, M failed`
 // (exit 1 on any failure).
 // Arguments are forwarded to jest: `npm test -- test/unit`, `npm test -- -t ring`.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -28,6 +28,69 @@ function runNode(script, args, { capture = false } = {}) {
   });
 }
 
+/** After jest has written its results, it gets this long to exit before it and what it started are killed. */
+const exitGraceMs = 20_000;
+
+/**
+ * Runs jest in a process group of its own, so that a run that does not exit after its summary (an open
+ * handle, a process a test left) is ended with everything it started, naming what was still running.
+ */
+function runJest(args) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [require.resolve('jest/bin/jest'), ...args], {
+      cwd: root,
+      stdio: 'inherit',
+      detached: true,
+      // The SDK's notice that its 2027 releases need Node 22 would be printed by every test process (README, "Node").
+      env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...process.env },
+    });
+    const forward = (signal) => killGroup(child.pid, signal);
+    process.on('SIGINT', forward);
+    process.on('SIGTERM', forward);
+    let hung = false;
+    const watch = setInterval(() => {
+      if (!existsSync(resultsFile)) return;
+      clearInterval(watch);
+      setTimeout(() => {
+        if (child.exitCode !== null || child.signalCode !== null) return;
+        hung = true;
+        console.log(`\njest did not exit ${exitGraceMs / 1000} s after writing its results; still running in its process group:`);
+        console.log(
+          processesOfGroup(child.pid) || '  (no process besides jest: an open handle in jest itself; run with --detectOpenHandles)',
+        );
+        killGroup(child.pid, 'SIGKILL');
+      }, exitGraceMs).unref();
+    }, 500);
+    child.on('exit', (code, signal) => {
+      clearInterval(watch);
+      process.off('SIGINT', forward);
+      process.off('SIGTERM', forward);
+      // Whatever a test left in the group goes with jest.
+      killGroup(child.pid, 'SIGKILL');
+      resolve({ code: hung ? 1 : (code ?? (signal ? 1 : 0)), hung });
+    });
+  });
+}
+
+function killGroup(pid, signal) {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // ESRCH: the group is gone.
+  }
+}
+
+/** The processes of a process group, one `pid command` line each (empty when only the leader is left). */
+function processesOfGroup(pgid) {
+  const listed = spawnSync('ps', ['-o', 'pid=,pgid=,args='], { encoding: 'utf8' });
+  return (listed.stdout ?? '')
+    .split('\n')
+    .map((line) => line.trim().split(/\s+/))
+    .filter(([pid, group]) => Number(group) === pgid && Number(pid) !== pgid)
+    .map(([pid, , ...command]) => `  ${pid} ${command.join(' ').slice(0, 160)}`)
+    .join('\n');
+}
+
 function seconds(ms) {
   return `${(ms / 1000).toFixed(1)} s`;
 }
@@ -48,6 +111,7 @@ const checksStarted = Date.now();
 const checkResults = await Promise.all(
   checks.map(async (check) => ({ ...check, ...(await runNode(check.script, check.args, { capture: true })) })),
 );
+const checksDoneAt = Date.now();
 let staticFailed = false;
 for (const { name, code, output } of checkResults) {
   if (code !== 0) {
@@ -62,23 +126,68 @@ console.log(
 // 2. Jest. Integration tests share one local cloud (globalSetup), so two workers match two cores.
 const chooseWorkers = jestArgs.some((a) => /^(-i|--runInBand|-w|--maxWorkers)(=|$)/.test(a)) ? [] : ['--maxWorkers=2'];
 rmSync(resultsFile, { force: true });
-const jest = await runNode(require.resolve('jest/bin/jest'), ['--json', `--outputFile=${resultsFile}`, ...chooseWorkers, ...jestArgs]);
+const jestStarted = Date.now();
+const jest = await runJest(['--json', `--outputFile=${resultsFile}`, ...chooseWorkers, ...jestArgs]);
+const jestSeconds = (Date.now() - jestStarted) / 1000;
 
-// 3. Summary.
+// 3. Summary: what failed, with the command that runs it again (a fault test's seeded replay when it printed
+// one), the time each part took, and the one line CI reads.
 let passed = 0;
 let failed = 0;
+const failures = [];
 if (existsSync(resultsFile)) {
   const results = JSON.parse(readFileSync(resultsFile, 'utf8'));
   passed = results.numPassedTests ?? 0;
   failed = results.numFailedTests ?? 0;
-  // A suite that fails before any test runs (compile error, throwing import) has no test results.
   for (const suite of results.testResults ?? []) {
+    const file = relative(root, suite.name);
+    // A suite that fails before any test runs (compile error, throwing import, a hook) has no test results.
     if (suite.status === 'failed' && (suite.assertionResults ?? []).length === 0) failed += 1;
+    if (suite.status === 'failed' && !(suite.assertionResults ?? []).some((test) => test.status === 'failed')) {
+      failures.push({ what: `${file} (the file itself)`, rerun: `npx jest ${file}`, message: suite.message ?? '' });
+    }
+    for (const test of suite.assertionResults ?? []) {
+      if (test.status !== 'failed') continue;
+      const message = (test.failureMessages ?? []).join('\n');
+      const replay = /replay: (RINGSTORE_FAULT_SEED=\S+ npx jest .*)$/m.exec(message)?.[1];
+      failures.push({
+        what: `${file} › ${test.fullName}`,
+        rerun: replay ?? `npx jest ${file} -t ${shellQuote(`^${escapeRegExp(test.fullName)}$`)}`,
+        message,
+      });
+    }
+  }
+}
+if (failures.length > 0) {
+  console.log(`\n${failures.length} failing (details above; each line below runs it again):`);
+  for (const failure of failures) {
+    const firstLine =
+      stripAnsi(failure.message)
+        .split('\n')
+        .map((line) => line.trim())
+        .find((line) => line && !line.startsWith('[seed')) ?? '';
+    console.log(`  ✕ ${failure.what}\n      ${firstLine.slice(0, 200)}\n      ${failure.rerun}`);
   }
 }
 // A failed static check counts as one failure (its output is above).
 if (staticFailed) failed += 1;
-// Jest failed without a failing test to show for it (globalSetup threw, no tests matched, crash).
+// Jest failed without a failing test to show for it (globalSetup threw, no tests matched, crash, a hang after the summary).
 if (jest.code !== 0 && failed === 0) failed += 1;
+console.log(
+  `timing: static checks ${seconds(checksDoneAt - checksStarted)}, jest ${jestSeconds.toFixed(1)} s, npm test ${seconds(Date.now() - checksStarted)}`,
+);
 console.log(`${passed} passed, ${failed} failed`);
 process.exitCode = failed > 0 || jest.code !== 0 ? 1 : 0;
+
+function escapeRegExp(text) {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+function shellQuote(text) {
+  return `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
+/** Jest's messages carry terminal colours (ESC [ … m). */
+function stripAnsi(text) {
+  return text.replace(new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g'), '');
+}

@@ -361,7 +361,8 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
         await running.drPoller?.caughtUp();
         await running.backupDeliveries?.drained();
       },
-      stop: async () => {
+      // Once: a test's teardown may stop a cloud its test already stopped (test/support/teardown.ts).
+      stop: once(async () => {
         await running.gateway.stop();
         await running.failovers.settled();
         await running.promotions?.settled();
@@ -387,4 +388,10 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     await engines.stop();
     throw error;
   }
+}
+
+/** `run` at its first call; later calls answer the same promise. */
+function once(run: () => Promise<void>): () => Promise<void> {
+  let running: Promise<void> | undefined;
+  return () => (running ??= run());
 }

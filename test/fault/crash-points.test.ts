@@ -8,9 +8,11 @@ import {
   deriveSeed,
   describeItem,
   divergence,
+  driveUntil,
   type FaultCloud,
   type FaultPlan,
   localNamespace,
+  NeverHappenedError,
   readReplicas,
   type Reply,
   replicaTablesOf,
@@ -24,7 +26,11 @@ import { sha256Hex } from '../../lambdas/core/kv';
 
 /** Writes and deletes per run (more are sent, bounded, until the armed point has crashed). */
 const workloadOps = 36;
-const extraOpsMax = 30;
+/** Bounds on driving the run to its crash (or a hint to replay) once the counted ops have not reached it. */
+const extraOpsMax = 60;
+const driveBoundMs = 60_000;
+/** How long the replicator gets between the extra writes that drive it to its crash point. */
+const replicatorPatienceMs = 250;
 const keysPerRun = 10;
 /** Share of the writes that go to the first `hotKeys` keys. */
 const hotKeyShare = 0.6;
@@ -71,8 +77,7 @@ describe('crash points', () => {
     '%s: acknowledged writes survive a crash there, and replicas converge',
     async (point) => {
       const testSeed = deriveSeed(seed, point);
-      const replay = `RINGSTORE_FAULT_SEED=${seed} npx jest --selectProjects fault -t '${point}' test/fault/crash-points.test.ts`;
-      await withSeed(seed, replay, () => runCrashPoint(point, new Rng(testSeed)));
+      await withSeed(seed, () => runCrashPoint(point, new Rng(testSeed)));
     },
   );
 });
@@ -171,10 +176,21 @@ async function runCrashPoint(point: CrashPoint, rng: Rng): Promise<void> {
     if (eventual.status === 200) ledger.knownVersion = Math.max(ledger.knownVersion, eventual.version!);
   };
 
+  /** What the run drove towards and never saw (reported with the verdict; the recovery still runs). */
+  const neverHappened: string[] = [];
+  const drive = async (what: string, happened: () => Promise<boolean>, next: () => Promise<void>) => {
+    try {
+      await driveUntil(what, happened, next, { stepsMax: extraOpsMax, boundMs: driveBoundMs });
+    } catch (error) {
+      if (!(error instanceof NeverHappenedError)) throw error;
+      neverHappened.push(error.message);
+    }
+  };
+  const crashed = async () => (await crashedCount()) > 0;
   /** Runs `count` steps, then more (bounded) while the armed point has not crashed yet. */
   const runSteps = async (count: number, untilCrashed: boolean): Promise<void> => {
     for (let i = 0; i < count; i += 1) await step();
-    for (let extra = 0; untilCrashed && extra < extraOpsMax && (await crashedCount()) === 0; extra += 1) await step();
+    if (untilCrashed) await drive(`a crash at ${point}`, crashed, step);
   };
 
   // Act: the workload in three thirds; for the hint points the middle third runs with a replica down.
@@ -184,26 +200,26 @@ async function runCrashPoint(point: CrashPoint, rng: Rng): Promise<void> {
   if (withHints) await api.setFaults({ crashes: point === 'hints.duringReplay' ? [] : armed, downShards: [downShard] });
   await runSteps(third, point === 'write.beforeHint');
   if (point === 'hints.duringReplay') {
-    for (let extra = 0; extra < extraOpsMax && (await pendingHints()) === 0; extra += 1) await step();
+    await drive('a hint for the down replica', async () => (await pendingHints()) > 0, step);
     // The shard is back; the replay runs with the crash armed (a crashed repair answers 502).
     const pending = await pendingHints();
     armed[0]!.after = rng.int(0, Math.max(0, Math.min(pending, 4) - 1));
     await api.setFaults({ crashes: armed });
-    for (let attempt = 0; attempt < 3 && (await crashedCount()) === 0; attempt += 1) {
+    await drive(`a crash at ${point}`, crashed, async () => {
       const repair = await api.repair();
       if (repair.status !== 200 && repair.status !== 502) unexpected.push(`repair while armed: ${repair.status} ${repair.message ?? ''}`);
-    }
+    });
   } else if (withHints) {
     await api.setFaults({ crashes: (await api.faults()).crashes });
   }
   await runSteps(workloadOps - 2 * third, !replicatorPoints.includes(point) && !withHints);
   if (replicatorPoints.includes(point)) {
-    // The replicator runs after the writes were answered: give it a moment, then write more if needed.
-    for (let waited = 0; waited < 3_000 && (await crashedCount()) === 0; waited += 100) await sleep(100);
-    for (let extra = 0; extra < extraOpsMax && (await crashedCount()) === 0; extra += 1) {
+    // The replicator runs after the writes were answered, as far behind as the machine is busy: each step
+    // gives it a moment, then writes once more.
+    await drive(`a crash at ${point}`, crashed, async () => {
+      await sleep(replicatorPatienceMs);
       await step();
-      await sleep(50);
-    }
+    });
   }
   const faultStatus = await api.faults();
 
@@ -278,7 +294,11 @@ async function runCrashPoint(point: CrashPoint, rng: Rng): Promise<void> {
         `(reached ${faultStatus.reached[point] ?? 0}x), converged in ${convergence.elapsedMs} ms after ${Date.now() - recoveryStarted - convergence.elapsedMs} ms of handoff; ${context}`,
     );
   }
-  expect({ context, crashed: (faultStatus.crashed[point] ?? 0) >= 1 }).toEqual({ context, crashed: true });
+  expect({ context, crashed: (faultStatus.crashed[point] ?? 0) >= 1, neverHappened }).toEqual({
+    context,
+    crashed: true,
+    neverHappened: [],
+  });
   expect({ context, unexpected }).toEqual({ context, unexpected: [] });
   expect({ context, converged: convergence.converged, divergent: convergence.divergent }).toEqual({
     context,

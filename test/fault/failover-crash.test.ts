@@ -8,6 +8,7 @@ import { failoverCrashPoints, type CrashPoint } from '../../lambdas/ports';
 import { localNamespace } from '../../cdk/local/cloud';
 import { tokenOf } from '../../lambdas/core/ring';
 import { baseSeed, deriveSeed, type FaultCloud, Rng, sleep, startFaultCloud, withSeed } from './support';
+import { stopAfterFile } from '../support/teardown';
 
 const clients = 3;
 /** The load runs this long before the outage, and goes on until the failover is over. */
@@ -73,8 +74,7 @@ describe('failover crash points under load', () => {
   it.each(failoverCrashPoints.map((point) => [point]))(
     '%s: the failover finishes, nothing acknowledged is lost',
     async (point) => {
-      const replay = `RINGSTORE_FAULT_SEED=${seed} npx jest --selectProjects fault test/fault/failover-crash.test.ts -t '${point}'`;
-      await withSeed(seed, replay, () => runCase(point, new Rng(deriveSeed(seed, point))));
+      await withSeed(seed, () => runCase(point, new Rng(deriveSeed(seed, point))));
     },
     120_000,
   );
@@ -140,7 +140,19 @@ async function runCase(point: CrashPoint, rng: Rng): Promise<void> {
       if (status !== 200) await sleep(20);
     }
   };
+  // Not vacuous by construction: each of the victim's keys holds an acknowledged strong write before the outage.
+  for (const key of victimKeys) {
+    const value = `prepared-${key}`;
+    const reply = await api.put(key, value, { consistency: 'strong' });
+    if (reply.status !== 200)
+      throw new Error(`preparing ${key} on the victim answered ${reply.status} ${reply.code ?? ''} ${reply.message ?? ''}`);
+    ack(key, reply.version!, value);
+  }
   const load = Promise.all(Array.from({ length: clients }, (_, id) => client(id)));
+  const stopLoad = stopAfterFile(`the load of ${point}`, async () => {
+    stop = true;
+    await load;
+  });
   await sleep(warmMs);
 
   // The outage, and a failover with the crash armed once.
@@ -151,8 +163,7 @@ async function runCase(point: CrashPoint, rng: Rng): Promise<void> {
   await api.setFaults({ downShards: [victim.table] });
   const final = first.status === 'completed' ? first : await settled(await startFailover(victim.id));
   await sleep(warmMs);
-  stop = true;
-  await load;
+  await stopLoad();
 
   // The shard comes back and rejoins as a replica; then everything acknowledged is read back.
   await api.setFaults({});
@@ -172,6 +183,6 @@ async function runCase(point: CrashPoint, rng: Rng): Promise<void> {
   expect({ context, failures, lost }).toEqual({ context, failures: [], lost: [] });
   expect({ context, fenced: after.ranges().filter((range) => range.fenced).length }).toEqual({ context, fenced: 0 });
   expect({ context, victimOwns: after.ranges().filter((range) => range.owner === victim.id).length }).toEqual({ context, victimOwns: 0 });
-  // Not vacuous: writes and transactions were acknowledged on the victim's keys.
+  // Not vacuous: writes were acknowledged on the victim's keys (prepared above, so always), and the checks above judged them.
   expect({ context, acknowledged: victimKeys.filter((key) => acked.has(key)).length > 0 }).toEqual({ context, acknowledged: true });
 }

@@ -61,8 +61,7 @@ describe('linearizability across a failover', () => {
   const failedOver = new Set<string>();
 
   it(`holds for ${clientCount} clients while a key's owner fails, its ranges fail over, and it returns`, async () => {
-    const replay = `RINGSTORE_FAULT_SEED=${seed} npx jest --selectProjects fault -t 'holds' test/fault/failover-linearizability.test.ts`;
-    await withSeed(seed, replay, async () => {
+    await withSeed(seed, async () => {
       const { ring, victim, keys } = await victimAndKeys('holds', failedOver);
       failedOver.add(victim);
       const run = await runWorkload(
@@ -102,8 +101,7 @@ describe('linearizability across a failover', () => {
   }, 240_000);
 
   it('catches the deliberately broken mode (writes routed by a stale ring, acknowledged on the old owner)', async () => {
-    const replay = `RINGSTORE_FAULT_SEED=${seed} npx jest --selectProjects fault -t 'broken' test/fault/failover-linearizability.test.ts`;
-    await withSeed(seed, replay, async () => {
+    await withSeed(seed, async () => {
       await expectBrokenModeCaught(async (attempt) => {
         const { victim, keys } = await victimAndKeys(`broken${attempt}`, failedOver);
         failedOver.add(victim);

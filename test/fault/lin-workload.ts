@@ -18,6 +18,30 @@ export const brokenAttemptsMax = 3;
 /** A client that saw a 5xx backs off, so an outage does not fill the history with unknown outcomes. */
 const backoffAfterFailureMs = 100;
 export const checkTimeoutSeconds = 60;
+/** How long a run may go on past its duration to reach its minimums. */
+export const minimumsExtraMsMax = 30_000;
+
+/**
+ * Waits (bounded) until `counts` show an operation of unknown outcome: an outage step's condition, so a
+ * shard comes back only once a client has felt it down.
+ *
+ * @example
+ * outages: [[0.45, [owner]], [0.6, [], (counts) => untilOutageFelt(counts)]]
+ */
+export async function untilOutageFelt(counts: Readonly<Record<string, number>>, boundMs = 30_000): Promise<boolean> {
+  for (const deadline = Date.now() + boundMs; Date.now() < deadline;) {
+    if (unknownsIn(counts) > 0) return true;
+    await sleep(50);
+  }
+  return false;
+}
+
+/** Operations of unknown outcome in a run's counts. */
+export function unknownsIn(counts: Readonly<Record<string, number>>): number {
+  return Object.entries(counts)
+    .filter(([name]) => /^\w+\.unknown$/.test(name))
+    .reduce((sum, [, n]) => sum + n, 0);
+}
 
 export interface Workload {
   /** Label of the run, for keys and values. */
@@ -28,8 +52,18 @@ export interface Workload {
   readAfterWrite: boolean;
   /** Broken modes for the whole run (plus the outage schedule). */
   broken: NonNullable<FaultPlan['broken']>;
-  /** At each fraction of the run, the shard tables down from then on (once the step's condition, if any, holds). */
-  outages: ReadonlyArray<readonly [number, string[]] | readonly [number, string[], () => Promise<unknown>]>;
+  /**
+   * At each fraction of the run, the shard tables down from then on, once the step's condition (if any) has
+   * resolved; it is given the run's live counts (e.g. to wait until an outage was felt).
+   */
+  outages: ReadonlyArray<
+    readonly [number, string[]] | readonly [number, string[], (counts: Readonly<Record<string, number>>) => Promise<unknown>]
+  >;
+  /**
+   * Counts the run must reach (`read.ok`, `cas.ok`, …): the clients go on past `durationMs`, for at most
+   * `minimumsExtraMsMax` more, until they are, so a run on a busy machine still judges enough operations.
+   */
+  minimums?: Readonly<Record<string, number>>;
   /** Concurrent clients (default clientCount). */
   clients?: number;
   /**
@@ -76,13 +110,17 @@ export async function runWorkload(cloud: FaultCloud, rng: Rng, workload: Workloa
   const schedule = (async () => {
     for (const [at, down, condition] of workload.outages) {
       await sleep(Math.max(0, at * workload.durationMs - (Date.now() - started)));
-      await condition?.();
+      await condition?.(counts);
       await plan(down);
     }
     scheduleDoneAt = Date.now();
   })();
+  let minimumsUntil: number | undefined;
   const done = (): boolean => {
     if (elapsed() < 1) return false;
+    const minimumsMet = Object.entries(workload.minimums ?? {}).every(([name, wanted]) => (counts[name] ?? 0) >= wanted);
+    minimumsUntil ??= Date.now() + minimumsExtraMsMax;
+    if (!minimumsMet && Date.now() < minimumsUntil) return false;
     const after = workload.afterSchedule;
     if (!after) return true;
     if (scheduleDoneAt === undefined) return false;

@@ -3,13 +3,14 @@
 // replica table in DynamoDB Local to judge convergence.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { localCredentials, localRegion } from '../../cdk/local/engines';
 import type { BrokenMode, CrashPoint, RingState } from '../../lambdas/ports';
 import { Ring, tokenOf } from '../../lambdas/core/ring';
 import { type LocalCloudProcess, startLocalCloudProcess } from '../support/local-cloud-process';
+import { stopAfterFile } from '../support/teardown';
 import { type LocalRegions, type LocalRegionsOptions, startLocalRegions } from '../../cdk/local/regions';
 
 /** The namespace of the API key the local cloud prints. */
@@ -82,19 +83,97 @@ export class Rng {
 }
 
 /**
- * Runs `body`; a failure is rethrown with the seed and how to replay it in front of its message, so
- * every failing run can be reproduced.
+ * The command that runs the current test alone with `seed`: its file and its full name, anchored, as jest's
+ * `-t` reads a regular expression. No `--selectProjects` before the path (it takes several names and
+ * would read the path as one); the path alone selects the fault project, whose setup runs only then.
+ *
+ * @example
+ * replayCommand(42); // RINGSTORE_FAULT_SEED=42 npx jest test/fault/txn-bank.test.ts -t '^bank invariant …$'
  */
-export async function withSeed<T>(seed: number, replay: string, body: () => Promise<T>): Promise<T> {
+export function replayCommand(seed: number, test: { testPath?: string; currentTestName?: string } = expect.getState()): string {
+  const file = test.testPath ? relative(repositoryRoot, test.testPath) : 'test/fault';
+  const name = test.currentTestName ? ` -t ${shellQuote(`^${escapeRegExp(test.currentTestName)}$`)}` : '';
+  return `RINGSTORE_FAULT_SEED=${seed} npx jest ${file}${name}`;
+}
+
+const repositoryRoot = join(__dirname, '..', '..');
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const shellQuote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
+
+/**
+ * Runs `body`; a failure is rethrown with the seed and the command that replays this test in front of its
+ * message, so every failing run can be reproduced (`npm test` repeats these lines in its summary).
+ */
+export async function withSeed<T>(seed: number, body: () => Promise<T>): Promise<T> {
   try {
     return await body();
   } catch (error) {
-    const prefix = `[seed ${seed}] replay: ${replay}\n`;
+    const prefix = `[seed ${seed}] replay: ${replayCommand(seed)}\n`;
     if (error instanceof Error) {
       error.message = `${prefix}${error.message}`;
       throw error;
     }
     throw new Error(`${prefix}${String(error)}`, { cause: error });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Events a suite must see, made to happen (docs/testing.md, "Not vacuous by construction")
+
+/** A suite waited for an event it drives, and the event never came: the message names it. */
+export class NeverHappenedError extends Error {
+  constructor(what: string, detail: string) {
+    super(`${what} never happened: ${detail}`);
+    this.name = 'NeverHappenedError';
+  }
+}
+
+/**
+ * Runs `step` until `happened()` holds, at most `stepsMax` steps and `boundMs`; answers how many steps it
+ * took (0: it had happened already). A suite that must see an event (a crash fired, an outage felt, an
+ * operation acknowledged) calls this to drive the workload to it instead of hoping timing puts it there.
+ *
+ * @example
+ * const crashed = async () => crashesIn(await api.faults()) >= 1;
+ * await driveUntil('a coordinator crash', crashed, () => transferOnce(), { stepsMax: 20, boundMs: 60_000 });
+ */
+export async function driveUntil(
+  what: string,
+  happened: () => Promise<boolean>,
+  step: (attempt: number) => Promise<void>,
+  bound: { stepsMax: number; boundMs: number },
+): Promise<number> {
+  const started = Date.now();
+  for (let steps = 0; ; steps += 1) {
+    if (await happened()) return steps;
+    const elapsedMs = Date.now() - started;
+    if (steps >= bound.stepsMax || elapsedMs > bound.boundMs)
+      throw new NeverHappenedError(what, `${steps} steps in ${elapsedMs} ms (bounds: ${bound.stepsMax} steps, ${bound.boundMs} ms)`);
+    await step(steps);
+  }
+}
+
+/**
+ * Polls `probe` until it answers a value `done` accepts, bounded; answers that value, or fails naming what
+ * never happened and the last value seen.
+ *
+ * @example
+ * await eventually('the shard serving again', () => api.shards(), (s) => s.shards[1]!.health === 'available', { boundMs: 60_000 });
+ */
+export async function eventually<T>(
+  what: string,
+  probe: () => Promise<T>,
+  done: (value: T) => boolean,
+  options: { boundMs: number; pollMs?: number },
+): Promise<T> {
+  const started = Date.now();
+  for (;;) {
+    const value = await probe();
+    if (done(value)) return value;
+    const elapsedMs = Date.now() - started;
+    if (elapsedMs > options.boundMs)
+      throw new NeverHappenedError(what, `not within ${options.boundMs} ms; last seen ${JSON.stringify(value)?.slice(0, 500)}`);
+    await sleep(options.pollMs ?? 200);
   }
 }
 
@@ -140,17 +219,12 @@ export async function startFaultCloud(name: string, env: Record<string, string> 
     rmSync(home, { recursive: true, force: true });
     throw error;
   }
-  return Object.assign(cloud, {
-    api,
-    ring,
-    ddb,
-    home,
-    close: async () => {
-      ddb.destroy();
-      await cloud.stop();
-      rmSync(home, { recursive: true, force: true });
-    },
+  const close = stopAfterFile(`the fault cloud ${name}`, async () => {
+    ddb.destroy();
+    await cloud.stop();
+    rmSync(home, { recursive: true, force: true });
   });
+  return Object.assign(cloud, { api, ring, ddb, home, close });
 }
 
 /** A document client on the cloud's DynamoDB Local, as the handlers see it. */
@@ -733,7 +807,7 @@ export async function startDrRegions(
 ): Promise<LocalRegions> {
   const home = mkdtempSync(join(tmpdir(), `ringstore-${name}-`));
   drHomes.push(home);
-  return startLocalRegions({
+  const regions = await startLocalRegions({
     home,
     vendorDir: process.env.RINGSTORE_VENDOR_DIR ?? join(__dirname, '..', '..', '.ringstore', 'vendor'),
     port: 0,
@@ -744,6 +818,13 @@ export async function startDrRegions(
     ...(options.link ? { link: options.link } : {}),
     ...(options.faultInjection ? { faultInjection: true } : {}),
   });
+  // Each part on its own: a test may have stopped the primary (a disaster) or the link already.
+  stopAfterFile(`the local regions in ${home}`, async () => {
+    await regions.primary.stop().catch(() => undefined);
+    await regions.link?.stop().catch(() => undefined);
+    await regions.backup.stop();
+  });
+  return regions;
 }
 
 export function removeDrHomes(): void {

@@ -7,6 +7,7 @@ import { tokenOf } from '../../lambdas/core/ring';
 import {
   baseSeed,
   deriveSeed,
+  driveUntil,
   type FaultCloud,
   keysOwnedByEachShard,
   localNamespace,
@@ -26,6 +27,9 @@ const txnTimeoutMs = 1_000;
 const recoveryBoundMs = 30_000;
 /** Half a deadline: a client's four attempts span more than one crashed transaction's deadline. */
 const conflictBackoffMs = txnTimeoutMs / 2;
+/** Bounds on driving a run to the crash and the commit it must see. */
+const driveStepsMax = 20;
+const driveBoundMs = 60_000;
 
 const seed = baseSeed();
 let cloud: FaultCloud;
@@ -49,11 +53,18 @@ describe('transaction crash points', () => {
   it.each(transactionCrashPoints.map((point) => [point]))(
     '%s: every transaction ends all or nothing, decided, with no intent left',
     async (point) => {
-      const replay = `RINGSTORE_FAULT_SEED=${seed} npx jest --selectProjects fault -t '${point}' test/fault/txn-crash.test.ts`;
-      await withSeed(seed, replay, () => runCrashPoint(point, new Rng(deriveSeed(seed, point))));
+      await withSeed(seed, () => runCrashPoint(point, new Rng(deriveSeed(seed, point))));
     },
   );
 });
+
+/**
+ * A crashed coordinator is answered 503 txn.outcomeUnknown; a one-shard transaction has none, and its
+ * crashed handler is API Gateway's 502 (the outcome is just as unknown to the client).
+ */
+function isUnknownOutcome(reply: TxnReply, atomic: boolean): boolean {
+  return atomic ? reply.status === 502 : reply.status === 503 && reply.code === 'txn.outcomeUnknown';
+}
 
 async function runCrashPoint(point: CrashPoint, rng: Rng): Promise<void> {
   // Prepare
@@ -69,26 +80,27 @@ async function runCrashPoint(point: CrashPoint, rng: Rng): Promise<void> {
   const unexpected: string[] = [];
   const arm = () => api.setFaults({ crashes: [{ point, after: rng.int(0, 2), times: rng.int(1, 2) }] });
 
+  const transaction = async (clientId: number, n: number) => {
+    const tag = `${prefix}c${clientId}t${n}`;
+    const keys = atomic
+      ? keysOwnedByEachShard(ring, `${tag}-k`, 2).get(hotShard)!
+      : [...keysOwnedByEachShard(ring, `${tag}-k`, 1).values()].flat();
+    // Half read a key they do not write, so Validate runs too (read-write rather than write-only).
+    const ops: TxnOpInput[] = [
+      ...(n % 2 === 0 ? [{ op: 'get' as const, key: readKey }] : []),
+      ...keys.map((key) => ({ op: 'put' as const, key, value: tag })),
+      { op: 'put', key: hotKey, value: tag },
+    ];
+    const reply = await api.txn(ops, { timeoutMs: txnTimeoutMs });
+    attempts.push({ tag, keys, reply });
+    if (![200, 409, 412, 502, 503, 0].includes(reply.status))
+      unexpected.push(`${tag}: ${reply.status} ${reply.code ?? ''} ${reply.message ?? ''}`);
+    // As a client would: back off after a conflict. A crashed transaction holds the hot key until its
+    // deadline; without the pause every attempt could fall inside it and nothing would commit.
+    if (reply.status === 409) await sleep(conflictBackoffMs);
+  };
   const client = async (clientId: number) => {
-    for (let n = 0; n < txnsPerClient; n += 1) {
-      const tag = `${prefix}c${clientId}t${n}`;
-      const keys = atomic
-        ? keysOwnedByEachShard(ring, `${tag}-k`, 2).get(hotShard)!
-        : [...keysOwnedByEachShard(ring, `${tag}-k`, 1).values()].flat();
-      // Half read a key they do not write, so Validate runs too (read-write rather than write-only).
-      const ops: TxnOpInput[] = [
-        ...(n % 2 === 0 ? [{ op: 'get' as const, key: readKey }] : []),
-        ...keys.map((key) => ({ op: 'put' as const, key, value: tag })),
-        { op: 'put', key: hotKey, value: tag },
-      ];
-      const reply = await api.txn(ops, { timeoutMs: txnTimeoutMs });
-      attempts.push({ tag, keys, reply });
-      if (![200, 409, 412, 502, 503, 0].includes(reply.status))
-        unexpected.push(`${tag}: ${reply.status} ${reply.code ?? ''} ${reply.message ?? ''}`);
-      // As a client would: back off after a conflict. A crashed transaction holds the hot key until its
-      // deadline; without the pause every attempt could fall inside it and nothing would commit.
-      if (reply.status === 409) await sleep(conflictBackoffMs);
-    }
+    for (let n = 0; n < txnsPerClient; n += 1) await transaction(clientId, n);
   };
 
   // Act: armed at the start and again half way, so each run crashes more than once.
@@ -97,8 +109,27 @@ async function runCrashPoint(point: CrashPoint, rng: Rng): Promise<void> {
   const faultsMid = await api.faults();
   await arm();
   await Promise.all(Array.from({ length: clientCount }, (_, n) => client(clientCount + n)));
+  // Not vacuous by construction: a crash with an unknown outcome, then a commit. Contention can keep the
+  // concurrent rounds from either; one client alone then sends transactions (armed, then not) until each happened.
+  const drivenClient = 2 * clientCount;
+  const unknownOutcomes = () => attempts.filter((attempt) => isUnknownOutcome(attempt.reply, atomic)).length;
+  await driveUntil(
+    `a crash at ${point} answered as an unknown outcome`,
+    async () => ((await api.faults()).crashed[point] ?? 0) >= 1 && unknownOutcomes() >= 1,
+    async (n) => {
+      if ((await api.faults()).crashes.length === 0) await api.setFaults({ crashes: [{ point, after: 0, times: 1 }] });
+      await transaction(drivenClient, n);
+    },
+    { stepsMax: driveStepsMax, boundMs: driveBoundMs },
+  );
   const faultStatus = await api.faults();
   await api.setFaults({});
+  await driveUntil(
+    'a transaction acknowledged as committed',
+    async () => attempts.some((attempt) => attempt.reply.status === 200),
+    (n) => transaction(drivenClient + 1, n),
+    { stepsMax: driveStepsMax, boundMs: driveBoundMs },
+  );
   const crashed = faultStatus.crashed[point] ?? 0;
   const txids = attempts.flatMap((attempt) => (attempt.reply.txid ? [attempt.reply.txid] : []));
   const recovery = await waitForTxnRecovery({ ddb, ring, txids, boundMs: recoveryBoundMs });
@@ -148,10 +179,7 @@ async function runCrashPoint(point: CrashPoint, rng: Rng): Promise<void> {
     `keys ${prefix}*, outcomes ${JSON.stringify(outcomes)}, committed ${committedCount}, crashed ${crashed}x ` +
     `(${faultsMid.crashed[point] ?? 0} in the first half), recovery ${recovery.elapsedMs} ms`;
   if (process.env.RINGSTORE_FAULT_VERBOSE === '1') console.log(`${point}: ${context}`);
-  // A crashed coordinator is answered 503 txn.outcomeUnknown; a one-shard transaction has none, and its
-  // crashed handler is API Gateway's 502 (the outcome is just as unknown to the client).
-  const unknownOutcomes = atomic ? (outcomes['502'] ?? 0) : (outcomes['503 txn.outcomeUnknown'] ?? 0);
-  expect({ context, crashed: crashed >= 1, outcomeUnknown: unknownOutcomes >= 1 }).toEqual({
+  expect({ context, crashed: crashed >= 1, outcomeUnknown: unknownOutcomes() >= 1 }).toEqual({
     context,
     crashed: true,
     outcomeUnknown: true,

@@ -3,6 +3,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { defaultOrphanGuard, guardedCommand } from '../../cdk/local/engines/child';
+import { stopAfterFile } from './teardown';
 
 export interface LocalCloudProcess {
   url: string;
@@ -28,7 +30,9 @@ const factLine = /^(API|API key|Admin key|DynamoDB|Redis|Faults): (\S+)$/;
 export async function startLocalCloudProcess(options: { home: string; env?: Record<string, string> }): Promise<LocalCloudProcess> {
   const env: NodeJS.ProcessEnv = { ...process.env, RINGSTORE_PORT: '0', RINGSTORE_HOME: options.home, ...options.env };
   // `node --import tsx`, as `npm start` runs it: one process, so a signal reaches the launcher itself.
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', join(root, 'cdk', 'local', 'main.ts')], {
+  // Tied to this process (the orphan guard engines use): a test process that is killed takes its cloud with it.
+  const { file, argv } = guardedCommand(defaultOrphanGuard(), process.execPath, ['--import', 'tsx', join(root, 'cdk', 'local', 'main.ts')]);
+  const child: ChildProcess = spawn(file, argv, {
     cwd: root,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -44,7 +48,12 @@ export async function startLocalCloudProcess(options: { home: string; env?: Reco
   // main.ts prints Redis (when it runs) before Faults, and both right after DynamoDB; with fault
   // injection requested, the Faults line is the last one to wait for.
   const faultsRequested = env.RINGSTORE_FAULT_INJECTION === '1';
-  const facts = await new Promise<Record<string, string>>((resolve, reject) => {
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const stop = stopAfterFile(`the local cloud in ${options.home} (pid ${child.pid})`, async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    await exited;
+  });
+  const ready = new Promise<Record<string, string>>((resolve, reject) => {
     const found: Record<string, string> = {};
     let stdout = '';
     const timer = setTimeout(() => reject(new Error(`local cloud did not start in ${startTimeoutMs} ms:\n${stderr}`)), startTimeoutMs);
@@ -65,7 +74,14 @@ export async function startLocalCloudProcess(options: { home: string; env?: Reco
       reject(new Error(`local cloud exited with ${code} before it was ready:\n${stderr}`));
     });
   });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let facts: Record<string, string>;
+  try {
+    facts = await ready;
+  } catch (error) {
+    // A cloud that never became ready is stopped here: no caller holds it to stop.
+    await stop();
+    throw error;
+  }
   return {
     url: facts.API!,
     apiKey: facts['API key']!,
@@ -79,9 +95,6 @@ export async function startLocalCloudProcess(options: { home: string; env?: Reco
       return facts.Faults;
     },
     pid: child.pid!,
-    stop: async () => {
-      if (child.exitCode === null) child.kill('SIGTERM');
-      await exited;
-    },
+    stop,
   };
 }

@@ -82,7 +82,14 @@ const WATCHDOG_SCRIPT = [
   'exec "$@"',
 ].join('\n');
 
-function wrap(guard: OrphanGuard, command: string, args: string[]): { file: string; argv: string[] } {
+/**
+ * `command args` wrapped so that it dies with this process (the orphan guard's wrapper); the wrapper execs the
+ * command, so the spawned pid is the command's own.
+ *
+ * @example
+ * const { file, argv } = guardedCommand(defaultOrphanGuard(), process.execPath, ['main.js']);
+ */
+export function guardedCommand(guard: OrphanGuard, command: string, args: string[]): { file: string; argv: string[] } {
   if (guard === 'pdeathsig') return { file: 'setpriv', argv: ['--pdeathsig', 'KILL', '--', command, ...args] };
   return { file: 'sh', argv: ['-c', WATCHDOG_SCRIPT, 'ringstore-watchdog', String(process.pid), command, ...args] };
 }
@@ -114,7 +121,7 @@ function signal(pid: number, sig: NodeJS.Signals): void {
  */
 export function spawnManaged(name: string, command: string, args: string[], options: SpawnManagedOptions = {}): ManagedChild {
   const guard = options.orphanGuard ?? defaultOrphanGuard();
-  const { file, argv } = wrap(guard, command, args);
+  const { file, argv } = guardedCommand(guard, command, args);
   const graceMs = options.stopGraceMs ?? STOP_GRACE_MS;
   let tail = '';
   let exit: ExitInfo | undefined;
