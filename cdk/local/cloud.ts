@@ -374,7 +374,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
         await running.backupDeliveries?.stop();
         await closeConnections(running.wiring);
         await engines.stop();
-      },
+      }),
     };
   } catch (error) {
     await gateway?.stop();
