@@ -74,6 +74,11 @@ export interface LocalCloudOptions {
         /** The benchmark's baseline only (docs/dr.md). */
         shipOrder?: 'keyFirst' | 'together';
       };
+  /**
+   * Where the local IAM users live (`<iamHome>/iam/`), default `home`: two regions share the primary's, so
+   * the one local user signs requests to both, as one IAM user does in every region of an account.
+   */
+  iamHome?: string;
   log?: (line: string) => void;
 }
 
@@ -269,7 +274,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       );
     }
     const keys = await ensureLocalKeys(options.home, apiKeyService(wiring));
-    const iamUser = await ensureLocalIamMapping(options.home, iamPrincipalService(wiring));
+    const iamUser = await ensureLocalIamMapping(options.iamHome ?? options.home, iamPrincipalService(wiring));
     await options.beforeStreams?.({ dynamodbEndpoint: engines.dynamodbEndpoint, ring });
     const startAt = options.beforeStreams ? ('latest' as const) : ('oldest' as const);
     // Every shard table is streamed, on the ring or not yet: a shard a rebalance adds (docs/rebalancing.md,
@@ -339,7 +344,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       stage,
       handlers: gatewayHandlers,
       authorizerCacheTtlSeconds: options.authorizerCacheTtlSeconds ?? limits.authorizerCacheTtlSeconds,
-      iam: new LocalIam(options.home),
+      iam: new LocalIam(options.iamHome ?? options.home),
       ...(faults ? { faults } : {}),
       log,
     });

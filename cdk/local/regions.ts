@@ -55,7 +55,8 @@ export interface LocalRegions {
 
 /**
  * Starts the backup region, then the primary shipping to it. The primary's API keys are copied to the
- * backup (as a deployment keeps them in both regions), so one key reads both.
+ * backup (as a deployment keeps them in both regions), so one key reads both; the local IAM user is one
+ * for both regions, mapped in each.
  *
  * @example
  * const regions = await startLocalRegions({ home: '.ringstore', port: 4510 });
@@ -69,6 +70,8 @@ export async function startLocalRegions(options: LocalRegionsOptions): Promise<L
   const backup = await startLocalCloud({
     ...shared,
     home: join(options.home, 'backup'),
+    // The primary's local IAM user, mapped in the backup too: the same credentials sign for both regions.
+    iamHome: options.home,
     port: backupPort ?? 0,
     dr: { role: 'backup', ...(valueWaitMs === undefined ? {} : { valueWaitMs }) },
     log: (line) => log(`backup: ${line}`),
