@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import * as z from 'zod';
 import { type LocalCloud, startLocalCloud } from './cloud';
+import { acceptDemotedFlag, demotedStartRefusal, demotionOf, forgetDemotion } from './demotion';
 import { lockHome } from './home-lock';
 import { startLocalRegions } from './regions';
 
@@ -25,8 +26,14 @@ const settings = z
     /** The link between two regions (Toxiproxy): latency each way, and a bandwidth limit (KB/s, unset: none). */
     RINGSTORE_LINK_LATENCY_MS: z.coerce.number().int().min(0).max(10_000).default(5),
     RINGSTORE_LINK_BANDWIDTH_KBPS: z.coerce.number().int().min(1).optional(),
+    /** 1: start a demoted DR primary's data alone anyway (demotion.ts); also `npm start -- --accept-demoted`. */
+    RINGSTORE_ACCEPT_DEMOTED: z.enum(['0', '1']).default('0'),
   })
-  .safeParse({ ...process.env, ...regionsArgument(process.argv.slice(2)) });
+  .safeParse({
+    ...process.env,
+    ...regionsArgument(process.argv.slice(2)),
+    ...(process.argv.slice(2).includes(acceptDemotedFlag) ? { RINGSTORE_ACCEPT_DEMOTED: '1' } : {}),
+  });
 
 /** `--regions N` (or `--regions=N`) on the command line, as an environment entry. */
 function regionsArgument(args: readonly string[]): Record<string, string> {
@@ -83,6 +90,18 @@ async function main(): Promise<void> {
     backup = regions.backup;
     stopAll = () => regions.stop();
   } else {
+    // Before any engine starts: a demoted primary's data is not made writable alone without being asked.
+    const demotion = await demotionOf(env.RINGSTORE_HOME);
+    if (demotion && env.RINGSTORE_ACCEPT_DEMOTED !== '1') {
+      console.error(`error: ${demotedStartRefusal(env.RINGSTORE_HOME, demotion)}`);
+      process.exit(1);
+    }
+    if (demotion) {
+      await forgetDemotion(env.RINGSTORE_HOME);
+      log(
+        `${acceptDemotedFlag}: the demoted primary's data serves alone; the promoted region's writes since DR epoch ${demotion.epoch} are not in it`,
+      );
+    }
     cloud = await startLocalCloud(options);
     stopAll = () => cloud.stop();
   }

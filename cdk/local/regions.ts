@@ -7,9 +7,13 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoApiKeyStore } from '../../lambdas/adapters/dynamodb-api-key-store';
 import { namesFor } from '../../schemas/topology';
 import { type LocalCloud, type LocalCloudOptions, startLocalCloud } from './cloud';
+import { recordDemotionIfFenced } from './demotion';
 import { localCredentials, localRegion } from './engines';
 import { type RegionLink, startRegionLink } from './link';
 import { DEFAULT_BIN_DIR } from './engines/toxiproxy';
+
+/** How often the regions look for a promotion of the backup, to mark the primary's home demoted (demotion.ts). */
+const demotionCheckMs = 5_000;
 
 /** The backup's engines the primary reaches: its key queue, its bucket, its DR state. */
 export interface RegionEndpoints {
@@ -110,7 +114,16 @@ export async function startLocalRegions(options: LocalRegionsOptions): Promise<L
         },
         log: (line) => log(`primary: ${line}`),
       });
-    const running = { link };
+    const running: { link: RegionLink | undefined; demotionCheck?: NodeJS.Timeout } = { link };
+    // Once the backup fences the primary (a promotion, a drill), the primary's home is marked, so a later
+    // start of that data alone is refused (demotion.ts): checked now, while both run, and at the stop.
+    const markIfDemoted = () =>
+      recordDemotionIfFenced({
+        primaryHome: options.home,
+        backupHome: join(options.home, 'backup'),
+        dynamodbEndpoint: backup.engines.dynamodbEndpoint,
+        ...(options.stage === undefined ? {} : { stage: options.stage }),
+      }).catch((error: unknown) => log(`could not check whether the backup was promoted: ${String(error)}`));
     const regions: LocalRegions = {
       primary: await startPrimary(),
       backup,
@@ -126,12 +139,17 @@ export async function startLocalRegions(options: LocalRegionsOptions): Promise<L
         return regions.primary;
       },
       stop: async () => {
+        clearInterval(running.demotionCheck);
+        await markIfDemoted();
         await regions.primary.stop();
         await running.link?.stop();
         await backup.stop();
       },
     };
     await copyApiKeys(regions.primary, backup, options.stage);
+    await markIfDemoted();
+    running.demotionCheck = setInterval(() => void markIfDemoted(), demotionCheckMs);
+    running.demotionCheck.unref();
     return regions;
   } catch (error) {
     await link?.stop();

@@ -27,11 +27,21 @@ export const startTimeoutMs = 240_000;
 /** The `Name: value` lines main.ts prints, one fact each. */
 const factLine = /^(API|API key|Admin key|DynamoDB|Redis|Faults): (\S+)$/;
 
-export async function startLocalCloudProcess(options: { home: string; env?: Record<string, string> }): Promise<LocalCloudProcess> {
+export async function startLocalCloudProcess(options: {
+  home: string;
+  env?: Record<string, string>;
+  /** Arguments after `npm start --`, e.g. `--accept-demoted`. */
+  args?: readonly string[];
+}): Promise<LocalCloudProcess> {
   const env: NodeJS.ProcessEnv = { ...process.env, RINGSTORE_PORT: '0', RINGSTORE_HOME: options.home, ...options.env };
   // `node --import tsx`, as `npm start` runs it: one process, so a signal reaches the launcher itself.
   // Tied to this process (the orphan guard engines use): a test process that is killed takes its cloud with it.
-  const { file, argv } = guardedCommand(defaultOrphanGuard(), process.execPath, ['--import', 'tsx', join(root, 'cdk', 'local', 'main.ts')]);
+  const { file, argv } = guardedCommand(defaultOrphanGuard(), process.execPath, [
+    '--import',
+    'tsx',
+    join(root, 'cdk', 'local', 'main.ts'),
+    ...(options.args ?? []),
+  ]);
   const child: ChildProcess = spawn(file, argv, {
     cwd: root,
     env,
