@@ -163,16 +163,6 @@ function errorBody(code: string, message: string, retryable = false): string {
   return JSON.stringify({ error: { code, message, retryable } });
 }
 
-/** The query as a signer sees it: each name's values, decoded. */
-function queryOf(url: URL): Record<string, string | string[]> {
-  const query: Record<string, string | string[]> = {};
-  for (const name of new Set(url.searchParams.keys())) {
-    const values = url.searchParams.getAll(name);
-    query[name] = values.length === 1 ? values[0]! : values;
-  }
-  return query;
-}
-
 async function readBody(request: IncomingMessage, maxBytes: number): Promise<Buffer | 'tooLarge'> {
   const chunks: Buffer[] = [];
   let total = 0;
@@ -270,7 +260,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     if (route.authorized && isSigV4(headers)) {
       const verdict = options.iam
         ? await verifySigV4(
-            { method, path: url.pathname, query: queryOf(url), headers, body },
+            // The target as sent: a signature covers the client's own escapes, which URL parsing rewrites.
+            { method, target: request.url ?? '/', headers, body },
             (accessKeyId) => options.iam!.find(accessKeyId),
             (options.now ?? Date.now)(),
           )

@@ -27,11 +27,10 @@ describe('ringstore --iam and principals', () => {
   beforeAll(async () => {
     server = await startServer(async (request, res) => {
       const headers = Object.fromEntries(Object.entries(request.headers).map(([name, value]) => [name, String(value)]));
-      const query = Object.fromEntries(request.query);
       const signed = headers.authorization?.startsWith('AWS4-HMAC-SHA256') === true;
       const verdict = signed
         ? await verifySigV4(
-            { method: request.method, path: request.pathname, query, headers, body: request.body },
+            { method: request.method, target: request.rawUrl, headers, body: request.body },
             async (id) => (id === user.accessKeyId ? user : undefined),
             Date.now(),
           )

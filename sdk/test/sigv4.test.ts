@@ -14,10 +14,8 @@ describe('RingstoreClient with AWS credentials', () => {
   beforeAll(async () => {
     server = await startServer(async (request, res) => {
       const headers = Object.fromEntries(Object.entries(request.headers).map(([name, value]) => [name, String(value)]));
-      const query: Record<string, string> = {};
-      for (const [name, value] of request.query) query[name] = value;
       const verdict = await verifySigV4(
-        { method: request.method, path: request.pathname, query, headers, body: request.body },
+        { method: request.method, target: request.rawUrl, headers, body: request.body },
         async (id) => (id === known.accessKeyId ? known : undefined),
         Date.now(),
       );
