@@ -1,5 +1,5 @@
-// A key's rotation asked with the whole key `rs_<keyId>_<secret>` instead of its id (an easy mistake): the
-// SDK and the CLI send the id only, so the secret reaches no URL, access log or audit entry.
+// A key's rotation or revocation asked with the whole key `rs_<keyId>_<secret>` instead of its id (an easy
+// mistake): the SDK and the CLI send the id only, so the secret reaches no URL, access log or audit entry.
 
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -42,6 +42,15 @@ describe('rotating a key named by its whole key', () => {
     await admin.rotateApiKey(`rs_${keyId}_${secret}`, { graceSeconds: 60 });
 
     expect(server.requests.map((request) => `${request.method} ${request.rawUrl}`)).toEqual([`POST /v1/admin/keys/${keyId}/rotate`]);
+    expect(sentAnywhere().join('\n')).not.toContain(secret);
+  });
+
+  it('revokes by the key id only from the SDK', async () => {
+    const admin = new RingstoreClient({ endpoint: server.url, apiKey: 'admin-key' });
+
+    await admin.revokeApiKey(`rs_${keyId}_${secret}`).catch(() => undefined);
+
+    expect(server.requests.map((request) => `${request.method} ${request.rawUrl}`)).toEqual([`DELETE /v1/admin/keys/${keyId}`]);
     expect(sentAnywhere().join('\n')).not.toContain(secret);
   });
 

@@ -1,14 +1,14 @@
 // DELETE /v1/admin/keys/{keyId}: revokes an API key; it stops working within the authorizer cache TTL.
 
-import { type CommandContext, invalidInput, RingstoreCommand } from './command';
+import { type CommandContext, keyIdOfInput, RingstoreCommand } from './command';
 import { readJson, wire, type WireOf } from './response';
 
 /**
- * Input of {@link RevokeApiKeyCommand}.
+ * Input of {@link RevokeApiKeyCommand}: the key's id (a whole key is taken for its id, and only the id is sent).
  *
  * @example
  * ```ts
- * const input: RevokeApiKeyCommandInput = { keyId: 'k_123' };
+ * const input: RevokeApiKeyCommandInput = { keyId: '3f9c0a1b2c3d' };
  * ```
  */
 export interface RevokeApiKeyCommandInput {
@@ -20,7 +20,7 @@ export interface RevokeApiKeyCommandInput {
  *
  * @example
  * ```ts
- * const { revokedAt }: RevokeApiKeyCommandOutput = await admin.revokeApiKey('k_123');
+ * const { revokedAt }: RevokeApiKeyCommandOutput = await admin.revokeApiKey('3f9c0a1b2c3d');
  * ```
  */
 export interface RevokeApiKeyCommandOutput {
@@ -43,7 +43,7 @@ export const revokedApiKeyWire = wire.object({ keyId: wire.string, revokedAt: wi
  *
  * @example
  * ```ts
- * const revoked: RevokedApiKeyWire = { keyId: 'k1', revokedAt: '2030-01-01T00:00:00Z' };
+ * const revoked: RevokedApiKeyWire = { keyId: '3f9c0a1b2c3d', revokedAt: '2030-01-01T00:00:00Z' };
  * ```
  */
 export type RevokedApiKeyWire = WireOf<typeof revokedApiKeyWire>;
@@ -53,15 +53,12 @@ export type RevokedApiKeyWire = WireOf<typeof revokedApiKeyWire>;
  *
  * @example
  * ```ts
- * await admin.send(new RevokeApiKeyCommand({ keyId: 'k_123' }));
+ * await admin.send(new RevokeApiKeyCommand({ keyId: '3f9c0a1b2c3d' }));
  * ```
  */
 export class RevokeApiKeyCommand extends RingstoreCommand<RevokeApiKeyCommandInput, RevokeApiKeyCommandOutput> {
   override async execute({ transport, signal }: CommandContext): Promise<RevokeApiKeyCommandOutput> {
-    const { keyId } = this.input;
-    if (typeof keyId !== 'string' || keyId === '') {
-      throw invalidInput('keyId must be a non-empty string');
-    }
+    const keyId = keyIdOfInput(this.input.keyId);
     const response = await transport.send(
       { method: 'DELETE', path: `/v1/admin/keys/${encodeURIComponent(keyId)}`, authenticated: true },
       signal,

@@ -1,21 +1,9 @@
 // POST /v1/admin/keys/{keyId}/rotate: a new secret for an API key; the current one keeps working for a
 // grace period, so clients can switch without a gap.
 
-import { type CommandContext, invalidInput, RingstoreCommand } from './command';
+import { type CommandContext, keyIdOfInput, RingstoreCommand } from './command';
 import { apiKeyRoleWire, type ApiKeyRole } from './CreateApiKeyCommand';
 import { readJson, wire, type WireOf } from './response';
-
-// A whole key `rs_<keyId>_<secret>` given for its id (an easy mistake): only the id is sent, so the secret
-// reaches no URL, access log or audit entry.
-const keyIdOrKey = /^(?:([0-9a-f]{12})|rs_([0-9a-f]{12})_[A-Za-z0-9_-]+)$/;
-
-function keyIdOfInput(keyId: unknown): string {
-  const match = typeof keyId === 'string' ? keyIdOrKey.exec(keyId) : null;
-  if (!match) {
-    throw invalidInput('keyId must be a key id (the 12 hex digits after rs_ in an API key rs_<keyId>_<secret>) or a whole API key');
-  }
-  return (match[1] ?? match[2])!;
-}
 
 /**
  * Input of {@link RotateApiKeyCommand}: the key's id (a whole key is taken for its id, and only the id is

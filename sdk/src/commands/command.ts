@@ -75,6 +75,26 @@ export function invalidInput(message: string): ValidationError {
   return new ValidationError({ code: 'client.invalidInput', message, status: 0, retryable: false });
 }
 
+// A whole key `rs_<keyId>_<secret>` given for its id (an easy mistake): only the id is sent, so the secret
+// reaches no URL, access log or audit entry.
+const keyIdOrKey = /^(?:([0-9a-f]{12})|rs_([0-9a-f]{12})_[A-Za-z0-9_-]+)$/;
+
+/**
+ * The key id a command sends for `keyId`: a key id as it is, the id of a whole API key; anything else is refused.
+ *
+ * @example
+ * ```ts
+ * keyIdOfInput('rs_3f9c0a1b2c3d_s3cr3t'); // '3f9c0a1b2c3d'
+ * ```
+ */
+export function keyIdOfInput(keyId: unknown): string {
+  const match = typeof keyId === 'string' ? keyIdOrKey.exec(keyId) : null;
+  if (!match) {
+    throw invalidInput('keyId must be a key id (the 12 hex digits after rs_ in an API key rs_<keyId>_<secret>) or a whole API key');
+  }
+  return (match[1] ?? match[2])!;
+}
+
 /**
  * Refuses a consistency other than `eventual` or `strong` (JavaScript callers are not type-checked).
  *

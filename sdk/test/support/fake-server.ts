@@ -874,7 +874,8 @@ export class FakeRingstore {
         return;
       }
       const record: ApiKeyRecord = {
-        keyId: `k_${this.apiKeys.length}`,
+        // A key id as the server makes them: 12 hex digits (the SDK refuses any other).
+        keyId: this.apiKeys.length.toString(16).padStart(12, '0'),
         apiKey: `secret-${randomUUID()}`,
         namespace: body.namespace,
         role: body.role ?? 'user',
