@@ -65,12 +65,14 @@ export async function startLocalCloudProcess(options: {
   });
   const ready = new Promise<Record<string, string>>((resolve, reject) => {
     const found: Record<string, string> = {};
-    let stdout = '';
+    // The line not ended yet: each line is read once, however long the cloud runs and logs.
+    let partial = '';
     const timer = setTimeout(() => reject(new Error(`local cloud did not start in ${startTimeoutMs} ms:\n${stderr}`)), startTimeoutMs);
     child.stdout!.on('data', (chunk: Buffer) => {
       if (logFile) appendFileSync(logFile, chunk);
-      stdout += chunk.toString();
-      for (const line of stdout.split('\n')) {
+      const lines = (partial + chunk.toString()).split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines) {
         const match = factLine.exec(line.trim());
         if (match) found[match[1]!] = match[2]!;
       }
