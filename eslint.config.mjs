@@ -142,8 +142,8 @@ export default tseslint.config(
     },
   },
   {
-    // Plain JavaScript (this file, jest.config.js, scripts/*.mjs): no type information to check with.
-    files: ['**/*.js', '**/*.mjs'],
+    // Plain JavaScript (this file, jest.config.js, scripts/*.mjs, sdk/scripts/*.cjs): no type information to check with.
+    files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
     extends: [tseslint.configs.disableTypeChecked],
     languageOptions: {
       globals: {
@@ -152,11 +152,17 @@ export default tseslint.config(
         __dirname: 'readonly',
         module: 'writable',
         require: 'readonly',
+        exports: 'writable',
         setTimeout: 'readonly',
         setInterval: 'readonly',
         clearInterval: 'readonly',
       },
     },
+  },
+  {
+    // A CommonJS file (sdk/scripts/*.cjs run by the CLI's bin, test/sequencer.cjs loaded by jest) imports with require().
+    files: ['**/*.cjs'],
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   ...layers.map(({ files, group, message }) => ({
     files,

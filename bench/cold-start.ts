@@ -11,7 +11,7 @@ import { constants as zlibConstants, gzipSync } from 'node:zlib';
 import { build, type BuildOptions, type Metafile, version as esbuildVersion } from 'esbuild';
 import * as z from 'zod';
 import { envVars, handlers, type HandlerName, namesFor, productionBuildDefine } from '../schemas/topology';
-import { benchRoot, codeVersion, machineFacts } from './environment';
+import { benchRoot, codeVersion, machineFacts, benchResultsDir } from './environment';
 import { median, percentile } from './measure';
 import { coldStartSvgPath, renderColdStartSvg } from './plot';
 
@@ -39,7 +39,7 @@ const childTimeoutMs = 30_000;
 const topInputsCount = 3;
 const topPackagesCount = 8;
 const stage = 'local';
-const resultsDir = join(benchRoot, 'bench', 'results');
+const resultsDir = benchResultsDir;
 
 const log = (line: string) => console.error(`[bench:cold-start] ${line}`);
 

@@ -21,7 +21,7 @@ import { performance } from 'node:perf_hooks';
 import * as z from 'zod';
 import { startLocalRegions, type LocalRegions } from '../cdk/local/regions';
 import { drStats } from '../lambdas/wiring/dr';
-import { benchHome, benchRoot, codeVersion, commonSettingsShape, machineFacts, startWatchdog } from './environment';
+import { benchHome, codeVersion, commonSettingsShape, machineFacts, startWatchdog, benchResultsDir } from './environment';
 import { renderDrSvg, drSvgPath } from './plot';
 
 const pipelines = ['keyFirst', 'keyFirstAsync', 'together'] as const;
@@ -332,7 +332,7 @@ async function main(): Promise<void> {
     latency,
     runs,
   };
-  const dir = join(benchRoot, 'bench', 'results');
+  const dir = benchResultsDir;
   await mkdir(dir, { recursive: true });
   await writeFile(join(dir, `dr-${settings.BENCH_LABEL}.json`), `${JSON.stringify(saved, null, 2)}\n`);
   const subtitle = `${settings.BENCH_DR_LATENCY_MS} ms each way, ${settings.BENCH_DR_BANDWIDTH_KBPS} KB/s, ${settings.BENCH_DR_WRITERS} writers; code ${saved.code.commit}`;

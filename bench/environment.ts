@@ -13,6 +13,12 @@ import { QUICK_START_JVM_FLAGS } from '../cdk/local/engines/java';
 import type { DynamoDbJournal } from '../cdk/local/engines/types';
 
 export const benchRoot = resolve(__dirname, '..');
+/**
+ * Where results and plots are written: bench/results and docs/ (the runs of record), or BENCH_OUTPUT_DIR for
+ * a run that must leave them alone (the CI's smoke run of every bench, scripts/bench-smoke.mjs).
+ */
+export const benchResultsDir = process.env.BENCH_OUTPUT_DIR ? resolve(process.env.BENCH_OUTPUT_DIR) : join(benchRoot, 'bench', 'results');
+export const benchPlotsDir = process.env.BENCH_OUTPUT_DIR ? resolve(process.env.BENCH_OUTPUT_DIR) : join(benchRoot, 'docs');
 
 /** A throwaway home whose vendor/ is the shared jar cache, so the engines start from a clean database. */
 export function benchHome(vendorDir: string): string {
@@ -120,7 +126,7 @@ export function startWatchdog(seconds: number, tag: string): void {
  * Returns the file's path.
  */
 export async function writeResults(name: string, settings: { BENCH_LABEL: string }, data: Record<string, unknown>): Promise<string> {
-  const directory = join(benchRoot, 'bench', 'results');
+  const directory = benchResultsDir;
   await mkdir(directory, { recursive: true });
   const file = join(directory, `${name}-${settings.BENCH_LABEL}.json`);
   const record = { label: settings.BENCH_LABEL, code: codeVersion(), machine: machineFacts(), settings, ...data };

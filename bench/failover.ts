@@ -15,7 +15,15 @@ import { faultsPath } from '../cdk/local/gateway';
 import { localNamespace, startLocalCloud, type LocalCloud } from '../cdk/local/cloud';
 import { Ring, tokenOf } from '../lambdas/core/ring';
 import type { RingState } from '../lambdas/ports';
-import { benchHome, benchRoot, codeVersion, commonSettingsShape, machineFacts, startWatchdog, benchDynamoDbJournal } from './environment';
+import {
+  benchHome,
+  codeVersion,
+  commonSettingsShape,
+  machineFacts,
+  startWatchdog,
+  benchDynamoDbJournal,
+  benchResultsDir,
+} from './environment';
 
 const settings = z
   .object({
@@ -302,7 +310,7 @@ async function main() {
       `${summary.lostWrites} acknowledged writes lost`,
   );
   console.log(`phases, p50 (ms): ${JSON.stringify(summary.phasesP50)}`);
-  const resultsDir = join(benchRoot, 'bench', 'results');
+  const resultsDir = benchResultsDir;
   await mkdir(resultsDir, { recursive: true });
   const file = join(resultsDir, `failover-${settings.BENCH_LABEL}.json`);
   await writeFile(file, JSON.stringify({ label: settings.BENCH_LABEL, code, machine: machineFacts(), settings, summary, runs }, null, 2));

@@ -2,6 +2,7 @@
 // Vega-Lite (pure JS: SVG needs no canvas).
 // Vega 6 is ESM-only with top-level await, so it is loaded with import() rather than a static import.
 import { join } from 'node:path';
+import { benchPlotsDir } from './environment';
 import type { CaseResult, Ratio } from './report';
 
 interface Datum {
@@ -132,8 +133,8 @@ export async function renderReplicationSvg(rows: Ratio[], subtitle: string[]): P
 }
 
 /** Where `npm run bench` writes the plots. */
-export const svgPath = join(__dirname, '..', 'docs', 'benchmarks-latest.svg');
-export const replicationSvgPath = join(__dirname, '..', 'docs', 'benchmarks-replication.svg');
+export const svgPath = join(benchPlotsDir, 'benchmarks-latest.svg');
+export const replicationSvgPath = join(benchPlotsDir, 'benchmarks-replication.svg');
 
 export function subtitleOf(saved: {
   machine: { nproc: number; node: string; dynamodbLocal: string };
@@ -173,7 +174,7 @@ export interface ColdStartPoint {
   initRatio: number;
 }
 
-export const coldStartSvgPath = join(__dirname, '..', 'docs', 'benchmarks-cold-start.svg');
+export const coldStartSvgPath = join(benchPlotsDir, 'benchmarks-cold-start.svg');
 
 /**
  * Bundle size and init time (as a ratio to the bare DynamoDB client measured in the same run) per
@@ -208,7 +209,7 @@ export async function renderColdStartSvg(points: ColdStartPoint[], subtitle: str
   });
 }
 
-export const drSvgPath = join(__dirname, '..', 'docs', 'benchmarks-dr.svg');
+export const drSvgPath = join(benchPlotsDir, 'benchmarks-dr.svg');
 
 /**
  * Undetected inconsistencies after a disaster, by value size, for each shipping pipeline, next to the

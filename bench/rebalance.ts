@@ -47,7 +47,17 @@ import { RebalanceService, type RebalanceStatusView } from '../lambdas/core/reba
 import { startEngineSampler } from './engine-sampler';
 import { percentile } from './measure';
 import { toSvg } from './plot';
-import { benchHome, benchRoot, codeVersion, commonSettingsShape, machineFacts, startWatchdog, benchDynamoDbJournal } from './environment';
+import {
+  benchHome,
+  benchRoot,
+  codeVersion,
+  commonSettingsShape,
+  machineFacts,
+  startWatchdog,
+  benchDynamoDbJournal,
+  benchResultsDir,
+  benchPlotsDir,
+} from './environment';
 
 const settings = z
   .object({
@@ -658,7 +668,7 @@ async function main(): Promise<void> {
     };
     const write = async (underLoad: Awaited<ReturnType<typeof removeUnderLoad>> | undefined, last: boolean) => {
       const summary = await report(underLoad, last);
-      const resultsDir = join(benchRoot, 'bench', 'results');
+      const resultsDir = benchResultsDir;
       await mkdir(resultsDir, { recursive: true });
       const file = join(resultsDir, `rebalance-${settings.BENCH_LABEL}.json`);
       const code = codeVersion();
@@ -686,7 +696,7 @@ async function main(): Promise<void> {
         ),
       );
       await writeFile(
-        join(benchRoot, 'docs', 'benchmarks-rebalance.svg'),
+        join(benchPlotsDir, 'benchmarks-rebalance.svg'),
         await toSvg({
           $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
           title: {

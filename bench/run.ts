@@ -27,7 +27,15 @@ import {
   rawClient,
 } from './cases';
 import { echoCases, startEchoTargets } from './echo';
-import { benchHome, benchRoot, codeVersion, commonSettingsShape, machineFacts, startWatchdog, benchDynamoDbJournal } from './environment';
+import {
+  benchHome,
+  codeVersion,
+  commonSettingsShape,
+  machineFacts,
+  startWatchdog,
+  benchDynamoDbJournal,
+  benchResultsDir,
+} from './environment';
 import { kvEvent, lambdaContext } from './events';
 import { strongGetLadderCases, strongGetStepCosts } from './ladder';
 import { measure, median } from './measure';
@@ -76,7 +84,7 @@ const throughputConcurrency = 8;
 /** Calls per turn of a case; the cases take turns until each has made its calls for the round. */
 const latencyBlockOps = 50;
 const throughputBlockOps = 100;
-const resultsDir = join(benchRoot, 'bench', 'results');
+const resultsDir = benchResultsDir;
 /** Calls per round of the isolated mode (each waits for the replicator first, so fewer). */
 const isolatedCalls = 60;
 /** The isolated cases: Ringstore's write and strong-read paths over HTTP, their raw replays, a raw PutItem. */

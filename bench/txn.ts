@@ -15,7 +15,16 @@ import { listingBucketOf, tokenBucket, tokenOf } from '../lambdas/core/ring';
 import type { TxnOp } from '../lambdas/core/txn-plan';
 import { namesFor } from '../schemas/topology';
 import { type BenchCase, callTimeoutMs, createRawTable, nodeHttpRequest, rawClient, rawTableName } from './cases';
-import { benchHome, benchRoot, codeVersion, commonSettingsShape, machineFacts, startWatchdog, benchDynamoDbJournal } from './environment';
+import {
+  benchHome,
+  codeVersion,
+  commonSettingsShape,
+  machineFacts,
+  startWatchdog,
+  benchDynamoDbJournal,
+  benchResultsDir,
+  benchPlotsDir,
+} from './environment';
 import { measure, median } from './measure';
 import { renderSvg } from './plot';
 import { type CaseResult, resultsTable, summarise } from './report';
@@ -73,7 +82,7 @@ const isolatedCaseIds = [
   'diag.applyAfterAnswer',
   'diag.both',
 ] as const;
-const resultsDir = join(benchRoot, 'bench', 'results');
+const resultsDir = benchResultsDir;
 /** Sequential DynamoDB round trips before the answer, per transaction shape (docs/transactions.md). */
 const criticalPaths = {
   oneShard: '2 round trips: a consistent BatchGetItem, one TransactWriteItems',
@@ -81,7 +90,7 @@ const criticalPaths = {
     '3 phases before the answer (eventual): record PutItem, 3 intent UpdateItems in parallel, decision UpdateItem; ' +
     'the 3 applies follow from the stream (a strong transaction applies them before it answers: 4 phases)',
 } as const;
-export const txnSvgPath = join(benchRoot, 'docs', 'benchmarks-txn.svg');
+export const txnSvgPath = join(benchPlotsDir, 'benchmarks-txn.svg');
 
 const log = (line: string) => console.error(`[bench:txn] ${line}`);
 

@@ -80,6 +80,8 @@ export interface LocalCloudOptions {
    */
   iamHome?: string;
   log?: (line: string) => void;
+  /** The handlers' log level; default POWERTOOLS_LOG_LEVEL, else WARN. */
+  logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
 }
 
 export interface LocalCloud {
@@ -249,7 +251,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     // and caches; each handler sees it through its own HandlerSpec. The fault controller (driven by the
     // gateway's /_faults) and the state machine runner are passed in, never filled in later.
     const faults = config.faultInjection ? new FaultController() : undefined;
-    const logger = redactingLogger({ logLevel: localLogLevel(process.env.POWERTOOLS_LOG_LEVEL) });
+    const logger = redactingLogger({ logLevel: options.logLevel ?? localLogLevel(process.env.POWERTOOLS_LOG_LEVEL) });
     const base = { config, logger, awsCredentials: { ...localCredentials }, ...(faults ? { faults } : {}) };
     const build = <Name extends HandlerName>(name: Name, host: Wiring) =>
       handlerFactories[name](host.forHandler(name)) as ReturnType<(typeof handlerFactories)[Name]>;

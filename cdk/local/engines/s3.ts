@@ -67,6 +67,8 @@ interface FilesystemStore {
 }
 interface S3rverInstance {
   middleware: KoaMiddleware[];
+  /** Its request logger (winston). */
+  logger: { silent: boolean };
   store: FilesystemStore;
   httpServer?: Server;
   run(): Promise<{ port: number; address: string }>;
@@ -236,6 +238,9 @@ export async function startS3(opts: S3StartOptions): Promise<StartedS3> {
     silent: true,
     vhostBuckets: false,
   });
+  // Silent as a whole, not only its console transport: a request cut short by stop() (a disaster in the fault
+  // suites) is otherwise reported on stderr by winston's "Attempt to write logs with no transports".
+  server.logger.silent = true;
   server.middleware.unshift(parityGuard);
   consistentObjects(server.store);
   const listeners = new Set<(event: S3Event) => void>();
