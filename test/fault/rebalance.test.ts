@@ -434,7 +434,7 @@ describe('online rebalancing', () => {
     );
     const resumeContext = `${JSON.stringify(resumed.json)}; ring ${JSON.stringify((await currentRing()).state)}`;
     expect({ resumeContext, status: resumed.status }).toEqual({ resumeContext, status: 202 });
-    expect(await admin('POST', `/v1/admin/rebalance/${id}/rate`, { rateKeysPerSecond: 0 })).toMatchObject({ status: 200 });
+    expect(await admin('PUT', `/v1/admin/rebalance/${id}/rate`, { rateKeysPerSecond: 0 })).toMatchObject({ status: 200 });
     const done = await rebalanceWhen((view) => !['running', 'cancelling'].includes(view.status), 'ended');
     await load.stop();
     const context = `rebalance ${JSON.stringify(done)}; load ${JSON.stringify(load.statuses)}`;
