@@ -6,7 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, relative } from 'node:path';
 import { constants as zlibConstants, gzipSync } from 'node:zlib';
 import { build, type BuildOptions, type Metafile, version as esbuildVersion } from 'esbuild';
 import * as z from 'zod';
@@ -152,6 +152,7 @@ function lambdaEnvironment(bundleName: BundleName): Record<string, string> {
     [envVars.dynamodbEndpoint]: 'http://127.0.0.1:9',
     [envVars.s3Endpoint]: 'http://127.0.0.1:9',
     [envVars.redisUrl]: 'redis://127.0.0.1:9',
+    ...(name === baselineName ? {} : drRoleEnvironment(name)),
     // The CDK sets the state machine's ARN only on the handlers that start transactions (useWorkflows);
     // with it the txn handler builds an SFN client at init.
     ...(name !== baselineName && handlers[name].startsTransactions
@@ -197,6 +198,27 @@ function importChains(metafile: Metafile, entry: string): Map<string, string[]> 
     }
   }
   return chains;
+}
+
+/**
+ * What a DR handler (one with a `drRole`: it exists only in a DR region) is given where it is deployed, as
+ * drEnvironment (cdk/stacks/api-stack.ts) gives it: the link to the backup in a primary, the role in a
+ * backup. A handler that only may use the link (kvWrite) is measured as in a region without DR.
+ */
+function drRoleEnvironment(name: HandlerName): Record<string, string> {
+  const spec = handlers[name];
+  const keyQueueUrl = `http://127.0.0.1:9/000000000000/${namesFor(stage).prefix}-dr-keys.fifo`;
+  if (spec.drRole === 'primary') {
+    return {
+      [envVars.drRole]: 'primary',
+      [envVars.drKeyQueueUrl]: keyQueueUrl,
+      [envVars.drBucket]: `${namesFor(stage).prefix}-dr-values`,
+      [envVars.drRegion]: 'eu-west-1',
+    };
+  }
+  if (spec.drRole === 'backup')
+    return { [envVars.drRole]: 'backup', ...(spec.drKeyQueueDepth ? { [envVars.drKeyQueueUrl]: keyQueueUrl } : {}) };
+  return {};
 }
 
 /** The largest inputs of the bundle, by bytes they left in the minified output, and the same summed per package. */
@@ -395,7 +417,7 @@ async function main(): Promise<void> {
     mkdirSync(resultsDir, { recursive: true });
     const resultsFile = join(resultsDir, `cold-start-${settings.BENCH_LABEL}.json`);
     writeFileSync(resultsFile, `${JSON.stringify(output, null, 2)}\n`);
-    log(`wrote ${resultsFile.slice(benchRoot.length + 1)} in ${output.durationSeconds} s`);
+    log(`wrote ${relative(benchRoot, resultsFile)} in ${output.durationSeconds} s`);
     await plotAgainstBefore(output);
   } finally {
     rmSync(workDir, { recursive: true, force: true });
@@ -434,7 +456,7 @@ async function plotAgainstBefore(run: z.infer<typeof SavedRun>): Promise<void> {
     coldStartSvgPath,
     await renderColdStartSvg(points, `before: ${before.label} run, after: ${run.label} run; ${settings.BENCH_COLD_SAMPLES} samples each`),
   );
-  log(`wrote ${coldStartSvgPath.slice(benchRoot.length + 1)}`);
+  log(`wrote ${relative(benchRoot, coldStartSvgPath)}`);
 }
 
 main().catch((error: unknown) => {
