@@ -21,8 +21,11 @@ import type { Workload } from './workload';
 
 /** The baseline's own table on the same DynamoDB Local: a plain hash key, no indexes, no stream. */
 export const rawTableName = 'ringstore-bench-raw';
-/** Bound on any one call, so a stuck engine ends the bench instead of hanging it. */
-export const callTimeoutMs = 10_000;
+/**
+ * Bound on any one call, so a stuck engine ends the bench instead of hanging it: far above any latency a
+ * bench reports, also on a 2-core machine with other work (a transaction once took over 10 s there).
+ */
+export const callTimeoutMs = 30_000;
 
 export type Layer = 'raw' | 'handler' | 'http' | 'diagnostic';
 export type OperationKind = 'put' | 'putStrong' | 'get' | 'getStrong' | 'conditionalPut' | 'atomic' | 'txn';
