@@ -408,7 +408,7 @@ describe('online rebalancing', () => {
     await eventually(
       `shard ${failed} serving again`,
       async () => {
-        expect((await admin('POST', '/v1/admin/repair')).status).toBe(200);
+        expect(await admin('POST', '/v1/admin/repair')).toMatchObject({ status: 200 });
         const shards = (await admin('GET', '/v1/admin/shards')).json as { shards: Array<{ id: number; health: string }> };
         return shards.shards.find((shard) => shard.id === failed)?.health;
       },
@@ -425,7 +425,7 @@ describe('online rebalancing', () => {
         const answer = await admin('POST', `/v1/admin/rebalance/${id}/resume`);
         if (answer.status === 409) {
           expect(JSON.stringify(answer.json)).toMatch(/a failover is in progress/);
-          expect((await admin('POST', '/v1/admin/repair')).status).toBe(200);
+          expect(await admin('POST', '/v1/admin/repair')).toMatchObject({ status: 200 });
         }
         return answer;
       },

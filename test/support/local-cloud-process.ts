@@ -4,7 +4,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { defaultOrphanGuard, guardedCommand } from '../../cdk/local/engines/child';
-import { stopAfterFile } from './teardown';
+import { reportAfterFile, stopAfterFile } from './teardown';
 
 export interface LocalCloudProcess {
   url: string;
@@ -55,6 +55,9 @@ export async function startLocalCloudProcess(options: {
     stderr += chunk.toString();
     if (stderr.length > 20_000) stderr = stderr.slice(-20_000);
   });
+  // The handlers' ERROR lines (a 500's cause), printed after the test file when there are any.
+  const errorLines = keepErrorLines(child);
+  reportAfterFile(`the local cloud in ${options.home}`, errorLines);
   // main.ts prints Redis (when it runs) before Faults, and both right after DynamoDB; with fault
   // injection requested, the Faults line is the last one to wait for.
   const faultsRequested = env.RINGSTORE_FAULT_INJECTION === '1';
@@ -109,4 +112,22 @@ export async function startLocalCloudProcess(options: {
     pid: child.pid!,
     stop,
   };
+}
+
+/** How many of a cloud's ERROR lines are kept for the report after the file (the latest). */
+const errorLinesKept = 20;
+
+/** Collects the lines of the child's output that log at ERROR; answers the latest of them. */
+function keepErrorLines(child: ChildProcess): () => string[] {
+  const kept: string[] = [];
+  for (const stream of [child.stdout!, child.stderr!]) {
+    let partial = '';
+    stream.on('data', (chunk: Buffer) => {
+      const lines = (partial + chunk.toString()).split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines) if (line.includes('"level":"ERROR"')) kept.push(line.slice(0, 2_000));
+      if (kept.length > errorLinesKept) kept.splice(0, kept.length - errorLinesKept);
+    });
+  }
+  return () => [...kept];
 }

@@ -60,3 +60,26 @@ export async function stopEverything(): Promise<string[]> {
   }
   return problems;
 }
+
+const reports = new Map<string, () => string[]>();
+
+/**
+ * Registers what a running thing logged that a failure would need (a local cloud's ERROR lines): printed
+ * after the test file when there is any, so the cause of a 500 is in the test's output.
+ *
+ * @example
+ * reportAfterFile('the local cloud in /tmp/x', () => errorLines);
+ */
+export function reportAfterFile(what: string, lines: () => string[]): void {
+  reports.set(what, lines);
+}
+
+/** The registered reports that have lines, one block each; clears the registry. */
+export function takeReports(): string[] {
+  const blocks = [...reports].flatMap(([what, lines]) => {
+    const taken = lines();
+    return taken.length === 0 ? [] : [`${what} logged at ERROR (the latest ${taken.length}):\n${taken.join('\n')}`];
+  });
+  reports.clear();
+  return blocks;
+}
