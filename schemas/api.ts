@@ -378,6 +378,10 @@ const AntiEntropyReport = z.object({
   repairs: z.array(z.object({ table: z.string(), namespace: z.string(), key: z.string(), from: z.number().int(), to: z.number().int() })),
   rangesSkipped: z.number().int(),
   nextRange: z.number().int(),
+  rangesLeft: z
+    .number()
+    .int()
+    .meta({ description: 'Ranges left for the next run: the time budget of the run ran out (0: every range of the pass was compared)' }),
   durationMs: z.number(),
 });
 

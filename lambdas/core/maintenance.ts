@@ -82,6 +82,8 @@ export interface AntiEntropyReport {
   rangesSkipped: number;
   /** Index of the range the next run starts at (the job walks the ring in slices). */
   nextRange: number;
+  /** Ranges of this run's slice left for the next run because its time budget ran out (0: the slice was done). */
+  rangesLeft: number;
   durationMs: number;
 }
 
@@ -118,7 +120,12 @@ export class MaintenanceService {
    * One maintenance run: hinted handoff on every shard, then anti-entropy over the next slice of the
    * ring (`rangesMax`, default the configured slice), resuming where the previous run stopped.
    */
-  async run(ring: Ring, options: { rangesMax?: number } = {}): Promise<MaintenanceReport> {
+  /**
+   * One pass: hinted handoff, then anti-entropy over `rangesMax` ranges from where the last run stopped. With
+   * `untilMs`, anti-entropy starts no range after that instant (it answers what is left), so a caller with a
+   * deadline (an API request) gets an answer instead of its timeout.
+   */
+  async run(ring: Ring, options: { rangesMax?: number; untilMs?: number } = {}): Promise<MaintenanceReport> {
     const startedAt = new Date(this.deps.clock.nowMs()).toISOString();
     const handoff = await this.handoff(ring);
     await this.reportHintBacklog(ring);
@@ -126,6 +133,7 @@ export class MaintenanceService {
     const antiEntropy = await this.antiEntropy(ring, {
       fromRange: state?.nextRange ?? 0,
       rangesMax: options.rangesMax ?? this.deps.limits.antiEntropyRangesPerRun,
+      ...(options.untilMs === undefined ? {} : { untilMs: options.untilMs }),
     });
     const report = { startedAt, handoff, antiEntropy };
     await this.deps.state.saveMaintenanceState({ nextRange: antiEntropy.nextRange, lastReport: report });
@@ -232,7 +240,7 @@ export class MaintenanceService {
    * version of every key to each replica that lacks it. The token index makes each range one ordered
    * query per replica; values are read only for keys that are copied.
    */
-  async antiEntropy(ring: Ring, options: { fromRange: number; rangesMax: number }): Promise<AntiEntropyReport> {
+  async antiEntropy(ring: Ring, options: { fromRange: number; rangesMax: number; untilMs?: number }): Promise<AntiEntropyReport> {
     const started = this.deps.clock.nowMs();
     const ranges = ring.ranges();
     const report: AntiEntropyReport = {
@@ -241,12 +249,18 @@ export class MaintenanceService {
       repairedCount: 0,
       repairs: [],
       rangesSkipped: 0,
-      nextRange: 0,
+      nextRange: options.fromRange % ranges.length,
+      rangesLeft: 0,
       durationMs: 0,
     };
     const health = await this.deps.health.all();
     const count = Math.min(options.rangesMax, ranges.length);
     for (let step = 0; step < count; step += 1) {
+      // At least one range a run, so a pass under any deadline makes progress.
+      if (step > 0 && options.untilMs !== undefined && this.deps.clock.nowMs() >= options.untilMs) {
+        report.rangesLeft = count - step;
+        break;
+      }
       const index = (options.fromRange + step) % ranges.length;
       const range = ranges[index]!;
       const tables = range.replicas.map((id) => ring.shard(id).table);

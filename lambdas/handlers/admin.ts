@@ -20,7 +20,7 @@ import {
   ReconcileBody,
   RotateApiKeyBody,
 } from '../../schemas/api';
-import { drDefaults, failoverDefaults } from '../../schemas/topology';
+import { drDefaults, failoverDefaults, handlers } from '../../schemas/topology';
 import { describeBackup } from '../core/dr-promotion';
 import { startInitialSync } from '../core/dr';
 import { rangesToMoveBack } from '../core/failover';
@@ -52,6 +52,8 @@ import { lostKeyReconciler, lostValueOffer } from '../wiring/dr-reconcile';
 import { rebalanceService, rebalanceStarter } from '../wiring/rebalance';
 import { maintenanceService } from '../wiring/services';
 import type { Wiring } from '../wiring/wiring';
+/** How long POST /v1/admin/repair compares ranges: half the function's timeout, so it always answers. */
+const repairTimeBudgetMs = (handlers.admin.timeoutSeconds * 1000) / 2;
 
 /** A failover record with readable times. */
 const failoverView = ({ requestedAtMs, updatedAtMs, ...record }: FailoverRecord) => ({
@@ -194,8 +196,16 @@ export function adminHandler(wiring: Wiring) {
             health.invalidate();
             return json(200, { ...(await maintenance.status(await ring.current())), replication: stats.summary() });
           },
-          // A full pass now: every shard's hints, every token range.
-          repair: async () => json(200, await maintenance.run(await ring.current(), { rangesMax: Number.MAX_SAFE_INTEGER })),
+          // A full pass now: every shard's hints, every token range that fits in half the function's time (a busy
+          // engine made a whole pass outlast the timeout, a 500); the answer says what is left, the next call goes on.
+          repair: async () =>
+            json(
+              200,
+              await maintenance.run(await ring.current(), {
+                rangesMax: Number.MAX_SAFE_INTEGER,
+                untilMs: wiring.clock.nowMs() + repairTimeBudgetMs,
+              }),
+            ),
           listFailovers: async () => json(200, { failovers: (await failovers.recent(failoverDefaults.recentRecords)).map(failoverView) }),
           startFailover: async (event) => {
             const { shard, reason, action } = parseWith(FailoverStartBody, jsonBody(event), 'body');

@@ -228,6 +228,38 @@ describe('anti-entropy', () => {
     // A second pass finds nothing left to repair.
     expect((await maintenance.antiEntropy(ring, { fromRange: 0, rangesMax: 1000 })).repairedCount).toBe(0);
   });
+
+  it('starts no range past its deadline, answers what is left, and the next run goes on from there', async () => {
+    // Prepare: every range takes a second of the clock to compare.
+    const { shards, maintenance, clock } = setup();
+    const original = shards.versionsInRange.bind(shards);
+    shards.versionsInRange = async (table, range) => {
+      if (
+        table ===
+        ring
+          .ranges()
+          .find((candidate) => candidate.end === range.end)!
+          .replicas.map((id) => ring.shard(id).table)[0]
+      )
+        clock.advanceSeconds(1);
+      return original(table, range);
+    };
+    const total = ring.ranges().length;
+
+    // Act: a full pass with three seconds, then another with no deadline.
+    const first = await maintenance.run(ring, { rangesMax: Number.MAX_SAFE_INTEGER, untilMs: clock.nowMs() + 3_000 });
+    const second = await maintenance.run(ring, { rangesMax: total });
+
+    // Assess
+    expect(first.antiEntropy).toMatchObject({ rangesCompared: 3, rangesLeft: total - 3, nextRange: 3 });
+    expect(second.antiEntropy).toMatchObject({ rangesCompared: total, rangesLeft: 0, nextRange: 3 });
+  });
+
+  it('compares at least one range however late it starts', async () => {
+    const { maintenance, clock } = setup();
+    const report = await maintenance.run(ring, { rangesMax: Number.MAX_SAFE_INTEGER, untilMs: clock.nowMs() - 1 });
+    expect(report.antiEntropy).toMatchObject({ rangesCompared: 1, rangesLeft: ring.ranges().length - 1, nextRange: 1 });
+  });
 });
 
 /**
