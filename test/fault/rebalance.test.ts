@@ -18,6 +18,7 @@ import {
   eventually,
   type FaultCloud,
   localNamespace,
+  type Reply,
   readReplicas,
   divergence,
   Rng,
@@ -151,6 +152,24 @@ async function expectPlacement(
   expect({ context, strays: strays.slice(0, 10), count: strays.length }).toEqual({ context, strays: [], count: 0 });
 }
 
+/** Attempts of a call answered 503 shard.failingOver, as the SDK makes them (its default retries). */
+const retryableAttemptsMax = 4;
+
+/**
+ * A call as a client with the SDK makes it: a 503 shard.failingOver (a fenced range waited out longer than the
+ * request may wait, on a busy machine) is retryable, so it is sent again after a backoff, up to
+ * retryableAttemptsMax attempts; only the last answer is the client's. Each retry is counted.
+ */
+async function retriedAsClientsDo(call: () => Promise<Reply>, count: (what: string) => void): Promise<Reply> {
+  let reply = await call();
+  for (let attempt = 1; attempt < retryableAttemptsMax && reply.status === 503 && reply.code === 'shard.failingOver'; attempt += 1) {
+    count('retried 503 shard.failingOver');
+    await sleep(100 * 2 ** attempt);
+    reply = await call();
+  }
+  return reply;
+}
+
 /** A mixed load until `stop()`: writers record what was acknowledged; every answer's status is counted. */
 function mixedLoad(rng: Rng, keys: readonly string[], acked: Map<string, number>) {
   let running = true;
@@ -161,13 +180,13 @@ function mixedLoad(rng: Rng, keys: readonly string[], acked: Map<string, number>
       const key = keys[rng.int(0, keys.length - 1)]!;
       const consistency = rng.int(0, 1) === 0 ? 'strong' : 'eventual';
       if (n % 3 === 0) {
-        const reply = await cloud.api.put(key, `c${id}-${n}`, { consistency });
+        const reply = await retriedAsClientsDo(() => cloud.api.put(key, `c${id}-${n}`, { consistency }), count);
         count(`put ${reply.status}`);
         // A failure's code says which limit it met (a fence waited out too long: shard.failingOver).
         if (reply.status >= 500) count(`put ${reply.status} ${reply.code ?? ''} ${reply.message ?? ''}`.slice(0, 200));
         if (reply.status === 200) acked.set(key, Math.max(acked.get(key) ?? 0, reply.version!));
       } else {
-        const reply = await cloud.api.get(key, consistency);
+        const reply = await retriedAsClientsDo(() => cloud.api.get(key, consistency), count);
         count(`get ${reply.status}`);
         if (reply.status >= 500) count(`get ${reply.status} ${reply.code ?? ''} ${reply.message ?? ''}`.slice(0, 200));
         // A strong read never goes back behind a write this suite saw acknowledged before it was sent.
