@@ -199,8 +199,10 @@ async function judge(
 
 /**
  * Keys whose latest acknowledged write the backup answers as pending: its key message came, its value did not.
- * Those are what a disaster must find in transit (a pending key whose write was never acknowledged is not
- * judged). Asked after the writes in flight at the cut have been answered.
+ * Those are what a disaster must find in transit. Only a key pending at exactly its acknowledged version
+ * counts: a key pending at a newer version (a write whose key message crossed but whose answer was not an
+ * acknowledgement) may hold its acknowledged value already, which even the broken gate serves rightly.
+ * Asked after the writes in flight at the cut have been answered.
  */
 async function ackedKeysPendingInBackup(regions: LocalRegions, load: ReturnType<typeof startLoad>): Promise<number> {
   await sleep(settleAfterCutMs);
@@ -211,8 +213,8 @@ async function ackedKeysPendingInBackup(regions: LocalRegions, load: ReturnType<
       headers: { 'x-api-key': regions.primary.apiKey },
       redirect: 'manual',
     });
-    await response.arrayBuffer();
-    if (response.status === 503) pending += 1;
+    const body = (await response.json().catch(() => ({}))) as { error?: { details?: { version?: number } } };
+    if (response.status === 503 && body.error?.details?.version === history.latest.version) pending += 1;
   }
   return pending;
 }
