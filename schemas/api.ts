@@ -356,6 +356,16 @@ export const NamespaceSettingsResponse = z
       .object({ keys: z.number().int(), bytes: z.number().int() })
       .optional()
       .meta({ description: 'What the namespace stores, counted exactly with every write (with a storage quota only)' }),
+    takesEffectWithinSeconds: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .meta({
+        description:
+          "In the answer to a change: within how many seconds every request sees it (the authorizer cache TTL: a key's " +
+          'requests keep the settings they were authorized with until then)',
+      }),
   })
   .meta({ id: 'NamespaceSettings', description: 'A change reaches requests within the authorizer cache TTL' });
 

@@ -189,7 +189,9 @@ export function adminHandler(wiring: Wiring) {
           putNamespaceSettings: async (event) => {
             const { namespace } = parseWith(NamespaceParam, event.pathParameters, 'path');
             const patch = parseWith(NamespaceSettingsBody, jsonBody(event), 'body');
-            return json(200, await namespaces.update(namespace, patch));
+            // Requests carry the settings their key was authorized with, for as long as the authorizer cache keeps it.
+            const takesEffectWithinSeconds = wiring.config.iamCacheTtlSeconds;
+            return json(200, { ...(await namespaces.update(namespace, patch)), takesEffectWithinSeconds });
           },
           describeShards: async () => {
             // Shard health as the control table holds it now, not this instance's cached view.

@@ -208,6 +208,21 @@ describe('ringstore CLI', () => {
     expect(wrong.stderr).toContain('shard 9 is not on the ring');
   });
 
+  it('namespace set prints the settings and says when requests see them (the authorizer cache)', async () => {
+    const set = await ringstore(['namespace', 'set', 'team', '--rate', '50', '--burst', '100'], { env: connected() });
+    const get = await ringstore(['namespace', 'get', 'team'], { env: connected() });
+
+    expect(set).toMatchObject({
+      code: 0,
+      stdout:
+        'namespace team\nconsistency: reads eventual, writes eventual; DR mode key-sync\nrate: 50/s, burst 100\nstorage: no quota\n' +
+        'takes effect within 60 s: requests keep the settings their key was authorized with until then\n',
+    });
+    // A read changes nothing, so it says nothing of the kind.
+    expect(get.code).toBe(0);
+    expect(get.stdout).not.toContain('takes effect');
+  });
+
   it('shows the DR status, promotes the backup region, and prints the report with its lost keys', async () => {
     const before = await ringstore(['dr', 'report'], { env: connected() });
     const status = await ringstore(['dr', 'status'], { env: connected() });
@@ -380,8 +395,10 @@ describe('ringstore CLI', () => {
     const asUser = await ringstore(['rebalance', 'status'], { env: { RINGSTORE_ENDPOINT: fake.url, RINGSTORE_API_KEY: 'user-key' } });
 
     expect(none.code).toBe(1);
-    expect(none.stderr).toContain('no rebalance has run here');
-    expect(none.stderr).toContain('rebalance.notFound');
+    // The CLI names its own command, not the HTTP route the server's message names.
+    expect(none.stderr).toBe(
+      'error: no rebalance has run here: start one with `ringstore rebalance add` (or `ringstore rebalance remove <shard>`) (rebalance.notFound)\n',
+    );
     expect(noneToPause.code).toBe(1);
     expect(noneToPause.stderr).toContain('rebalance.notFound');
     expect(badShard).toMatchObject({ code: 1, stderr: 'error: shard "x": expected an integer >= 0\n' });

@@ -67,8 +67,11 @@ describe('request rate per namespace', () => {
     }
     expect(await (await call(`/v1/admin/namespaces/${namespace}`, { key: adminKey() })).json()).toEqual(before);
 
+    // A change says when requests see it: the suite's authorizer cache TTL, 1 s (a read says nothing of the kind).
+    expect(before).not.toHaveProperty('takesEffectWithinSeconds');
     expect(await (await setNamespace(namespace, { rate: { requestsPerSecond: 7, burst: 9 } })).json()).toMatchObject({
       rate: { requestsPerSecond: 7, burst: 9 },
+      takesEffectWithinSeconds: 1,
     });
     expect(await (await setNamespace(namespace, { rate: null })).json()).toMatchObject({ rate: before.rate });
   });

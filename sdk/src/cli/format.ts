@@ -70,12 +70,24 @@ export function describeError(err: unknown, key?: string): string {
   }
   if (err instanceof NotFoundError && key !== undefined) return `key ${JSON.stringify(key)} not found (${err.code})`;
   if (err instanceof RingstoreError) {
-    let text = `${oneLine(err.message)} (${err.code})`;
+    let text = `${cliWordingOf(err)} (${err.code})`;
     if (err.retryAfterSeconds !== undefined) text += `; retry after ${err.retryAfterSeconds} s`;
     return text;
   }
   if (err instanceof Error) return oneLine(err.message);
   return oneLine(String(err));
+}
+
+/**
+ * What the CLI says instead of a server message that names an HTTP route: the command that does it here.
+ * Keyed by error code; a code not listed keeps the server's message.
+ */
+const cliWordings: Readonly<Record<string, string>> = {
+  'rebalance.notFound': 'no rebalance has run here: start one with `ringstore rebalance add` (or `ringstore rebalance remove <shard>`)',
+};
+
+function cliWordingOf(err: RingstoreError): string {
+  return cliWordings[err.code] ?? oneLine(err.message);
 }
 
 /**

@@ -671,6 +671,11 @@ export function buildProgram(session: Session): Command {
     .action(async (name: string, options: NamespaceSetOptions) => {
       const settings = await (await client()).setNamespaceSettings(name, namespacePatchOf(options), call());
       out(formatNamespace(settings));
+      if (settings.takesEffectWithinSeconds !== undefined) {
+        out(
+          `takes effect within ${settings.takesEffectWithinSeconds} s: requests keep the settings their key was authorized with until then`,
+        );
+      }
     });
 
   const dr = program

@@ -67,6 +67,8 @@ export interface NamespaceSettings {
   rate: RateLimit;
   storage?: StorageQuota;
   usage?: { keys: number; bytes: number };
+  /** In the answer to a change: within how many seconds every request sees it (the authorizer cache TTL). */
+  takesEffectWithinSeconds?: number;
 }
 
 // A level the SDK does not know promises no more than eventual.
@@ -91,6 +93,7 @@ export const namespaceSettingsWire = wire.object({
   rate: wire.object({ requestsPerSecond: wire.number, burst: wire.number }),
   storage: wire.optional(wire.object({ keysMax: wire.optional(wire.number), bytesMax: wire.optional(wire.number) })),
   usage: wire.optional(wire.object({ keys: wire.number, bytes: wire.number })),
+  takesEffectWithinSeconds: wire.optional(wire.number),
 });
 
 /**

@@ -224,6 +224,10 @@ export class FakeRingstore {
       this.handleRebalance(req, res, caller, segments[3], segments[4]);
       return;
     }
+    if (segments[1] === 'admin' && segments[2] === 'namespaces' && segments[3] !== undefined) {
+      this.handleNamespace(req, res, caller, decodeURIComponent(segments[3]));
+      return;
+    }
     if (segments[1] === 'admin' && segments[2] === 'dr') {
       this.handleDr(req, res, caller, segments[3]);
       return;
@@ -541,6 +545,10 @@ export class FakeRingstore {
     | undefined;
   rebalanceRangesPerRead = 2;
   static readonly REBALANCE_RANGES = 6;
+  /** What a namespace change answers as `takesEffectWithinSeconds` (API Gateway's default authorizer cache). */
+  static readonly AUTHORIZER_CACHE_TTL_SECONDS = 60;
+  /** Namespace settings by namespace, once read or set. */
+  readonly namespaceSettings: Record<string, Record<string, unknown>> = {};
   static readonly REBALANCE_KEYS_PER_RANGE = 1_500;
 
   private rebalanceView(withRanges: boolean): Record<string, unknown> {
@@ -698,6 +706,31 @@ export class FakeRingstore {
 
   /** The fake is a DR backup region: a promotion completes at once and reports one lost key. */
   promotion: { id: string; reason: string; startedAtMs: number } | undefined;
+
+  /** A namespace's settings: GET reads them, PUT merges the fields given and says when requests see them. */
+  private handleNamespace(req: RecordedRequest, res: ServerResponse, caller: ApiKeyRecord, namespace: string): void {
+    if (caller.role !== 'admin') {
+      sendError(res, 403, 'auth.forbidden', 'an admin key is required');
+      return;
+    }
+    const settings = (this.namespaceSettings[namespace] ??= {
+      namespace,
+      readConsistency: 'eventual',
+      writeConsistency: 'eventual',
+      drMode: 'key-sync',
+      rate: { requestsPerSecond: 100, burst: 200 },
+    });
+    if (req.method === 'GET') {
+      sendJson(res, 200, settings);
+      return;
+    }
+    if (req.method === 'PUT') {
+      Object.assign(settings, JSON.parse(req.body.toString('utf8') || '{}') as Record<string, unknown>);
+      sendJson(res, 200, { ...settings, takesEffectWithinSeconds: FakeRingstore.AUTHORIZER_CACHE_TTL_SECONDS });
+      return;
+    }
+    sendError(res, 405, 'request.methodNotAllowed', `${req.method} is not allowed here`);
+  }
 
   private handleDr(req: RecordedRequest, res: ServerResponse, caller: ApiKeyRecord, route: string | undefined): void {
     if (caller.role !== 'admin') {
