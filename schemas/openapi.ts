@@ -3,6 +3,7 @@ import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from '@asteaso
 import * as z from 'zod';
 import { limits, rebalanceDefaults, routes, txnLimits, type RouteSpec } from './topology';
 import * as api from './api';
+import { version as packageVersion } from '../package.json';
 
 type Operation = Omit<RouteConfig, 'method' | 'path'>;
 
@@ -456,7 +457,8 @@ export function buildOpenApiDocument() {
     openapi: '3.1.0',
     info: {
       title: 'Ringstore API',
-      version: '1.0.0',
+      // One version for the service: the package's (what /docs shows is what `npm start` runs).
+      version: packageVersion,
       description:
         'A key-value store on a consistent-hash ring of DynamoDB shard tables. Every request carries an API key ' +
         '(x-api-key) that maps to a namespace, or, where the deployment takes IAM authorization, a SigV4 signature of an ' +

@@ -22,6 +22,13 @@ describe('OpenAPI document', () => {
     }
   });
 
+  it("carries the package's version, as the SDK package does", () => {
+    const versionOf = (file: string) =>
+      (JSON.parse(readFileSync(join(__dirname, '..', '..', file), 'utf8')) as { version: string }).version;
+    expect(document.info.version).toBe(versionOf('package.json'));
+    expect(versionOf('sdk/package.json')).toBe(versionOf('package.json'));
+  });
+
   it('is committed up to date in schemas/openapi.json (run npm run openapi)', () => {
     const committed = JSON.parse(readFileSync(join(__dirname, '..', '..', 'schemas', 'openapi.json'), 'utf8'));
     expect(committed).toEqual(JSON.parse(JSON.stringify(document)));
