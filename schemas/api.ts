@@ -260,18 +260,25 @@ export const TxnOp = z
   .meta({ id: 'TxnOp' });
 
 export const TxnBody = z
-  .object({
-    ops: z.array(TxnOp).min(1).max(txnLimits.txnOpsMax),
-    timeoutMs: z
-      .number()
-      .int()
-      .min(100)
-      .max(txnLimits.txnTimeoutMsMax)
-      .optional()
-      .meta({
-        description: `After this the transaction aborts (default ${txnLimits.txnTimeoutMsDefault})`,
-      }),
-  })
+  .object(
+    {
+      ops: z.array(TxnOp).min(1).max(txnLimits.txnOpsMax),
+      timeoutMs: z
+        .number()
+        .int()
+        .min(100)
+        .max(txnLimits.txnTimeoutMsMax)
+        .optional()
+        .meta({
+          description: `After this the transaction aborts (default ${txnLimits.txnTimeoutMsDefault})`,
+        }),
+    },
+    {
+      // The CLI's --file takes a bare array of operations; the API takes one shape, and says which.
+      error: (issue) =>
+        Array.isArray(issue.input) ? 'a transaction is an object, {"ops": [...]}, not a bare array of operations' : undefined,
+    },
+  )
   .strict()
   .meta({ id: 'TxnRequest' });
 

@@ -9,6 +9,7 @@ import type { Conditions } from '../core/conditions';
 import type { ErrorCode } from '../../schemas/errors';
 import { RingstoreError } from '../core/errors';
 import { parseEntityTags, versionsMatched } from './entity-tags';
+import { jsonSyntaxError } from './json-syntax';
 
 /** Fields whose failures have a code of their own; everything else is `request.invalid`. */
 const fieldCodes: Record<string, ErrorCode> = {
@@ -17,15 +18,56 @@ const fieldCodes: Record<string, ErrorCode> = {
   cursor: 'kv.cursorInvalid',
 };
 
-/** Parses `input` with `schema`, turning the first problem into a 400 that names the field. */
+/**
+ * Parses `input` with `schema`, turning the first problem into a 400 that names the field. An unknown field
+ * is named before anything else (it is usually why a required one is missing: `operations` for `ops`), with
+ * the known field it most likely meant.
+ */
 export function parseWith<S extends z.ZodType>(schema: S, input: unknown, where: string): z.output<S> {
   const parsed = schema.safeParse(input ?? {});
   if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0]!;
-  const field = issue.path.map(String).join('.') || where;
-  throw new RingstoreError(fieldCodes[field] ?? 'request.invalid', `${where} ${field}: ${issue.message}`, {
-    details: { field, in: where },
-  });
+  const issues = parsed.error.issues;
+  const issue = issues.find((candidate) => candidate.code === 'unrecognized_keys') ?? issues[0]!;
+  const path = issue.path.map(String).join('.');
+  const at = path === '' ? where : `${where} ${path}`;
+  if (issue.code === 'unrecognized_keys') {
+    const unknown = issue.keys[0]!;
+    const field = path === '' ? unknown : `${path}.${unknown}`;
+    const suggestion = closestName(unknown, fieldsAt(schema, issue.path));
+    throw new RingstoreError('request.invalid', `${at}: unknown field ${unknown}${suggestion ? `; did you mean ${suggestion}?` : ''}`, {
+      details: { field, in: where, ...(suggestion ? { suggestion } : {}) },
+    });
+  }
+  const field = path || where;
+  throw new RingstoreError(fieldCodes[field] ?? 'request.invalid', `${at}: ${issue.message}`, { details: { field, in: where } });
+}
+
+/** zod 4's description of a schema, as far as finding an object's fields needs it. */
+interface SchemaDef {
+  type: string;
+  shape?: Record<string, { _zod: { def: SchemaDef } }>;
+  element?: { _zod: { def: SchemaDef } };
+  innerType?: { _zod: { def: SchemaDef } };
+  in?: { _zod: { def: SchemaDef } };
+  options?: Array<{ _zod: { def: SchemaDef } }>;
+}
+
+/** The field names the object at `path` of `schema` knows (every option's, under a union). */
+function fieldsAt(schema: z.ZodType, path: readonly PropertyKey[]): string[] {
+  const fields = new Set<string>();
+  const visit = (def: SchemaDef, rest: readonly PropertyKey[]): void => {
+    if (def.innerType) visit(def.innerType._zod.def, rest);
+    else if (def.in) visit(def.in._zod.def, rest);
+    else if (def.options) for (const option of def.options) visit(option._zod.def, rest);
+    else if (def.type === 'array' && def.element && typeof rest[0] === 'number') visit(def.element._zod.def, rest.slice(1));
+    else if (def.type === 'object' && def.shape && rest.length === 0) for (const name of Object.keys(def.shape)) fields.add(name);
+    else if (def.type === 'object' && def.shape) {
+      const next = def.shape[String(rest[0])];
+      if (next) visit(next._zod.def, rest.slice(1));
+    }
+  };
+  visit((schema as unknown as { _zod: { def: SchemaDef } })._zod.def, path);
+  return [...fields];
 }
 
 /** A name this far (in edits) from a known one is taken for a misspelling of it. */
@@ -53,6 +95,17 @@ export function closestName(name: string, known: readonly string[]): string | un
     (candidate) => lower.length > 0 && (candidate.toLowerCase().startsWith(lower) || lower.startsWith(candidate.toLowerCase())),
   );
   if (byPrefix) return byPrefix;
+  // An abbreviation either way round: `ops` for `operations`, its letters in order from the same first letter.
+  const abbreviates = (short: string, long: string) => {
+    let next = 0;
+    for (const letter of long) if (letter === short[next]) next += 1;
+    return short.length >= 2 && short[0] === long[0] && next === short.length;
+  };
+  const byAbbreviation = known.find((candidate) => {
+    const other = candidate.toLowerCase();
+    return other.length < lower.length ? abbreviates(other, lower) : abbreviates(lower, other);
+  });
+  if (byAbbreviation) return byAbbreviation;
   let best: { name: string; distance: number } | undefined;
   for (const candidate of known) {
     const distance = editDistance(name, candidate);
@@ -102,7 +155,11 @@ export function jsonBody(event: APIGatewayProxyEvent): unknown {
   try {
     return JSON.parse(text);
   } catch {
-    throw new RingstoreError('request.invalid', 'body is not valid JSON', { details: { in: 'body' } });
+    const problem = jsonSyntaxError(text);
+    const where = problem ? `: expected ${problem.expected} at line ${problem.line}, column ${problem.column}` : '';
+    throw new RingstoreError('request.invalid', `body is not valid JSON${where}`, {
+      details: { in: 'body', ...(problem ? { position: problem.position, line: problem.line, column: problem.column } : {}) },
+    });
   }
 }
 

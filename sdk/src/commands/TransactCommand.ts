@@ -56,8 +56,8 @@ export interface TransactCommandInput {
 
 /**
  * What a `get` op read. A key found carries its bytes (`value`, with `text()` and `json()` as
- * {@link GetCommandOutput} has) and content type; `version` is absent when the value came from an
- * earlier op of the same transaction.
+ * {@link GetCommandOutput} has), content type and version; a value an earlier op of the same transaction
+ * wrote has the version that write commits as (absent only from a server that does not say).
  *
  * @example
  * ```ts

@@ -634,12 +634,7 @@ export class FakeRingstore {
     if (id === undefined && req.method === 'POST') {
       const body = JSON.parse(req.body.toString('utf8')) as { add?: number; remove?: number[]; rateKeysPerSecond?: number };
       if (body.add === undefined && body.remove === undefined) {
-        sendError(
-          res,
-          400,
-          'request.invalid',
-          'body body: nothing to do: give add (how many shards to add) or remove (shard ids), or both',
-        );
+        sendError(res, 400, 'request.invalid', 'body: nothing to do: give add (how many shards to add) or remove (shard ids), or both');
         return;
       }
       const unknown = (body.remove ?? []).find((shard) => shard < 0 || shard > 3);
