@@ -1,11 +1,61 @@
 // `npm start`: the whole service on this machine. Prints the API URL and local keys; Ctrl-C stops everything.
 import { mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
 import * as z from 'zod';
-import { type LocalCloud, startLocalCloud } from './cloud';
+// The cloud and its engines are loaded once the command line and the port have been checked: a refusal
+// or --help answers in a moment, not after the whole local cloud has been loaded.
+import type { LocalCloud } from './cloud';
 import { acceptDemotedFlag, demotedStartRefusal, demotionOf, forgetDemotion } from './demotion';
 import { lockHome } from './home-lock';
-import { startLocalRegions } from './regions';
+
+const usage = [
+  'usage: npm start [-- --regions 2] [-- --accept-demoted]',
+  '  --regions 2        a primary and a DR backup region, each with its own engines (docs/dr.md)',
+  `  ${acceptDemotedFlag}   start a demoted DR primary's data alone anyway`,
+  'settings are environment variables (README, "Configuration"): RINGSTORE_PORT, RINGSTORE_HOME, …',
+].join('\n');
+
+/**
+ * The command line, as environment entries: `--regions N` (or `--regions=N`) and `--accept-demoted`.
+ * Anything else is refused with the usage: a flag given to npm without `--` (`npm start --regions 2`)
+ * reaches this process as a stray `2`, and was silently ignored.
+ */
+function commandLine(args: readonly string[]): Record<string, string> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...args],
+      options: { regions: { type: 'string' }, 'accept-demoted': { type: 'boolean' }, help: { type: 'boolean' } },
+      strict: true,
+      allowPositionals: false,
+    });
+  } catch (error) {
+    // npm keeps a flag before `--` for itself (npm_config_<name>) and passes its value on as an argument.
+    const npmKept = process.env.npm_config_regions !== undefined ? '; npm took --regions for itself: run npm start -- --regions 2' : '';
+    console.error(`error: ${error instanceof Error ? error.message : String(error)}${npmKept}\n${usage}`);
+    process.exit(2);
+  }
+  if (parsed.values.help) {
+    console.log(usage);
+    process.exit(0);
+  }
+  return {
+    ...(parsed.values.regions === undefined ? {} : { RINGSTORE_REGIONS: parsed.values.regions }),
+    ...(parsed.values['accept-demoted'] ? { RINGSTORE_ACCEPT_DEMOTED: '1' } : {}),
+  };
+}
+
+/** Whether `port` can be listened on at 127.0.0.1 now (0: any port, always). */
+function portFree(port: number): Promise<boolean> {
+  if (port === 0) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once('error', () => resolve(false));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+  });
+}
 
 const settings = z
   .object({
@@ -29,20 +79,7 @@ const settings = z
     /** 1: start a demoted DR primary's data alone anyway (demotion.ts); also `npm start -- --accept-demoted`. */
     RINGSTORE_ACCEPT_DEMOTED: z.enum(['0', '1']).default('0'),
   })
-  .safeParse({
-    ...process.env,
-    ...regionsArgument(process.argv.slice(2)),
-    ...(process.argv.slice(2).includes(acceptDemotedFlag) ? { RINGSTORE_ACCEPT_DEMOTED: '1' } : {}),
-  });
-
-/** `--regions N` (or `--regions=N`) on the command line, as an environment entry. */
-function regionsArgument(args: readonly string[]): Record<string, string> {
-  const index = args.findIndex((arg) => arg === '--regions' || arg.startsWith('--regions='));
-  if (index < 0) return {};
-  const arg = args[index]!;
-  const value = arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : (args[index + 1] ?? '');
-  return { RINGSTORE_REGIONS: value };
-}
+  .safeParse({ ...process.env, ...commandLine(process.argv.slice(2)) });
 
 // The SDK's notice that its 2027 releases need Node 22 is printed on every Node 20 start; the notice
 // is in the README (Lambda runs Node 22), so the local cloud does not repeat it.
@@ -60,6 +97,17 @@ async function main(): Promise<void> {
   mkdirSync(env.RINGSTORE_HOME, { recursive: true });
   const lock = lockHome(env.RINGSTORE_HOME);
   process.on('exit', () => lock.release());
+  // Before any engine starts: a taken port is said at once (it used to surface as EADDRINUSE once the engines were up).
+  const ports =
+    env.RINGSTORE_REGIONS === 2 && env.RINGSTORE_PORT !== 0 ? [env.RINGSTORE_PORT, env.RINGSTORE_PORT + 1] : [env.RINGSTORE_PORT];
+  for (const port of ports) {
+    if (await portFree(port)) continue;
+    console.error(
+      `error: port ${port} on 127.0.0.1 is taken (another npm start?): stop what holds it, or start on another port: ` +
+        'RINGSTORE_PORT=0 npm start (any free port, printed) or RINGSTORE_PORT=4520 npm start',
+    );
+    process.exit(1);
+  }
   const options = {
     home: env.RINGSTORE_HOME,
     port: env.RINGSTORE_PORT,
@@ -78,6 +126,7 @@ async function main(): Promise<void> {
   let stopAll: () => Promise<void>;
   if (env.RINGSTORE_REGIONS === 2) {
     // The backup's gateway listens on the next port when the primary's is fixed.
+    const { startLocalRegions } = await import('./regions');
     const regions = await startLocalRegions({
       ...options,
       backupPort: env.RINGSTORE_PORT === 0 ? 0 : env.RINGSTORE_PORT + 1,
@@ -102,6 +151,7 @@ async function main(): Promise<void> {
         `${acceptDemotedFlag}: the demoted primary's data serves alone; the promoted region's writes since DR epoch ${demotion.epoch} are not in it`,
       );
     }
+    const { startLocalCloud } = await import('./cloud');
     cloud = await startLocalCloud(options);
     stopAll = () => cloud.stop();
   }
