@@ -8,9 +8,11 @@ import { tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
+import { FakeRingstore } from './support/fake-server';
 
 const run = promisify(execFile);
 const SDK = join(__dirname, '..');
+const REPO = join(SDK, '..');
 const TSC = require.resolve('typescript/bin/tsc');
 /**
  * TypeScript 7 (the native compiler) type-checks the consumers too. It cannot be a dependency of the
@@ -118,6 +120,33 @@ function readmePrelude(code: string): string {
     code.includes('process.') ? 'declare const process: { env: Record<string, string | undefined> };\n' : '',
   ].join('');
 }
+
+describe("the root README's SDK example, inside the repository", () => {
+  it('runs as written, saved as tour.mts and run with npx tsx (npm ci built the SDK: the root prepare script)', async () => {
+    // Prepare: the README's first TypeScript block, against the fake server instead of npm start's address.
+    const readme = await readFile(join(REPO, 'README.md'), 'utf8');
+    const tour = /With the TypeScript SDK[\s\S]*?```ts\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(tour).toContain("from '@ringstore/sdk'");
+    const fake = await new FakeRingstore().start();
+    // Inside the repository, where the workspace links @ringstore/sdk (.ringstore/ is the local data, ignored by git).
+    const file = join(REPO, '.ringstore', `readme-tour-${process.pid}.mts`);
+    await mkdir(dirname(file), { recursive: true });
+    try {
+      await writeFile(file, tour!.replaceAll('http://127.0.0.1:4510', fake.url));
+      // Act
+      const ran = await run(join(REPO, 'node_modules', '.bin', 'tsx'), [file], { cwd: REPO, env: { ...process.env, KEY: 'user-key' } });
+      // Assess: it wrote greeting, then committed its transaction (key a).
+      expect(ran.stderr).toBe('');
+      expect(fake.requests.map((request) => `${request.method} ${request.pathname}`)).toEqual(
+        expect.arrayContaining(['PUT /v1/kv/greeting', 'GET /v1/kv/greeting', 'POST /v1/txn']),
+      );
+      expect([...fake.store.keys()].some((key) => key.endsWith('a'))).toBe(true);
+    } finally {
+      await rm(file, { force: true });
+      await fake.close();
+    }
+  });
+});
 
 describe('the packed SDK in a project of its own', () => {
   let scratch: string;
