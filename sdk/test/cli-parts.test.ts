@@ -2,7 +2,8 @@
 
 import { resolveConnection } from '../src/cli/connection';
 import { formatDrStatus, formatRing, rangeSize } from '../src/cli/format';
-import { scanGlobalFlags } from '../src/cli/main';
+import { completerOf, scanGlobalFlags } from '../src/cli/main';
+import { buildProgram, commandNames } from '../src/cli/program';
 import { tokenize } from '../src/cli/tokenize';
 import { formatTransaction, parseTxnFile, parseTxnWords } from '../src/cli/txn-ops';
 import type { TransactOp } from '../src/commands';
@@ -23,6 +24,39 @@ describe('tokenize', () => {
 
   it('refuses an unclosed quote', () => {
     expect(() => tokenize('put "k v')).toThrow('unclosed double quote');
+  });
+});
+
+describe('tab completion', () => {
+  const names = commandNames(
+    buildProgram({ env: {}, flags: {}, stdout: { write: () => true }, stderr: { write: () => true }, quit: false }),
+  );
+
+  it('completes every command of the program and its aliases', () => {
+    for (const name of [
+      'keys',
+      'namespace',
+      'audit',
+      'dr',
+      'failover',
+      'principals',
+      'rebalance',
+      'txn',
+      'del',
+      'ls',
+      'quit',
+      'exit',
+      'help',
+    ]) {
+      expect(names).toContain(name);
+    }
+  });
+
+  it('completes the command word only', () => {
+    const complete = completerOf(names);
+    expect(complete('pri')).toEqual([['principals'], 'pri']);
+    expect(complete('d')[0]).toEqual(['del', 'delete', 'disconnect', 'dr']);
+    expect(complete('get gre')).toEqual([[], 'get gre']);
   });
 });
 

@@ -75,6 +75,24 @@ describe('ringstore CLI', () => {
     expect(after.stderr).toMatch(/^error: not connected/);
   });
 
+  it('connects to a bare host:port, taking http:// on this machine', async () => {
+    const hostAndPort = fake.url.replace(/^http:\/\//, '');
+    const connect = await ringstore(['connect', hostAndPort, 'admin-key']);
+    const saved = JSON.parse(await readFile(join(configDir(), 'cli.json'), 'utf8')) as unknown;
+
+    expect(connect).toMatchObject({ code: 0, stderr: '' });
+    expect(connect.stdout).toContain(`connected to ${fake.url} (ring epoch 3, 4 shards)`);
+    expect(saved).toEqual({ endpoint: fake.url, apiKey: 'admin-key' });
+  });
+
+  it('puts a value read from standard input with @-, bytes as given', async () => {
+    const put = await ringstore(['put', 'from-stdin', '@-'], { env: connected(), input: 'line one\nline two\n' });
+    const get = await ringstore(['get', 'from-stdin'], { env: connected() });
+
+    expect(put).toMatchObject({ code: 0, stdout: 'stored from-stdin (version 1)\n' });
+    expect(get).toMatchObject({ code: 0, stdout: 'line one\nline two\n' });
+  });
+
   it('refuses to save a connection the server rejects', async () => {
     const result = await ringstore(['connect', fake.url, 'wrong-key']);
 

@@ -4,7 +4,7 @@
 import { createInterface, type Interface } from 'node:readline';
 import { resolveConnection, loadSavedConnection } from './connection';
 import { describeError } from './format';
-import { COMMAND_NAMES, runCommandLine, type CliOutput, type Session } from './program';
+import { buildProgram, commandNames, runCommandLine, type CliOutput, type Session } from './program';
 import { tokenize } from './tokenize';
 
 /**
@@ -89,11 +89,14 @@ async function runPiped(session: Session, io: CliIo): Promise<number> {
   return failed ? 1 : 0;
 }
 
-function completer(line: string): [string[], string] {
-  if (/\s/.test(line.trimStart())) return [[], line]; // only the command word is completed
-  const word = line.trimStart();
-  const hits = COMMAND_NAMES.filter((name) => name.startsWith(word));
-  return [hits.length > 0 ? [...hits] : [...COMMAND_NAMES], word];
+/** Completes the command word of a line from `names`; the words after it are left alone. */
+export function completerOf(names: readonly string[]): (line: string) => [string[], string] {
+  return (line) => {
+    if (/\s/.test(line.trimStart())) return [[], line];
+    const word = line.trimStart();
+    const hits = names.filter((name) => name.startsWith(word));
+    return [hits.length > 0 ? hits : [...names], word];
+  };
 }
 
 function clearLine(rl: Interface): void {
@@ -102,6 +105,7 @@ function clearLine(rl: Interface): void {
 }
 
 async function runInteractive(session: Session, io: CliIo): Promise<number> {
+  const completer = completerOf(commandNames(buildProgram(session)));
   const rl = createInterface({ input: io.stdin, output: io.stdout, terminal: true, completer, historySize: 1000 });
   let inFlight: AbortController | undefined;
   rl.on('SIGINT', () => {

@@ -90,6 +90,18 @@ function packageVersion(): string {
   return 'unknown';
 }
 
+/**
+ * The endpoint a `connect` argument names: a URL as given (without a trailing slash), or a bare `host:port`
+ * with a scheme added, `http://` on this machine (the local cloud) and `https://` anywhere else.
+ */
+function endpointOf(url: string): string {
+  const trimmed = url.replace(/\/+$/, '');
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(trimmed)) return trimmed;
+  const host = trimmed.replace(/:\d+$/, '').replace(/^\[|\]$/g, '');
+  const local = host === 'localhost' || host === '::1' || /^127\./.test(host);
+  return `${local ? 'http' : 'https'}://${trimmed}`;
+}
+
 /** A failure the CLI reports as `error: <message>` without a code (usage, local files). */
 class CommandFailure extends Error {
   constructor(message: string) {
@@ -120,10 +132,19 @@ const contentTypeByExtension: Readonly<Record<string, string>> = {
   '.pdf': 'application/pdf',
 };
 
-/** A value argument: text, `@path` (the file's bytes, typed by extension) or `@@text` (the text `@text`). */
-async function valueArgument(value: string): Promise<{ body: Uint8Array | string; contentType?: string }> {
+/**
+ * A value argument: text, `@path` (the file's bytes, typed by extension), `@-` (standard input's bytes, as
+ * `redis-cli -x` takes them) or `@@text` (the text `@text`).
+ */
+async function valueArgument(value: string, stdin?: NodeJS.ReadableStream): Promise<{ body: Uint8Array | string; contentType?: string }> {
   if (value.startsWith('@@')) return { body: value.slice(1) };
   if (!value.startsWith('@')) return { body: value };
+  if (value === '@-') {
+    if (stdin === undefined) throw new CommandFailure('@- reads the value from standard input, which carries the commands here');
+    const chunks: Buffer[] = [];
+    for await (const chunk of stdin) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
+    return { body: new Uint8Array(Buffer.concat(chunks)), contentType: 'application/octet-stream' };
+  }
   const path = value.slice(1);
   try {
     return { body: await readFile(path), contentType: contentTypeByExtension[extname(path).toLowerCase()] ?? 'application/octet-stream' };
@@ -326,7 +347,7 @@ export function buildProgram(session: Session): Command {
     .action(async (url: string, apiKey: string | undefined, options: { verify: boolean }) => {
       const key = apiKey ?? program.opts<{ apiKey?: string }>().apiKey ?? session.flags.apiKey ?? (session.env[ENV.apiKey] || undefined);
       if (key === undefined) throw new CommandFailure(`an API key is needed: connect <url> <apiKey>, or set ${ENV.apiKey}`);
-      const connection = { endpoint: url.replace(/\/+$/, ''), apiKey: key };
+      const connection = { endpoint: endpointOf(url), apiKey: key };
       const ringstore = clientFor(connection);
       let detail = '';
       if (options.verify) {
@@ -351,7 +372,7 @@ export function buildProgram(session: Session): Command {
 
   program
     .command('put')
-    .description('store a value: text, or @path to read a file (@@text stores "@text")')
+    .description('store a value: text, @path to read a file, @- to read standard input (@@text stores "@text")')
     .argument('<key>', 'the key')
     .argument('<value>', 'the value as text, or @file')
     .option('--ttl <seconds>', 'expire after this many seconds', parseInteger(1))
@@ -371,7 +392,7 @@ export function buildProgram(session: Session): Command {
           consistency?: Consistency;
         },
       ) => {
-        const read = await valueArgument(value);
+        const read = await valueArgument(value, session.stdin);
         const body = read.body;
         const contentType = options.contentType ?? read.contentType;
         const ringstore = await client();
@@ -973,7 +994,7 @@ export function buildProgram(session: Session): Command {
           ops = await Promise.all(
             txnInput(() => parseTxnWords(words)).map(async (op) => {
               if (op.op !== 'put' || typeof op.value !== 'string') return op;
-              const read = await valueArgument(op.value);
+              const read = await valueArgument(op.value, session.stdin);
               const contentType = read.contentType === undefined ? {} : { contentType: read.contentType };
               return { ...op, value: read.body, ...contentType };
             }),
@@ -1048,31 +1069,20 @@ export async function runCommandLine(session: Session, words: readonly string[])
   }
 }
 
-/**
- * Names of the commands, for tab completion.
- *
- * @example
- * ```ts
- * COMMAND_NAMES.includes('keyrange'); // true
- * ```
- */
 /** Strong writes say how many shards held the version when acknowledged. */
 function copiesNote(result: { consistency: Consistency; copies?: number }): string {
   return result.consistency === 'strong' && result.copies !== undefined ? `; strong, on ${result.copies} shards` : '';
 }
 
-export const COMMAND_NAMES = [
-  'connect',
-  'disconnect',
-  'put',
-  'get',
-  'head',
-  'delete',
-  'list',
-  'keyrange',
-  'rebalance',
-  'txn',
-  'help',
-  'quit',
-  'exit',
-] as const;
+/**
+ * Names of the commands and their aliases, for tab completion: read off the program, so a new command is
+ * completed without a list to keep.
+ *
+ * @example
+ * ```ts
+ * commandNames(buildProgram(session)).includes('keyrange'); // true
+ * ```
+ */
+export function commandNames(program: Command): string[] {
+  return [...new Set([...program.commands.flatMap((command) => [command.name(), ...command.aliases()]), 'help'])].sort();
+}
