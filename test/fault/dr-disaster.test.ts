@@ -30,8 +30,12 @@ const settleAfterCutMs = 1_000;
 interface KeyHistory {
   /** The newest acknowledged write: its version and the sha256 of its value (undefined: a delete). */
   latest?: { version: number; sha256: string | undefined };
-  /** A write whose answer was not an acknowledgement, and may have been stored anyway. */
-  uncertain: boolean;
+  /**
+   * A delete whose answer was not an acknowledgement, and may have been done anyway: the one reason a key whose
+   * latest acknowledged write is a put may be absent. (A put or transaction that was not acknowledged cannot make
+   * a key absent: the transactions here only put.)
+   */
+  uncertainDelete: boolean;
 }
 
 interface Verdicts {
@@ -42,6 +46,10 @@ interface Verdicts {
   unexpected: string[];
   /** Transactions seen in part: one write served at its version while another is lost. */
   partial: string[];
+  /** Keys refused (503 pending, 410 lost) at exactly their latest acknowledged version: an acknowledged write in transit. */
+  refusedAtAcknowledged: string[];
+  /** What the backup answered, by key. */
+  answers: Map<string, Answer>;
 }
 
 /** A committed transaction: each key it wrote, at the version it wrote. */
@@ -51,7 +59,7 @@ interface TxnRecord {
 }
 
 /** What the backup answered for one key: served at a version, absent, pending, or lost at a version. */
-type Answer = { status: 200; version: number } | { status: 404 } | { status: 503 } | { status: 410; version: number };
+type Answer = { status: 200; version: number } | { status: 404 } | { status: 503 | 410; version: number };
 
 const seed = baseSeed();
 afterAll(removeDrHomes);
@@ -68,7 +76,7 @@ function startLoad(regions: LocalRegions, rng: Rng) {
   let stopped = false;
   let sequence = 0;
   const historyOf = (key: string) => {
-    const history = histories.get(key) ?? { uncertain: false };
+    const history = histories.get(key) ?? { uncertainDelete: false };
     histories.set(key, history);
     return history;
   };
@@ -91,10 +99,10 @@ function startLoad(regions: LocalRegions, rng: Rng) {
         } else {
           await response.arrayBuffer();
           // 404: a delete of an absent key changes nothing; any other failure may have been stored.
-          if (!(remove && response.status === 404)) history.uncertain = true;
+          if (remove && response.status !== 404) history.uncertainDelete = true;
         }
       } catch {
-        history.uncertain = true;
+        if (remove) history.uncertainDelete = true;
       }
     }
   };
@@ -121,11 +129,11 @@ function startLoad(regions: LocalRegions, rng: Rng) {
             const history = historyOf(key);
             if ((history.latest?.version ?? 0) < version) history.latest = { version, sha256: sha256Of(values.get(key)!) };
           }
-        } else if (!(response.status === 200 && body.status === 'aborted')) {
-          for (const key of keys) historyOf(key).uncertain = true;
         }
+        // A transaction that was not acknowledged may have committed: its puts are newer than what the history
+        // holds, which a backup may serve (never older: the judge's rule), and cannot make a key absent.
       } catch {
-        for (const key of keys) historyOf(key).uncertain = true;
+        // As above: an unanswered transaction only ever puts.
       }
     }
   };
@@ -148,8 +156,8 @@ async function judge(
   regions: LocalRegions,
   load: { histories: Map<string, KeyHistory>; transactions: readonly TxnRecord[] },
 ): Promise<Verdicts> {
-  const verdicts: Verdicts = { consistent: 0, detected: 0, stale: [], unexpected: [], partial: [] };
   const answers = new Map<string, Answer>();
+  const verdicts: Verdicts = { consistent: 0, detected: 0, stale: [], unexpected: [], partial: [], refusedAtAcknowledged: [], answers };
   for (const [key, history] of load.histories) {
     const latest = history.latest;
     if (!latest) continue;
@@ -159,16 +167,21 @@ async function judge(
     });
     const body = new Uint8Array(await response.arrayBuffer());
     const served = Number(JSON.parse(response.headers.get('etag') ?? '0'));
+    const refusedVersion = () =>
+      (JSON.parse(new TextDecoder().decode(body)) as { error?: { details?: { version?: number } } }).error?.details?.version ?? 0;
     if (response.status === 200) answers.set(key, { status: 200, version: served });
-    else if (response.status === 410) {
-      const lost = JSON.parse(new TextDecoder().decode(body)) as { error?: { details?: { version?: number } } };
-      answers.set(key, { status: 410, version: lost.error?.details?.version ?? 0 });
-    } else if (response.status === 404 || response.status === 503) answers.set(key, { status: response.status });
+    else if (response.status === 410) answers.set(key, { status: 410, version: refusedVersion() });
+    else if (response.status === 503) answers.set(key, { status: 503, version: refusedVersion() });
+    else if (response.status === 404) answers.set(key, { status: 404 });
+    const answer = answers.get(key);
+    if (answer && (answer.status === 410 || answer.status === 503) && answer.version === latest.version) {
+      verdicts.refusedAtAcknowledged.push(key);
+    }
     if (response.status === 503 || response.status === 410) {
       verdicts.detected += 1;
     } else if (response.status === 404) {
-      // Absent is right only if the latest acknowledged write was a delete (or a newer unacknowledged delete may have landed).
-      if (latest.sha256 === undefined || history.uncertain) verdicts.consistent += 1;
+      // Absent is right only if the latest acknowledged write was a delete, or a newer unacknowledged delete may have landed.
+      if (latest.sha256 === undefined || history.uncertainDelete) verdicts.consistent += 1;
       else verdicts.stale.push(`${key}: absent, acknowledged at v${latest.version}`);
     } else if (response.status === 200) {
       if (served < latest.version) verdicts.stale.push(`${key}: served v${served}, acknowledged at v${latest.version}`);
@@ -311,6 +324,8 @@ describe('a disaster in the primary region', () => {
         // Act
         await disaster(regions, load, rng);
         await promote(regions);
+        // The working gate first: the acknowledged writes it refuses are the ones the broken gate must serve older.
+        const refused = (await judge(regions, load)).refusedAtAcknowledged;
         const faults = await fetch(`${regions.backup.url}/_faults`, {
           method: 'PUT',
           headers: { 'content-type': 'application/json' },
@@ -319,7 +334,11 @@ describe('a disaster in the primary region', () => {
         const verdicts = await judge(regions, load);
         // Assess: the keys still pending or lost at the disaster are now served older
         expect(faults.status).toBe(200);
-        expect(verdicts.stale.length).toBeGreaterThan(0);
+        const context = refused.map(
+          (key) =>
+            `${key}: acknowledged ${JSON.stringify(load.histories.get(key))}, broken gate ${JSON.stringify(verdicts.answers.get(key))}`,
+        );
+        expect({ context, refused: refused.length > 0, stale: verdicts.stale.length > 0 }).toEqual({ context, refused: true, stale: true });
       } finally {
         await regions.backup.stop();
         await regions.link?.stop();
