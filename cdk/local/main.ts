@@ -1,7 +1,8 @@
 // `npm start`: the whole service on this machine. Prints the API URL and local keys; Ctrl-C stops everything.
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { resolve } from 'node:path';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as z from 'zod';
 // The cloud and its engines are loaded once the command line and the port have been checked: a refusal
@@ -11,8 +12,9 @@ import { acceptDemotedFlag, demotedStartRefusal, demotionOf, forgetDemotion } fr
 import { lockHome } from './home-lock';
 
 const usage = [
-  'usage: npm start [-- --regions 2] [-- --accept-demoted]',
+  'usage: npm start [-- --regions 2] [-- --accept-demoted] [-- --fresh]',
   '  --regions 2        a primary and a DR backup region, each with its own engines (docs/dr.md)',
+  '  --fresh            a throwaway run: its data in a new temporary directory, removed when it stops',
   `  ${acceptDemotedFlag}   start a demoted DR primary's data alone anyway`,
   'settings are environment variables (README, "Configuration"): RINGSTORE_PORT, RINGSTORE_HOME, …',
 ].join('\n');
@@ -27,7 +29,12 @@ function commandLine(args: readonly string[]): Record<string, string> {
   try {
     parsed = parseArgs({
       args: [...args],
-      options: { regions: { type: 'string' }, 'accept-demoted': { type: 'boolean' }, help: { type: 'boolean' } },
+      options: {
+        regions: { type: 'string' },
+        'accept-demoted': { type: 'boolean' },
+        fresh: { type: 'boolean' },
+        help: { type: 'boolean' },
+      },
       strict: true,
       allowPositionals: false,
     });
@@ -44,6 +51,7 @@ function commandLine(args: readonly string[]): Record<string, string> {
   return {
     ...(parsed.values.regions === undefined ? {} : { RINGSTORE_REGIONS: parsed.values.regions }),
     ...(parsed.values['accept-demoted'] ? { RINGSTORE_ACCEPT_DEMOTED: '1' } : {}),
+    ...(parsed.values.fresh ? { RINGSTORE_FRESH: '1' } : {}),
   };
 }
 
@@ -78,6 +86,8 @@ const settings = z
     RINGSTORE_LINK_BANDWIDTH_KBPS: z.coerce.number().int().min(1).optional(),
     /** 1: start a demoted DR primary's data alone anyway (demotion.ts); also `npm start -- --accept-demoted`. */
     RINGSTORE_ACCEPT_DEMOTED: z.enum(['0', '1']).default('0'),
+    /** 1: a throwaway run in a new temporary directory, removed when it stops (also `npm start -- --fresh`). */
+    RINGSTORE_FRESH: z.enum(['0', '1']).default('0'),
   })
   .safeParse({ ...process.env, ...commandLine(process.argv.slice(2)) });
 
@@ -90,13 +100,24 @@ async function main(): Promise<void> {
     for (const issue of settings.error.issues) console.error(`error: ${issue.path.join('.')}: ${issue.message}`);
     process.exit(2);
   }
-  const env = settings.data;
+  const fresh = settings.data.RINGSTORE_FRESH === '1';
+  // A fresh run keeps its data in a new temporary directory, and the engine jars where a plain start keeps them.
+  const env = fresh
+    ? {
+        ...settings.data,
+        RINGSTORE_HOME: mkdtempSync(join(tmpdir(), 'ringstore-fresh-')),
+        RINGSTORE_VENDOR_DIR: settings.data.RINGSTORE_VENDOR_DIR ?? join(settings.data.RINGSTORE_HOME, 'vendor'),
+      }
+    : settings.data;
   const started = Date.now();
   const log = (line: string) => console.error(`[ringstore] ${line}`);
   // Before any engine starts: a second start on the same directory is refused, not run beside the first.
   mkdirSync(env.RINGSTORE_HOME, { recursive: true });
   const lock = lockHome(env.RINGSTORE_HOME);
   process.on('exit', () => lock.release());
+  // A fresh run's data goes however the run ends (a stop, a refusal, a failure), short of SIGKILL: then it
+  // stays in the temporary directory.
+  if (fresh) process.on('exit', () => rmSync(env.RINGSTORE_HOME, { recursive: true, force: true }));
   // Before any engine starts: a taken port is said at once (it used to surface as EADDRINUSE once the engines were up).
   const ports =
     env.RINGSTORE_REGIONS === 2 && env.RINGSTORE_PORT !== 0 ? [env.RINGSTORE_PORT, env.RINGSTORE_PORT + 1] : [env.RINGSTORE_PORT];
@@ -176,7 +197,9 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
-  log(`ready in ${((Date.now() - started) / 1000).toFixed(1)} s; data in ${env.RINGSTORE_HOME}`);
+  log(
+    `ready in ${((Date.now() - started) / 1000).toFixed(1)} s; data in ${env.RINGSTORE_HOME}${fresh ? ' (--fresh: removed when stopped)' : ''}`,
+  );
   // One fact per line, so scripts (and the integration tests) can read them.
   console.log(`API: ${cloud.url}`);
   console.log(`API key: ${cloud.apiKey}`);

@@ -72,13 +72,15 @@ describe('per-namespace defaults', () => {
     });
     // Act
     const settings = await admin.setNamespaceSettings(fresh.namespace, { writeConsistency: 'strong' });
-    // Assess: the authorizer's answer is cached (1 s in these tests), so the default arrives shortly.
+    // Assess: the authorizer's answer is cached (1 s in these tests), so the default arrives shortly; the
+    // answer says so.
     expect(settings).toEqual({
       namespace: fresh.namespace,
       readConsistency: 'eventual',
       writeConsistency: 'strong',
       drMode: 'key-sync',
       rate: expect.any(Object),
+      takesEffectWithinSeconds: 1,
     });
     await eventually(async () => (await client.put('probe', 'x')).consistency === 'strong', 'the new default');
     expect((await client.put('explicit', 'x', { consistency: 'eventual' })).consistency).toBe('eventual');

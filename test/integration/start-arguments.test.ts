@@ -1,7 +1,7 @@
 // `npm start`'s command line and port, refused before any engine starts: an argument it does not take
 // (npm keeps a flag given without `--` and passes its value on as a stray argument), and a port in use.
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -53,6 +53,40 @@ describe('npm start', () => {
     const started = start(['--help']);
     expect(started).toMatchObject({ code: 0, stdout: expect.stringContaining('--regions 2') as unknown });
   });
+
+  it('with --fresh runs on a new temporary directory, and removes it when stopped', async () => {
+    // Act: start, wait for the API, stop with Ctrl-C.
+    const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'cdk', 'local', 'main.ts'), '--fresh'], {
+      cwd: repoRoot,
+      env: {
+        ...process.env,
+        RINGSTORE_HOME: home,
+        RINGSTORE_PORT: '0',
+        RINGSTORE_VENDOR_DIR: process.env.RINGSTORE_VENDOR_DIR ?? join(repoRoot, '.ringstore', 'vendor'),
+      },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      for (const deadline = Date.now() + 60_000; !stdout.includes('API: ') && child.exitCode === null;) {
+        if (Date.now() > deadline) throw new Error(`no API within 60 s: ${stderr}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      const data = /data in (\S+) \(--fresh: removed when stopped\)/.exec(stderr)?.[1];
+      expect({ data, stderr: stderr.slice(-2_000) }).toMatchObject({ data: expect.stringContaining('ringstore-fresh-') as unknown });
+      expect(data).not.toBe(home);
+      expect(existsSync(data!)).toBe(true);
+      child.kill('SIGINT');
+      // Assess: a clean stop, and nothing left of the run.
+      expect(await exited).toBe(0);
+      expect(existsSync(data!)).toBe(false);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  }, 90_000);
 
   it('says a taken port is taken, and how to start on another, before any engine starts', async () => {
     const holder = await listening();
