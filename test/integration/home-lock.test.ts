@@ -1,33 +1,16 @@
 // One `npm start` per data directory: a second is refused with the owner's pid, a stale lock is taken over,
 // and a stop says so and frees the directory.
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pidAlive } from '../../cdk/local/engines/child';
 import { HomeLockedError, lockFileName, lockHome } from '../../cdk/local/home-lock';
+import { spawnNpmStart } from '../support/npm-start';
 
-const repoRoot = join(__dirname, '..', '..');
 const freshHome = () => mkdtempSync(join(tmpdir(), 'ringstore-lock-'));
 
-/** `npm start` as the package script runs it, on `home` and a free port. */
-function start(home: string): { child: ChildProcess; stdout: () => string; stderr: () => string; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'cdk', 'local', 'main.ts')], {
-    cwd: repoRoot,
-    env: {
-      ...process.env,
-      RINGSTORE_HOME: home,
-      RINGSTORE_PORT: '0',
-      RINGSTORE_VENDOR_DIR: process.env.RINGSTORE_VENDOR_DIR ?? join(repoRoot, '.ringstore', 'vendor'),
-    },
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { child, stdout: () => stdout, stderr: () => stderr, exited };
-}
+const start = (home: string) => spawnNpmStart(home);
 
 /** A pid that surely belongs to no process: one that has just exited. */
 const deadPid = () => spawnSync(process.execPath, ['-e', '']).pid;

@@ -1,10 +1,11 @@
 // `npm start`'s command line and port, refused before any engine starts: an argument it does not take
 // (npm keeps a flag given without `--` and passes its value on as a stray argument), and a port in use.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { spawnNpmStart } from '../support/npm-start';
 
 const repoRoot = join(__dirname, '..', '..');
 let home: string;
@@ -56,27 +57,14 @@ describe('npm start', () => {
 
   it('with --fresh runs on a new temporary directory, and removes it when stopped', async () => {
     // Act: start, wait for the API, stop with Ctrl-C.
-    const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'cdk', 'local', 'main.ts'), '--fresh'], {
-      cwd: repoRoot,
-      env: {
-        ...process.env,
-        RINGSTORE_HOME: home,
-        RINGSTORE_PORT: '0',
-        RINGSTORE_VENDOR_DIR: process.env.RINGSTORE_VENDOR_DIR ?? join(repoRoot, '.ringstore', 'vendor'),
-      },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const { child, stdout: output, stderr: errors, exited } = spawnNpmStart(home, ['--fresh']);
     try {
-      for (const deadline = Date.now() + 60_000; !stdout.includes('API: ') && child.exitCode === null;) {
-        if (Date.now() > deadline) throw new Error(`no API within 60 s: ${stderr}`);
+      for (const deadline = Date.now() + 60_000; !output().includes('API: ') && child.exitCode === null;) {
+        if (Date.now() > deadline) throw new Error(`no API within 60 s: ${errors()}`);
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
-      const data = /data in (\S+) \(--fresh: removed when stopped\)/.exec(stderr)?.[1];
-      expect({ data, stderr: stderr.slice(-2_000) }).toMatchObject({ data: expect.stringContaining('ringstore-fresh-') as unknown });
+      const data = /data in (\S+) \(--fresh: removed when stopped\)/.exec(errors())?.[1];
+      expect({ data, stderr: errors().slice(-2_000) }).toMatchObject({ data: expect.stringContaining('ringstore-fresh-') as unknown });
       expect(data).not.toBe(home);
       expect(existsSync(data!)).toBe(true);
       child.kill('SIGINT');
