@@ -2,7 +2,7 @@
 // and may be rotated: a new secret for the same key id, the old one still accepted for a grace period.
 import { timingSafeEqual } from 'node:crypto';
 import { RingstoreError } from './errors';
-import { sha256Hex } from './kv';
+import { sha256Hex } from './digest';
 import { validateNamespace } from './validation';
 import type { ApiKeyRecord, ApiKeyStore, Clock, Consistency, DrMode, IdSource, RateLimit, Role, StorageQuota } from '../ports';
 

@@ -8,7 +8,8 @@ import { forAllBounded, forEachBounded } from './bounded';
 import { keyHashOf, needsNoValue, valueObjectKeyOf } from './dr';
 import { PreconditionFailedError, RingstoreError } from './errors';
 import { isLive } from './item';
-import { type KvService, uploadKey } from './kv';
+import type { KvService } from './kv';
+import { uploadKey } from './kv-uploads';
 import type { BlobStore, Clock, IdSource, PendingEntry, PendingStore, PromotionLog, PromotionReport, StoredItem } from '../ports';
 
 /** A key's copy in this region, read strongly from its owner (never through the read gate). */

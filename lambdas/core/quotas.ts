@@ -1,7 +1,19 @@
 // Per-namespace quotas (docs/security.md, "Quotas"): a request rate shared by every instance, and what a
 // write changes in its namespace's stored keys and bytes.
-import { isRingstoreError, RingstoreError } from './errors';
-import type { Clock, ItemWrite, RateLimit, RateLimitStore, StorageCharge, StorageQuota, StorageUsage, StoredItem } from '../ports';
+import { IntentConflictError, isRingstoreError, PreconditionFailedError, RingstoreError } from './errors';
+import type {
+  Clock,
+  ItemWrite,
+  RateLimit,
+  RateLimitStore,
+  ShardStore,
+  StorageCharge,
+  StorageQuota,
+  StorageUsage,
+  StoredItem,
+  WriteResult,
+} from '../ports';
+import { type OwnerWriter, plainOwnerWriter, type WriteSettings } from './write-hooks';
 
 /**
  * How often, at most, one namespace at its full rate takes tokens from the shared bucket, whatever the
@@ -179,4 +191,55 @@ export async function countStorage(
     cursor = page.cursor;
   } while (cursor !== undefined && usage.keys <= keysMax);
   return usage;
+}
+
+/**
+ * A write counted against a storage quota that finds its key changed since it read it (or met another
+ * writer's transaction on it) reads it again, this many times in all: each round one of the key's
+ * concurrent writers wins, so this many writers of one key at once all get through.
+ */
+export const chargedWriteAttemptsMax = 10;
+
+/** The longest pause before a counted write's next attempt: its writers meet at one counter item. */
+export const chargedWriteBackoffMsMax = 20;
+
+/**
+ * The owner's write of a namespace with a storage bound, counted against it exactly: the owner's item is read
+ * strongly, and the write and the usage counter's change go in one transaction that holds only if the item is
+ * still as read (docs/security.md, "Quotas"). A writer that lost a race to another reads again. A namespace
+ * without a bound is written plainly.
+ */
+export class StorageChargingWriter implements OwnerWriter {
+  private readonly plain: OwnerWriter;
+
+  constructor(private readonly deps: { shards: Pick<ShardStore, 'get' | 'write'>; sleep?: (ms: number) => Promise<void> }) {
+    this.plain = plainOwnerWriter(deps.shards);
+  }
+
+  async write(table: string, write: ItemWrite, settings: WriteSettings): Promise<WriteResult> {
+    const quota = settings.storageQuota;
+    if (!hasStorageBound(quota)) return this.plain.write(table, write, settings);
+    for (let attempt = 1; ; attempt += 1) {
+      const previous = await this.deps.shards.get(table, write.namespace, write.key, { consistent: true });
+      try {
+        return await this.deps.shards.write(table, write, storageChargeOf(previous, write.content, quota));
+      } catch (error) {
+        const current = error instanceof PreconditionFailedError ? (error.current as StoredItem | undefined) : undefined;
+        // Another writer's transaction on the item or the counter at the same instant: nothing was written.
+        const collided = isRingstoreError(error, 'txn.conflict') && !(error instanceof IntentConflictError);
+        // The write's own precondition failed against the item as read: that is the answer.
+        const raced = error instanceof PreconditionFailedError && current?.version !== previous?.version;
+        if (!collided && !raced) throw error;
+        if (attempt >= chargedWriteAttemptsMax) {
+          throw new RingstoreError('txn.conflict', `key ${write.key} is being written by others at the same time; retry`, {
+            retryable: true,
+            details: { key: write.key },
+          });
+        }
+        // Writers of different keys pause for different times (their tokens differ, and so do the bits each
+        // attempt takes), so those that met at the counter spread out instead of meeting again.
+        await this.deps.sleep?.(((write.token >>> attempt) % chargedWriteBackoffMsMax) + 1);
+      }
+    }
+  }
 }

@@ -1,7 +1,7 @@
 // A transaction request turned into a plan: one entry per key (several ops on a key fold into one),
 // the version each key must be at, the write it ends with, and how each read is answered.
 import { RingstoreError } from './errors';
-import { sha256Hex } from './kv';
+import { sha256Hex } from './digest';
 import { tokenOf } from './ring';
 import { validateKey } from './validation';
 

@@ -11,6 +11,8 @@ import { powertoolsMetrics } from '../adapters/replication-metrics';
 import { BackupApplier, DrShipper, InitialSync, PendingGate, type PendingSweepReport } from '../core/dr';
 import { BackupWritePermit, type DrWriteGuard, PrimaryLease, PromotionService } from '../core/dr-promotion';
 import { settleLostKey } from '../core/dr-reconcile';
+import { drReadGate, drWriteHooks } from '../core/dr-hooks';
+import type { ReadGate, WriteHooks } from '../core/write-hooks';
 import { RingstoreError } from '../core/errors';
 import type {
   BlobStore,
@@ -355,4 +357,14 @@ export function lostKeySettler(wiring: Wiring): ((namespace: string, key: string
   if (wiring.config.dr.role !== 'backup') return undefined;
   const deps = { pending: pendingStore(wiring), values: blobStore(wiring) };
   return (namespace, key) => settleLostKey(deps, namespace, key);
+}
+
+/** What DR adds around the KV path in this region (dr-hooks.ts): none without DR. */
+export function drKvHooks(wiring: Wiring): { writeHooks?: WriteHooks; readGate?: ReadGate } {
+  const shipper = keySyncShipper(wiring);
+  const writeGuard = drWriteGuard(wiring);
+  const settleLost = lostKeySettler(wiring);
+  const gate = pendingGate(wiring);
+  const writes = shipper || writeGuard || settleLost ? { writeHooks: drWriteHooks({ shipper, writeGuard, settleLost }) } : {};
+  return { ...writes, ...(gate ? { readGate: drReadGate(gate) } : {}) };
 }

@@ -11,7 +11,8 @@ import { ReplicationService } from '../core/replication';
 import { TransactionService } from '../core/transactions';
 import { automaticFailoverStarter, failoverLog, maintenanceState, ringSource, ringStore, shardHealth, shardHealthRecords } from './control';
 import { blobStore, failoverStats, hintStore, replicationStats, shardStore, txnRecordStore, valueCache } from './data';
-import { drWriteGuard, keySyncShipper, lostKeySettler, pendingGate } from './dr';
+import { drKvHooks, drWriteGuard, keySyncShipper, pendingGate } from './dr';
+import { StorageChargingWriter } from '../core/quotas';
 import type { Wiring } from './wiring';
 
 /** The fault injector, passed to the core only when present. */
@@ -57,15 +58,12 @@ export function transactionService(wiring: Wiring): TransactionService {
 
 export function kvService(wiring: Wiring): KvService {
   return wiring.perHandler('kv', () => {
-    const dr = keySyncShipper(wiring);
-    const backupGate = pendingGate(wiring);
-    const writeGuard = drWriteGuard(wiring);
-    const settleLost = lostKeySettler(wiring);
+    const shards = shardStore(wiring);
     return new KvService({
       // Plain reads and writes resolve the intents they meet the way transactions do.
       intents: transactionService(wiring).intents,
       cache: valueCache(wiring),
-      shards: shardStore(wiring),
+      shards,
       blobs: blobStore(wiring),
       ring: ringSource(wiring),
       clock: wiring.clock,
@@ -75,10 +73,8 @@ export function kvService(wiring: Wiring): KvService {
       health: shardHealth(wiring),
       failoverMetrics: failoverStats(wiring),
       sleep,
-      ...(dr ? { dr } : {}),
-      ...(backupGate ? { backupGate } : {}),
-      ...(writeGuard ? { writeGuard } : {}),
-      ...(settleLost ? { settleLost } : {}),
+      owners: new StorageChargingWriter({ shards, sleep }),
+      ...drKvHooks(wiring),
       ...injected(wiring),
     });
   });

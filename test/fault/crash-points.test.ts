@@ -22,7 +22,7 @@ import {
   waitForConvergence,
   withSeed,
 } from './support';
-import { sha256Hex } from '../../lambdas/core/kv';
+import { sha256Hex } from '../../lambdas/core/digest';
 
 /** Writes and deletes per run (more are sent, bounded, until the armed point has crashed). */
 const workloadOps = 36;

@@ -8,7 +8,7 @@ import { DynamoTxnRecordStore, deadlineBucketOf } from '../../lambdas/adapters/d
 import type { TxnRecord } from '../../lambdas/ports';
 import { namesFor, txnSchema } from '../../schemas/topology';
 import { tokenOf } from '../../lambdas/core/ring';
-import { sha256Hex } from '../../lambdas/core/kv';
+import { sha256Hex } from '../../lambdas/core/digest';
 
 const minuteMs = 60_000;
 // Far in the future: the integration cloud's own sweeper (which walks up to now) never reaches them.

@@ -3,6 +3,7 @@
 // read gate and KV service. Each suite adds its own checks and helpers around them.
 import { BackupApplier, DrShipper, PendingGate } from '../../lambdas/core/dr';
 import type { DrWriteGuard } from '../../lambdas/core/dr-promotion';
+import { drReadGate, drWriteHooks } from '../../lambdas/core/dr-hooks';
 import { KvService } from '../../lambdas/core/kv';
 import type { Ring } from '../../lambdas/core/ring';
 import type { BlobStore, DrMetrics, FaultInjector } from '../../lambdas/ports';
@@ -76,7 +77,7 @@ export function memoryDrRegions(options: DrRegionsOptions) {
     limits,
     replication: primaryReplication.replication,
     health: primaryReplication.health,
-    dr: shipper,
+    writeHooks: drWriteHooks({ shipper }),
   });
   // The backup region
   const backupShards = new MemoryShardStore();
@@ -112,9 +113,8 @@ export function memoryDrRegions(options: DrRegionsOptions) {
     limits: backupLimits,
     replication: backupReplication.replication,
     health: backupReplication.health,
-    backupGate: gate,
-    writeGuard: options.writeGuard,
-    ...(options.settleLost ? { settleLost: options.settleLost } : {}),
+    readGate: drReadGate(gate),
+    writeHooks: drWriteHooks({ writeGuard: options.writeGuard, settleLost: options.settleLost }),
   });
   return {
     clock,

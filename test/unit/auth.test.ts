@@ -1,8 +1,8 @@
 import { ApiKeyService, keyIdOf, keyUseRecordIntervalMs, requireAdmin } from '../../lambdas/core/auth';
-import { isRingstoreError } from '../../lambdas/core/errors';
 import type { ApiKeyRecord, ApiKeyRotation, ApiKeyStore } from '../../lambdas/ports';
 import { ManualClock } from '../support/memory-ports';
 import { randomIds } from '../../lambdas/wiring/wiring';
+import { codeOf } from '../support/errors';
 
 class MemoryKeys implements ApiKeyStore {
   readonly records = new Map<string, ApiKeyRecord>();
@@ -36,13 +36,6 @@ class MemoryKeys implements ApiKeyStore {
     this.useWrites += 1;
     this.records.set(keyId, { ...record, lastUsedAt: usedAt });
   }
-}
-
-async function codeOf(action: Promise<unknown>) {
-  return action.then(
-    () => undefined,
-    (error: unknown) => (isRingstoreError(error) ? error.code : String(error)),
-  );
 }
 
 describe('ApiKeyService', () => {

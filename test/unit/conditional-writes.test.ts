@@ -3,7 +3,9 @@
 import fc from 'fast-check';
 import type { Conditions } from '../../lambdas/core/conditions';
 import { isRingstoreError } from '../../lambdas/core/errors';
-import { KvService, sha256Hex, uploadKey } from '../../lambdas/core/kv';
+import { KvService } from '../../lambdas/core/kv';
+import { sha256Hex } from '../../lambdas/core/digest';
+import { uploadKey } from '../../lambdas/core/kv-uploads';
 import { tokenOf } from '../../lambdas/core/ring';
 import { limits } from '../../schemas/topology';
 import { CountingIds, ManualClock, MemoryBlobStore, MemoryShardStore, memoryReplication, staticRing } from '../support/memory-ports';

@@ -3,6 +3,7 @@
 import { BackupWritePermit, PrimaryLease, PromotionService, type PromotionLimits } from '../../lambdas/core/dr-promotion';
 import { DrShipper, keyHashOf } from '../../lambdas/core/dr';
 import { isRingstoreError } from '../../lambdas/core/errors';
+import { drWriteHooks } from '../../lambdas/core/dr-hooks';
 import { KvService } from '../../lambdas/core/kv';
 import type { PendingEntry } from '../../lambdas/ports';
 import { limits } from '../../schemas/topology';
@@ -245,18 +246,20 @@ describe('the promotion', () => {
       limits,
       replication,
       health,
-      dr: new DrShipper({
-        keys: {
-          send: async (messages) => {
-            for (const message of messages) sentAt.set(message.version, clock.now);
-            await keys.send(messages);
+      writeHooks: drWriteHooks({
+        shipper: new DrShipper({
+          keys: {
+            send: async (messages) => {
+              for (const message of messages) sentAt.set(message.version, clock.now);
+              await keys.send(messages);
+            },
           },
-        },
-        backupValues: new MemoryBlobStore(),
-        blobs: new MemoryBlobStore(),
-        limits: { shipConcurrency: 1 },
+          backupValues: new MemoryBlobStore(),
+          blobs: new MemoryBlobStore(),
+          limits: { shipConcurrency: 1 },
+        }),
+        writeGuard: new PrimaryLease({ state, clock, leaseMs }),
       }),
-      writeGuard: new PrimaryLease({ state, clock, leaseMs }),
     });
     const acknowledged: number[] = [];
     const refused: string[] = [];

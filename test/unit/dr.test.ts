@@ -13,7 +13,7 @@ import {
 } from '../../lambdas/core/dr';
 import { BackupWritePermit } from '../../lambdas/core/dr-promotion';
 import { isRingstoreError } from '../../lambdas/core/errors';
-import { sha256Hex } from '../../lambdas/core/kv';
+import { sha256Hex } from '../../lambdas/core/digest';
 import { Ring, initialRingState, tokenOf } from '../../lambdas/core/ring';
 import { TransactionService } from '../../lambdas/core/transactions';
 import type { TxnOp } from '../../lambdas/core/txn-plan';

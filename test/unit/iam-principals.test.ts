@@ -8,6 +8,7 @@ import { iamCallers } from '../../lambdas/http/iam-callers';
 import { principalOf } from '../../lambdas/http/request';
 import type { ApiKeyRecord, NamespaceSettings, PrincipalMapping, PrincipalMappingStore } from '../../lambdas/ports';
 import { ManualClock } from '../support/memory-ports';
+import { codeOf } from '../support/errors';
 
 class MemoryMappings implements PrincipalMappingStore {
   readonly items = new Map<string, PrincipalMapping>();
@@ -60,13 +61,6 @@ function thrownCode(action: () => unknown): string | undefined {
   } catch (error) {
     return isRingstoreError(error) ? error.code : String(error);
   }
-}
-
-async function codeOf(action: Promise<unknown>) {
-  return action.then(
-    () => undefined,
-    (error: unknown) => (isRingstoreError(error) ? error.code : String(error)),
-  );
 }
 
 const role = 'arn:aws:iam::123456789012:role/app';

@@ -1,8 +1,11 @@
 import fc from 'fast-check';
 import { isRingstoreError } from '../../lambdas/core/errors';
-import { KvService, sha256Hex, uploadKey } from '../../lambdas/core/kv';
+import { KvService } from '../../lambdas/core/kv';
+import { sha256Hex } from '../../lambdas/core/digest';
+import { uploadKey } from '../../lambdas/core/kv-uploads';
 import { limits } from '../../schemas/topology';
 import { CountingIds, ManualClock, MemoryBlobStore, MemoryShardStore, memoryReplication, staticRing } from '../support/memory-ports';
+import { codeOf } from '../support/errors';
 
 const text = (value: string) => new TextEncoder().encode(value);
 
@@ -13,15 +16,6 @@ function setup(examineMax?: number) {
   const { replication, health } = memoryReplication(shards, clock);
   const kv = new KvService({ shards, blobs, ring: staticRing(4), clock, ids: new CountingIds(), limits, replication, health });
   return { kv, shards, blobs, clock };
-}
-
-async function codeOf(action: Promise<unknown>): Promise<string | undefined> {
-  try {
-    await action;
-    return undefined;
-  } catch (error) {
-    return isRingstoreError(error) ? error.code : `unexpected ${String(error)}`;
-  }
 }
 
 describe('KvService writes and reads', () => {

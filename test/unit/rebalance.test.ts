@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { isRingstoreError } from '../../lambdas/core/errors';
 import { fencedRangesRing, unfencedRing } from '../../lambdas/core/failover';
 import { FailoverService } from '../../lambdas/core/failover-service';
-import { fencePollMs } from '../../lambdas/core/kv';
+import { fencePollMs } from '../../lambdas/core/range-router';
 import {
   finishedRing,
   plannedRanges,

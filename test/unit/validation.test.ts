@@ -1,6 +1,6 @@
 import { isRingstoreError } from '../../lambdas/core/errors';
 import { validateKey, validateNamespace } from '../../lambdas/core/validation';
-import { decodeCursor, encodeCursor } from '../../lambdas/core/kv';
+import { decodeCursor, encodeCursor } from '../../lambdas/core/kv-listing';
 import { compareKeys } from '../../lambdas/core/listing';
 
 const limits = { keyBytesMax: 1024 };

@@ -1,0 +1,51 @@
+// What a capability adds around the KV path without editing it: a hook on a write (cross-region DR tells its
+// backup, or refuses while this region may not acknowledge), an owner write counted against a quota, a gate on a
+// read (a DR backup's pending keys). The KV services call these at fixed points; each has a no-op default.
+import type { Consistency, DrMode, ItemWrite, ShardStore, StoredItem, StorageQuota, WriteResult } from '../ports';
+
+/** A write request's settings beyond its content, from the namespace; each hook reads its own. */
+export interface WriteSettings {
+  consistency?: Consistency;
+  /** How the write reaches a DR backup region (the DR hook's). */
+  drMode?: DrMode;
+  /** The namespace's storage quota (the charging owner writer's). */
+  storageQuota?: StorageQuota;
+}
+
+export interface WriteHooks {
+  /** Before a write is taken and again before it is acknowledged: throws when this region may not acknowledge. */
+  assertWritable(): Promise<void>;
+  /**
+   * The owner holds `item`: what must be done before the write is acknowledged. Started at once, it runs beside
+   * the cache write and the replicas' copies, and the acknowledgement waits for it; its failure is the answer.
+   */
+  stored(item: StoredItem, settings: WriteSettings): Promise<void>;
+}
+
+export const noWriteHooks: WriteHooks = {
+  assertWritable: async () => undefined,
+  stored: async () => undefined,
+};
+
+/** How the owner's copy of a write is stored (a transaction's intent in the way is the caller's to resolve). */
+export interface OwnerWriter {
+  write(table: string, write: ItemWrite, settings: WriteSettings): Promise<WriteResult>;
+}
+
+/** The owner's write as it is: one conditional write. */
+export function plainOwnerWriter(shards: Pick<ShardStore, 'write'>): OwnerWriter {
+  return { write: (table, write) => shards.write(table, write) };
+}
+
+/** The two ways a read can find a key's item: its owner read strongly, or the read as asked (cache, replicas). */
+export interface ReadPaths {
+  owner(): Promise<StoredItem | undefined>;
+  asAsked(): Promise<StoredItem | undefined>;
+}
+
+/** Which way a read goes: a DR backup reads every key through its pending set, from the owner. */
+export interface ReadGate {
+  read(namespace: string, key: string, paths: ReadPaths): Promise<StoredItem | undefined>;
+}
+
+export const openReadGate: ReadGate = { read: (_namespace, _key, paths) => paths.asAsked() };
