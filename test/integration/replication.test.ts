@@ -49,8 +49,14 @@ describe('per-request consistency', () => {
       const report = await admin.repair();
       return !report.antiEntropy.repairs.some((repair) => repair.namespace === namespace);
     }, 'replicas converging');
-    const report = await admin.repair();
-    // A full pass: every range of the ring (4 shards x 16 virtual nodes), none skipped (all shards up).
+    // A full pass: every range of the ring (4 shards x 16 virtual nodes), none skipped (all shards up). A pass
+    // the admin call's time budget cut short on a busy machine answers the ranges it left; the next is asked.
+    let report = await admin.repair();
+    await eventually(async () => {
+      if (report.antiEntropy.rangesLeft === 0) return true;
+      report = await admin.repair();
+      return false;
+    }, 'a repair pass within its time budget');
     expect([report.antiEntropy.rangesCompared, report.antiEntropy.rangesSkipped]).toEqual([64, 0]);
     expect(report.antiEntropy.keysCompared).toBeGreaterThanOrEqual(20);
     expect(report.antiEntropy.repairs.filter((repair) => repair.namespace === namespace)).toEqual([]);

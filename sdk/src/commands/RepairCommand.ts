@@ -27,6 +27,8 @@ export interface RepairCommandOutput {
     repairedCount: number;
     repairs: Array<Record<string, unknown>>;
     rangesSkipped: number;
+    /** Ranges left for the next run: the run's time budget ran out (0: the whole pass was compared). */
+    rangesLeft: number;
   };
 }
 
@@ -57,6 +59,7 @@ export const maintenanceReportWire = wire.looseObject({
     repairedCount: wire.number,
     repairs: wire.array(wire.jsonObject),
     rangesSkipped: wire.number,
+    rangesLeft: wire.number,
   }),
 });
 
@@ -68,7 +71,7 @@ export const maintenanceReportWire = wire.looseObject({
  * const report: MaintenanceReportWire = {
  *   startedAt: '2030-01-01T00:00:00Z',
  *   handoff: [],
- *   antiEntropy: { rangesCompared: 0, keysCompared: 0, repairedCount: 0, repairs: [], rangesSkipped: 0 },
+ *   antiEntropy: { rangesCompared: 0, keysCompared: 0, repairedCount: 0, repairs: [], rangesSkipped: 0, rangesLeft: 0 },
  * };
  * ```
  */
