@@ -25,6 +25,7 @@ import { isShardFailure } from './replication';
 import type {
   Clock,
   FailoverLog,
+  FailoverRecord,
   FailoverRequest,
   FailoverStatus,
   FaultInjector,
@@ -146,6 +147,15 @@ export type PublishResult = { published: true; epoch: number } | { published: fa
 
 /** Thrown when no candidate of a range answers: the failover cannot finish (its Catch lifts the fence). */
 /** The transaction records' window is read in slices of the deadline index's partitions (a minute), this many at once. */
+/** Recent failover records a new failover looks through for one of its shard still running. */
+const failoverRecordsSearched = 50;
+
+/**
+ * A running record not updated for this long is of a run that died (its fence was lifted by the abort path, or
+ * is lifted by the next failover's own): far longer than any confirm, fence and hand-over take.
+ */
+export const runningRecordStaleMs = 30 * 60_000;
+
 const settleWindowMs = 60_000;
 const settleWindowsAtOnce = 8;
 
@@ -167,6 +177,15 @@ export class FailoverService {
    */
   async confirm(request: FailoverRequest): Promise<Confirmation> {
     await this.record(request, 'running');
+    const ahead = await this.runningAhead(request);
+    if (ahead) {
+      return {
+        down: false,
+        proceed: false,
+        probes: 0,
+        reason: `failover ${ahead.id} of shard ${request.shard} is in progress: this one stands down`,
+      };
+    }
     if (request.action === 'moveBack') return this.confirmMoveBack(request.shard);
     const ring = new Ring(await this.ring());
     if (!ring.ownsAnyRange(request.shard)) {
@@ -185,6 +204,25 @@ export class FailoverService {
       probes: confirmProbes,
       reason: `${table} answered none of ${confirmProbes} probes ${confirmIntervalMs} ms apart`,
     };
+  }
+
+  /**
+   * Another failover or move-back of the same shard, still running and asked for first (the earlier request,
+   * then the smaller id): two of one shard at once would elect owners for ranges the other already handed
+   * over. A record not updated for `runningRecordStaleMs` is of a run that died, and holds nothing back.
+   */
+  private async runningAhead(request: FailoverRequest): Promise<FailoverRecord | undefined> {
+    const nowMs = this.deps.clock.nowMs();
+    const first = (record: FailoverRecord) =>
+      record.requestedAtMs < request.requestedAtMs || (record.requestedAtMs === request.requestedAtMs && record.id < request.id);
+    return (await this.deps.log.recent(failoverRecordsSearched)).find(
+      (record) =>
+        record.shard === request.shard &&
+        record.id !== request.id &&
+        record.status === 'running' &&
+        nowMs - record.updatedAtMs < runningRecordStaleMs &&
+        first(record),
+    );
   }
 
   /**

@@ -20,7 +20,9 @@ export async function startAutomaticFailover(
   reason: string,
   nowMs: number,
 ): Promise<boolean> {
-  const current = await ring.current();
+  // A fresh read, not the cached ring: a failover that just handed the shard's ranges over leaves a cached ring
+  // showing them still owned for up to its refresh, and a second failover of the shard would start on it.
+  const current = (await ring.fresh()).ring;
   const shard = current.shards.find((candidate) => candidate.table === table);
   if (!shard || !current.ownsAnyRange(shard.id)) return false;
   return starter.start({

@@ -14,7 +14,7 @@ import {
   withAddedReplicas,
 } from '../../lambdas/core/failover';
 import { Ring, initialRingState, tokenOf } from '../../lambdas/core/ring';
-import { FailoverService, NoCandidateError, failOverInProcess } from '../../lambdas/core/failover-service';
+import { FailoverService, NoCandidateError, failOverInProcess, runningRecordStaleMs } from '../../lambdas/core/failover-service';
 import { automaticFailoverId, startAutomaticFailover } from '../../lambdas/core/failover-trigger';
 import { MaintenanceService } from '../../lambdas/core/maintenance';
 import { RejoinService } from '../../lambdas/core/rejoin';
@@ -523,6 +523,39 @@ describe('confirming a failure', () => {
     expect(w.clock.now - before).toBe(2 * 200);
   });
 
+  it('a second failover of a shard stands down while the first runs, and one after it finds nothing to do: never an internal error', async () => {
+    const w = failoverWorld();
+    for (let n = 0; n < 10; n += 1) await w.kv.put('ns', `c${n}`, { value: text('v'), contentType: 'text/plain', consistency: 'strong' });
+    w.shards.down.add('shard-2');
+    const first = { id: 'shard-2-epoch-1-auto-0', shard: 2, reason: 'automatic', requestedAtMs: w.clock.now };
+    expect(await w.failover.confirm(first)).toMatchObject({ proceed: true });
+    const fence = await w.failover.fenceAndWaitFor(first);
+    // The maintenance probe finds the shard still down, at the fenced ring's epoch: a failover of another id.
+    const second = { id: 'shard-2-epoch-2-auto-0', shard: 2, reason: 'automatic: probe', requestedAtMs: w.clock.now };
+    expect(await w.failover.confirm(second)).toMatchObject({
+      proceed: false,
+      reason: 'failover shard-2-epoch-1-auto-0 of shard 2 is in progress: this one stands down',
+    });
+    // The workflow ends it as it ends any failover not confirmed.
+    await w.failover.record(second, 'notDown');
+    const ranges = [];
+    for (const end of fence.ranges) ranges.push(await w.failover.handOverRange(2, end));
+    const choices = ranges.map(({ end, owner }) => ({ end, owner }));
+    expect((await w.failover.publish(2, choices, fence.epoch, first.id)).published).toBe(true);
+    await w.failover.record(first, 'completed');
+    // Once it is over, another finds the shard owning nothing.
+    const third = { id: 'shard-2-epoch-3-auto-0', shard: 2, reason: 'automatic: probe', requestedAtMs: w.clock.now };
+    expect(await w.failover.confirm(third)).toMatchObject({ proceed: false, reason: 'shard 2 owns no token range' });
+  });
+
+  it('a running record of a failover that died holds no later one back', async () => {
+    const w = failoverWorld();
+    w.shards.down.add('shard-2');
+    await w.failover.record({ ...request, id: 'died' }, 'running');
+    w.clock.now += runningRecordStaleMs;
+    expect(await w.failover.confirm({ ...request, requestedAtMs: w.clock.now })).toMatchObject({ proceed: true });
+  });
+
   it('does not fail over a shard that owns nothing', async () => {
     const w = failoverWorld();
     await failOverInProcess(w.failover, 2);
@@ -567,6 +600,16 @@ describe('automatic start', () => {
     w.clock.now += 60_000;
     await maintenance.handoff(new Ring(initial));
     expect(starter.started.size).toBe(1);
+  });
+
+  it('does not start a failover of a shard whose ranges were handed over since its ring was cached', async () => {
+    const w = failoverWorld();
+    const starter = recordingStarter();
+    const ring = new CachedRingSource(w.rings, w.clock);
+    await ring.current();
+    await failOverInProcess(w.failover, 2);
+    expect(await startAutomaticFailover(ring, starter, 'shard-2', 'probe', w.clock.now)).toBe(false);
+    expect(starter.started.size).toBe(0);
   });
 
   it('does not start a failover of a shard that owns no range', async () => {
