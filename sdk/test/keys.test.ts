@@ -82,3 +82,89 @@ describe('rotating a key named by its whole key', () => {
     }
   });
 });
+
+describe('ringstore keys create | list | revoke', () => {
+  const created = {
+    keyId,
+    namespace: 'tenant',
+    role: 'user',
+    createdAt: '2030-01-01T00:00:00.000Z',
+    apiKey: `rs_${keyId}_${secret}`,
+  };
+  const listed = {
+    keys: [
+      {
+        keyId,
+        namespace: 'tenant',
+        role: 'user',
+        createdAt: '2030-01-01T00:00:00.000Z',
+        description: 'ci',
+        lastUsedAt: '2030-01-02T00:00:00.000Z',
+      },
+      {
+        keyId: 'ba9876543210',
+        namespace: 'ops',
+        role: 'admin',
+        createdAt: '2030-01-01T00:00:00.000Z',
+        revokedAt: '2030-01-03T00:00:00.000Z',
+      },
+    ],
+  };
+  let server: RunningServer;
+  let home: string;
+
+  beforeEach(async () => {
+    home = await mkdtemp(join(tmpdir(), 'ringstore-cli-keys-'));
+    server = await startServer((request, response) => {
+      if (request.method === 'POST' && request.pathname === '/v1/admin/keys') sendJson(response, 201, created);
+      else if (request.method === 'GET' && request.pathname === '/v1/admin/keys') sendJson(response, 200, listed);
+      else if (request.method === 'DELETE') sendJson(response, 200, { keyId, revokedAt: '2030-01-04T00:00:00.000Z' });
+      else sendJson(response, 404, { error: { code: 'route.notFound', message: 'no such route', retryable: false } });
+    });
+  });
+
+  afterEach(async () => {
+    await server.close();
+    await rm(home, { recursive: true, force: true });
+  });
+
+  const cli = (args: string[]) => runCli(home, args, { env: { RINGSTORE_ENDPOINT: server.url, RINGSTORE_API_KEY: 'admin-key' } });
+
+  it('creates a key for a namespace with its options, and shows its secret once', async () => {
+    const result = await cli(['keys', 'create', 'tenant', '--role', 'user', '--description', 'ci', '--expires-at', '2031-01-01T00:00:00Z']);
+
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    expect(result.stdout).toBe(`key ${keyId} for tenant (user)\nsecret key (shown once): rs_${keyId}_${secret}\n`);
+    expect(
+      server.requests.map((request) => [`${request.method} ${request.rawUrl}`, JSON.parse(request.body.toString()) as unknown]),
+    ).toEqual([['POST /v1/admin/keys', { namespace: 'tenant', role: 'user', description: 'ci', expiresAt: '2031-01-01T00:00:00Z' }]]);
+  });
+
+  it('lists every key without a secret, a line each or as JSON', async () => {
+    const lines = await cli(['keys', 'list']);
+    const json = await cli(['keys', 'list', '--json']);
+
+    expect(lines).toMatchObject({ code: 0, stderr: '' });
+    expect(lines.stdout.trim().split('\n')).toEqual([
+      `${keyId}  tenant  user  created 2030-01-01T00:00:00.000Z, last used 2030-01-02T00:00:00.000Z, "ci"`,
+      'ba9876543210  ops  admin  created 2030-01-01T00:00:00.000Z, revoked 2030-01-03T00:00:00.000Z',
+    ]);
+    expect(JSON.parse(json.stdout)).toEqual(listed.keys);
+  });
+
+  it('revokes by the key id only, also when given the whole key', async () => {
+    const result = await cli(['keys', 'revoke', `rs_${keyId}_${secret}`]);
+
+    expect(result).toMatchObject({ code: 0, stderr: '', stdout: `revoked ${keyId} at 2030-01-04T00:00:00.000Z\n` });
+    expect(server.requests.map((request) => `${request.method} ${request.rawUrl}`)).toEqual([`DELETE /v1/admin/keys/${keyId}`]);
+    expect(server.requests.map((request) => request.rawUrl).join('\n')).not.toContain(secret);
+  });
+
+  it('refuses an unknown role before sending anything', async () => {
+    const result = await cli(['keys', 'create', 'tenant', '--role', 'owner']);
+
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toMatch(/--role.*owner|owner.*--role|Allowed choices are user, admin/);
+    expect(server.requests).toEqual([]);
+  });
+});

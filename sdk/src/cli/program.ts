@@ -34,7 +34,9 @@ import {
   rebalanceChange,
   showKey,
 } from './format';
+import { parseInteger } from './arguments';
 import { AWS_ENV, iamCredentials } from './credentials';
+import { addKeyCommands } from './keys';
 import { watchRebalance, type WatchOptions } from './rebalance-watch';
 import { formatTransaction, parseTxnFile, parseTxnWords, transactionJson, TXN_GRAMMAR } from './txn-ops';
 
@@ -214,17 +216,6 @@ function pageOf(options: { limit?: number; cursor?: string }): { limit?: number;
   return {
     ...(options.limit === undefined ? {} : { limit: options.limit }),
     ...(options.cursor === undefined ? {} : { cursor: options.cursor }),
-  };
-}
-
-function parseInteger(min: number, max = Number.MAX_SAFE_INTEGER) {
-  return (raw: string): number => {
-    if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw)) || Number(raw) < min || Number(raw) > max) {
-      throw new InvalidArgumentError(
-        max === Number.MAX_SAFE_INTEGER ? `expected an integer >= ${min}` : `expected an integer from ${min} to ${max}`,
-      );
-    }
-    return Number(raw);
   };
 }
 
@@ -629,29 +620,7 @@ export function buildProgram(session: Session): Command {
       out(`removed ${mapping.matchArn} (was ${mapping.namespace}, ${mapping.role})`);
     });
 
-  const keys = program.command('keys').description('admin: API keys');
-  keys
-    .command('rotate')
-    .argument(
-      '<keyId>',
-      'the key id (the 12 hex digits after rs_ in rs_<keyId>_<secret>); a whole key is taken for its id, its secret is not sent',
-    )
-    .description('a new secret for the key; the current one keeps working for the grace period')
-    .option('--grace <seconds>', 'how long the current secret keeps working (default 3600, at most a week)', parseInteger(0, 7 * 24 * 3600))
-    .option('--expires-at <time>', 'a new expiry for the key (ISO 8601)')
-    .action(async (keyId: string, options: { grace?: number; expiresAt?: string }) => {
-      const rotated = await (
-        await client()
-      ).rotateApiKey(
-        keyId,
-        {
-          ...(options.grace === undefined ? {} : { graceSeconds: options.grace }),
-          ...(options.expiresAt === undefined ? {} : { expiresAt: options.expiresAt }),
-        },
-        call(),
-      );
-      out(`new secret (shown once): ${rotated.apiKey}\nthe previous secret works until ${rotated.previousSecretExpiresAt}`);
-    });
+  addKeyCommands(program, { client, call, out });
 
   const namespace = program
     .command('namespace')
