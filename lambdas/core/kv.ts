@@ -83,7 +83,7 @@ export class KvService {
   constructor(deps: KvDeps) {
     const { shards, blobs, ring, clock, ids, limits, replication, health, cache, faults, intents, failoverMetrics, sleep } = deps;
     const hooks = deps.writeHooks ?? noWriteHooks;
-    const optional = { ...(cache ? { cache } : {}), ...(intents ? { intents } : {}), ...(faults ? { faults } : {}) };
+    const optional = { ...(cache ? { cache } : {}), ...(intents ? { intents } : {}) };
     this.router = new RangeRouter({
       ring,
       items: shards,
@@ -105,7 +105,20 @@ export class KvService {
       ...optional,
     });
     const owners = deps.owners ?? plainOwnerWriter(shards);
-    this.writer = new KvWriter({ router, reader: this.reader, owners, hooks, blobs, clock, ids, limits, replication, health, ...optional });
+    this.writer = new KvWriter({
+      router,
+      reader: this.reader,
+      owners,
+      hooks,
+      blobs,
+      clock,
+      ids,
+      limits,
+      replication,
+      health,
+      ...optional,
+      ...(faults ? { faults } : {}),
+    });
     this.uploads = new KvUploads({ writer: this.writer, hooks, blobs, clock, ids, limits });
     this.listing = new KvListing({ shards, ring, health, clock, limits });
   }
