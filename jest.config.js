@@ -27,7 +27,7 @@ module.exports = {
   testSequencer: '<rootDir>/test/sequencer.cjs',
   projects: [
     { ...base, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts', '<rootDir>/sdk/test/**/*.test.ts'] },
-    { ...base, displayName: 'cdk', testMatch: ['<rootDir>/test/cdk/**/*.test.ts'] },
+    { ...base, displayName: 'cdk', setupFiles: ['<rootDir>/test/cdk/setup.ts'], testMatch: ['<rootDir>/test/cdk/**/*.test.ts'] },
     {
       ...base,
       displayName: 'integration',
