@@ -43,7 +43,12 @@ import { shardStore } from '../lambdas/wiring/data';
 import { DynamoShardStore } from '../lambdas/adapters/dynamodb-shard-store';
 import { DynamoRingStore } from '../lambdas/adapters/dynamodb-ring-store';
 import { FailoverService } from '../lambdas/core/failover-service';
-import { RebalanceService, type RebalanceStatusView } from '../lambdas/core/rebalance-service';
+import { BackfillStage } from '../lambdas/core/rebalance-backfill';
+import { CatchUpStage } from '../lambdas/core/rebalance-catch-up';
+import { CleanupStage } from '../lambdas/core/rebalance-cleanup';
+import { CutOverStage } from '../lambdas/core/rebalance-cutover';
+import { RebalanceStep } from '../lambdas/core/rebalance-scheduler';
+import type { RebalanceStatusView } from '../lambdas/core/rebalance-service';
 import { startEngineSampler } from './engine-sampler';
 import { percentile } from './measure';
 import { toSvg } from './plot';
@@ -349,8 +354,13 @@ function profileCalls(targets: ReadonlyArray<readonly [string, object, readonly 
   };
 }
 
+// One name per method, as the results before the service was split into stages named them.
 const profile = profileCalls([
-  ['rebalance', RebalanceService.prototype, ['copyPages', 'moveRange', 'cutOver', 'catchUp', 'finishAndClean']],
+  ['rebalance', RebalanceStep.prototype, ['moveRange']],
+  ['rebalance', BackfillStage.prototype, ['copyPages']],
+  ['rebalance', CatchUpStage.prototype, ['catchUp']],
+  ['rebalance', CutOverStage.prototype, ['cutOver']],
+  ['rebalance', CleanupStage.prototype, ['finishAndClean']],
   ['ranges', DynamoRangeStore.prototype, ['itemsInRange', 'backfillItems', 'copyItems', 'removeCopies']],
   ['shards', DynamoShardStore.prototype, ['versionsInRange']],
   ['rings', DynamoRingStore.prototype, ['publishRing']],

@@ -64,7 +64,7 @@ const failoverView = ({ requestedAtMs, updatedAtMs, ...record }: FailoverRecord)
 
 /** A rebalance's status with readable times; its ranges one by one only when asked (there can be hundreds). */
 function rebalanceView({ job, ...progress }: RebalanceStatusView, withRanges: boolean) {
-  const { startedAtMs, updatedAtMs, finishedAtMs, ranges, cursor: _cursor, ...rest } = job;
+  const { startedAtMs, updatedAtMs, finishedAtMs, ranges, cursor: _cursor, ringFinishedAtMs: _ringFinished, ...rest } = job;
   return {
     ...rest,
     ...progress,

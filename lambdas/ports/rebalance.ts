@@ -114,6 +114,12 @@ export interface RebalanceJob {
   updatedAtMs: number;
   finishedAtMs?: number;
   /**
+   * When the step that finished the ring (joining shards active, leaving ones gone) saw it finished: the
+   * cleanup waits until every handler's ring is at least that new, counted from here, however many steps
+   * (a crash, a budget spent) the cleanup takes.
+   */
+  ringFinishedAtMs?: number;
+  /**
    * Set once it is cancelled: how many ranges it had and how many had begun to move. Its ring is then
    * reversed and `ranges` are the moves back (status `cancelling`, then `cancelled`).
    */

@@ -345,6 +345,27 @@ describe('RebalanceService on in-memory ports', () => {
     await expectConsistent(world);
   });
 
+  it.each([['rebalance.afterFinish'], ['rebalance.afterCleanupPage']] as const)(
+    'waits out the ring refresh once before the cleanup, also when a crash at %s makes it take two steps',
+    async (point) => {
+      const faults = new ScriptedFaults();
+      const world = await seeded({ faults });
+      const refreshWaits: number[] = [];
+      const sleep = async (ms: number) => {
+        if (ms === rebalanceLimits.ringRefreshWaitMs) refreshWaits.push(world.clock.now);
+        await world.deps.sleep(ms);
+      };
+      const service = new RebalanceService({ ...world.deps, sleep });
+      await service.start({ join: [4], leave: [] }, { id: 'add-4' });
+      faults.crashAt(point);
+      expect(await runToEnd(world, 'add-4', service)).toBe(1);
+      const job = (await service.status())!.job;
+      expect({ status: job.status, ringFinished: job.ringFinishedAtMs !== undefined }).toEqual({ status: 'done', ringFinished: true });
+      expect(refreshWaits).toHaveLength(1);
+      await expectConsistent(world);
+    },
+  );
+
   it('pauses between steps, resumes where it stopped, and moves at most the configured rate', async () => {
     const world = await seeded();
     world.onSleep.writes = 0;
