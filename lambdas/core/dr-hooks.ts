@@ -1,10 +1,12 @@
-// What cross-region DR adds to the KV path (docs/dr.md), as hooks: a primary tells its backup of a key-sync
-// write before acknowledging it and acknowledges only within its lease; a promoted backup settles a key lost in
-// the disaster once a write of it is stored; a backup reads every key through its pending set.
+// What cross-region DR adds to the KV path and to transactions (docs/dr.md), as hooks: a primary tells its
+// backup of a key-sync write (or a committed transaction's writes) before acknowledging it and acknowledges
+// only within its lease; a promoted backup settles a key lost in the disaster once a write of it is stored,
+// and refuses a transaction over one; a backup reads every key through its pending set.
 import { RingstoreError } from './errors';
-import type { StoredItem } from '../ports';
+import type { Clock, DrKeyMessage, StoredItem, TxnCommittedWrite, TxnExecution } from '../ports';
 import type { DrShipper, PendingGate } from './dr';
 import type { DrWriteGuard } from './dr-promotion';
+import { writeCountOf, type TxnHooks } from './txn-hooks';
 import type { ReadGate, WriteHooks, WriteSettings } from './write-hooks';
 
 export interface DrWriteParts {
@@ -47,4 +49,73 @@ async function announceToBackup(shipper: Pick<DrShipper, 'announce'>, item: Stor
  */
 export function drReadGate(gate: PendingGate): ReadGate {
   return { read: (namespace, key, paths) => gate.read(namespace, key, () => paths.owner()) };
+}
+
+export interface DrTxnParts {
+  /** Whether this region may run and acknowledge transactions (a primary's lease, a backup's promotion). */
+  writeGuard?: DrWriteGuard | undefined;
+  /** DR primary: a key-sync namespace's committed transaction is answered once the backup knows of its writes. */
+  shipper?: Pick<DrShipper, 'announceAll'> | undefined;
+  /** DR backup, once promoted: a transaction touching a key lost in the disaster is refused (410 dr.lost). */
+  lostKeys?: Pick<PendingGate, 'assertNotLost'> | undefined;
+  clock: Pick<Clock, 'nowMs'>;
+}
+
+/** What DR adds around a transaction (docs/dr.md, "Transactions"). */
+export function drTxnHooks(parts: DrTxnParts): TxnHooks {
+  const { writeGuard, shipper, lostKeys, clock } = parts;
+  return {
+    assertAcknowledgeable: async () => writeGuard?.assertWritable(),
+    ...(lostKeys ? { assertKeyServable: (namespace, key, stored) => lostKeys.assertNotLost(namespace, key, stored) } : {}),
+    decided: async (execution, outcome, { drMode }) => {
+      if (!shipper || drMode === 'async' || outcome.status !== 'committed') return;
+      await announceCommitted(shipper, execution, outcome.writes, clock.nowMs());
+    },
+  };
+}
+
+/**
+ * DR primary, key-sync namespace: the key messages of a committed transaction's writes, durable in the
+ * backup's queue before the transaction is answered. A transaction the backup could not be told of is
+ * committed but not acknowledged: its outcome is unknown to the client, as after a lost answer (read before
+ * retrying). The shard streams ship its writes anyway.
+ */
+async function announceCommitted(
+  shipper: Pick<DrShipper, 'announceAll'>,
+  execution: TxnExecution,
+  writes: ReadonlyArray<Pick<TxnCommittedWrite, 'key' | 'version'>>,
+  writtenAtMs: number,
+): Promise<void> {
+  const versions = new Map(writes.map((write) => [write.key, write.version]));
+  const messages: DrKeyMessage[] = execution.participants.flatMap((participant) =>
+    participant.keys.flatMap(({ key, write }) => {
+      const version = versions.get(key);
+      if (!write || version === undefined) return [];
+      const deleted = write.kind === 'delete';
+      return [
+        {
+          namespace: execution.namespace,
+          key,
+          version,
+          txid: execution.txid,
+          txnWrites: writeCountOf(execution),
+          writtenAtMs,
+          size: deleted ? 0 : write.size,
+          sha256: deleted ? '' : write.sha256,
+          contentType: deleted ? '' : write.contentType,
+          deleted,
+        },
+      ];
+    }),
+  );
+  try {
+    await shipper.announceAll(messages);
+  } catch (error) {
+    throw new RingstoreError(
+      'txn.outcomeUnknown',
+      `transaction ${execution.txid} committed, but the backup region could not be told of its writes, so it is not acknowledged; ` +
+        'read its keys strongly before retrying',
+      { retryable: false, cause: error, details: { txid: execution.txid } },
+    );
+  }
 }

@@ -20,7 +20,6 @@ import type {
   TxnRecord,
   TxnRecordStore,
   ValueCache,
-  DrKeyMessage,
   DrMode,
   StorageQuota,
 } from '../ports';
@@ -29,11 +28,10 @@ import { isCrashInjected } from './faults';
 import { forAllBounded, forEachBounded } from './bounded';
 import { cacheEntryOf, IntentResolver } from './intents';
 import { isLive, tombstoneRetentionSeconds } from './item';
-import type { DrWriteGuard } from './dr-promotion';
-import type { DrShipper, PendingGate } from './dr';
 import type { ReplicationService } from './replication';
 import type { RingSource } from './ring-source';
 import { hasStorageBound } from './quotas';
+import { noTxnHooks, writeCountOf, type TxnHooks } from './txn-hooks';
 import { planTransaction, type PlannedWrite, type TxnLimits, type TxnOp } from './txn-plan';
 
 export interface TxnServiceLimits extends TxnLimits {
@@ -58,16 +56,8 @@ export interface TxnDeps {
   cache?: ValueCache;
   faults?: FaultInjector;
   limits: TxnServiceLimits;
-  /**
-   * DR (docs/dr.md): whether this region may run a transaction, checked when it is planned and before its
-   * outcome is acknowledged. A backup runs none until it is promoted: its transactions' reads do not
-   * pass the pending gate yet.
-   */
-  writeGuard?: DrWriteGuard;
-  /** DR primary: a key-sync namespace's committed transaction is answered once the backup knows of its writes. */
-  dr?: Pick<DrShipper, 'announceAll'>;
-  /** DR backup, once promoted: a transaction touching a key lost in the disaster is refused (410 dr.lost). */
-  lostKeys?: Pick<PendingGate, 'assertNotLost'>;
+  /** What a capability adds around a transaction (txn-hooks.ts; DR's in dr-hooks.ts); none by default. */
+  hooks?: TxnHooks;
 }
 
 /** What a participant saw of a key when it locked or read it. */
@@ -155,7 +145,7 @@ export class TransactionService {
         ...(keyPlan.write ? { write: writeJsonOf(keyPlan.write) } : {}),
       });
     }
-    await this.assertNoneLost(namespace, [...byTable.values()]);
+    await this.assertKeysServable(namespace, [...byTable.values()]);
     const createdAtMs = clock.nowMs();
     // Ids sort by start time, so age (for wound-wait) can also be read from the id.
     const txid = `${createdAtMs.toString(36).padStart(9, '0')}-${ids.newId().replace(/-/g, '')}`;
@@ -174,6 +164,30 @@ export class TransactionService {
   }
 
   /**
+   * A planned transaction's keys, each passed through the hooks' check (a promoted DR region refuses a key
+   * lost in the disaster; docs/dr.md). Lost entries only go away, so checking at the plan holds.
+   */
+  private async assertKeysServable(namespace: string, participants: readonly Participant[]): Promise<void> {
+    const { hooks, shards, limits } = this.deps;
+    const check = hooks?.assertKeyServable?.bind(hooks);
+    if (!check) return;
+    const keys = participants.flatMap(({ table, keys: planned }) => planned.map(({ key }) => ({ table, key })));
+    await forAllBounded(keys, limits.intentConcurrencyMax, ({ table, key }) =>
+      check(namespace, key, () => shards.get(table, namespace, key, { consistent: true })),
+    );
+  }
+
+  /** Whether this region may run a transaction and answer its outcome now (the hooks'; always without them). */
+  async assertAcknowledgeable(): Promise<void> {
+    await (this.deps.hooks ?? noTxnHooks).assertAcknowledgeable();
+  }
+
+  /** After the outcome is decided, before it is answered: the hooks' work (DR key-sync: the backup told of its writes). */
+  async decided(execution: TxnExecution, outcome: TxnOutcome, drMode: DrMode = 'key-sync'): Promise<void> {
+    await (this.deps.hooks ?? noTxnHooks).decided(execution, outcome, { drMode });
+  }
+
+  /**
    * A transaction whose keys all live on one shard needs no coordinator: its keys are read (at one
    * instant when it only reads), then every write and every version it read is committed by one
    * atomic write on that shard, conditioned on each key being as read and free of intents. No record
@@ -182,67 +196,6 @@ export class TransactionService {
    * way (an intent, a key changed since it was read): the two-phase commit then runs it, and nothing
    * was written. docs/transactions.md, "One shard".
    */
-  /**
-   * A promoted region refuses a transaction that touches a key lost in the disaster: its copy is older
-   * than a write the old primary acknowledged. Lost entries only go away, so checking at the plan holds.
-   */
-  private async assertNoneLost(namespace: string, participants: readonly Participant[]): Promise<void> {
-    const { lostKeys, shards, limits } = this.deps;
-    if (!lostKeys) return;
-    const keys = participants.flatMap(({ table, keys: planned }) => planned.map(({ key }) => ({ table, key })));
-    await forAllBounded(keys, limits.intentConcurrencyMax, ({ table, key }) =>
-      lostKeys.assertNotLost(namespace, key, () => shards.get(table, namespace, key, { consistent: true })),
-    );
-  }
-
-  /** A DR region's permission to answer a transaction (a primary's lease, a backup's promotion); always true without DR. */
-  async assertAcknowledgeable(): Promise<void> {
-    await this.deps.writeGuard?.assertWritable();
-  }
-
-  /**
-   * DR primary, key-sync namespace (docs/dr.md): the key messages of a committed transaction's writes,
-   * durable in the backup's queue before the transaction is answered. A transaction the backup could not
-   * be told of is committed but not acknowledged: its outcome is unknown to the client, as after a lost
-   * answer (read before retrying). The shard streams ship its writes anyway.
-   */
-  async announceCommitted(execution: TxnExecution, outcome: TxnOutcome, drMode: DrMode = 'key-sync'): Promise<void> {
-    if (!this.deps.dr || drMode === 'async' || outcome.status !== 'committed') return;
-    const versions = new Map(outcome.writes.map((write) => [write.key, write.version]));
-    const writtenAtMs = this.deps.clock.nowMs();
-    const messages: DrKeyMessage[] = execution.participants.flatMap((participant) =>
-      participant.keys.flatMap(({ key, write }) => {
-        const version = versions.get(key);
-        if (!write || version === undefined) return [];
-        const deleted = write.kind === 'delete';
-        return [
-          {
-            namespace: execution.namespace,
-            key,
-            version,
-            txid: execution.txid,
-            txnWrites: writeCountOf(execution),
-            writtenAtMs,
-            size: deleted ? 0 : write.size,
-            sha256: deleted ? '' : write.sha256,
-            contentType: deleted ? '' : write.contentType,
-            deleted,
-          },
-        ];
-      }),
-    );
-    try {
-      await this.deps.dr.announceAll(messages);
-    } catch (error) {
-      throw new RingstoreError(
-        'txn.outcomeUnknown',
-        `transaction ${execution.txid} committed, but the backup region could not be told of its writes, so it is not acknowledged; ` +
-          'read its keys strongly before retrying',
-        { retryable: false, cause: error, details: { txid: execution.txid } },
-      );
-    }
-  }
-
   async commitOnOneShard(execution: TxnExecution): Promise<TxnOutcome | undefined> {
     const [participant, ...others] = execution.participants;
     if (!participant || others.length > 0 || participant.keys.length > this.deps.limits.atomicKeysMax) return undefined;
@@ -749,11 +702,6 @@ function writeJsonOf(write: PlannedWrite): WriteJson {
     sha256: write.sha256,
     ...(write.value === undefined ? {} : { valueBase64: base64(write.value) }),
   };
-}
-
-/** How many keys a transaction writes: each written version records it, and so does its DR key message. */
-function writeCountOf(execution: TxnExecution): number {
-  return execution.participants.reduce((count, participant) => count + participant.keys.filter((key) => key.write).length, 0);
 }
 
 function intentContentOf(write: WriteJson) {

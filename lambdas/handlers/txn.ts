@@ -42,8 +42,9 @@ export function txnHandler(wiring: Wiring) {
           const outcome = oneShard ?? (await transactions.run(execution));
           stats.ended(outcome, oneShard ? 'oneShard' : 'stateMachine', clock.monotonicMs() - started);
           if (outcome.status === 'aborted') throw txnAbortError(outcome);
-          // A DR primary answers only once its backup knows of the writes, and within its lease (docs/dr.md).
-          await txns.announceCommitted(execution, outcome, principal.drMode);
+          // What the hooks require before the answer: a DR primary answers once its backup knows of the writes, and
+          // within its lease (docs/dr.md).
+          await txns.decided(execution, outcome, principal.drMode);
           await txns.assertAcknowledgeable();
           const reads = outcome.reads.map(({ valueBase64, ...read }) => ({
             ...read,

@@ -11,8 +11,9 @@ import { powertoolsMetrics } from '../adapters/replication-metrics';
 import { BackupApplier, DrShipper, InitialSync, PendingGate, type PendingSweepReport } from '../core/dr';
 import { BackupWritePermit, type DrWriteGuard, PrimaryLease, PromotionService } from '../core/dr-promotion';
 import { settleLostKey } from '../core/dr-reconcile';
-import { drReadGate, drWriteHooks } from '../core/dr-hooks';
+import { drReadGate, drTxnHooks, drWriteHooks } from '../core/dr-hooks';
 import type { ReadGate, WriteHooks } from '../core/write-hooks';
+import type { TxnHooks } from '../core/txn-hooks';
 import { RingstoreError } from '../core/errors';
 import type {
   BlobStore,
@@ -360,6 +361,14 @@ export function lostKeySettler(wiring: Wiring): ((namespace: string, key: string
 }
 
 /** What DR adds around the KV path in this region (dr-hooks.ts): none without DR. */
+/** What DR adds around a transaction in this region (dr-hooks.ts), or undefined outside DR. */
+export function drTxnHooksOf(wiring: Wiring): TxnHooks | undefined {
+  const writeGuard = drWriteGuard(wiring);
+  const shipper = keySyncShipper(wiring);
+  const lostKeys = pendingGate(wiring);
+  return writeGuard || shipper || lostKeys ? drTxnHooks({ writeGuard, shipper, lostKeys, clock: wiring.clock }) : undefined;
+}
+
 export function drKvHooks(wiring: Wiring): { writeHooks?: WriteHooks; readGate?: ReadGate } {
   const shipper = keySyncShipper(wiring);
   const writeGuard = drWriteGuard(wiring);

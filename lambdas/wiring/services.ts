@@ -11,7 +11,7 @@ import { ReplicationService } from '../core/replication';
 import { TransactionService } from '../core/transactions';
 import { automaticFailoverStarter, failoverLog, maintenanceState, ringSource, ringStore, shardHealth, shardHealthRecords } from './control';
 import { blobStore, failoverStats, hintStore, replicationStats, shardStore, txnRecordStore, valueCache } from './data';
-import { drKvHooks, drWriteGuard, keySyncShipper, pendingGate } from './dr';
+import { drKvHooks, drTxnHooksOf } from './dr';
 import { StorageChargingWriter } from '../core/quotas';
 import type { Wiring } from './wiring';
 
@@ -36,9 +36,7 @@ export function replicationService(wiring: Wiring): ReplicationService {
 export function transactionService(wiring: Wiring): TransactionService {
   return wiring.perHandler('txns', () => {
     const cache = valueCache(wiring);
-    const writeGuard = drWriteGuard(wiring);
-    const dr = keySyncShipper(wiring);
-    const lostKeys = pendingGate(wiring);
+    const hooks = drTxnHooksOf(wiring);
     return new TransactionService({
       shards: shardStore(wiring),
       records: txnRecordStore(wiring),
@@ -48,9 +46,7 @@ export function transactionService(wiring: Wiring): TransactionService {
       replication: replicationService(wiring),
       limits: { ...limits, ...txnLimits },
       ...(cache ? { cache } : {}),
-      ...(writeGuard ? { writeGuard } : {}),
-      ...(dr ? { dr } : {}),
-      ...(lostKeys ? { lostKeys } : {}),
+      ...(hooks ? { hooks } : {}),
       ...injected(wiring),
     });
   });

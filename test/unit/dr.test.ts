@@ -12,6 +12,7 @@ import {
   valueObjectKeyOf,
 } from '../../lambdas/core/dr';
 import { BackupWritePermit } from '../../lambdas/core/dr-promotion';
+import { drTxnHooks } from '../../lambdas/core/dr-hooks';
 import { isRingstoreError } from '../../lambdas/core/errors';
 import { sha256Hex } from '../../lambdas/core/digest';
 import { Ring, initialRingState, tokenOf } from '../../lambdas/core/ring';
@@ -653,12 +654,12 @@ function transactional(drMode: DrMode = 'key-sync') {
     ids: new CountingIds(),
     replication,
     limits: testTxnLimits,
-    dr: regions.shipper,
+    hooks: drTxnHooks({ shipper: regions.shipper, clock }),
   });
   const commit = async (ops: TxnOp[]) => {
     const execution = await txns.plan('ns', ops, { consistency: 'eventual' });
     const outcome = await txns.runInProcess(execution);
-    await txns.announceCommitted(execution, outcome, drMode);
+    await txns.decided(execution, outcome, drMode);
     if (outcome.status === 'committed') {
       for (const { key, version } of outcome.writes) {
         const op = ops.find((candidate) => candidate.key === key);
@@ -992,8 +993,11 @@ describe('transactions in a promoted region', () => {
       ids: new CountingIds(),
       replication: memoryReplication(regions.backupShards, regions.clock).replication,
       limits: testTxnLimits,
-      writeGuard: new BackupWritePermit({ state, clock: regions.clock, refreshMs: 1_000 }),
-      lostKeys: regions.gate,
+      hooks: drTxnHooks({
+        writeGuard: new BackupWritePermit({ state, clock: regions.clock, refreshMs: 1_000 }),
+        lostKeys: regions.gate,
+        clock: regions.clock,
+      }),
     });
     // Act
     const reading = await txns.plan('ns', [{ op: 'get', key: 'a' }], { consistency: 'eventual' }).catch((error: unknown) => error);
