@@ -21,17 +21,16 @@ function validationReportOf(app: ReturnType<typeof newApp>): ValidationReport {
   return JSON.parse(readFileSync(reportFile, 'utf8')) as ValidationReport;
 }
 
+// One configuration per set of resources: the validation's rules go by resource type, so configurations that
+// only change property values (a stage name, a node type, rate limits) add nothing it would check differently.
 const configurations: [string, Partial<RingstoreConfigInput>][] = [
   ['the defaults', {}],
-  ['a named stage', { stage: 'dev' }],
-  ['IAM and API-key auth', { auth: 'both' }],
-  ['IAM auth only', { auth: 'iam' }],
-  ['a DR backup region', { drBackupRegion: 'eu-west-1' }],
+  ['IAM and API-key auth with API rate limits', { auth: 'both', apiRateLimitPerSecond: '50', apiBurstLimit: '80' }],
   ['a customer-managed key with a DR backup region', { stage: 'cmk', kmsKey: 'customer', drBackupRegion: 'eu-west-1' }],
-  ['the largest ring', { stage: 'a-twenty-char-stage1', shardCount: shardCountMax, replicationFactor: 3 }],
-  ['automatic failover off', { autoFailover: false }],
-  ['another cache node type and eviction policy', { cacheNodeType: 'cache.r7g.large', l2EvictionPolicy: 'allkeys-lfu' }],
-  ['API rate limits', { apiRateLimitPerSecond: '50', apiBurstLimit: '80' }],
+  [
+    'the largest ring and longest stage name, automatic failover off',
+    { stage: 'a-twenty-char-stage1', shardCount: shardCountMax, replicationFactor: 3, autoFailover: false },
+  ],
 ];
 
 describe('CloudFormation template validation', () => {
