@@ -3,7 +3,7 @@
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { drDefaults } from '../../schemas/topology';
 import { RingstoreError } from '../core/errors';
-import { deduplicationIdOf, messageGroupOf } from '../core/dr';
+import { deduplicationIdOf, messageGroupOf } from '../core/dr-messages';
 import type { DrKeyChannel, DrKeyMessage } from '../ports';
 import { awsCall } from './aws-errors';
 

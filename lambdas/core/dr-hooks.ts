@@ -4,7 +4,8 @@
 // and refuses a transaction over one; a backup reads every key through its pending set.
 import { RingstoreError } from './errors';
 import type { Clock, DrKeyMessage, StoredItem, TxnCommittedWrite, TxnExecution } from '../ports';
-import type { DrShipper, PendingGate } from './dr';
+import type { PendingGate } from './dr-pending-gate';
+import type { DrShipper } from './dr-shipper';
 import type { DrWriteGuard } from './dr-promotion';
 import { writeCountOf, type TxnHooks } from './txn-hooks';
 import type { ReadGate, WriteHooks, WriteSettings } from './write-hooks';

@@ -5,7 +5,7 @@
 // conditioned on the version the key holds, so it never lands silently over a newer write.
 import { createHash } from 'node:crypto';
 import { forAllBounded, forEachBounded } from './bounded';
-import { keyHashOf, needsNoValue, valueObjectKeyOf } from './dr';
+import { keyHashOf, needsNoValue, valueObjectKeyOf } from './dr-messages';
 import { PreconditionFailedError, RingstoreError } from './errors';
 import { isLive } from './item';
 import type { KvService } from './kv';

@@ -1,10 +1,10 @@
 // Resolving another transaction's intent met on a key (docs/transactions.md, "Recovery"): read its record and act on it.
 // Committed (or no record: presumed commit) -> roll forward; aborted or past its deadline -> clear;
 // pending -> readers see the committed content, writers defer to an older transaction.
-import type { Intent, StoredItem, Clock, ShardStore, TxnRecord, TxnRecordStore, ValueCache } from '../ports';
+import type { Intent, StoredItem, Clock, ShardItemReads, ShardTransactions, TxnRecord, TxnRecordStore, ValueCache } from '../ports';
 
 export interface IntentDeps {
-  shards: ShardStore;
+  shards: ShardItemReads & ShardTransactions;
   records: TxnRecordStore;
   clock: Clock;
   cache?: ValueCache;

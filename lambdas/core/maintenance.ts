@@ -6,11 +6,22 @@ import { isShardFailure } from './replication';
 import { isCrashInjected } from './faults';
 import type { Ring, TokenRange } from './ring';
 import type { RejoinReport } from './rejoin';
-import type { Clock, Hint, HintStore, MaintenanceStateStore, ShardHealthStore, ShardStore, VersionEntry, FaultInjector } from '../ports';
+import type {
+  Clock,
+  Hint,
+  HintStore,
+  MaintenanceStateStore,
+  ShardHealthStore,
+  ShardCopies,
+  ShardIndexes,
+  ShardItemReads,
+  VersionEntry,
+  FaultInjector,
+} from '../ports';
 import type { HintBacklogMetrics } from '../ports/observability';
 
 export interface MaintenanceDeps {
-  shards: ShardStore;
+  shards: ShardItemReads & ShardCopies & ShardIndexes;
   hints: HintStore;
   health: ShardHealthStore;
   clock: Clock;

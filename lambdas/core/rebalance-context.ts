@@ -15,7 +15,7 @@ import type {
   VersionEntry,
 } from '../ports';
 import { isRingstoreError, RingstoreError } from './errors';
-import type { FailoverService } from './failover-service';
+import type { TxnSettler } from './txn-settlement';
 import { failoverInTheWay, ownerChanges, startedRing, versionDigest } from './rebalance';
 import type { RebalanceJournal } from './rebalance-journal';
 import { Ring, readRingState } from './ring';
@@ -26,7 +26,7 @@ export interface RebalanceDeps {
   ranges: RangeStore;
   jobs: RebalanceJobStore;
   /** Transactions with intents on a range whose owner changes are settled under its fence, as a failover's are. */
-  transactions: Pick<FailoverService, 'findTransactions' | 'applyCommitted'>;
+  transactions: Pick<TxnSettler, 'findTransactions' | 'applyCommitted'>;
   clock: Clock;
   sleep: (ms: number) => Promise<void>;
   faults?: FaultInjector;

@@ -15,7 +15,18 @@ import { forAllBounded } from './bounded';
 import { rejoinedRing } from './failover';
 import { isCrashInjected } from './faults';
 import { Ring, readRingState } from './ring';
-import type { Clock, FailoverLog, RejoinEntry, RingState, RingStore, ShardStore, VersionEntry } from '../ports';
+import type {
+  Clock,
+  FailoverLog,
+  RejoinEntry,
+  RingState,
+  RingStore,
+  ShardCopies,
+  ShardIndexes,
+  ShardItemReads,
+  ShardTransactions,
+  VersionEntry,
+} from '../ports';
 
 /** A copy on the rejoining shard that its range's owner never saw. */
 export interface DivergentCopy {
@@ -44,7 +55,7 @@ export interface RejoinReport {
 
 export interface RejoinDeps {
   rings: Pick<RingStore, 'readRing' | 'publishRing'>;
-  shards: ShardStore;
+  shards: ShardItemReads & ShardCopies & ShardIndexes & ShardTransactions;
   log: FailoverLog;
   clock: Clock;
   /** Told of every rejoin that found divergent copies (the log line and the metric). */

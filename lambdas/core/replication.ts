@@ -14,12 +14,12 @@ import type {
   ReplicationMetrics,
   ShardHealth,
   ShardHealthStore,
-  ShardStore,
+  ShardCopies,
 } from '../ports';
 import type { Ring } from './ring';
 
 export interface ReplicationDeps {
-  shards: ShardStore;
+  shards: ShardCopies;
   hints: HintStore;
   health: ShardHealthStore;
   clock: Clock;

@@ -16,7 +16,8 @@ import type {
   Consistency,
   Clock,
   IdSource,
-  ShardStore,
+  ShardItemReads,
+  ShardTransactions,
   TxnRecord,
   TxnRecordStore,
   ValueCache,
@@ -47,7 +48,7 @@ export interface TxnServiceLimits extends TxnLimits {
 }
 
 export interface TxnDeps {
-  shards: ShardStore;
+  shards: ShardItemReads & ShardTransactions;
   records: TxnRecordStore;
   ring: RingSource;
   clock: Clock;

@@ -22,7 +22,7 @@ import {
 } from '../../schemas/api';
 import { drDefaults, failoverDefaults, handlers } from '../../schemas/topology';
 import { describeBackup } from '../core/dr-promotion';
-import { startInitialSync } from '../core/dr';
+import { startInitialSync } from '../core/dr-initial-sync';
 import { rangesToMoveBack } from '../core/failover';
 import { describe as describeRebalance, type RebalanceStatusView } from '../core/rebalance-service';
 import { readRingState } from '../core/ring';

@@ -142,15 +142,28 @@ export interface VersionEntry {
   sha256?: string;
 }
 
-/** One DynamoDB shard table per call; the table name routes the request. */
-export interface ShardStore {
+/** A shard table's items as reads see them. */
+export interface ShardItemReads {
   get(table: string, namespace: string, key: string, options: { consistent: boolean }): Promise<StoredItem | undefined>;
+  /**
+   * Items of keys of one shard, read consistently (absent keys are missing from the map). `atomic`: at
+   * one instant (TransactGetItems, at most atomicKeysMax keys); else a batch read.
+   */
+  getMany(table: string, namespace: string, keys: readonly string[], options: { atomic: boolean }): Promise<Map<string, StoredItem>>;
+}
+
+/** A client's write of one key: the version check and the storage charge. */
+export interface ShardItemWrites {
   /**
    * Writes atomically with the next version; throws PreconditionFailedError carrying the current item.
    * With a `charge`, the namespace's usage counter changes in the same transaction, only if the item is
    * still at the charge's version and the quota holds (else `quota.keys` / `quota.bytes`).
    */
   write(table: string, write: ItemWrite, charge?: StorageCharge): Promise<WriteResult>;
+}
+
+/** The copies kept in step with their owner: replication, repair, failover, rebalancing. */
+export interface ShardCopies {
   /**
    * Stores a copy of an owner's item on a replica only if it is strictly newer than what the replica
    * holds (or what it holds has expired). Returns false when the replica already had this version or newer.
@@ -168,20 +181,23 @@ export interface ShardStore {
    * applyReplica it may move the copy to an older or equal version. False when the copy changed.
    */
   resetCopy(table: string, ref: { namespace: string; key: string; expectVersion: number }, item: StoredItem | undefined): Promise<boolean>;
-  /**
-   * Items of keys of one shard, read consistently (absent keys are missing from the map). `atomic`: at
-   * one instant (TransactGetItems, at most atomicKeysMax keys); else a batch read.
-   */
-  getMany(table: string, namespace: string, keys: readonly string[], options: { atomic: boolean }): Promise<Map<string, StoredItem>>;
+}
+
+/** The shard's two indexes: the listing (owners' live keys) and the token order (every copy). */
+export interface ShardIndexes {
+  /** The owner's live keys of one listing partition, in key order (replicas' copies are not listed). */
+  list(table: string, query: ListQuery): Promise<ListPage>;
+  /** The versions of every key whose token is in (start, end], in token order, read from the token index. */
+  versionsInRange(table: string, range: { start: number; end: number }): Promise<VersionEntry[]>;
+}
+
+/** What transactions do on a shard: one-shard atomic writes and intents. */
+export interface ShardTransactions {
   /**
    * Writes and checks keys of one shard in one atomic request (TransactWriteItems, at most atomicKeysMax
    * entries): each key must hold the version it was read at and no intent; each write gets that version + 1.
    */
   writeAtomically(table: string, input: AtomicWrite): Promise<AtomicWriteResult>;
-  /** The owner's live keys of one listing partition, in key order (replicas' copies are not listed). */
-  list(table: string, query: ListQuery): Promise<ListPage>;
-  /** The versions of every key whose token is in (start, end], in token order, read from the token index. */
-  versionsInRange(table: string, range: { start: number; end: number }): Promise<VersionEntry[]>;
   /**
    * Places a transaction's intent on a key, atomically with its expectations, and returns the item
    * as it was (its committed content). Throws IntentConflictError when another transaction's intent
@@ -195,13 +211,15 @@ export interface ShardStore {
   ): Promise<StoredItem | undefined>;
   /** Removes the intent of `txid` (abort); false when it was not there. */
   clearIntent(table: string, input: { namespace: string; key: string; txid: string }): Promise<boolean>;
-  /**
-   * The intent on each key (undefined: none, or no such key), read consistently, in the order given;
-   * keys may be on any shard tables. Batched: the recovery sweeper asks for every key of a batch of
-   * transactions at once.
-   */
   intentsOf(keys: readonly KeyRef[]): Promise<Array<Pick<Intent, 'txid' | 'kind'> | undefined>>;
 }
+
+/**
+ * Every port of a shard table, as its adapter implements them (dynamodb-shard-store.ts). Each method takes
+ * the table it acts on: one DynamoDB shard table per call. A service names the narrow ports it uses
+ * (ShardItemReads, ShardItemWrites, ShardCopies, ShardIndexes, ShardTransactions).
+ */
+export interface ShardStore extends ShardItemReads, ShardItemWrites, ShardCopies, ShardIndexes, ShardTransactions {}
 
 /** A key on one shard table. */
 export interface KeyRef {

@@ -8,7 +8,10 @@ import { DynamoDrStateStore, DynamoDrSyncStateStore, DynamoPromotionLog } from '
 import { DynamoPendingStore } from '../adapters/dynamodb-pending-store';
 import { DrStats } from '../adapters/dr-metrics';
 import { powertoolsMetrics } from '../adapters/replication-metrics';
-import { BackupApplier, DrShipper, InitialSync, PendingGate, type PendingSweepReport } from '../core/dr';
+import { BackupApplier, type PendingSweepReport } from '../core/dr-applier';
+import { InitialSync } from '../core/dr-initial-sync';
+import { PendingGate } from '../core/dr-pending-gate';
+import { DrShipper } from '../core/dr-shipper';
 import { BackupWritePermit, type DrWriteGuard, PrimaryLease, PromotionService } from '../core/dr-promotion';
 import { settleLostKey } from '../core/dr-reconcile';
 import { drReadGate, drTxnHooks, drWriteHooks } from '../core/dr-hooks';

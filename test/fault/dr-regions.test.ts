@@ -4,7 +4,7 @@
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { LocalRegions } from '../../cdk/local/regions';
 import { localCredentials, localRegion } from '../../cdk/local/engines';
-import { deduplicationIdOf, messageGroupOf } from '../../lambdas/core/dr';
+import { deduplicationIdOf, messageGroupOf } from '../../lambdas/core/dr-messages';
 import type { DrKeyMessage } from '../../lambdas/ports';
 import { removeDrHomes, startDrRegions } from './support';
 

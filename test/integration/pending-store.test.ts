@@ -5,7 +5,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { localCredentials, localRegion } from '../../cdk/local/engines/aws';
 import { pendingTableInput } from '../../cdk/local/provision';
 import { DynamoPendingStore } from '../../lambdas/adapters/dynamodb-pending-store';
-import { keyHashOf } from '../../lambdas/core/dr';
+import { keyHashOf } from '../../lambdas/core/dr-messages';
 import type { PendingEntry } from '../../lambdas/ports';
 
 let store: DynamoPendingStore;

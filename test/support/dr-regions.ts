@@ -1,7 +1,9 @@
 // Two in-memory regions linked for DR (docs/dr.md), shared by the DR unit suites: a primary whose
 // shipper sends key messages to a queue double and values into transit, and a backup with its appliers,
 // read gate and KV service. Each suite adds its own checks and helpers around them.
-import { BackupApplier, DrShipper, PendingGate } from '../../lambdas/core/dr';
+import { BackupApplier } from '../../lambdas/core/dr-applier';
+import { PendingGate } from '../../lambdas/core/dr-pending-gate';
+import { DrShipper } from '../../lambdas/core/dr-shipper';
 import type { DrWriteGuard } from '../../lambdas/core/dr-promotion';
 import { drReadGate, drWriteHooks } from '../../lambdas/core/dr-hooks';
 import { KvService } from '../../lambdas/core/kv';

@@ -1,7 +1,8 @@
 // DR promotion in the core (docs/dr.md, "Promotion"): the primary's lease to acknowledge writes, the
 // backup's write permit, and the promotion's steps (fence, drain, wait for values, mark lost, open).
 import { BackupWritePermit, PrimaryLease, PromotionService, type PromotionLimits } from '../../lambdas/core/dr-promotion';
-import { DrShipper, keyHashOf } from '../../lambdas/core/dr';
+import { keyHashOf } from '../../lambdas/core/dr-messages';
+import { DrShipper } from '../../lambdas/core/dr-shipper';
 import { isRingstoreError } from '../../lambdas/core/errors';
 import { drWriteHooks } from '../../lambdas/core/dr-hooks';
 import { KvService } from '../../lambdas/core/kv';

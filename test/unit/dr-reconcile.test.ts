@@ -1,7 +1,7 @@
 // DR reconciliation in the core (docs/dr.md, "Reconciliation"): the old primary offers back the values it
 // holds of lost keys; the promoted region lists them, restores one as a new write or discards it, and never
 // applies an offered value by itself. Two in-memory regions, a real promotion between them.
-import { keyHashOf, valueObjectKeyOf } from '../../lambdas/core/dr';
+import { keyHashOf, valueObjectKeyOf } from '../../lambdas/core/dr-messages';
 import { BackupWritePermit, PromotionService } from '../../lambdas/core/dr-promotion';
 import { LostKeyReconciler, LostValueOffer, settleLostKey } from '../../lambdas/core/dr-reconcile';
 import { isRingstoreError } from '../../lambdas/core/errors';

@@ -1,16 +1,10 @@
 // Cross-region DR in the core (docs/dr.md): the shipper, the backup's appliers (ordering, duplicates,
 // values before keys, values that never come, bad values) and the read gate, on in-memory regions.
 import fc from 'fast-check';
-import {
-  DrShipper,
-  InitialSync,
-  PendingGate,
-  gateVerdict,
-  keyHashOf,
-  parseValueObjectKey,
-  startInitialSync,
-  valueObjectKeyOf,
-} from '../../lambdas/core/dr';
+import { InitialSync, startInitialSync } from '../../lambdas/core/dr-initial-sync';
+import { keyHashOf, parseValueObjectKey, valueObjectKeyOf } from '../../lambdas/core/dr-messages';
+import { PendingGate, gateVerdict } from '../../lambdas/core/dr-pending-gate';
+import { DrShipper } from '../../lambdas/core/dr-shipper';
 import { BackupWritePermit } from '../../lambdas/core/dr-promotion';
 import { drTxnHooks } from '../../lambdas/core/dr-hooks';
 import { isRingstoreError } from '../../lambdas/core/errors';
