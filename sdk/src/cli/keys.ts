@@ -2,23 +2,9 @@
 // (never with a secret), rotate a key's secret, revoke a key.
 
 import { type Command, Option } from 'commander';
-import type { RingstoreClient, SendOptions } from '../client';
 import type { ApiKeyDescription } from '../commands';
 import { parseInteger } from './arguments';
-
-/**
- * What a command group needs of the CLI run it belongs to.
- *
- * @example
- * ```ts
- * addKeyCommands(program, { client, call, out });
- * ```
- */
-export interface CommandGroupContext {
-  client: () => Promise<RingstoreClient>;
-  call: () => SendOptions;
-  out: (text: string) => void;
-}
+import type { CommandGroupContext } from './command-group';
 
 const KEY_ID_ARGUMENT =
   'the key id (the 12 hex digits after rs_ in rs_<keyId>_<secret>); a whole key is taken for its id, its secret is not sent';
@@ -40,7 +26,7 @@ function keyLine(key: ApiKeyDescription): string {
  *
  * @example
  * ```ts
- * addKeyCommands(program, { client, call, out });
+ * addKeyCommands(program, { client, call, out, session });
  * ```
  */
 export function addKeyCommands(program: Command, { client, call, out }: CommandGroupContext): void {
