@@ -55,18 +55,26 @@ export function taskStateNames(definition: StateTree): string[] {
   ]);
 }
 
-/** A state machine of schemas/ with every Task mapped to one in-process handler (as Lambda runs it in AWS). */
-function localMachine(machineName: StateMachineName, handler: TaskHandler, root: string) {
+/** A state machine's ASL definition as the local cloud runs it: its Task resource named as a local Lambda. */
+export function localDefinitionOf(machineName: StateMachineName, root: string): StateMachineDefinition {
   const { definitionFile, taskHandler, taskArnSubstitution } = stateMachines[machineName];
   // The file names its Lambda as a CDK definition substitution; locally every Task runs in process.
   const text = readFileSync(join(root, definitionFile), 'utf8').replaceAll(
     `\${${taskArnSubstitution}}`,
     `arn:aws:lambda:us-east-1:000000000000:function:ringstore-local-${taskHandler}`,
   );
-  const definition: unknown = JSON.parse(text);
-  // The library validates the whole definition itself; the states are read here to map every Task.
+  return JSON.parse(text) as StateMachineDefinition;
+}
+
+/** A state machine of schemas/ with every Task mapped to one in-process handler (as Lambda runs it in AWS). */
+function localMachine(machineName: StateMachineName, handler: TaskHandler, root: string) {
+  const { taskHandler } = stateMachines[machineName];
+  const definition = localDefinitionOf(machineName, root);
   const names = taskStateNames(StateTree.parse(definition));
-  const machine = new StateMachine(definition as StateMachineDefinition, { validationOptions: { checkArn: false } });
+  // Not validated here: the library's validation (asl-validator, a JSON schema compiled by ajv) costs about
+  // a second of CPU per machine and cloud start. test/unit/state-machines.test.ts validates every definition
+  // as it is run here, and CloudFormation validates them at deploy.
+  const machine = new StateMachine(definition, { validationOptions: { noValidate: true } });
   const invoke = (input: unknown) => handler(input as never, lambdaContext(taskHandler)) as Promise<never>;
   const taskResourceLocalHandlers = Object.fromEntries(names.map((name) => [name, invoke]));
   const retryIntervalOverrides = Object.fromEntries(names.map((name) => [name, localRetryIntervalMs]));
