@@ -1,10 +1,12 @@
-// Pure helpers of the local engines: config generation and the S3 settings the rest of the code shares.
+// Pure helpers of the local engines: config generation, the S3 settings the rest of the code shares, and the readiness wait.
 import { elasticMqConfig } from '../../cdk/local/engines/elasticmq';
 import { encodeEventKey, s3ClientOptions } from '../../cdk/local/engines/s3';
 import { fetchPom } from '../../cdk/local/engines/vendor';
 import { DYNAMODB_LOCAL } from '../../cdk/local/engines/dynamodb-local';
 import { redisServerArgs } from '../../cdk/local/engines/redis';
 import { cacheAccessString } from '../../schemas/topology';
+import { waitReady } from '../../cdk/local/engines/ready';
+import type { ManagedChild } from '../../cdk/local/engines/child';
 
 describe('local engine helpers', () => {
   it('ElasticMQ binds and advertises 127.0.0.1 on the given port, in us-east-1, persisted under the data dir', () => {
@@ -70,5 +72,40 @@ describe('local engine helpers', () => {
     // Assess
     expect(args).toContain('--user default off --user');
     expect(args).toContain(`--user ringstore-local-l2 ${cacheAccessString} >secret`);
+  });
+});
+
+describe('waitReady and a port taken between its pick and the bind', () => {
+  /** A child that never exits, with the given output. */
+  const runningChild = (output: string): ManagedChild => ({
+    name: 'ElasticMQ',
+    pid: 1,
+    exited: new Promise<never>(() => undefined),
+    exitInfo: () => undefined,
+    outputTail: (lines = 25) => output.split('\n').slice(-lines).join('\n'),
+    stop: async () => undefined,
+  });
+  const bindFailure = [
+    'ERROR o.a.p.io.TcpListener - Bind failed for TCP channel on endpoint [/127.0.0.1:9324]',
+    'java.net.BindException: Address already in use',
+    ...Array.from({ length: 60 }, (_, n) => `\tat frame${n}(Source.java:${n})`),
+  ].join('\n');
+
+  test('an engine that logged a failed bind is a port race at once, whether or not something answers on the port', async () => {
+    const neverAnswers = waitReady({
+      name: 'ElasticMQ',
+      child: runningChild(bindFailure),
+      probe: () => Promise.reject(new Error('refused')),
+      timeoutMs: 30_000,
+    });
+    await expect(neverAnswers).rejects.toMatchObject({ exitedEarly: true, message: expect.stringMatching(/could not bind its port/) });
+    const anotherAnswers = waitReady({ name: 'ElasticMQ', child: runningChild(bindFailure), probe: () => Promise.resolve('someone else') });
+    await expect(anotherAnswers).rejects.toMatchObject({ exitedEarly: true });
+  });
+
+  test('an engine that bound its port is ready when it answers', async () => {
+    await expect(
+      waitReady({ name: 'ElasticMQ', child: runningChild('started on 9324'), probe: () => Promise.resolve('ok') }),
+    ).resolves.toBeUndefined();
   });
 });

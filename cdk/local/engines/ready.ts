@@ -33,6 +33,21 @@ export interface WaitReadyOptions {
 
 const DIED: unique symbol = Symbol('died');
 
+/**
+ * An engine that could not bind its port but keeps running (ElasticMQ's actor system logs the BindException
+ * and stays up): a port taken between our probe for a free one and the engine's bind. Read from its output.
+ */
+const BIND_FAILURE = /java\.net\.BindException|Address already in use|EADDRINUSE/;
+
+/** Lines of the engine's output searched for a bind failure (a JVM stack trace runs to dozens of lines). */
+const BIND_FAILURE_LINES = 400;
+
+/** Throws the port race (`exitedEarly`: the caller retries on another port) when the output shows a failed bind. */
+function assertBound(name: string, child: ManagedChild | undefined): void {
+  if (!child || !BIND_FAILURE.test(child.outputTail(BIND_FAILURE_LINES))) return;
+  throw new EngineStartError(withOutput(`${name} could not bind its port (taken since it was picked)`, child), true);
+}
+
 function errorText(e: unknown): string {
   if (e instanceof Error) return `${e.name}: ${e.message}`;
   return String(e);
@@ -76,12 +91,16 @@ export async function waitReady({ name, child, probe, timeoutMs = READY_TIMEOUT_
         abort.abort();
         continue;
       }
+      // An answer on the port while this engine failed to bind it is another process's: not ours.
+      assertBound(name, child);
       return;
     } catch (e) {
+      if (e instanceof EngineStartError) throw e;
       lastError = e;
     } finally {
       clearTimeout(timer);
     }
+    assertBound(name, child);
     if (Date.now() >= deadline) {
       throw new EngineStartError(
         withOutput(`${name} did not answer within ${timeoutMs} ms (last probe error: ${errorText(lastError)})`, child),
