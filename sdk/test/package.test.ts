@@ -76,13 +76,17 @@ async function npm(args: string[], cwd: string): Promise<string> {
   return stdout;
 }
 
-/** Packs `packDir` into the empty directory `destination` (stdout also carries prepack's output, so the file is looked up). */
-async function tarball(packDir: string, destination: string): Promise<string> {
+/**
+ * Packs the packages of `packDirs` with one `npm pack` (an npm process costs about a second each) into the
+ * empty directory `destination`, and returns their tarballs (stdout also carries prepack's output, so the files
+ * are looked up).
+ */
+async function tarballs(packDirs: readonly string[], destination: string): Promise<string[]> {
   await mkdir(destination);
-  await npm(['pack', packDir, '--pack-destination', destination], destination);
+  await npm(['pack', ...packDirs, '--pack-destination', destination], destination);
   const files = (await readdir(destination)).filter((file) => file.endsWith('.tgz'));
-  if (files.length !== 1) throw new Error(`npm pack ${packDir} left ${files.length} tarballs`);
-  return join(destination, files[0] ?? '');
+  if (files.length !== packDirs.length) throw new Error(`npm pack of ${packDirs.length} packages left ${files.length} tarballs`);
+  return files.map((file) => join(destination, file));
 }
 
 // What a consumer writes: ESM with named imports, and CommonJS through `import = require`.
@@ -158,11 +162,11 @@ describe('the packed SDK in a project of its own', () => {
     project = join(scratch, 'app');
     await mkdir(project);
     await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'app', version: '1.0.0', private: true }));
-    const sdkTarball = await tarball(SDK, join(scratch, 'sdk'));
-    const dependencies = runtimeDependencies();
-    const dependencyTarballs: string[] = [];
-    for (const [index, dir] of dependencies.entries()) dependencyTarballs.push(await tarball(dir, join(scratch, `dependency-${index}`)));
-    await npm(['install', '--offline', '--ignore-scripts', sdkTarball, ...dependencyTarballs], project);
+    const [sdkTarball, dependencyTarballs] = await Promise.all([
+      tarballs([SDK], join(scratch, 'sdk')),
+      tarballs(runtimeDependencies(), join(scratch, 'dependencies')),
+    ]);
+    await npm(['install', '--offline', '--ignore-scripts', ...sdkTarball, ...dependencyTarballs], project);
   });
 
   afterAll(async () => {
