@@ -237,6 +237,13 @@ export const replicationDefaults = {
   streamBatchSize: 100,
   /** Token ranges anti-entropy compares per scheduled run; the next run continues where it stopped. */
   antiEntropyRangesPerRun: 8,
+  /**
+   * A scheduled maintenance run compares its slice only when the last one began at least this long ago:
+   * every run of the one-minute schedule in AWS (half of it, so a run a little early still compares), one in
+   * fifteen locally. Anti-entropy on every local run made an idle local cloud's largest cost (0.10 of a
+   * core of its 0.25, docs/testing.md); `POST /v1/admin/repair` compares at once, whenever asked.
+   */
+  antiEntropyMinIntervalMs: 30_000,
   /** How often the maintenance job (probe, hint replay, anti-entropy) runs in AWS. */
   maintenanceEveryMinutes: 1,
   /** How often the local cloud runs it (it stands in for the EventBridge schedule). */

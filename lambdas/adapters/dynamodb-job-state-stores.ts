@@ -15,7 +15,13 @@ function maintenanceEntity(tableName: string, documentClient: DynamoDBDocumentCl
     table: controlTable(tableName, documentClient),
     ...controlEntityOptions,
     // The report is kept as JSON text: it is shown, never queried.
-    schema: item({ pk: string().key(), sk: string().key(), nextRange: number(), lastReport: string() }),
+    schema: item({
+      pk: string().key(),
+      sk: string().key(),
+      nextRange: number(),
+      antiEntropyAtMs: number().optional(),
+      lastReport: string(),
+    }),
   });
 }
 
@@ -37,11 +43,19 @@ export class DynamoMaintenanceStateStore implements MaintenanceStateStore {
 
   async readMaintenanceState(): Promise<MaintenanceState | undefined> {
     const { Item } = await awsCall('maintenance state read', () => this.state.build(GetItemCommand).key(maintenanceKey).send());
-    return Item ? { nextRange: Item.nextRange, lastReport: JSON.parse(Item.lastReport) as unknown } : undefined;
+    if (!Item) return undefined;
+    const { nextRange, antiEntropyAtMs, lastReport } = Item;
+    return { nextRange, ...(antiEntropyAtMs === undefined ? {} : { antiEntropyAtMs }), lastReport: JSON.parse(lastReport) as unknown };
   }
 
   async saveMaintenanceState(state: MaintenanceState): Promise<void> {
-    const stored = { ...maintenanceKey, nextRange: state.nextRange, lastReport: JSON.stringify(state.lastReport) };
+    const { nextRange, antiEntropyAtMs, lastReport } = state;
+    const stored = {
+      ...maintenanceKey,
+      nextRange,
+      ...(antiEntropyAtMs === undefined ? {} : { antiEntropyAtMs }),
+      lastReport: JSON.stringify(lastReport),
+    };
     await awsCall('maintenance state write', () => this.state.build(PutItemCommand).item(stored).send());
   }
 }

@@ -44,6 +44,12 @@ export interface MaintenanceDeps {
     hintReplayConcurrency: number;
     antiEntropyRangesPerRun: number;
     /**
+     * A scheduled run compares its slice only when the last slice began at least this long ago (0: every
+     * run), so anti-entropy keeps one pace whatever the schedule: every run of AWS's one-minute schedule
+     * compares, one in fifteen of the local cloud's 2-second runs (that frequent for probes and hint replay).
+     */
+    antiEntropyMinIntervalMs: number;
+    /**
      * How long a shard stays recovering before it may serve again: writers decide "hint, do not try"
      * from a health view up to this old, so a hint can still arrive this long after recovery began.
      */
@@ -96,6 +102,13 @@ export interface AntiEntropyReport {
   /** Ranges of this run's slice left for the next run because its time budget ran out (0: the slice was done). */
   rangesLeft: number;
   durationMs: number;
+  /** Set when this scheduled run compared nothing because the last slice is recent (antiEntropyMinIntervalMs): when the next is due. */
+  nextSliceAt?: string;
+}
+
+/** The report of an anti-entropy slice before it compares anything: it resumes at `nextRange`. */
+function nothingCompared(nextRange: number): AntiEntropyReport {
+  return { rangesCompared: 0, keysCompared: 0, repairedCount: 0, repairs: [], rangesSkipped: 0, nextRange, rangesLeft: 0, durationMs: 0 };
 }
 
 /** Repairs listed in a report; the count is always exact. */
@@ -128,26 +141,32 @@ export class MaintenanceService {
   }
 
   /**
-   * One maintenance run: hinted handoff on every shard, then anti-entropy over the next slice of the
-   * ring (`rangesMax`, default the configured slice), resuming where the previous run stopped.
-   */
-  /**
-   * One pass: hinted handoff, then anti-entropy over `rangesMax` ranges from where the last run stopped. With
-   * `untilMs`, anti-entropy starts no range after that instant (it answers what is left), so a caller with a
-   * deadline (an API request) gets an answer instead of its timeout.
+   * One pass: hinted handoff, then anti-entropy over `rangesMax` ranges from where the last run stopped. Without
+   * `rangesMax` (the scheduled run) the slice is the configured one, compared only when the last slice is
+   * older than `antiEntropyMinIntervalMs`. With `untilMs`, anti-entropy starts no range after that instant (it
+   * answers what is left), so a caller with a deadline (an API request) gets an answer instead of its timeout.
    */
   async run(ring: Ring, options: { rangesMax?: number; untilMs?: number } = {}): Promise<MaintenanceReport> {
-    const startedAt = new Date(this.deps.clock.nowMs()).toISOString();
+    const startedMs = this.deps.clock.nowMs();
+    const startedAt = new Date(startedMs).toISOString();
     const handoff = await this.handoff(ring);
     await this.reportHintBacklog(ring);
     const state = await this.deps.state.readMaintenanceState();
+    const fromRange = state?.nextRange ?? 0;
+    const sliceDueMs = (state?.antiEntropyAtMs ?? -Infinity) + this.deps.limits.antiEntropyMinIntervalMs;
+    if (state && options.rangesMax === undefined && startedMs < sliceDueMs) {
+      const antiEntropy = { ...nothingCompared(fromRange % ring.ranges().length), nextSliceAt: new Date(sliceDueMs).toISOString() };
+      const report = { startedAt, handoff, antiEntropy };
+      await this.deps.state.saveMaintenanceState({ ...state, lastReport: report });
+      return report;
+    }
     const antiEntropy = await this.antiEntropy(ring, {
-      fromRange: state?.nextRange ?? 0,
+      fromRange,
       rangesMax: options.rangesMax ?? this.deps.limits.antiEntropyRangesPerRun,
       ...(options.untilMs === undefined ? {} : { untilMs: options.untilMs }),
     });
     const report = { startedAt, handoff, antiEntropy };
-    await this.deps.state.saveMaintenanceState({ nextRange: antiEntropy.nextRange, lastReport: report });
+    await this.deps.state.saveMaintenanceState({ nextRange: antiEntropy.nextRange, antiEntropyAtMs: startedMs, lastReport: report });
     return report;
   }
 
@@ -254,16 +273,7 @@ export class MaintenanceService {
   async antiEntropy(ring: Ring, options: { fromRange: number; rangesMax: number; untilMs?: number }): Promise<AntiEntropyReport> {
     const started = this.deps.clock.nowMs();
     const ranges = ring.ranges();
-    const report: AntiEntropyReport = {
-      rangesCompared: 0,
-      keysCompared: 0,
-      repairedCount: 0,
-      repairs: [],
-      rangesSkipped: 0,
-      nextRange: options.fromRange % ranges.length,
-      rangesLeft: 0,
-      durationMs: 0,
-    };
+    const report = nothingCompared(options.fromRange % ranges.length);
     const health = await this.deps.health.all();
     const count = Math.min(options.rangesMax, ranges.length);
     for (let step = 0; step < count; step += 1) {

@@ -487,6 +487,8 @@ export interface ValueCache {
 /** Where the maintenance job resumes its walk of the ring, and what its last run reported (for the status page). */
 export interface MaintenanceState {
   nextRange: number;
+  /** When the last anti-entropy slice began (absent: none yet, or saved before it was kept). */
+  antiEntropyAtMs?: number;
   lastReport: unknown;
 }
 

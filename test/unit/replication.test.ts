@@ -4,7 +4,7 @@ import { isRingstoreError } from '../../lambdas/core/errors';
 import { MaintenanceService } from '../../lambdas/core/maintenance';
 import { Ring, initialRingState, tokenOf } from '../../lambdas/core/ring';
 import type { OwnerChange } from '../../lambdas/core/replication';
-import type { StoredItem } from '../../lambdas/ports';
+import type { MaintenanceState, StoredItem } from '../../lambdas/ports';
 import { ManualClock, MemoryShardStore, ScriptedFaults, fixedRing, memoryReplication, memoryKv } from '../support/memory-ports';
 
 const text = (value: string) => new TextEncoder().encode(value);
@@ -17,7 +17,7 @@ function setup() {
   const faults = new ScriptedFaults();
   const { replication, health, hints } = memoryReplication(shards, clock, faults);
   const kv = memoryKv({ shards, ring: fixedRing(ring), clock, replication, health, faults });
-  const state = { saved: undefined as { nextRange: number; lastReport: unknown } | undefined };
+  const state = { saved: undefined as MaintenanceState | undefined };
   const maintenance = new MaintenanceService({
     shards,
     hints,
@@ -25,7 +25,13 @@ function setup() {
     clock,
     faults,
     state: { readMaintenanceState: async () => state.saved, saveMaintenanceState: async (s) => void (state.saved = s) },
-    limits: { hintReplayPageSize: 3, hintReplayConcurrency: 2, antiEntropyRangesPerRun: 8, recoverySettleMs: 2_000 },
+    limits: {
+      hintReplayPageSize: 3,
+      hintReplayConcurrency: 2,
+      antiEntropyRangesPerRun: 8,
+      antiEntropyMinIntervalMs: 30_000,
+      recoverySettleMs: 2_000,
+    },
   });
   /** Every owner item as the owner's stream would carry it now. */
   const ownerChanges = (): OwnerChange[] =>
@@ -253,6 +259,33 @@ describe('anti-entropy', () => {
     // Assess
     expect(first.antiEntropy).toMatchObject({ rangesCompared: 3, rangesLeft: total - 3, nextRange: 3 });
     expect(second.antiEntropy).toMatchObject({ rangesCompared: total, rangesLeft: 0, nextRange: 3 });
+  });
+
+  it('compares a slice on a scheduled run only when the last slice is old enough; a repair pass compares at once', async () => {
+    // Prepare
+    const { maintenance, clock } = setup();
+    const total = ring.ranges().length;
+
+    // Act: scheduled runs 2 s apart (the local cloud's schedule), then one past the interval, then a repair pass.
+    const first = await maintenance.run(ring);
+    clock.advanceSeconds(2);
+    const paced = await maintenance.run(ring);
+    clock.advanceSeconds(28);
+    const due = await maintenance.run(ring);
+    clock.advanceSeconds(2);
+    const repair = await maintenance.run(ring, { rangesMax: total });
+
+    // Assess: the paced run still replays hints (its handoff is reported) and keeps the walk's place.
+    expect(first.antiEntropy).toMatchObject({ rangesCompared: 8, nextRange: 8 });
+    expect(first.antiEntropy.nextSliceAt).toBeUndefined();
+    expect(paced.handoff).toEqual(expect.any(Array));
+    expect(paced.antiEntropy).toMatchObject({
+      rangesCompared: 0,
+      nextRange: 8,
+      nextSliceAt: new Date(clock.nowMs() - 32_000 + 30_000).toISOString(),
+    });
+    expect(due.antiEntropy).toMatchObject({ rangesCompared: 8, nextRange: 16 });
+    expect(repair.antiEntropy).toMatchObject({ rangesCompared: total, nextRange: 16 });
   });
 
   it('compares at least one range however late it starts', async () => {
