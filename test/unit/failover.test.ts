@@ -586,7 +586,13 @@ describe('automatic start', () => {
       stillDown: async (table, nowMs) => {
         await startAutomaticFailover(ring, starter, table, 'probe', nowMs);
       },
-      limits: { hintReplayPageSize: 10, hintReplayConcurrency: 2, antiEntropyRangesPerRun: 0, antiEntropyMinIntervalMs: 0, recoverySettleMs: 0 },
+      limits: {
+        hintReplayPageSize: 10,
+        hintReplayConcurrency: 2,
+        antiEntropyRangesPerRun: 0,
+        antiEntropyMinIntervalMs: 0,
+        recoverySettleMs: 0,
+      },
     });
     w.shards.down.add('shard-2');
     await w.health.markUnavailable('shard-2', 'test', w.clock.now);
@@ -718,7 +724,13 @@ function maintenanceOf(w: ReturnType<typeof failoverWorld>, rejoin = rejoinOf(w)
     clock: w.clock,
     state: { readMaintenanceState: async () => undefined, saveMaintenanceState: async () => undefined },
     rejoin: (table) => rejoin.rejoin(table),
-    limits: { hintReplayPageSize: 10, hintReplayConcurrency: 2, antiEntropyRangesPerRun: 0, antiEntropyMinIntervalMs: 0, recoverySettleMs: 0 },
+    limits: {
+      hintReplayPageSize: 10,
+      hintReplayConcurrency: 2,
+      antiEntropyRangesPerRun: 0,
+      antiEntropyMinIntervalMs: 0,
+      recoverySettleMs: 0,
+    },
   });
 }
 

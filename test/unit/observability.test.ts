@@ -380,7 +380,13 @@ describe('hint backlog', () => {
       clock,
       metrics: stats,
       state: { readMaintenanceState: async () => saved as never, saveMaintenanceState: async (state) => void (saved = state) },
-      limits: { hintReplayPageSize: 10, hintReplayConcurrency: 2, antiEntropyRangesPerRun: 0, antiEntropyMinIntervalMs: 0, recoverySettleMs: 0 },
+      limits: {
+        hintReplayPageSize: 10,
+        hintReplayConcurrency: 2,
+        antiEntropyRangesPerRun: 0,
+        antiEntropyMinIntervalMs: 0,
+        recoverySettleMs: 0,
+      },
     });
 
     // Act
