@@ -38,6 +38,21 @@ const layers = [
     message: 'handlers see ports and services, never adapters or entries: the wiring gives them what they use.',
   },
   {
+    files: ['lambdas/http/**/*.ts'],
+    group: ['../adapters/**', '../wiring/**', '../handlers/**', '../entries/**', '../config'],
+    message: 'lambdas/http is the edge: API Gateway events and middlewares over the core, built by the handlers.',
+  },
+  {
+    files: ['lambdas/wiring/**/*.ts'],
+    group: ['../http/**', '../handlers/**', '../entries/**'],
+    message: 'the wiring builds ports and services; the handlers compose them with the middlewares of lambdas/http.',
+  },
+  {
+    files: ['lambdas/entries/**/*.ts'],
+    group: ['../core/**', '../adapters/**', '../http/**', '../ports/**', '../config'],
+    message: 'an entry is a handler put together with its wiring, and nothing else.',
+  },
+  {
     files: ['cdk/app.ts'],
     group: ['../lambdas/**', './local/**'],
     message: 'the deploy side builds from schemas/ (the topology), never from the runtime.',

@@ -9,7 +9,7 @@ import { parseWith, pathParam, principalOf } from '../http/request';
 import { bytes, json, valueHeaders } from '../http/response';
 import { router } from '../http/router';
 import { kvService } from '../wiring/services';
-import { callerAndQuotas } from '../wiring/quotas';
+import { callerAndQuotas } from './request-guards';
 import type { Wiring } from '../wiring/wiring';
 
 export function kvReadHandler(wiring: Wiring) {

@@ -12,7 +12,7 @@ import { bodyBytes, conditionsOf, headersOf, jsonBody, parseWith, pathParam, pri
 import { etagOf, json } from '../http/response';
 import { router } from '../http/router';
 import { kvService } from '../wiring/services';
-import { callerAndQuotas } from '../wiring/quotas';
+import { callerAndQuotas } from './request-guards';
 import { drStats } from '../wiring/dr';
 import type { Wiring } from '../wiring/wiring';
 

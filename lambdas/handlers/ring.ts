@@ -7,7 +7,7 @@ import { principalOf } from '../http/request';
 import { json } from '../http/response';
 import { router } from '../http/router';
 import { ringSource } from '../wiring/control';
-import { callerAndQuotas } from '../wiring/quotas';
+import { callerAndQuotas } from './request-guards';
 import type { Wiring } from '../wiring/wiring';
 
 export function ringHandler(wiring: Wiring) {

@@ -10,7 +10,7 @@ import { json } from '../http/response';
 import { router } from '../http/router';
 import { orchestrator } from '../wiring/orchestrator';
 import { txnStats } from '../wiring/observability';
-import { callerAndQuotas } from '../wiring/quotas';
+import { callerAndQuotas } from './request-guards';
 import { transactionService } from '../wiring/services';
 import type { Wiring } from '../wiring/wiring';
 

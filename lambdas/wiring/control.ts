@@ -13,7 +13,6 @@ import { DynamoShardHealthStore } from '../adapters/dynamodb-shard-health-store'
 import { ApiKeyService } from '../core/auth';
 import { FailoverOnUnavailable } from '../core/failover-trigger';
 import { IamPrincipalService } from '../core/iam-principals';
-import { iamCallers } from '../http/iam-callers';
 import { NamespaceSettingsService } from '../core/namespaces';
 import { CachedRingSource } from '../core/ring-source';
 import type {
@@ -76,16 +75,6 @@ export function iamPrincipalService(wiring: Wiring): IamPrincipalService {
       namespaces: namespaceSettingsStore(wiring),
       clock: wiring.clock,
     });
-  });
-}
-
-/** The middleware that maps a SigV4-signed caller to its namespace and role (API handlers, after `httpErrors`). */
-export function iamCallerAuth(wiring: Wiring) {
-  return iamCallers({
-    principals: iamPrincipalService(wiring),
-    namespaces: namespaceSettings(wiring),
-    clock: wiring.clock,
-    ttlSeconds: wiring.config.iamCacheTtlSeconds,
   });
 }
 

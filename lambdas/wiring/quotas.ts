@@ -5,10 +5,8 @@ import { DynamoRateLimitStore } from '../adapters/dynamodb-rate-limit-store';
 import { QuotaStats } from '../adapters/quota-metrics';
 import { powertoolsMetrics } from '../adapters/replication-metrics';
 import { NamespaceRateLimiter } from '../core/quotas';
-import { namespaceQuotas } from '../http/quotas';
 import type { NamespaceUsageStore, RateLimitStore } from '../ports';
 import { documentClient } from './clients';
-import { iamCallerAuth } from './control';
 import type { Wiring } from './wiring';
 
 /**
@@ -37,12 +35,4 @@ export function namespaceUsageStore(wiring: Wiring): NamespaceUsageStore {
     'namespaceUsage',
     () => new DynamoNamespaceUsageStore(documentClient(wiring), wiring.config.controlTable),
   );
-}
-
-/**
- * What every rate-limited API handler runs after `httpErrors`: a SigV4-signed caller (API Gateway
- * `AWS_IAM`) becomes the principal its mapping names, then the namespace's rate is taken.
- */
-export function callerAndQuotas(wiring: Wiring) {
-  return [iamCallerAuth(wiring), namespaceQuotas(rateLimiter(wiring), quotaStats(wiring))];
 }
