@@ -26,8 +26,8 @@ export interface CliOutput {
  */
 export interface Session {
   env: CliEnv;
-  /** `--endpoint` / `--api-key` given when the CLI started. */
-  flags: { endpoint?: string; apiKey?: string };
+  /** `--endpoint` / `--api-key` / `--debug` given when the CLI started; `--debug` then holds for every command of the run. */
+  flags: { endpoint?: string; apiKey?: string; debug?: boolean };
   /** Set by `connect` during this run; beats flags, environment and file. */
   connected?: Connection;
   stdout: CliOutput;

@@ -25,8 +25,8 @@ export interface CliIo {
 const GLOBAL_FLAGS: Readonly<Record<string, 'endpoint' | 'apiKey'>> = { '--endpoint': 'endpoint', '--api-key': 'apiKey' };
 
 /**
- * Separates the global `--endpoint`/`--api-key` flags from the rest of the arguments, to tell
- * "no command" (start a session) from "a command".
+ * Separates the global `--endpoint`/`--api-key`/`--debug` flags from the rest of the arguments, to tell
+ * "no command" (start a session) from "a command". Words after `--` are the command's, whatever they look like.
  *
  * @example
  * ```ts
@@ -39,9 +39,14 @@ export function scanGlobalFlags(argv: readonly string[]): { flags: Session['flag
   const rest: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const word = argv[i] ?? '';
+    if (word === '--') {
+      rest.push(...argv.slice(i));
+      break;
+    }
     const [name = '', inline] = word.split(/=(.*)/s, 2);
     const field = GLOBAL_FLAGS[name];
-    if (field !== undefined && inline !== undefined) flags[field] = inline;
+    if (word === '--debug') flags.debug = true;
+    else if (field !== undefined && inline !== undefined) flags[field] = inline;
     else if (field !== undefined && i + 1 < argv.length) flags[field] = argv[++i] ?? '';
     else rest.push(word);
   }

@@ -6,9 +6,8 @@ import { writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { RingstoreClient } from '../client';
-import type { Consistency, ListItem } from '../commands';
+import type { Consistency } from '../commands';
 import { NotFoundError } from '../errors';
-import { LIST_ALL_PAGES_MAX, LIST_LIMIT_MAX } from '../limits';
 import {
   ENV,
   loadSavedConnection,
@@ -18,13 +17,16 @@ import {
   type CliEnv,
   type Connection,
 } from './connection';
-import { describeError, formatList, formatRing, isTextual, showKey } from './format';
+import { debugFetch, secretsOf } from './debug';
+import { describeError, formatRing, isTextual, showKey } from './format';
+import { outputFormatOf, outputOption, valueJson, type OutputFormat } from './format-json';
 import { CommandFailure, consistencyOption, pageOf, parseInteger, valueArgument } from './arguments';
 import type { CommandGroupContext, Session } from './command-group';
 import { AWS_ENV, iamCredentials } from './credentials';
 import { addDrCommands } from './dr';
 import { addFailoverCommands } from './failover';
 import { addKeyCommands } from './keys';
+import { addListCommand } from './list';
 import { addNamespaceCommands } from './namespaces';
 import { addPrincipalCommands } from './principals';
 import { addRebalanceCommands } from './rebalance';
@@ -63,6 +65,15 @@ function endpointOf(url: string): string {
 /** A key of the form the server issues (`rs_<key id>_<secret>`), standing for the one `npm start` prints. */
 export const EXAMPLE_API_KEY = 'rs_0123456789ab_the-admin-key-npm-start-printed-0000';
 
+/** The options every command takes, before or after its name. */
+interface GlobalOptions {
+  endpoint?: string;
+  apiKey?: string;
+  iam?: boolean;
+  region?: string;
+  debug?: boolean;
+}
+
 const NOT_CONNECTED = `not connected: run "connect <url> <apiKey>", pass --endpoint/--api-key, or set ${ENV.endpoint}/${ENV.apiKey}`;
 
 async function currentConnection(session: Session, perLine: { endpoint?: string; apiKey?: string }): Promise<Connection | undefined> {
@@ -79,15 +90,18 @@ async function currentConnection(session: Session, perLine: { endpoint?: string;
   return resolveConnection({ ...sources, ...(saved === undefined ? {} : { saved }) });
 }
 
-function clientFor(connection: Connection): RingstoreClient {
+/** With --debug, the fetch that shows each exchange on stderr, given the secrets it must never show. */
+type DebugFetchFor = (secrets: readonly string[]) => { fetch?: typeof fetch };
+
+function clientFor(connection: Connection, debug: DebugFetchFor): RingstoreClient {
   if (connection.apiKey === undefined) {
     throw new CommandFailure(`no API key for ${connection.endpoint}: pass --api-key, set ${ENV.apiKey}, or run "connect <url> <apiKey>"`);
   }
-  return new RingstoreClient({ endpoint: connection.endpoint, apiKey: connection.apiKey });
+  return new RingstoreClient({ endpoint: connection.endpoint, apiKey: connection.apiKey, ...debug(secretsOf(connection.apiKey)) });
 }
 
 /** A client that signs with AWS credentials (`--iam`) instead of sending an API key. */
-async function iamClientFor(env: CliEnv, endpoint: string, region: string | undefined): Promise<RingstoreClient> {
+async function iamClientFor(env: CliEnv, endpoint: string, region: string | undefined, debug: DebugFetchFor): Promise<RingstoreClient> {
   const credentials = await iamCredentials(env);
   if (credentials === undefined) {
     throw new CommandFailure(
@@ -96,7 +110,12 @@ async function iamClientFor(env: CliEnv, endpoint: string, region: string | unde
     );
   }
   const signingRegion = region ?? (env[AWS_ENV.region] || undefined);
-  return new RingstoreClient({ endpoint, credentials, ...(signingRegion === undefined ? {} : { region: signingRegion }) });
+  return new RingstoreClient({
+    endpoint,
+    credentials,
+    ...(signingRegion === undefined ? {} : { region: signingRegion }),
+    ...debug(typeof credentials === 'function' ? [] : secretsOf(credentials.secretAccessKey, credentials.sessionToken)),
+  });
 }
 
 /**
@@ -120,6 +139,7 @@ export function buildProgram(session: Session): Command {
       `sign requests with AWS credentials (SigV4) instead of an API key: $${AWS_ENV.accessKeyId}/$${AWS_ENV.secretAccessKey}/$${AWS_ENV.sessionToken}, else the default AWS chain`,
     )
     .option('--region <region>', `the region --iam signs for (else $${AWS_ENV.region}, else the endpoint's)`)
+    .option('--debug', 'print each HTTP request and response on stderr, credentials redacted')
     .version(packageVersion(), '-V, --version', 'print the CLI version')
     .exitOverride()
     .showSuggestionAfterError()
@@ -137,7 +157,10 @@ export function buildProgram(session: Session): Command {
         '  ringstore put photo.png @./photo.png',
         '  ringstore get greeting',
         '  ringstore get photo.png --out ./copy.png',
+        '  ringstore get greeting --json',
         '  ringstore list --limit 10',
+        '  ringstore list --values',
+        '  ringstore --debug keyrange',
         '  ringstore keyrange',
         '  ringstore txn get greeting put counter 1 if 0 delete photo.png',
         '',
@@ -146,11 +169,15 @@ export function buildProgram(session: Session): Command {
       ].join('\n'),
     );
 
+  const debug: DebugFetchFor = (secrets) =>
+    program.opts<{ debug?: boolean }>().debug === true || session.flags.debug === true
+      ? { fetch: debugFetch((text) => session.stderr.write(text), secrets) }
+      : {};
   const client = async (): Promise<RingstoreClient> => {
-    const { iam, region, ...flags } = program.opts<{ endpoint?: string; apiKey?: string; iam?: boolean; region?: string }>();
+    const { iam, region, debug: _debug, ...flags } = program.opts<GlobalOptions>();
     const connection = await currentConnection(session, flags);
     if (connection === undefined) throw new CommandFailure(NOT_CONNECTED);
-    return iam === true ? iamClientFor(session.env, connection.endpoint, region) : clientFor(connection);
+    return iam === true ? iamClientFor(session.env, connection.endpoint, region, debug) : clientFor(connection, debug);
   };
   const call = () => (session.signal === undefined ? {} : { abortSignal: session.signal });
   const context: CommandGroupContext = { client, call, out, session };
@@ -173,7 +200,7 @@ export function buildProgram(session: Session): Command {
       const key = apiKey ?? program.opts<{ apiKey?: string }>().apiKey ?? session.flags.apiKey ?? (session.env[ENV.apiKey] || undefined);
       if (key === undefined) throw new CommandFailure(`an API key is needed: connect <url> <apiKey>, or set ${ENV.apiKey}`);
       const connection = { endpoint: endpointOf(url), apiKey: key };
-      const ringstore = clientFor(connection);
+      const ringstore = clientFor(connection, debug);
       let detail = '';
       if (options.verify) {
         const ring = await ringstore.ring(call());
@@ -235,11 +262,17 @@ export function buildProgram(session: Session): Command {
 
   program
     .command('get')
-    .description('print a value (text), or write it to a file with --out')
+    .description('print a value (text, or with its metadata as JSON with --json), or write it to a file with --out')
     .argument('<key>', 'the key')
     .option('--out <file>', 'write the value to this file instead of printing it')
+    .option('--json', 'print the value and its metadata as one JSON object (the value as text, or base64 when it is not text)')
+    .addOption(outputOption())
     .addOption(consistencyOption())
-    .action(async (key: string, options: { out?: string; consistency?: Consistency }) => {
+    .action(async (key: string, options: { out?: string; json?: boolean; output?: OutputFormat; consistency?: Consistency }) => {
+      const format = outputFormatOf(options);
+      if (format === 'json' && options.out !== undefined) {
+        throw new CommandFailure('--out writes the value to a file, --json prints it: give one');
+      }
       const ringstore = await client();
       const item = await withKey(key, () =>
         ringstore.get(key, { ...call(), ...(options.consistency === undefined ? {} : { consistency: options.consistency }) }),
@@ -247,6 +280,10 @@ export function buildProgram(session: Session): Command {
       if (options.out !== undefined) {
         await writeFile(options.out, item.value);
         out(`wrote ${item.value.byteLength} bytes to ${options.out} (${item.contentType}, version ${item.version})`);
+        return;
+      }
+      if (format === 'json') {
+        out(JSON.stringify(valueJson(item), null, 2));
         return;
       }
       if (!isTextual(item.contentType, item.value)) {
@@ -295,46 +332,7 @@ export function buildProgram(session: Session): Command {
       out(`deleted ${showKey(result.key)} (version ${result.version}${copiesNote(result)})`);
     });
 
-  program
-    .command('list')
-    .alias('ls')
-    .description('list keys, optionally under a prefix; with --limit, a "more:" line gives the command for the next keys')
-    .argument('[prefix]', 'only keys starting with this')
-    .option('--limit <n>', 'show at most n keys', parseInteger(1))
-    .option('--cursor <cursor>', 'continue after the keys a previous list showed (its "more:" line)')
-    .option('--json', 'print the items as JSON (the "more:" line goes to stderr)')
-    .action(async (prefix: string | undefined, options: { limit?: number; cursor?: string; json?: boolean }) => {
-      const ringstore = await client();
-      const items: ListItem[] = [];
-      // Each page asks for no more than is still wanted, so the last page's cursor is the next key to show.
-      let cursor = options.cursor;
-      for (let pages = 0; pages < LIST_ALL_PAGES_MAX; pages++) {
-        const limit = Math.min((options.limit ?? Number.MAX_SAFE_INTEGER) - items.length, LIST_LIMIT_MAX);
-        const page = await ringstore.list({
-          ...call(),
-          limit,
-          ...(prefix === undefined ? {} : { prefix }),
-          ...(cursor === undefined ? {} : { cursor }),
-        });
-        items.push(...page.items);
-        cursor = page.cursor;
-        if (cursor === undefined || (options.limit !== undefined && items.length >= options.limit)) break;
-      }
-      const more =
-        cursor === undefined
-          ? undefined
-          : [
-              'more: ringstore list',
-              ...(prefix === undefined ? [] : [shellWord(prefix)]),
-              ...(options.limit === undefined ? [] : ['--limit', String(options.limit)]),
-              '--cursor',
-              shellWord(cursor),
-            ].join(' ');
-      if (options.json === true) {
-        out(JSON.stringify(items, null, 2));
-        if (more !== undefined) session.stderr.write(`${more}\n`);
-      } else out(more === undefined ? formatList(items) : `${formatList(items)}\n${more}`);
-    });
+  addListCommand(program, context);
 
   program
     .command('keyrange')
@@ -387,11 +385,6 @@ export function buildProgram(session: Session): Command {
     });
 
   return program;
-}
-
-/** A word as a POSIX shell reads it back: as is when safe, else single-quoted. */
-function shellWord(word: string): string {
-  return /^[A-Za-z0-9_./:=@%+-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
 }
 
 /**
