@@ -77,7 +77,7 @@ export class BackfillStage {
       const progress = { keysCopied: job.ranges[index]!.keysCopied + copied, ...(digest ? { backfilled: digest } : {}) };
       job = await this.context.journal.saveRange(job, index, progress, { end: range.end, after });
       if (!after) return finished(job);
-      if (!this.context.mayGoOn(job)) return job;
+      if (!this.context.stepMayContinue(job)) return job;
       // A failover that began meanwhile: the next step pauses (stepOnce), rather than copy on from its shards.
       if (await failoverInTheWayOf(this.deps, this.context.journal.latest(job))) return job;
       await this.pace(job.rateKeysPerSecond, pacedFromMs, page.items.length);

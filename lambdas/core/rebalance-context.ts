@@ -74,7 +74,7 @@ export interface StageContext {
   deps: RebalanceDeps;
   journal: RebalanceJournal;
   /** Neither a request (pause, cancel) nor the budget nor the other lane's failure stops the step here. */
-  mayGoOn(job: RebalanceJob): boolean;
+  stepMayContinue(job: RebalanceJob): boolean;
   /** The step's work budget (stepBudgetMs) is spent: it checkpoints and returns. */
   budgetSpent(): boolean;
 }

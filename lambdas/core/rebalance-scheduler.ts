@@ -4,7 +4,7 @@
 // checkpoint: every stage reads the ring and the job it acts on and is safe to run again (ring writes are
 // epoch-conditional, copies version-guarded once live writes reach them, the job revision-checked).
 //
-// Why the two lanes are safe together (besideTheBackfill): the backfill writes a range's new replicas
+// Why the two lanes are safe together (backfillWithTail): the backfill writes a range's new replicas
 // unconditionally, which is safe only while no live write of that range reaches them; the tail takes only
 // ranges the backfill has finished (marked `backfilled`), and marks them `copying` (live writes reach them
 // from then on) only after that. Each lane saves its own ranges through the one journal, which applies what
@@ -84,7 +84,7 @@ export class RebalanceStep implements StageContext {
     // ranges left: relists, catch-ups, and the fenced cut-overs in waves of several ranges under one fence.
     const next = stageOrder.map((stage) => job.ranges.findIndex((range) => range.stage === stage)).find((index) => index >= 0);
     if (next === undefined) return this.cleanup.finishAndClean(job);
-    if (job.ranges[next]!.stage === 'planned') return this.besideTheBackfill(job);
+    if (job.ranges[next]!.stage === 'planned') return this.backfillWithTail(job);
     if (job.ranges[next]!.stage === 'cutover') return this.cutOvers.cutOverFrom(job, next);
     return this.moveRange(job, next);
   }
@@ -98,7 +98,7 @@ export class RebalanceStep implements StageContext {
    * ranges (save). A range whose new owner was one of its replicas is relisted once the backfill is done:
    * its paged copy checkpoints in the one cursor the backfill uses.
    */
-  private async besideTheBackfill(job: RebalanceJob): Promise<RebalanceJob> {
+  private async backfillWithTail(job: RebalanceJob): Promise<RebalanceJob> {
     this.stopping = false;
     let backfilling = true;
     // A lane that fails stops the other at its next checkpoint; the step fails once both have stopped,
@@ -126,7 +126,7 @@ export class RebalanceStep implements StageContext {
     for (;;) {
       const latest = this.journal.latest(job);
       const index = latest.ranges.findIndex((range) => range.stage === 'planned');
-      if (index < 0 || !this.mayGoOn(latest) || (await failoverInTheWayOf(this.deps, this.journal.latest(latest)))) return;
+      if (index < 0 || !this.stepMayContinue(latest) || (await failoverInTheWayOf(this.deps, this.journal.latest(latest)))) return;
       job = await this.moveRange(latest, index);
       // Cut short (a request, the budget, a failover, the other lane's failure): the step ends here.
       if (job.ranges[index]?.stage === 'planned') return;
@@ -142,7 +142,7 @@ export class RebalanceStep implements StageContext {
   private async tailLane(job: RebalanceJob, backfilling: () => boolean): Promise<void> {
     for (;;) {
       const latest = this.journal.latest(job);
-      if (!this.mayGoOn(latest)) return;
+      if (!this.stepMayContinue(latest)) return;
       const work = this.tailWork(latest, backfilling());
       if (!work) {
         if (!backfilling()) return;
@@ -175,7 +175,7 @@ export class RebalanceStep implements StageContext {
     return undefined;
   }
 
-  mayGoOn(job: RebalanceJob): boolean {
+  stepMayContinue(job: RebalanceJob): boolean {
     return !this.stopping && !job.requested && !this.budgetSpent();
   }
 

@@ -35,6 +35,7 @@ import {
   memoryReplication,
   memoryKv,
 } from '../support/memory-ports';
+import { handoffOnlyLimits } from '../support/maintenance';
 
 const text = (value: string) => new TextEncoder().encode(value);
 const initial = initialRingState({ shardCount: 4, replicationFactor: 3, vnodesPerShard: 8, tableName: (id) => `shard-${id}` });
@@ -586,13 +587,7 @@ describe('automatic start', () => {
       stillDown: async (table, nowMs) => {
         await startAutomaticFailover(ring, starter, table, 'probe', nowMs);
       },
-      limits: {
-        hintReplayPageSize: 10,
-        hintReplayConcurrency: 2,
-        antiEntropyRangesPerRun: 0,
-        antiEntropyMinIntervalMs: 0,
-        recoverySettleMs: 0,
-      },
+      limits: handoffOnlyLimits,
     });
     w.shards.down.add('shard-2');
     await w.health.markUnavailable('shard-2', 'test', w.clock.now);
@@ -724,13 +719,7 @@ function maintenanceOf(w: ReturnType<typeof failoverWorld>, rejoin = rejoinOf(w)
     clock: w.clock,
     state: { readMaintenanceState: async () => undefined, saveMaintenanceState: async () => undefined },
     rejoin: (table) => rejoin.rejoin(table),
-    limits: {
-      hintReplayPageSize: 10,
-      hintReplayConcurrency: 2,
-      antiEntropyRangesPerRun: 0,
-      antiEntropyMinIntervalMs: 0,
-      recoverySettleMs: 0,
-    },
+    limits: handoffOnlyLimits,
   });
 }
 

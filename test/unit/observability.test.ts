@@ -35,6 +35,7 @@ import {
   staticRing,
   testTxnLimits,
 } from '../support/memory-ports';
+import { handoffOnlyLimits } from '../support/maintenance';
 
 /** A Lambda's environment (metrics on) pointing at a closed port: nothing here may reach an engine. */
 const lambdaEnv = {
@@ -380,13 +381,7 @@ describe('hint backlog', () => {
       clock,
       metrics: stats,
       state: { readMaintenanceState: async () => saved as never, saveMaintenanceState: async (state) => void (saved = state) },
-      limits: {
-        hintReplayPageSize: 10,
-        hintReplayConcurrency: 2,
-        antiEntropyRangesPerRun: 0,
-        antiEntropyMinIntervalMs: 0,
-        recoverySettleMs: 0,
-      },
+      limits: handoffOnlyLimits,
     });
 
     // Act
