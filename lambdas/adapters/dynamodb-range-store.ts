@@ -15,7 +15,7 @@ import type { RangeCursor, RangePage, RangeStore, StoredItem, TokenSpan } from '
 import { shardSchema } from '../../schemas/topology';
 import { awsCall, conditionalWrite } from './aws-errors';
 import { batchGetItems } from './dynamodb-batch-get';
-import { tokenIndexKeysPerQuery } from './dynamodb-shard-store';
+import { tokenIndexKeysPerQuery } from './dynamodb-shard-indexes';
 import {
   type KvEntity,
   type ShardTable,

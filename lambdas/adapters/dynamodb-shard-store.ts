@@ -1,4 +1,5 @@
-// ShardStore on DynamoDB: the `kv` entity of the item codec, routed to a shard by `tableName`.
+// ShardStore on DynamoDB: the `kv` entity of the item codec, routed to a shard by `tableName`. Its indexes are
+// dynamodb-shard-indexes.ts, its write conditions and owner attributes dynamodb-shard-conditions.ts.
 import type { CancellationReason } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import {
@@ -12,19 +13,16 @@ import {
   EntityFormatter,
   GetTransaction,
   PutItemCommand,
-  QueryCommand,
   UpdateItemCommand,
   UpdateTransaction,
   executeTransactGet,
   executeTransactWrite,
 } from 'dynamodb-toolbox';
-import { createHash } from 'node:crypto';
-import { forAllBounded } from '../core/bounded';
-import { IntentConflictError, PreconditionFailedError, RingstoreError, invariant } from '../core/errors';
+import { RingstoreError, invariant } from '../core/errors';
 import { tombstoneRetentionSeconds } from '../core/item';
 import { storageQuotaExceeded } from '../core/quotas';
 import { exceededBoundOf, usageChargeUpdate } from './dynamodb-namespace-usage-store';
-import { tokenBucket, tokenOf, tokenSpace } from '../core/ring';
+import { tokenBucket, tokenOf } from '../core/ring';
 import type {
   AtomicWrite,
   AtomicWriteResult,
@@ -36,13 +34,11 @@ import type {
   ShardStore,
   StorageCharge,
   VersionEntry,
-  WritePrecondition,
   WriteResult,
   Intent,
-  KeySummary,
   StoredItem,
 } from '../ports';
-import { limits, shardSchema, txnLimits } from '../../schemas/topology';
+import { txnLimits } from '../../schemas/topology';
 import { awsCall, conditionalWrite, isConditionalCheckFailure, translateAwsError } from './aws-errors';
 import { batchGetItems } from './dynamodb-batch-get';
 import {
@@ -54,81 +50,19 @@ import {
   noIntent,
   partitionKeyOf,
   shardTable,
-  storedItemOfImage,
   toCopiedAttributes,
   toStoredItem,
 } from './dynamodb-item-codec';
 import { ownerWriteParams } from './dynamodb-owner-write';
-
-/** Keys listed at once when a shard becomes the owner of a range. */
-const listAsOwnerConcurrency = 16;
-
-/** Bounded work per shard per listing call: pages read before answering "more". */
-export const listPagesPerShardMax = 8;
-
-/**
- * Keys one token-index query reads, at most. On DynamoDB Local a query holds the engine from every other
- * request while it runs (a GetItem waits behind it; a BatchGetItem or a BatchWriteItem does not hold it so):
- * a whole bucket of a 100,000-key shard (about 400 keys) raised a concurrent GetItem's p99 3.0x, pages of
- * 100 keys 1.4x (`npm run bench:engine-hold`). A rebalance's and an anti-entropy comparison's range reads
- * therefore go in pages of this many; on DynamoDB they cost the same read units either way.
- */
-export const tokenIndexKeysPerQuery = 100;
-
-/** Index pages read per token bucket by one anti-entropy comparison: a bound, so a runaway scan fails loudly. */
-export const rangePagesPerBucketMax = 10_000;
-
-function liveCondition(nowSeconds: number): Condition<KvEntity> {
-  return {
-    and: [
-      { attr: 'pk', exists: true },
-      { attr: 'tomb', eq: false },
-      {
-        or: [
-          { attr: 'ttl', exists: false },
-          { attr: 'ttl', gt: nowSeconds },
-        ],
-      },
-    ],
-  };
-}
-
-function absentCondition(nowSeconds: number): Condition<KvEntity> {
-  return {
-    or: [
-      { attr: 'pk', exists: false },
-      { attr: 'tomb', eq: true },
-      { attr: 'ttl', lte: nowSeconds },
-    ],
-  };
-}
-
-/** `v IN (…)`: DynamoDB refuses an empty list and one over 100 operands; the core bounds it far below. */
-function versionsOperand(versions: readonly number[]): Condition<KvEntity> {
-  invariant(
-    versions.length >= 1 && versions.length <= limits.entityTagsMax,
-    `a version list has 1 to ${limits.entityTagsMax} entries (got ${versions.length})`,
-  );
-  return { attr: 'v', in: [...versions] };
-}
-
-export function conditionFor(precondition: WritePrecondition, nowSeconds: number): Condition<KvEntity> | undefined {
-  switch (precondition.kind) {
-    case 'none':
-      return undefined;
-    case 'live': {
-      const except = precondition.exceptVersions ?? [];
-      return except.length === 0 ? liveCondition(nowSeconds) : { and: [liveCondition(nowSeconds), { not: versionsOperand(except) }] };
-    }
-    case 'versionIn':
-      return { and: [versionsOperand(precondition.versions), liveCondition(nowSeconds)] };
-    case 'absent':
-      return absentCondition(nowSeconds);
-    case 'versionNotIn':
-      // Not live, or live at another version: `NOT v IN (…)` alone covers the live case, since live is not absent.
-      return { or: [absentCondition(nowSeconds), { not: versionsOperand(precondition.versions) }] };
-  }
-}
+import {
+  conditionFailure,
+  conditionFor,
+  expectationOf,
+  idempotencyTokenOf,
+  ownerContent,
+  ownerItemIdentity,
+} from './dynamodb-shard-conditions';
+import { DynamoShardIndexes } from './dynamodb-shard-indexes';
 
 export class DynamoShardStore implements ShardStore {
   private readonly entity: KvEntity;
@@ -138,6 +72,7 @@ export class DynamoShardStore implements ShardStore {
   // because with the `attributes` option dynamodb-toolbox (2.10) adds its entity attribute `_et` to the
   // ProjectionExpression, and DynamoDB refuses a query naming an attribute a global index does not project.
   private readonly formatter: EntityFormatter<KvEntity>;
+  private readonly indexes: DynamoShardIndexes;
 
   /** `usageTable`: the control table, where writes counted against a storage quota change their namespace's usage. */
   constructor(
@@ -147,6 +82,7 @@ export class DynamoShardStore implements ShardStore {
     this.table = shardTable(documentClient);
     this.entity = kvEntity(this.table);
     this.formatter = this.entity.build(EntityFormatter);
+    this.indexes = new DynamoShardIndexes(this.table, this.entity, this.formatter);
   }
 
   // Only the key and the intent's two attributes are read (a projection: no value crosses the wire).
@@ -468,178 +404,15 @@ export class DynamoShardStore implements ShardStore {
     );
   }
 
-  async listAsOwner(tableName: string, entries: readonly VersionEntry[]): Promise<number> {
-    let listed = 0;
-    await forAllBounded(
-      entries.filter((entry) => !entry.tombstone),
-      listAsOwnerConcurrency,
-      async ({ namespace, key, token }) => {
-        const joined = await conditionalWrite(`listing of ${key} on ${tableName}`, () =>
-          this.entity
-            .build(UpdateItemCommand)
-            .item({ pk: partitionKeyOf(namespace, key), lp: listingPartitionOf(namespace, token) })
-            // Only a live copy joins; one already listed is left as it is (no write unit spent).
-            .options({
-              tableName,
-              condition: {
-                and: [
-                  { attr: 'tomb', eq: false },
-                  { attr: 'lp', exists: false },
-                ],
-              },
-            })
-            .send(),
-        );
-        if (joined) listed += 1;
-      },
-    );
-    return listed;
+  listAsOwner(tableName: string, entries: readonly VersionEntry[]): Promise<number> {
+    return this.indexes.listAsOwner(tableName, entries);
   }
 
-  async versionsInRange(tableName: string, range: { start: number; end: number }): Promise<VersionEntry[]> {
-    const entries: VersionEntry[] = [];
-    // (start, end] may wrap past the top of the token space: then it is (start, max] and [0, end].
-    const spans: Array<[number, number]> =
-      range.start < range.end
-        ? [[range.start + 1, range.end]]
-        : [
-            [range.start + 1, tokenSpace - 1],
-            [0, range.end],
-          ];
-    for (const [low, high] of spans) {
-      if (low > high) continue;
-      for (let bucket = tokenBucket(low); bucket <= tokenBucket(high); bucket += 1) {
-        let startKey: Record<string, unknown> | undefined;
-        let pages = 0;
-        do {
-          const { Items = [], LastEvaluatedKey } = await awsCall(`token range scan of ${tableName}`, () =>
-            this.table
-              .build(QueryCommand)
-              .query({ index: shardSchema.tokenIndex.name, partition: bucket, range: { between: [low, high] } })
-              .options({ tableName, limit: tokenIndexKeysPerQuery, ...(startKey ? { exclusiveStartKey: startKey } : {}) })
-              .send(),
-          );
-          for (const projected of Items) {
-            const { pk, tok, v, tomb, sha } = this.formatter.format(projected, {
-              attributes: ['pk', 'tok', ...shardSchema.tokenIndex.nonKeyAttributes],
-            });
-            const separator = pk.indexOf('#');
-            entries.push({
-              namespace: pk.slice(0, separator),
-              key: pk.slice(separator + 1),
-              token: tok,
-              version: v,
-              tombstone: tomb,
-              sha256: sha,
-            });
-          }
-          startKey = LastEvaluatedKey;
-          pages += 1;
-          if (pages > rangePagesPerBucketMax) {
-            throw new RingstoreError(
-              'internal',
-              `token bucket ${bucket} of ${tableName} has more than ${rangePagesPerBucketMax} index pages`,
-            );
-          }
-        } while (startKey);
-      }
-    }
-    return entries;
+  versionsInRange(tableName: string, range: { start: number; end: number }): Promise<VersionEntry[]> {
+    return this.indexes.versionsInRange(tableName, range);
   }
 
-  async list(tableName: string, query: ListQuery): Promise<ListPage> {
-    const { namespace, prefix, afterKey, limit, nowSeconds } = query;
-    const partition = `${namespace}#${query.bucket}`;
-    const items: KeySummary[] = [];
-    // A position, not an item: DynamoDB resumes after (lp, k, pk) whether or not that key is in this bucket.
-    let startKey: Record<string, unknown> | undefined =
-      afterKey === undefined ? undefined : { pk: partitionKeyOf(namespace, afterKey), lp: partition, k: afterKey };
-    for (let page = 0; page < listPagesPerShardMax; page += 1) {
-      const { Items = [], LastEvaluatedKey } = await awsCall(`listing of ${tableName}`, () =>
-        this.table
-          .build(QueryCommand)
-          .query({
-            index: shardSchema.keyIndex.name,
-            partition,
-            ...(prefix ? { range: { beginsWith: prefix } } : {}),
-          })
-          .options({
-            tableName,
-            limit: limit - items.length,
-            ...(startKey ? { exclusiveStartKey: startKey } : {}),
-          })
-          .send(),
-      );
-      for (const projected of Items) {
-        const summary = this.formatter.format(projected, { attributes: ['k', ...shardSchema.keyIndex.nonKeyAttributes] });
-        // Deletes leave the index; an expired key stays until DynamoDB's TTL removes it.
-        if (summary.ttl !== undefined && summary.ttl <= nowSeconds) continue;
-        items.push({
-          key: summary.k,
-          version: summary.v,
-          size: summary.size,
-          contentType: summary.ct,
-          ...(summary.ttl === undefined ? {} : { expiresAtSeconds: summary.ttl }),
-        });
-      }
-      startKey = LastEvaluatedKey;
-      if (!startKey || items.length >= limit) break;
-    }
-    const resumeAfter = startKey ? String(startKey[shardSchema.keyIndex.sortKey.name]) : undefined;
-    return resumeAfter === undefined ? { items, more: false } : { items, more: true, resumeAfter };
+  list(tableName: string, query: ListQuery): Promise<ListPage> {
+    return this.indexes.list(tableName, query);
   }
-}
-
-/** The key attributes an owner write sets on every item it writes. */
-export function ownerItemIdentity(namespace: string, key: string, token: number, modifiedAtMs: number) {
-  return { pk: partitionKeyOf(namespace, key), ns: namespace, k: key, tok: token, tb: tokenBucket(token), mt: modifiedAtMs };
-}
-
-/** The content an owner write leaves: a value, or a tombstone (absent content) kept for the retention period. */
-export function ownerContent(namespace: string, token: number, content: ItemWrite['content'], nowSeconds: number) {
-  return content
-    ? {
-        ct: content.contentType,
-        size: content.size,
-        sha: content.sha256,
-        tomb: false,
-        ttl: content.expiresAtSeconds ?? $remove(),
-        val: content.value ?? $remove(),
-        blob: content.blob?.objectKey ?? $remove(),
-        // Owner writes are the listed copies; a delete takes the key out of the listing index.
-        lp: listingPartitionOf(namespace, token),
-      }
-    : {
-        ct: '',
-        size: 0,
-        sha: '',
-        tomb: true,
-        ttl: nowSeconds + tombstoneRetentionSeconds,
-        val: $remove(),
-        blob: $remove(),
-        lp: $remove(),
-      };
-}
-
-/** DynamoDB's ClientRequestToken is at most 36 characters: a digest of the transaction id. */
-function idempotencyTokenOf(id: string): string {
-  return createHash('sha256').update(id).digest('base64url').slice(0, 36);
-}
-
-/** What a placement expects of the key's committed content, as a condition. */
-function expectationOf(input: IntentPlacement): Condition<KvEntity> | undefined {
-  if (input.expectVersion === 0) return conditionFor({ kind: 'absent' }, input.nowSeconds);
-  if (input.expectVersion !== undefined) return conditionFor({ kind: 'versionIn', versions: [input.expectVersion] }, input.nowSeconds);
-  return input.mustBeLive ? conditionFor({ kind: 'live' }, input.nowSeconds) : undefined;
-}
-
-/** A failed condition: a transaction's intent is in the way, or the write's own condition did not hold. */
-function conditionFailure(error: unknown, key: string, what: string, ownTxid?: string): RingstoreError {
-  if (!isConditionalCheckFailure(error)) return translateAwsError(error, what);
-  // The item as it stood (returnValuesOnConditionFalse), in DynamoDB's wire format: lib-dynamodb leaves errors as they are.
-  const current = error.Item ? storedItemOfImage(error.Item) : undefined;
-  if (current?.intent && current.intent.txid !== ownTxid) {
-    return new IntentConflictError<StoredItem>(`key ${key} is locked by transaction ${current.intent.txid}`, current);
-  }
-  return new PreconditionFailedError<StoredItem>(`condition failed for ${key}`, current);
 }

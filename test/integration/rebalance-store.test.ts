@@ -7,7 +7,8 @@ import { localCredentials, localRegion } from '../../cdk/local/engines/aws';
 import { controlTableInput, shardTableInput } from '../../cdk/local/provision';
 import { DynamoRangeStore } from '../../lambdas/adapters/dynamodb-range-store';
 import { DynamoRebalanceJobStore } from '../../lambdas/adapters/dynamodb-rebalance-job-store';
-import { DynamoShardStore, tokenIndexKeysPerQuery } from '../../lambdas/adapters/dynamodb-shard-store';
+import { tokenIndexKeysPerQuery } from '../../lambdas/adapters/dynamodb-shard-indexes';
+import { DynamoShardStore } from '../../lambdas/adapters/dynamodb-shard-store';
 import { listingBucketOf, tokenBucket, tokenOf } from '../../lambdas/core/ring';
 import type { RangeCursor, RebalanceJob, StoredItem, TokenSpan } from '../../lambdas/ports';
 

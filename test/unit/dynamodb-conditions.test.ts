@@ -2,7 +2,7 @@
 import fc from 'fast-check';
 import { $add, UpdateItemCommand } from 'dynamodb-toolbox';
 import { kvEntity, partitionKeyOf, shardTable, toCopiedAttributes } from '../../lambdas/adapters/dynamodb-item-codec';
-import { conditionFor } from '../../lambdas/adapters/dynamodb-shard-store';
+import { conditionFor } from '../../lambdas/adapters/dynamodb-shard-conditions';
 import { preconditionHolds } from '../../lambdas/core/conditions';
 import { type StoredItem, type WritePrecondition } from '../../lambdas/ports';
 

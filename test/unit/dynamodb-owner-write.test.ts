@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { $add, UpdateItemCommand } from 'dynamodb-toolbox';
 import { kvEntity, shardTable } from '../../lambdas/adapters/dynamodb-item-codec';
 import { ownerWriteParams } from '../../lambdas/adapters/dynamodb-owner-write';
-import { conditionFor, ownerContent, ownerItemIdentity } from '../../lambdas/adapters/dynamodb-shard-store';
+import { conditionFor, ownerContent, ownerItemIdentity } from '../../lambdas/adapters/dynamodb-shard-conditions';
 import type { ItemWrite, WritePrecondition } from '../../lambdas/ports';
 
 interface Params {
