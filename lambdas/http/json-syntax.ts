@@ -18,86 +18,103 @@ const hexDigits = /^[0-9a-fA-F]{4}$/;
 
 /** The first syntax error of `text`, or undefined when it is one JSON value. */
 export function jsonSyntaxError(text: string): JsonSyntaxError | undefined {
-  let at = 0;
-  const fail = (expected: string): JsonSyntaxError => {
-    const before = text.slice(0, at).split('\n');
-    return { position: at, line: before.length, column: before[before.length - 1]!.length + 1, expected };
-  };
-  const skipWhitespace = () => {
-    while (at < text.length && whitespace.has(text[at]!)) at += 1;
-  };
-  // A string: no raw control character (below U+0020), escapes from the grammar's list.
-  const string = (): boolean => {
-    if (text[at] !== '"') return false;
-    at += 1;
-    while (at < text.length) {
-      const next = text[at]!;
+  return new JsonScanner(text).firstError();
+}
+
+/** A scanner of one JSON text; each part's reader returns the error it met, or undefined once its part was read. */
+class JsonScanner {
+  private at = 0;
+
+  constructor(private readonly text: string) {}
+
+  firstError(): JsonSyntaxError | undefined {
+    const problem = this.value();
+    if (problem) return problem;
+    this.skipWhitespace();
+    return this.at < this.text.length ? this.fail('the end of the text after one value') : undefined;
+  }
+
+  private fail(expected: string): JsonSyntaxError {
+    const before = this.text.slice(0, this.at).split('\n');
+    return { position: this.at, line: before.length, column: before[before.length - 1]!.length + 1, expected };
+  }
+
+  private skipWhitespace(): void {
+    while (this.at < this.text.length && whitespace.has(this.text[this.at]!)) this.at += 1;
+  }
+
+  /** A string: no raw control character (below U+0020), escapes from the grammar's list. */
+  private string(): boolean {
+    const { text } = this;
+    if (text[this.at] !== '"') return false;
+    this.at += 1;
+    while (this.at < text.length) {
+      const next = text[this.at]!;
       if (next === '"') {
-        at += 1;
+        this.at += 1;
         return true;
       }
       if (next.charCodeAt(0) < 0x20) return false;
-      if (next !== '\\') at += 1;
-      else if (escapes.has(text[at + 1] ?? '')) at += 2;
-      else if (text[at + 1] === 'u' && hexDigits.test(text.slice(at + 2, at + 6))) at += 6;
+      if (next !== '\\') this.at += 1;
+      else if (escapes.has(text[this.at + 1] ?? '')) this.at += 2;
+      else if (text[this.at + 1] === 'u' && hexDigits.test(text.slice(this.at + 2, this.at + 6))) this.at += 6;
       else return false;
     }
     return false;
-  };
-  const match = (pattern: RegExp): boolean => {
-    pattern.lastIndex = at;
-    if (!pattern.test(text)) return false;
-    at = pattern.lastIndex;
+  }
+
+  private match(pattern: RegExp): boolean {
+    pattern.lastIndex = this.at;
+    if (!pattern.test(this.text)) return false;
+    this.at = pattern.lastIndex;
     return true;
-  };
-  // Each returns the error it met, or undefined once its part was read.
-  const value = (): JsonSyntaxError | undefined => {
-    skipWhitespace();
-    const next = text[at];
-    if (next === '{') return members();
-    if (next === '[') return elements();
-    if (next === '"') return string() ? undefined : fail('a string closed by "');
+  }
+
+  private value(): JsonSyntaxError | undefined {
+    this.skipWhitespace();
+    const next = this.text[this.at];
+    if (next === '{') return this.members();
+    if (next === '[') return this.elements();
+    if (next === '"') return this.string() ? undefined : this.fail('a string closed by "');
     for (const literal of ['true', 'false', 'null']) {
-      if (text.startsWith(literal, at)) {
-        at += literal.length;
+      if (this.text.startsWith(literal, this.at)) {
+        this.at += literal.length;
         return undefined;
       }
     }
-    return match(numberPattern) ? undefined : fail('a value');
-  };
-  const members = (): JsonSyntaxError | undefined => {
-    at += 1;
-    skipWhitespace();
-    if (text[at] === '}') return void (at += 1);
+    return this.match(numberPattern) ? undefined : this.fail('a value');
+  }
+
+  private members(): JsonSyntaxError | undefined {
+    this.at += 1;
+    this.skipWhitespace();
+    if (this.text[this.at] === '}') return void (this.at += 1);
     for (;;) {
-      skipWhitespace();
-      if (!string()) return fail('a property name in double quotes');
-      skipWhitespace();
-      if (text[at] !== ':') return fail("':' after a property name");
-      at += 1;
-      const problem = value();
+      this.skipWhitespace();
+      if (!this.string()) return this.fail('a property name in double quotes');
+      this.skipWhitespace();
+      if (this.text[this.at] !== ':') return this.fail("':' after a property name");
+      this.at += 1;
+      const problem = this.value();
       if (problem) return problem;
-      skipWhitespace();
-      if (text[at] === '}') return void (at += 1);
-      if (text[at] !== ',') return fail("',' or '}' after a property value");
-      at += 1;
+      this.skipWhitespace();
+      if (this.text[this.at] === '}') return void (this.at += 1);
+      if (this.text[this.at] !== ',') return this.fail("',' or '}' after a property value");
+      this.at += 1;
     }
-  };
-  const elements = (): JsonSyntaxError | undefined => {
-    at += 1;
-    skipWhitespace();
-    if (text[at] === ']') return void (at += 1);
+  }
+
+  private elements(): JsonSyntaxError | undefined {
+    this.at += 1;
+    this.skipWhitespace();
+    if (this.text[this.at] === ']') return void (this.at += 1);
     for (;;) {
-      const problem = value();
+      const problem = this.value();
       if (problem) return problem;
-      skipWhitespace();
-      if (text[at] === ']') return void (at += 1);
-      if (text[at] !== ',') return fail("',' or ']' after an array element");
-      at += 1;
+      this.skipWhitespace();
+      if (this.text[this.at] === ']') return void (this.at += 1);
+      if (this.text[this.at] !== ',') return this.fail("',' or ']' after an array element");
+      this.at += 1;
     }
-  };
-  const problem = value();
-  if (problem) return problem;
-  skipWhitespace();
-  return at < text.length ? fail('the end of the text after one value') : undefined;
+  }
 }

@@ -1,7 +1,8 @@
 // Pure parts of the CLI: word splitting, flag scanning, which connection wins, ring layout, txn ops.
 
 import { resolveConnection } from '../src/cli/connection';
-import { formatDrStatus, formatRing, rangeSize } from '../src/cli/format';
+import { formatRing, rangeSize } from '../src/cli/format';
+import { formatDrStatus } from '../src/cli/format-dr';
 import { completerOf, scanGlobalFlags } from '../src/cli/main';
 import { buildProgram, commandNames } from '../src/cli/program';
 import { tokenize } from '../src/cli/tokenize';

@@ -4,7 +4,8 @@
 import type { Command } from 'commander';
 import { pageOf, parseInteger } from './arguments';
 import type { CommandGroupContext } from './command-group';
-import { formatDrStatus, formatLostKeys, formatOffer, formatOfferStep, formatPromotionReport, showKey } from './format';
+import { formatDrStatus, formatLostKeys, formatOffer, formatOfferStep, formatPromotionReport } from './format-dr';
+import { showKey } from './format';
 
 /** `dr status|promote|sync`: the region's DR role, and moving it on. */
 function addRoleCommands(dr: Command, { client, call, out }: CommandGroupContext): void {
