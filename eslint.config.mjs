@@ -69,6 +69,55 @@ const layers = [
   },
 ];
 
+/**
+ * The files allowed past the size rules, each with its reason. None is in lambdas/: the runtime keeps to the
+ * rules; what is left is the edges' assembly code, each named by issue 34 for its own split.
+ */
+const sizeExceptions = [
+  {
+    // The contract's single sources (docs/architecture.md, "Layers"): every route, handler spec and limit in one
+    // file, every request and response schema in another, read by both the CDK app and the runtime.
+    files: ['schemas/topology.ts', 'schemas/api.ts'],
+    rule: 'max-lines',
+  },
+  {
+    // The SDK's client class: one method per API operation, each a few lines over its command.
+    files: ['sdk/src/client.ts'],
+    rule: 'max-lines',
+  },
+  {
+    // CDK constructors that declare their resources in order; to be split into one construct per feature
+    // (failover, rebalance, DR primary, DR backup, transactions) composed by the stack.
+    files: [
+      'cdk/stacks/api-stack.ts',
+      'cdk/constructs/observability.ts',
+      'cdk/constructs/rest-api.ts',
+      'cdk/constructs/handler-function.ts',
+      'cdk/constructs/cache.ts',
+    ],
+    rule: 'max-lines-per-function',
+  },
+  {
+    // The local cloud's start-up functions, each starting and stopping its resources by hand; to become a
+    // resource stack that disposes what it started in reverse order.
+    files: [
+      'cdk/local/cloud.ts',
+      'cdk/local/gateway.ts',
+      'cdk/local/link.ts',
+      'cdk/local/main.ts',
+      'cdk/local/queue-poller.ts',
+      'cdk/local/regions.ts',
+      'cdk/local/stream-poller.ts',
+    ],
+    rule: 'max-lines-per-function',
+  },
+  {
+    // The CLI's commander program: one declaration per command; to become one module per command group.
+    files: ['sdk/src/cli/program.ts'],
+    rule: 'max-lines-per-function',
+  },
+];
+
 export default tseslint.config(
   { ignores: ['node_modules/', '.ringstore/', 'cdk.out/', '**/dist/', 'coverage/', 'sdk/bin/'] },
   js.configs.recommended,
@@ -184,6 +233,23 @@ export default tseslint.config(
     files: ['**/*.cjs'],
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
+  {
+    // s3rver ships CommonJS with no types and no ES entry for its models: the local S3 stand-in requires
+    // them (cdk/local/engines/s3.ts), typed by hand where it does.
+    files: ['cdk/local/engines/s3.ts'],
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
+    // The CLI looks for control characters on purpose, to quote a key or a value that holds them.
+    files: ['sdk/src/cli/format.ts', 'sdk/src/cli/format-json.ts', 'sdk/src/cli/txn-ops.ts'],
+    rules: { 'no-control-regex': 'off' },
+  },
+  {
+    // Size: a file reads whole at 500 lines, a function at 80 (blank lines and comments count).
+    files: ['lambdas/**/*.ts', 'cdk/**/*.ts', 'sdk/src/**/*.ts', 'schemas/**/*.ts'],
+    rules: { 'max-lines': ['error', { max: 500 }], 'max-lines-per-function': ['error', { max: 80 }] },
+  },
+  ...sizeExceptions.map(({ files, rule }) => ({ files, rules: { [rule]: 'off' } })),
   ...layers.map(({ files, group, message }) => ({
     files,
     rules: { 'no-restricted-imports': ['error', { patterns: [{ group, message }] }] },

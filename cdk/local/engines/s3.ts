@@ -81,11 +81,8 @@ interface AwsAccountModule {
   DUMMY_ACCOUNT: { createKeyPair(accessKeyId: string, secretAccessKey: string): void };
 }
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const S3rver = require('s3rver') as S3rverCtor;
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const S3Error = require('s3rver/lib/models/error') as S3ErrorCtor;
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const AwsAccount = require('s3rver/lib/models/account') as AwsAccountModule;
 
 // s3rver checks the access key id against a process-wide registry (it skips SigV4 verification).

@@ -99,8 +99,18 @@ export function valueJson(item: Pick<GetCommandOutput, 'key' | 'version' | 'cont
 }
 
 /**
- * A value on one line, as `list --values` shows it: text as is, JSON-quoted when it would break the line or be
- * mistaken for a quoted or `<…>` value; anything else as `<N bytes of type>`.
+ * What `mget` prints for a key that is absent, deleted or expired; a value with this text is printed quoted.
+ *
+ * @example
+ * ```ts
+ * inlineValue('text/plain', new TextEncoder().encode(NOT_FOUND)); // '"(not found)"'
+ * ```
+ */
+export const NOT_FOUND = '(not found)';
+
+/**
+ * A value on one line, as `list --values` and `mget` show it: text as is, JSON-quoted when it would break the line or be
+ * mistaken for a quoted or `<…>` value or for `(not found)`; anything else as `<N bytes of type>`.
  *
  * @example
  * ```ts
@@ -110,7 +120,7 @@ export function valueJson(item: Pick<GetCommandOutput, 'key' | 'version' | 'cont
 export function inlineValue(contentType: string, value: Uint8Array): string {
   if (!isTextual(contentType, value)) return `<${value.byteLength} bytes of ${contentType}>`;
   const text = new TextDecoder().decode(value);
-  // eslint-disable-next-line no-control-regex
-  const ambiguous = /[\u0000-\u001f\u007f]/.test(text) || text === '' || text.trim() !== text || /^"|^<.*>$/s.test(text);
+  const ambiguous =
+    /[\u0000-\u001f\u007f]/.test(text) || text === '' || text.trim() !== text || /^"|^<.*>$/s.test(text) || text === NOT_FOUND;
   return ambiguous ? JSON.stringify(text) : text;
 }

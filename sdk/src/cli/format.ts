@@ -17,7 +17,6 @@ export function oneLine(text: string): string {
  * ```
  */
 export function showKey(key: string): string {
-  // eslint-disable-next-line no-control-regex
   return /^[^\s\u0000-\u001f\u007f"]+$/.test(key) ? key : JSON.stringify(key);
 }
 
@@ -38,7 +37,6 @@ export function isTextual(contentType: string, bytes: Uint8Array): boolean {
     return false;
   }
   // Valid UTF-8 without NULs or other C0 controls (tab/CR/LF aside) reads as text.
-  // eslint-disable-next-line no-control-regex
   return !/[\u0000-\u0008\u000e-\u001f]/.test(new TextDecoder().decode(bytes));
 }
 

@@ -120,7 +120,6 @@ function showValue(read: Extract<TransactCommandOutput['reads'][number], { found
   if (!isTextual(read.contentType, read.value)) return `<${read.value.byteLength} bytes of ${read.contentType}>`;
   const text = read.text();
   // One line per read: a value with line breaks or controls is shown JSON-quoted.
-  // eslint-disable-next-line no-control-regex
   return /[\u0000-\u001f\u007f]/.test(text) || text === '' || text.trim() !== text ? JSON.stringify(text) : text;
 }
 
