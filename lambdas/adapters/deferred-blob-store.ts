@@ -1,20 +1,15 @@
 // A BlobStore whose implementation is loaded on its first call. Only values over the inline limit and the
 // presigned-URL flow reach the blob store, so a handler that bundles the S3 SDK (about 200 KB minified, a
 // third of a KV handler's cold start when evaluated at init) evaluates it only once a request needs it.
+import { loadOnce } from '../core/load-once';
 import type { BlobStore } from '../ports';
 
 export class DeferredBlobStore implements BlobStore {
-  private loading: Promise<BlobStore> | undefined;
+  private readonly store: () => Promise<BlobStore>;
 
   /** @param load builds the real store; called once, and again only after a failed load. */
-  constructor(private readonly load: () => Promise<BlobStore>) {}
-
-  private store(): Promise<BlobStore> {
-    this.loading ??= this.load().catch((error: unknown) => {
-      this.loading = undefined;
-      throw error;
-    });
-    return this.loading;
+  constructor(load: () => Promise<BlobStore>) {
+    this.store = loadOnce(load);
   }
 
   async put(...args: Parameters<BlobStore['put']>) {

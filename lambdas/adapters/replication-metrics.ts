@@ -5,9 +5,6 @@ import type { ReplicationMetrics } from '../ports';
 import type { HintBacklogMetrics } from '../ports/observability';
 import { publishGathered } from './powertools-metrics';
 
-// Where every handler's metrics are built; kept importable from here for the modules that already do.
-export { powertoolsMetrics } from './powertools-metrics';
-
 /** Lag samples kept for the in-process percentiles (a ring buffer). */
 export const lagSamplesMax = 2_000;
 

@@ -7,7 +7,7 @@ import { DeferredBlobStore } from '../adapters/deferred-blob-store';
 import { DynamoDrStateStore, DynamoDrSyncStateStore, DynamoPromotionLog } from '../adapters/dynamodb-dr-state';
 import { DynamoPendingStore } from '../adapters/dynamodb-pending-store';
 import { DrStats } from '../adapters/dr-metrics';
-import { powertoolsMetrics } from '../adapters/replication-metrics';
+import { powertoolsMetrics } from '../adapters/powertools-metrics';
 import { BackupApplier, type PendingSweepReport } from '../core/dr-applier';
 import { InitialSync } from '../core/dr-initial-sync';
 import { PendingGate } from '../core/dr-pending-gate';
@@ -31,20 +31,17 @@ import type {
 import { clientOptions, documentClient } from './clients';
 import { ringSource } from './control';
 import { blobStore, shardStore } from './data';
-import type { Wiring } from './wiring';
+import { loadOnce } from '../core/load-once';
+import { sleep, type Wiring } from './wiring';
 
 /** The fault injector, passed to the core only when present. */
 const injected = (wiring: Wiring) => (wiring.faults ? { faults: wiring.faults } : {});
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** The primary's DR settings; refused in a region that is no DR primary, or to a handler without the link. */
 function primaryConfig(wiring: Wiring) {
   const { dr } = wiring.config;
   if (dr.role !== 'primary') throw new RingstoreError('internal', `the DR link exists only in a DR primary (this region is ${dr.role})`);
-  if (wiring.spec && !wiring.spec.drLink) {
-    throw new RingstoreError('internal', `handler ${wiring.spec.name} may not use the DR link: its HandlerSpec does not declare it`);
-  }
+  wiring.assertDeclared('drLink', 'use the DR link');
   return dr;
 }
 
@@ -52,24 +49,15 @@ function primaryConfig(wiring: Wiring) {
 export function drKeyChannel(wiring: Wiring): DrKeyChannel {
   const dr = primaryConfig(wiring);
   return wiring.shared('drKeys', () => {
-    let loading: Promise<DrKeyChannel> | undefined;
-    const load = async () => {
+    const channel = loadOnce(async () => {
       const [{ SQSClient }, { SqsDrKeyChannel }] = await Promise.all([
         import('@aws-sdk/client-sqs'),
         import('../adapters/sqs-dr-key-channel'),
       ]);
       const client = new SQSClient({ ...clientOptions(wiring, dr.sqsEndpoint), region: dr.region });
       return new SqsDrKeyChannel(client, dr.keyQueueUrl);
-    };
-    return {
-      send: async (messages) => {
-        loading ??= load().catch((error: unknown) => {
-          loading = undefined;
-          throw error;
-        });
-        return (await loading).send(messages);
-      },
-    };
+    });
+    return { send: async (messages) => (await channel()).send(messages) };
   });
 }
 
@@ -237,20 +225,18 @@ export function keyQueueProbe(wiring: Wiring): KeyQueueProbe {
   const { dr } = wiring.config;
   if (dr.role !== 'backup' || !dr.keyQueueUrl)
     throw new RingstoreError('internal', `no key queue to probe: ${envVars.drKeyQueueUrl} is not set`);
-  if (wiring.spec && !wiring.spec.drKeyQueueDepth) {
-    throw new RingstoreError('internal', `handler ${wiring.spec.name} may not read the key queue: its HandlerSpec does not declare it`);
-  }
+  wiring.assertDeclared('drKeyQueueDepth', 'read the key queue');
   const queueUrl = dr.keyQueueUrl;
   return wiring.shared('keyQueueProbe', () => {
-    let loading: Promise<KeyQueueProbe> | undefined;
-    const load = async () => {
+    // A failed load is tried again on the next call (it was kept for the instance's lifetime).
+    const probe = loadOnce(async () => {
       const [{ SQSClient }, { SqsKeyQueueProbe }] = await Promise.all([
         import('@aws-sdk/client-sqs'),
         import('../adapters/sqs-key-queue-probe'),
       ]);
       return new SqsKeyQueueProbe(new SQSClient(clientOptions(wiring, wiring.config.sqsEndpoint)), queueUrl);
-    };
-    return { depth: async () => (await (loading ??= load())).depth() };
+    });
+    return { depth: async () => (await probe()).depth() };
   });
 }
 

@@ -3,7 +3,7 @@
 import { DynamoNamespaceUsageStore } from '../adapters/dynamodb-namespace-usage-store';
 import { DynamoRateLimitStore } from '../adapters/dynamodb-rate-limit-store';
 import { QuotaStats } from '../adapters/quota-metrics';
-import { powertoolsMetrics } from '../adapters/replication-metrics';
+import { powertoolsMetrics } from '../adapters/powertools-metrics';
 import { NamespaceRateLimiter } from '../core/quotas';
 import type { NamespaceUsageStore, RateLimitStore } from '../ports';
 import { documentClient } from './clients';

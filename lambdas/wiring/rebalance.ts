@@ -12,10 +12,9 @@ import { ringStore } from './control';
 import { shardStoreThrough } from './data';
 import { sfnClient } from './orchestrator';
 import { failoverService } from './services';
-import type { Wiring } from './wiring';
+import { sleep, type Wiring } from './wiring';
 
 /** Waits on the event loop's timer: this process's clock, as the lease wait needs. */
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export function rebalanceJobs(wiring: Wiring): RebalanceJobStore {
   return wiring.port(

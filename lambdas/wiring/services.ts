@@ -13,7 +13,7 @@ import { automaticFailoverStarter, failoverLog, maintenanceState, ringSource, ri
 import { blobStore, failoverStats, hintStore, replicationStats, shardStore, txnRecordStore, valueCache } from './data';
 import { drKvHooks, drTxnHooksOf } from './dr';
 import { StorageChargingWriter } from '../core/quotas';
-import type { Wiring } from './wiring';
+import { sleep, type Wiring } from './wiring';
 
 /** The fault injector, passed to the core only when present. */
 const injected = (wiring: Wiring) => (wiring.faults ? { faults: wiring.faults } : {});
@@ -94,9 +94,6 @@ export function maintenanceService(wiring: Wiring): MaintenanceService {
       }),
   );
 }
-
-/** Waits on the event loop's timer: this process's clock, as the lease wait needs. */
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export function failoverService(wiring: Wiring): FailoverService {
   return wiring.perHandler(

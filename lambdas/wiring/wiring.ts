@@ -13,6 +13,9 @@ import type { Clock, FailoverStarter, IdSource, Orchestrator, PromotionStarter, 
 
 export const systemClock: Clock = { nowMs: () => Date.now(), monotonicMs: () => performance.now() };
 
+/** The real wait the services that poll or wait out a lease are given (tests give them a manual clock's). */
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
 export const randomIds: IdSource = {
   newId: () => randomUUID(),
   newSecret: () => randomBytes(32).toString('base64url'),
@@ -158,6 +161,15 @@ export class Wiring {
     return declared === 'readWrite' || (declared === 'read' && access === 'read');
   }
 
+  /** Refuses, naming the spec, a capability the handler's spec does not declare, as IAM would refuse it in AWS. */
+  assertDeclared(capability: 'drLink' | 'drKeyQueueDepth', what: string): void {
+    if (this.spec && !this.spec[capability]) throw new RingstoreError('internal', this.undeclared(what));
+  }
+
+  private undeclared(what: string): string {
+    return `handler ${this.spec?.name ?? '?'} may not ${what}: its HandlerSpec does not declare it`;
+  }
+
   /**
    * The adapter of a table or bucket, shared by the process, or a denied stand-in when the handler's spec
    * does not declare `access` to `resource`. Only access that IAM grants per resource is checked this way.
@@ -167,7 +179,7 @@ export class Wiring {
     // A stand-in for the port: services that hold it can be built (a KV service in the read handler holds
     // the hint store only its writes use); a call fails at once, naming the spec, as the IAM role CDK
     // derives from the same spec would refuse it in AWS.
-    const message = `handler ${this.spec?.name ?? '?'} may not use ${resource} (${access}): its HandlerSpec does not declare it`;
+    const message = this.undeclared(`use ${resource} (${access})`);
     return new Proxy({} as T, {
       get: (_target, property) => (property === 'then' ? undefined : () => Promise.reject(new RingstoreError('internal', message))),
     });

@@ -5,7 +5,7 @@ import type { App, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { DrStats } from '../../lambdas/adapters/dr-metrics';
-import { powertoolsMetrics } from '../../lambdas/adapters/replication-metrics';
+import { powertoolsMetrics } from '../../lambdas/adapters/powertools-metrics';
 import { envVars, handlers, namesFor, stateMachines, type HandlerName } from '../../schemas/topology';
 import { deployedHandlerNames } from '../../cdk/stacks/api-stack';
 import { parseConfig, type RingstoreConfigInput } from '../../cdk/stacks/config';
