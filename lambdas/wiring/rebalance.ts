@@ -14,8 +14,6 @@ import { sfnClient } from './orchestrator';
 import { failoverService } from './services';
 import { sleep, type Wiring } from './wiring';
 
-/** Waits on the event loop's timer: this process's clock, as the lease wait needs. */
-
 export function rebalanceJobs(wiring: Wiring): RebalanceJobStore {
   return wiring.port(
     'controlTable',
