@@ -3,6 +3,7 @@
 import type { FailoverAction, FailoverRecord } from '../ports';
 import { RingstoreError } from './errors';
 import { rangesToMoveBack } from './failover';
+import { failoverIdBase } from './failover-trigger';
 import type { Ring } from './ring';
 
 /** Statuses of a failover that ended without moving anything: it may be asked for again. */
@@ -33,7 +34,7 @@ export function failoverRequestId(
   action: FailoverAction | undefined,
   recent: readonly FailoverRecord[],
 ): string {
-  const base = `shard-${shard}-epoch-${epoch}${action === 'moveBack' ? '-moveback' : ''}`;
+  const base = `${failoverIdBase(shard, epoch)}${action === 'moveBack' ? '-moveback' : ''}`;
   const earlier = recent.filter((record) => record.id === base || record.id.startsWith(`${base}-retry-`));
   const ended = earlier.filter((record) => endedWithoutMoving.has(record.status));
   const runningOrDone = earlier.some((record) => !endedWithoutMoving.has(record.status));

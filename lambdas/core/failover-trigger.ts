@@ -4,9 +4,17 @@
 import type { FailoverStarter, ShardHealth, ShardHealthStore } from '../ports';
 import type { RingSource } from './ring-source';
 
+/**
+ * What every failover id starts with: the shard and the ring epoch it was asked for on (an admin's request,
+ * failover-requests.ts, and the automatic start below), so one run per shard and epoch names itself alike.
+ */
+export function failoverIdBase(shard: number, epoch: number): string {
+  return `shard-${shard}-epoch-${epoch}`;
+}
+
 /** At most one automatic failover per shard, ring epoch and minute (a failover that found the shard up may run again later). */
 export function automaticFailoverId(shard: number, epoch: number, nowMs: number): string {
-  return `shard-${shard}-epoch-${epoch}-auto-${Math.floor(nowMs / 60_000)}`;
+  return `${failoverIdBase(shard, epoch)}-auto-${Math.floor(nowMs / 60_000)}`;
 }
 
 /**
