@@ -31,11 +31,9 @@ import {
 export const copyConcurrency = 16;
 /**
  * Items per BatchWriteItem of the backfill and the cleanup (DynamoDB takes up to 25). On DynamoDB Local a
- * batch write holds the engine from other writes while it runs (43 ms for 25 items, 20 ms for 10, `npm run
- * bench:engine-hold`), and a client's write waits behind it. Batches of 25 wrote the backfill about 8 %
- * faster, and left a client's write waiting behind up to two of them: the clients' p99 during a move was
- * 1.34x in one run and 2.37x in the next (docs/benchmarks.md, "Rebalancing"), against 1.51x and 1.55x
- * with batches of 10. On DynamoDB, write units are counted per item either way.
+ * batch write holds the engine from other writes while it runs, so smaller batches keep the clients' p99
+ * during a move steady (`npm run bench:engine-hold`; docs/benchmarks.md, "Rebalancing"). On DynamoDB,
+ * write units are counted per item either way.
  */
 const batchWriteItemsPerRequest = 10;
 /** BatchWriteItem attempts before unprocessed items (throttling) count as an outage. */
@@ -157,8 +155,8 @@ export class DynamoRangeStore implements RangeStore {
   /**
    * BatchWriteItem of a request for each entry, batchWriteItemsPerRequest a call, a few calls at once;
    * unprocessed ones retried with backoff. Each call's requests are made when it is sent, so the first write
-   * goes out at once and the rest are encoded while earlier ones are in flight (about 80 µs an item with the
-   * toolbox: 80 ms before a page of 1,000 could start, made at once).
+   * goes out at once and the rest are encoded while earlier ones are in flight (a page encoded whole first
+   * delayed its first write by the encoding of every item).
    */
   private async batchWrite<T>(
     tableName: string,

@@ -17,10 +17,8 @@ export const listPagesPerShardMax = 8;
 
 /**
  * Keys one token-index query reads, at most. On DynamoDB Local a query holds the engine from every other
- * request while it runs (a GetItem waits behind it; a BatchGetItem or a BatchWriteItem does not hold it so):
- * a whole bucket of a 100,000-key shard (about 400 keys) raised a concurrent GetItem's p99 3.0x, pages of
- * 100 keys 1.4x (`npm run bench:engine-hold`). A rebalance's and an anti-entropy comparison's range reads
- * therefore go in pages of this many; on DynamoDB they cost the same read units either way.
+ * request while it runs, so a rebalance's and an anti-entropy comparison's range reads go in small pages
+ * (`npm run bench:engine-hold`, docs/benchmarks.md); on DynamoDB they cost the same read units either way.
  */
 export const tokenIndexKeysPerQuery = 100;
 

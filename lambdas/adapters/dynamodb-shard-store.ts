@@ -188,10 +188,9 @@ export class DynamoShardStore implements ShardStore {
   }
 
   async get(tableName: string, namespace: string, key: string, options: { consistent: boolean }): Promise<StoredItem | undefined> {
-    // Every GET's one DynamoDB request, so it is sent with the document client alone: dynamodb-toolbox's
-    // command builder and formatter cost about 80 us of CPU per call (bench: a third of what the SDK
-    // itself spends), for a key of one string attribute and an item only this adapter writes. The
-    // item's attribute names are the entity's own (no savedAs), so the unmarshalled item is its format.
+    // Every GET's one DynamoDB request, sent with the document client alone: dynamodb-toolbox's command builder
+    // and formatter would add a third to the SDK's own CPU per call (docs/benchmarks.md). The item's attribute
+    // names are the entity's own (no savedAs), so the unmarshalled item is its format.
     const { Item } = await awsCall(`read of ${key} from ${tableName}`, () =>
       this.documentClient.send(
         new GetCommand({ TableName: tableName, Key: { pk: partitionKeyOf(namespace, key) }, ConsistentRead: options.consistent }),
