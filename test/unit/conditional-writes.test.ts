@@ -3,14 +3,13 @@
 import fc from 'fast-check';
 import type { Conditions } from '../../lambdas/core/conditions';
 import { isRingstoreError } from '../../lambdas/core/errors';
-import { KvService } from '../../lambdas/core/kv';
 import { sha256Hex } from '../../lambdas/core/digest';
 import { uploadKey } from '../../lambdas/core/kv-uploads';
 import { tokenOf } from '../../lambdas/core/ring';
 import { limits } from '../../schemas/topology';
-import { CountingIds, ManualClock, MemoryBlobStore, MemoryShardStore, memoryReplication, staticRing } from '../support/memory-ports';
+import { ManualClock, MemoryBlobStore, MemoryShardStore, memoryReplication, staticRing, memoryKv } from '../support/memory-ports';
+import { text } from '../support/bytes';
 
-const text = (value: string) => new TextEncoder().encode(value);
 const ring = staticRing(4);
 
 function setup() {
@@ -18,7 +17,7 @@ function setup() {
   const blobs = new MemoryBlobStore();
   const clock = new ManualClock();
   const { replication, health } = memoryReplication(shards, clock);
-  const kv = new KvService({ shards, blobs, ring, clock, ids: new CountingIds(), limits, replication, health });
+  const kv = memoryKv({ shards, blobs, ring, clock, limits, replication, health });
   const writes = jest.spyOn(shards, 'write');
   /** What the owner holds for the key (a tombstone or an expired item included). */
   const stored = async (key: string) => {

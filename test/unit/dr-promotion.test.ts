@@ -5,11 +5,9 @@ import { keyHashOf } from '../../lambdas/core/dr-messages';
 import { DrShipper } from '../../lambdas/core/dr-shipper';
 import { isRingstoreError } from '../../lambdas/core/errors';
 import { drWriteHooks } from '../../lambdas/core/dr-hooks';
-import { KvService } from '../../lambdas/core/kv';
 import type { PendingEntry } from '../../lambdas/ports';
 import { limits } from '../../schemas/topology';
 import {
-  CountingIds,
   ManualClock,
   MemoryBlobStore,
   MemoryDrStateStore,
@@ -19,6 +17,7 @@ import {
   MemoryShardStore,
   memoryReplication,
   staticRing,
+  memoryKv,
 } from '../support/memory-ports';
 
 const leaseMs = 5_000;
@@ -238,12 +237,10 @@ describe('the promotion', () => {
     const sentAt = new Map<number, number>();
     const shards = new MemoryShardStore();
     const { replication, health } = memoryReplication(shards, clock);
-    const primary = new KvService({
+    const primary = memoryKv({
       shards,
-      blobs: new MemoryBlobStore(),
       ring: staticRing(),
       clock,
-      ids: new CountingIds(),
       limits,
       replication,
       health,

@@ -11,9 +11,8 @@ import { ReconcileBody } from '../../schemas/api';
 import { limits } from '../../schemas/topology';
 import { memoryDrRegions } from '../support/dr-regions';
 import { ManualClock, MemoryDrStateStore, MemoryPromotionLog } from '../support/memory-ports';
+import { decode, text } from '../support/bytes';
 
-const text = (value: string) => new TextEncoder().encode(value);
-const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
 const ring = new Ring(initialRingState({ shardCount: 4, replicationFactor: 3, vnodesPerShard: 16, tableName: (id) => `shard-${id}` }));
 /** Values over 8 bytes are blobs, and over 16 bytes restored through the upload path: every path with small values. */
 const testLimits = { ...limits, inlineValueBytesMax: 8 };

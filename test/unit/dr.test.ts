@@ -29,9 +29,8 @@ import {
   fixedRing,
   memoryReplication,
 } from '../support/memory-ports';
+import { decode, text } from '../support/bytes';
 
-const text = (value: string) => new TextEncoder().encode(value);
-const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
 const ring = new Ring(initialRingState({ shardCount: 4, replicationFactor: 3, vnodesPerShard: 16, tableName: (id) => `shard-${id}` }));
 /** Values over 8 bytes are "large" here (kept as blobs), so both paths run without megabytes of test data. */
 const testLimits = { ...limits, inlineValueBytesMax: 8 };

@@ -36,8 +36,8 @@ import {
   memoryKv,
 } from '../support/memory-ports';
 import { handoffOnlyLimits } from '../support/maintenance';
+import { text } from '../support/bytes';
 
-const text = (value: string) => new TextEncoder().encode(value);
 const initial = initialRingState({ shardCount: 4, replicationFactor: 3, vnodesPerShard: 8, tableName: (id) => `shard-${id}` });
 
 /** The ring a failover of `failed` publishes when every range goes to its first other replica. */

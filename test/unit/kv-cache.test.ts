@@ -5,10 +5,8 @@ import { L1Cache } from '../../lambdas/core/l1-cache';
 import { KvService } from '../../lambdas/core/kv';
 import { TwoLevelCache } from '../../lambdas/core/two-level-cache';
 import { limits } from '../../schemas/topology';
-import { CountingIds, ManualClock, MemoryBlobStore, MemoryShardStore, memoryReplication, staticRing } from '../support/memory-ports';
-
-const text = (value: string) => new TextEncoder().encode(value);
-const decode = (value: Uint8Array) => new TextDecoder().decode(value);
+import { ManualClock, MemoryShardStore, memoryReplication, staticRing, memoryKv } from '../support/memory-ports';
+import { decode, text } from '../support/bytes';
 
 /** A shard store that counts reads, so a test can tell a cache hit from a database read. */
 class CountingShards extends MemoryShardStore {
@@ -34,12 +32,10 @@ function setup(remote?: RemoteCache) {
   const l1 = new L1Cache({ policy: 'lru', entriesMax: 100, bytesMax: 1 << 20, ttlMs: 1000, clock });
   const cache = new TwoLevelCache(l1, remote, 60_000);
   const { replication, health } = memoryReplication(shards, clock);
-  const kv = new KvService({
+  const kv = memoryKv({
     shards,
-    blobs: new MemoryBlobStore(),
     ring: staticRing(),
     clock,
-    ids: new CountingIds(),
     limits,
     cache,
     replication,

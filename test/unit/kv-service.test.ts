@@ -1,20 +1,18 @@
 import fc from 'fast-check';
 import { isRingstoreError } from '../../lambdas/core/errors';
-import { KvService } from '../../lambdas/core/kv';
 import { sha256Hex } from '../../lambdas/core/digest';
 import { uploadKey } from '../../lambdas/core/kv-uploads';
 import { limits } from '../../schemas/topology';
-import { CountingIds, ManualClock, MemoryBlobStore, MemoryShardStore, memoryReplication, staticRing } from '../support/memory-ports';
+import { ManualClock, MemoryBlobStore, MemoryShardStore, memoryReplication, staticRing, memoryKv } from '../support/memory-ports';
 import { codeOf } from '../support/errors';
-
-const text = (value: string) => new TextEncoder().encode(value);
+import { text } from '../support/bytes';
 
 function setup(examineMax?: number) {
   const shards = new MemoryShardStore(examineMax);
   const blobs = new MemoryBlobStore();
   const clock = new ManualClock();
   const { replication, health } = memoryReplication(shards, clock);
-  const kv = new KvService({ shards, blobs, ring: staticRing(4), clock, ids: new CountingIds(), limits, replication, health });
+  const kv = memoryKv({ shards, blobs, ring: staticRing(4), clock, limits, replication, health });
   return { kv, shards, blobs, clock };
 }
 

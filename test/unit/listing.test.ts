@@ -2,12 +2,11 @@
 // listing over the shards' owned keys (KvService.list).
 import fc from 'fast-check';
 import { isRingstoreError } from '../../lambdas/core/errors';
-import { KvService } from '../../lambdas/core/kv';
 import { compareKeys, keysPerPartitionRead, mergeListing } from '../../lambdas/core/listing';
 import { listingBucketOf, tokenOf } from '../../lambdas/core/ring';
 import type { KeySummary, ListPage } from '../../lambdas/ports';
 import { limits, shardSchema } from '../../schemas/topology';
-import { CountingIds, ManualClock, MemoryBlobStore, MemoryShardStore, memoryReplication, staticRing } from '../support/memory-ports';
+import { ManualClock, MemoryShardStore, memoryReplication, staticRing, memoryKv } from '../support/memory-ports';
 
 const summary = (key: string, version = 1): KeySummary => ({ key, version, size: 1, contentType: 'text/plain' });
 const sorted = (keys: Iterable<string>) => [...keys].sort(compareKeys);
@@ -103,7 +102,7 @@ describe('KvService.list over owned keys', () => {
     const clock = new ManualClock();
     const { replication, health } = memoryReplication(shards, clock);
     const ring = staticRing(4);
-    const kv = new KvService({ shards, blobs: new MemoryBlobStore(), ring, clock, ids: new CountingIds(), limits, replication, health });
+    const kv = memoryKv({ shards, ring, clock, limits, replication, health });
     return { kv, shards, health, ring };
   }
   const text = (value: string) => new TextEncoder().encode(value);

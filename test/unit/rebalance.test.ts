@@ -31,6 +31,7 @@ import {
   memoryReplication,
   memoryKv,
 } from '../support/memory-ports';
+import { text } from '../support/bytes';
 
 const tableOf = (id: number) => `shard-${id}`;
 const ringOf = (shardCount: number, replicationFactor = 3, vnodesPerShard = 8) =>
@@ -183,7 +184,6 @@ const rebalanceLimits: RebalanceLimits = {
   backoffMs: { first: 50, max: 1_000 },
 };
 
-const text = (value: string) => new TextEncoder().encode(value);
 const keys = Array.from({ length: 150 }, (_, index) => `key-${index}`);
 
 /**

@@ -6,8 +6,8 @@ import { Ring, initialRingState, tokenOf } from '../../lambdas/core/ring';
 import type { OwnerChange } from '../../lambdas/core/replication';
 import type { MaintenanceState, StoredItem } from '../../lambdas/ports';
 import { ManualClock, MemoryShardStore, ScriptedFaults, fixedRing, memoryReplication, memoryKv } from '../support/memory-ports';
+import { text } from '../support/bytes';
 
-const text = (value: string) => new TextEncoder().encode(value);
 const ring = new Ring(initialRingState({ shardCount: 4, replicationFactor: 3, vnodesPerShard: 16, tableName: (id) => `shard-${id}` }));
 const tablesOf = (key: string) => ring.replicasOf(tokenOf('ns', key)).map((shard) => shard.table);
 

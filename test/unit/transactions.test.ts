@@ -1,7 +1,6 @@
 // Transactions in the core: planning, 2PC with intents, wound-wait, readers meeting intents, recovery.
 import fc from 'fast-check';
 import { isRingstoreError } from '../../lambdas/core/errors';
-import { KvService } from '../../lambdas/core/kv';
 import { startedRing } from '../../lambdas/core/rebalance';
 import { Ring, initialRingState, tokenOf } from '../../lambdas/core/ring';
 import { TransactionService } from '../../lambdas/core/transactions';
@@ -11,16 +10,16 @@ import { limits } from '../../schemas/topology';
 import {
   CountingIds,
   ManualClock,
-  MemoryBlobStore,
   MemoryShardStore,
   MemoryTxnRecords,
   testTxnLimits,
   ScriptedFaults,
   fixedRing,
   memoryReplication,
+  memoryKv,
 } from '../support/memory-ports';
+import { text } from '../support/bytes';
 
-const text = (value: string) => new TextEncoder().encode(value);
 const decode = (base64: string | undefined) => Buffer.from(base64 ?? '', 'base64').toString('utf8');
 const ring = new Ring(initialRingState({ shardCount: 4, replicationFactor: 3, vnodesPerShard: 16, tableName: (id) => `shard-${id}` }));
 const ownerOf = (key: string) => ring.ownerOf(tokenOf('ns', key)).table;
@@ -42,12 +41,10 @@ function setup(routedBy: Ring = ring) {
     faults,
     limits: testTxnLimits,
   });
-  const kv = new KvService({
+  const kv = memoryKv({
     shards,
-    blobs: new MemoryBlobStore(),
     ring: ringSource,
     clock,
-    ids: new CountingIds(),
     limits,
     replication,
     health,

@@ -1,24 +1,20 @@
 // The points where a capability hooks into the KV path (lambdas/core/write-hooks.ts): what a write hook sees
 // and when, what its refusal does, the owner writer chosen per request, and the read gate.
 import { RingstoreError } from '../../lambdas/core/errors';
-import { KvService } from '../../lambdas/core/kv';
 import { type OwnerWriter, type WriteHooks } from '../../lambdas/core/write-hooks';
 import { limits } from '../../schemas/topology';
-import { CountingIds, ManualClock, MemoryBlobStore, MemoryShardStore, memoryReplication, staticRing } from '../support/memory-ports';
+import { ManualClock, MemoryShardStore, memoryReplication, staticRing, memoryKv } from '../support/memory-ports';
 import { codeOf } from '../support/errors';
-
-const text = (value: string) => new TextEncoder().encode(value);
+import { text } from '../support/bytes';
 
 function setup(parts: { writeHooks?: WriteHooks; owners?: (shards: MemoryShardStore) => OwnerWriter } = {}) {
   const shards = new MemoryShardStore();
   const clock = new ManualClock();
   const { replication, health } = memoryReplication(shards, clock);
-  const kv = new KvService({
+  const kv = memoryKv({
     shards,
-    blobs: new MemoryBlobStore(),
     ring: staticRing(4),
     clock,
-    ids: new CountingIds(),
     limits,
     replication,
     health,
