@@ -90,7 +90,6 @@ const sizeExceptions = [
     // (failover, rebalance, DR primary, DR backup, transactions) composed by the stack.
     files: [
       'cdk/stacks/api-stack.ts',
-      'cdk/constructs/observability.ts',
       'cdk/constructs/rest-api.ts',
       'cdk/constructs/handler-function.ts',
       'cdk/constructs/cache.ts',

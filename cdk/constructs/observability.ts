@@ -56,61 +56,80 @@ export interface ObservabilityProps {
   shardTableNames: readonly string[];
 }
 
+const minute = Duration.minutes(1);
+
 export class Observability extends Construct {
   readonly dashboard: Dashboard;
   readonly alarms: Alarm[] = [];
 
-  constructor(scope: Construct, id: string, props: ObservabilityProps) {
+  constructor(
+    scope: Construct,
+    id: string,
+    private readonly props: ObservabilityProps,
+  ) {
     super(scope, id);
-    const { names } = props;
-    const minute = Duration.minutes(1);
-    const action = new SnsAction(props.topic);
-    const alarm = (
-      alarmId: string,
-      name: string,
-      options: { metric: IMetric; threshold: number; description: string; evaluationPeriods?: number },
-    ): Alarm => {
-      const created = new Alarm(this, alarmId, {
-        alarmName: `${names.prefix}-${name}`,
-        alarmDescription: options.description,
-        metric: options.metric,
-        threshold: options.threshold,
-        evaluationPeriods: options.evaluationPeriods ?? alarmMinutes,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-        // No data: no requests, no transactions, no cache traffic. Nothing to alarm on.
-        treatMissingData: TreatMissingData.NOT_BREACHING,
-      });
-      created.addAlarmAction(action);
-      this.alarms.push(created);
-      return created;
-    };
-    const ringstore = (metricName: string, statistic: string, dimensions: Record<string, string> = {}) =>
-      new Metric({
-        namespace: metricNamespace,
-        metricName,
-        dimensionsMap: { ...metricDimensions, ...dimensions },
-        period: minute,
-        statistic,
-      });
-    const apiGateway = (metricName: string, statistic: string, dimensions: Record<string, string> = {}) =>
-      new Metric({
-        namespace: 'AWS/ApiGateway',
-        metricName,
-        dimensionsMap: { ApiName: props.apiName, Stage: props.stageName, ...dimensions },
-        period: minute,
-        statistic,
-      });
-    const search = (label: string, query: string, statistic: string) =>
-      new MathExpression({ expression: `SEARCH('${query}', '${statistic}', 60)`, label, period: minute });
+    this.apiAlarms();
+    this.dataAlarms();
+    this.dashboard = this.buildDashboard();
+  }
 
+  /** An alarm on the alarm topic, kept in `alarms`; no data (no traffic) is not breaching. */
+  private alarm(
+    alarmId: string,
+    name: string,
+    options: { metric: IMetric; threshold: number; description: string; evaluationPeriods?: number },
+  ): Alarm {
+    const created = new Alarm(this, alarmId, {
+      alarmName: `${this.props.names.prefix}-${name}`,
+      alarmDescription: options.description,
+      metric: options.metric,
+      threshold: options.threshold,
+      evaluationPeriods: options.evaluationPeriods ?? alarmMinutes,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      // No data: no requests, no transactions, no cache traffic. Nothing to alarm on.
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+    created.addAlarmAction(new SnsAction(this.props.topic));
+    this.alarms.push(created);
+    return created;
+  }
+
+  /** A metric of Ringstore's own namespace, per minute. */
+  private ringstore(metricName: string, statistic: string, dimensions: Record<string, string> = {}) {
+    return new Metric({
+      namespace: metricNamespace,
+      metricName,
+      dimensionsMap: { ...metricDimensions, ...dimensions },
+      period: minute,
+      statistic,
+    });
+  }
+
+  /** A metric of the REST API's stage, per minute. */
+  private apiGateway(metricName: string, statistic: string, dimensions: Record<string, string> = {}) {
+    return new Metric({
+      namespace: 'AWS/ApiGateway',
+      metricName,
+      dimensionsMap: { ApiName: this.props.apiName, Stage: this.props.stageName, ...dimensions },
+      period: minute,
+      statistic,
+    });
+  }
+
+  private search(label: string, query: string, statistic: string) {
+    return new MathExpression({ expression: `SEARCH('${query}', '${statistic}', 60)`, label, period: minute });
+  }
+
+  /** What the API's clients feel: server errors, throttled functions, the slow routes. */
+  private apiAlarms(): void {
     // Server errors as a share of requests, so a quiet hour's single 500 does not page anyone.
     const serverErrorRate = new MathExpression({
       expression: 'IF(requests > 0, errors / requests, 0)',
-      usingMetrics: { errors: apiGateway('5XXError', 'Sum'), requests: apiGateway('Count', 'Sum') },
+      usingMetrics: { errors: this.apiGateway('5XXError', 'Sum'), requests: this.apiGateway('Count', 'Sum') },
       label: '5xx rate',
       period: minute,
     });
-    alarm('ServerErrors', 'api-5xx-rate', {
+    this.alarm('ServerErrors', 'api-5xx-rate', {
       metric: serverErrorRate,
       threshold: serverErrorRateMax,
       description: `Over ${serverErrorRateMax * 100} % of API answers were 5xx for ${alarmMinutes} minutes. Find a failed request's log by its x-request-id (docs/operations.md, "Tracing and request ids").`,
@@ -118,9 +137,9 @@ export class Observability extends Construct {
 
     // At most ten metrics per alarm expression: the API's functions fit (seven).
     const throttles = Object.fromEntries(
-      props.apiFunctions.map((fn, index) => [`t${index}`, fn.metricThrottles({ period: minute, statistic: 'Sum' })]),
+      this.props.apiFunctions.map((fn, index) => [`t${index}`, fn.metricThrottles({ period: minute, statistic: 'Sum' })]),
     );
-    alarm('LambdaThrottles', 'api-lambda-throttles', {
+    this.alarm('LambdaThrottles', 'api-lambda-throttles', {
       metric: new MathExpression({
         expression: Object.keys(throttles).join(' + '),
         usingMetrics: throttles,
@@ -133,29 +152,32 @@ export class Observability extends Construct {
         "Lambda throttled invocations of the API's functions: the account's or a function's concurrency is exhausted, and requests fail with 5xx. Raise the concurrency limit or lower the API's throttling (apiRateLimitPerSecond).",
     });
 
-    const latencyAlarmed = props.routes.filter((route) => latencyAlarmedHandlers.has(route.handler));
+    const latencyAlarmed = this.props.routes.filter((route) => latencyAlarmedHandlers.has(route.handler));
     for (const route of latencyAlarmed) {
-      alarm(`Latency-${route.operationId}`, `latency-p99-${route.operationId}`, {
-        metric: apiGateway('Latency', 'p99', { Method: route.method, Resource: route.path }),
+      this.alarm(`Latency-${route.operationId}`, `latency-p99-${route.operationId}`, {
+        metric: this.apiGateway('Latency', 'p99', { Method: route.method, Resource: route.path }),
         threshold: routeLatencyP99AlarmMs,
         description: `p99 latency of ${route.method} ${route.path} (${route.operationId}) has been over ${routeLatencyP99AlarmMs} ms for ${alarmMinutes} minutes.`,
       });
     }
+  }
 
-    alarm('ReplicationLag', 'replication-lag', {
-      metric: ringstore('ReplicationLag', 'p99'),
+  /** What the data path owes: replication, hints, transactions, the sweeper, shard throttling, the cache. */
+  private dataAlarms(): void {
+    this.alarm('ReplicationLag', 'replication-lag', {
+      metric: this.ringstore('ReplicationLag', 'p99'),
       threshold: replicationLagP99AlarmMs,
       description: `p99 replication lag (owner write to replica apply) has been over ${replicationLagP99AlarmMs} ms for ${alarmMinutes} minutes: eventual reads from replicas are that stale. Look at the replicator's IteratorAge and errors.`,
     });
-    alarm('HintBacklog', 'hints-backlog', {
-      metric: ringstore('HintsPending', 'Maximum'),
+    this.alarm('HintBacklog', 'hints-backlog', {
+      metric: this.ringstore('HintsPending', 'Maximum'),
       threshold: 0,
       evaluationPeriods: hintBacklogAlarmMinutes,
       description: `Hints have waited in the failure log for ${hintBacklogAlarmMinutes} minutes: a shard is not coming back, or replay fails. See GET /v1/admin/shards and docs/operations.md, "Runbook: replication".`,
     });
 
-    const outcome = (status: string, path: string) => ringstore('Transactions', 'Sum', { Status: status, Path: path });
-    alarm('TransactionAborts', 'transaction-abort-rate', {
+    const outcome = (status: string, path: string) => this.ringstore('Transactions', 'Sum', { Status: status, Path: path });
+    this.alarm('TransactionAborts', 'transaction-abort-rate', {
       metric: new MathExpression({
         expression: 'IF(a1 + a2 + c1 + c2 > 0, (a1 + a2) / (a1 + a2 + c1 + c2), 0)',
         usingMetrics: {
@@ -170,17 +192,17 @@ export class Observability extends Construct {
       threshold: transactionAbortRateMax,
       description: `Over ${transactionAbortRateMax * 100} % of transactions aborted for ${alarmMinutes} minutes (TransactionAborts by Reason tells conflicts from timeouts and unavailable shards).`,
     });
-    alarm('SweeperBacklog', 'txn-sweeper-backlog', {
-      metric: ringstore('TxnSweeperBacklog', 'Maximum'),
+    this.alarm('SweeperBacklog', 'txn-sweeper-backlog', {
+      metric: this.ringstore('TxnSweeperBacklog', 'Maximum'),
       threshold: sweeperBacklogAlarmMs,
       evaluationPeriods: 3,
       description: `The transaction sweeper's walk has been over ${sweeperBacklogAlarmMs / 60_000} minutes behind for three runs: abandoned transactions keep their keys locked until readers resolve them. See its log and docs/operations.md, "Runbook: transactions".`,
     });
 
-    for (const [index, table] of props.shardTableNames.entries()) {
+    for (const [index, table] of this.props.shardTableNames.entries()) {
       const events = (metricName: string) =>
         new Metric({ namespace: 'AWS/DynamoDB', metricName, dimensionsMap: { TableName: table }, period: minute, statistic: 'Sum' });
-      alarm(`ShardThrottles${index}`, `dynamodb-throttles-shard-${index}`, {
+      this.alarm(`ShardThrottles${index}`, `dynamodb-throttles-shard-${index}`, {
         metric: new MathExpression({
           expression: 'reads + writes',
           usingMetrics: { reads: events('ReadThrottleEvents'), writes: events('WriteThrottleEvents') },
@@ -192,79 +214,87 @@ export class Observability extends Construct {
       });
     }
 
-    alarm('CacheErrors', 'cache-errors', {
-      metric: ringstore('CacheErrors', 'Sum'),
+    this.alarm('CacheErrors', 'cache-errors', {
+      metric: this.ringstore('CacheErrors', 'Sum'),
       threshold: cacheErrorsPerMinuteMax,
       description: `Over ${cacheErrorsPerMinuteMax} L2 cache commands failed per minute for ${alarmMinutes} minutes: the cache is unreachable or refuses the handlers (IAM token, ACL), and every eventual read goes to DynamoDB.`,
     });
+  }
 
+  private buildDashboard(): Dashboard {
+    const { names } = this.props;
     const graph = (title: string, left: IMetric[], width = 12) => new GraphWidget({ title, left, width, height: 6 });
-    this.dashboard = new Dashboard(this, 'Dashboard', { dashboardName: names.prefix, defaultInterval: Duration.hours(3) });
-    this.dashboard.addWidgets(
+    const dashboard = new Dashboard(this, 'Dashboard', { dashboardName: names.prefix, defaultInterval: Duration.hours(3) });
+    dashboard.addWidgets(
       new TextWidget({
-        markdown: `# Ringstore ${names.stage}\nMetric names, units and dimensions: docs/operations.md, "Metrics". Alarms notify ${names.alarmTopic}.`,
+        markdown: `# Ringstore ${this.props.names.stage}\nMetric names, units and dimensions: docs/operations.md, "Metrics". Alarms notify ${this.props.names.alarmTopic}.`,
         width: 24,
         height: 2,
       }),
     );
-    this.dashboard.addWidgets(
-      graph('API requests and errors', [apiGateway('Count', 'Sum'), apiGateway('4XXError', 'Sum'), apiGateway('5XXError', 'Sum')]),
-      graph('Requests by operation', [search('requests', `{${metricNamespace},service,Operation} MetricName="Requests"`, 'Sum')]),
+    dashboard.addWidgets(
+      graph('API requests and errors', [
+        this.apiGateway('Count', 'Sum'),
+        this.apiGateway('4XXError', 'Sum'),
+        this.apiGateway('5XXError', 'Sum'),
+      ]),
+      graph('Requests by operation', [this.search('requests', `{${metricNamespace},service,Operation} MetricName="Requests"`, 'Sum')]),
     );
-    this.dashboard.addWidgets(
+    dashboard.addWidgets(
       graph(
         'p99 latency per route (API Gateway)',
-        props.routes.map((route) =>
-          apiGateway('Latency', 'p99', { Method: route.method, Resource: route.path }).with({ label: route.operationId }),
+        this.props.routes.map((route) =>
+          this.apiGateway('Latency', 'p99', { Method: route.method, Resource: route.path }).with({ label: route.operationId }),
         ),
       ),
-      graph('Errors by code', [search('errors', `{${metricNamespace},service,Operation,Code} MetricName="Errors"`, 'Sum')]),
+      graph('Errors by code', [this.search('errors', `{${metricNamespace},service,Operation,Code} MetricName="Errors"`, 'Sum')]),
     );
-    this.dashboard.addWidgets(
+    dashboard.addWidgets(
       graph('Cache hits by level and misses', [
-        search('hits', `{${metricNamespace},service,Level} MetricName="CacheHits"`, 'Sum'),
-        ringstore('CacheMisses', 'Sum'),
-        ringstore('CacheErrors', 'Sum'),
+        this.search('hits', `{${metricNamespace},service,Level} MetricName="CacheHits"`, 'Sum'),
+        this.ringstore('CacheMisses', 'Sum'),
+        this.ringstore('CacheErrors', 'Sum'),
       ]),
       graph('Replication lag and hints', [
-        ringstore('ReplicationLag', 'p99'),
-        ringstore('HintsWritten', 'Sum'),
-        ringstore('HintsPending', 'Maximum'),
+        this.ringstore('ReplicationLag', 'p99'),
+        this.ringstore('HintsWritten', 'Sum'),
+        this.ringstore('HintsPending', 'Maximum'),
       ]),
     );
-    this.dashboard.addWidgets(
+    dashboard.addWidgets(
       graph('Transactions', [
-        search('outcomes', `{${metricNamespace},service,Path,Status} MetricName="Transactions"`, 'Sum'),
-        search('aborts', `{${metricNamespace},service,Reason} MetricName="TransactionAborts"`, 'Sum'),
+        this.search('outcomes', `{${metricNamespace},service,Path,Status} MetricName="Transactions"`, 'Sum'),
+        this.search('aborts', `{${metricNamespace},service,Reason} MetricName="TransactionAborts"`, 'Sum'),
       ]),
       graph('Transaction duration (p99) and sweeper backlog', [
-        search('duration', `{${metricNamespace},service,Path,Status} MetricName="TransactionDuration"`, 'p99'),
-        ringstore('TxnSweeperBacklog', 'Maximum'),
+        this.search('duration', `{${metricNamespace},service,Path,Status} MetricName="TransactionDuration"`, 'p99'),
+        this.ringstore('TxnSweeperBacklog', 'Maximum'),
       ]),
     );
-    this.dashboard.addWidgets(
+    dashboard.addWidgets(
       graph('DynamoDB throttle events per shard table', [
-        search(
+        this.search(
           'throttles',
-          `{AWS/DynamoDB,TableName} MetricName=("ReadThrottleEvents" OR "WriteThrottleEvents") ${names.prefix}-shard-`,
+          `{AWS/DynamoDB,TableName} MetricName=("ReadThrottleEvents" OR "WriteThrottleEvents") ${this.props.names.prefix}-shard-`,
           'Sum',
         ),
       ]),
       graph('Lambda throttles and errors', [
-        search('throttles', `{AWS/Lambda,FunctionName} MetricName="Throttles" ${names.prefix}-`, 'Sum'),
-        search('errors', `{AWS/Lambda,FunctionName} MetricName="Errors" ${names.prefix}-`, 'Sum'),
+        this.search('throttles', `{AWS/Lambda,FunctionName} MetricName="Throttles" ${this.props.names.prefix}-`, 'Sum'),
+        this.search('errors', `{AWS/Lambda,FunctionName} MetricName="Errors" ${this.props.names.prefix}-`, 'Sum'),
       ]),
     );
-    this.dashboard.addWidgets(
+    dashboard.addWidgets(
       graph('Failovers', [
-        search('failovers', `{${metricNamespace},service,Action,Status} MetricName="Failovers"`, 'Sum'),
-        ringstore('FailoverFencedRequests', 'Sum'),
+        this.search('failovers', `{${metricNamespace},service,Action,Status} MetricName="Failovers"`, 'Sum'),
+        this.ringstore('FailoverFencedRequests', 'Sum'),
       ]),
       graph('DR lag (backup region)', [
-        ringstore('DrKeyLag', 'p99'),
-        ringstore('DrValueLag', 'p99'),
-        ringstore('DrOldestPendingAge', 'Maximum'),
+        this.ringstore('DrKeyLag', 'p99'),
+        this.ringstore('DrValueLag', 'p99'),
+        this.ringstore('DrOldestPendingAge', 'Maximum'),
       ]),
     );
+    return dashboard;
   }
 }
