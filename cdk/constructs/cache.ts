@@ -81,24 +81,8 @@ export class Cache extends Construct {
       properties: { 'maxmemory-policy': props.evictionPolicy },
     });
 
-    // No password to keep or rotate: a handler signs a 15-minute token with its role (elasticache:Connect),
-    // and the user may run the adapter's commands on its keys only (cacheAccessString).
     const userName = cacheAcl.userName(names.prefix);
-    this.user = new CfnUser(this, 'User', {
-      userId: userName,
-      userName,
-      engine: cacheEngine.engine,
-      accessString: cacheAccessString,
-      authenticationMode: { Type: 'iam' },
-    });
-    // A Valkey user group takes only users that authenticate, and needs no `default` user: nobody is let in
-    // without a token.
-    this.userGroup = new CfnUserGroup(this, 'UserGroup', {
-      userGroupId: `${names.prefix}-l2-users`,
-      engine: cacheEngine.engine,
-      userIds: [userName],
-    });
-    this.userGroup.addResourceDependency(this.user);
+    [this.user, this.userGroup] = this.iamUsers(names, userName);
 
     // Names are left to CloudFormation: a cache holds nothing that must survive a replacement, and a
     // fixed name would make any replacing change (subnets, encryption) fail on the name clash.
@@ -142,5 +126,27 @@ export class Cache extends Construct {
       ],
     };
     this.url = `rediss://${this.replicationGroup.attrPrimaryEndPointAddress}:${this.replicationGroup.attrPrimaryEndPointPort}`;
+  }
+
+  /** The one user the replication group lets in, IAM-authenticated, and its user group. */
+  private iamUsers(names: CacheProps['names'], userName: string): [CfnUser, CfnUserGroup] {
+    // No password to keep or rotate: a handler signs a 15-minute token with its role (elasticache:Connect),
+    // and the user may run the adapter's commands on its keys only (cacheAccessString).
+    const user = new CfnUser(this, 'User', {
+      userId: userName,
+      userName,
+      engine: cacheEngine.engine,
+      accessString: cacheAccessString,
+      authenticationMode: { Type: 'iam' },
+    });
+    // A Valkey user group takes only users that authenticate, and needs no `default` user: nobody is let in
+    // without a token.
+    const userGroup = new CfnUserGroup(this, 'UserGroup', {
+      userGroupId: `${names.prefix}-l2-users`,
+      engine: cacheEngine.engine,
+      userIds: [userName],
+    });
+    userGroup.addResourceDependency(user);
+    return [user, userGroup];
   }
 }

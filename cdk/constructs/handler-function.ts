@@ -85,25 +85,7 @@ export class HandlerFunction extends Construct {
     });
     logGroup.grantWrite(this.role);
 
-    // Lambda creates and deletes the function's VPC network interfaces with the execution role.
-    this.role.addToPrincipalPolicy(
-      new PolicyStatement({
-        effect: Effect.ALLOW,
-        actions: [
-          'ec2:CreateNetworkInterface',
-          'ec2:DescribeNetworkInterfaces',
-          'ec2:DescribeSubnets',
-          'ec2:DeleteNetworkInterface',
-          'ec2:AssignPrivateIpAddresses',
-          'ec2:UnassignPrivateIpAddresses',
-        ],
-        resources: ['*'],
-      }),
-    );
-    const dataStatements = accessStatements(spec, props.data);
-    for (const statement of dataStatements) this.role.addToPrincipalPolicy(statement);
-    for (const statement of cacheStatements(spec, props.cacheConnectArns)) this.role.addToPrincipalPolicy(statement);
-    if (props.encryptionKey) this.role.addToPrincipalPolicy(keyUseStatement(this, names));
+    const dataStatements = this.grantRole(props);
 
     this.function = new NodejsFunction(this, 'Function', {
       functionName,
@@ -148,6 +130,37 @@ export class HandlerFunction extends Construct {
       },
     });
 
+    this.acknowledgeFindings(props, dataStatements);
+  }
+
+  /** The role's grants, in order: the VPC network interfaces, what the spec declares of the data and the cache, the stage's key. */
+  private grantRole(props: HandlerFunctionProps): PolicyStatement[] {
+    const { spec, names } = props;
+    // Lambda creates and deletes the function's VPC network interfaces with the execution role.
+    this.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        effect: Effect.ALLOW,
+        actions: [
+          'ec2:CreateNetworkInterface',
+          'ec2:DescribeNetworkInterfaces',
+          'ec2:DescribeSubnets',
+          'ec2:DeleteNetworkInterface',
+          'ec2:AssignPrivateIpAddresses',
+          'ec2:UnassignPrivateIpAddresses',
+        ],
+        resources: ['*'],
+      }),
+    );
+    const dataStatements = accessStatements(spec, props.data);
+    for (const statement of dataStatements) this.role.addToPrincipalPolicy(statement);
+    for (const statement of cacheStatements(spec, props.cacheConnectArns)) this.role.addToPrincipalPolicy(statement);
+    if (props.encryptionKey) this.role.addToPrincipalPolicy(keyUseStatement(this, names));
+    return dataStatements;
+  }
+
+  /** cdk-nag's findings this function's role and runtime meet on purpose, each with its reason. */
+  private acknowledgeFindings(props: HandlerFunctionProps, dataStatements: readonly PolicyStatement[]): void {
+    const { spec, names } = props;
     acknowledge(
       this.role,
       'AwsSolutions-IAM5[Resource::*]',

@@ -63,6 +63,31 @@ export function pathParameters(path: string): string[] {
   return [...path.matchAll(/\{([^}+]+)\+?\}/g)].map((match) => match[1] as string);
 }
 
+/** One JSON line per request in the access log. The key's id (the authorizer's principalId) is logged, never the key. */
+const accessLogFields = {
+  requestId: '$context.requestId',
+  extendedRequestId: '$context.extendedRequestId',
+  requestTime: '$context.requestTimeEpoch',
+  sourceIp: '$context.identity.sourceIp',
+  userAgent: '$context.identity.userAgent',
+  httpMethod: '$context.httpMethod',
+  resourcePath: '$context.resourcePath',
+  path: '$context.path',
+  status: '$context.status',
+  responseLength: '$context.responseLength',
+  responseLatencyMs: '$context.responseLatency',
+  integrationLatencyMs: '$context.integrationLatency',
+  integrationStatus: '$context.integrationStatus',
+  keyId: '$context.authorizer.principalId',
+  // An IAM-signed caller (AWS_IAM methods): the role session or user API Gateway verified.
+  userArn: '$context.identity.userArn',
+  authorizerStatus: '$context.authorizer.status',
+  authorizerLatencyMs: '$context.authorizer.latency',
+  errorType: '$context.error.responseType',
+  errorMessage: '$context.error.message',
+  xrayTraceId: '$context.xrayTraceId',
+};
+
 export class RingstoreRestApi extends Construct {
   readonly api: RestApi;
   readonly methods: ReadonlyMap<RouteSpec, Method>;
@@ -101,32 +126,7 @@ export class RingstoreRestApi extends Construct {
         throttlingRateLimit: props.rateLimitPerSecond,
         throttlingBurstLimit: props.burstLimit,
         accessLogDestination: new LogGroupLogDestination(accessLogs),
-        // The key's id (the authorizer's principalId) is logged, never the key.
-        accessLogFormat: AccessLogFormat.custom(
-          JSON.stringify({
-            requestId: '$context.requestId',
-            extendedRequestId: '$context.extendedRequestId',
-            requestTime: '$context.requestTimeEpoch',
-            sourceIp: '$context.identity.sourceIp',
-            userAgent: '$context.identity.userAgent',
-            httpMethod: '$context.httpMethod',
-            resourcePath: '$context.resourcePath',
-            path: '$context.path',
-            status: '$context.status',
-            responseLength: '$context.responseLength',
-            responseLatencyMs: '$context.responseLatency',
-            integrationLatencyMs: '$context.integrationLatency',
-            integrationStatus: '$context.integrationStatus',
-            keyId: '$context.authorizer.principalId',
-            // An IAM-signed caller (AWS_IAM methods): the role session or user API Gateway verified.
-            userArn: '$context.identity.userArn',
-            authorizerStatus: '$context.authorizer.status',
-            authorizerLatencyMs: '$context.authorizer.latency',
-            errorType: '$context.error.responseType',
-            errorMessage: '$context.error.message',
-            xrayTraceId: '$context.xrayTraceId',
-          }),
-        ),
+        accessLogFormat: AccessLogFormat.custom(JSON.stringify(accessLogFields)),
       },
     });
 
@@ -139,6 +139,15 @@ export class RingstoreRestApi extends Construct {
       });
     }
 
+    this.methods = this.addMethods(props, byKey);
+    addRouteStubs(this.api, props.routes);
+
+    this.addUsagePlanAndFindings(props, byKey);
+  }
+
+  /** Every route's method, behind the authorizer (API keys) or AWS_IAM, with required path parameters. */
+  private addMethods(props: RestApiProps, byKey: boolean): Map<RouteSpec, Method> {
+    const { names } = props;
     // One decision per key, reused for every route for authorizerCacheTtl: the authorizer therefore
     // returns a policy for the whole stage, not for the route that happened to be called first, and
     // admin routes check the key's role (authorizer context) in the handler.
@@ -166,8 +175,11 @@ export class RingstoreRestApi extends Construct {
     const integrationFor = (handler: RegionHandlerName): LambdaIntegration => {
       let integration = integrations.get(handler);
       if (!integration) {
-        // Proxy integration; console test-invoke permissions left out (one permission per method is enough).
-        integration = new LambdaIntegration(props.functions[handler], { proxy: true, allowTestInvoke: false });
+        // Proxy integration, with one invoke permission per function and API (any method of this API) rather
+        // than one per method: a permission per method made a stack with both APIs (auth=both) pass
+        // CloudFormation's 500 resources once the routes grew, and it guarded nothing more (a function is the
+        // integration of its own routes only).
+        integration = new LambdaIntegration(props.functions[handler], { proxy: true, scopePermissionToMethod: false });
         integrations.set(handler, integration);
       }
       return integration;
@@ -183,31 +195,15 @@ export class RingstoreRestApi extends Construct {
         requestValidator: validator,
         ...(route.authorized ? authorized : { authorizationType: AuthorizationType.NONE }),
       });
-      if (route.authorized) {
-        acknowledge(
-          method,
-          'AwsSolutions-COG4',
-          byKey
-            ? 'Ringstore clients are programs holding API keys, not Cognito users: keys are validated by the custom Lambda REQUEST authorizer against hashed keys in the control table.'
-            : 'Ringstore clients here are AWS principals signing with SigV4, not Cognito users: API Gateway verifies the signature and the IAM policy (AWS_IAM), and the handlers map the caller to a namespace.',
-        );
-      } else {
-        acknowledge(
-          method,
-          'AwsSolutions-APIG4',
-          `${route.method} ${route.path} is public by design (topology route "${route.operationId}" has authorized: false): it serves the API documentation and reads no data.`,
-        );
-        acknowledge(
-          method,
-          'AwsSolutions-COG4',
-          `${route.method} ${route.path} is public API documentation (authorized: false in topology), so no authorizer of any kind applies to it.`,
-        );
-      }
+      acknowledgeMethod(method, route, byKey);
       methods.set(route, method);
     }
-    this.methods = methods;
-    addRouteStubs(this.api, props.routes);
+    return methods;
+  }
 
+  /** The usage plan of an API-key API, and the findings the API meets on purpose. */
+  private addUsagePlanAndFindings(props: RestApiProps, byKey: boolean): void {
+    const { names } = props;
     // Stage-wide throttling above (deployOptions) applies to every request. The usage plan carries
     // the same limits; API Gateway enforces a usage plan per API key, so it binds once the
     // authorizer returns usage identifiers (see apiKeySourceType). An IAM API has no API keys to bind one to.
@@ -233,5 +229,29 @@ export class RingstoreRestApi extends Construct {
         "API Gateway's CloudWatch role is one setting per account and region, shared by every REST API there; the AWS managed AmazonAPIGatewayPushToCloudWatchLogs policy is the documented one, and scoping it to Ringstore's log groups would break other APIs' logging.",
       );
     }
+  }
+}
+
+/** cdk-nag's findings a method meets on purpose: its authorizer is no Cognito one; a public route reads no data. */
+function acknowledgeMethod(method: Method, route: RouteSpec, byKey: boolean): void {
+  if (route.authorized) {
+    acknowledge(
+      method,
+      'AwsSolutions-COG4',
+      byKey
+        ? 'Ringstore clients are programs holding API keys, not Cognito users: keys are validated by the custom Lambda REQUEST authorizer against hashed keys in the control table.'
+        : 'Ringstore clients here are AWS principals signing with SigV4, not Cognito users: API Gateway verifies the signature and the IAM policy (AWS_IAM), and the handlers map the caller to a namespace.',
+    );
+  } else {
+    acknowledge(
+      method,
+      'AwsSolutions-APIG4',
+      `${route.method} ${route.path} is public by design (topology route "${route.operationId}" has authorized: false): it serves the API documentation and reads no data.`,
+    );
+    acknowledge(
+      method,
+      'AwsSolutions-COG4',
+      `${route.method} ${route.path} is public API documentation (authorized: false in topology), so no authorizer of any kind applies to it.`,
+    );
   }
 }

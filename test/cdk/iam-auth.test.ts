@@ -94,6 +94,27 @@ describe('CDK context auth', () => {
       s = synth({ auth: 'both' });
     });
 
+    it("stays within CloudFormation's 500 resources a stack, with room for more routes", () => {
+      const count = Object.keys(s.apiTemplate.toJSON().Resources as Record<string, unknown>).length;
+      expect(count).toBeLessThanOrEqual(450);
+    });
+
+    it('lets API Gateway invoke a function from its own two APIs only, one permission per function and API', () => {
+      const apiIds = restApis(s.apiTemplate).map((api) => api.id);
+      const permissions = Object.values(s.apiTemplate.findResources('AWS::Lambda::Permission') as Record<string, Resource>).filter(
+        (permission) => permission.Properties.Principal === 'apigateway.amazonaws.com',
+      );
+      const byFunctionAndApi = new Map<string, number>();
+      for (const permission of permissions) {
+        const source = JSON.stringify(permission.Properties.SourceArn);
+        const apis = apiIds.filter((id) => source.includes(`"Ref":"${id}"`));
+        expect({ source, apis: apis.length }).toEqual({ source, apis: 1 });
+        const key = `${JSON.stringify(permission.Properties.FunctionName)} ${apis[0]}`;
+        byFunctionAndApi.set(key, (byFunctionAndApi.get(key) ?? 0) + 1);
+      }
+      expect([...byFunctionAndApi.values()].filter((count) => count > 1)).toEqual([]);
+    });
+
     it('builds a second REST API of the same routes under AWS_IAM, beside the API-key one', () => {
       const apis = restApis(s.apiTemplate);
       const { apiName } = namesFor(s.config.stage);
