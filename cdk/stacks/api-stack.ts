@@ -3,7 +3,7 @@
 import { CfnOutput, CustomResource, Stack, type StackProps } from 'aws-cdk-lib';
 import { InterfaceVpcEndpointAwsService, type InterfaceVpcEndpoint } from 'aws-cdk-lib/aws-ec2';
 import { AnyPrincipal, Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import { Key } from 'aws-cdk-lib/aws-kms';
+import { type IKey, Key } from 'aws-cdk-lib/aws-kms';
 import type { Construct } from 'constructs';
 import {
   envVars,
@@ -25,6 +25,7 @@ import {
   startsFailovers,
   startsPromotions,
   transactionStartActions,
+  type WorkflowRefs,
 } from '../constructs/access';
 import { Cache } from '../constructs/cache';
 import { FailoverAlarms } from '../constructs/failover-alarms';
@@ -158,25 +159,62 @@ export class ApiStack extends Stack {
       nodeType: config.cacheNodeType,
     });
 
-    // What lambdas/config.ts parses; the endpoint overrides are for the local cloud only, and
-    // envVars.faultInjection is never set here (production bundles refuse it anyway).
-    const environment: Record<string, string> = {
-      [envVars.stage]: config.stage,
-      [envVars.shardCount]: String(config.shardCount),
-      [envVars.replicationFactor]: String(config.replicationFactor),
-      [envVars.vnodesPerShard]: String(config.vnodesPerShard),
-      [envVars.blobBucket]: data.blobBucket.name,
-      [envVars.redisUrl]: this.cache.url,
-      // IAM authentication: each handler signs a token for this group and user with its role (docs/security.md).
-      [envVars.redisUser]: this.cache.iamAuth.userName,
-      [envVars.redisIamCache]: this.cache.iamAuth.cacheName,
-      [envVars.l1Policy]: config.l1CachePolicy,
-      [envVars.autoFailover]: config.autoFailover ? '1' : '0',
-      [envVars.failoverConfirmProbes]: String(config.failoverConfirmProbes),
-      [envVars.failoverConfirmIntervalMs]: String(config.failoverConfirmIntervalMs),
-      [envVars.namespaceRatePerSecond]: String(config.namespaceRateLimitPerSecond),
-      [envVars.namespaceBurst]: String(config.namespaceBurstLimit),
+    this.functions = this.addFunctions(props, data, deployed, encrypted);
+    const { functions } = this;
+
+    assertStateMachineTasks(deployed, dr);
+    [this.transactions, this.failovers, this.rebalances, this.promotions] = this.addWorkflows(dr, encrypted);
+    const workflows = {
+      transactionStateMachineArn: this.transactions.stateMachine.stateMachineArn,
+      failoverStateMachineArn: this.failovers.stateMachine.stateMachineArn,
+      rebalanceStateMachineArn: this.rebalances.stateMachine.stateMachineArn,
+      autoFailover: config.autoFailover,
+      ...(this.promotions ? { promotionStateMachineArn: this.promotions.stateMachine.stateMachineArn } : {}),
     };
+    for (const name of deployed) this.deployedFunction(name).useWorkflows(workflows);
+    this.failoverAlarms = new FailoverAlarms(this, 'FailoverAlarms', { names: this.names, failovers: this.failovers.stateMachine });
+    this.addEndpoints(data, deployed, workflows);
+
+    this.addEventSources(props, deployed, encrypted);
+
+    [this.drBackupTriggers, this.drAlarms] = this.addDrBackup(data, deployed);
+
+    // The initial ring, written once by the bootstrap handler (conditional put: never overwrites a ring).
+    new CustomResource(this, 'RingBootstrap', {
+      serviceToken: functions.bootstrap.function.functionArn,
+      resourceType: 'Custom::RingstoreRing',
+      properties: {
+        shardCount: config.shardCount,
+        replicationFactor: config.replicationFactor,
+        vnodesPerShard: config.vnodesPerShard,
+      },
+    });
+
+    [this.restApi, this.iamRestApi] = this.addRestApis(config, encrypted);
+
+    const routeHandlers = new Set<RegionHandlerName>(routes.map((route) => route.handler));
+    this.observability = new Observability(this, 'Observability', {
+      names: this.names,
+      topic: this.failoverAlarms.topic,
+      apiName: this.names.apiName,
+      stageName: this.restApi.api.deploymentStage.stageName,
+      routes,
+      apiFunctions: handlerNames.filter((name) => routeHandlers.has(name) || name === 'authorizer').map((name) => functions[name].function),
+      shardTableNames: data.shardTables.map((table) => table.name),
+    });
+
+    this.addOutputs(config, workflows);
+  }
+
+  /** One function per handler of this region, each with its role, logs and the shared environment. */
+  private addFunctions(
+    props: ApiStackProps,
+    data: DataRefs,
+    deployed: readonly HandlerName[],
+    encrypted: { encryptionKey?: IKey },
+  ): ApiStack['functions'] {
+    const { config } = props;
+    const environment = this.environmentOf(config, data);
 
     const handlerFunction = (name: HandlerName) =>
       new HandlerFunction(this, `Handler-${name}`, {
@@ -195,61 +233,127 @@ export class ApiStack extends Stack {
     const functions: Record<RegionHandlerName, HandlerFunction> & Partial<Record<DrHandlerName, HandlerFunction>> =
       mapHandlers(handlerFunction);
     for (const name of deployed) if (!(name in functions)) functions[name as DrHandlerName] = handlerFunction(name);
-    this.functions = functions;
-    const deployedFunction = (name: HandlerName): HandlerFunction => {
-      const found = functions[name];
-      if (!found) throw new Error(`handler ${name} is not deployed in this region`);
-      return found;
-    };
+    return functions;
+  }
 
-    // The one Lambda each state machine invokes is the one handler whose spec says it is a task of it.
-    for (const [machine, spec] of Object.entries(stateMachines)) {
-      // A DR workflow runs only in a region of its role.
-      if ('drRole' in spec && spec.drRole !== dr?.role) continue;
-      const { taskHandler } = spec;
-      const tasks = deployed.filter((name) => handlers[name].stateMachineTask === machine);
-      if (tasks.length !== 1 || tasks[0] !== taskHandler) {
-        throw new Error(
-          `stateMachines.${machine}.taskHandler is ${taskHandler}, but the handlers marked its task are [${tasks.join(', ')}]`,
-        );
-      }
-    }
-    this.transactions = new WorkflowStateMachine(this, 'Transactions', {
+  /** The state machines: transactions, failovers, rebalances, and a DR backup's promotions. */
+  private addWorkflows(
+    dr: DrDeployment | undefined,
+    encrypted: { encryptionKey?: IKey },
+  ): [WorkflowStateMachine, WorkflowStateMachine, WorkflowStateMachine, WorkflowStateMachine | undefined] {
+    const transactions = new WorkflowStateMachine(this, 'Transactions', {
       names: this.names,
       machine: 'transaction',
-      task: functions[stateMachines.transaction.taskHandler].function,
+      task: this.functions[stateMachines.transaction.taskHandler].function,
       ...encrypted,
     });
-    this.failovers = new WorkflowStateMachine(this, 'Failovers', {
+    const failovers = new WorkflowStateMachine(this, 'Failovers', {
       names: this.names,
       machine: 'failover',
-      task: functions[stateMachines.failover.taskHandler].function,
+      task: this.functions[stateMachines.failover.taskHandler].function,
       ...encrypted,
     });
-    this.rebalances = new WorkflowStateMachine(this, 'Rebalances', {
+    const rebalances = new WorkflowStateMachine(this, 'Rebalances', {
       names: this.names,
       machine: 'rebalance',
-      task: functions[stateMachines.rebalance.taskHandler].function,
+      task: this.functions[stateMachines.rebalance.taskHandler].function,
       ...encrypted,
     });
-    this.promotions =
+    const promotions =
       dr?.role === 'backup'
         ? new WorkflowStateMachine(this, 'Promotions', {
             names: this.names,
             machine: 'drPromotion',
-            task: deployedFunction(stateMachines.drPromotion.taskHandler).function,
+            task: this.deployedFunction(stateMachines.drPromotion.taskHandler).function,
             ...encrypted,
           })
         : undefined;
-    const workflows = {
-      transactionStateMachineArn: this.transactions.stateMachine.stateMachineArn,
-      failoverStateMachineArn: this.failovers.stateMachine.stateMachineArn,
-      rebalanceStateMachineArn: this.rebalances.stateMachine.stateMachineArn,
-      autoFailover: config.autoFailover,
-      ...(this.promotions ? { promotionStateMachineArn: this.promotions.stateMachine.stateMachineArn } : {}),
+    return [transactions, failovers, rebalances, promotions];
+  }
+
+  /** The REST API, and with auth=both a second one of the same routes under AWS_IAM. */
+  private addRestApis(config: DeploymentConfig, encrypted: { encryptionKey?: IKey }): [RingstoreRestApi, RingstoreRestApi | undefined] {
+    const restApiProps = {
+      names: this.names,
+      routes,
+      functions: mapHandlers((name) => this.functions[name].function),
+      authorizer: 'authorizer',
+      rateLimitPerSecond: config.apiRateLimitPerSecond,
+      burstLimit: config.apiBurstLimit,
+      manageAccountRole: config.manageApiGatewayAccountRole,
+      ...encrypted,
+    } as const;
+    // A REST API method has one authorization type: `both` is a second API, the same routes and handlers
+    // under AWS_IAM, so paths, the OpenAPI document and the SDK stay one (docs/security.md, "IAM authentication").
+    const restApi = new RingstoreRestApi(this, 'RestApi', {
+      ...restApiProps,
+      authorization: config.auth === 'iam' ? 'iam' : 'apiKey',
+    });
+    if (config.auth === 'both') {
+      const iamRestApi = new RingstoreRestApi(this, 'IamRestApi', {
+        ...restApiProps,
+        authorization: 'iam',
+        apiName: `${this.names.apiName}-iam`,
+        // The account role is one per account and region: the first API manages it, and its stage (which
+        // waits for the role) goes first, so this stage's logging finds the role set.
+        manageAccountRole: false,
+      });
+      iamRestApi.api.deploymentStage.node.addDependency(restApi.api.deploymentStage);
+      return [restApi, iamRestApi];
+    }
+    return [restApi, undefined];
+  }
+
+  /** A DR backup's appliers' triggers (the key queue, the value events) and its alarms. */
+  private addDrBackup(data: DataRefs, deployed: readonly HandlerName[]): [DrBackupTriggers | undefined, DrAlarms | undefined] {
+    if (data.drBackup) {
+      const triggers = new DrBackupTriggers(this, 'DrBackupTriggers', {
+        names: this.names,
+        keyQueue: data.drBackup.keyQueue,
+        keyApplier: this.deployedFunction(soleHandler(deployed, 'drKeyQueue')).function,
+        valueApplier: this.deployedFunction(soleHandler(deployed, 'drValueEvents')).function,
+      });
+      const alarms = new DrAlarms(this, 'DrAlarms', {
+        names: this.names,
+        keyQueue: data.drBackup.keyQueue,
+        topic: this.failoverAlarms.topic,
+      });
+      return [triggers, alarms];
+    }
+    return [undefined, undefined];
+  }
+
+  /** What lambdas/config.ts parses, for every function. */
+  private environmentOf(config: DeploymentConfig, data: DataRefs): Record<string, string> {
+    // What lambdas/config.ts parses; the endpoint overrides are for the local cloud only, and
+    // envVars.faultInjection is never set here (production bundles refuse it anyway).
+    return {
+      [envVars.stage]: config.stage,
+      [envVars.shardCount]: String(config.shardCount),
+      [envVars.replicationFactor]: String(config.replicationFactor),
+      [envVars.vnodesPerShard]: String(config.vnodesPerShard),
+      [envVars.blobBucket]: data.blobBucket.name,
+      [envVars.redisUrl]: this.cache.url,
+      // IAM authentication: each handler signs a token for this group and user with its role (docs/security.md).
+      [envVars.redisUser]: this.cache.iamAuth.userName,
+      [envVars.redisIamCache]: this.cache.iamAuth.cacheName,
+      [envVars.l1Policy]: config.l1CachePolicy,
+      [envVars.autoFailover]: config.autoFailover ? '1' : '0',
+      [envVars.failoverConfirmProbes]: String(config.failoverConfirmProbes),
+      [envVars.failoverConfirmIntervalMs]: String(config.failoverConfirmIntervalMs),
+      [envVars.namespaceRatePerSecond]: String(config.namespaceRateLimitPerSecond),
+      [envVars.namespaceBurst]: String(config.namespaceBurstLimit),
     };
-    for (const name of deployed) deployedFunction(name).useWorkflows(workflows);
-    this.failoverAlarms = new FailoverAlarms(this, 'FailoverAlarms', { names: this.names, failovers: this.failovers.stateMachine });
+  }
+
+  private deployedFunction(name: HandlerName): HandlerFunction {
+    const found = this.functions[name];
+    if (!found) throw new Error(`handler ${name} is not deployed in this region`);
+    return found;
+  }
+
+  /** The VPC endpoints the isolated functions start workflows and read the key queue through, each carrying only those calls. */
+  private addEndpoints(data: DataRefs, deployed: readonly HandlerName[], workflows: WorkflowRefs): void {
     // StartSyncExecution is served by sync-states.<region>.amazonaws.com, which the isolated subnets reach
     // only through an endpoint; it carries nothing but that call on this state machine.
     if (handlerNames.some((name) => handlers[name].startsTransactions)) {
@@ -277,12 +381,15 @@ export class ApiStack extends Stack {
         .addInterfaceEndpoint('Sqs', InterfaceVpcEndpointAwsService.SQS)
         .addToPolicy(endpointAllows([...drKeyDepthActions], [data.drBackup.keyQueue.arn]));
     }
+  }
 
+  /** The stream subscriptions and schedules the handlers' specs declare. */
+  private addEventSources(props: ApiStackProps, deployed: readonly HandlerName[], encrypted: { encryptionKey?: IKey }): void {
     for (const name of deployed) {
       const spec = handlers[name];
       if (spec.shardStreams) {
         this.shardStreams[name] = new ShardStreams(this, `Streams-${name}`, {
-          target: deployedFunction(name).function,
+          target: this.deployedFunction(name).function,
           streamArns: props.shardStreamArns,
           batchSize: replicationDefaults.streamBatchSize,
           ...encrypted,
@@ -290,7 +397,7 @@ export class ApiStack extends Stack {
       }
       if (spec.txnStream) {
         this.shardStreams[name] = new ShardStreams(this, `Streams-${name}`, {
-          target: deployedFunction(name).function,
+          target: this.deployedFunction(name).function,
           streamArns: [props.txnStreamArn],
           batchSize: replicationDefaults.streamBatchSize,
           ...encrypted,
@@ -298,80 +405,15 @@ export class ApiStack extends Stack {
       }
       if (spec.everyMinutes !== undefined) {
         this.schedules[name] = new Every(this, `Schedule-${name}`, {
-          target: deployedFunction(name).function,
+          target: this.deployedFunction(name).function,
           everyMinutes: spec.everyMinutes,
           description: `${this.names.functionName(name)}: ${spec.description}`,
         });
       }
     }
+  }
 
-    if (data.drBackup) {
-      this.drBackupTriggers = new DrBackupTriggers(this, 'DrBackupTriggers', {
-        names: this.names,
-        keyQueue: data.drBackup.keyQueue,
-        keyApplier: deployedFunction(soleHandler(deployed, 'drKeyQueue')).function,
-        valueApplier: deployedFunction(soleHandler(deployed, 'drValueEvents')).function,
-      });
-      this.drAlarms = new DrAlarms(this, 'DrAlarms', {
-        names: this.names,
-        keyQueue: data.drBackup.keyQueue,
-        topic: this.failoverAlarms.topic,
-      });
-    } else {
-      this.drBackupTriggers = undefined;
-      this.drAlarms = undefined;
-    }
-
-    // The initial ring, written once by the bootstrap handler (conditional put: never overwrites a ring).
-    new CustomResource(this, 'RingBootstrap', {
-      serviceToken: functions.bootstrap.function.functionArn,
-      resourceType: 'Custom::RingstoreRing',
-      properties: {
-        shardCount: config.shardCount,
-        replicationFactor: config.replicationFactor,
-        vnodesPerShard: config.vnodesPerShard,
-      },
-    });
-
-    const restApiProps = {
-      names: this.names,
-      routes,
-      functions: mapHandlers((name) => functions[name].function),
-      authorizer: 'authorizer',
-      rateLimitPerSecond: config.apiRateLimitPerSecond,
-      burstLimit: config.apiBurstLimit,
-      manageAccountRole: config.manageApiGatewayAccountRole,
-      ...encrypted,
-    } as const;
-    // A REST API method has one authorization type: `both` is a second API, the same routes and handlers
-    // under AWS_IAM, so paths, the OpenAPI document and the SDK stay one (docs/security.md, "IAM authentication").
-    this.restApi = new RingstoreRestApi(this, 'RestApi', {
-      ...restApiProps,
-      authorization: config.auth === 'iam' ? 'iam' : 'apiKey',
-    });
-    if (config.auth === 'both') {
-      this.iamRestApi = new RingstoreRestApi(this, 'IamRestApi', {
-        ...restApiProps,
-        authorization: 'iam',
-        apiName: `${this.names.apiName}-iam`,
-        // The account role is one per account and region: the first API manages it, and its stage (which
-        // waits for the role) goes first, so this stage's logging finds the role set.
-        manageAccountRole: false,
-      });
-      this.iamRestApi.api.deploymentStage.node.addDependency(this.restApi.api.deploymentStage);
-    }
-
-    const routeHandlers = new Set<RegionHandlerName>(routes.map((route) => route.handler));
-    this.observability = new Observability(this, 'Observability', {
-      names: this.names,
-      topic: this.failoverAlarms.topic,
-      apiName: this.names.apiName,
-      stageName: this.restApi.api.deploymentStage.stageName,
-      routes,
-      apiFunctions: handlerNames.filter((name) => routeHandlers.has(name) || name === 'authorizer').map((name) => functions[name].function),
-      shardTableNames: data.shardTables.map((table) => table.name),
-    });
-
+  private addOutputs(config: DeploymentConfig, workflows: WorkflowRefs): void {
     new CfnOutput(this, 'ApiUrl', {
       description: `Base URL of the Ringstore REST API (${config.auth === 'iam' ? 'IAM-signed requests' : 'API keys'})`,
       value: this.restApi.api.url,
@@ -423,6 +465,19 @@ export class ApiStack extends Stack {
         description: 'The DR promotion workflow of this backup region (POST /v1/admin/dr/promote starts it)',
         value: this.promotions.stateMachine.stateMachineArn,
       });
+    }
+  }
+}
+
+/** The one Lambda each state machine invokes is the one handler whose spec says it is a task of it. */
+function assertStateMachineTasks(deployed: readonly HandlerName[], dr: DrDeployment | undefined): void {
+  for (const [machine, spec] of Object.entries(stateMachines)) {
+    // A DR workflow runs only in a region of its role.
+    if ('drRole' in spec && spec.drRole !== dr?.role) continue;
+    const { taskHandler } = spec;
+    const tasks = deployed.filter((name) => handlers[name].stateMachineTask === machine);
+    if (tasks.length !== 1 || tasks[0] !== taskHandler) {
+      throw new Error(`stateMachines.${machine}.taskHandler is ${taskHandler}, but the handlers marked its task are [${tasks.join(', ')}]`);
     }
   }
 }
