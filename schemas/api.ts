@@ -38,6 +38,8 @@ export const DeleteValueQuery = z.object({ consistency: Consistency.optional() }
 
 export const CommitUploadQuery = z.object({ consistency: Consistency.optional() });
 
+export const IncrementQuery = z.object({ consistency: Consistency.optional() });
+
 export const ListKeysQuery = z.object({
   prefix: z.string().max(limits.keyBytesMax).default('').meta({ description: 'Only keys that start with this' }),
   limit: integerParam(`Page size, 1 to ${limits.listLimitMax}`, 1, limits.listLimitMax).default(limits.listLimitDefault),
@@ -871,7 +873,10 @@ export const routeQueries = {
   deleteEmptyKey: DeleteValueQuery,
   deleteValue: DeleteValueQuery,
   createUpload: NoQuery,
+  incrementValue: IncrementQuery,
   commitUpload: CommitUploadQuery,
+  // A batch reads as GET does: its consistency is a query parameter, as on every route that takes one.
+  batchGet: ReadValueQuery,
   describeRing: NoQuery,
   transact: TxnQuery,
   listApiKeys: NoQuery,

@@ -14,6 +14,8 @@ export const errorCodes = [
   'kv.valueTooLarge',
   'kv.uploadNotFound',
   'kv.checksumMismatch',
+  'kv.notAnInteger',
+  'kv.outOfRange',
   'auth.missingKey',
   'auth.invalidKey',
   'auth.forbidden',
@@ -85,6 +87,10 @@ export const statusOf: Record<ErrorCode, number> = {
   // A principal mapped to a namespace no API key and no settings name: most likely a typo.
   'admin.namespaceUnknown': 400,
   'kv.preconditionFailed': 412,
+  // An increment of a key whose value is not a decimal integer, or whose sum would leave the safe integers: the
+  // request is well formed, the key's state refuses it, and nothing is written.
+  'kv.notAnInteger': 409,
+  'kv.outOfRange': 409,
   'txn.conflict': 409,
   'txn.timeout': 409,
   'txn.outcomeUnknown': 503,

@@ -3,26 +3,10 @@ import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from '@asteaso
 import * as z from 'zod';
 import { limits, rebalanceDefaults, routes, txnLimits, type RouteSpec } from './topology';
 import * as api from './api';
+import { error, json, jsonBody, keyParam, type Operation } from './openapi-helpers';
+import { kvBatchAndCounterOperations } from './openapi-kv';
 import { version as packageVersion } from '../package.json';
 
-type Operation = Omit<RouteConfig, 'method' | 'path'>;
-
-/**
- * A JSON request body with the example its curl sample sends: the example is parsed with the schema
- * here, so an example that drifts from the API fails the build of the document (and its unit test).
- */
-function jsonBody<Schema extends z.ZodType>(schema: Schema, example: z.input<Schema>) {
-  schema.parse(example);
-  return { content: { 'application/json': { schema, example } } };
-}
-const json = (schema: z.ZodType, description: string) => ({ description, content: { 'application/json': { schema } } });
-const error = (description: string) => json(api.ErrorResponse, description);
-const keyParam = z.object({
-  key: z
-    .string()
-    .min(1)
-    .meta({ description: `The key, URL-encoded; 1 to ${limits.keyBytesMax} bytes of UTF-8` }),
-});
 const valueHeaders = {
   ETag: { description: 'The version, quoted', schema: { type: 'string' as const } },
   'x-ringstore-version': { description: 'The version', schema: { type: 'integer' as const } },
@@ -134,6 +118,7 @@ const operations: Record<string, Operation> = {
     },
     responses: { ...writeResponses, 404: error('No such upload, or no bytes uploaded yet'), 413: error('Uploaded bytes over the limit') },
   },
+  ...kvBatchAndCounterOperations,
   describeRing: {
     summary: 'Describe the ring: epoch, shards, token ranges with owners and replicas',
     responses: { 200: json(api.RingResponse, 'The ring') },
@@ -357,7 +342,11 @@ const placeholderOperations: ReadonlySet<string> = new Set(['putEmptyKey', 'dele
 
 /** The tags in the order the reference lists them; `x-displayName` is the heading it shows. */
 const tags = [
-  { name: 'kv', 'x-displayName': 'Keys and values', description: 'Read, write, list and delete keys; uploads; transactions; the ring.' },
+  {
+    name: 'kv',
+    'x-displayName': 'Keys and values',
+    description: 'Read, write, list and delete keys; batch reads; counters; uploads; transactions; the ring.',
+  },
   { name: 'admin', 'x-displayName': 'Administration', description: 'Needs an **admin** API key (`x-api-key`).' },
   { name: 'docs', 'x-displayName': 'Documentation', description: 'No API key needed.' },
   {
@@ -389,7 +378,11 @@ const pathParamExamples: Record<string, string> = {
 };
 
 /** Example query strings of the curl samples, where a query is the point of the operation. */
-const queryExamples: Partial<Record<string, string>> = { listKeys: '?prefix=order-&limit=10', getValue: '?consistency=strong' };
+const queryExamples: Partial<Record<string, string>> = {
+  listKeys: '?prefix=order-&limit=10',
+  getValue: '?consistency=strong',
+  batchGet: '?consistency=strong',
+};
 
 const shellQuote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
 

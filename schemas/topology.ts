@@ -53,6 +53,13 @@ export const limits = {
   entityTagsMax: 32,
   /** Characters of a Content-Type (a media type with its parameters), as stored and echoed back. */
   contentTypeCharsMax: 256,
+  /** Keys one `POST /v1/batch/get` reads, as DynamoDB's BatchGetItem: each is read (and counted) as a GET. */
+  batchGetKeysMax: 100,
+  /**
+   * Bytes of values one batch answer carries inline (before base64): with the keys and base64's third it stays
+   * under the Lambda response limit. Past it, an inline value is left out (`valueOmitted`) for a GET of its own.
+   */
+  batchGetValueBytesMax: 3 * 1024 * 1024,
 } as const;
 
 /** Namespaces come from API keys; `#` separates namespace and key in partition keys, so it is excluded. */
@@ -359,7 +366,7 @@ export const handlers: Record<HandlerName, HandlerSpec> = {
     rateLimited: true,
     startsAutomaticFailovers: true,
     entry: 'lambdas/entries/kv-read.ts',
-    description: 'GET/HEAD a key, list keys by prefix',
+    description: 'GET/HEAD a key, list keys by prefix, read up to 100 keys at once',
     // A read that meets a transaction's intent resolves it (docs/transactions.md, "Recovery"): it reads the
     // transaction's record, rolls a committed one forward or aborts an expired one, so it writes both tables.
     shardTables: 'readWrite',
@@ -376,7 +383,7 @@ export const handlers: Record<HandlerName, HandlerSpec> = {
     rateLimited: true,
     startsAutomaticFailovers: true,
     entry: 'lambdas/entries/kv-write.ts',
-    description: 'PUT/DELETE a key, large-value uploads; strong writes reach every live replica',
+    description: 'PUT/DELETE a key, increment a counter, large-value uploads; strong writes reach every live replica',
     // Control: a strong write that cannot reach a replica marks it unavailable (shard health). Transaction
     // records: a write that meets an intent resolves it, as a read does.
     shardTables: 'readWrite',
@@ -798,6 +805,8 @@ export const routes = [
   { method: 'DELETE', path: '/v1/kv', handler: 'kvWrite', operationId: 'deleteEmptyKey', authorized: true },
   { method: 'DELETE', path: '/v1/kv/{key}', handler: 'kvWrite', operationId: 'deleteValue', authorized: true },
   { method: 'POST', path: '/v1/kv/{key}/uploads', handler: 'kvWrite', operationId: 'createUpload', authorized: true },
+  // A sub-resource of the key, as uploads are: API Gateway takes no `{key}:increment` path part.
+  { method: 'POST', path: '/v1/kv/{key}/increment', handler: 'kvWrite', operationId: 'incrementValue', authorized: true },
   {
     method: 'POST',
     path: '/v1/kv/{key}/uploads/{uploadId}/commit',
@@ -805,6 +814,9 @@ export const routes = [
     operationId: 'commitUpload',
     authorized: true,
   },
+  // Several keys in one request: its own resource, since a literal under /v1/kv/ would shadow a key of that name
+  // (and API Gateway takes no `:` in a path part, so `/v1/kv:batchGet` cannot be declared).
+  { method: 'POST', path: '/v1/batch/get', handler: 'kvRead', operationId: 'batchGet', authorized: true },
   { method: 'GET', path: '/v1/ring', handler: 'ring', operationId: 'describeRing', authorized: true },
   { method: 'POST', path: '/v1/txn', handler: 'txn', operationId: 'transact', authorized: true },
   { method: 'GET', path: '/v1/admin/keys', handler: 'admin', operationId: 'listApiKeys', authorized: true, admin: true },

@@ -14,6 +14,8 @@ import type {
   ValueCache,
 } from '../ports';
 import type { IntentResolver } from './intents';
+import { type BatchGetEntry, type BatchGetOptions, KvBatchReader } from './kv-batch-reads';
+import { type IncrementAck, type IncrementInput, KvIncrements } from './kv-increments';
 import { KvListing, type ListInput, type ListResult } from './kv-listing';
 import { KvReader, type ReadResult } from './kv-reads';
 import { type CommitInput, KvUploads, type UploadTicket } from './kv-uploads';
@@ -24,6 +26,8 @@ import type { RingSource } from './ring-source';
 import { noWriteHooks, openReadGate, type OwnerWriter, plainOwnerWriter, type ReadGate, type WriteHooks } from './write-hooks';
 
 export type { Consistency } from '../ports';
+export type { BatchGetEntry, BatchGetOptions, BatchValue } from './kv-batch-reads';
+export type { IncrementAck, IncrementInput } from './kv-increments';
 export type { ListInput, ListResult } from './kv-listing';
 export type { ReadResult } from './kv-reads';
 export type { CommitInput, UploadTicket } from './kv-uploads';
@@ -38,6 +42,8 @@ export interface KvLimits {
   ttlSecondsMax: number;
   presignedUrlTtlSeconds: number;
   entityTagsMax: number;
+  batchGetKeysMax: number;
+  batchGetValueBytesMax: number;
 }
 
 export interface KvDeps {
@@ -76,7 +82,9 @@ export class KvService {
   /** The routing every write and strong read of the ring goes through: for services built beside this one. */
   readonly router: RangeRouter;
   private readonly reader: KvReader;
+  private readonly batchReader: KvBatchReader;
   private readonly writer: KvWriter;
+  private readonly increments: KvIncrements;
   private readonly uploads: KvUploads;
   private readonly listing: KvListing;
 
@@ -104,6 +112,7 @@ export class KvService {
       gate: deps.readGate ?? openReadGate,
       ...optional,
     });
+    this.batchReader = new KvBatchReader({ reader: this.reader, blobs, limits });
     const owners = deps.owners ?? plainOwnerWriter(shards);
     this.writer = new KvWriter({
       router,
@@ -119,6 +128,15 @@ export class KvService {
       ...optional,
       ...(faults ? { faults } : {}),
     });
+    this.increments = new KvIncrements({
+      reader: this.reader,
+      writer: this.writer,
+      hooks,
+      clock,
+      ids,
+      limits,
+      ...(sleep ? { sleep } : {}),
+    });
     this.uploads = new KvUploads({ writer: this.writer, hooks, blobs, clock, ids, limits });
     this.listing = new KvListing({ shards, ring, health, clock, limits });
   }
@@ -132,8 +150,18 @@ export class KvService {
     return this.reader.readLive(namespace, key, consistency);
   }
 
+  /** Up to `limits.batchGetKeysMax` keys, each read as `get` reads it, in the order asked (kv-batch-reads.ts). */
+  batchGet(namespace: string, keys: readonly string[], options: BatchGetOptions): Promise<BatchGetEntry[]> {
+    return this.batchReader.get(namespace, keys, options);
+  }
+
   put(namespace: string, key: string, input: PutInput): Promise<WriteAck> {
     return this.writer.put(namespace, key, input);
+  }
+
+  /** Adds `input.by` to the key's decimal counter as one versioned write (kv-increments.ts); a missing key counts as 0. */
+  increment(namespace: string, key: string, input: IncrementInput): Promise<IncrementAck> {
+    return this.increments.increment(namespace, key, input);
   }
 
   delete(namespace: string, key: string, input: DeleteInput): Promise<WriteAck> {

@@ -60,8 +60,15 @@ export class NamespaceRateLimiter {
 
   constructor(private readonly deps: { store: RateLimitStore; clock: Clock }) {}
 
-  /** Admits one request of `namespace` or throws `quota.rate` (429) with how long to wait. */
-  async admit(namespace: string, rate: RateLimit): Promise<void> {
+  /**
+   * Admits `count` requests of `namespace` (a batch of reads counts as that many), one token each, or throws
+   * `quota.rate` (429) with how long to wait; tokens taken before a refusal stay spent, as the requests' would.
+   */
+  async admit(namespace: string, rate: RateLimit, count = 1): Promise<void> {
+    for (let admitted = 0; admitted < count; admitted += 1) await this.admitOne(namespace, rate);
+  }
+
+  private async admitOne(namespace: string, rate: RateLimit): Promise<void> {
     for (;;) {
       const nowMs = this.deps.clock.nowMs();
       const refusedUntil = this.refusedUntilMs.get(namespace);

@@ -1,19 +1,23 @@
-// GET/HEAD /v1/kv/{key} and GET /v1/kv: reads through the ring.
+// GET/HEAD /v1/kv/{key}, GET /v1/kv and POST /v1/batch/get: reads through the ring.
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { ListKeysQuery, ReadValueQuery } from '../../schemas/api';
+import { BatchGetBody } from '../../schemas/kv-batch';
 import { httpErrors } from '../http/errors';
 import { flushMetrics } from '../http/metrics';
 import { failoverStats, replicationStats } from '../wiring/data';
-import { parseWith, pathParam, principalOf } from '../http/request';
-import { bytes, json, valueHeaders } from '../http/response';
+import { admitReads } from '../http/quotas';
+import { jsonBody, parseWith, pathParam, principalOf } from '../http/request';
+import { batchGetItems, bytes, json, valueHeaders } from '../http/response';
 import { router } from '../http/router';
+import { rateLimiter } from '../wiring/quotas';
 import { kvService } from '../wiring/services';
 import { callerAndQuotas } from './request-guards';
 import type { Wiring } from '../wiring/wiring';
 
 export function kvReadHandler(wiring: Wiring) {
   const kv = kvService(wiring);
+  const limiter = rateLimiter(wiring);
   const { logger } = wiring;
 
   return (
@@ -37,6 +41,16 @@ export function kvReadHandler(wiring: Wiring) {
             const principal = principalOf(event);
             const item = await kv.head(principal.namespace, pathParam(event, 'key'), consistency ?? principal.readConsistency);
             return { statusCode: 200, headers: { ...valueHeaders(item), 'content-length': String(item.size) }, body: '' };
+          },
+          batchGet: async (event) => {
+            const { keys } = parseWith(BatchGetBody, jsonBody(event), 'body');
+            const { consistency } = parseWith(ReadValueQuery, event.queryStringParameters, 'query');
+            const principal = principalOf(event);
+            const entries = await kv.batchGet(principal.namespace, keys, {
+              consistency: consistency ?? principal.readConsistency,
+              admit: admitReads(limiter, principal),
+            });
+            return json(200, { items: batchGetItems(entries) });
           },
           listKeys: async (event) => {
             const query = parseWith(ListKeysQuery, event.queryStringParameters, 'query');

@@ -1,16 +1,25 @@
-// PUT/DELETE /v1/kv/{key} and the two-step upload of large values.
+// PUT/DELETE /v1/kv/{key}, a counter's increment, and the two-step upload of large values.
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { CommitUploadBody, CommitUploadQuery, CreateUploadBody, DeleteValueQuery, PutValueHeaders, PutValueQuery } from '../../schemas/api';
+import {
+  CommitUploadBody,
+  CommitUploadQuery,
+  CreateUploadBody,
+  DeleteValueQuery,
+  IncrementQuery,
+  PutValueHeaders,
+  PutValueQuery,
+} from '../../schemas/api';
+import { IncrementBody } from '../../schemas/kv-increment';
 import { RingstoreError } from '../core/errors';
 import type { RequestPrincipal } from '../core/auth';
-import type { WriteAck } from '../core/kv';
+import type { Consistency, KvService, WriteAck } from '../core/kv';
 import { httpErrors } from '../http/errors';
 import { flushMetrics } from '../http/metrics';
 import { failoverStats, replicationStats } from '../wiring/data';
 import { bodyBytes, conditionsOf, headersOf, jsonBody, parseWith, pathParam, principalOf } from '../http/request';
 import { etagOf, json } from '../http/response';
-import { router } from '../http/router';
+import { type Operation, router } from '../http/router';
 import { kvService } from '../wiring/services';
 import { callerAndQuotas } from './request-guards';
 import { drStats } from '../wiring/dr';
@@ -20,10 +29,28 @@ const rejectEmptyKey = async () => {
   throw new RingstoreError('kv.keyInvalid', 'key must not be empty: use /v1/kv/{key}', { details: { field: 'key' } });
 };
 
-/** The namespace's storage quota, which its writes are counted against (docs/security.md, "Quotas"). */
-const storageOf = (principal: RequestPrincipal) => (principal.storage ? { storageQuota: principal.storage } : {});
+/**
+ * A write's settings from its namespace: the consistency asked (else the namespace's), how it reaches a DR backup,
+ * and the storage quota it is counted against (docs/security.md, "Quotas").
+ */
+const settingsOf = (principal: RequestPrincipal, consistency: Consistency | undefined) => ({
+  consistency: consistency ?? principal.writeConsistency,
+  drMode: principal.drMode,
+  ...(principal.storage ? { storageQuota: principal.storage } : {}),
+});
 
 const acknowledged = (status: number, ack: WriteAck) => json(status, ack, { etag: etagOf(ack.version) });
+
+/** POST /v1/kv/{key}/increment: the counter's new value with the write's acknowledgement. */
+const incrementWith =
+  (kv: KvService): Operation =>
+  async (event) => {
+    const { by } = parseWith(IncrementBody, jsonBody(event), 'body');
+    const { consistency } = parseWith(IncrementQuery, event.queryStringParameters, 'query');
+    const principal = principalOf(event);
+    const input = { by, ...conditionsOf(event), ...settingsOf(principal, consistency) };
+    return acknowledged(200, await kv.increment(principal.namespace, pathParam(event, 'key'), input));
+  };
 
 export function kvWriteHandler(wiring: Wiring) {
   const kv = kvService(wiring);
@@ -46,9 +73,7 @@ export function kvWriteHandler(wiring: Wiring) {
               contentType,
               ttlSeconds,
               ...conditionsOf(event),
-              consistency: consistency ?? principal.writeConsistency,
-              drMode: principal.drMode,
-              ...storageOf(principal),
+              ...settingsOf(principal, consistency),
             });
             return acknowledged(200, ack);
           },
@@ -61,12 +86,11 @@ export function kvWriteHandler(wiring: Wiring) {
               200,
               await kv.delete(principal.namespace, pathParam(event, 'key'), {
                 ...conditionsOf(event),
-                consistency: consistency ?? principal.writeConsistency,
-                drMode: principal.drMode,
-                ...storageOf(principal),
+                ...settingsOf(principal, consistency),
               }),
             );
           },
+          incrementValue: incrementWith(kv),
           createUpload: async (event) => {
             const body = parseWith(CreateUploadBody, jsonBody(event), 'body');
             return json(201, await kv.createUpload(principalOf(event).namespace, pathParam(event, 'key'), body));
@@ -78,9 +102,7 @@ export function kvWriteHandler(wiring: Wiring) {
             const ack = await kv.commitUpload(principal.namespace, pathParam(event, 'key'), pathParam(event, 'uploadId'), {
               ...body,
               ...conditionsOf(event),
-              consistency: consistency ?? principal.writeConsistency,
-              drMode: principal.drMode,
-              ...storageOf(principal),
+              ...settingsOf(principal, consistency),
             });
             return acknowledged(200, ack);
           },

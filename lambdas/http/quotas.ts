@@ -4,6 +4,7 @@ import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { isRingstoreError } from '../core/errors';
 import type { NamespaceRateLimiter } from '../core/quotas';
+import type { RequestPrincipal } from '../core/auth';
 import type { QuotaLimit, QuotaMetrics } from '../ports';
 import type { MetricsSink } from './metrics';
 import { principalOf } from './request';
@@ -32,5 +33,15 @@ export function namespaceQuotas(
       }
       stats.publish();
     },
+  };
+}
+
+/**
+ * The admission of a request that makes several reads (a batch get): `namespaceQuotas` took one token for the
+ * request, this takes one for each further read, so a batch of n keys costs the namespace's rate what n GETs do.
+ */
+export function admitReads(limiter: NamespaceRateLimiter, principal: RequestPrincipal): (reads: number) => Promise<void> {
+  return async (reads) => {
+    if (principal.rate && reads > 1) await limiter.admit(principal.namespace, principal.rate, reads - 1);
   };
 }

@@ -49,6 +49,12 @@ import {
   type SetNamespaceSettingsCommandInput,
   CreateApiKeyCommand,
   DeleteCommand,
+  IncrementCommand,
+  type IncrementCommandInput,
+  type IncrementCommandOutput,
+  BatchGetCommand,
+  type BatchGetCommandInput,
+  type BatchGetCommandOutput,
   GetCommand,
   HeadCommand,
   ListApiKeysCommand,
@@ -237,6 +243,20 @@ export class RingstoreClient {
   }
 
   /**
+   * Reads up to 100 keys in one request, in the order given; a missing key is `found: false`.
+   *
+   * @example
+   * ```ts
+   * const { items } = await client.batchGet(['users/1', 'users/2'], { consistency: 'strong' });
+   * for (const item of items) console.log(item.key, item.found ? item.text() : '(not found)');
+   * ```
+   */
+  batchGet(keys: readonly string[], options?: Omit<BatchGetCommandInput, 'keys'> & SendOptions): Promise<BatchGetCommandOutput> {
+    const [input, send] = splitSendOptions(options);
+    return this.send(new BatchGetCommand({ ...input, keys }), send);
+  }
+
+  /**
    * Writes a key (up to 10 MiB; large values are uploaded through S3 transparently).
    *
    * @example
@@ -251,6 +271,21 @@ export class RingstoreClient {
   put(key: string, value: Uint8Array | string, options?: Omit<PutCommandInput, 'key' | 'value'> & SendOptions): Promise<PutCommandOutput> {
     const [input, send] = splitSendOptions(options);
     return this.send(new PutCommand({ ...input, key, value }), send);
+  }
+
+  /**
+   * Adds `by` (default 1; negative to decrement) to a key's decimal counter, atomically; a missing key counts as 0.
+   * Not retried after a failure that may have applied (a retry could add twice); `ifMatch` makes it conditional.
+   *
+   * @example
+   * ```ts
+   * const { value, version } = await client.increment('hits/home');
+   * await client.increment('stock/42', -1, { ifMatch: version, consistency: 'strong' });
+   * ```
+   */
+  increment(key: string, by = 1, options?: Omit<IncrementCommandInput, 'key' | 'by'> & SendOptions): Promise<IncrementCommandOutput> {
+    const [input, send] = splitSendOptions(options);
+    return this.send(new IncrementCommand({ ...input, key, by }), send);
   }
 
   /**

@@ -176,3 +176,13 @@ export const TXN_TIMEOUT_MS_MAX = 20_000;
  * ```
  */
 export const TXN_CONFLICT_RETRIES_MAX = 10;
+
+/**
+ * Most keys one `batchGet` reads (`POST /v1/batch/get`); each is read as a `get` would read it.
+ *
+ * @example
+ * ```ts
+ * for (let i = 0; i < keys.length; i += BATCH_GET_KEYS_MAX) await client.batchGet(keys.slice(i, i + BATCH_GET_KEYS_MAX));
+ * ```
+ */
+export const BATCH_GET_KEYS_MAX = 100;

@@ -4,6 +4,8 @@
 
 import fc from 'fast-check';
 import * as api from '../../schemas/api';
+import { BatchGetBody, BatchGetResponse } from '../../schemas/kv-batch';
+import { IncrementAck, IncrementBody } from '../../schemas/kv-increment';
 import { retryAfterSeconds, statusOf } from '../../schemas/errors';
 import { limits, txnLimits } from '../../schemas/topology';
 import { OfferLostValuesCommand, RingstoreClient, RingstoreError } from '../src';
@@ -24,6 +26,7 @@ const counterparts: Record<SdkLimit, { server: number | null } | { sdkOnly: stri
   KEY_BYTES_MAX: { server: limits.keyBytesMax },
   CONTENT_TYPE_CHARS_MAX: { server: limits.contentTypeCharsMax },
   LIST_LIMIT_MAX: { server: limits.listLimitMax },
+  BATCH_GET_KEYS_MAX: { server: limits.batchGetKeysMax },
   TXN_OPS_MAX: { server: txnLimits.txnOpsMax },
   TXN_VALUE_BYTES_MAX: { server: txnLimits.txnValueBytesMax },
   // Not in the topology: written into the server's request schema.
@@ -68,6 +71,15 @@ describe('SDK limits against the server', () => {
     expect([txn({ ops: ops(sdkLimits.TXN_OPS_MAX) }), txn({ ops: ops(sdkLimits.TXN_OPS_MAX + 1) })]).toEqual([true, false]);
     const listLimit = (limit: number) => api.ListKeysQuery.safeParse({ limit: String(limit) }).success;
     expect([listLimit(sdkLimits.LIST_LIMIT_MAX), listLimit(sdkLimits.LIST_LIMIT_MAX + 1)]).toEqual([true, false]);
+    const by = (value: number) => IncrementBody.safeParse({ by: value }).success;
+    expect([Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER + 1, 1.5].map(by)).toEqual([
+      true,
+      true,
+      false,
+      false,
+    ]);
+    const batch = (count: number) => BatchGetBody.safeParse({ keys: Array.from({ length: count }, (_, i) => `k${i}`) }).success;
+    expect([batch(sdkLimits.BATCH_GET_KEYS_MAX), batch(sdkLimits.BATCH_GET_KEYS_MAX + 1)]).toEqual([true, false]);
   });
 
   it("leaves the gateway time to answer and waits out the server's own Retry-After", () => {
@@ -106,6 +118,14 @@ describe("the SDK reads every answer the server's response schemas allow", () =>
     );
   });
 
+  it('IncrementAck, from increment', async () => {
+    await fc.assert(
+      fc.asyncProperty(serverSamples(IncrementAck), async (ack) => {
+        expect(await clientAnswering(200, ack).increment('k', 2)).toEqual(overTheWire(ack));
+      }),
+    );
+  });
+
   it('ListKeysResponse, from list (an empty cursor marks the last page)', async () => {
     await fc.assert(
       fc.asyncProperty(serverSamples(api.ListKeysResponse), async (page) => {
@@ -136,6 +156,34 @@ describe("the SDK reads every answer the server's response schemas allow", () =>
             : { key, found },
         );
         expect(reads).toEqual(overTheWire(expected));
+      }),
+    );
+  });
+
+  it('BatchGetResponse, from batchGet (inline values base64; every found key with its bytes)', async () => {
+    await fc.assert(
+      fc.asyncProperty(serverSamples(BatchGetResponse), async (sample) => {
+        // Prepare: the sample's keys made distinct, and every found value sent inline (no URL to follow here).
+        const items = sample.items.map((item, index) => {
+          const key = `${index}:${item.key}`;
+          if (!item.found) return { key, found: false as const };
+          const { url: _url, valueOmitted: _omitted, ...found } = item;
+          return { ...found, key, value: Buffer.from(item.value ?? '', 'utf8').toString('base64') };
+        });
+        fc.pre(items.length > 0 && items.length <= sdkLimits.BATCH_GET_KEYS_MAX);
+
+        const output = await clientAnswering(200, { items }).batchGet(items.map((item) => item.key));
+
+        // Assess: every item read, in order, the values decoded.
+        const read = output.items.map((item) =>
+          item.found ? { key: item.key, found: true, version: item.version, contentType: item.contentType, value: item.text() } : item,
+        );
+        const expected = sample.items.map((item, index) =>
+          item.found
+            ? { key: items[index]!.key, found: true, version: item.version, contentType: item.contentType, value: item.value ?? '' }
+            : { key: items[index]!.key, found: false },
+        );
+        expect(read).toEqual(overTheWire(expected));
       }),
     );
   });

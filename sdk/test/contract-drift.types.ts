@@ -5,6 +5,10 @@
 
 import type { z } from 'zod';
 import type * as api from '../../schemas/api';
+import type * as kvBatch from '../../schemas/kv-batch';
+import type * as kvIncrement from '../../schemas/kv-increment';
+import type { IncrementAckWire } from '../src/commands/IncrementCommand';
+import type { BatchGetWire } from '../src/commands/BatchGetCommand';
 import type { ApiKeyCreatedWire } from '../src/commands/CreateApiKeyCommand';
 import type { AuditPageWire } from '../src/commands/ListAuditEntriesCommand';
 import type { ShardsWire } from '../src/commands/DescribeShardsCommand';
@@ -70,6 +74,8 @@ export type Checks = [
   Holds<SameJson<WriteAckWire, Server<typeof api.WriteAck>>>,
   Holds<SameJson<ListKeysWire, Server<typeof api.ListKeysResponse>>>,
   Holds<SameJson<TxnCommittedWire, Server<typeof api.TxnCommitted>>>,
+  Holds<SameJson<BatchGetWire, Server<typeof kvBatch.BatchGetResponse>>>,
+  Holds<SameJson<IncrementAckWire, Server<typeof kvIncrement.IncrementAck>>>,
   Holds<SameJson<ApiKeyListWire, Server<typeof api.ApiKeyList>>>,
   Holds<SameJson<RevokedApiKeyWire, Server<typeof api.RevokedApiKey>>>,
   Holds<SameJson<NamespaceSettingsWire, Server<typeof api.NamespaceSettingsResponse>>>,

@@ -94,6 +94,13 @@ const txn = (ops: unknown[], consistency = 'eventual') =>
   });
 const txnPuts = (keys: string[]) => txn(keys.map((key) => ({ op: 'put', key, value })));
 
+const increment = (key: string, consistency = 'eventual') =>
+  send(`${kvPath(key)}/increment?consistency=${consistency}`, {
+    method: 'POST',
+    body: JSON.stringify({ by: 1 }),
+    headers: { 'content-type': 'application/json' },
+  });
+
 /** The entity tag each key was written with, for the conditional write. */
 const etags = new Map<string, string>();
 
@@ -127,6 +134,10 @@ const scenarios: Scenario[] = [
   },
   { name: 'txn 3 puts on 1 shard', run: (key) => txnPuts(keysOn(key, 3, false)) },
   { name: 'txn 3 puts on 3 shards', run: (key) => txnPuts(keysOn(key, 3, true)) },
+  // Last, so that the keys the scenarios above make (and the listing buckets they fall in) stay as they were.
+  // A counter that exists: the owner's strong read, then a write of the key as a PUT's, guarded by the version read.
+  { name: 'increment eventual', prepare: (key) => increment(key), run: (key) => increment(key) },
+  { name: 'increment strong', prepare: (key) => increment(key), run: (key) => increment(key, 'strong') },
 ];
 
 /** The mean per operation of what the meter counted, control table aside (it is read on timers, not per request). */

@@ -36,6 +36,8 @@ describe('the OpenAPI document as a reference', () => {
       [
         'createUpload',
         'commitUpload',
+        'incrementValue',
+        'batchGet',
         'transact',
         'createApiKey',
         'createPrincipalMapping',

@@ -124,6 +124,25 @@ describe('NamespaceRateLimiter', () => {
     expect(store.takes).toBe(1);
   });
 
+  it('admits a count of requests as that many single ones (a batch get of n keys): n tokens, refused past the bucket', async () => {
+    // Prepare: two limiters on one bucket each, a burst of 10.
+    const clock = new ManualClock();
+    const rate = { requestsPerSecond: 1, burst: 10 };
+    const counted = new NamespaceRateLimiter({ store: new MemoryRateBuckets(), clock });
+    const single = new NamespaceRateLimiter({ store: new MemoryRateBuckets(), clock });
+
+    // Act: 7 at once, then 3 one by one; then one more of each.
+    await counted.admit('ns', rate, 7);
+    for (let request = 0; request < 3; request += 1) await counted.admit('ns', rate);
+    for (let request = 0; request < 10; request += 1) await single.admit('ns', rate);
+
+    // Assess: the counted limiter is as empty as the one that took 10 single requests.
+    expect(await admitted(counted, 'ns', rate)).toBe(false);
+    expect(await admitted(single, 'ns', rate)).toBe(false);
+    clock.now += 1000;
+    await expect(counted.admit('ns', rate, 2)).rejects.toMatchObject({ code: 'quota.rate' });
+  });
+
   it('sizes a lease from the rate, at least one token and never more than the burst', () => {
     expect(leaseTokensOf({ requestsPerSecond: 1, burst: 1 })).toBe(1);
     expect(leaseTokensOf({ requestsPerSecond: 10_000, burst: 20_000 })).toBe(100);

@@ -26,7 +26,9 @@ import { AWS_ENV, iamCredentials } from './credentials';
 import { addDrCommands } from './dr';
 import { addFailoverCommands } from './failover';
 import { addKeyCommands } from './keys';
+import { addIncrCommand } from './incr';
 import { addListCommand } from './list';
+import { addMgetCommand } from './mget';
 import { addNamespaceCommands } from './namespaces';
 import { addPrincipalCommands } from './principals';
 import { addRebalanceCommands } from './rebalance';
@@ -158,6 +160,8 @@ export function buildProgram(session: Session): Command {
         '  ringstore get greeting',
         '  ringstore get photo.png --out ./copy.png',
         '  ringstore get greeting --json',
+        '  ringstore mget greeting photo.png missing',
+        '  ringstore incr visits 5',
         '  ringstore list --limit 10',
         '  ringstore list --values',
         '  ringstore --debug keyrange',
@@ -333,6 +337,8 @@ export function buildProgram(session: Session): Command {
     });
 
   addListCommand(program, context);
+  addMgetCommand(program, context);
+  addIncrCommand(program, context);
 
   program
     .command('keyrange')

@@ -2,7 +2,7 @@
 
 import { encodeKey, utf8Decode } from '../encoding';
 import { assertConsistency, type CommandContext, type Consistency, RingstoreCommand } from './command';
-import { invalidResponse, readValueMetadata } from './response';
+import { invalidResponse, readValueMetadata, type ValueMetadata } from './response';
 
 /**
  * Input of {@link GetCommand}.
@@ -68,13 +68,26 @@ export class GetCommand extends RingstoreCommand<GetCommandInput, GetCommandOutp
       );
       value = blob.body;
     }
-    return {
-      key,
-      value,
-      ...metadata,
-      text: () => utf8Decode(value),
-      // The caller names the type it expects, as with fetch's `response.json()`.
-      json: <T>() => JSON.parse(utf8Decode(value)) as T,
-    };
+    return valueOutput(key, value, metadata);
   }
+}
+
+/**
+ * A value read, as {@link GetCommand} returns it: the bytes, their metadata, and `text()` / `json()` over them.
+ *
+ * @example
+ * ```ts
+ * const item = valueOutput('k', new TextEncoder().encode('{"a":1}'), { contentType: 'application/json', version: 2 });
+ * item.json<{ a: number }>().a; // 1
+ * ```
+ */
+export function valueOutput(key: string, value: Uint8Array, metadata: ValueMetadata): GetCommandOutput {
+  return {
+    key,
+    value,
+    ...metadata,
+    text: () => utf8Decode(value),
+    // The caller names the type it expects, as with fetch's `response.json()`.
+    json: <T>() => JSON.parse(utf8Decode(value)) as T,
+  };
 }

@@ -3,8 +3,10 @@
 
 export { RingstoreCommand, type CommandContext, type Consistency } from './command';
 export { GetCommand, type GetCommandInput, type GetCommandOutput } from './GetCommand';
+export { BatchGetCommand, type BatchGetCommandInput, type BatchGetCommandOutput, type BatchGetItem } from './BatchGetCommand';
 export { HeadCommand, type HeadCommandInput, type HeadCommandOutput } from './HeadCommand';
 export { PutCommand, type PutCommandInput, type PutCommandOutput, type UploadTicket, type WriteOutput } from './PutCommand';
+export { IncrementCommand, type IncrementCommandInput, type IncrementCommandOutput } from './IncrementCommand';
 export { DeleteCommand, type DeleteCommandInput, type DeleteCommandOutput } from './DeleteCommand';
 export { ListCommand, type ListCommandInput, type ListCommandOutput, type ListItem } from './ListCommand';
 export {

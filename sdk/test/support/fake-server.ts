@@ -4,6 +4,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { fakeBatchGet, fakeIncrement } from './fake-kv-extras';
 
 export interface RecordedRequest {
   method: string;
@@ -100,7 +101,7 @@ interface FakeTxnOp {
   ifVersion?: number;
 }
 
-interface StoredValue {
+export interface StoredValue {
   value: Buffer;
   contentType: string;
   version: number;
@@ -164,6 +165,8 @@ export class FakeRingstore {
   ];
   failNext: InjectedFailure[] = [];
   corruptUploads = false;
+  /** Bytes of values a batch answer carries inline before it leaves the rest out, as the server's 3 MiB. */
+  batchValueBytesMax = 3 * 1024 * 1024;
   private server?: RunningServer;
 
   get url(): string {
@@ -236,6 +239,10 @@ export class FakeRingstore {
       this.transact(req, res, caller.namespace);
       return;
     }
+    if (segments[1] === 'batch' && segments[2] === 'get' && req.method === 'POST') {
+      fakeBatchGet(this, req, res, caller.namespace);
+      return;
+    }
     if (segments[1] !== 'kv') {
       sendError(res, 404, 'route.notFound', 'no such route');
       return;
@@ -252,6 +259,10 @@ export class FakeRingstore {
     const id = `${caller.namespace}#${key}`;
     if (segments.length === 3) {
       this.handleKey(req, res, key, id);
+      return;
+    }
+    if (segments[3] === 'increment' && segments.length === 4 && req.method === 'POST') {
+      fakeIncrement(this, req, res, { key, id, failed: this.precondition(req, this.store.get(id)) });
       return;
     }
     if (segments[3] === 'uploads' && segments.length === 4 && req.method === 'POST') {

@@ -46,6 +46,7 @@ export function arbitraryOf(schema: z.core.$ZodType): fc.Arbitrary<unknown> {
   if (schema instanceof z.ZodEnum) return fc.constantFrom(...schema.options);
   if (schema instanceof z.ZodLiteral) return fc.constantFrom(...schema.values);
   if (schema instanceof z.ZodUnknown) return fc.jsonValue();
+  if (schema instanceof z.ZodUnion) return fc.oneof(...schema.options.map((option: z.core.$ZodType) => arbitraryOf(option)));
   throw new Error(`arbitraryOf: no arbitrary for a zod ${schema._zod.def.type}`);
 }
 
