@@ -1,4 +1,4 @@
-// `npm test`: static checks (tsc, ESLint, Prettier), then jest, then the failures with the commands that run
+// `npm test`: static checks (tsc, ESLint, Prettier) beside jest, then the failures with the commands that run
 // them again, a timing line, and one summary line `N passed, M failed` (exit 1 on any failure).
 // Arguments are forwarded to jest: `npm test -- test/unit`, `npm test -- -t ring`.
 import { spawn, spawnSync } from 'node:child_process';
@@ -125,11 +125,31 @@ const checks = [
     args: ['--check', '.', '--log-level=warn', '--cache', '--cache-location', join(cache, 'prettier')],
   },
 ];
+// 2. Jest beside the checks: the checks keep about one core and a half busy, and jest's first files are the
+// unit and cdk projects' (test/sequencer.cjs), which start no local cloud and assert no liveness bound. The
+// files that start local clouds come after them, by when the checks have (on this machine) ended: the fault
+// suites' liveness bounds are set for a machine that runs them and one other busy core, not the checks' two.
+// Integration tests share one local cloud (globalSetup), so two workers match two cores.
+const chooseWorkers = jestArgs.some((a) => /^(-i|--runInBand|-w|--maxWorkers)(=|$)/.test(a)) ? [] : ['--maxWorkers=2'];
+rmSync(resultsFile, { force: true });
 const checksStarted = Date.now();
-const checkResults = await Promise.all(
+let checksDoneAt = checksStarted;
+const checking = Promise.all(
   checks.map(async (check) => ({ ...check, ...(await runNode(check.script, check.args, { capture: true })) })),
-);
-const checksDoneAt = Date.now();
+).then((results) => {
+  checksDoneAt = Date.now();
+  const failedChecks = results.filter(({ code }) => code !== 0);
+  console.log(
+    `static checks ${failedChecks.length > 0 ? 'FAILED' : 'ok'} (${checks.map((c) => c.name).join(', ')}) in ${seconds(checksDoneAt - checksStarted)}`,
+  );
+  return results;
+});
+const jestStarted = Date.now();
+const [checkResults, jest] = await Promise.all([
+  checking,
+  runJest(['--json', `--outputFile=${resultsFile}`, ...chooseWorkers, ...jestArgs]),
+]);
+const jestSeconds = (Date.now() - jestStarted) / 1000;
 let staticFailed = false;
 for (const { name, code, output } of checkResults) {
   if (code !== 0) {
@@ -137,18 +157,6 @@ for (const { name, code, output } of checkResults) {
     process.stdout.write(`\n${name} failed\n${output}`);
   }
 }
-console.log(
-  `static checks ${staticFailed ? 'FAILED' : 'ok'} (${checks.map((c) => c.name).join(', ')}) in ${seconds(checksDoneAt - checksStarted)}`,
-);
-
-// 2. Jest, after the checks rather than beside them: the fault suites' liveness bounds are set for a machine
-// that runs them and little else (beside them, the checks' two cores of work made fenced waits outlast their
-// bounds). Integration tests share one local cloud (globalSetup), so two workers match two cores.
-const chooseWorkers = jestArgs.some((a) => /^(-i|--runInBand|-w|--maxWorkers)(=|$)/.test(a)) ? [] : ['--maxWorkers=2'];
-rmSync(resultsFile, { force: true });
-const jestStarted = Date.now();
-const jest = await runJest(['--json', `--outputFile=${resultsFile}`, ...chooseWorkers, ...jestArgs]);
-const jestSeconds = (Date.now() - jestStarted) / 1000;
 
 // 3. Summary: what failed, with the command that runs it again (a fault test's seeded replay when it printed
 // one), the time each part took, and the one line CI reads.
@@ -194,7 +202,7 @@ if (staticFailed) failed += 1;
 // Jest failed without a failing test to show for it (globalSetup threw, no tests matched, crash, a hang after the summary).
 if (jest.code !== 0 && failed === 0) failed += 1;
 console.log(
-  `timing: static checks ${seconds(checksDoneAt - checksStarted)}, then jest ${jestSeconds.toFixed(1)} s; npm test ${seconds(Date.now() - checksStarted)}`,
+  `timing: static checks ${seconds(checksDoneAt - checksStarted)} beside jest ${jestSeconds.toFixed(1)} s; npm test ${seconds(Date.now() - checksStarted)}`,
 );
 console.log(`${passed} passed, ${failed} failed`);
 process.exitCode = failed > 0 || jest.code !== 0 ? 1 : 0;
