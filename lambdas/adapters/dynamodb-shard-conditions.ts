@@ -1,11 +1,12 @@
 // The conditions of the shard store's writes (a client's precondition, an intent's expectation, what a failed
 // check means) and the attributes an owner write sets.
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { $remove, type Condition } from 'dynamodb-toolbox';
 import { createHash } from 'node:crypto';
-import { IntentConflictError, PreconditionFailedError, RingstoreError, invariant } from '../core/errors';
+import { invariant } from '../core/errors';
 import { tombstoneRetentionSeconds } from '../core/item';
 import { tokenBucket } from '../core/ring';
-import type { IntentPlacement, ItemWrite, StoredItem, WritePrecondition } from '../ports';
+import type { IntentPlacement, ItemWrite, KeyLocked, PreconditionFailed, WritePrecondition } from '../ports';
 import { limits } from '../../schemas/topology';
 import { isConditionalCheckFailure, translateAwsError } from './aws-errors';
 import { type KvEntity, listingPartitionOf, partitionKeyOf, storedItemOfImage } from './dynamodb-item-codec';
@@ -105,13 +106,21 @@ export function expectationOf(input: IntentPlacement): Condition<KvEntity> | und
   return input.mustBeLive ? conditionFor({ kind: 'live' }, input.nowSeconds) : undefined;
 }
 
-/** A failed condition: a transaction's intent is in the way, or the write's own condition did not hold. */
-export function conditionFailure(error: unknown, key: string, what: string, ownTxid?: string): RingstoreError {
-  if (!isConditionalCheckFailure(error)) return translateAwsError(error, what);
-  // The item as it stood (returnValuesOnConditionFalse), in DynamoDB's wire format: lib-dynamodb leaves errors as they are.
-  const current = error.Item ? storedItemOfImage(error.Item) : undefined;
-  if (current?.intent && current.intent.txid !== ownTxid) {
-    return new IntentConflictError<StoredItem>(`key ${key} is locked by transaction ${current.intent.txid}`, current);
-  }
-  return new PreconditionFailedError<StoredItem>(`condition failed for ${key}`, current);
+/**
+ * What a write whose condition did not hold met, from the item as it stood (`image`, in DynamoDB's wire format,
+ * as returnValuesOnConditionFalse or a cancellation reason gives it): another transaction's intent, or its
+ * own condition failing (absent image: no item). `ownTxid`: an intent of this transaction is no lock.
+ */
+export function failedCondition(image: Record<string, AttributeValue> | undefined, ownTxid?: string): PreconditionFailed | KeyLocked {
+  const current = image ? storedItemOfImage(image) : undefined;
+  const intent = current?.intent;
+  if (current && intent && intent.txid !== ownTxid) return { outcome: 'locked', current: { ...current, intent } };
+  return current ? { outcome: 'preconditionFailed', current } : { outcome: 'preconditionFailed' };
+}
+
+/** A conditional write's failure: its condition not holding is an outcome; anything else is a fault, translated and thrown. */
+export function failedConditionOf(error: unknown, what: string, ownTxid?: string): PreconditionFailed | KeyLocked {
+  if (!isConditionalCheckFailure(error)) throw translateAwsError(error, what);
+  // lib-dynamodb leaves errors as they are: the item is still in the wire format.
+  return failedCondition(error.Item, ownTxid);
 }

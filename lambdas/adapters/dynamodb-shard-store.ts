@@ -27,14 +27,15 @@ import type {
   AtomicWrite,
   AtomicWriteResult,
   IntentPlacement,
+  IntentPlacementOutcome,
   ItemWrite,
+  ItemWriteOutcome,
   KeyRef,
   ListPage,
   ListQuery,
   ShardStore,
   StorageCharge,
   VersionEntry,
-  WriteResult,
   Intent,
   StoredItem,
 } from '../ports';
@@ -55,9 +56,10 @@ import {
 } from './dynamodb-item-codec';
 import { ownerWriteParams } from './dynamodb-owner-write';
 import {
-  conditionFailure,
   conditionFor,
   expectationOf,
+  failedCondition,
+  failedConditionOf,
   idempotencyTokenOf,
   ownerContent,
   ownerItemIdentity,
@@ -199,7 +201,7 @@ export class DynamoShardStore implements ShardStore {
     return Item ? toStoredItem(Item as StoredAttributes) : undefined;
   }
 
-  async write(tableName: string, write: ItemWrite, charge?: StorageCharge): Promise<WriteResult> {
+  async write(tableName: string, write: ItemWrite, charge?: StorageCharge): Promise<ItemWriteOutcome> {
     const { key } = write;
     const precondition = conditionFor(write.precondition, write.nowSeconds);
     // A key locked by a transaction's intent takes no plain write until the intent is resolved.
@@ -211,9 +213,9 @@ export class DynamoShardStore implements ShardStore {
         new UpdateCommand(ownerWriteParams(tableName, write, precondition ? { and: [unlocked, precondition] } : unlocked)),
       );
       const previous = Attributes ? toStoredItem(Attributes as StoredAttributes) : undefined;
-      return { version: (previous?.version ?? 0) + 1, ...(previous ? { previous } : {}) };
+      return { outcome: 'written', version: (previous?.version ?? 0) + 1, ...(previous ? { previous } : {}) };
     } catch (error) {
-      throw conditionFailure(error, key, `write of ${key} to ${tableName}`);
+      return failedConditionOf(error, `write of ${key} to ${tableName}`);
     }
   }
 
@@ -223,7 +225,12 @@ export class DynamoShardStore implements ShardStore {
    * still be at the version the charge was computed from; a transaction cannot return the old item, so the
    * new version is that one's successor and the previous item is the caller's read.
    */
-  private async writeCharged(tableName: string, write: ItemWrite, charge: StorageCharge, condition: Condition<KvEntity>) {
+  private async writeCharged(
+    tableName: string,
+    write: ItemWrite,
+    charge: StorageCharge,
+    condition: Condition<KvEntity>,
+  ): Promise<ItemWriteOutcome> {
     invariant(this.usageTable !== undefined, 'a write counted against a storage quota needs the control table');
     const asRead: Condition<KvEntity> =
       charge.expectVersion === undefined ? { attr: 'pk', exists: false } : { attr: 'v', eq: charge.expectVersion };
@@ -237,16 +244,14 @@ export class DynamoShardStore implements ShardStore {
           ],
         }),
       );
-      return { version: (charge.expectVersion ?? 0) + 1 };
+      return { outcome: 'written', version: (charge.expectVersion ?? 0) + 1 };
     } catch (error) {
       if ((error as { name?: string }).name !== 'TransactionCanceledException') {
         throw translateAwsError(error, `counted write of ${write.key} to ${tableName}`);
       }
       const reasons = (error as { CancellationReasons?: CancellationReason[] }).CancellationReasons ?? [];
       const [ownerReason, usageReason] = reasons;
-      if (ownerReason?.Code === 'ConditionalCheckFailed') {
-        throw conditionFailure({ name: 'ConditionalCheckFailedException', Item: ownerReason.Item }, write.key, `write of ${write.key}`);
-      }
+      if (ownerReason?.Code === 'ConditionalCheckFailed') return failedCondition(ownerReason.Item);
       if (usageReason?.Code === 'ConditionalCheckFailed') {
         throw storageQuotaExceeded(write.namespace, exceededBoundOf(usageReason.Item, charge), charge.quota);
       }
@@ -259,7 +264,7 @@ export class DynamoShardStore implements ShardStore {
     }
   }
 
-  async placeIntent(tableName: string, input: IntentPlacement): Promise<StoredItem | undefined> {
+  async placeIntent(tableName: string, input: IntentPlacement): Promise<IntentPlacementOutcome> {
     const { namespace, key, token, intent } = input;
     const expectation = expectationOf(input);
     try {
@@ -303,9 +308,9 @@ export class DynamoShardStore implements ShardStore {
           },
         })
         .send();
-      return Attributes ? toStoredItem(Attributes) : undefined;
+      return Attributes ? { outcome: 'placed', previous: toStoredItem(Attributes) } : { outcome: 'placed' };
     } catch (error) {
-      throw conditionFailure(error, key, `intent on ${key} in ${tableName}`, intent.txid);
+      return failedConditionOf(error, `intent on ${key} in ${tableName}`, intent.txid);
     }
   }
 

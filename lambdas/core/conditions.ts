@@ -40,7 +40,7 @@ export function planWrite(key: string, conditions: Conditions, kind: WriteKind, 
   const write = (precondition: WritePrecondition): WritePlan => ({ kind: 'write', precondition });
   const refuse = (message: string, field?: Field): WritePlan => ({
     kind: 'refuse',
-    error: new PreconditionFailedError(`key ${key} was not written: ${message}`, undefined, field ? { field } : undefined),
+    error: new PreconditionFailedError(`key ${key} was not written: ${message}`, field ? { field } : undefined),
   });
   if (ifMatch !== undefined) {
     if (ifMatch !== '*' && ifMatch.length === 0) {
@@ -73,14 +73,14 @@ export function failureOf(
   if (ifMatch !== undefined && !(version !== undefined && (ifMatch === '*' || ifMatch.includes(version)))) {
     const expected = ifMatch === '*' ? 'If-Match: * needs it to exist' : `If-Match names ${tagList(ifMatch)}`;
     const actual = version === undefined ? `key ${key} does not exist` : `key ${key} is at version ${version}`;
-    return new PreconditionFailedError(`${actual}; ${expected}`, current, { field: 'if-match' });
+    return new PreconditionFailedError(`${actual}; ${expected}`, { field: 'if-match' });
   }
   if (ifNoneMatch !== undefined && version !== undefined && (ifNoneMatch === '*' || ifNoneMatch.includes(version))) {
     const message =
       ifNoneMatch === '*'
         ? `key ${key} already exists (version ${version})`
         : `key ${key} is at version ${version}, which If-None-Match names`;
-    return new PreconditionFailedError(message, current, { field: 'if-none-match' });
+    return new PreconditionFailedError(message, { field: 'if-none-match' });
   }
   if (kind === 'delete' && version === undefined) return new RingstoreError('kv.notFound', `key ${key} not found`);
   return undefined;

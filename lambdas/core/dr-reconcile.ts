@@ -265,7 +265,6 @@ export class LostKeyReconciler {
           (request.expectVersion === undefined
             ? `, written at or past the lost version ${entry.version} since the promotion: pass expectVersion ${held} to restore over it`
             : `, not ${request.expectVersion}: list the lost keys again`),
-        current,
         { currentVersion: held, ...(request.expectVersion === undefined ? {} : { expectVersion: request.expectVersion }) },
       );
     }

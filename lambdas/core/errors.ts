@@ -34,24 +34,21 @@ export function invariant(condition: unknown, message: string): asserts conditio
   if (!condition) throw new RingstoreError('internal', `invariant violated: ${message}`);
 }
 
-/** A conditional write whose condition did not hold; carries what the store holds now. */
-export class PreconditionFailedError<Current = unknown> extends RingstoreError {
-  readonly current: Current | undefined;
-
-  constructor(message: string, current: Current | undefined, details?: Record<string, unknown>) {
+/**
+ * A client's conditional write whose condition did not hold (412): the answer the HTTP layer gives. The store
+ * reports a failed condition as an outcome with the current item; the core builds this from it.
+ */
+export class PreconditionFailedError extends RingstoreError {
+  constructor(message: string, details?: Record<string, unknown>) {
     super('kv.preconditionFailed', message, details ? { details } : {});
     this.name = 'PreconditionFailedError';
-    this.current = current;
   }
 }
 
-/** Another transaction holds an intent on the key; carries the item with that intent. */
-export class IntentConflictError<Current = unknown> extends RingstoreError {
-  readonly current: Current;
-
-  constructor(message: string, current: Current) {
-    super('txn.conflict', message, { retryable: true });
-    this.name = 'IntentConflictError';
-    this.current = current;
-  }
+/**
+ * The default branch of a switch over a union that the compiler proves exhaustive: `value` is `never` there,
+ * so a new member no case names fails to compile; reached at run time only through an untyped value.
+ */
+export function unexpected(value: never, what: string): never {
+  throw new RingstoreError('internal', `unexpected ${what}: ${JSON.stringify(value)}`);
 }

@@ -2,7 +2,7 @@
 // through the cache, copied to the replicas before a strong write's acknowledgement; what a capability adds
 // around it (DR, quotas) comes in as hooks (write-hooks.ts).
 import { type Conditions, failureOf, planWrite, type WriteKind, type WritePlan } from './conditions';
-import { IntentConflictError, PreconditionFailedError, RingstoreError, invariant, isRingstoreError } from './errors';
+import { PreconditionFailedError, RingstoreError, invariant, isRingstoreError, unexpected } from './errors';
 import { cacheEntryOf, type IntentResolver } from './intents';
 import type {
   BlobStore,
@@ -11,10 +11,12 @@ import type {
   FaultInjector,
   IdSource,
   ItemWrite,
+  LockedItem,
   ShardHealthStore,
   StoredItem,
   ValueCache,
   WritePrecondition,
+  WriteResult,
 } from '../ports';
 import { sha256Hex } from './digest';
 import { tombstoneRetentionSeconds } from './item';
@@ -204,11 +206,11 @@ export class KvWriter {
    * The owner's write (or a charged one: the owner writer decides); a transaction's intent in the way is
    * resolved first (a pending one: 409, retryable). A failure is the client's answer.
    */
-  private async writeOwner(table: string, write: ItemWrite, guard: WriteGuard, settings: WriteSettings) {
+  private async writeOwner(table: string, write: ItemWrite, guard: WriteGuard, settings: WriteSettings): Promise<WriteResult> {
     const { faults, blobs, health, clock } = this.deps;
     try {
       faults?.reach('write.beforeOwner');
-      return await this.resolvingIntents(table, write, settings);
+      return await this.resolvingIntents(table, write, guard, settings);
     } catch (error) {
       if (write.content?.blob) await blobs.delete(write.content.blob.objectKey).catch(() => undefined);
       // An owner that cannot be reached is marked, as a replica is (throttling is not an outage): eventual
@@ -216,27 +218,42 @@ export class KvWriter {
       if (isRingstoreError(error, 'shard.unavailable')) {
         await health.markUnavailable(table, error.message, clock.nowMs()).catch(() => undefined);
       }
-      if (error instanceof PreconditionFailedError) {
-        throw failureOf(write.key, guard.conditions, guard.kind, error.current as StoredItem | undefined, write.nowSeconds) ?? error;
-      }
       throw error;
     }
   }
 
-  private async resolvingIntents(table: string, write: ItemWrite, settings: WriteSettings) {
+  /** The owner writer's outcome as the write's result, or thrown as the client's answer: 412, 404 or 409. */
+  private async resolvingIntents(table: string, write: ItemWrite, guard: WriteGuard, settings: WriteSettings): Promise<WriteResult> {
     for (let attempt = 1; ; attempt += 1) {
-      try {
-        return await this.deps.owners.write(table, write, settings);
-      } catch (error) {
-        if (!(error instanceof IntentConflictError) || !this.deps.intents || attempt >= intentWriteAttemptsMax) throw error;
-        const resolution = await this.deps.intents.resolve(table, error.current as StoredItem);
-        if (resolution.state === 'pending') {
-          throw new RingstoreError('txn.conflict', `key ${write.key} is locked by transaction ${resolution.record.txid}; retry`, {
-            retryable: true,
-            details: { key: write.key, txid: resolution.record.txid },
-          });
-        }
+      const outcome = await this.deps.owners.write(table, write, settings);
+      switch (outcome.outcome) {
+        case 'written':
+          return outcome;
+        case 'preconditionFailed':
+          throw (
+            failureOf(write.key, guard.conditions, guard.kind, outcome.current, write.nowSeconds) ??
+            new PreconditionFailedError(`condition failed for ${write.key}`)
+          );
+        case 'locked':
+          await this.resolveLock(table, write.key, outcome.current, attempt);
+          break;
+        default:
+          unexpected(outcome, 'write outcome');
       }
+    }
+  }
+
+  /** Resolves the intent a write met, for its next attempt; throws 409 when it is pending or the attempts are spent. */
+  private async resolveLock(table: string, key: string, current: LockedItem, attempt: number): Promise<void> {
+    if (!this.deps.intents || attempt >= intentWriteAttemptsMax) {
+      throw new RingstoreError('txn.conflict', `key ${key} is locked by transaction ${current.intent.txid}`, { retryable: true });
+    }
+    const resolution = await this.deps.intents.resolve(table, current);
+    if (resolution.state === 'pending') {
+      throw new RingstoreError('txn.conflict', `key ${key} is locked by transaction ${resolution.record.txid}; retry`, {
+        retryable: true,
+        details: { key, txid: resolution.record.txid },
+      });
     }
   }
 

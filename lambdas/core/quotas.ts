@@ -1,9 +1,10 @@
 // Per-namespace quotas (docs/security.md, "Quotas"): a request rate shared by every instance, and what a
 // write changes in its namespace's stored keys and bytes.
-import { IntentConflictError, isRingstoreError, PreconditionFailedError, RingstoreError } from './errors';
+import { isRingstoreError, RingstoreError, unexpected } from './errors';
 import type {
   Clock,
   ItemWrite,
+  ItemWriteOutcome,
   RateLimit,
   RateLimitStore,
   ShardStore,
@@ -11,7 +12,6 @@ import type {
   StorageQuota,
   StorageUsage,
   StoredItem,
-  WriteResult,
 } from '../ports';
 import { type OwnerWriter, plainOwnerWriter, type WriteSettings } from './write-hooks';
 
@@ -223,30 +223,49 @@ export class StorageChargingWriter implements OwnerWriter {
     this.plain = plainOwnerWriter(deps.shards);
   }
 
-  async write(table: string, write: ItemWrite, settings: WriteSettings): Promise<WriteResult> {
+  async write(table: string, write: ItemWrite, settings: WriteSettings): Promise<ItemWriteOutcome> {
     const quota = settings.storageQuota;
     if (!hasStorageBound(quota)) return this.plain.write(table, write, settings);
     for (let attempt = 1; ; attempt += 1) {
       const previous = await this.deps.shards.get(table, write.namespace, write.key, { consistent: true });
-      try {
-        return await this.deps.shards.write(table, write, storageChargeOf(previous, write.content, quota));
-      } catch (error) {
-        const current = error instanceof PreconditionFailedError ? (error.current as StoredItem | undefined) : undefined;
-        // Another writer's transaction on the item or the counter at the same instant: nothing was written.
-        const collided = isRingstoreError(error, 'txn.conflict') && !(error instanceof IntentConflictError);
-        // The write's own precondition failed against the item as read: that is the answer.
-        const raced = error instanceof PreconditionFailedError && current?.version !== previous?.version;
-        if (!collided && !raced) throw error;
-        if (attempt >= chargedWriteAttemptsMax) {
-          throw new RingstoreError('txn.conflict', `key ${write.key} is being written by others at the same time; retry`, {
-            retryable: true,
-            details: { key: write.key },
-          });
-        }
-        // Writers of different keys pause for different times (their tokens differ, and so do the bits each
-        // attempt takes), so those that met at the counter spread out instead of meeting again.
-        await this.deps.sleep?.(((write.token >>> attempt) % chargedWriteBackoffMsMax) + 1);
+      const outcome = await this.chargedWrite(table, write, storageChargeOf(previous, write.content, quota));
+      if (outcome && isAnswer(outcome, previous)) return outcome;
+      if (attempt >= chargedWriteAttemptsMax) {
+        throw new RingstoreError('txn.conflict', `key ${write.key} is being written by others at the same time; retry`, {
+          retryable: true,
+          details: { key: write.key },
+        });
       }
+      // Writers of different keys pause for different times (their tokens differ, and so do the bits each
+      // attempt takes), so those that met at the counter spread out instead of meeting again.
+      await this.deps.sleep?.(((write.token >>> attempt) % chargedWriteBackoffMsMax) + 1);
     }
+  }
+
+  /**
+   * One counted write; undefined when another writer's transaction on the item or the counter met it at the
+   * same instant (DynamoDB cancelled it: nothing was written).
+   */
+  private async chargedWrite(table: string, write: ItemWrite, charge: StorageCharge): Promise<ItemWriteOutcome | undefined> {
+    try {
+      return await this.deps.shards.write(table, write, charge);
+    } catch (error) {
+      if (isRingstoreError(error, 'txn.conflict')) return undefined;
+      throw error;
+    }
+  }
+}
+
+/** Whether a counted write's outcome is the answer, or a race lost to a writer since the item was read (read it again). */
+function isAnswer(outcome: ItemWriteOutcome, previous: StoredItem | undefined): boolean {
+  switch (outcome.outcome) {
+    case 'written':
+    case 'locked':
+      return true;
+    case 'preconditionFailed':
+      // The write's own precondition failed against the item as read: that is the answer.
+      return outcome.current?.version === previous?.version;
+    default:
+      return unexpected(outcome, 'write outcome');
   }
 }

@@ -1,7 +1,7 @@
 // What a transaction step does on one key of a participant: lock it with an intent, read it as committed,
 // see what it holds, and check that its owner did not move meanwhile (docs/transactions.md).
 import type { Abort, Clock, ParticipantKey, ShardItemReads, ShardTransactions, StoredItem, TxnExecution } from '../ports';
-import { IntentConflictError, PreconditionFailedError, RingstoreError } from './errors';
+import { RingstoreError, unexpected } from './errors';
 import type { IntentResolver } from './intents';
 import { isLive } from './item';
 import type { RingSource } from './ring-source';
@@ -42,36 +42,40 @@ export class TxnKeyAccess {
   async lock(execution: TxnExecution, table: string, key: ParticipantKey): Promise<{ observed: Observed } | { abort: Abort }> {
     const { limits } = this.deps;
     for (let attempt = 0; attempt < limits.intentAttemptsMax; attempt += 1) {
-      try {
-        const previous = await this.deps.shards.placeIntent(table, {
-          namespace: execution.namespace,
-          key: key.key,
-          token: key.token,
-          intent: {
-            txid: execution.txid,
-            ...intentContentOf(key.write!),
-            placedAtMs: this.deps.clock.nowMs(),
-            writes: writeCountOf(execution),
-          },
-          mustBeLive: key.mustBeLive,
-          nowSeconds: this.nowSeconds(),
-          ...(key.expectVersion === undefined ? {} : { expectVersion: key.expectVersion }),
-        });
-        return { observed: this.observe(execution, key.key, previous) };
-      } catch (error) {
-        if (error instanceof PreconditionFailedError)
-          return { abort: this.preconditionAbort(key, error.current as StoredItem | undefined) };
-        if (!(error instanceof IntentConflictError)) throw error;
-        const resolution = await this.deps.intents.resolve(table, error.current as StoredItem, execution);
-        if (resolution.state === 'pending') {
-          return {
-            abort: {
-              reason: 'conflict',
-              key: key.key,
-              message: `key ${key.key} is locked by an older transaction (${resolution.record.txid})`,
-            },
-          };
+      const placement = await this.deps.shards.placeIntent(table, {
+        namespace: execution.namespace,
+        key: key.key,
+        token: key.token,
+        intent: {
+          txid: execution.txid,
+          ...intentContentOf(key.write!),
+          placedAtMs: this.deps.clock.nowMs(),
+          writes: writeCountOf(execution),
+        },
+        mustBeLive: key.mustBeLive,
+        nowSeconds: this.nowSeconds(),
+        ...(key.expectVersion === undefined ? {} : { expectVersion: key.expectVersion }),
+      });
+      switch (placement.outcome) {
+        case 'placed':
+          return { observed: this.observe(execution, key.key, placement.previous) };
+        case 'preconditionFailed':
+          return { abort: this.preconditionAbort(key, placement.current) };
+        case 'locked': {
+          const resolution = await this.deps.intents.resolve(table, placement.current, execution);
+          if (resolution.state === 'pending') {
+            return {
+              abort: {
+                reason: 'conflict',
+                key: key.key,
+                message: `key ${key.key} is locked by an older transaction (${resolution.record.txid})`,
+              },
+            };
+          }
+          break;
         }
+        default:
+          unexpected(placement, 'intent placement outcome');
       }
     }
     return {

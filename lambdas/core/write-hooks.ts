@@ -1,7 +1,7 @@
 // What a capability adds around the KV path without editing it: a hook on a write (cross-region DR tells its
 // backup, or refuses while this region may not acknowledge), an owner write counted against a quota, a gate on a
 // read (a DR backup's pending keys). The KV services call these at fixed points; each has a no-op default.
-import type { Consistency, DrMode, ItemWrite, ShardStore, StoredItem, StorageQuota, WriteResult } from '../ports';
+import type { Consistency, DrMode, ItemWrite, ItemWriteOutcome, ShardStore, StoredItem, StorageQuota } from '../ports';
 
 /** A write request's settings beyond its content, from the namespace; each hook reads its own. */
 export interface WriteSettings {
@@ -27,9 +27,12 @@ export const noWriteHooks: WriteHooks = {
   stored: async () => undefined,
 };
 
-/** How the owner's copy of a write is stored (a transaction's intent in the way is the caller's to resolve). */
+/**
+ * How the owner's copy of a write is stored: the store's outcome (a transaction's intent in the way, `locked`,
+ * is the caller's to resolve; a failed precondition its to answer).
+ */
 export interface OwnerWriter {
-  write(table: string, write: ItemWrite, settings: WriteSettings): Promise<WriteResult>;
+  write(table: string, write: ItemWrite, settings: WriteSettings): Promise<ItemWriteOutcome>;
 }
 
 /** The owner's write as it is: one conditional write. */

@@ -44,6 +44,30 @@ export interface WriteResult {
   previous?: StoredItem;
 }
 
+/** A key's item carrying another transaction's intent: the key is locked until the intent is resolved. */
+export type LockedItem = StoredItem & { intent: Intent };
+
+/** The write's own condition did not hold; nothing was written. `current`: the item as it stood (absent: none). */
+export interface PreconditionFailed {
+  outcome: 'preconditionFailed';
+  current?: StoredItem;
+}
+
+/** Another transaction's intent is on the key; nothing was written. `current` carries it, for resolution. */
+export interface KeyLocked {
+  outcome: 'locked';
+  current: LockedItem;
+}
+
+/**
+ * How a conditional write of one key ended: the expected outcomes are values, so a caller branches on
+ * `outcome` (faults, a shard down, a timeout, are still thrown).
+ */
+export type ItemWriteOutcome = ({ outcome: 'written' } & WriteResult) | PreconditionFailed | KeyLocked;
+
+/** How a transaction's intent placement ended; `placed` carries the item as it was (its committed content). */
+export type IntentPlacementOutcome = { outcome: 'placed'; previous?: StoredItem } | PreconditionFailed | KeyLocked;
+
 /**
  * One key of an atomic write on one shard: the stored version it was read at (absent: no item), and
  * the write it ends with (absent: the key is only checked, its version must still hold).
@@ -116,11 +140,13 @@ export interface ShardItemReads {
 /** A client's write of one key: the version check and the storage charge. */
 export interface ShardItemWrites {
   /**
-   * Writes atomically with the next version; throws PreconditionFailedError carrying the current item.
-   * With a `charge`, the namespace's usage counter changes in the same transaction, only if the item is
-   * still at the charge's version and the quota holds (else `quota.keys` / `quota.bytes`).
+   * Writes atomically with the next version, unless the precondition fails or a transaction's intent locks
+   * the key (outcomes carrying the current item). With a `charge`, the namespace's usage counter changes in
+   * the same transaction, only if the item is still at the charge's version (else `preconditionFailed`) and
+   * the quota holds (else it throws `quota.keys` / `quota.bytes`; `txn.conflict` when a concurrent
+   * transaction on the item or the counter cancelled it).
    */
-  write(table: string, write: ItemWrite, charge?: StorageCharge): Promise<WriteResult>;
+  write(table: string, write: ItemWrite, charge?: StorageCharge): Promise<ItemWriteOutcome>;
 }
 
 /** The copies kept in step with their owner: replication, repair, failover, rebalancing. */
@@ -160,11 +186,11 @@ export interface ShardTransactions {
    */
   writeAtomically(table: string, input: AtomicWrite): Promise<AtomicWriteResult>;
   /**
-   * Places a transaction's intent on a key, atomically with its expectations, and returns the item
-   * as it was (its committed content). Throws IntentConflictError when another transaction's intent
-   * is there, PreconditionFailedError (carrying the item) when an expectation does not hold.
+   * Places a transaction's intent on a key, atomically with its expectations: `placed` with the item as it
+   * was (its committed content), `locked` when another transaction's intent is there, `preconditionFailed`
+   * when an expectation does not hold. Placing the same transaction's intent again is `placed`.
    */
-  placeIntent(table: string, input: IntentPlacement): Promise<StoredItem | undefined>;
+  placeIntent(table: string, input: IntentPlacement): Promise<IntentPlacementOutcome>;
   /** Makes the intent of `txid` the key's content with the next version; undefined when it is not there. */
   applyIntent(
     table: string,

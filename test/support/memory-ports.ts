@@ -1,6 +1,6 @@
 // In-memory test doubles of the ports, for unit tests of the core (no I/O).
 import { preconditionHolds } from '../../lambdas/core/conditions';
-import { IntentConflictError, PreconditionFailedError, RingstoreError } from '../../lambdas/core/errors';
+import { RingstoreError } from '../../lambdas/core/errors';
 import { CrashInjectedError } from '../../lambdas/core/faults';
 import { isLive, tombstoneRetentionSeconds } from '../../lambdas/core/item';
 import { compareKeys } from '../../lambdas/core/listing';
@@ -16,7 +16,9 @@ import type {
   HintStore,
   IdSource,
   IntentPlacement,
+  IntentPlacementOutcome,
   ItemWrite,
+  ItemWriteOutcome,
   KeyRef,
   ListPage,
   ListQuery,
@@ -34,7 +36,6 @@ import type {
   TxnRecordStore,
   TxnStatus,
   VersionEntry,
-  WriteResult,
   BrokenMode,
   CrashPoint,
   FaultInjector,
@@ -222,11 +223,12 @@ export class MemoryShardStore implements ShardStore, RangeStore {
     return true;
   }
 
-  async placeIntent(table: string, input: IntentPlacement): Promise<StoredItem | undefined> {
+  async placeIntent(table: string, input: IntentPlacement): Promise<IntentPlacementOutcome> {
     const items = this.table(table);
     const id = `${input.namespace}#${input.key}`;
     const previous = items.get(id);
-    if (previous?.intent && previous.intent.txid !== input.intent.txid) throw new IntentConflictError('locked', previous);
+    const lock = previous?.intent;
+    if (previous && lock && lock.txid !== input.intent.txid) return { outcome: 'locked', current: { ...previous, intent: lock } };
     const live = isLive(previous, input.nowSeconds);
     const holds =
       input.expectVersion === 0
@@ -234,7 +236,7 @@ export class MemoryShardStore implements ShardStore, RangeStore {
         : input.expectVersion !== undefined
           ? live && previous.version === input.expectVersion
           : !input.mustBeLive || live;
-    if (!holds) throw new PreconditionFailedError('condition failed', previous);
+    if (!holds) return { outcome: 'preconditionFailed', current: previous };
     const base = previous ?? {
       namespace: input.namespace,
       key: input.key,
@@ -246,7 +248,7 @@ export class MemoryShardStore implements ShardStore, RangeStore {
       tombstone: true,
     };
     items.set(id, { ...base, intent: input.intent });
-    return previous;
+    return { outcome: 'placed', previous };
   }
 
   async applyIntent(
@@ -296,12 +298,13 @@ export class MemoryShardStore implements ShardStore, RangeStore {
     return true;
   }
 
-  async write(table: string, write: ItemWrite): Promise<WriteResult> {
+  async write(table: string, write: ItemWrite): Promise<ItemWriteOutcome> {
     const items = this.table(table);
     const id = `${write.namespace}#${write.key}`;
     const previous = items.get(id);
-    if (previous?.intent) throw new IntentConflictError('locked', previous);
-    if (!preconditionHolds(write.precondition, previous, write.nowSeconds)) throw new PreconditionFailedError('condition failed', previous);
+    const lock = previous?.intent;
+    if (previous && lock) return { outcome: 'locked', current: { ...previous, intent: lock } };
+    if (!preconditionHolds(write.precondition, previous, write.nowSeconds)) return { outcome: 'preconditionFailed', current: previous };
     const version = (previous?.version ?? 0) + 1;
     const base = { namespace: write.namespace, key: write.key, token: write.token, version, modifiedAtMs: write.modifiedAtMs };
     this.setListed(table, id, write.content !== undefined);
@@ -318,7 +321,7 @@ export class MemoryShardStore implements ShardStore, RangeStore {
             expiresAtSeconds: write.nowSeconds + tombstoneRetentionSeconds,
           },
     );
-    return previous ? { version, previous } : { version };
+    return previous ? { outcome: 'written', version, previous } : { outcome: 'written', version };
   }
 
   async getMany(table: string, namespace: string, keys: readonly string[]): Promise<Map<string, StoredItem>> {

@@ -4,7 +4,7 @@
 import fc from 'fast-check';
 import { PreconditionFailedError, RingstoreError } from '../../lambdas/core/errors';
 import { incrementAttemptsMax, incrementBackoffMsMax, KvIncrements } from '../../lambdas/core/kv-increments';
-import type { ItemWrite, StoredItem, WriteResult } from '../../lambdas/ports';
+import type { ItemWrite, ItemWriteOutcome, StoredItem } from '../../lambdas/ports';
 import { limits } from '../../schemas/topology';
 import { codeOf } from '../support/errors';
 import { text } from '../support/bytes';
@@ -22,7 +22,7 @@ class SlowShards extends MemoryShardStore {
     await jitter(0);
     return super.get(table, namespace, key);
   }
-  override async write(table: string, write: ItemWrite): Promise<WriteResult> {
+  override async write(table: string, write: ItemWrite): Promise<ItemWriteOutcome> {
     await jitter(0);
     return super.write(table, write);
   }
@@ -187,7 +187,7 @@ describe('KvService.increment', () => {
       writer: {
         writeContent: async () => {
           writes += 1;
-          throw new PreconditionFailedError('the key changed', undefined);
+          throw new PreconditionFailedError('the key changed');
         },
       },
       hooks: { assertWritable: async () => undefined },

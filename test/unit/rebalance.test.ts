@@ -879,7 +879,7 @@ describe('requests on a range fenced for its cut-over', () => {
     let cutOver = false;
     world.shards.write = async (table, item) => {
       const result = await write(table, item);
-      if (table === oldOwner && !cutOver) {
+      if (table === oldOwner && !cutOver && result.outcome === 'written') {
         cutOver = true;
         world.rings.state = fencedRangesRing(world.rings.state, [range.end]);
         world.clock.now += rebalanceLimits.cutoverLeaseWaitMs;

@@ -307,7 +307,10 @@ class MemoryStream {
     const write = shards.write.bind(shards);
     shards.write = async (table, change) => {
       const result = await write(table, change);
-      this.records.push({ sourceTable: table, item: { ...shards.peek(table, change.namespace, change.key)! } });
+      // Only a write that happened changes the item, and so makes a stream record.
+      if (result.outcome === 'written') {
+        this.records.push({ sourceTable: table, item: { ...shards.peek(table, change.namespace, change.key)! } });
+      }
       return result;
     };
     const apply = shards.applyReplica.bind(shards);
