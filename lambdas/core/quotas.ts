@@ -229,7 +229,9 @@ export class StorageChargingWriter implements OwnerWriter {
     for (let attempt = 1; ; attempt += 1) {
       const previous = await this.deps.shards.get(table, write.namespace, write.key, { consistent: true });
       const outcome = await this.chargedWrite(table, write, storageChargeOf(previous, write.content, quota));
-      if (outcome && isAnswer(outcome, previous)) return outcome;
+      // DynamoDB's transaction returns no old image: the item replaced is the one read, as the write was conditioned on
+      // its version. The caller needs it to delete a replaced value's object.
+      if (outcome && isAnswer(outcome, previous)) return outcome.outcome === 'written' ? { previous, ...outcome } : outcome;
       if (attempt >= chargedWriteAttemptsMax) {
         throw new RingstoreError('txn.conflict', `key ${write.key} is being written by others at the same time; retry`, {
           retryable: true,

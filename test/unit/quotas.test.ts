@@ -2,8 +2,15 @@
 // charges to its namespace's storage usage.
 import fc from 'fast-check';
 import { isRingstoreError, RingstoreError } from '../../lambdas/core/errors';
-import { leaseTokensOf, NamespaceRateLimiter, rateLeaseLifetimeMs, storageChargeOf, storageQuotaExceeded } from '../../lambdas/core/quotas';
-import type { RateLimitStore, RateTake, StoredItem } from '../../lambdas/ports';
+import {
+  leaseTokensOf,
+  NamespaceRateLimiter,
+  rateLeaseLifetimeMs,
+  StorageChargingWriter,
+  storageChargeOf,
+  storageQuotaExceeded,
+} from '../../lambdas/core/quotas';
+import type { ItemWrite, RateLimitStore, RateTake, StoredItem } from '../../lambdas/ports';
 import { ManualClock } from '../support/memory-ports';
 
 /** The store's contract (ports/quotas.ts) on one process: the GCRA step, atomically. */
@@ -198,5 +205,40 @@ describe('storageQuotaExceeded', () => {
     const refusal = storageQuotaExceeded('ns', limit, { keysMax: 10, bytesMax: 1000 });
 
     expect(refusal).toMatchObject({ code: `quota.${limit}`, retryable: false, details: { limit } });
+  });
+});
+
+describe('StorageChargingWriter', () => {
+  it('answers a counted write with the item it replaced, which the transaction does not return: its value object is then deleted', async () => {
+    const replaced: StoredItem = {
+      namespace: 'ns',
+      key: 'k',
+      version: 4,
+      token: 1,
+      contentType: 'application/octet-stream',
+      size: 9_000_000,
+      sha256: '',
+      tombstone: false,
+      blob: { objectKey: 'values/ns/k/4' },
+    };
+    // As DynamoDB's TransactWriteItems answers a counted write: the version written and no old image.
+    const shards = {
+      get: async () => replaced,
+      write: async () => ({ outcome: 'written' as const, version: 5 }),
+    };
+    const writer = new StorageChargingWriter({ shards });
+    const write: ItemWrite = {
+      namespace: 'ns',
+      key: 'k',
+      token: 1,
+      content: { contentType: 'text/plain', size: 3, sha256: '', value: new Uint8Array(3) },
+      precondition: { kind: 'none' },
+      nowSeconds: 0,
+      modifiedAtMs: 0,
+    };
+
+    const outcome = await writer.write('t', write, { storageQuota: { bytesMax: 10_000_000 } });
+
+    expect(outcome).toEqual({ outcome: 'written', version: 5, previous: replaced });
   });
 });
