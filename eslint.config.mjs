@@ -8,6 +8,7 @@ import tseslint from 'typescript-eslint';
 /**
  * Who may import whom (docs/architecture.md, "Layers"): for the files of each layer, the relative imports
  * that would point the wrong way. Patterns are gitignore-style, matched against the import as written.
+ * `typesFrom`: imports allowed as `import type` only (none of the module's code is bundled).
  */
 const layers = [
   {
@@ -34,8 +35,17 @@ const layers = [
     // Except the decoder of the replicator's and the applier's input (DynamoDB stream events), which needs the
     // codecs, as lambdas/http decodes API Gateway events for the HTTP handlers.
     files: ['lambdas/handlers/**/*.ts'],
-    group: ['../adapters/**', '!../adapters/dynamodb-stream', '!../adapters/dynamodb-txn-stream', '../entries/**'],
-    message: 'handlers see ports and services, never adapters or entries: the wiring gives them what they use.',
+    ignores: ['lambdas/handlers/index.ts'],
+    group: ['../adapters/**', '!../adapters/dynamodb-stream', '!../adapters/dynamodb-txn-stream', '../wiring/**', '../entries/**'],
+    message:
+      'a handler receives its dependencies (its exported *Deps interface, of ports and services): it imports no adapter, wiring or entry; the wiring builds its deps.',
+  },
+  {
+    // The one exception to the handlers' rule: `handlerFactories`, which the local cloud (cdk/local/cloud.ts) and the
+    // tests import from here, composes every handler with its deps builder as the entries do, so it imports the wiring.
+    files: ['lambdas/handlers/index.ts'],
+    group: ['../adapters/**', '../entries/**'],
+    message: 'handlerFactories composes handlers with the wiring, as the entries do; it uses no adapter or entry.',
   },
   {
     files: ['lambdas/http/**/*.ts'],
@@ -43,9 +53,12 @@ const layers = [
     message: 'lambdas/http is the edge: API Gateway events and middlewares over the core, built by the handlers.',
   },
   {
+    // A deps builder (wiring/*-deps.ts) returns the deps interface its handler declares: a type, never the handler.
     files: ['lambdas/wiring/**/*.ts'],
-    group: ['../http/**', '../handlers/**', '../entries/**'],
-    message: 'the wiring builds ports and services; the handlers compose them with the middlewares of lambdas/http.',
+    group: ['../http/**', '../entries/**'],
+    typesFrom: ['../handlers/**'],
+    message:
+      'the wiring builds ports, services and the deps handlers declare (as types only); the handlers compose them with the middlewares of lambdas/http.',
   },
   {
     files: ['lambdas/entries/**/*.ts'],
@@ -228,9 +241,18 @@ export default tseslint.config(
     rules: { 'max-lines': ['error', { max: 500 }], 'max-lines-per-function': ['error', { max: 80 }] },
   },
   ...sizeExceptions.map(({ files, rule }) => ({ files, rules: { [rule]: 'off' } })),
-  ...layers.map(({ files, group, message }) => ({
+  ...layers.map(({ files, ignores = [], group, typesFrom = [], message }) => ({
     files,
-    rules: { 'no-restricted-imports': ['error', { patterns: [{ group, message }] }] },
+    ignores,
+    rules: {
+      // typescript-eslint's version of the rule: the same patterns, and `allowTypeImports` for `typesFrom`.
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [{ group, message }, ...(typesFrom.length > 0 ? [{ group: typesFrom, message, allowTypeImports: true }] : [])],
+        },
+      ],
+    },
   })),
   prettier,
   {

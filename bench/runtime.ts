@@ -4,6 +4,7 @@ import { kvReadHandler } from '../lambdas/handlers/kv-read';
 import { kvWriteHandler } from '../lambdas/handlers/kv-write';
 import { documentClient } from '../lambdas/wiring/clients';
 import { apiKeyService, ringSource, shardHealth } from '../lambdas/wiring/control';
+import { kvReadDeps, kvWriteDeps } from '../lambdas/wiring/data-api-deps';
 import { hintStore, remoteCache, replicationStats } from '../lambdas/wiring/data';
 import { kvService, maintenanceService, replicationService, transactionService } from '../lambdas/wiring/services';
 import { s3Client } from '../lambdas/wiring/s3-client';
@@ -32,8 +33,8 @@ export function benchRuntime(wiring: Wiring) {
     replication: replicationService(wiring.forHandler('replicator')),
     maintenance: maintenanceService(wiring.forHandler('maintenance')),
     txns: transactionService(wiring.forHandler('txnStep')),
-    readHandler: kvReadHandler(kvRead),
-    writeHandler: kvWriteHandler(wiring.forHandler('kvWrite')),
+    readHandler: kvReadHandler(kvReadDeps(kvRead)),
+    writeHandler: kvWriteHandler(kvWriteDeps(wiring.forHandler('kvWrite'))),
   };
 }
 

@@ -9,20 +9,34 @@ import {
   PrincipalArnParam,
   RotateApiKeyBody,
 } from '../../schemas/api';
-import type { ApiKeyRecord } from '../ports';
+import type { ApiKeyService } from '../core/auth';
+import type { IamPrincipalService } from '../core/iam-principals';
+import type { NamespaceSettingsService } from '../core/namespaces';
+import type { ApiKeyRecord, AuditLog } from '../ports';
 import { jsonBody, parseWith } from '../http/request';
 import { json } from '../http/response';
 import type { AdminOperations } from './admin-operations';
-import { apiKeyService, auditLog, iamPrincipalService } from '../wiring/control';
-import { namespaceAdmin } from '../wiring/namespace-admin';
-import type { Wiring } from '../wiring/wiring';
+
+export interface AccessRoutesDeps {
+  apiKeys: ApiKeyService;
+  principals: IamPrincipalService;
+  /** Namespace settings as an admin changes them: setting a storage quota counts what the namespace stores first. */
+  namespaces: NamespaceSettingsService;
+  audit: AuditLog;
+  /** How long a request may still carry the settings its key was authorized with (the authorizer's cache). */
+  settingsTtlSeconds: number;
+}
 
 /** Never return a secret's hash. */
 const publicView = ({ secretHash: _hash, previousSecretHash: _previous, ...info }: ApiKeyRecord) => info;
 
-export function accessRoutes(
-  wiring: Wiring,
-): AdminOperations<
+export function accessRoutes({
+  apiKeys,
+  principals,
+  namespaces,
+  audit,
+  settingsTtlSeconds,
+}: AccessRoutesDeps): AdminOperations<
   | 'createApiKey'
   | 'listAuditEntries'
   | 'listApiKeys'
@@ -34,10 +48,6 @@ export function accessRoutes(
   | 'getNamespaceSettings'
   | 'putNamespaceSettings'
 > {
-  const apiKeys = apiKeyService(wiring);
-  const principals = iamPrincipalService(wiring);
-  const namespaces = namespaceAdmin(wiring);
-  const audit = auditLog(wiring);
   return {
     createApiKey: async (event) => {
       const input = parseWith(CreateApiKeyBody, jsonBody(event), 'body');
@@ -71,8 +81,7 @@ export function accessRoutes(
       const { namespace } = parseWith(NamespaceParam, event.pathParameters, 'path');
       const patch = parseWith(NamespaceSettingsBody, jsonBody(event), 'body');
       // Requests carry the settings their key was authorized with, for as long as the authorizer cache keeps it.
-      const takesEffectWithinSeconds = wiring.config.iamCacheTtlSeconds;
-      return json(200, { ...(await namespaces.update(namespace, patch)), takesEffectWithinSeconds });
+      return json(200, { ...(await namespaces.update(namespace, patch)), takesEffectWithinSeconds: settingsTtlSeconds });
     },
   };
 }

@@ -1,15 +1,25 @@
 // /v1/admin routes of online rebalancing (docs/rebalancing.md): start, status, pause, resume, cancel, rate.
+import type { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { RebalanceIdParam, RebalanceQuery, RebalanceRateBody, RebalanceStartBody } from '../../schemas/api';
 import { RingstoreError } from '../core/errors';
-import { describe as describeRebalance, type RebalanceStatusView } from '../core/rebalance-service';
+import { describe as describeRebalance, type RebalanceService, type RebalanceStatusView } from '../core/rebalance-service';
 import { readRingState } from '../core/ring';
+import type { Clock, IdSource, RebalanceStarter, RingStore } from '../ports';
 import { jsonBody, parseWith } from '../http/request';
 import { json } from '../http/response';
 import type { AdminOperations } from './admin-operations';
-import { ringStore } from '../wiring/control';
-import { rebalanceService, rebalanceStarter } from '../wiring/rebalance';
-import type { Wiring } from '../wiring/wiring';
+
+export interface RebalanceRoutesDeps {
+  rebalances: RebalanceService;
+  /** Asked for by each request that starts a run: undefined when the deployment has no rebalance workflow. */
+  rebalanceStarter: () => RebalanceStarter | undefined;
+  /** The ring's record, read when a rebalance starts, to number the shards it adds. */
+  rings: () => RingStore;
+  clock: Clock;
+  ids: IdSource;
+  logger: Logger;
+}
 
 /** A rebalance's status with readable times; its ranges one by one only when asked (there can be hundreds). */
 function rebalanceView({ job, ...progress }: RebalanceStatusView, withRanges: boolean) {
@@ -24,15 +34,19 @@ function rebalanceView({ job, ...progress }: RebalanceStatusView, withRanges: bo
   };
 }
 
-export function rebalanceRoutes(
-  wiring: Wiring,
-): AdminOperations<'describeRebalance' | 'startRebalance' | 'pauseRebalance' | 'resumeRebalance' | 'cancelRebalance' | 'setRebalanceRate'> {
-  const rebalances = rebalanceService(wiring);
-  const { logger } = wiring;
-
+export function rebalanceRoutes({
+  rebalances,
+  rebalanceStarter,
+  rings,
+  clock,
+  ids,
+  logger,
+}: RebalanceRoutesDeps): AdminOperations<
+  'describeRebalance' | 'startRebalance' | 'pauseRebalance' | 'resumeRebalance' | 'cancelRebalance' | 'setRebalanceRate'
+> {
   /** The workflow's starter; without one nothing is started (a rebalance no workflow runs would sit `running`). */
   const requireRebalanceStarter = () => {
-    const starter = rebalanceStarter(wiring);
+    const starter = rebalanceStarter();
     if (!starter) {
       throw new RingstoreError(
         'rebalance.unavailable',
@@ -61,7 +75,7 @@ export function rebalanceRoutes(
     const { job, startWorkflow } = await rebalances.request(id, action);
     // Every request that starts a run saves the job first: its revision names a run never used before.
     if (startWorkflow) await runRebalance(id, `${id}-r${job.revision}`);
-    return json(202, rebalanceView(describeRebalance(job, wiring.clock.nowMs()), false));
+    return json(202, rebalanceView(describeRebalance(job, clock.nowMs()), false));
   };
 
   return {
@@ -75,15 +89,15 @@ export function rebalanceRoutes(
       const { add, remove, rateKeysPerSecond } = parseWith(RebalanceStartBody, jsonBody(event), 'body');
       requireRebalanceStarter();
       // New shards take the ids after the highest on the ring.
-      const highest = Math.max(-1, ...(await readRingState(ringStore(wiring))).shards.map((shard) => shard.id));
+      const highest = Math.max(-1, ...(await readRingState(rings())).shards.map((shard) => shard.id));
       const join = Array.from({ length: add ?? 0 }, (_, index) => highest + 1 + index);
-      const id = `rebalance-${wiring.clock.nowMs()}-${wiring.ids.newId().replace(/-/g, '').slice(0, 8)}`;
+      const id = `rebalance-${clock.nowMs()}-${ids.newId().replace(/-/g, '').slice(0, 8)}`;
       const job = await rebalances.start(
         { join, leave: remove ?? [] },
         { id, ...(rateKeysPerSecond === undefined ? {} : { rateKeysPerSecond }) },
       );
       await runRebalance(id, `${id}-1`);
-      return json(202, rebalanceView(describeRebalance(job, wiring.clock.nowMs()), false));
+      return json(202, rebalanceView(describeRebalance(job, clock.nowMs()), false));
     },
     pauseRebalance: rebalanceAction('pause'),
     resumeRebalance: rebalanceAction('resume'),
@@ -92,7 +106,7 @@ export function rebalanceRoutes(
       const { id } = parseWith(RebalanceIdParam, event.pathParameters, 'path');
       const { rateKeysPerSecond } = parseWith(RebalanceRateBody, jsonBody(event), 'body');
       const job = await rebalances.setRate(id, rateKeysPerSecond);
-      return json(200, rebalanceView(describeRebalance(job, wiring.clock.nowMs()), false));
+      return json(200, rebalanceView(describeRebalance(job, clock.nowMs()), false));
     },
   };
 }

@@ -1,10 +1,16 @@
 // Lambda REQUEST authorizer: maps x-api-key to a namespace and role. API Gateway caches the answer.
 import middy from '@middy/core';
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
+import type { ApiKeyService } from '../core/auth';
 import { isRingstoreError } from '../core/errors';
+import type { NamespaceSettingsService } from '../core/namespaces';
 import { authorizerContextOf } from '../http/request';
-import { apiKeyService, namespaceSettings } from '../wiring/control';
-import type { Wiring } from '../wiring/wiring';
+
+export interface AuthorizerDeps {
+  apiKeys: ApiKeyService;
+  /** The namespace's defaults and quotas, which ride along in the authorizer's context. */
+  namespaces: NamespaceSettingsService;
+}
 
 /** The policy covers every method of the stage, because API Gateway caches it per key, not per route. */
 function policy(event: APIGatewayRequestAuthorizerEvent, effect: 'Allow' | 'Deny', principalId: string): APIGatewayAuthorizerResult {
@@ -18,10 +24,7 @@ function policy(event: APIGatewayRequestAuthorizerEvent, effect: 'Allow' | 'Deny
   };
 }
 
-export function authorizerHandler(wiring: Wiring) {
-  const apiKeys = apiKeyService(wiring);
-  const namespaces = namespaceSettings(wiring);
-
+export function authorizerHandler({ apiKeys, namespaces }: AuthorizerDeps) {
   return middy<APIGatewayRequestAuthorizerEvent, APIGatewayAuthorizerResult>().handler(async (event) => {
     const header = Object.entries(event.headers ?? {}).find(([name]) => name.toLowerCase() === 'x-api-key')?.[1];
     // API Gateway's contract: throwing exactly "Unauthorized" answers 401; a Deny policy answers 403.

@@ -2,9 +2,17 @@
 // at start). Never changes an existing ring: ring changes are epoch-fenced operations, not deploys.
 import middy from '@middy/core';
 import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
-import { initialRingOf } from '../config';
-import { ringStore } from '../wiring/control';
-import type { Wiring } from '../wiring/wiring';
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { RingState, RingStore } from '../ports';
+
+export interface BootstrapDeps {
+  rings: RingStore;
+  /** The deployment's stage, which names the custom resource's physical id. */
+  stage: string;
+  /** The ring a deployment starts with, from its configuration; computed per event, so a bad one answers FAILED. */
+  initialRing: () => RingState;
+  logger: Logger;
+}
 
 /** CloudFormation waits for this PUT to the presigned response URL; without it a deploy hangs for an hour. */
 async function respond(
@@ -26,22 +34,19 @@ async function respond(
   await fetch(event.ResponseURL, { method: 'PUT', headers: { 'content-type': '' }, body });
 }
 
-export function bootstrapHandler(wiring: Wiring) {
-  const rings = ringStore(wiring);
-  const { config, logger } = wiring;
-
+export function bootstrapHandler({ rings, stage, initialRing, logger }: BootstrapDeps) {
   // CloudFormation reads the answer from the PUT to its presigned URL, never from the return value.
   return middy<CloudFormationCustomResourceEvent, undefined>().handler(async (event) => {
     if (event.RequestType === 'Delete') {
-      await respond(event, config.stage, 'SUCCESS', 'the ring is kept with the control table');
+      await respond(event, stage, 'SUCCESS', 'the ring is kept with the control table');
       return undefined;
     }
     try {
-      const ring = await rings.ensureRing(initialRingOf(config));
-      await respond(event, config.stage, 'SUCCESS', `ring at epoch ${ring.epoch}`, { epoch: ring.epoch, shardCount: ring.shards.length });
+      const ring = await rings.ensureRing(initialRing());
+      await respond(event, stage, 'SUCCESS', `ring at epoch ${ring.epoch}`, { epoch: ring.epoch, shardCount: ring.shards.length });
     } catch (error) {
       logger.error('ring bootstrap failed', { error: String(error) });
-      await respond(event, config.stage, 'FAILED', error instanceof Error ? error.message : String(error));
+      await respond(event, stage, 'FAILED', error instanceof Error ? error.message : String(error));
     }
     return undefined;
   });

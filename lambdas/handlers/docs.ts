@@ -10,7 +10,7 @@ import { readBundledFile } from '../http/bundled-file';
 import { httpErrors } from '../http/errors';
 import { json } from '../http/response';
 import { router } from '../http/router';
-import type { Wiring } from '../wiring/wiring';
+import type { Logger } from '@aws-lambda-powertools/logger';
 import type { z } from 'zod';
 
 const document = buildOpenApiDocument();
@@ -19,9 +19,11 @@ const page = apiPageHtml(document);
 const script = offlineApiPageScript(readBundledFile(apiPageScriptFile));
 const index: z.input<typeof ApiIndex> = { name: 'Ringstore', docs: '/docs', openapi: '/openapi.json' };
 
-export function docsHandler(wiring: Wiring) {
-  const { logger } = wiring;
+export interface DocsDeps {
+  logger: Logger;
+}
 
+export function docsHandler({ logger }: DocsDeps) {
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
     .use(httpErrors(logger))
     .handler(

@@ -1,16 +1,20 @@
 // Backup region: the key queue -> pending entries (docs/dr.md). Each key message is recorded as pending
 // before anything else; a delete is applied at once; a value that came first is applied now.
+import type { Logger } from '@aws-lambda-powertools/logger';
 import middy from '@middy/core';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { DrKeyMessageBody } from '../../schemas/dr-messages';
-import { flushMetrics } from '../http/metrics';
-import { backupApplier, drStats } from '../wiring/dr';
-import type { Wiring } from '../wiring/wiring';
+import type { BackupApplier } from '../core/dr-applier';
+import { flushMetrics, type MetricsSink } from '../http/metrics';
 
-export function drKeyApplierHandler(wiring: Wiring) {
-  const applier = backupApplier(wiring);
-  const { logger } = wiring;
+export interface DrKeyApplierDeps {
+  applier: BackupApplier;
+  /** The DR metrics (key messages' lag), flushed after every batch. */
+  metrics: MetricsSink;
+  logger: Logger;
+}
 
+export function drKeyApplierHandler({ applier, metrics, logger }: DrKeyApplierDeps) {
   const apply = async (record: SQSRecord) => {
     const parsed = DrKeyMessageBody.safeParse(JSON.parse(record.body));
     if (!parsed.success) throw new Error(`malformed key message: ${parsed.error.issues[0]?.message ?? '?'}`);
@@ -18,7 +22,7 @@ export function drKeyApplierHandler(wiring: Wiring) {
   };
 
   return middy<SQSEvent, SQSBatchResponse>()
-    .use(flushMetrics(drStats(wiring)))
+    .use(flushMetrics(metrics))
     .handler(async (event) => {
       // One key's messages (a message group) in order, different keys at once. A failure stops its group,
       // and every message from the first failure on is reported, as SQS FIFO asks: the ones of other

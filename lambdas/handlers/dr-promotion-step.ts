@@ -1,13 +1,12 @@
 // The tasks of the promotion workflow (schemas/dr-promotion-state-machine.asl.json): one action per
 // state, each a call into PromotionService. Errors are renamed for the machine's Retry and Catch:
 // `Ringstore.Retryable` (throttling, an unreachable table) or `Ringstore.Failed`.
+import type { Logger } from '@aws-lambda-powertools/logger';
 import middy from '@middy/core';
 import { isRingstoreError } from '../core/errors';
 import type { PromotionService } from '../core/dr-promotion';
 import type { PromotionReport, PromotionRequest } from '../ports';
-import { drStats, promotionService } from '../wiring/dr';
-import type { Wiring } from '../wiring/wiring';
-import { flushMetrics } from '../http/metrics';
+import { flushMetrics, type MetricsSink } from '../http/metrics';
 
 export type PromotionStepEvent =
   | { action: 'begin' | 'fence' | 'drain' | 'awaitValues' | 'markLost' | 'open'; promotion: PromotionRequest }
@@ -50,12 +49,16 @@ async function step(promotions: PromotionService, event: PromotionStepEvent): Pr
   }
 }
 
-export function drPromotionStepHandler(wiring: Wiring) {
-  const promotions = promotionService(wiring);
-  const { logger } = wiring;
+export interface DrPromotionStepDeps {
+  promotions: PromotionService;
+  /** The DR metrics (keys marked lost), flushed after every step. */
+  metrics: MetricsSink;
+  logger: Logger;
+}
 
+export function drPromotionStepHandler({ promotions, metrics, logger }: DrPromotionStepDeps) {
   return middy<PromotionStepEvent, unknown>()
-    .use(flushMetrics(drStats(wiring)))
+    .use(flushMetrics(metrics))
     .handler(async (event) => {
       logger.info('promotion step', { action: event.action, promotion: event.promotion.id });
       try {

@@ -1,6 +1,7 @@
 // The tasks of the failover state machine (schemas/failover-state-machine.asl.json): one action per
 // state, each a call into FailoverService. Errors are renamed for the machine's Retry and Catch:
 // `Ringstore.Retryable` (throttling, an unreachable table) or `Ringstore.Failed`.
+import type { Logger } from '@aws-lambda-powertools/logger';
 import middy from '@middy/core';
 import { performance } from 'node:perf_hooks';
 import { isRingstoreError } from '../core/errors';
@@ -14,9 +15,14 @@ import {
   type TxnsFound,
 } from '../core/failover-service';
 import type { FailoverMetrics, FailoverRequest } from '../ports';
-import { failoverService } from '../wiring/services';
-import { failoverStats } from '../wiring/data';
-import type { Wiring } from '../wiring/wiring';
+import type { MetricsSink } from '../http/metrics';
+
+export interface FailoverStepDeps {
+  failovers: FailoverService;
+  /** Each failover's outcome, flushed after every step. */
+  metrics: FailoverMetrics & MetricsSink;
+  logger: Logger;
+}
 
 export type FailoverStepEvent =
   | { action: 'confirm'; failover: FailoverRequest }
@@ -106,11 +112,7 @@ async function step(failovers: FailoverService, event: FailoverStepEvent, metric
   }
 }
 
-export function failoverStepHandler(wiring: Wiring) {
-  const failovers = failoverService(wiring);
-  const metrics = failoverStats(wiring);
-  const { logger } = wiring;
-
+export function failoverStepHandler({ failovers, metrics, logger }: FailoverStepDeps) {
   return middy<FailoverStepEvent, unknown>().handler(async (event) => {
     logger.info('failover step', { action: event.action, failover: event.failover.id, shard: event.failover.shard });
     try {

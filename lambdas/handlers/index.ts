@@ -1,6 +1,16 @@
-// Every handler factory by its topology name: the local cloud builds them all in one process.
+// Every handler by its topology name, composed as its Lambda entry composes it (lambdas/entries): the handler
+// factory over the deps the wiring builds, observed. The local cloud builds them all in one process. The one
+// module of lambdas/handlers that imports the wiring (eslint.config.mjs names it).
 import type { MiddyfiedHandler } from '@middy/core';
 import type { HandlerName } from '../../schemas/topology';
+import { adminDeps } from '../wiring/admin-deps';
+import { authorizerDeps, bootstrapDeps } from '../wiring/control-deps';
+import { kvReadDeps, kvWriteDeps, txnDeps } from '../wiring/data-api-deps';
+import { drKeyApplierDeps, drPromotionStepDeps, drShipperDeps, drValueApplierDeps } from '../wiring/dr-deps';
+import { failoverStepDeps, maintenanceDeps, replicatorDeps, txnApplierDeps, txnStepDeps, txnSweeperDeps } from '../wiring/job-deps';
+import { docsDeps, observeDeps } from '../wiring/observability';
+import { rebalanceStepDeps } from '../wiring/rebalance-deps';
+import { ringDeps } from '../wiring/request-deps';
 import type { Wiring } from '../wiring/wiring';
 import { observe } from './observe';
 import { authorizerHandler } from './authorizer';
@@ -23,30 +33,35 @@ import { drKeyApplierHandler } from './dr-key-applier';
 import { drValueApplierHandler } from './dr-value-applier';
 import { drPromotionStepHandler } from './dr-promotion-step';
 
-/** The factories; each takes the wiring (a handler's view of the instances) and returns the middy handler. */
-/** A factory whose handler is observed as in Lambda (the entries do the same): what the local cloud runs. */
-function observed<Event, Result>(factory: (wiring: Wiring) => MiddyfiedHandler<Event, Result>) {
-  return (wiring: Wiring) => observe(factory(wiring), wiring);
+/**
+ * A factory of the local cloud: from a handler's view of the wiring, its deps, its handler, observed as in Lambda.
+ *
+ * @example
+ * const kvWrite = composed(kvWriteHandler, kvWriteDeps);
+ * const handler = kvWrite(host.forHandler('kvWrite'));
+ */
+function composed<Deps, Event, Result>(factory: (deps: Deps) => MiddyfiedHandler<Event, Result>, depsOf: (wiring: Wiring) => Deps) {
+  return (wiring: Wiring) => observe(factory(depsOf(wiring)), observeDeps(wiring));
 }
 
 export const handlerFactories = {
-  authorizer: observed(authorizerHandler),
-  kvRead: observed(kvReadHandler),
-  kvWrite: observed(kvWriteHandler),
-  ring: observed(ringHandler),
-  admin: observed(adminHandler),
-  docs: observed(docsHandler),
-  bootstrap: observed(bootstrapHandler),
-  replicator: observed(replicatorHandler),
-  maintenance: observed(maintenanceHandler),
-  txn: observed(txnHandler),
-  txnStep: observed(txnStepHandler),
-  txnSweeper: observed(txnSweeperHandler),
-  txnApplier: observed(txnApplierHandler),
-  failoverStep: observed(failoverStepHandler),
-  rebalanceStep: observed(rebalanceStepHandler),
-  drShipper: observed(drShipperHandler),
-  drKeyApplier: observed(drKeyApplierHandler),
-  drValueApplier: observed(drValueApplierHandler),
-  drPromotionStep: observed(drPromotionStepHandler),
+  authorizer: composed(authorizerHandler, authorizerDeps),
+  kvRead: composed(kvReadHandler, kvReadDeps),
+  kvWrite: composed(kvWriteHandler, kvWriteDeps),
+  ring: composed(ringHandler, ringDeps),
+  admin: composed(adminHandler, adminDeps),
+  docs: composed(docsHandler, docsDeps),
+  bootstrap: composed(bootstrapHandler, bootstrapDeps),
+  replicator: composed(replicatorHandler, replicatorDeps),
+  maintenance: composed(maintenanceHandler, maintenanceDeps),
+  txn: composed(txnHandler, txnDeps),
+  txnStep: composed(txnStepHandler, txnStepDeps),
+  txnSweeper: composed(txnSweeperHandler, txnSweeperDeps),
+  txnApplier: composed(txnApplierHandler, txnApplierDeps),
+  failoverStep: composed(failoverStepHandler, failoverStepDeps),
+  rebalanceStep: composed(rebalanceStepHandler, rebalanceStepDeps),
+  drShipper: composed(drShipperHandler, drShipperDeps),
+  drKeyApplier: composed(drKeyApplierHandler, drKeyApplierDeps),
+  drValueApplier: composed(drValueApplierHandler, drValueApplierDeps),
+  drPromotionStep: composed(drPromotionStepHandler, drPromotionStepDeps),
 } satisfies Record<HandlerName, (wiring: Wiring) => unknown>;

@@ -1,4 +1,5 @@
 // PUT/DELETE /v1/kv/{key}, a counter's increment, and the two-step upload of large values.
+import type { Logger } from '@aws-lambda-powertools/logger';
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import {
@@ -15,15 +16,19 @@ import { RingstoreError } from '../core/errors';
 import type { RequestPrincipal } from '../core/auth';
 import type { Consistency, KvService, WriteAck } from '../core/kv';
 import { httpErrors } from '../http/errors';
-import { flushMetrics } from '../http/metrics';
-import { failoverStats, replicationStats } from '../wiring/data';
+import { flushMetrics, type MetricsSink } from '../http/metrics';
 import { bodyBytes, conditionsOf, headersOf, jsonBody, parseWith, pathParam, principalOf } from '../http/request';
 import { etagOf, json } from '../http/response';
 import { type Operation, router } from '../http/router';
-import { kvService } from '../wiring/services';
-import { callerAndQuotas } from './request-guards';
-import { drStats } from '../wiring/dr';
-import type { Wiring } from '../wiring/wiring';
+import { callerAndQuotas, type RequestGuardDeps } from './request-guards';
+
+export interface KvWriteDeps {
+  kv: KvService;
+  guards: RequestGuardDeps;
+  logger: Logger;
+  /** Flushed after every request: strong writes' replica copies, the requests a failover refused, key-sync durations. */
+  metrics: readonly MetricsSink[];
+}
 
 const rejectEmptyKey = async () => {
   throw new RingstoreError('kv.keyInvalid', 'key must not be empty: use /v1/kv/{key}', { details: { field: 'key' } });
@@ -52,61 +57,55 @@ const incrementWith =
     return acknowledged(200, await kv.increment(principal.namespace, pathParam(event, 'key'), input));
   };
 
-export function kvWriteHandler(wiring: Wiring) {
-  const kv = kvService(wiring);
-  const { logger } = wiring;
-
-  return (
-    middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-      .use(httpErrors(logger))
-      .use(callerAndQuotas(wiring))
-      // Strong writes' replica copies, the requests a failover refused, key-sync durations.
-      .use(flushMetrics(replicationStats(wiring), failoverStats(wiring), drStats(wiring)))
-      .handler(
-        router('kvWrite', {
-          putValue: async (event) => {
-            const { ttlSeconds, consistency } = parseWith(PutValueQuery, event.queryStringParameters, 'query');
-            const { 'content-type': contentType } = parseWith(PutValueHeaders, headersOf(event), 'header');
-            const principal = principalOf(event);
-            const ack = await kv.put(principal.namespace, pathParam(event, 'key'), {
-              value: bodyBytes(event),
-              contentType,
-              ttlSeconds,
+export function kvWriteHandler({ kv, guards, logger, metrics }: KvWriteDeps) {
+  return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+    .use(httpErrors(logger))
+    .use(callerAndQuotas(guards))
+    .use(flushMetrics(...metrics))
+    .handler(
+      router('kvWrite', {
+        putValue: async (event) => {
+          const { ttlSeconds, consistency } = parseWith(PutValueQuery, event.queryStringParameters, 'query');
+          const { 'content-type': contentType } = parseWith(PutValueHeaders, headersOf(event), 'header');
+          const principal = principalOf(event);
+          const ack = await kv.put(principal.namespace, pathParam(event, 'key'), {
+            value: bodyBytes(event),
+            contentType,
+            ttlSeconds,
+            ...conditionsOf(event),
+            ...settingsOf(principal, consistency),
+          });
+          return acknowledged(200, ack);
+        },
+        putEmptyKey: rejectEmptyKey,
+        deleteEmptyKey: rejectEmptyKey,
+        deleteValue: async (event) => {
+          const { consistency } = parseWith(DeleteValueQuery, event.queryStringParameters, 'query');
+          const principal = principalOf(event);
+          return acknowledged(
+            200,
+            await kv.delete(principal.namespace, pathParam(event, 'key'), {
               ...conditionsOf(event),
               ...settingsOf(principal, consistency),
-            });
-            return acknowledged(200, ack);
-          },
-          putEmptyKey: rejectEmptyKey,
-          deleteEmptyKey: rejectEmptyKey,
-          deleteValue: async (event) => {
-            const { consistency } = parseWith(DeleteValueQuery, event.queryStringParameters, 'query');
-            const principal = principalOf(event);
-            return acknowledged(
-              200,
-              await kv.delete(principal.namespace, pathParam(event, 'key'), {
-                ...conditionsOf(event),
-                ...settingsOf(principal, consistency),
-              }),
-            );
-          },
-          incrementValue: incrementWith(kv),
-          createUpload: async (event) => {
-            const body = parseWith(CreateUploadBody, jsonBody(event), 'body');
-            return json(201, await kv.createUpload(principalOf(event).namespace, pathParam(event, 'key'), body));
-          },
-          commitUpload: async (event) => {
-            const body = parseWith(CommitUploadBody, jsonBody(event), 'body');
-            const { consistency } = parseWith(CommitUploadQuery, event.queryStringParameters, 'query');
-            const principal = principalOf(event);
-            const ack = await kv.commitUpload(principal.namespace, pathParam(event, 'key'), pathParam(event, 'uploadId'), {
-              ...body,
-              ...conditionsOf(event),
-              ...settingsOf(principal, consistency),
-            });
-            return acknowledged(200, ack);
-          },
-        }),
-      )
-  );
+            }),
+          );
+        },
+        incrementValue: incrementWith(kv),
+        createUpload: async (event) => {
+          const body = parseWith(CreateUploadBody, jsonBody(event), 'body');
+          return json(201, await kv.createUpload(principalOf(event).namespace, pathParam(event, 'key'), body));
+        },
+        commitUpload: async (event) => {
+          const body = parseWith(CommitUploadBody, jsonBody(event), 'body');
+          const { consistency } = parseWith(CommitUploadQuery, event.queryStringParameters, 'query');
+          const principal = principalOf(event);
+          const ack = await kv.commitUpload(principal.namespace, pathParam(event, 'key'), pathParam(event, 'uploadId'), {
+            ...body,
+            ...conditionsOf(event),
+            ...settingsOf(principal, consistency),
+          });
+          return acknowledged(200, ack);
+        },
+      }),
+    );
 }

@@ -1,24 +1,29 @@
 // Scheduled: probes unavailable shards, replays their hints before they serve again, then compares the
 // next slice of token ranges across replicas and repairs what differs (anti-entropy).
+import type { Logger } from '@aws-lambda-powertools/logger';
 import middy from '@middy/core';
 import type { ScheduledEvent } from 'aws-lambda';
-import type { MaintenanceReport } from '../core/maintenance';
-import { ringSource } from '../wiring/control';
-import { maintenanceService } from '../wiring/services';
-import { failoverStats } from '../wiring/data';
-import { drStats, initialSync, pendingSweep } from '../wiring/dr';
-import type { Wiring } from '../wiring/wiring';
+import type { PendingSweepReport } from '../core/dr-applier';
+import type { InitialSync } from '../core/dr-initial-sync';
+import type { MaintenanceReport, MaintenanceService } from '../core/maintenance';
+import type { RingSource } from '../core/ring-source';
+import type { MetricsSink } from '../http/metrics';
 
-export function maintenanceHandler(wiring: Wiring) {
-  const maintenance = maintenanceService(wiring);
-  const ring = ringSource(wiring);
-  const { logger } = wiring;
+export interface MaintenanceDeps {
+  maintenance: MaintenanceService;
+  ring: RingSource;
+  logger: Logger;
+  /** The failover metrics (a rejoin's divergent writes), flushed after each run. */
+  metrics: MetricsSink;
+  /** A DR backup's sweep of old pending entries; undefined in any other region. */
+  sweep: (() => Promise<PendingSweepReport>) | undefined;
+  /** A DR primary's initial sync, one slice per run; undefined in any other region. */
+  sync: InitialSync | undefined;
+  /** The DR metrics, flushed after the sweep; undefined without DR. */
+  dr: MetricsSink | undefined;
+}
 
-  const metrics = failoverStats(wiring);
-  const sweep = pendingSweep(wiring);
-  const sync = initialSync(wiring);
-  const dr = wiring.config.dr.role === 'none' ? undefined : drStats(wiring);
-
+export function maintenanceHandler({ maintenance, ring, logger, metrics, sweep, sync, dr }: MaintenanceDeps) {
   return middy<ScheduledEvent, MaintenanceReport>().handler(async () => {
     const report = await maintenance.run(await ring.current()).finally(() => metrics.publish());
     const { antiEntropy, handoff } = report;

@@ -1,10 +1,15 @@
 // The task of the rebalance state machine (schemas/rebalance-state-machine.asl.json): `advance` moves the
 // rebalance on for one bounded step and returns its status; `halt` pauses it with the reason its steps
 // kept failing.
+import type { Logger } from '@aws-lambda-powertools/logger';
 import middy from '@middy/core';
 import { z } from 'zod';
-import { rebalanceService } from '../wiring/rebalance';
-import type { Wiring } from '../wiring/wiring';
+import type { RebalanceService } from '../core/rebalance-service';
+
+export interface RebalanceStepDeps {
+  rebalances: RebalanceService;
+  logger: Logger;
+}
 
 const RebalanceStepEvent = z.discriminatedUnion('action', [
   z.object({ action: z.literal('advance'), rebalance: z.object({ id: z.string().min(1) }) }),
@@ -15,10 +20,7 @@ const RebalanceStepEvent = z.discriminatedUnion('action', [
   }),
 ]);
 
-export function rebalanceStepHandler(wiring: Wiring) {
-  const rebalances = rebalanceService(wiring);
-  const { logger } = wiring;
-
+export function rebalanceStepHandler({ rebalances, logger }: RebalanceStepDeps) {
   return middy<unknown, unknown>().handler(async (raw) => {
     const event = RebalanceStepEvent.parse(raw);
     if (event.action === 'halt') {

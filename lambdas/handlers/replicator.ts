@@ -1,19 +1,22 @@
 // Shard streams -> replicas: copies each owner write to the key's other replicas (version-guarded).
 // A failed record is reported so the stream retries from it; applying a version twice is harmless.
+import type { Logger } from '@aws-lambda-powertools/logger';
 import middy from '@middy/core';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { ownerChangesOf } from '../adapters/dynamodb-stream';
-import { ringSource } from '../wiring/control';
-import { replicationStats } from '../wiring/data';
-import { replicationService } from '../wiring/services';
-import type { Wiring } from '../wiring/wiring';
+import type { ReplicationService } from '../core/replication';
+import type { RingSource } from '../core/ring-source';
+import type { MetricsSink } from '../http/metrics';
 
-export function replicatorHandler(wiring: Wiring) {
-  const replication = replicationService(wiring);
-  const ring = ringSource(wiring);
-  const stats = replicationStats(wiring);
-  const { logger } = wiring;
+export interface ReplicatorDeps {
+  replication: ReplicationService;
+  ring: RingSource;
+  /** The replication metrics, flushed after each batch. */
+  stats: MetricsSink;
+  logger: Logger;
+}
 
+export function replicatorHandler({ replication, ring, stats, logger }: ReplicatorDeps) {
   return middy<DynamoDBStreamEvent, DynamoDBBatchResponse>().handler(async (event) => {
     const { changes, sequenceNumbers } = ownerChangesOf(event.Records);
     const result = await replication.applyOwnerChanges(changes, await ring.current());

@@ -1,22 +1,25 @@
 // GET /v1/ring: the ring as clients see it ("keyrange").
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import type { Logger } from '@aws-lambda-powertools/logger';
 import { tokenBits } from '../core/ring';
+import type { RingSource } from '../core/ring-source';
 import { httpErrors } from '../http/errors';
 import { principalOf } from '../http/request';
 import { json } from '../http/response';
 import { router } from '../http/router';
-import { ringSource } from '../wiring/control';
-import { callerAndQuotas } from './request-guards';
-import type { Wiring } from '../wiring/wiring';
+import { callerAndQuotas, type RequestGuardDeps } from './request-guards';
 
-export function ringHandler(wiring: Wiring) {
-  const ring = ringSource(wiring);
-  const { logger } = wiring;
+export interface RingDeps {
+  ring: RingSource;
+  guards: RequestGuardDeps;
+  logger: Logger;
+}
 
+export function ringHandler({ ring, guards, logger }: RingDeps) {
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
     .use(httpErrors(logger))
-    .use(callerAndQuotas(wiring))
+    .use(callerAndQuotas(guards))
     .handler(
       router('ring', {
         describeRing: async (event) => {

@@ -1,16 +1,18 @@
 // The transaction table's stream -> intents applied: an eventual transaction is answered at its decision,
 // and this handler makes each committed transaction's intents its keys' values (readers meeting one
 // first roll it forward themselves). Idempotent: a record delivered twice finds nothing left to apply.
+import type { Logger } from '@aws-lambda-powertools/logger';
 import middy from '@middy/core';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { commitsOf } from '../adapters/dynamodb-txn-stream';
-import { transactionService } from '../wiring/services';
-import type { Wiring } from '../wiring/wiring';
+import type { TransactionService } from '../core/transactions';
 
-export function txnApplierHandler(wiring: Wiring) {
-  const txns = transactionService(wiring);
-  const { logger } = wiring;
+export interface TxnApplierDeps {
+  txns: TransactionService;
+  logger: Logger;
+}
 
+export function txnApplierHandler({ txns, logger }: TxnApplierDeps) {
   return middy<DynamoDBStreamEvent, DynamoDBBatchResponse>().handler(async (event) => {
     const commits = commitsOf(event.Records);
     // A failure throws: the whole batch is retried (and bisected), which finishing twice makes harmless.

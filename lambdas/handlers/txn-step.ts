@@ -5,8 +5,6 @@ import middy from '@middy/core';
 import { isRingstoreError } from '../core/errors';
 import { abortOf, type TransactionService, type PrepareResult } from '../core/transactions';
 import type { FaultInjector, Abort, TxnExecution } from '../ports';
-import { transactionService } from '../wiring/services';
-import type { Wiring } from '../wiring/wiring';
 
 export type TxnStepEvent =
   | { action: 'begin'; execution: TxnExecution }
@@ -53,10 +51,13 @@ function failureAbort(failure: { Error?: string; Cause?: string }): Abort {
   return failure.Error === 'Ringstore.Retryable' ? { reason: 'unavailable', message } : { reason: 'conflict', message };
 }
 
-export function txnStepHandler(wiring: Wiring) {
-  const txns = transactionService(wiring);
-  const { faults } = wiring;
+export interface TxnStepDeps {
+  txns: TransactionService;
+  /** The crash points of a test run; undefined everywhere else. */
+  faults: FaultInjector | undefined;
+}
 
+export function txnStepHandler({ txns, faults }: TxnStepDeps) {
   return middy<TxnStepEvent, unknown>().handler(async (event) => {
     try {
       return await step(txns, faults, event);

@@ -1,12 +1,10 @@
 // Scheduled: finishes transactions whose coordinator stopped: aborts the pending ones past their
 // deadline, rolls committed ones forward, clears what aborted ones left (lambdas/core/transactions.ts).
+import type { Logger } from '@aws-lambda-powertools/logger';
 import middy from '@middy/core';
 import type { ScheduledEvent } from 'aws-lambda';
-import type { SweepReport } from '../core/transactions';
-import { sweeperState } from '../wiring/control';
-import { txnStats } from '../wiring/observability';
-import { transactionService } from '../wiring/services';
-import type { Wiring } from '../wiring/wiring';
+import type { SweepReport, TransactionService } from '../core/transactions';
+import type { Clock, SweeperStateStore } from '../ports';
 import { txnLimits } from '../../schemas/topology';
 
 /** Deadlines are swept this long after they pass, so a coordinator finishing on time is never raced. */
@@ -14,12 +12,21 @@ const sweepGraceMs = 1_000;
 /** A first sweep looks back this far. */
 const firstLookBackMs = 3_600_000;
 
-export function txnSweeperHandler(wiring: Wiring) {
-  const txns = transactionService(wiring);
-  const sweep = sweeperState(wiring);
-  const stats = txnStats(wiring);
-  const { clock, logger } = wiring;
+/** What a sweep reports to the metrics: its recoveries, and how far behind the present it is. */
+export interface SweepMetrics {
+  swept(observation: { aborted: number; rolledForward: number; cleared: number; behindMs: number }): void;
+}
 
+export interface TxnSweeperDeps {
+  txns: TransactionService;
+  /** Where the sweep's walk stopped last time. */
+  sweep: SweeperStateStore;
+  stats: SweepMetrics;
+  clock: Clock;
+  logger: Logger;
+}
+
+export function txnSweeperHandler({ txns, sweep, stats, clock, logger }: TxnSweeperDeps) {
   return middy<ScheduledEvent, SweepReport>().handler(async () => {
     const now = clock.nowMs();
     const state = await sweep.readSweeperState();

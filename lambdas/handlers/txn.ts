@@ -1,28 +1,37 @@
 // POST /v1/txn: plans the transaction; one whose keys live on one shard commits here in one atomic write,
 // any other runs the state machine synchronously. The outcome is the answer.
+import type { Logger } from '@aws-lambda-powertools/logger';
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { TxnBody, TxnQuery } from '../../schemas/api';
+import type { TransactionService } from '../core/transactions';
 import { txnAbortError } from '../core/txn-errors';
+import type { Clock, Orchestrator, TxnOutcome } from '../ports';
 import { httpErrors } from '../http/errors';
 import { jsonBody, parseWith, principalOf } from '../http/request';
 import { json } from '../http/response';
 import { router } from '../http/router';
-import { orchestrator } from '../wiring/orchestrator';
-import { txnStats } from '../wiring/observability';
-import { callerAndQuotas } from './request-guards';
-import { transactionService } from '../wiring/services';
-import type { Wiring } from '../wiring/wiring';
+import { callerAndQuotas, type RequestGuardDeps } from './request-guards';
 
-export function txnHandler(wiring: Wiring) {
-  const txns = transactionService(wiring);
-  const transactions = orchestrator(wiring);
-  const stats = txnStats(wiring);
-  const { clock, logger } = wiring;
+/** What a transaction reports to the metrics: its outcome, how it ran, and how long it took. */
+export interface TxnOutcomeMetrics {
+  ended(outcome: TxnOutcome, path: 'oneShard' | 'stateMachine', durationMs: number): void;
+}
 
+export interface TxnDeps {
+  txns: TransactionService;
+  /** Runs the state machine of a transaction on more than one shard. */
+  transactions: Orchestrator;
+  stats: TxnOutcomeMetrics;
+  guards: RequestGuardDeps;
+  clock: Clock;
+  logger: Logger;
+}
+
+export function txnHandler({ txns, transactions, stats, guards, clock, logger }: TxnDeps) {
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
     .use(httpErrors(logger))
-    .use(callerAndQuotas(wiring))
+    .use(callerAndQuotas(guards))
     .handler(
       router('txn', {
         transact: async (event) => {

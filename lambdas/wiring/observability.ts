@@ -1,8 +1,11 @@
 // Builders of what makes a handler observable: the X-Ray tracer (Lambda only), and the metrics of API requests and of
 // transactions (the replication, failover, cache and DR ones are built in data.ts and dr.ts). Each is
 // built once per instance set; every metric is published only inside Lambda (locally EMF lines would
-// flood the console), and `publishAll` flushes whatever a handler's invocation gathered.
+// flood the console), and `publishAll` flushes whatever a handler's invocation gathered. `observeDeps` gives
+// handlers/observe.ts all of it.
 import type { Tracer } from '@aws-lambda-powertools/tracer';
+import type { DocsDeps } from '../handlers/docs';
+import type { ObserveDeps } from '../handlers/observe';
 import { ApiStats } from '../adapters/api-metrics';
 import { powertoolsMetrics } from '../adapters/powertools-metrics';
 import { TxnStats } from '../adapters/txn-metrics';
@@ -66,4 +69,26 @@ export function publishAll(wiring: Wiring): void {
     const sink = wiring.built(name);
     if (isSink(sink)) sink.publish();
   }
+}
+
+/**
+ * What `observe` wraps every handler with. The tracer starts loading here, at init; the API metrics are built
+ * only for a handler with routes.
+ */
+export function observeDeps(wiring: Wiring): ObserveDeps {
+  return {
+    handlerName: wiring.spec?.name,
+    tracer: tracing(wiring),
+    inLambda: wiring.config.inLambda,
+    logger: wiring.logger,
+    clock: wiring.clock,
+    apiMetrics: () => apiStats(wiring),
+    publishAll: () => publishAll(wiring),
+    annotate: (key, value) => annotate(wiring, key, value),
+  };
+}
+
+/** The docs handler needs only the logger: built here, with what every entry imports, so its bundle holds no AWS client. */
+export function docsDeps(wiring: Wiring): DocsDeps {
+  return { logger: wiring.logger };
 }

@@ -4,6 +4,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { loadConfig } from '../../lambdas/config';
 import { adminHandler } from '../../lambdas/handlers/admin';
+import { adminDeps } from '../../lambdas/wiring/admin-deps';
 import { RebalanceService, type RebalanceLimits } from '../../lambdas/core/rebalance-service';
 import { initialRingState } from '../../lambdas/core/ring';
 import type { RebalanceStarter, RingState } from '../../lambdas/ports';
@@ -80,7 +81,7 @@ function world(options: { starter?: 'recording' | 'none' | 'failing' } = {}) {
   // What the handler's builders would make from the config, replaced by in-memory ports.
   wired.shared('ringStore', () => rings);
   wired.shared('admin:rebalance', () => service);
-  const handler = adminHandler(wired.forHandler('admin'));
+  const handler = adminHandler(adminDeps(wired.forHandler('admin')));
 
   const call = async ({ method, resource, pathParameters, query, body, role = 'admin' }: Call) => {
     const event = {

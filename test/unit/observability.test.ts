@@ -22,6 +22,9 @@ import { txnHandler } from '../../lambdas/handlers/txn';
 import { TransactionService } from '../../lambdas/core/transactions';
 import { requestIdHeader } from '../../lambdas/http/request-id';
 import type { CacheEntry, RemoteCache } from '../../lambdas/ports';
+import { txnDeps } from '../../lambdas/wiring/data-api-deps';
+import { observeDeps } from '../../lambdas/wiring/observability';
+import { ringDeps } from '../../lambdas/wiring/request-deps';
 import { Wiring } from '../../lambdas/wiring/wiring';
 import { envVars } from '../../schemas/topology';
 import {
@@ -113,7 +116,7 @@ function observedRing(options: { ringFails?: boolean } = {}) {
   const wiring = Wiring.create({ config: loadConfig(lambdaEnv), clock: new ManualClock(), logger }).forHandler('ring');
   wiring.shared('ringStore', () => rings);
   wiring.shared('tracer', () => new Tracer({ serviceName: 'ringstore', enabled: false }));
-  return observe(ringHandler(wiring), wiring);
+  return observe(ringHandler(ringDeps(wiring)), observeDeps(wiring));
 }
 
 describe('API answers', () => {
@@ -197,7 +200,7 @@ describe('API answers', () => {
     const crashing = middy<APIGatewayProxyEvent, APIGatewayProxyResult>().handler(async () => {
       throw new Error('crashed');
     });
-    const handler = observe(crashing, wiring);
+    const handler = observe(crashing, observeDeps(wiring));
 
     // Act
     let thrown: unknown;
@@ -300,7 +303,7 @@ describe('transaction metrics', () => {
     }).forHandler('txn');
     wiring.shared('txn:txns', () => txns);
     wiring.shared('tracer', () => new Tracer({ enabled: false }));
-    const handler = observe(txnHandler(wiring), wiring);
+    const handler = observe(txnHandler(txnDeps(wiring)), observeDeps(wiring));
     const transact = (ops: unknown[]) =>
       handler(
         ringEvent({

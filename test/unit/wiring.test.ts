@@ -142,6 +142,25 @@ describe('Wiring', () => {
     for (const unused of ['s3', 'sfn', 'l2', 'shards', 'kvRead:kv']) expect(wiring.built(unused)).toBeUndefined();
   });
 
+  it("builds the admin handler's services at init, and a workflow starter or DR store only on the request that needs it", async () => {
+    // Prepare: both workflows named, so a starter would be a Step Functions client
+    const wiring = Wiring.forLambda('admin', {
+      ...lambdaEnv,
+      [envVars.failoverStateMachineArn]: 'arn:aws:states:us-east-1:000000000000:stateMachine:ringstore-local-failover',
+      [envVars.rebalanceStateMachineArn]: 'arn:aws:states:us-east-1:000000000000:stateMachine:ringstore-local-rebalance',
+    });
+
+    // Act
+    handlerFactories.admin(wiring);
+
+    // Assess
+    expect(wiring.built('admin:maintenance')).toBeDefined();
+    expect(wiring.built('admin:rebalance')).toBeDefined();
+    for (const unused of ['failoverStarter', 'rebalanceStarter', 'sfn', 'promotionLog', 'drSync'])
+      expect(wiring.built(unused)).toBeUndefined();
+    await closeConnections(wiring);
+  });
+
   it('builds the S3 client only when a blob call needs it, not with the KV service', async () => {
     const credentials = { accessKeyId: 'AKIAEXAMPLE', secretAccessKey: 'example' };
     const wiring = Wiring.create({ config: loadConfig(lambdaEnv), awsCredentials: credentials }).forHandler('kvWrite');
