@@ -1,7 +1,7 @@
 // A namespace's keys in key order across every shard (docs/api.md, "Listing"): the owners' listing index
 // partitions merged a page at a time (listing.ts), resumed from an opaque cursor.
 import { RingstoreError } from './errors';
-import type { Clock, KeySummary, ShardHealthStore, ShardStore } from '../ports';
+import type { Clock, KeySummary, ShardHealthStore, ShardIndexes } from '../ports';
 import { mergeListing } from './listing';
 import { isReadable } from './replication';
 import { tokenOf } from './ring';
@@ -12,7 +12,7 @@ import { shardSchema } from '../../schemas/topology';
 const listRoundsMax = 4;
 
 export interface KvListingDeps {
-  shards: Pick<ShardStore, 'list'>;
+  shards: Pick<ShardIndexes, 'list'>;
   ring: Pick<RingSource, 'current'>;
   /** A listing refuses while a shard may not serve reads. */
   health: Pick<ShardHealthStore, 'all'>;

@@ -2,7 +2,7 @@
 // from the cache or any replica that may serve, a large value from S3 or by a presigned URL.
 import { RingstoreError } from './errors';
 import { cacheEntryOf, type IntentResolver } from './intents';
-import type { BlobStore, CacheEntry, Clock, Consistency, ShardStore, StoredItem, ValueCache } from '../ports';
+import type { BlobStore, CacheEntry, Clock, Consistency, StoredItem, ValueCache, ShardItemReads } from '../ports';
 import { isLive } from './item';
 import type { RangeRouter } from './range-router';
 import { isShardFailure, type ReplicationService } from './replication';
@@ -19,7 +19,7 @@ export interface KvReadLimits {
 
 export interface KvReaderDeps {
   router: RangeRouter;
-  items: Pick<ShardStore, 'get'>;
+  items: Pick<ShardItemReads, 'get'>;
   blobs: Pick<BlobStore, 'get' | 'presignGet'>;
   ring: Pick<RingSource, 'current'>;
   clock: Pick<Clock, 'nowMs'>;

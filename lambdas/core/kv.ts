@@ -9,9 +9,11 @@ import type {
   FaultInjector,
   IdSource,
   ShardHealthStore,
-  ShardStore,
   StoredItem,
   ValueCache,
+  ShardIndexes,
+  ShardItemReads,
+  ShardItemWrites,
 } from '../ports';
 import type { IntentResolver } from './intents';
 import { type BatchGetEntry, type BatchGetOptions, KvBatchReader } from './kv-batch-reads';
@@ -47,7 +49,7 @@ export interface KvLimits {
 }
 
 export interface KvDeps {
-  shards: Pick<ShardStore, 'get' | 'write' | 'list'>;
+  shards: Pick<ShardItemReads, 'get'> & ShardItemWrites & Pick<ShardIndexes, 'list'>;
   blobs: BlobStore;
   ring: RingSource;
   clock: Clock;

@@ -7,11 +7,12 @@ import type {
   ItemWriteOutcome,
   RateLimit,
   RateLimitStore,
-  ShardStore,
   StorageCharge,
   StorageQuota,
   StorageUsage,
   StoredItem,
+  ShardItemReads,
+  ShardItemWrites,
 } from '../ports';
 import { type OwnerWriter, plainOwnerWriter, type WriteSettings } from './write-hooks';
 
@@ -219,7 +220,7 @@ export const chargedWriteBackoffMsMax = 20;
 export class StorageChargingWriter implements OwnerWriter {
   private readonly plain: OwnerWriter;
 
-  constructor(private readonly deps: { shards: Pick<ShardStore, 'get' | 'write'>; sleep?: (ms: number) => Promise<void> }) {
+  constructor(private readonly deps: { shards: Pick<ShardItemReads, 'get'> & ShardItemWrites; sleep?: (ms: number) => Promise<void> }) {
     this.plain = plainOwnerWriter(deps.shards);
   }
 

@@ -4,7 +4,7 @@
 // became of a write that landed while the range changed owner. Any service that writes keys on the ring
 // routes through it; what it writes is the caller's.
 import { RingstoreError } from './errors';
-import type { FailoverMetrics, FaultInjector, ItemWrite, RingShard, ShardStore, StoredItem, WriteResult } from '../ports';
+import type { FailoverMetrics, FaultInjector, ItemWrite, RingShard, StoredItem, WriteResult, ShardItemReads } from '../ports';
 import { isShardFailure } from './replication';
 import type { Ring } from './ring';
 import type { RingLease, RingSource } from './ring-source';
@@ -28,7 +28,7 @@ export const ringRouteAttemptsMax = 3;
 export interface RangeRouterDeps {
   ring: RingSource;
   /** Only the consistent reads of a key's copies that a cut-over or a moved write is checked with. */
-  items: Pick<ShardStore, 'get'>;
+  items: Pick<ShardItemReads, 'get'>;
   clock: { monotonicMs(): number };
   /** With it, a request meeting a fence waits for it to lift (up to its bound); without, it is refused at once. */
   sleep?: (ms: number) => Promise<void>;

@@ -10,9 +10,10 @@ import type {
   RebalanceJobStore,
   RingState,
   RingStore,
-  ShardStore,
   StoredItem,
   VersionEntry,
+  ShardIndexes,
+  ShardItemReads,
 } from '../ports';
 import { isRingstoreError, RingstoreError } from './errors';
 import type { TxnSettler } from './txn-settlement';
@@ -22,7 +23,7 @@ import { Ring, readRingState } from './ring';
 
 export interface RebalanceDeps {
   rings: Pick<RingStore, 'readRing' | 'publishRing'>;
-  shards: Pick<ShardStore, 'get' | 'versionsInRange'>;
+  shards: Pick<ShardItemReads, 'get'> & Pick<ShardIndexes, 'versionsInRange'>;
   ranges: RangeStore;
   jobs: RebalanceJobStore;
   /** Transactions with intents on a range whose owner changes are settled under its fence, as a failover's are. */

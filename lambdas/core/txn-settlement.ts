@@ -11,16 +11,16 @@ import type {
   RangeOwner,
   RingStore,
   ShardHealthStore,
-  ShardStore,
   StoredItem,
   TxnCommittedWrite,
   TxnKeyRef,
   TxnRecordStore,
+  ShardCopies,
 } from '../ports';
 
 export interface TxnSettlerDeps {
   rings: Pick<RingStore, 'readRing'>;
-  shards: Pick<ShardStore, 'applyReplica'>;
+  shards: Pick<ShardCopies, 'applyReplica'>;
   records: Pick<TxnRecordStore, 'dueBetween' | 'decide' | 'find'>;
   /** When the ranges' previous owners were marked down: the window of deadlines read starts before it. */
   health: Pick<ShardHealthStore, 'all'>;

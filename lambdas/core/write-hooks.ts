@@ -1,7 +1,7 @@
 // What a capability adds around the KV path without editing it: a hook on a write (cross-region DR tells its
 // backup, or refuses while this region may not acknowledge), an owner write counted against a quota, a gate on a
 // read (a DR backup's pending keys). The KV services call these at fixed points; each has a no-op default.
-import type { Consistency, DrMode, ItemWrite, ItemWriteOutcome, ShardStore, StoredItem, StorageQuota } from '../ports';
+import type { Consistency, DrMode, ItemWrite, ItemWriteOutcome, StoredItem, StorageQuota, ShardItemWrites } from '../ports';
 
 /** A write request's settings beyond its content, from the namespace; each hook reads its own. */
 export interface WriteSettings {
@@ -36,7 +36,7 @@ export interface OwnerWriter {
 }
 
 /** The owner's write as it is: one conditional write. */
-export function plainOwnerWriter(shards: Pick<ShardStore, 'write'>): OwnerWriter {
+export function plainOwnerWriter(shards: ShardItemWrites): OwnerWriter {
   return { write: (table, write) => shards.write(table, write) };
 }
 
