@@ -1,7 +1,7 @@
 // The owner's UpdateItem of a plain write (PUT or DELETE), built by hand. Every write of every
 // consistency sends exactly this one request on its critical path, so it is built without
 // dynamodb-toolbox, whose builder would nearly double the CPU of the SDK's own send of the request
-// (docs/benchmarks.md). The request is fully determined by a few attributes
+// (bench/results/history.md, "KV overhead"). The request is fully determined by a few attributes
 // this adapter alone writes; a unit test checks that it is the same request, clause for clause, as the
 // toolbox would build from the `kv` entity, so the entity stays the one definition of the item.
 import type { UpdateCommandInput } from '@aws-sdk/lib-dynamodb';

@@ -4,8 +4,8 @@
 // copied with one conditional PutItem per item once it does, and removed from a shard with BatchWriteItem.
 //
 // A batch write cannot carry a condition, and a copy under live writes must never put an older version
-// over a newer one: the conditional copy is for the catch-up after the backfill (docs/benchmarks.md,
-// "Rebalancing", measures both against each other).
+// over a newer one: the conditional copy is for the catch-up after the backfill (bench/results/history.md,
+// "rebalancing: run of record", measures both against each other).
 import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { type Condition, EntityFormatter, PutItemCommand, QueryCommand } from 'dynamodb-toolbox';
 import { forAllBounded } from '../core/bounded';

@@ -191,7 +191,7 @@ export class DynamoShardStore implements ShardStore {
 
   async get(tableName: string, namespace: string, key: string, options: { consistent: boolean }): Promise<StoredItem | undefined> {
     // Every GET's one DynamoDB request, sent with the document client alone: dynamodb-toolbox's command builder
-    // and formatter would add a third to the SDK's own CPU per call (docs/benchmarks.md). The item's attribute
+    // and formatter would add a third to the SDK's own CPU per call (bench/results/history.md, "KV overhead"). The item's attribute
     // names are the entity's own (no savedAs), so the unmarshalled item is its format.
     const { Item } = await awsCall(`read of ${key} from ${tableName}`, () =>
       this.documentClient.send(

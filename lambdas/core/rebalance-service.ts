@@ -7,7 +7,7 @@
 // - rebalance-journal.ts: the job as a step saves it; rebalance-context.ts: the ports, limits and ring writes.
 //
 // Why a backfill before the live writes rather than version-guarded copies under them (the first design,
-// docs/benchmarks.md "Rebalancing"): a conditional write is one request per item, a batch write carries 25,
+// bench/results/history.md, "rebalancing: run of record"): a conditional write is one request per item, a batch write carries 25,
 // and the copy is most of a move's work. A batch write cannot carry a condition, so it may only go where
 // no newer version can be; the catch-up after it is version-guarded and reads both sides' versions.
 import type { RebalanceChange, RebalanceJob } from '../ports';
