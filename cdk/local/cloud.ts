@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { FaultController } from '../../lambdas/adapters/fault-injection';
-import { initialRingOf, loadConfig } from '../../lambdas/config';
+import { initialRingOf, loadConfig, type RuntimeConfig } from '../../lambdas/config';
 import type { ApiKeyService } from '../../lambdas/core/auth';
 import { handlerFactories } from '../../lambdas/handlers';
 import { apiKeyService, iamPrincipalService, ringStore } from '../../lambdas/wiring/control';
@@ -13,14 +13,15 @@ import { isRingstoreError } from '../../lambdas/core/errors';
 import type { IamPrincipalService } from '../../lambdas/core/iam-principals';
 import { closeConnections } from '../../lambdas/wiring/data';
 import { redactingLogger, Wiring } from '../../lambdas/wiring/wiring';
-import { envVars, type HandlerName, limits, namesFor, replicationDefaults, routes, txnLimits } from '../../schemas/topology';
+import { envVars, type HandlerName, limits, type Names, namesFor, replicationDefaults, routes, txnLimits } from '../../schemas/topology';
 import { type DynamoDbJournal, localCredentials, localRegion, startEngines, type RunningEngines } from './engines';
 import { type GatewayHandlers, type RunningGateway, startGateway } from './gateway';
 import { ensureLocalIamUser, LocalIam, localIamUserName, type LocalIamUser } from './local-iam';
 import { provision } from './provision';
-import { ensureKeyQueue, startBackupDeliveries, type BackupDeliveries } from './dr-region';
-import { startStreamPoller, type RunningStreamPoller } from './stream-poller';
-import { startSchedule, type RunningSchedule } from './schedule';
+import { ensureKeyQueue, startBackupDeliveries } from './dr-region';
+import { ResourceStack, startWithStack } from './resource-stack';
+import { startStreamPoller, type StreamPollerOptions } from './stream-poller';
+import { startSchedule } from './schedule';
 import { localFailoverStarter, localPromotionStarter, localRebalanceStarter, localTransactionOrchestrator } from './state-machine';
 import type { RingState } from '../../lambdas/ports';
 
@@ -183,10 +184,71 @@ function drEnvOf(dr: LocalCloudOptions['dr'], keyQueue: { url: string } | undefi
   };
 }
 
+/** What the start-up steps share: the options, the stack each pushes what it started onto, this stage's names. */
+interface Start {
+  options: LocalCloudOptions;
+  stack: ResourceStack;
+  log: (line: string) => void;
+  stage: string;
+  names: Names;
+}
+
+type HandlerOf<Name extends HandlerName> = ReturnType<(typeof handlerFactories)[Name]>;
+/** Builds a handler over the region's one wiring. */
+type BuildHandler = <Name extends HandlerName>(name: Name) => HandlerOf<Name>;
+
+/**
+ * Starts the region: engines, tables, wiring, data, then the stream pollers, the schedules and the gateway.
+ * Each step pushes what it started onto one stack, which a failed start and `stop()` dispose in reverse: the
+ * gateway, the failovers and promotions settled, the schedules, the deliveries, the connections, the engines.
+ */
 export async function startLocalCloud(options: LocalCloudOptions): Promise<LocalCloud> {
   const log = options.log ?? (() => undefined);
   const stage = options.stage ?? 'local';
-  const names = namesFor(stage);
+  return startWithStack(log, async (stack) => {
+    const start: Start = { options, stack, log, stage, names: namesFor(stage) };
+    const engines = await startRegionEngines(start);
+    // A backup's key queue exists before its handlers are configured: they name its URL.
+    const drKeyQueue = options.dr?.role === 'backup' ? await ensureKeyQueue(engines.sqsEndpoint, start.names) : undefined;
+    const config = localConfigOf(start, engines, drKeyQueue);
+    const tableCount = config.shardCount + (options.spareShards ?? 0);
+    await provisionTables(start, engines, tableCount);
+    const handlers = wireHandlers(start, config, drKeyQueue !== undefined);
+    const data = await prepareData(start, engines, config, handlers.wiring);
+    const gatewayHandlers = gatewayHandlersOf(handlers.build);
+    const deliveries = await startDeliveries(start, { engines, build: handlers.build, ring: data.ring, tableCount, drKeyQueue });
+    startSchedules(start, handlers.build);
+    // Stopping: once the gateway takes no more requests, the failovers and promotions they started finish
+    // before the schedules and pollers stop.
+    stack.defer(async () => {
+      await handlers.failovers.settled();
+      await handlers.promotions?.settled();
+    });
+    const gateway = await startLocalGateway(start, gatewayHandlers, handlers.faults);
+    return {
+      url: gateway.url,
+      apiKey: data.keys.apiKey,
+      adminKey: data.keys.adminKey,
+      iamUser: data.iamUser,
+      engines,
+      faultInjection: Boolean(handlers.faults),
+      wiring: handlers.wiring,
+      replicationCaughtUp: async () => {
+        await deliveries.txnPoller.caughtUp();
+        await deliveries.poller.caughtUp();
+      },
+      ...(drKeyQueue ? { drKeyQueue } : {}),
+      drCaughtUp: async () => {
+        await deliveries.drPoller?.caughtUp();
+        await deliveries.backupDeliveries?.drained();
+      },
+      // Idempotent: a test's teardown may stop a cloud its test already stopped (test/support/teardown.ts).
+      stop: () => stack.disposeAll(),
+    };
+  });
+}
+
+async function startRegionEngines({ options, stack, log }: Start): Promise<RunningEngines> {
   await mkdir(options.home, { recursive: true });
   const engines = await startEngines({
     dataDir: join(options.home, 'data'),
@@ -194,211 +256,189 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     log,
     ...(options.dynamodbJournal ? { dynamodbJournal: options.dynamodbJournal } : {}),
   });
-  let gateway: RunningGateway | undefined;
-  let poller: RunningStreamPoller | undefined;
-  let txnPoller: RunningStreamPoller | undefined;
-  let drPoller: RunningStreamPoller | undefined;
-  let backupDeliveries: BackupDeliveries | undefined;
-  let schedule: RunningSchedule | undefined;
-  let sweeper: RunningSchedule | undefined;
-  let wiring: Wiring | undefined;
-  try {
-    // A backup's key queue exists before its handlers are configured: they name its URL.
-    const drKeyQueue = options.dr?.role === 'backup' ? await ensureKeyQueue(engines.sqsEndpoint, names) : undefined;
-    // The configuration the handlers would read from their environment in Lambda, parsed by the same
-    // schema; nothing is written to this process's environment.
-    const config = loadConfig({
-      [envVars.stage]: stage,
-      [envVars.blobBucket]: names.blobBucket,
-      [envVars.dynamodbEndpoint]: engines.dynamodbEndpoint,
-      [envVars.s3Endpoint]: engines.s3Endpoint,
-      ...(engines.redisUrl && options.valueCache !== false ? { [envVars.redisUrl]: engines.redisUrl } : {}),
-      // The local cache lets in one ACL user: the handlers authenticate as it (IAM tokens in AWS, docs/security.md).
-      ...(engines.redisCredentials && options.valueCache !== false
-        ? { [envVars.redisUser]: engines.redisCredentials.username, [envVars.redisPassword]: engines.redisCredentials.password }
-        : {}),
-      ...(options.valueCache === false ? { [envVars.l1EntriesMax]: '0' } : {}),
-      ...(options.shardCount ? { [envVars.shardCount]: String(options.shardCount) } : {}),
-      ...(options.replicationFactor ? { [envVars.replicationFactor]: String(options.replicationFactor) } : {}),
-      ...(options.vnodesPerShard ? { [envVars.vnodesPerShard]: String(options.vnodesPerShard) } : {}),
-      [envVars.faultInjection]: options.faultInjection ? '1' : '0',
-      [envVars.autoFailover]: options.autoFailover === false ? '0' : '1',
-      // A mapping is kept by the handlers as long as an authorizer answer by the gateway, as in AWS.
-      ...(options.authorizerCacheTtlSeconds === undefined
-        ? {}
-        : { [envVars.iamCacheTtlSeconds]: String(options.authorizerCacheTtlSeconds) }),
-      [envVars.sqsEndpoint]: engines.sqsEndpoint,
-      ...drEnvOf(options.dr, drKeyQueue),
-      AWS_REGION: localRegion,
-    });
+  return stack.use(engines, (started) => started.stop());
+}
 
-    const clientConfig = { region: localRegion, credentials: { ...localCredentials } };
-    const dynamodb = new DynamoDBClient({ ...clientConfig, endpoint: engines.dynamodbEndpoint });
-    const s3 = new S3Client({
-      ...clientConfig,
-      endpoint: engines.s3Endpoint,
-      forcePathStyle: true,
-      requestChecksumCalculation: 'WHEN_REQUIRED',
-      responseChecksumValidation: 'WHEN_REQUIRED',
-    });
-    const tableCount = config.shardCount + (options.spareShards ?? 0);
+/**
+ * The configuration the handlers would read from their environment in Lambda, parsed by the same schema;
+ * nothing is written to this process's environment.
+ */
+function localConfigOf({ options, stage, names }: Start, engines: RunningEngines, drKeyQueue: { url: string } | undefined): RuntimeConfig {
+  const valueCache = options.valueCache !== false;
+  return loadConfig({
+    [envVars.stage]: stage,
+    [envVars.blobBucket]: names.blobBucket,
+    [envVars.dynamodbEndpoint]: engines.dynamodbEndpoint,
+    [envVars.s3Endpoint]: engines.s3Endpoint,
+    ...(engines.redisUrl && valueCache ? { [envVars.redisUrl]: engines.redisUrl } : {}),
+    // The local cache lets in one ACL user: the handlers authenticate as it (IAM tokens in AWS, docs/security.md).
+    ...(engines.redisCredentials && valueCache
+      ? { [envVars.redisUser]: engines.redisCredentials.username, [envVars.redisPassword]: engines.redisCredentials.password }
+      : {}),
+    ...(valueCache ? {} : { [envVars.l1EntriesMax]: '0' }),
+    ...(options.shardCount ? { [envVars.shardCount]: String(options.shardCount) } : {}),
+    ...(options.replicationFactor ? { [envVars.replicationFactor]: String(options.replicationFactor) } : {}),
+    ...(options.vnodesPerShard ? { [envVars.vnodesPerShard]: String(options.vnodesPerShard) } : {}),
+    [envVars.faultInjection]: options.faultInjection ? '1' : '0',
+    [envVars.autoFailover]: options.autoFailover === false ? '0' : '1',
+    // A mapping is kept by the handlers as long as an authorizer answer by the gateway, as in AWS.
+    ...(options.authorizerCacheTtlSeconds === undefined ? {} : { [envVars.iamCacheTtlSeconds]: String(options.authorizerCacheTtlSeconds) }),
+    [envVars.sqsEndpoint]: engines.sqsEndpoint,
+    ...drEnvOf(options.dr, drKeyQueue),
+    AWS_REGION: localRegion,
+  });
+}
+
+/** Every shard table (spares included), the control tables and the buckets, created if missing. */
+async function provisionTables({ options, names, log }: Start, engines: RunningEngines, tableCount: number): Promise<void> {
+  const clientConfig = { region: localRegion, credentials: { ...localCredentials } };
+  const dynamodb = new DynamoDBClient({ ...clientConfig, endpoint: engines.dynamodbEndpoint });
+  const s3 = new S3Client({
+    ...clientConfig,
+    endpoint: engines.s3Endpoint,
+    forcePathStyle: true,
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  });
+  try {
     const created = await provision({ dynamodb, s3, names, shardCount: tableCount, drBackup: options.dr?.role === 'backup' });
+    if (created.length) log(`created ${created.join(', ')}`);
+  } finally {
     dynamodb.destroy();
     s3.destroy();
-    if (created.length) log(`created ${created.join(', ')}`);
-
-    // One process plays every function, as one Lambda instance each would, sharing one set of clients
-    // and caches; each handler sees it through its own HandlerSpec. The fault controller (driven by the
-    // gateway's /_faults) and the state machine runner are passed in, never filled in later.
-    const faults = config.faultInjection ? new FaultController() : undefined;
-    const logger = redactingLogger({ logLevel: options.logLevel ?? localLogLevel(process.env.POWERTOOLS_LOG_LEVEL) });
-    const base = { config, logger, awsCredentials: { ...localCredentials }, ...(faults ? { faults } : {}) };
-    const build = <Name extends HandlerName>(name: Name, host: Wiring) =>
-      handlerFactories[name](host.forHandler(name)) as ReturnType<(typeof handlerFactories)[Name]>;
-    // POST /v1/txn runs the same ASL file CDK deploys, with its tasks mapped to the txnStep handler.
-    // Failovers run the failover ASL file the same way, in the background, one per id. The starter is
-    // passed in before any handler that uses shard health is built: the instances are shared, and shard
-    // health starts failovers when it marks a shard down (with automatic failover on).
-    const host = Wiring.create(base);
-    const failovers = localFailoverStarter(build('failoverStep', host), join(__dirname, '..', '..'));
-    const withFailovers = host.with({ failovers });
-    const orchestrator = localTransactionOrchestrator(build('txnStep', withFailovers), join(__dirname, '..', '..'));
-    // A backup region runs its promotion workflow the same way (docs/dr.md).
-    const promotions = drKeyQueue ? localPromotionStarter(build('drPromotionStep', withFailovers), join(__dirname, '..', '..')) : undefined;
-    // Rebalances run the rebalance ASL file in the background, one run per start or resume (docs/rebalancing.md).
-    const rebalances = localRebalanceStarter(build('rebalanceStep', withFailovers), join(__dirname, '..', '..'));
-    wiring = withFailovers.with({ orchestrator, rebalances, ...(promotions ? { promotions } : {}) });
-
-    const ring = await ringStore(wiring).ensureRing(initialRingOf(config));
-    if (ring.shards.length !== config.shardCount) {
-      log(
-        `the stored ring has ${ring.shards.length} shards (epoch ${ring.epoch}); ${config.shardCount} were configured: the stored ring wins`,
-      );
-    }
-    const keys = await ensureLocalKeys(options.home, apiKeyService(wiring));
-    const iamUser = await ensureLocalIamMapping(options.iamHome ?? options.home, iamPrincipalService(wiring));
-    await options.beforeStreams?.({ dynamodbEndpoint: engines.dynamodbEndpoint, ring });
-    const startAt = options.beforeStreams ? ('latest' as const) : ('oldest' as const);
-    // Every shard table is streamed, on the ring or not yet: a shard a rebalance adds (docs/rebalancing.md,
-    // "Growing a deployment") is provisioned by `--shards` first, as CDK's `shardCount` deploys it in AWS.
-    const shardTables = [
-      ...new Set([...ring.shards.map((shard) => shard.table), ...Array.from({ length: tableCount }, (_, id) => names.shardTable(id))]),
-    ];
-
-    const proxies: GatewayHandlers['proxies'] = {};
-    for (const name of new Set(routes.map((route) => route.handler))) proxies[name] = build(name, wiring);
-    const gatewayHandlers: GatewayHandlers = { authorizer: build('authorizer', wiring), proxies };
-    // The shard streams feed the replicator, as the event source mappings do in AWS.
-    poller = await startStreamPoller({
-      endpoint: engines.dynamodbEndpoint,
-      tables: shardTables,
-      startAt,
-      handler: build('replicator', wiring),
-      batchSize: replicationDefaults.streamBatchSize,
-      checkpointFile: join(options.home, `stream-checkpoints-${stage}.json`),
-      log,
-    });
-    // The transaction table's stream feeds the applier (eventual transactions are applied from it).
-    txnPoller = await startStreamPoller({
-      endpoint: engines.dynamodbEndpoint,
-      tables: [names.txnTable],
-      handler: build('txnApplier', wiring),
-      batchSize: replicationDefaults.streamBatchSize,
-      checkpointFile: join(options.home, `txn-stream-checkpoints-${stage}.json`),
-      log,
-    });
-    if (options.dr?.role === 'primary') {
-      // The shipper is the shard streams' second consumer, as a second event source mapping is in AWS.
-      drPoller = await startStreamPoller({
-        endpoint: engines.dynamodbEndpoint,
-        tables: shardTables,
-        startAt,
-        handler: build('drShipper', wiring),
-        batchSize: replicationDefaults.streamBatchSize,
-        checkpointFile: join(options.home, `dr-stream-checkpoints-${stage}.json`),
-        name: 'drShipper',
-        log,
-      });
-    }
-    if (drKeyQueue) {
-      backupDeliveries = startBackupDeliveries({
-        engines,
-        queue: drKeyQueue,
-        keyApplier: build('drKeyApplier', wiring),
-        valueApplier: build('drValueApplier', wiring),
-        log,
-      });
-    }
-    schedule = startSchedule({
-      handler: build('maintenance', wiring),
-      name: 'maintenance',
-      everyMs: options.maintenanceIntervalMs ?? replicationDefaults.localMaintenanceIntervalMs,
-      log,
-    });
-    sweeper = startSchedule({
-      handler: build('txnSweeper', wiring),
-      name: 'txnSweeper',
-      everyMs: options.sweeperIntervalMs ?? txnLimits.localSweeperIntervalMs,
-      log,
-    });
-    gateway = await startGateway({
-      port: options.port,
-      stage,
-      handlers: gatewayHandlers,
-      authorizerCacheTtlSeconds: options.authorizerCacheTtlSeconds ?? limits.authorizerCacheTtlSeconds,
-      iam: new LocalIam(options.iamHome ?? options.home),
-      ...(faults ? { faults } : {}),
-      log,
-    });
-    const running = { gateway, poller, txnPoller, drPoller, backupDeliveries, schedule, sweeper, wiring, failovers, promotions };
-    return {
-      url: running.gateway.url,
-      apiKey: keys.apiKey,
-      adminKey: keys.adminKey,
-      iamUser,
-      engines,
-      faultInjection: Boolean(faults),
-      wiring: running.wiring,
-      replicationCaughtUp: async () => {
-        await running.txnPoller.caughtUp();
-        await running.poller.caughtUp();
-      },
-      ...(drKeyQueue ? { drKeyQueue } : {}),
-      drCaughtUp: async () => {
-        await running.drPoller?.caughtUp();
-        await running.backupDeliveries?.drained();
-      },
-      // Once: a test's teardown may stop a cloud its test already stopped (test/support/teardown.ts).
-      stop: once(async () => {
-        await running.gateway.stop();
-        await running.failovers.settled();
-        await running.promotions?.settled();
-        await running.schedule.stop();
-        await running.sweeper.stop();
-        await running.poller.stop();
-        await running.txnPoller.stop();
-        await running.drPoller?.stop();
-        await running.backupDeliveries?.stop();
-        await closeConnections(running.wiring);
-        await engines.stop();
-      }),
-    };
-  } catch (error) {
-    await gateway?.stop();
-    await schedule?.stop();
-    await sweeper?.stop();
-    await poller?.stop();
-    await txnPoller?.stop();
-    await drPoller?.stop();
-    await backupDeliveries?.stop();
-    if (wiring) await closeConnections(wiring);
-    await engines.stop();
-    throw error;
   }
 }
 
-/** `run` at its first call; later calls answer the same promise. */
-function once(run: () => Promise<void>): () => Promise<void> {
-  let running: Promise<void> | undefined;
-  return () => (running ??= run());
+/**
+ * One process plays every function, as one Lambda instance each would, sharing one set of clients and caches;
+ * each handler sees it through its own HandlerSpec. The fault controller (driven by the gateway's /_faults)
+ * and the state machine runners are passed in, never filled in later.
+ */
+function wireHandlers({ options, stack }: Start, config: RuntimeConfig, promoting: boolean) {
+  const faults = config.faultInjection ? new FaultController() : undefined;
+  const logger = redactingLogger({ logLevel: options.logLevel ?? localLogLevel(process.env.POWERTOOLS_LOG_LEVEL) });
+  const base = { config, logger, awsCredentials: { ...localCredentials }, ...(faults ? { faults } : {}) };
+  const buildOn = <Name extends HandlerName>(name: Name, host: Wiring) => handlerFactories[name](host.forHandler(name)) as HandlerOf<Name>;
+  const root = join(__dirname, '..', '..');
+  // POST /v1/txn runs the same ASL file CDK deploys, with its tasks mapped to the txnStep handler. Failovers
+  // run the failover ASL file the same way, in the background, one per id. The starter is passed in before
+  // any handler that uses shard health is built: the instances are shared, and shard health starts
+  // failovers when it marks a shard down (with automatic failover on).
+  const host = Wiring.create(base);
+  const failovers = localFailoverStarter(buildOn('failoverStep', host), root);
+  const withFailovers = host.with({ failovers });
+  const orchestrator = localTransactionOrchestrator(buildOn('txnStep', withFailovers), root);
+  // A backup region runs its promotion workflow the same way (docs/dr.md).
+  const promotions = promoting ? localPromotionStarter(buildOn('drPromotionStep', withFailovers), root) : undefined;
+  // Rebalances run the rebalance ASL file in the background, one run per start or resume (docs/rebalancing.md).
+  const rebalances = localRebalanceStarter(buildOn('rebalanceStep', withFailovers), root);
+  const wiring = stack.use(withFailovers.with({ orchestrator, rebalances, ...(promotions ? { promotions } : {}) }), closeConnections);
+  const build: BuildHandler = (name) => buildOn(name, wiring);
+  return { wiring, build, faults, failovers, promotions };
+}
+
+/** The ring (a stored one wins), the local API keys and IAM user; then the caller's seeding, if any. */
+async function prepareData({ options, log }: Start, engines: RunningEngines, config: RuntimeConfig, wiring: Wiring) {
+  const ring = await ringStore(wiring).ensureRing(initialRingOf(config));
+  if (ring.shards.length !== config.shardCount) {
+    log(
+      `the stored ring has ${ring.shards.length} shards (epoch ${ring.epoch}); ${config.shardCount} were configured: the stored ring wins`,
+    );
+  }
+  const keys = await ensureLocalKeys(options.home, apiKeyService(wiring));
+  const iamUser = await ensureLocalIamMapping(options.iamHome ?? options.home, iamPrincipalService(wiring));
+  await options.beforeStreams?.({ dynamodbEndpoint: engines.dynamodbEndpoint, ring });
+  return { ring, keys, iamUser };
+}
+
+function gatewayHandlersOf(build: BuildHandler): GatewayHandlers {
+  const proxies: GatewayHandlers['proxies'] = {};
+  for (const name of new Set(routes.map((route) => route.handler))) proxies[name] = build(name);
+  return { authorizer: build('authorizer'), proxies };
+}
+
+/** What feeds the handlers, as event source mappings do in AWS: the tables' streams and a backup's DR deliveries. */
+async function startDeliveries(
+  { options, stack, stage, names, log }: Start,
+  region: {
+    engines: RunningEngines;
+    build: BuildHandler;
+    ring: RingState;
+    tableCount: number;
+    drKeyQueue: { url: string; arn: string } | undefined;
+  },
+) {
+  const { engines, build } = region;
+  const startAt = options.beforeStreams ? ('latest' as const) : ('oldest' as const);
+  // Every shard table is streamed, on the ring or not yet: a shard a rebalance adds (docs/rebalancing.md,
+  // "Growing a deployment") is provisioned by `--shards` first, as CDK's `shardCount` deploys it in AWS.
+  const shardTables = [
+    ...new Set([
+      ...region.ring.shards.map((shard) => shard.table),
+      ...Array.from({ length: region.tableCount }, (_, id) => names.shardTable(id)),
+    ]),
+  ];
+  const streamed = async (poller: Omit<StreamPollerOptions, 'endpoint' | 'batchSize' | 'log'>) =>
+    stack.use(
+      await startStreamPoller({ endpoint: engines.dynamodbEndpoint, batchSize: replicationDefaults.streamBatchSize, log, ...poller }),
+      (started) => started.stop(),
+    );
+  // The shard streams feed the replicator.
+  const checkpoints = (prefix: string) => join(options.home, `${prefix}stream-checkpoints-${stage}.json`);
+  const poller = await streamed({ tables: shardTables, startAt, handler: build('replicator'), checkpointFile: checkpoints('') });
+  // The transaction table's stream feeds the applier (eventual transactions are applied from it).
+  const txnPoller = await streamed({ tables: [names.txnTable], handler: build('txnApplier'), checkpointFile: checkpoints('txn-') });
+  // The shipper is the shard streams' second consumer, as a second event source mapping is in AWS.
+  const drPoller =
+    options.dr?.role === 'primary'
+      ? await streamed({ tables: shardTables, startAt, handler: build('drShipper'), checkpointFile: checkpoints('dr-'), name: 'drShipper' })
+      : undefined;
+  const backupDeliveries = region.drKeyQueue
+    ? stack.use(
+        startBackupDeliveries({
+          engines,
+          queue: region.drKeyQueue,
+          keyApplier: build('drKeyApplier'),
+          valueApplier: build('drValueApplier'),
+          log,
+        }),
+        (started) => started.stop(),
+      )
+    : undefined;
+  return { poller, txnPoller, drPoller, backupDeliveries };
+}
+
+/** The maintenance job (hint replay, anti-entropy) and the transaction sweeper, as EventBridge schedules. */
+function startSchedules({ options, stack, log }: Start, build: BuildHandler): void {
+  const maintenance = startSchedule({
+    handler: build('maintenance'),
+    name: 'maintenance',
+    everyMs: options.maintenanceIntervalMs ?? replicationDefaults.localMaintenanceIntervalMs,
+    log,
+  });
+  stack.use(maintenance, (schedule) => schedule.stop());
+  const sweeper = startSchedule({
+    handler: build('txnSweeper'),
+    name: 'txnSweeper',
+    everyMs: options.sweeperIntervalMs ?? txnLimits.localSweeperIntervalMs,
+    log,
+  });
+  stack.use(sweeper, (schedule) => schedule.stop());
+}
+
+async function startLocalGateway(
+  { options, stack, stage, log }: Start,
+  handlers: GatewayHandlers,
+  faults: FaultController | undefined,
+): Promise<RunningGateway> {
+  const gateway = await startGateway({
+    port: options.port,
+    stage,
+    handlers,
+    authorizerCacheTtlSeconds: options.authorizerCacheTtlSeconds ?? limits.authorizerCacheTtlSeconds,
+    iam: new LocalIam(options.iamHome ?? options.home),
+    ...(faults ? { faults } : {}),
+    log,
+  });
+  return stack.use(gateway, (started) => started.stop());
 }

@@ -174,193 +174,230 @@ async function readBody(request: IncomingMessage, maxBytes: number): Promise<Buf
   return total > maxBytes ? 'tooLarge' : Buffer.concat(chunks);
 }
 
-export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
-  const { handlers, stage } = options;
-  const authorizerCache = new LRUCache<string, APIGatewayAuthorizerResult>({
-    max: authorizerCacheEntriesMax,
-    ttl: options.authorizerCacheTtlSeconds * 1000,
-  });
+function send(response: ServerResponse, status: number, headers: Record<string, string>, body: Buffer | string): void {
+  response.writeHead(status, { ...headers, 'content-length': String(Buffer.byteLength(body)) });
+  response.end(body);
+}
 
-  function send(response: ServerResponse, status: number, headers: Record<string, string>, body: Buffer | string): void {
-    response.writeHead(status, { ...headers, 'content-length': String(Buffer.byteLength(body)) });
-    response.end(body);
-  }
+function sendError(response: ServerResponse, status: number, code: string, message: string): void {
+  send(response, status, { 'content-type': 'application/json' }, errorBody(code, message, status >= 500));
+}
 
-  function sendError(response: ServerResponse, status: number, code: string, message: string): void {
-    send(response, status, { 'content-type': 'application/json' }, errorBody(code, message, status >= 500));
-  }
+/** What handling a request reads: the gateway's options and its authorizer result cache. */
+interface Gateway {
+  options: GatewayOptions;
+  authorizerCache: LRUCache<string, APIGatewayAuthorizerResult>;
+}
 
-  async function authorize(route: RouteSpec, url: URL, headers: Record<string, string>) {
-    const apiKey = headers['x-api-key'];
-    // API Gateway answers 401 itself, without calling the authorizer, when the identity source is absent.
-    if (!apiKey) return { status: 401 as const };
-    let result = authorizerCache.get(apiKey);
-    if (!result) {
-      const event: APIGatewayRequestAuthorizerEvent = {
-        type: 'REQUEST',
-        methodArn: `arn:aws:execute-api:local:000000000000:local/${stage}/${route.method}${route.path}`,
-        resource: route.path,
-        path: url.pathname,
-        httpMethod: route.method,
-        headers,
-        multiValueHeaders: {},
-        pathParameters: {},
-        queryStringParameters: {},
-        multiValueQueryStringParameters: {},
-        stageVariables: {},
-        requestContext: {} as APIGatewayRequestAuthorizerEvent['requestContext'],
-      };
-      try {
-        result = await handlers.authorizer(event, lambdaContext('authorizer', { viaApi: true }));
-      } catch (error) {
-        if (error instanceof Error && error.message === 'Unauthorized') return { status: 401 as const };
-        throw error;
-      }
-      authorizerCache.set(apiKey, result);
-    }
-    const allowed = result.policyDocument.Statement.some((statement) => statement.Effect === 'Allow');
-    return allowed ? { status: 200 as const, context: result.context ?? {}, principalId: result.principalId } : { status: 403 as const };
-  }
+/** A request matched to its route, with its body read. */
+interface RoutedRequest {
+  route: RouteSpec;
+  params: Record<string, string>;
+  url: URL;
+  method: string;
+  /** The target as sent: a signature covers the client's own escapes, which URL parsing rewrites. */
+  target: string;
+  headers: Record<string, string>;
+  body: Buffer;
+}
 
-  async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    // API Gateway's request id: in the handler's event, and on every answer, its own errors included (as the
-    // gateway responses of cdk/constructs/gateway-errors.ts carry it).
-    const requestId = randomUUID();
-    response.setHeader(requestIdHeader, requestId);
-    const url = new URL(request.url ?? '/', 'http://localhost');
-    const method = (request.method ?? 'GET').toUpperCase();
-    // API Gateway ignores one trailing slash: /v1/kv/ is /v1/kv.
-    const path = url.pathname.length > 1 && url.pathname.endsWith('/') ? url.pathname.slice(0, -1) : url.pathname;
-    if (path === faultsPath && options.faults) return handleFaults(request, response, method, options.faults);
-    const matched = matchRoute(method, path);
-    if (matched === 'badEncoding') {
-      sendError(response, 400, 'request.invalid', 'path is not valid percent-encoding');
-      return;
-    }
-    if (!matched) {
-      const answer = unroutedAnswer(method, path);
-      const body = errorBody(answer.code, answer.message);
-      send(response, answer.status, { 'content-type': 'application/json', ...answer.headers }, method === 'HEAD' ? '' : body);
-      return;
-    }
-    const { route, params } = matched;
+/** Who the handler is told called: the authorizer's context (an API key) or the IAM user (SigV4). */
+interface Identity {
+  authorizer: Record<string, unknown> | null;
+  caller?: { userArn: string; accessKey: string; accountId: string };
+}
 
-    const body = await readBody(request, limits.apiGatewayBodyBytesMax);
-    if (body === 'tooLarge') {
-      sendError(response, 413, 'request.tooLarge', `request body over ${limits.apiGatewayBodyBytesMax} bytes (API Gateway limit)`);
-      return;
-    }
-    const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(request.headers)) {
-      if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(',') : value;
-    }
-
-    let authorizer: Record<string, unknown> | null = null;
-    let caller: { userArn: string; accessKey: string; accountId: string } | undefined;
-    if (route.authorized && isSigV4(headers)) {
-      const verdict = options.iam
-        ? await verifySigV4(
-            // The target as sent: a signature covers the client's own escapes, which URL parsing rewrites.
-            { method, target: request.url ?? '/', headers, body },
-            (accessKeyId) => options.iam!.find(accessKeyId),
-            (options.now ?? Date.now)(),
-          )
-        : ({ ok: false, code: 'auth.unknownAccessKey', message: 'this gateway knows no IAM users' } as const);
-      if (!verdict.ok) {
-        sendError(response, 403, verdict.code, verdict.message);
-        return;
-      }
-      caller = { userArn: verdict.user.arn, accessKey: verdict.accessKeyId, accountId: verdict.user.arn.split(':')[4] ?? '' };
-    } else if (route.authorized) {
-      const verdict = await authorize(route, url, headers);
-      if (verdict.status === 401) {
-        sendError(response, 401, 'auth.missingKey', 'missing x-api-key header');
-        return;
-      }
-      if (verdict.status === 403) {
-        sendError(response, 403, 'auth.invalidKey', 'API key is not valid (unknown or revoked)');
-        return;
-      }
-      authorizer = { ...verdict.context, principalId: verdict.principalId };
-    }
-
-    const query: Record<string, string> = {};
-    for (const [name, value] of url.searchParams) query[name] = value;
-    const event = proxyEvent({
+async function authorize({ options, authorizerCache }: Gateway, route: RouteSpec, url: URL, headers: Record<string, string>) {
+  const apiKey = headers['x-api-key'];
+  // API Gateway answers 401 itself, without calling the authorizer, when the identity source is absent.
+  if (!apiKey) return { status: 401 as const };
+  let result = authorizerCache.get(apiKey);
+  if (!result) {
+    const event: APIGatewayRequestAuthorizerEvent = {
+      type: 'REQUEST',
+      methodArn: `arn:aws:execute-api:local:000000000000:local/${options.stage}/${route.method}${route.path}`,
       resource: route.path,
       path: url.pathname,
-      method,
-      stage,
+      httpMethod: route.method,
       headers,
-      query,
-      pathParameters: params,
-      body,
-      authorizer,
-      requestId,
-      ...(caller ? { caller } : {}),
-    });
-    const eventBytes = oversizedPayloadBytes(event, event.body);
-    if (eventBytes !== undefined) {
-      sendError(
-        response,
-        413,
-        'request.tooLarge',
-        `request is ${eventBytes} bytes as a Lambda event (the limit is ${limits.lambdaPayloadBytesMax}); ` +
-          'send values over 4 MiB with POST /v1/kv/{key}/uploads',
-      );
-      return;
-    }
-
-    const proxy = handlers.proxies[route.handler];
-    if (!proxy) throw new Error(`no handler loaded for ${route.handler}`);
-    let result: APIGatewayProxyResult;
+      multiValueHeaders: {},
+      pathParameters: {},
+      queryStringParameters: {},
+      multiValueQueryStringParameters: {},
+      stageVariables: {},
+      requestContext: {} as APIGatewayRequestAuthorizerEvent['requestContext'],
+    };
     try {
-      result = await proxy(event, lambdaContext(route.handler, { viaApi: true }));
+      result = await options.handlers.authorizer(event, lambdaContext('authorizer', { viaApi: true }));
     } catch (error) {
-      // A function that throws (or crashes, as injected crash points do) is a 502 from API Gateway.
-      options.log?.(`${route.handler} failed: ${error instanceof Error ? error.message : String(error)}`);
-      send(response, 502, { 'content-type': 'application/json' }, JSON.stringify({ message: 'Internal server error' }));
-      return;
+      if (error instanceof Error && error.message === 'Unauthorized') return { status: 401 as const };
+      throw error;
     }
-    const resultBytes = oversizedPayloadBytes(result, result.body);
-    if (resultBytes !== undefined) {
-      // What API Gateway answers when a Lambda response exceeds the invocation payload limit.
-      sendError(response, 502, 'internal', `Lambda response of ${resultBytes} bytes exceeds ${limits.lambdaPayloadBytesMax}`);
-      return;
-    }
-    const responseBody = result.body ? Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8') : Buffer.alloc(0);
-    const responseHeaders = Object.fromEntries(Object.entries(result.headers ?? {}).map(([k, v]) => [k, String(v)]));
-    if (method === 'HEAD') {
-      response.writeHead(result.statusCode, responseHeaders);
-      response.end();
-      return;
-    }
-    send(response, result.statusCode, responseHeaders, responseBody);
+    authorizerCache.set(apiKey, result);
   }
+  const allowed = result.policyDocument.Statement.some((statement) => statement.Effect === 'Allow');
+  return allowed ? { status: 200 as const, context: result.context ?? {}, principalId: result.principalId } : { status: 403 as const };
+}
 
-  async function handleFaults(
-    request: IncomingMessage,
-    response: ServerResponse,
-    method: string,
-    faults: NonNullable<GatewayOptions['faults']>,
-  ): Promise<void> {
-    if (method === 'PUT') {
-      const body = await readBody(request, 64 * 1024);
-      try {
-        faults.apply(body === 'tooLarge' ? undefined : JSON.parse(body.toString('utf8') || '{}'));
-      } catch (error) {
-        sendError(response, 400, 'request.invalid', `fault plan: ${error instanceof Error ? error.message : String(error)}`);
-        return;
-      }
-    } else if (method !== 'GET') {
-      sendError(response, 404, 'route.notFound', `no route ${method} ${faultsPath}`);
+/** The caller of an authorized route, by its SigV4 signature or its API key; undefined once refused (answered). */
+async function identify(gateway: Gateway, request: RoutedRequest, response: ServerResponse): Promise<Identity | undefined> {
+  const { route, method, headers, body } = request;
+  if (!route.authorized) return { authorizer: null };
+  if (isSigV4(headers)) {
+    const { iam, now } = gateway.options;
+    const verdict = iam
+      ? await verifySigV4({ method, target: request.target, headers, body }, (accessKeyId) => iam.find(accessKeyId), (now ?? Date.now)())
+      : ({ ok: false, code: 'auth.unknownAccessKey', message: 'this gateway knows no IAM users' } as const);
+    if (!verdict.ok) {
+      sendError(response, 403, verdict.code, verdict.message);
+      return undefined;
+    }
+    return {
+      authorizer: null,
+      caller: { userArn: verdict.user.arn, accessKey: verdict.accessKeyId, accountId: verdict.user.arn.split(':')[4] ?? '' },
+    };
+  }
+  const verdict = await authorize(gateway, route, request.url, headers);
+  if (verdict.status === 401) {
+    sendError(response, 401, 'auth.missingKey', 'missing x-api-key header');
+    return undefined;
+  }
+  if (verdict.status === 403) {
+    sendError(response, 403, 'auth.invalidKey', 'API key is not valid (unknown or revoked)');
+    return undefined;
+  }
+  return { authorizer: { ...verdict.context, principalId: verdict.principalId } };
+}
+
+/** The route, its parameters and the body of a request; undefined once it has been answered. */
+async function routeOf(request: IncomingMessage, response: ServerResponse, url: URL, method: string, path: string) {
+  const matched = matchRoute(method, path);
+  if (matched === 'badEncoding') {
+    sendError(response, 400, 'request.invalid', 'path is not valid percent-encoding');
+    return undefined;
+  }
+  if (!matched) {
+    const answer = unroutedAnswer(method, path);
+    const body = errorBody(answer.code, answer.message);
+    send(response, answer.status, { 'content-type': 'application/json', ...answer.headers }, method === 'HEAD' ? '' : body);
+    return undefined;
+  }
+  const body = await readBody(request, limits.apiGatewayBodyBytesMax);
+  if (body === 'tooLarge') {
+    sendError(response, 413, 'request.tooLarge', `request body over ${limits.apiGatewayBodyBytesMax} bytes (API Gateway limit)`);
+    return undefined;
+  }
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(',') : value;
+  }
+  return { route: matched.route, params: matched.params, url, method, target: request.url ?? '/', headers, body };
+}
+
+async function handle(gateway: Gateway, request: IncomingMessage, response: ServerResponse): Promise<void> {
+  // API Gateway's request id: in the handler's event, and on every answer, its own errors included (as the
+  // gateway responses of cdk/constructs/gateway-errors.ts carry it).
+  const requestId = randomUUID();
+  response.setHeader(requestIdHeader, requestId);
+  const url = new URL(request.url ?? '/', 'http://localhost');
+  const method = (request.method ?? 'GET').toUpperCase();
+  // API Gateway ignores one trailing slash: /v1/kv/ is /v1/kv.
+  const path = url.pathname.length > 1 && url.pathname.endsWith('/') ? url.pathname.slice(0, -1) : url.pathname;
+  const { faults } = gateway.options;
+  if (path === faultsPath && faults) return handleFaults(request, response, method, faults);
+  const routed = await routeOf(request, response, url, method, path);
+  if (!routed) return;
+  const identity = await identify(gateway, routed, response);
+  if (!identity) return;
+  const query: Record<string, string> = {};
+  for (const [name, value] of url.searchParams) query[name] = value;
+  const event = proxyEvent({
+    resource: routed.route.path,
+    path: url.pathname,
+    method,
+    stage: gateway.options.stage,
+    headers: routed.headers,
+    query,
+    pathParameters: routed.params,
+    body: routed.body,
+    authorizer: identity.authorizer,
+    requestId,
+    ...(identity.caller ? { caller: identity.caller } : {}),
+  });
+  await invoke(gateway, routed.route, event, response);
+}
+
+/** Calls the route's handler with its proxy event and answers with its result, within Lambda's payload limits. */
+async function invoke(gateway: Gateway, route: RouteSpec, event: APIGatewayProxyEvent, response: ServerResponse): Promise<void> {
+  const eventBytes = oversizedPayloadBytes(event, event.body);
+  if (eventBytes !== undefined) {
+    sendError(
+      response,
+      413,
+      'request.tooLarge',
+      `request is ${eventBytes} bytes as a Lambda event (the limit is ${limits.lambdaPayloadBytesMax}); ` +
+        'send values over 4 MiB with POST /v1/kv/{key}/uploads',
+    );
+    return;
+  }
+  const proxy = gateway.options.handlers.proxies[route.handler];
+  if (!proxy) throw new Error(`no handler loaded for ${route.handler}`);
+  let result: APIGatewayProxyResult;
+  try {
+    result = await proxy(event, lambdaContext(route.handler, { viaApi: true }));
+  } catch (error) {
+    // A function that throws (or crashes, as injected crash points do) is a 502 from API Gateway.
+    gateway.options.log?.(`${route.handler} failed: ${error instanceof Error ? error.message : String(error)}`);
+    send(response, 502, { 'content-type': 'application/json' }, JSON.stringify({ message: 'Internal server error' }));
+    return;
+  }
+  const resultBytes = oversizedPayloadBytes(result, result.body);
+  if (resultBytes !== undefined) {
+    // What API Gateway answers when a Lambda response exceeds the invocation payload limit.
+    sendError(response, 502, 'internal', `Lambda response of ${resultBytes} bytes exceeds ${limits.lambdaPayloadBytesMax}`);
+    return;
+  }
+  const responseBody = result.body ? Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8') : Buffer.alloc(0);
+  const responseHeaders = Object.fromEntries(Object.entries(result.headers ?? {}).map(([k, v]) => [k, String(v)]));
+  if (event.httpMethod === 'HEAD') {
+    response.writeHead(result.statusCode, responseHeaders);
+    response.end();
+    return;
+  }
+  send(response, result.statusCode, responseHeaders, responseBody);
+}
+
+async function handleFaults(
+  request: IncomingMessage,
+  response: ServerResponse,
+  method: string,
+  faults: NonNullable<GatewayOptions['faults']>,
+): Promise<void> {
+  if (method === 'PUT') {
+    const body = await readBody(request, 64 * 1024);
+    try {
+      faults.apply(body === 'tooLarge' ? undefined : JSON.parse(body.toString('utf8') || '{}'));
+    } catch (error) {
+      sendError(response, 400, 'request.invalid', `fault plan: ${error instanceof Error ? error.message : String(error)}`);
       return;
     }
-    send(response, 200, { 'content-type': 'application/json' }, JSON.stringify(faults.status()));
+  } else if (method !== 'GET') {
+    sendError(response, 404, 'route.notFound', `no route ${method} ${faultsPath}`);
+    return;
   }
+  send(response, 200, { 'content-type': 'application/json' }, JSON.stringify(faults.status()));
+}
 
+export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
+  const gateway: Gateway = {
+    options,
+    authorizerCache: new LRUCache<string, APIGatewayAuthorizerResult>({
+      max: authorizerCacheEntriesMax,
+      ttl: options.authorizerCacheTtlSeconds * 1000,
+    }),
+  };
   const server: Server = createServer((request, response) => {
-    handle(request, response).catch((error: unknown) => {
+    handle(gateway, request, response).catch((error: unknown) => {
       options.log?.(`gateway error: ${error instanceof Error ? error.stack : String(error)}`);
       if (!response.headersSent) sendError(response, 500, 'internal', 'internal error');
       else response.destroy();

@@ -5,6 +5,7 @@ import * as z from 'zod';
 import { freePort, LOCAL_HOST } from './engines/free-port';
 import { EngineStartError } from './engines/ready';
 import { ensureToxiproxy, startToxiproxy, type StartedToxiproxy } from './engines/toxiproxy';
+import { startWithStack } from './resource-stack';
 
 export interface RegionLinkOptions {
   /** Where toxiproxy-server is built and kept (`.ringstore/bin`). */
@@ -83,6 +84,101 @@ async function startServerOnFreePort(binary: string): Promise<StartedToxiproxy> 
   }
 }
 
+type ToxiproxyCall = (method: 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown) => Promise<unknown>;
+interface Upstream {
+  name: string;
+  upstream: URL;
+}
+
+/** One call to Toxiproxy's API at `api`, bounded; its JSON answer (undefined when empty). */
+function toxiproxyCaller(api: string): ToxiproxyCall {
+  return async (method, path, body) => {
+    const response = await fetch(`${api}${path}`, {
+      method,
+      signal: AbortSignal.timeout(API_CALL_TIMEOUT_MS),
+      ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+    });
+    const text = await response.text();
+    if (!response.ok) throw new Error(`toxiproxy ${method} ${path} answered ${response.status}: ${text.trim()}`);
+    return text === '' ? undefined : (JSON.parse(text) as unknown);
+  };
+}
+
+const proxyPath = (name: string) => `/proxies/${encodeURIComponent(name)}`;
+const toxicName = (kind: 'latency' | 'bandwidth', stream: Stream) => `${kind}-${stream}`;
+
+/** A proxy per upstream, with `latencyMs` on both directions; name -> the URL that reaches it through the proxy. */
+async function createProxies(call: ToxiproxyCall, upstreams: readonly Upstream[], latencyMs: number): Promise<Record<string, string>> {
+  const endpoints: Record<string, string> = {};
+  for (const { name, upstream } of upstreams) {
+    // Port 0: Toxiproxy binds a free port itself and answers with it, so no port can be taken meanwhile;
+    // a re-enabled proxy (heal) listens on that same port again.
+    const created = createdProxy.parse(
+      await call('POST', '/proxies', { name, listen: `${LOCAL_HOST}:0`, upstream: upstream.host, enabled: true }),
+    );
+    endpoints[name] = `${upstream.protocol}//${created.listen}`;
+    for (const stream of streams) {
+      await call('POST', `${proxyPath(name)}/toxics`, {
+        name: toxicName('latency', stream),
+        type: 'latency',
+        stream,
+        toxicity: 1,
+        attributes: { latency: latencyMs, jitter: 0 },
+      });
+    }
+  }
+  return endpoints;
+}
+
+/** The link's latency, bandwidth, cut and heal, over the proxies of `upstreams`. */
+function linkControls(
+  call: ToxiproxyCall,
+  upstreams: readonly Upstream[],
+): Pick<RegionLink, 'setLatency' | 'setBandwidth' | 'cut' | 'heal'> {
+  // The bandwidth toxics that exist, `<proxy>/<stream>`: a limit is a toxic added, changed or removed.
+  const bandwidthToxics = new Set<string>();
+  // Updates use PATCH: Toxiproxy 2.6+ still takes POST for them but logs it as deprecated.
+  const forEachToxic = async (action: (name: string, stream: Stream) => Promise<void>) => {
+    for (const { name } of upstreams) for (const stream of streams) await action(name, stream);
+  };
+  return {
+    setLatency: async (ms) => {
+      checkLatencyMs(ms);
+      await forEachToxic(async (name, stream) => {
+        await call('PATCH', `${proxyPath(name)}/toxics/${toxicName('latency', stream)}`, { attributes: { latency: ms, jitter: 0 } });
+      });
+    },
+    setBandwidth: async (kBps) => {
+      checkBandwidthKBps(kBps);
+      await forEachToxic(async (name, stream) => {
+        const key = `${name}/${stream}`;
+        const toxic = toxicName('bandwidth', stream);
+        if (kBps === undefined) {
+          if (bandwidthToxics.has(key)) await call('DELETE', `${proxyPath(name)}/toxics/${toxic}`);
+          bandwidthToxics.delete(key);
+        } else if (bandwidthToxics.has(key)) {
+          await call('PATCH', `${proxyPath(name)}/toxics/${toxic}`, { attributes: { rate: kBps } });
+        } else {
+          await call('POST', `${proxyPath(name)}/toxics`, {
+            name: toxic,
+            type: 'bandwidth',
+            stream,
+            toxicity: 1,
+            attributes: { rate: kBps },
+          });
+          bandwidthToxics.add(key);
+        }
+      });
+    },
+    cut: async () => {
+      for (const { name } of upstreams) await call('PATCH', proxyPath(name), { enabled: false });
+    },
+    heal: async () => {
+      for (const { name } of upstreams) await call('PATCH', proxyPath(name), { enabled: true });
+    },
+  };
+}
+
 /**
  * Starts toxiproxy-server (building it first if needed) and one proxy per upstream, each adding
  * `latencyMs` to both directions and, when set, limiting both directions to `bandwidthKBps`.
@@ -96,98 +192,22 @@ async function startServerOnFreePort(binary: string): Promise<StartedToxiproxy> 
 export async function startRegionLink(options: RegionLinkOptions): Promise<RegionLink> {
   const latencyMs = checkLatencyMs(options.latencyMs ?? defaultLinkLatencyMs);
   const initialBandwidthKBps = checkBandwidthKBps(options.bandwidthKBps);
-  const upstreams = Object.entries(options.upstreams).map(([name, url]) => {
+  const upstreams: Upstream[] = Object.entries(options.upstreams).map(([name, url]) => {
     const upstream = new URL(url);
     if (upstream.port === '') throw new Error(`region link: upstream ${name} (${url}) must name its port`);
     return { name, upstream };
   });
   const binary = await ensureToxiproxy({ binDir: options.binDir, ...(options.log ? { log: options.log } : {}) });
-  const server = await startServerOnFreePort(binary);
-
-  const call = async (method: 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<unknown> => {
-    const response = await fetch(`${server.api}${path}`, {
-      method,
-      signal: AbortSignal.timeout(API_CALL_TIMEOUT_MS),
-      ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    if (!response.ok) throw new Error(`toxiproxy ${method} ${path} answered ${response.status}: ${text.trim()}`);
-    return text === '' ? undefined : JSON.parse(text);
-  };
-  const proxyPath = (name: string) => `/proxies/${encodeURIComponent(name)}`;
-  const toxicName = (kind: 'latency' | 'bandwidth', stream: Stream) => `${kind}-${stream}`;
-  // The bandwidth toxics that exist, `<proxy>/<stream>`: a limit is a toxic added, changed or removed.
-  const bandwidthToxics = new Set<string>();
-  // Updates use PATCH: Toxiproxy 2.6+ still takes POST for them but logs it as deprecated.
-  const forEachToxic = async (action: (name: string, stream: Stream) => Promise<void>) => {
-    for (const { name } of upstreams) for (const stream of streams) await action(name, stream);
-  };
-
-  try {
-    const endpoints: Record<string, string> = {};
-    for (const { name, upstream } of upstreams) {
-      // Port 0: Toxiproxy binds a free port itself and answers with it, so no port can be taken meanwhile;
-      // a re-enabled proxy (heal) listens on that same port again.
-      const created = createdProxy.parse(
-        await call('POST', '/proxies', { name, listen: `${LOCAL_HOST}:0`, upstream: upstream.host, enabled: true }),
-      );
-      endpoints[name] = `${upstream.protocol}//${created.listen}`;
-      for (const stream of streams) {
-        await call('POST', `${proxyPath(name)}/toxics`, {
-          name: toxicName('latency', stream),
-          type: 'latency',
-          stream,
-          toxicity: 1,
-          attributes: { latency: latencyMs, jitter: 0 },
-        });
-      }
-    }
-    const link: RegionLink = {
-      endpoints,
-      setLatency: async (ms) => {
-        checkLatencyMs(ms);
-        await forEachToxic(async (name, stream) => {
-          await call('PATCH', `${proxyPath(name)}/toxics/${toxicName('latency', stream)}`, { attributes: { latency: ms, jitter: 0 } });
-        });
-      },
-      setBandwidth: async (kBps) => {
-        checkBandwidthKBps(kBps);
-        await forEachToxic(async (name, stream) => {
-          const key = `${name}/${stream}`;
-          const toxic = toxicName('bandwidth', stream);
-          if (kBps === undefined) {
-            if (bandwidthToxics.has(key)) await call('DELETE', `${proxyPath(name)}/toxics/${toxic}`);
-            bandwidthToxics.delete(key);
-          } else if (bandwidthToxics.has(key)) {
-            await call('PATCH', `${proxyPath(name)}/toxics/${toxic}`, { attributes: { rate: kBps } });
-          } else {
-            await call('POST', `${proxyPath(name)}/toxics`, {
-              name: toxic,
-              type: 'bandwidth',
-              stream,
-              toxicity: 1,
-              attributes: { rate: kBps },
-            });
-            bandwidthToxics.add(key);
-          }
-        });
-      },
-      cut: async () => {
-        for (const { name } of upstreams) await call('PATCH', proxyPath(name), { enabled: false });
-      },
-      heal: async () => {
-        for (const { name } of upstreams) await call('PATCH', proxyPath(name), { enabled: true });
-      },
-      stop: () => server.stop(),
-    };
+  return startWithStack(options.log ?? (() => undefined), async (stack) => {
+    const server = stack.use(await startServerOnFreePort(binary), (started) => started.stop());
+    const call = toxiproxyCaller(server.api);
+    const endpoints = await createProxies(call, upstreams, latencyMs);
+    const link: RegionLink = { endpoints, ...linkControls(call, upstreams), stop: () => stack.disposeAll() };
     if (initialBandwidthKBps !== undefined) await link.setBandwidth(initialBandwidthKBps);
     options.log?.(
       `region link up: ${upstreams.map(({ name }) => `${name} ${endpoints[name]}`).join(', ')}; ` +
         `${latencyMs} ms each way, ${initialBandwidthKBps === undefined ? 'unlimited' : `${initialBandwidthKBps} KB/s`}`,
     );
     return link;
-  } catch (error) {
-    await server.stop();
-    throw error;
-  }
+  });
 }

@@ -95,7 +95,11 @@ const settings = z
 // is in the README (Lambda runs Node 22), so the local cloud does not repeat it.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
-async function main(): Promise<void> {
+type Settings = Extract<typeof settings, { success: true }>['data'];
+type Log = (line: string) => void;
+
+/** The settings, or an exit naming each bad one; a fresh run's home is a new temporary directory. */
+function environment(): { env: Settings; fresh: boolean } {
   if (!settings.success) {
     for (const issue of settings.error.issues) console.error(`error: ${issue.path.join('.')}: ${issue.message}`);
     process.exit(2);
@@ -109,8 +113,11 @@ async function main(): Promise<void> {
         RINGSTORE_VENDOR_DIR: settings.data.RINGSTORE_VENDOR_DIR ?? join(settings.data.RINGSTORE_HOME, 'vendor'),
       }
     : settings.data;
-  const started = Date.now();
-  const log = (line: string) => console.error(`[ringstore] ${line}`);
+  return { env, fresh };
+}
+
+/** Locks the home for this process (released at exit); a fresh run's home is removed at exit. */
+function claimHome(env: Settings, fresh: boolean): { release(): void } {
   // Before any engine starts: a second start on the same directory is refused, not run beside the first.
   mkdirSync(env.RINGSTORE_HOME, { recursive: true });
   const lock = lockHome(env.RINGSTORE_HOME);
@@ -118,7 +125,11 @@ async function main(): Promise<void> {
   // A fresh run's data goes however the run ends (a stop, a refusal, a failure), short of SIGKILL: then it
   // stays in the temporary directory.
   if (fresh) process.on('exit', () => rmSync(env.RINGSTORE_HOME, { recursive: true, force: true }));
-  // Before any engine starts: a taken port is said at once (it used to surface as EADDRINUSE once the engines were up).
+  return lock;
+}
+
+/** Before any engine starts: a taken port is said at once (it used to surface as EADDRINUSE once the engines were up). */
+async function refuseTakenPorts(env: Settings): Promise<void> {
   const ports =
     env.RINGSTORE_REGIONS === 2 && env.RINGSTORE_PORT !== 0 ? [env.RINGSTORE_PORT, env.RINGSTORE_PORT + 1] : [env.RINGSTORE_PORT];
   for (const port of ports) {
@@ -129,7 +140,10 @@ async function main(): Promise<void> {
     );
     process.exit(1);
   }
-  const options = {
+}
+
+function cloudOptions(env: Settings, log: Log) {
+  return {
     home: env.RINGSTORE_HOME,
     port: env.RINGSTORE_PORT,
     ...(env.RINGSTORE_VENDOR_DIR ? { vendorDir: env.RINGSTORE_VENDOR_DIR } : {}),
@@ -142,42 +156,52 @@ async function main(): Promise<void> {
     autoFailover: env.RINGSTORE_AUTO_FAILOVER === '1',
     log,
   };
-  let cloud: LocalCloud;
-  let backup: LocalCloud | undefined;
-  let stopAll: () => Promise<void>;
-  if (env.RINGSTORE_REGIONS === 2) {
-    // The backup's gateway listens on the next port when the primary's is fixed.
-    const { startLocalRegions } = await import('./regions');
-    const regions = await startLocalRegions({
-      ...options,
-      backupPort: env.RINGSTORE_PORT === 0 ? 0 : env.RINGSTORE_PORT + 1,
-      link: {
-        latencyMs: env.RINGSTORE_LINK_LATENCY_MS,
-        ...(env.RINGSTORE_LINK_BANDWIDTH_KBPS === undefined ? {} : { bandwidthKBps: env.RINGSTORE_LINK_BANDWIDTH_KBPS }),
-      },
-    });
-    cloud = regions.primary;
-    backup = regions.backup;
-    stopAll = () => regions.stop();
-  } else {
-    // Before any engine starts: a demoted primary's data is not made writable alone without being asked.
-    const demotion = await demotionOf(env.RINGSTORE_HOME);
-    if (demotion && env.RINGSTORE_ACCEPT_DEMOTED !== '1') {
-      console.error(`error: ${demotedStartRefusal(env.RINGSTORE_HOME, demotion)}`);
-      process.exit(1);
-    }
-    if (demotion) {
-      await forgetDemotion(env.RINGSTORE_HOME);
-      log(
-        `${acceptDemotedFlag}: the demoted primary's data serves alone; the promoted region's writes since DR epoch ${demotion.epoch} are not in it`,
-      );
-    }
-    const { startLocalCloud } = await import('./cloud');
-    cloud = await startLocalCloud(options);
-    stopAll = () => cloud.stop();
+}
+
+/** What `npm start` runs: the region (or both regions), and how to stop it all. */
+interface Started {
+  cloud: LocalCloud;
+  backup?: LocalCloud;
+  stopAll: () => Promise<void>;
+}
+
+async function startRegions(env: Settings, options: ReturnType<typeof cloudOptions>): Promise<Started> {
+  // The backup's gateway listens on the next port when the primary's is fixed.
+  const { startLocalRegions } = await import('./regions');
+  const regions = await startLocalRegions({
+    ...options,
+    backupPort: env.RINGSTORE_PORT === 0 ? 0 : env.RINGSTORE_PORT + 1,
+    link: {
+      latencyMs: env.RINGSTORE_LINK_LATENCY_MS,
+      ...(env.RINGSTORE_LINK_BANDWIDTH_KBPS === undefined ? {} : { bandwidthKBps: env.RINGSTORE_LINK_BANDWIDTH_KBPS }),
+    },
+  });
+  return { cloud: regions.primary, backup: regions.backup, stopAll: () => regions.stop() };
+}
+
+async function startOneRegion(env: Settings, options: ReturnType<typeof cloudOptions>, log: Log): Promise<Started> {
+  // Before any engine starts: a demoted primary's data is not made writable alone without being asked.
+  const demotion = await demotionOf(env.RINGSTORE_HOME);
+  if (demotion && env.RINGSTORE_ACCEPT_DEMOTED !== '1') {
+    console.error(`error: ${demotedStartRefusal(env.RINGSTORE_HOME, demotion)}`);
+    process.exit(1);
   }
-  // Ctrl-C stops everything from the moment the API is announced: the handlers are in place before it
-  // is (a SIGINT that came before them would end the process without stopping the engines).
+  if (demotion) {
+    await forgetDemotion(env.RINGSTORE_HOME);
+    log(
+      `${acceptDemotedFlag}: the demoted primary's data serves alone; the promoted region's writes since DR epoch ${demotion.epoch} are not in it`,
+    );
+  }
+  const { startLocalCloud } = await import('./cloud');
+  const cloud = await startLocalCloud(options);
+  return { cloud, stopAll: () => cloud.stop() };
+}
+
+/**
+ * Ctrl-C stops everything from the moment the API is announced: the handlers are in place before it is (a
+ * SIGINT that came before them would end the process without stopping the engines).
+ */
+function stopOnSignals(stopAll: () => Promise<void>, lock: { release(): void }, started: number, log: Log): void {
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
@@ -197,10 +221,10 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
-  log(
-    `ready in ${((Date.now() - started) / 1000).toFixed(1)} s; data in ${env.RINGSTORE_HOME}${fresh ? ' (--fresh: removed when stopped)' : ''}`,
-  );
-  // One fact per line, so scripts (and the integration tests) can read them.
+}
+
+/** One fact per line, so scripts (and the integration tests) can read them. */
+function printFacts({ cloud, backup }: Started): void {
   console.log(`API: ${cloud.url}`);
   console.log(`API key: ${cloud.apiKey}`);
   console.log(`Admin key: ${cloud.adminKey}`);
@@ -217,6 +241,21 @@ async function main(): Promise<void> {
     console.log(`Backup API: ${backup.url}`);
     console.log(`Backup DynamoDB: ${backup.engines.dynamodbEndpoint}`);
   }
+}
+
+async function main(): Promise<void> {
+  const { env, fresh } = environment();
+  const started = Date.now();
+  const log = (line: string) => console.error(`[ringstore] ${line}`);
+  const lock = claimHome(env, fresh);
+  await refuseTakenPorts(env);
+  const options = cloudOptions(env, log);
+  const running = env.RINGSTORE_REGIONS === 2 ? await startRegions(env, options) : await startOneRegion(env, options, log);
+  stopOnSignals(running.stopAll, lock, started, log);
+  log(
+    `ready in ${((Date.now() - started) / 1000).toFixed(1)} s; data in ${env.RINGSTORE_HOME}${fresh ? ' (--fresh: removed when stopped)' : ''}`,
+  );
+  printFacts(running);
 }
 
 main().catch((error: unknown) => {

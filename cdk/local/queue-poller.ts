@@ -48,45 +48,64 @@ const retryAfterSeconds = 1;
 const receiveErrorPauseMs = 200;
 const defaultConcurrency = 4;
 
+/**
+ * Invokes the handler with one batch, then deletes the messages it handled and makes the ones it failed
+ * visible again after `retryAfterSeconds`.
+ */
+async function invoke(sqs: SQSClient, options: QueuePollerOptions, messages: Message[]): Promise<void> {
+  const event: SQSEvent = { Records: messages.map((message) => recordOf(message, options.queueArn)) };
+  let failedIds: Set<string>;
+  try {
+    const response = await options.handler(event, lambdaContext(options.name));
+    failedIds = new Set(response.batchItemFailures.map((failure) => failure.itemIdentifier));
+  } catch (error) {
+    options.log?.(`${options.name} failed; its messages are delivered again: ${error instanceof Error ? error.message : String(error)}`);
+    failedIds = new Set(messages.map((message) => message.MessageId!));
+  }
+  const done = messages.filter((message) => !failedIds.has(message.MessageId!));
+  const failed = messages.filter((message) => failedIds.has(message.MessageId!));
+  if (done.length) {
+    await sqs.send(
+      new DeleteMessageBatchCommand({
+        QueueUrl: options.queueUrl,
+        Entries: done.map((message, index) => ({ Id: String(index), ReceiptHandle: message.ReceiptHandle! })),
+      }),
+    );
+  }
+  if (failed.length) {
+    await sqs.send(
+      new ChangeMessageVisibilityBatchCommand({
+        QueueUrl: options.queueUrl,
+        Entries: failed.map((message, index) => ({
+          Id: String(index),
+          ReceiptHandle: message.ReceiptHandle!,
+          VisibilityTimeout: retryAfterSeconds,
+        })),
+      }),
+    );
+  }
+}
+
+/** Resolves once the queue holds no message, visible or in flight, and `inFlight()` is 0. */
+async function drained(sqs: SQSClient, queueUrl: string, inFlight: () => number): Promise<void> {
+  for (;;) {
+    const { Attributes = {} } = await sqs.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: queueUrl,
+        AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+      }),
+    );
+    const waiting = Number(Attributes.ApproximateNumberOfMessages ?? 0) + Number(Attributes.ApproximateNumberOfMessagesNotVisible ?? 0);
+    if (waiting === 0 && inFlight() === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 export function startQueuePoller(options: QueuePollerOptions): RunningQueuePoller {
   const sqs = new SQSClient({ region: localRegion, credentials: { ...localCredentials }, endpoint: options.endpoint });
   let stopped = false;
   let inFlight = 0;
   const isStopped = () => stopped;
-
-  async function invoke(messages: Message[]): Promise<void> {
-    const event: SQSEvent = { Records: messages.map((message) => recordOf(message, options.queueArn)) };
-    let failedIds: Set<string>;
-    try {
-      const response = await options.handler(event, lambdaContext(options.name));
-      failedIds = new Set(response.batchItemFailures.map((failure) => failure.itemIdentifier));
-    } catch (error) {
-      options.log?.(`${options.name} failed; its messages are delivered again: ${error instanceof Error ? error.message : String(error)}`);
-      failedIds = new Set(messages.map((message) => message.MessageId!));
-    }
-    const done = messages.filter((message) => !failedIds.has(message.MessageId!));
-    const failed = messages.filter((message) => failedIds.has(message.MessageId!));
-    if (done.length) {
-      await sqs.send(
-        new DeleteMessageBatchCommand({
-          QueueUrl: options.queueUrl,
-          Entries: done.map((message, index) => ({ Id: String(index), ReceiptHandle: message.ReceiptHandle! })),
-        }),
-      );
-    }
-    if (failed.length) {
-      await sqs.send(
-        new ChangeMessageVisibilityBatchCommand({
-          QueueUrl: options.queueUrl,
-          Entries: failed.map((message, index) => ({
-            Id: String(index),
-            ReceiptHandle: message.ReceiptHandle!,
-            VisibilityTimeout: retryAfterSeconds,
-          })),
-        }),
-      );
-    }
-  }
 
   const poll = async () => {
     while (!isStopped()) {
@@ -103,7 +122,7 @@ export function startQueuePoller(options: QueuePollerOptions): RunningQueuePolle
         if (Messages.length === 0) continue;
         inFlight += 1;
         try {
-          await invoke(Messages);
+          await invoke(sqs, options, Messages);
         } finally {
           inFlight -= 1;
         }
@@ -117,19 +136,7 @@ export function startQueuePoller(options: QueuePollerOptions): RunningQueuePolle
   const loop = Promise.all(Array.from({ length: options.concurrency ?? defaultConcurrency }, poll));
 
   return {
-    drained: async () => {
-      for (;;) {
-        const { Attributes = {} } = await sqs.send(
-          new GetQueueAttributesCommand({
-            QueueUrl: options.queueUrl,
-            AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
-          }),
-        );
-        const waiting = Number(Attributes.ApproximateNumberOfMessages ?? 0) + Number(Attributes.ApproximateNumberOfMessagesNotVisible ?? 0);
-        if (waiting === 0 && inFlight === 0) return;
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-    },
+    drained: () => drained(sqs, options.queueUrl, () => inFlight),
     stop: async () => {
       stopped = true;
       await loop;

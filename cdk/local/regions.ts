@@ -10,6 +10,7 @@ import { type LocalCloud, type LocalCloudOptions, startLocalCloud } from './clou
 import { recordDemotionIfFenced } from './demotion';
 import { localCredentials, localRegion } from './engines';
 import { type RegionLink, startRegionLink } from './link';
+import { type ResourceStack, startWithStack } from './resource-stack';
 import { DEFAULT_BIN_DIR } from './engines/toxiproxy';
 
 /** How often the regions look for a promotion of the backup, to mark the primary's home demoted (demotion.ts). */
@@ -71,35 +72,19 @@ export async function startLocalRegions(options: LocalRegionsOptions): Promise<L
   const { link: linkOptions, binDir, backupPort, valueWaitMs, shipOrder, ...shared } = options;
   // One jar cache for both regions (the backup's home is a subfolder).
   shared.vendorDir ??= join(options.home, 'vendor');
-  const backup = await startLocalCloud({
-    ...shared,
-    home: join(options.home, 'backup'),
-    // The primary's local IAM user, mapped in the backup too: the same credentials sign for both regions.
-    iamHome: options.home,
-    port: backupPort ?? 0,
-    dr: { role: 'backup', ...(valueWaitMs === undefined ? {} : { valueWaitMs }) },
-    log: (line) => log(`backup: ${line}`),
-  });
-  let link: RegionLink | undefined;
-  try {
-    const direct: RegionEndpoints = {
-      sqsEndpoint: backup.engines.sqsEndpoint,
-      s3Endpoint: backup.engines.s3Endpoint,
-      dynamodbEndpoint: backup.engines.dynamodbEndpoint,
-    };
-    link =
-      linkOptions === false
-        ? undefined
-        : await startRegionLink({
-            binDir: binDir ?? DEFAULT_BIN_DIR,
-            upstreams: { sqs: direct.sqsEndpoint, s3: direct.s3Endpoint, dynamodb: direct.dynamodbEndpoint },
-            ...(linkOptions?.latencyMs === undefined ? {} : { latencyMs: linkOptions.latencyMs }),
-            ...(linkOptions?.bandwidthKBps === undefined ? {} : { bandwidthKBps: linkOptions.bandwidthKBps }),
-            log,
-          });
-    const through = link
-      ? { sqsEndpoint: link.endpoints.sqs!, s3Endpoint: link.endpoints.s3!, dynamodbEndpoint: link.endpoints.dynamodb! }
-      : direct;
+  // Stopping disposes in reverse: the demotion check, the primary, the link, the backup.
+  return startWithStack(log, async (stack) => {
+    const backupCloud = await startLocalCloud({
+      ...shared,
+      home: join(options.home, 'backup'),
+      // The primary's local IAM user, mapped in the backup too: the same credentials sign for both regions.
+      iamHome: options.home,
+      port: backupPort ?? 0,
+      dr: { role: 'backup', ...(valueWaitMs === undefined ? {} : { valueWaitMs }) },
+      log: (line) => log(`backup: ${line}`),
+    });
+    const backup = stack.use(backupCloud, (cloud) => cloud.stop());
+    const { link, through } = await startLinkTo(backup, { linkOptions, binDir, log }, stack);
     const keyQueue = backup.drKeyQueue;
     if (!keyQueue) throw new Error('the backup region has no key queue');
     const startPrimary = () =>
@@ -114,7 +99,6 @@ export async function startLocalRegions(options: LocalRegionsOptions): Promise<L
         },
         log: (line) => log(`primary: ${line}`),
       });
-    const running: { link: RegionLink | undefined; demotionCheck?: NodeJS.Timeout } = { link };
     // Once the backup fences the primary (a promotion, a drill), the primary's home is marked, so a later
     // start of that data alone is refused (demotion.ts): checked now, while both run, and at the stop.
     const markIfDemoted = () =>
@@ -138,24 +122,44 @@ export async function startLocalRegions(options: LocalRegionsOptions): Promise<L
         regions.primary = await startPrimary();
         return regions.primary;
       },
-      stop: async () => {
-        clearInterval(running.demotionCheck);
-        await markIfDemoted();
-        await regions.primary.stop();
-        await running.link?.stop();
-        await backup.stop();
-      },
+      stop: () => stack.disposeAll(),
     };
+    // Whichever primary runs at the stop: restartPrimary replaces it.
+    stack.defer(() => regions.primary.stop());
     await copyApiKeys(regions.primary, backup, options.stage);
     await markIfDemoted();
-    running.demotionCheck = setInterval(() => void markIfDemoted(), demotionCheckMs);
-    running.demotionCheck.unref();
+    stack.defer(markIfDemoted);
+    const demotionCheck = setInterval(() => void markIfDemoted(), demotionCheckMs);
+    demotionCheck.unref();
+    stack.defer(() => clearInterval(demotionCheck));
     return regions;
-  } catch (error) {
-    await link?.stop();
-    await backup.stop();
-    throw error;
-  }
+  });
+}
+
+/** The link to the backup's engines (pushed onto `stack`), and the endpoints the primary reaches them at. */
+async function startLinkTo(
+  backup: LocalCloud,
+  { linkOptions, binDir, log }: { linkOptions: LocalRegionsOptions['link']; binDir: string | undefined; log: (line: string) => void },
+  stack: ResourceStack,
+): Promise<{ link: RegionLink | undefined; through: RegionEndpoints }> {
+  const direct: RegionEndpoints = {
+    sqsEndpoint: backup.engines.sqsEndpoint,
+    s3Endpoint: backup.engines.s3Endpoint,
+    dynamodbEndpoint: backup.engines.dynamodbEndpoint,
+  };
+  if (linkOptions === false) return { link: undefined, through: direct };
+  const started = await startRegionLink({
+    binDir: binDir ?? DEFAULT_BIN_DIR,
+    upstreams: { sqs: direct.sqsEndpoint, s3: direct.s3Endpoint, dynamodb: direct.dynamodbEndpoint },
+    ...(linkOptions?.latencyMs === undefined ? {} : { latencyMs: linkOptions.latencyMs }),
+    ...(linkOptions?.bandwidthKBps === undefined ? {} : { bandwidthKBps: linkOptions.bandwidthKBps }),
+    log,
+  });
+  const link = stack.use(started, (running) => running.stop());
+  return {
+    link,
+    through: { sqsEndpoint: link.endpoints.sqs!, s3Endpoint: link.endpoints.s3!, dynamodbEndpoint: link.endpoints.dynamodb! },
+  };
 }
 
 /** The primary's API keys (hashed records) into the backup's control table: one key works in both. */

@@ -1,7 +1,7 @@
 // What API Gateway does for an `AWS_IAM` method, locally: recompute a request's SigV4 signature from the
 // request as received, with the secret of the access key it names, and compare in constant time. The
 // canonical request is built here, from the request target's own bytes, as SigV4 specifies for every
-// service but S3 (test/unit/sigv4-verify.test.ts holds AWS's published vectors and checks the SDK's signer).
+// service but S3 (test/unit/local/sigv4-verify.test.ts holds AWS's published vectors and checks the SDK's signer).
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 
 /** How far a request's `x-amz-date` may lie from the gateway's clock, either way: AWS allows 5 minutes. */

@@ -72,7 +72,7 @@ function localMachine(machineName: StateMachineName, handler: TaskHandler, root:
   const definition = localDefinitionOf(machineName, root);
   const names = taskStateNames(StateTree.parse(definition));
   // Not validated here: the library's validation (asl-validator, a JSON schema compiled by ajv) costs about
-  // a second of CPU per machine and cloud start. test/unit/state-machines.test.ts validates every definition
+  // a second of CPU per machine and cloud start. test/unit/local/state-machines.test.ts validates every definition
   // as it is run here, and CloudFormation validates them at deploy.
   const machine = new StateMachine(definition, { validationOptions: { noValidate: true } });
   const invoke = (input: unknown) => handler(input as never, lambdaContext(taskHandler)) as Promise<never>;

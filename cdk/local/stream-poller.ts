@@ -15,6 +15,7 @@ import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEven
 import { lambdaImageOf } from '../../lambdas/adapters/dynamodb-stream';
 import { lambdaContext } from './lambda-events';
 import { localCredentials, localRegion } from './engines';
+import { startWithStack } from './resource-stack';
 
 type StreamHandler = (event: DynamoDBStreamEvent, context: Context) => Promise<DynamoDBBatchResponse>;
 
@@ -64,55 +65,98 @@ interface ShardCursor {
   latest?: true;
 }
 
-export async function startStreamPoller(options: StreamPollerOptions): Promise<RunningStreamPoller> {
-  const clientConfig = { region: localRegion, credentials: { ...localCredentials }, endpoint: options.endpoint };
-  const dynamodb = new DynamoDBClient(clientConfig);
-  const streams = new DynamoDBStreamsClient(clientConfig);
-  const checkpoints: Record<string, string> = await readFile(options.checkpointFile, 'utf8').then(
-    (text) => JSON.parse(text) as Record<string, string>,
-    () => ({}),
-  );
-  const cursors = new Map<string, ShardCursor>();
-  let stopped = false;
-  // Read through a function where an await separates the read from the last check: stop() flips it meanwhile.
-  const isStopped = () => stopped;
-  let waiters: Array<{ pending: Set<string>; resolve: () => void }> = [];
-  let checkpointWrite = Promise.resolve();
+interface Waiter {
+  pending: Set<string>;
+  resolve: () => void;
+}
+
+/** The stream shards of some tables, each read by its own loop, and the loop that discovers new shards. */
+class ShardReaders {
+  readonly #options: StreamPollerOptions;
+  readonly #streams: DynamoDBStreamsClient;
+  readonly #streamArns: readonly string[];
+  readonly #checkpoints: Record<string, string>;
+  readonly #cursors = new Map<string, ShardCursor>();
+  readonly #running = new Map<string, Promise<void>>();
   /** The wake-ups of the shards sleeping after an empty poll. */
-  const idleSleepers = new Set<() => void>();
-  const idleSleep = (): Promise<void> =>
-    new Promise<void>((resolve) => {
+  readonly #idleSleepers = new Set<() => void>();
+  #waiters: Waiter[] = [];
+  #checkpointWrite = Promise.resolve();
+  #supervisor = Promise.resolve();
+  #stopped = false;
+
+  constructor(
+    options: StreamPollerOptions,
+    streams: DynamoDBStreamsClient,
+    streamArns: readonly string[],
+    checkpoints: Record<string, string>,
+  ) {
+    this.#options = options;
+    this.#streams = streams;
+    this.#streamArns = streamArns;
+    this.#checkpoints = checkpoints;
+  }
+
+  /** Finds the shards there now (read from where `startAt` says), then starts reading them and looking for more. */
+  async start(): Promise<void> {
+    await this.#discoverShards(true);
+    this.#supervisor = this.#superviseShards();
+  }
+
+  caughtUp(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const pending = new Set([...this.#cursors].filter(([, cursor]) => !cursor.closed).map(([id]) => id));
+      if (pending.size === 0) resolve();
+      else {
+        this.#waiters.push({ pending, resolve });
+        this.#wakeIdleShards();
+      }
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#wakeIdleShards();
+    await this.#supervisor;
+    await Promise.all(this.#running.values());
+    await this.#checkpointWrite;
+    for (const waiter of this.#waiters) waiter.resolve();
+  }
+
+  // Read through a method where an await separates the read from the last check: stop() flips it meanwhile.
+  #isStopped(): boolean {
+    return this.#stopped;
+  }
+
+  #idleSleep(): Promise<void> {
+    return new Promise<void>((resolve) => {
       const wake = () => {
         clearTimeout(timer);
-        idleSleepers.delete(wake);
+        this.#idleSleepers.delete(wake);
         resolve();
       };
       const timer = setTimeout(wake, idlePollMs);
-      idleSleepers.add(wake);
+      this.#idleSleepers.add(wake);
     });
-  const wakeIdleShards = () => {
-    for (const wake of [...idleSleepers]) wake();
-  };
+  }
 
-  const streamArns = await Promise.all(
-    options.tables.map(async (table) => {
-      const { Table } = await dynamodb.send(new DescribeTableCommand({ TableName: table }));
-      if (!Table?.LatestStreamArn) throw new Error(`table ${table} has no stream`);
-      return Table.LatestStreamArn;
-    }),
-  );
+  #wakeIdleShards(): void {
+    for (const wake of [...this.#idleSleepers]) wake();
+  }
 
-  async function discoverShards(atStart = false): Promise<void> {
-    for (const streamArn of streamArns) {
+  async #discoverShards(atStart = false): Promise<void> {
+    for (const streamArn of this.#streamArns) {
       let start: string | undefined;
       do {
-        const { StreamDescription } = await streams.send(new DescribeStreamCommand({ StreamArn: streamArn, ExclusiveStartShardId: start }));
+        const { StreamDescription } = await this.#streams.send(
+          new DescribeStreamCommand({ StreamArn: streamArn, ExclusiveStartShardId: start }),
+        );
         for (const shard of StreamDescription?.Shards ?? []) {
           const id = `${streamArn}|${shard.ShardId}`;
-          if (!cursors.has(id)) {
-            const checkpoint = checkpoints[id];
-            const latest = atStart && options.startAt === 'latest' && !checkpoint;
-            cursors.set(id, {
+          if (!this.#cursors.has(id)) {
+            const checkpoint = this.#checkpoints[id];
+            const latest = atStart && this.#options.startAt === 'latest' && !checkpoint;
+            this.#cursors.set(id, {
               streamArn,
               shardId: shard.ShardId!,
               closed: false,
@@ -126,8 +170,8 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<R
     }
   }
 
-  async function iteratorOf(cursor: ShardCursor): Promise<string | undefined> {
-    const { ShardIterator } = await streams.send(
+  async #iteratorOf(cursor: ShardCursor): Promise<string | undefined> {
+    const { ShardIterator } = await this.#streams.send(
       new GetShardIteratorCommand({
         StreamArn: cursor.streamArn,
         ShardId: cursor.shardId,
@@ -139,19 +183,20 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<R
     return ShardIterator;
   }
 
-  function saveCheckpoints(): void {
-    for (const [id, cursor] of cursors) if (cursor.checkpoint) checkpoints[id] = cursor.checkpoint;
-    const text = JSON.stringify(checkpoints);
-    const temporary = `${options.checkpointFile}.tmp`;
-    checkpointWrite = checkpointWrite
+  #saveCheckpoints(): void {
+    for (const [id, cursor] of this.#cursors) if (cursor.checkpoint) this.#checkpoints[id] = cursor.checkpoint;
+    const text = JSON.stringify(this.#checkpoints);
+    const { checkpointFile, log } = this.#options;
+    const temporary = `${checkpointFile}.tmp`;
+    this.#checkpointWrite = this.#checkpointWrite
       .then(() => writeFile(temporary, text))
-      .then(() => rename(temporary, options.checkpointFile))
-      .catch((error: unknown) => options.log?.(`stream checkpoint not saved: ${String(error)}`));
+      .then(() => rename(temporary, checkpointFile))
+      .catch((error: unknown) => log?.(`stream checkpoint not saved: ${String(error)}`));
   }
 
-  function settleWaiters(id: string): void {
-    for (const waiter of waiters) waiter.pending.delete(id);
-    waiters = waiters.filter((waiter) => {
+  #settleWaiters(id: string): void {
+    for (const waiter of this.#waiters) waiter.pending.delete(id);
+    this.#waiters = this.#waiters.filter((waiter) => {
       if (waiter.pending.size > 0) return true;
       waiter.resolve();
       return false;
@@ -159,14 +204,14 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<R
   }
 
   /** Reads one batch of a shard; returns how many records it handed to the handler. */
-  async function pollOnce(id: string, cursor: ShardCursor): Promise<number> {
-    cursor.iterator ??= await iteratorOf(cursor);
+  async #pollOnce(id: string, cursor: ShardCursor): Promise<number> {
+    cursor.iterator ??= await this.#iteratorOf(cursor);
     if (!cursor.iterator) {
       cursor.closed = true;
       return 0;
     }
-    const { Records = [], NextShardIterator } = await streams.send(
-      new GetRecordsCommand({ ShardIterator: cursor.iterator, Limit: options.batchSize }),
+    const { Records = [], NextShardIterator } = await this.#streams.send(
+      new GetRecordsCommand({ ShardIterator: cursor.iterator, Limit: this.#options.batchSize }),
     );
     if (Records.length === 0) {
       if (NextShardIterator) cursor.iterator = NextShardIterator;
@@ -174,96 +219,98 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<R
         delete cursor.iterator;
         cursor.closed = true;
       }
-      settleWaiters(id);
+      this.#settleWaiters(id);
       return 0;
     }
-    const event: DynamoDBStreamEvent = { Records: Records.map((record) => lambdaRecordOf(record, cursor.streamArn)) };
-    let failedSequence: string | undefined;
-    try {
-      const response = await options.handler(event, lambdaContext(options.name ?? 'replicator'));
-      failedSequence = response.batchItemFailures[0]?.itemIdentifier;
-    } catch (error) {
-      failedSequence = Records[0]!.dynamodb!.SequenceNumber!;
-      options.log?.(
-        `${options.name ?? 'replicator'} failed; retrying the batch: ${error instanceof Error ? error.message : String(error)}`,
-      );
-    }
+    const failedSequence = await this.#hand(Records, cursor.streamArn);
     if (failedSequence !== undefined) {
       // Retry from the failed record: everything before it succeeded and is checkpointed.
       const failedIndex = Records.findIndex((record) => record.dynamodb?.SequenceNumber === failedSequence);
       if (failedIndex > 0) cursor.checkpoint = Records[failedIndex - 1]!.dynamodb!.SequenceNumber!;
       delete cursor.iterator;
-      saveCheckpoints();
+      this.#saveCheckpoints();
       throw new Error('batch failed');
     }
     cursor.checkpoint = Records[Records.length - 1]!.dynamodb!.SequenceNumber!;
     cursor.iterator = NextShardIterator;
     if (!NextShardIterator) cursor.closed = true;
-    saveCheckpoints();
+    this.#saveCheckpoints();
     return Records.length;
   }
 
-  async function runShard(id: string, cursor: ShardCursor): Promise<void> {
+  /** Invokes the handler with a batch; the sequence number to retry from, undefined when all succeeded. */
+  async #hand(records: StreamRecord[], streamArn: string): Promise<string | undefined> {
+    const { handler, name = 'replicator', log } = this.#options;
+    const event: DynamoDBStreamEvent = { Records: records.map((record) => lambdaRecordOf(record, streamArn)) };
+    try {
+      const response = await handler(event, lambdaContext(name));
+      return response.batchItemFailures[0]?.itemIdentifier;
+    } catch (error) {
+      log?.(`${name} failed; retrying the batch: ${error instanceof Error ? error.message : String(error)}`);
+      return records[0]!.dynamodb!.SequenceNumber!;
+    }
+  }
+
+  async #runShard(id: string, cursor: ShardCursor): Promise<void> {
     let backoff: number = retryBackoffMs.first;
-    while (!stopped && !cursor.closed) {
+    while (!this.#stopped && !cursor.closed) {
       try {
-        const handled = await pollOnce(id, cursor);
+        const handled = await this.#pollOnce(id, cursor);
         backoff = retryBackoffMs.first;
-        if (handled === 0) await idleSleep();
+        if (handled === 0) await this.#idleSleep();
       } catch (error) {
-        if (isStopped()) return;
+        if (this.#isStopped()) return;
         if (!(error instanceof Error && error.message === 'batch failed')) {
           // DynamoDB Local answers the first GetRecords after a table's first write on an iterator taken
           // while it was empty with TrimmedDataAccessException (aws/aws-sdk-java#2923): nothing was
           // trimmed, a fresh TRIM_HORIZON iterator reads everything. Only other failures are worth a line.
           const emptyShardQuirk = (error as { name?: string }).name === 'TrimmedDataAccessException' && cursor.checkpoint === undefined;
           if (!emptyShardQuirk)
-            options.log?.(`stream poll of ${cursor.shardId} failed: ${error instanceof Error ? error.message : String(error)}`);
+            this.#options.log?.(`stream poll of ${cursor.shardId} failed: ${error instanceof Error ? error.message : String(error)}`);
           delete cursor.iterator;
         }
         await sleep(backoff);
         backoff = Math.min(backoff * 2, retryBackoffMs.max);
       }
     }
-    settleWaiters(id);
+    this.#settleWaiters(id);
   }
 
-  const running = new Map<string, Promise<void>>();
-  async function superviseShards(): Promise<void> {
-    while (!stopped) {
+  async #superviseShards(): Promise<void> {
+    while (!this.#stopped) {
       try {
-        await discoverShards();
-        for (const [id, cursor] of cursors) if (!running.has(id)) running.set(id, runShard(id, cursor));
+        await this.#discoverShards();
+        for (const [id, cursor] of this.#cursors) if (!this.#running.has(id)) this.#running.set(id, this.#runShard(id, cursor));
       } catch (error) {
-        if (!isStopped()) options.log?.(`stream discovery failed: ${error instanceof Error ? error.message : String(error)}`);
+        if (!this.#isStopped()) this.#options.log?.(`stream discovery failed: ${error instanceof Error ? error.message : String(error)}`);
       }
-      await sleep(describeEveryMs, () => stopped);
+      await sleep(describeEveryMs, () => this.#stopped);
     }
   }
-  await discoverShards(true);
-  const supervisor = superviseShards();
+}
 
-  return {
-    caughtUp: () =>
-      new Promise<void>((resolve) => {
-        const pending = new Set([...cursors].filter(([, cursor]) => !cursor.closed).map(([id]) => id));
-        if (pending.size === 0) resolve();
-        else {
-          waiters.push({ pending, resolve });
-          wakeIdleShards();
-        }
+export async function startStreamPoller(options: StreamPollerOptions): Promise<RunningStreamPoller> {
+  // The clients go once the readers have stopped, or when the start fails part-way.
+  return startWithStack(options.log ?? (() => undefined), async (stack) => {
+    const clientConfig = { region: localRegion, credentials: { ...localCredentials }, endpoint: options.endpoint };
+    const dynamodb = stack.use(new DynamoDBClient(clientConfig), (client) => client.destroy());
+    const streams = stack.use(new DynamoDBStreamsClient(clientConfig), (client) => client.destroy());
+    const checkpoints: Record<string, string> = await readFile(options.checkpointFile, 'utf8').then(
+      (text) => JSON.parse(text) as Record<string, string>,
+      () => ({}),
+    );
+    const streamArns = await Promise.all(
+      options.tables.map(async (table) => {
+        const { Table } = await dynamodb.send(new DescribeTableCommand({ TableName: table }));
+        if (!Table?.LatestStreamArn) throw new Error(`table ${table} has no stream`);
+        return Table.LatestStreamArn;
       }),
-    stop: async () => {
-      stopped = true;
-      wakeIdleShards();
-      await supervisor;
-      await Promise.all(running.values());
-      await checkpointWrite;
-      for (const waiter of waiters) waiter.resolve();
-      dynamodb.destroy();
-      streams.destroy();
-    },
-  };
+    );
+    const readers = new ShardReaders(options, streams, streamArns, checkpoints);
+    await readers.start();
+    stack.defer(() => readers.stop());
+    return { caughtUp: () => readers.caughtUp(), stop: () => stack.disposeAll() };
+  });
 }
 
 /** The record as Lambda delivers it; the images keep DynamoDB's attribute-value form. */
