@@ -35,17 +35,9 @@ const layers = [
     // Except the decoder of the replicator's and the applier's input (DynamoDB stream events), which needs the
     // codecs, as lambdas/http decodes API Gateway events for the HTTP handlers.
     files: ['lambdas/handlers/**/*.ts'],
-    ignores: ['lambdas/handlers/index.ts'],
     group: ['../adapters/**', '!../adapters/dynamodb-stream', '!../adapters/dynamodb-txn-stream', '../wiring/**', '../entries/**'],
     message:
       'a handler receives its dependencies (its exported *Deps interface, of ports and services): it imports no adapter, wiring or entry; the wiring builds its deps.',
-  },
-  {
-    // The one exception to the handlers' rule: `handlerFactories`, which the local cloud (cdk/local/cloud.ts) and the
-    // tests import from here, composes every handler with its deps builder as the entries do, so it imports the wiring.
-    files: ['lambdas/handlers/index.ts'],
-    group: ['../adapters/**', '../entries/**'],
-    message: 'handlerFactories composes handlers with the wiring, as the entries do; it uses no adapter or entry.',
   },
   {
     files: ['lambdas/http/**/*.ts'],
@@ -63,7 +55,8 @@ const layers = [
   {
     files: ['lambdas/entries/**/*.ts'],
     group: ['../core/**', '../adapters/**', '../http/**', '../ports/**', '../config'],
-    message: 'an entry is a handler put together with its wiring, and nothing else.',
+    message:
+      'an entry (and handler-factories.ts, every entry for the local cloud) is a handler put together with its wiring, and nothing else.',
   },
   {
     files: ['cdk/app.ts'],

@@ -7,7 +7,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { FaultController } from '../../lambdas/adapters/fault-injection';
 import { initialRingOf, loadConfig, type RuntimeConfig } from '../../lambdas/config';
 import type { ApiKeyService } from '../../lambdas/core/auth';
-import { handlerFactories } from '../../lambdas/handlers';
+import { handlerFactories } from '../../lambdas/entries/handler-factories';
 import { apiKeyService, iamPrincipalService, ringStore } from '../../lambdas/wiring/control';
 import { isRingstoreError } from '../../lambdas/core/errors';
 import type { IamPrincipalService } from '../../lambdas/core/iam-principals';

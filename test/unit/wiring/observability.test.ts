@@ -420,7 +420,7 @@ describe('the X-Ray SDK', () => {
    */
   function loadsXray(inLambda: boolean): boolean {
     const script = `
-      const { handlerFactories } = require('./lambdas/handlers');
+      const { handlerFactories } = require('./lambdas/entries/handler-factories');
       const { Wiring } = require('./lambdas/wiring/wiring');
       const { loadConfig } = require('./lambdas/config');
       const env = { ${envVars.dynamodbEndpoint}: 'http://127.0.0.1:9', AWS_REGION: 'eu-west-1'${inLambda ? ", AWS_LAMBDA_FUNCTION_NAME: 'f'" : ''} };

@@ -3,7 +3,7 @@
 import { FaultController } from '../../../lambdas/adapters/fault-injection';
 import { loadConfig } from '../../../lambdas/config';
 import { isRingstoreError } from '../../../lambdas/core/errors';
-import { handlerFactories } from '../../../lambdas/handlers';
+import { handlerFactories } from '../../../lambdas/entries/handler-factories';
 import { documentClient } from '../../../lambdas/wiring/clients';
 import { apiKeyService, automaticFailoverStarter, ringSource } from '../../../lambdas/wiring/control';
 import { blobStore, closeConnections, hintStore, shardStore, txnRecordStore } from '../../../lambdas/wiring/data';

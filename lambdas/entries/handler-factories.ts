@@ -1,6 +1,6 @@
-// Every handler by its topology name, composed as its Lambda entry composes it (lambdas/entries): the handler
-// factory over the deps the wiring builds, observed. The local cloud builds them all in one process. The one
-// module of lambdas/handlers that imports the wiring (eslint.config.mjs names it).
+// Every handler by its topology name, composed as its Lambda entry beside this file composes it: the handler
+// factory over the deps the wiring builds, observed. The local cloud builds them all in one process; no Lambda
+// bundle imports this file.
 import type { MiddyfiedHandler } from '@middy/core';
 import type { HandlerName } from '../../schemas/topology';
 import { adminDeps } from '../wiring/admin-deps';
@@ -12,26 +12,26 @@ import { docsDeps, observeDeps } from '../wiring/observability';
 import { rebalanceStepDeps } from '../wiring/rebalance-deps';
 import { ringDeps } from '../wiring/request-deps';
 import type { Wiring } from '../wiring/wiring';
-import { observe } from './observe';
-import { authorizerHandler } from './authorizer';
-import { kvReadHandler } from './kv-read';
-import { kvWriteHandler } from './kv-write';
-import { ringHandler } from './ring';
-import { adminHandler } from './admin';
-import { docsHandler } from './docs';
-import { bootstrapHandler } from './bootstrap';
-import { replicatorHandler } from './replicator';
-import { maintenanceHandler } from './maintenance';
-import { txnHandler } from './txn';
-import { txnStepHandler } from './txn-step';
-import { txnSweeperHandler } from './txn-sweeper';
-import { txnApplierHandler } from './txn-applier';
-import { failoverStepHandler } from './failover-step';
-import { rebalanceStepHandler } from './rebalance-step';
-import { drShipperHandler } from './dr-shipper';
-import { drKeyApplierHandler } from './dr-key-applier';
-import { drValueApplierHandler } from './dr-value-applier';
-import { drPromotionStepHandler } from './dr-promotion-step';
+import { observe } from '../handlers/observe';
+import { authorizerHandler } from '../handlers/authorizer';
+import { kvReadHandler } from '../handlers/kv-read';
+import { kvWriteHandler } from '../handlers/kv-write';
+import { ringHandler } from '../handlers/ring';
+import { adminHandler } from '../handlers/admin';
+import { docsHandler } from '../handlers/docs';
+import { bootstrapHandler } from '../handlers/bootstrap';
+import { replicatorHandler } from '../handlers/replicator';
+import { maintenanceHandler } from '../handlers/maintenance';
+import { txnHandler } from '../handlers/txn';
+import { txnStepHandler } from '../handlers/txn-step';
+import { txnSweeperHandler } from '../handlers/txn-sweeper';
+import { txnApplierHandler } from '../handlers/txn-applier';
+import { failoverStepHandler } from '../handlers/failover-step';
+import { rebalanceStepHandler } from '../handlers/rebalance-step';
+import { drShipperHandler } from '../handlers/dr-shipper';
+import { drKeyApplierHandler } from '../handlers/dr-key-applier';
+import { drValueApplierHandler } from '../handlers/dr-value-applier';
+import { drPromotionStepHandler } from '../handlers/dr-promotion-step';
 
 /**
  * A factory of the local cloud: from a handler's view of the wiring, its deps, its handler, observed as in Lambda.
