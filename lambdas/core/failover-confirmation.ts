@@ -3,7 +3,7 @@
 // failover of a shard runs at a time: a later one stands down while an earlier one runs.
 import { isRingstoreError } from './errors';
 import { rangesToMoveBack } from './failover';
-import type { FailoverDeps } from './failover-service';
+import type { FailoverDeps } from './failover-context';
 import { isCrashInjected } from './faults';
 import { probeKey } from './maintenance';
 import { isShardFailure } from './replication';

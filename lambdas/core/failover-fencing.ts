@@ -2,7 +2,7 @@
 // write and the ring lease waited out, so no write is acknowledged on the old owner from then on; and the way
 // back when the failover cannot finish (the fence lifted, the owners unchanged).
 import { fencedRangesRing, rangesToMoveBack, unfencedRing } from './failover';
-import type { FailoverDeps } from './failover-service';
+import type { FailoverDeps } from './failover-context';
 import { Ring, readRingState } from './ring';
 import type { FailoverRequest, RingState } from '../ports';
 

@@ -14,7 +14,7 @@ import {
   type HandOverChoice,
   type RangeSeen,
 } from './failover';
-import type { FailoverDeps } from './failover-service';
+import type { FailoverDeps } from './failover-context';
 import { isCrashInjected } from './faults';
 import { isShardFailure } from './replication';
 import { Ring, readRingState, type TokenRange } from './ring';

@@ -2,7 +2,7 @@
 // RF live replicas gets the next available shard as a replica, backfilled from its owner.
 import { forAllBounded } from './bounded';
 import { reReplicationPlan, withAddedReplicas, withReadyReplicas } from './failover';
-import type { FailoverDeps } from './failover-service';
+import type { FailoverDeps } from './failover-context';
 import { Ring, readRingState } from './ring';
 import type { Clock } from '../ports';
 

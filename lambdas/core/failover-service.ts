@@ -10,59 +10,15 @@ import { FailoverFencing, type FenceResult } from './failover-fencing';
 import { FailoverHandOver, type PublishResult, type RangeHandOver } from './failover-hand-over';
 import { ReReplicator, type ReReplication } from './failover-re-replication';
 import { TxnSettler, type TxnSettlement, type TxnsFound } from './txn-settlement';
-import type {
-  Clock,
-  FailoverLog,
-  FailoverRequest,
-  FailoverStatus,
-  FaultInjector,
-  HintStore,
-  RangeOwner,
-  RingStore,
-  ShardHealthStore,
-  ShardCopies,
-  ShardIndexes,
-  ShardItemReads,
-  TxnRecordStore,
-} from '../ports';
+import type { FailoverRequest, FailoverStatus, RangeOwner } from '../ports';
+import type { FailoverDeps } from './failover-context';
 
 export { NoCandidateError, type PublishResult, type RangeHandOver } from './failover-hand-over';
 export { runningRecordStaleMs, type Confirmation } from './failover-confirmation';
 export type { FenceResult } from './failover-fencing';
 export type { ReReplication } from './failover-re-replication';
 export type { TxnSettlement, TxnsFound } from './txn-settlement';
-
-export interface FailoverDeps {
-  rings: Pick<RingStore, 'readRing' | 'publishRing'>;
-  shards: ShardItemReads & ShardCopies & ShardIndexes;
-  hints: HintStore;
-  /** Transactions with intents on the failed owner are settled from their records before the hand-over. */
-  records: Pick<TxnRecordStore, 'dueBetween' | 'decide' | 'find'>;
-  /** The failed shard is marked unavailable at the hand-over: it serves again only once it has rejoined. */
-  health: ShardHealthStore;
-  clock: Clock;
-  log: FailoverLog;
-  /** Waits on this process's clock (the lease wait, the pause between probes). */
-  sleep: (ms: number) => Promise<void>;
-  faults?: FaultInjector;
-  limits: {
-    catchUpConcurrency: number;
-    hintPageSize: number;
-    /** Probes in a row, none answered, that confirm a shard is down; one answer calls the failover off. */
-    confirmProbes: number;
-    confirmIntervalMs: number;
-    /** What the fence step waits after publishing: the ring lease and its margin (ring-source). */
-    leaseWaitMs: number;
-    /**
-     * The transactions settled are those whose deadline lies from this long before the shard was
-     * marked down (or now) to `txnLookaheadMs` after now: an intent still unapplied on it was placed
-     * before it failed, by a transaction the sweeper (which runs every minute) had not finished.
-     */
-    txnLookbackMs: number;
-    txnLookaheadMs: number;
-    txnPageSize: number;
-  };
-}
+export type { FailoverDeps } from './failover-context';
 
 export class FailoverService {
   private readonly confirmation: FailoverConfirmation;

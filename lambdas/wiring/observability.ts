@@ -11,6 +11,9 @@ import { powertoolsMetrics } from '../adapters/powertools-metrics';
 import { TxnStats } from '../adapters/txn-metrics';
 import type { Wiring } from './wiring';
 
+/** The clients an instance set may have built before the tracer loads. */
+const clientsTracedOnceLoaded = ['dynamodb', 's3', 'sfn'] as const;
+
 /**
  * X-Ray through Powertools, inside Lambda only: its module is imported there and nowhere else (xray.ts says
  * why). Started at init by `observe`, so the import is paid in the init phase, not by a request.
@@ -18,7 +21,15 @@ import type { Wiring } from './wiring';
 export function tracing(wiring: Wiring): Promise<Tracer | undefined> | undefined {
   if (!wiring.config.inLambda) return undefined;
   return import('./xray')
-    .then(({ xrayTracer }) => xrayTracer(wiring))
+    .then(({ xrayTracer }) => {
+      const tracer = xrayTracer(wiring);
+      // The clients built before the tracer have their calls traced from now on.
+      for (const name of clientsTracedOnceLoaded) {
+        const client = wiring.built(name);
+        if (client !== undefined) traced(wiring, client, tracer);
+      }
+      return tracer;
+    })
     .catch((error: unknown) => {
       // Tracing is worth less than the requests: they are served untraced.
       wiring.logger.error('X-Ray tracer not loaded: invocations are not traced', { error: String(error) });
@@ -33,7 +44,7 @@ function loadedTracer(wiring: Wiring): Tracer | undefined {
 
 /**
  * Adds an AWS SDK client's calls to the trace (a subsegment per call), once per client, when the tracer is
- * loaded and on; the clients built before it are added when it loads (xray.ts).
+ * loaded and on; the clients built before it are added when it loads (`tracing`).
  */
 export function traced<Client>(wiring: Wiring, client: Client, tracer = loadedTracer(wiring)): Client {
   const captured = wiring.shared('tracedClients', () => new WeakSet<object>());
