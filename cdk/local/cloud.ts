@@ -14,7 +14,7 @@ import type { IamPrincipalService } from '../../lambdas/core/iam-principals';
 import { closeConnections } from '../../lambdas/wiring/data';
 import { redactingLogger, Wiring } from '../../lambdas/wiring/wiring';
 import { envVars, type HandlerName, limits, type Names, namesFor, replicationDefaults, routes, txnLimits } from '../../schemas/topology';
-import { type DynamoDbJournal, localCredentials, localRegion, startEngines, sqsEndpointOf, type RunningEngines } from './engines';
+import { type DynamoDbJournal, localCredentials, localRegion, startEngines, type RunningEngines } from './engines';
 import { type GatewayHandlers, type RunningGateway, startGateway } from './gateway';
 import { ensureLocalIamUser, LocalIam, localIamUserName, type LocalIamUser } from './local-iam';
 import { provision } from './provision';
@@ -209,7 +209,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     const start: Start = { options, stack, log, stage, names: namesFor(stage) };
     const engines = await startRegionEngines(start);
     // A backup's key queue exists before its handlers are configured: they name its URL.
-    const drKeyQueue = options.dr?.role === 'backup' ? await ensureKeyQueue(sqsEndpointOf(engines), start.names) : undefined;
+    const drKeyQueue = options.dr?.role === 'backup' ? await ensureKeyQueue(engines.sqsEndpoint, start.names) : undefined;
     const config = localConfigOf(start, engines, drKeyQueue);
     const tableCount = config.shardCount + (options.spareShards ?? 0);
     await provisionTables(start, engines, tableCount);
@@ -255,8 +255,6 @@ async function startRegionEngines({ options, stack, log }: Start): Promise<Runni
     vendorDir: options.vendorDir ?? join(options.home, 'vendor'),
     log,
     ...(options.dynamodbJournal ? { dynamodbJournal: options.dynamodbJournal } : {}),
-    // Only a backup reads a queue of its own; a primary sends to its backup's.
-    sqs: options.dr?.role === 'backup',
   });
   return stack.use(engines, (started) => started.stop());
 }
@@ -285,7 +283,7 @@ function localConfigOf({ options, stage, names }: Start, engines: RunningEngines
     [envVars.autoFailover]: options.autoFailover === false ? '0' : '1',
     // A mapping is kept by the handlers as long as an authorizer answer by the gateway, as in AWS.
     ...(options.authorizerCacheTtlSeconds === undefined ? {} : { [envVars.iamCacheTtlSeconds]: String(options.authorizerCacheTtlSeconds) }),
-    ...(engines.sqsEndpoint ? { [envVars.sqsEndpoint]: engines.sqsEndpoint } : {}),
+    [envVars.sqsEndpoint]: engines.sqsEndpoint,
     ...drEnvOf(options.dr, drKeyQueue),
     AWS_REGION: localRegion,
   });

@@ -4,7 +4,7 @@
 import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, S3Event, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { drDefaults, drPrefixes, type Names } from '../../schemas/topology';
-import { localCredentials, localRegion, sqsEndpointOf, type RunningEngines } from './engines';
+import { localCredentials, localRegion, type RunningEngines } from './engines';
 import { lambdaContext } from './lambda-events';
 import { startQueuePoller, type RunningQueuePoller } from './queue-poller';
 
@@ -48,7 +48,7 @@ export function startBackupDeliveries(options: {
   log?: (line: string) => void;
 }): BackupDeliveries {
   const keys: RunningQueuePoller = startQueuePoller({
-    endpoint: sqsEndpointOf(options.engines),
+    endpoint: options.engines.sqsEndpoint,
     queueUrl: options.queue.url,
     queueArn: options.queue.arn,
     handler: options.keyApplier,

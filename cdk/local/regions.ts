@@ -8,7 +8,7 @@ import { DynamoApiKeyStore } from '../../lambdas/adapters/dynamodb-api-key-store
 import { namesFor } from '../../schemas/topology';
 import { type LocalCloud, type LocalCloudOptions, startLocalCloud } from './cloud';
 import { recordDemotionIfFenced } from './demotion';
-import { localCredentials, localRegion, sqsEndpointOf } from './engines';
+import { localCredentials, localRegion } from './engines';
 import { type RegionLink, startRegionLink } from './link';
 import { type ResourceStack, startWithStack } from './resource-stack';
 import { DEFAULT_BIN_DIR } from './engines/toxiproxy';
@@ -143,7 +143,7 @@ async function startLinkTo(
   stack: ResourceStack,
 ): Promise<{ link: RegionLink | undefined; through: RegionEndpoints }> {
   const direct: RegionEndpoints = {
-    sqsEndpoint: sqsEndpointOf(backup.engines),
+    sqsEndpoint: backup.engines.sqsEndpoint,
     s3Endpoint: backup.engines.s3Endpoint,
     dynamodbEndpoint: backup.engines.dynamodbEndpoint,
   };

@@ -3,7 +3,7 @@
 // writes, and answers a key whose value has not arrived as pending.
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { LocalRegions } from '../../cdk/local/regions';
-import { localCredentials, localRegion, sqsEndpointOf } from '../../cdk/local/engines';
+import { localCredentials, localRegion } from '../../cdk/local/engines';
 import { deduplicationIdOf, messageGroupOf } from '../../lambdas/core/dr-messages';
 import type { DrKeyMessage } from '../../lambdas/ports';
 import { removeDrHomes, startDrRegions } from './support';
@@ -105,11 +105,7 @@ describe('two regions', () => {
       contentType: 'text/plain',
       deleted: false,
     };
-    const sqs = new SQSClient({
-      region: localRegion,
-      credentials: { ...localCredentials },
-      endpoint: sqsEndpointOf(regions.backup.engines),
-    });
+    const sqs = new SQSClient({ region: localRegion, credentials: { ...localCredentials }, endpoint: regions.backup.engines.sqsEndpoint });
     await sqs.send(
       new SendMessageCommand({
         QueueUrl: regions.backup.drKeyQueue!.url,

@@ -1,5 +1,5 @@
 // Starts the local engines behind the AWS services Ringstore uses (docs/architecture.md, "The local cloud"): DynamoDB Local,
-// ElasticMQ (unless not wanted), s3rver and redis-server, in parallel, each on 127.0.0.1 and its own port.
+// ElasticMQ, s3rver and redis-server, in parallel, each on 127.0.0.1 and its own port.
 //
 // Measured on the 2-core build machine, all four in parallel: ~1.2-1.8 s warm (jars in vendorDir,
 // ElasticMQ class-data archive trained); ~3 s on the run that trains the archive (and its stop takes
@@ -24,8 +24,7 @@ export type EngineName = 'dynamodb' | 'sqs' | 's3' | 'redis';
 
 export interface EngineEndpoints {
   dynamodbEndpoint: string;
-  /** Undefined when started without SQS (StartEnginesOptions.sqs). */
-  sqsEndpoint?: string;
+  sqsEndpoint: string;
   s3Endpoint: string;
   /** Undefined when redis-server is not installed: the L2 cache is off. */
   redisUrl?: string;
@@ -54,11 +53,6 @@ export interface StartEnginesOptions {
   log?: (line: string) => void;
   /** DynamoDB Local's journal; `rollback` unless set. */
   dynamodbJournal?: DynamoDbJournal;
-  /**
-   * Whether to start ElasticMQ (default true). Only a DR backup region reads a queue of its own (its key queue):
-   * a region without one skips the JVM's start (about 2.8 CPU-seconds on the 2-core machine) and its idle polling.
-   */
-  sqs?: boolean;
 }
 
 /** How many times an engine is started on a fresh port when the picked one was taken meanwhile. */
@@ -95,12 +89,6 @@ async function startOnPortUntimed(start: Starter, fixedPort: number | undefined,
 
 function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(1)} s`;
-}
-
-/** The SQS endpoint of engines that must have one (a DR backup's): a clear error when they were started without. */
-export function sqsEndpointOf(engines: EngineEndpoints): string {
-  if (!engines.sqsEndpoint) throw new Error('these local engines run no SQS (ElasticMQ): start them with `sqs: true`');
-  return engines.sqsEndpoint;
 }
 
 /**
@@ -140,9 +128,7 @@ export async function startEngines(opts: StartEnginesOptions): Promise<RunningEn
       ports.dynamodb,
       dynamodbPort,
     ),
-    opts.sqs === false
-      ? Promise.resolve(undefined)
-      : startOnPort((port) => startElasticMq({ ...common, dataDir: dataDir('sqs'), port }), ports.sqs, sqsPort),
+    startOnPort((port) => startElasticMq({ ...common, dataDir: dataDir('sqs'), port }), ports.sqs, sqsPort),
     startOnPort((port) => startS3({ dataDir: dataDir('s3'), port, log }), ports.s3, s3Port),
     redisServer
       ? startOnPort((port) => startRedis({ redisServer, dataDir: dataDir('redis'), port }), ports.redis, redisPort)
@@ -171,10 +157,9 @@ export async function startEngines(opts: StartEnginesOptions): Promise<RunningEn
   };
   const s3 = must('s3') as StartedS3;
   const redis = byName('redis') as StartedRedis | undefined;
-  const sqs = byName('sqs');
   const running: RunningEngines = {
     dynamodbEndpoint: must('dynamodb').endpoint,
-    ...(sqs ? { sqsEndpoint: sqs.endpoint } : {}),
+    sqsEndpoint: must('sqs').endpoint,
     s3Endpoint: s3.endpoint,
     ...(redis ? { redisUrl: redis.endpoint, redisCredentials: redis.credentials } : {}),
     onS3Event: (listener) => s3.onEvent(listener),
@@ -190,7 +175,7 @@ export async function startEngines(opts: StartEnginesOptions): Promise<RunningEn
   };
   log(
     `local engines up in ${seconds(Date.now() - started)}: DynamoDB ${running.dynamodbEndpoint}${took('dynamodb')}, ` +
-      `SQS ${running.sqsEndpoint ?? 'off'}${took('sqs')}, S3 ${running.s3Endpoint}${took('s3')}, Redis ${running.redisUrl ?? 'off'}${took('redis')}`,
+      `SQS ${running.sqsEndpoint}${took('sqs')}, S3 ${running.s3Endpoint}${took('s3')}, Redis ${running.redisUrl ?? 'off'}${took('redis')}`,
   );
   return running;
 }
