@@ -53,6 +53,13 @@ export const errorCodes = [
   'quota.keys',
   'quota.bytes',
   'quota.unsupported',
+  'volume.nameInvalid',
+  'volume.sizeInvalid',
+  'volume.notFound',
+  'volume.exists',
+  'volume.deleting',
+  'volume.rangeNotSatisfiable',
+  'volume.ioTooLarge',
   'internal',
 ] as const;
 
@@ -127,6 +134,15 @@ export const statusOf: Record<ErrorCode, number> = {
   // An operation a namespace's storage quota cannot count exactly (a write transaction), or a quota that
   // cannot be set (a namespace too large to count): nothing is changed.
   'quota.unsupported': 409,
+  // Block volumes (docs/volumes.md): a bad name or size; no such volume; a name taken; a volume being deleted
+  // (its delete goes on with DELETE); a byte range past the volume's end; a read or write over the atomic maximum.
+  'volume.nameInvalid': 400,
+  'volume.sizeInvalid': 400,
+  'volume.notFound': 404,
+  'volume.exists': 409,
+  'volume.deleting': 409,
+  'volume.rangeNotSatisfiable': 416,
+  'volume.ioTooLarge': 413,
   internal: 500,
 };
 

@@ -227,6 +227,41 @@ export const txnLimits = {
   localSweeperIntervalMs: 2_000,
 } as const;
 
+/**
+ * Block volumes (docs/volumes.md): 4 KiB blocks kept as keys of the namespace's volume keyspace, one item per
+ * block, grouped for placement so that a write within a group is one atomic write on one shard.
+ */
+export const volumeLimits = {
+  blockBytes: 4096,
+  /**
+   * Blocks of a placement group (64 MiB): its blocks share one ring token, so they live on one shard and a
+   * write among them commits in one `TransactWriteItems`; each block is still an item of its own (its own
+   * partition key), so consecutive blocks never share a DynamoDB partition.
+   */
+  groupBlocks: 16_384,
+  /**
+   * Largest read or write of one request, applied (or read) at one instant: 65 blocks at an unaligned
+   * offset, within DynamoDB's 100 items of one transactional call and its 4 MB.
+   */
+  ioBytesMax: 256 * 1024,
+  /** Largest volume: 16 TiB. */
+  sizeBytesMax: 2 ** 44,
+  /** Blocks one `DELETE /v1/volumes/{volume}` removes before it answers `202` (the client calls again). */
+  deleteBlocksPerRequest: 2_000,
+  /** Tries of a write whose read-modify-write of a partial block met a concurrent write of it. */
+  writeAttemptsMax: 5,
+} as const;
+
+/** A volume's name: as a namespace's (one path segment, no `/`). */
+export const volumeNamePattern = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+
+/**
+ * The keyspace of a namespace's volumes is the namespace `<namespace>:volumes`: `:` is outside namespacePattern,
+ * so no API key's namespace is ever one, and blocks never appear in the namespace's own listings or counts.
+ * Its keys are placed by the part before their first `/` (ring.ts, tokenOf).
+ */
+export const volumeNamespaceSuffix = ':volumes';
+
 /** Replication settings (docs/consistency.md); each bounds a wait, a batch or a rate. */
 export const replicationDefaults = {
   /** How long a handler trusts its copy of the shard health records before re-reading them. */

@@ -10,7 +10,7 @@
 import type { MovePhase, RingShard, RingState, RingStore } from '../ports';
 import { createHash } from 'node:crypto';
 import { invariant } from './errors';
-import { shardSchema } from '../../schemas/topology';
+import { shardSchema, volumeNamespaceSuffix } from '../../schemas/topology';
 
 export const tokenBits = 32;
 export const tokenSpace = 2 ** tokenBits;
@@ -47,9 +47,19 @@ function md5Token(text: string): number {
   return createHash('md5').update(text).digest().readUInt32BE(0);
 }
 
-/** The ring token of a key in a namespace. */
+/**
+ * The ring token of a key in a namespace. A volume keyspace (`volumeNamespaceSuffix`) places each key by its
+ * placement group, the part before its first `/`: the blocks of a group share one token, so one range and one
+ * shard, and a write among them commits in one atomic write (docs/volumes.md, "Placement").
+ */
 export function tokenOf(namespace: string, key: string): number {
-  return md5Token(`${namespace}\u0000${key}`);
+  return md5Token(`${namespace}\u0000${placementOf(namespace, key)}`);
+}
+
+function placementOf(namespace: string, key: string): string {
+  if (!namespace.endsWith(volumeNamespaceSuffix)) return key;
+  const slash = key.indexOf('/');
+  return slash < 0 ? key : key.slice(0, slash);
 }
 
 /** The token of vnode `vnode` of shard `shardId`. */

@@ -7,6 +7,7 @@ import { compareKeys } from '../../lambdas/core/listing';
 import { Ring, initialRingState, listingBucketOf } from '../../lambdas/core/ring';
 import { KvService, type KvDeps } from '../../lambdas/core/kv';
 import { ReplicationService } from '../../lambdas/core/replication';
+import { TransactionService, type TxnServiceLimits } from '../../lambdas/core/transactions';
 import type {
   AtomicWrite,
   AtomicWriteResult,
@@ -722,4 +723,29 @@ export function memoryKv(
   parts: Pick<KvDeps, 'shards' | 'ring' | 'clock' | 'replication' | 'health' | 'faults'> & Partial<KvDeps>,
 ): KvService {
   return new KvService({ blobs: new MemoryBlobStore(), ids: new CountingIds(), limits, ...parts });
+}
+
+/**
+ * A world of transactions on in-memory ports, routed by `ring`: the shard store, clock, faults and records the
+ * suites inspect, the TransactionService, and a KvService whose reads and writes resolve its intents.
+ */
+export function memoryTxnWorld(ring: Ring, txnLimits: TxnServiceLimits = testTxnLimits) {
+  const shards = new MemoryShardStore();
+  const clock = new ManualClock();
+  const faults = new ScriptedFaults();
+  const records = new MemoryTxnRecords();
+  const { replication, health } = memoryReplication(shards, clock);
+  const ringSource = fixedRing(ring);
+  const txns = new TransactionService({
+    shards,
+    records,
+    ring: ringSource,
+    clock,
+    ids: new CountingIds(),
+    replication,
+    faults,
+    limits: txnLimits,
+  });
+  const kv = memoryKv({ shards, ring: ringSource, clock, limits, replication, health, intents: txns.intents });
+  return { shards, clock, faults, records, txns, kv };
 }

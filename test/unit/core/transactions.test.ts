@@ -3,21 +3,9 @@ import fc from 'fast-check';
 import { isRingstoreError } from '../../../lambdas/core/errors';
 import { startedRing } from '../../../lambdas/core/rebalance';
 import { Ring, initialRingState, tokenOf } from '../../../lambdas/core/ring';
-import { TransactionService } from '../../../lambdas/core/transactions';
 import { type TxnOutcome } from '../../../lambdas/ports';
 import type { TxnOp } from '../../../lambdas/core/txn-plan';
-import { limits } from '../../../schemas/topology';
-import {
-  CountingIds,
-  ManualClock,
-  MemoryShardStore,
-  MemoryTxnRecords,
-  testTxnLimits,
-  ScriptedFaults,
-  fixedRing,
-  memoryReplication,
-  memoryKv,
-} from '../../support/memory-ports';
+import { memoryTxnWorld } from '../../support/memory-ports';
 import { text } from '../../support/bytes';
 
 const decode = (base64: string | undefined) => Buffer.from(base64 ?? '', 'base64').toString('utf8');
@@ -25,31 +13,8 @@ const ring = new Ring(initialRingState({ shardCount: 4, replicationFactor: 3, vn
 const ownerOf = (key: string) => ring.ownerOf(tokenOf('ns', key)).table;
 
 function setup(routedBy: Ring = ring) {
-  const shards = new MemoryShardStore();
-  const clock = new ManualClock();
-  const faults = new ScriptedFaults();
-  const records = new MemoryTxnRecords();
-  const { replication, health } = memoryReplication(shards, clock);
-  const ringSource = fixedRing(routedBy);
-  const txns = new TransactionService({
-    shards,
-    records,
-    ring: ringSource,
-    clock,
-    ids: new CountingIds(),
-    replication,
-    faults,
-    limits: testTxnLimits,
-  });
-  const kv = memoryKv({
-    shards,
-    ring: ringSource,
-    clock,
-    limits,
-    replication,
-    health,
-    intents: txns.intents,
-  });
+  const world = memoryTxnWorld(routedBy);
+  const { txns, kv } = world;
   const run = async (ops: TxnOp[], consistency: 'eventual' | 'strong' = 'eventual') =>
     txns.runInProcess(await txns.plan('ns', ops, { consistency }));
   const valueOf = async (key: string) => {
@@ -59,7 +24,7 @@ function setup(routedBy: Ring = ring) {
     });
     return read?.kind === 'value' ? { value: new TextDecoder().decode(read.value), version: read.item.version } : undefined;
   };
-  return { shards, clock, faults, records, txns, kv, run, valueOf };
+  return { ...world, run, valueOf };
 }
 
 const put = (key: string, value: string, ifVersion?: number): TxnOp => ({

@@ -1,0 +1,383 @@
+// Block volumes (docs/volumes.md): a namespace's sparse 4 KiB-block disks, kept as keys of its volume keyspace
+// (volume-layout.ts). A read or write of up to `ioBytesMax` bytes at any offset is one transaction over the
+// blocks it covers: it commits in one atomic write when they share a shard (one placement group), by
+// two-phase commit otherwise, so a reader never sees part of a write and a crash leaves all of it or none.
+// A partial block is read, merged and written on the condition that it is still at the version read.
+import type { Clock, IdSource } from '../ports';
+import { RingstoreError, isRingstoreError } from './errors';
+import type { KvService } from './kv';
+import { txnAbortError } from './txn-errors';
+import type { TxnOp } from './txn-plan';
+import type { TxnRunner } from './txn-runner';
+import {
+  type BlockGeometry,
+  type BlockSpan,
+  blockKey,
+  blockKeyPrefix,
+  blockSpans,
+  coversBlock,
+  volumeNamespaceOf,
+  volumeRecordKey,
+  volumeRecordPrefix,
+} from './volume-layout';
+import { volumeNamePattern } from '../../schemas/topology';
+
+export interface VolumeLimits extends BlockGeometry {
+  ioBytesMax: number;
+  sizeBytesMax: number;
+  deleteBlocksPerRequest: number;
+  writeAttemptsMax: number;
+}
+
+export interface VolumeServiceDeps {
+  /** The volume records, as keys of the volume keyspace. */
+  kv: Pick<KvService, 'get' | 'put' | 'delete' | 'list'>;
+  /** The blocks' reads and writes. */
+  txns: TxnRunner;
+  ids: IdSource;
+  clock: Pick<Clock, 'nowMs'>;
+  limits: VolumeLimits;
+}
+
+/** What a volume's record holds. */
+export interface VolumeRecord {
+  name: string;
+  /** Names the blocks: a volume deleted and created again under its name starts empty. */
+  id: string;
+  sizeBytes: number;
+  blockBytes: number;
+  createdAtMs: number;
+  /** `deleting`: its blocks are being removed; it takes no reads or writes. */
+  state: 'active' | 'deleting';
+}
+
+export interface VolumeView extends VolumeRecord {
+  /** Bytes held by written blocks (an unwritten or trimmed block holds none). */
+  allocatedBytes: number;
+}
+
+export interface VolumeDeletion {
+  name: string;
+  status: 'deleted' | 'deleting';
+  /** Blocks this request removed. */
+  blocksDeleted: number;
+}
+
+export interface VolumeWriteAck {
+  offset: number;
+  length: number;
+}
+
+const recordContentType = 'application/json';
+const blockContentType = 'application/octet-stream';
+
+export class VolumeService {
+  constructor(private readonly deps: VolumeServiceDeps) {}
+
+  async create(namespace: string, input: { name: string; sizeBytes: number }): Promise<VolumeRecord> {
+    validateName(input.name);
+    this.validateSize(input.sizeBytes);
+    const record: VolumeRecord = {
+      name: input.name,
+      id: this.deps.ids.newId().replace(/-/g, ''),
+      sizeBytes: input.sizeBytes,
+      blockBytes: this.deps.limits.blockBytes,
+      createdAtMs: this.deps.clock.nowMs(),
+      state: 'active',
+    };
+    try {
+      await this.deps.kv.put(volumeNamespaceOf(namespace), volumeRecordKey(input.name), {
+        value: encodeRecord(record),
+        contentType: recordContentType,
+        ifNoneMatch: '*',
+        consistency: 'strong',
+      });
+    } catch (error) {
+      if (isRingstoreError(error, 'kv.preconditionFailed')) {
+        throw new RingstoreError('volume.exists', `a volume named ${input.name} exists already`, { details: { name: input.name } });
+      }
+      throw error;
+    }
+    return record;
+  }
+
+  /** The volume's record and the bytes its written blocks hold (counted by listing them: one page per 1,000 blocks). */
+  async describe(namespace: string, name: string): Promise<VolumeView> {
+    const { record } = await this.record(namespace, name);
+    let allocatedBlocks = 0;
+    let cursor: string | undefined;
+    do {
+      const page = await this.deps.kv.list(volumeNamespaceOf(namespace), {
+        prefix: blockKeyPrefix(record.id),
+        limit: listPageBlocks,
+        ...(cursor ? { cursor } : {}),
+      });
+      allocatedBlocks += page.items.length;
+      cursor = page.cursor;
+    } while (cursor);
+    return { ...record, allocatedBytes: allocatedBlocks * record.blockBytes };
+  }
+
+  /** The namespace's volumes in name order, `limit` at a time. */
+  async list(namespace: string, input: { limit: number; cursor?: string }): Promise<{ volumes: VolumeRecord[]; cursor?: string }> {
+    const page = await this.deps.kv.list(volumeNamespaceOf(namespace), {
+      prefix: volumeRecordPrefix,
+      limit: input.limit,
+      ...(input.cursor ? { cursor: input.cursor } : {}),
+    });
+    const volumes: VolumeRecord[] = [];
+    for (const item of page.items) {
+      const name = item.key.slice(volumeRecordPrefix.length, item.key.lastIndexOf('/'));
+      // A record deleted between the listing and this read is left out.
+      const found = await this.record(namespace, name, 'any').catch((error: unknown) => {
+        if (isRingstoreError(error, 'volume.notFound')) return undefined;
+        throw error;
+      });
+      if (found) volumes.push(found.record);
+    }
+    return { volumes, ...(page.cursor ? { cursor: page.cursor } : {}) };
+  }
+
+  /**
+   * Deletes a volume with its blocks: marks it deleting (no read or write is served from then on), removes up to
+   * `deleteBlocksPerRequest` blocks, and answers `deleting` while some remain; called again, it goes on where it
+   * stopped. The record goes last, so a delete cut short is never forgotten.
+   */
+  async delete(namespace: string, name: string): Promise<VolumeDeletion> {
+    const keyspace = volumeNamespaceOf(namespace);
+    const { record, version } = await this.record(namespace, name, 'any');
+    if (record.state === 'active') {
+      const deleting: VolumeRecord = { ...record, state: 'deleting' };
+      await this.deps.kv.put(keyspace, volumeRecordKey(name), {
+        value: encodeRecord(deleting),
+        contentType: recordContentType,
+        ifMatch: [version],
+        consistency: 'strong',
+      });
+    }
+    let blocksDeleted = 0;
+    for (;;) {
+      const budget = this.deps.limits.deleteBlocksPerRequest - blocksDeleted;
+      if (budget <= 0) return { name, status: 'deleting', blocksDeleted };
+      const page = await this.deps.kv.list(keyspace, { prefix: blockKeyPrefix(record.id), limit: Math.min(listPageBlocks, budget) });
+      if (page.items.length === 0) break;
+      await Promise.all(
+        chunks(page.items, deleteConcurrency).map(async (chunk) => {
+          for (const item of chunk) {
+            await this.deps.kv.delete(keyspace, item.key, { consistency: 'strong' }).catch((error: unknown) => {
+              // Trimmed meanwhile: nothing left to delete.
+              if (!isRingstoreError(error, 'kv.notFound')) throw error;
+            });
+            blocksDeleted += 1;
+          }
+        }),
+      );
+    }
+    await this.deps.kv.delete(keyspace, volumeRecordKey(name), { consistency: 'strong' }).catch((error: unknown) => {
+      // Another delete of it finished first.
+      if (!isRingstoreError(error, 'kv.notFound')) throw error;
+    });
+    return { name, status: 'deleted', blocksDeleted };
+  }
+
+  /** `length` bytes at `offset`, read at one instant (strongly); an unwritten block reads as zeros. */
+  async read(namespace: string, name: string, offset: number, length: number): Promise<Uint8Array> {
+    const { record } = await this.record(namespace, name);
+    this.validateRange(record, offset, length);
+    const bytes = new Uint8Array(length);
+    if (length === 0) return bytes;
+    const spans = blockSpans(offset, length, this.deps.limits);
+    const blocks = await this.readBlocks(namespace, record, spans);
+    for (const span of spans) {
+      const block = blocks.get(span.block)?.bytes;
+      if (block) bytes.set(block.subarray(span.start, span.end), span.at);
+    }
+    return bytes;
+  }
+
+  /**
+   * Writes `bytes` at `offset` as one transaction: whole blocks are replaced, a partial head or tail block is
+   * read, merged and written on the condition that it is still at the version read (retried when another write
+   * changed it in between). Acknowledged once the owners and, strong, the replicas hold it.
+   */
+  async write(namespace: string, name: string, offset: number, bytes: Uint8Array): Promise<VolumeWriteAck> {
+    const { record } = await this.record(namespace, name);
+    this.validateRange(record, offset, bytes.byteLength);
+    if (bytes.byteLength === 0) return { offset, length: 0 };
+    const spans = blockSpans(offset, bytes.byteLength, this.deps.limits);
+    await this.commitSpans(namespace, record, spans, (span, current) => {
+      const block = new Uint8Array(this.deps.limits.blockBytes);
+      if (current) block.set(current);
+      block.set(bytes.subarray(span.at, span.at + span.end - span.start), span.start);
+      return block;
+    });
+    return { offset, length: bytes.byteLength };
+  }
+
+  /**
+   * Trims a byte range (TRIM and WRITE_ZEROES): the blocks it covers whole are deleted, so they hold nothing and
+   * read as zeros; a partial head or tail block has its bytes zeroed. All of it at one instant, as a write.
+   */
+  async trim(namespace: string, name: string, offset: number, length: number): Promise<VolumeWriteAck> {
+    const { record } = await this.record(namespace, name);
+    this.validateRange(record, offset, length);
+    if (length === 0) return { offset, length: 0 };
+    const spans = blockSpans(offset, length, this.deps.limits);
+    await this.commitSpans(namespace, record, spans, (span, current) => {
+      if (coversBlock(span, this.deps.limits) || !current) return undefined;
+      const block = new Uint8Array(current);
+      block.fill(0, span.start, span.end);
+      return block;
+    });
+    return { offset, length };
+  }
+
+  /**
+   * One transaction over `spans`: each block becomes what `next` makes of it (undefined: deleted). Blocks covered
+   * whole are written blindly; the others are read first and conditioned on the version read, and deletes on the
+   * block being as read. Retried while a concurrent write of those blocks wins the race.
+   */
+  private async commitSpans(
+    namespace: string,
+    record: VolumeRecord,
+    spans: readonly BlockSpan[],
+    next: (span: BlockSpan, current: Uint8Array | undefined) => Uint8Array | undefined,
+  ): Promise<void> {
+    const { limits } = this.deps;
+    for (let attempt = 1; ; attempt += 1) {
+      // Blind writes need nothing read; partial blocks and deletes need the block's version.
+      const mustRead = spans.filter((span) => !coversBlock(span, limits) || next(span, undefined) === undefined);
+      const current = mustRead.length > 0 ? await this.readBlocks(namespace, record, mustRead) : new Map<number, ReadBlock>();
+      const ops: TxnOp[] = [];
+      for (const span of spans) {
+        const key = blockKey(record.id, span.block, limits);
+        const seen = current.get(span.block);
+        const content = next(span, seen?.bytes);
+        const condition = mustRead.includes(span) ? { ifVersion: seen?.version ?? 0 } : {};
+        if (content) ops.push({ op: 'put', key, value: content, contentType: blockContentType, ...condition });
+        else if (seen) ops.push({ op: 'delete', key, ifVersion: seen.version });
+        // Absent and to stay absent: checked, so a write that creates it meanwhile makes this one try again.
+        else ops.push({ op: 'check', key, ifVersion: 0 });
+      }
+      const outcome = await this.deps.txns.run(volumeNamespaceOf(namespace), ops, { consistency: 'strong' });
+      if (outcome.status === 'committed') return;
+      const raced = outcome.reason === 'precondition' || outcome.reason === 'conflict' || outcome.reason === 'notFound';
+      if (!raced || attempt >= limits.writeAttemptsMax) throw txnAbortError(outcome);
+    }
+  }
+
+  /** The blocks of `spans` as stored (absent: never written, or trimmed), read at one instant. */
+  private async readBlocks(namespace: string, record: VolumeRecord, spans: readonly BlockSpan[]): Promise<Map<number, ReadBlock>> {
+    const { limits } = this.deps;
+    const ops: TxnOp[] = spans.map((span) => ({ op: 'get', key: blockKey(record.id, span.block, limits) }));
+    const outcome = await this.deps.txns.run(volumeNamespaceOf(namespace), ops, { consistency: 'strong' });
+    if (outcome.status === 'aborted') throw txnAbortError(outcome);
+    const blocks = new Map<number, ReadBlock>();
+    outcome.reads.forEach((read, index) => {
+      if (!read.found || read.version === undefined) return;
+      blocks.set(spans[index]!.block, { version: read.version, bytes: new Uint8Array(Buffer.from(read.valueBase64 ?? '', 'base64')) });
+    });
+    return blocks;
+  }
+
+  /** The volume's record read strongly, with its version; `active`: refused while it is being deleted. */
+  private async record(
+    namespace: string,
+    name: string,
+    want: 'active' | 'any' = 'active',
+  ): Promise<{ record: VolumeRecord; version: number }> {
+    validateName(name);
+    let read;
+    try {
+      read = await this.deps.kv.get(volumeNamespaceOf(namespace), volumeRecordKey(name), 'strong');
+    } catch (error) {
+      if (isRingstoreError(error, 'kv.notFound')) {
+        throw new RingstoreError('volume.notFound', `no volume named ${name}`, { details: { name } });
+      }
+      throw error;
+    }
+    if (read.kind !== 'value') throw new RingstoreError('internal', `the record of volume ${name} is not inline`);
+    const record = JSON.parse(Buffer.from(read.value).toString('utf8')) as VolumeRecord;
+    if (want === 'active' && record.state === 'deleting') {
+      throw new RingstoreError('volume.deleting', `volume ${name} is being deleted: DELETE it again to finish`, { details: { name } });
+    }
+    return { record, version: read.item.version };
+  }
+
+  private validateSize(sizeBytes: number): void {
+    const { blockBytes, sizeBytesMax } = this.deps.limits;
+    if (!Number.isSafeInteger(sizeBytes) || sizeBytes < blockBytes || sizeBytes > sizeBytesMax || sizeBytes % blockBytes !== 0) {
+      throw new RingstoreError(
+        'volume.sizeInvalid',
+        `sizeBytes must be a multiple of ${blockBytes} from ${blockBytes} to ${sizeBytesMax} (got ${sizeBytes})`,
+        { details: { field: 'sizeBytes', multipleOf: blockBytes, max: sizeBytesMax } },
+      );
+    }
+  }
+
+  private validateRange(record: VolumeRecord, offset: number, length: number): void {
+    const { ioBytesMax } = this.deps.limits;
+    if (!Number.isSafeInteger(offset) || offset < 0 || !Number.isSafeInteger(length) || length < 0) {
+      throw new RingstoreError('request.invalid', `offset and length must be integers of 0 or more (got ${offset}, ${length})`, {
+        details: { field: 'offset' },
+      });
+    }
+    if (length > ioBytesMax) {
+      throw new RingstoreError('volume.ioTooLarge', `one read or write covers at most ${ioBytesMax} bytes (got ${length})`, {
+        details: { max: ioBytesMax, length },
+      });
+    }
+    if (offset + length > record.sizeBytes) {
+      throw new RingstoreError(
+        'volume.rangeNotSatisfiable',
+        `bytes ${offset} to ${offset + length} are past the end of volume ${record.name} (${record.sizeBytes} bytes)`,
+        { details: { sizeBytes: record.sizeBytes, offset, length } },
+      );
+    }
+  }
+}
+
+interface ReadBlock {
+  version: number;
+  bytes: Uint8Array;
+}
+
+/** Block keys listed per page (the listing's maximum). */
+const listPageBlocks = 1_000;
+/** Blocks a delete removes at once. */
+const deleteConcurrency = 16;
+
+function validateName(name: string): void {
+  if (!volumeNamePattern.test(name)) {
+    throw new RingstoreError('volume.nameInvalid', `a volume name must match ${volumeNamePattern}`, {
+      details: { field: 'name', pattern: volumeNamePattern.source },
+    });
+  }
+}
+
+function encodeRecord(record: VolumeRecord): Uint8Array {
+  return new Uint8Array(Buffer.from(JSON.stringify(record), 'utf8'));
+}
+
+/** `items` dealt round-robin into `count` lists. */
+function chunks<T>(items: readonly T[], count: number): T[][] {
+  const dealt: T[][] = Array.from({ length: Math.min(count, items.length) }, () => []);
+  items.forEach((item, index) => dealt[index % dealt.length]!.push(item));
+  return dealt;
+}
+
+/**
+ * The limits of the transactions a volume runs: its values never travel through the state machine's payload
+ * (txn-runner.ts), so a whole unaligned write of `ioBytesMax` (one block more) fits.
+ */
+export function volumeTxnLimits<Base extends { txnValueBytesMax: number; txnReadBytesMax: number }>(
+  base: Base,
+  limits: VolumeLimits,
+): Base {
+  const blockBytesMax = (limits.ioBytesMax / limits.blockBytes + 1) * limits.blockBytes;
+  return {
+    ...base,
+    txnValueBytesMax: Math.max(base.txnValueBytesMax, blockBytesMax),
+    txnReadBytesMax: Math.max(base.txnReadBytesMax, blockBytesMax),
+  };
+}

@@ -1,0 +1,246 @@
+// Block volumes in the core: records, reads and writes at any offset as one transaction over their blocks,
+// trims, deletes that resume, and all-or-nothing across shards through crashes.
+import fc from 'fast-check';
+import { isRingstoreError } from '../../../lambdas/core/errors';
+import { Ring, initialRingState, tokenOf } from '../../../lambdas/core/ring';
+import { InProcessTxnRunner } from '../../../lambdas/core/txn-runner';
+import { blockKey, blockSpans, volumeNamespaceOf } from '../../../lambdas/core/volume-layout';
+import { type VolumeLimits, VolumeService, volumeTxnLimits } from '../../../lambdas/core/volumes';
+import { volumeLimits } from '../../../schemas/topology';
+import { memoryTxnWorld, testTxnLimits, CountingIds } from '../../support/memory-ports';
+
+const ring = new Ring(initialRingState({ shardCount: 4, replicationFactor: 3, vnodesPerShard: 16, tableName: (id) => `shard-${id}` }));
+/** Small groups (4 blocks) so that writes cross groups, and so shards, at offsets a test can reach. */
+const small: VolumeLimits = { ...volumeLimits, groupBlocks: 4, deleteBlocksPerRequest: 5 };
+const B = small.blockBytes;
+
+function setup(volumeLimitsUsed: VolumeLimits = small) {
+  const world = memoryTxnWorld(ring, volumeTxnLimits(testTxnLimits, volumeLimitsUsed));
+  const { txns, kv, clock } = world;
+  const volumes = new VolumeService({ kv, txns: new InProcessTxnRunner(txns), ids: new CountingIds(), clock, limits: volumeLimitsUsed });
+  return { ...world, volumes };
+}
+
+/** Byte arrays compared whole (jest's deep equality takes seconds on a quarter mebibyte); a mismatch names its first byte. */
+function expectBytes(actual: Uint8Array, expected: Uint8Array): void {
+  const same = Buffer.from(actual.buffer, actual.byteOffset, actual.byteLength).equals(expected);
+  if (same) return;
+  const first = actual.findIndex((byte, index) => byte !== expected[index]);
+  expect({ length: actual.byteLength, firstDifference: first }).toEqual({ length: expected.byteLength, firstDifference: -1 });
+}
+
+const pattern = (length: number, seed: number) => Uint8Array.from({ length }, (_, index) => (index * 31 + seed) % 251 || 1);
+
+/** The owner table of a volume block (volume id from its record). */
+function ownerOfBlock(id: string, block: number): string {
+  return ring.ownerOf(tokenOf(volumeNamespaceOf('ns'), blockKey(id, block, small))).table;
+}
+
+/** The first group boundary (in blocks) whose two sides live on different shards. */
+function boundaryAcrossShards(id: string): number {
+  for (let group = 1; group < 200; group += 1) {
+    const block = group * small.groupBlocks;
+    if (ownerOfBlock(id, block - 1) !== ownerOfBlock(id, block)) return block;
+  }
+  throw new Error('no group boundary across shards');
+}
+
+describe('block volume layout', () => {
+  it('splits a byte range into the blocks it covers, with the bytes of each', () => {
+    expect(blockSpans(4090, 12, small)).toEqual([
+      { block: 0, start: 4090, end: 4096, at: 0 },
+      { block: 1, start: 0, end: 6, at: 6 },
+    ]);
+    expect(blockSpans(8192, 4096, small)).toEqual([{ block: 2, start: 0, end: 4096, at: 0 }]);
+    expect(blockSpans(0, volumeLimits.ioBytesMax, volumeLimits)).toHaveLength(64);
+    expect(blockSpans(1, volumeLimits.ioBytesMax, volumeLimits)).toHaveLength(65);
+  });
+
+  it("places a group's blocks on one token and consecutive groups apart; user keys keep their own tokens", () => {
+    const keyspace = volumeNamespaceOf('ns');
+    const tokens = [0, 1, 2, 3].map((block) => tokenOf(keyspace, blockKey('v1', block, small)));
+    expect(new Set(tokens).size).toBe(1);
+    expect(tokenOf(keyspace, blockKey('v1', 4, small))).not.toBe(tokens[0]);
+    // A user namespace's key with a slash is placed by the whole key, as before.
+    expect(tokenOf('ns', 'a/b')).not.toBe(tokenOf('ns', 'a/c'));
+  });
+});
+
+describe('block volumes', () => {
+  it('creates, describes and lists volumes; refuses a taken name, a bad size or name', async () => {
+    const { volumes } = setup();
+    const created = await volumes.create('ns', { name: 'disk', sizeBytes: 64 * B });
+    expect(created).toMatchObject({ name: 'disk', sizeBytes: 64 * B, blockBytes: B, state: 'active' });
+    await volumes.create('ns', { name: 'another', sizeBytes: B });
+    expect(await volumes.describe('ns', 'disk')).toMatchObject({ name: 'disk', allocatedBytes: 0 });
+    expect((await volumes.list('ns', { limit: 10 })).volumes.map((volume) => volume.name)).toEqual(['another', 'disk']);
+    expect((await volumes.list('other', { limit: 10 })).volumes).toEqual([]);
+    const refusals = await Promise.all([
+      volumes.create('ns', { name: 'disk', sizeBytes: B }).catch((error: unknown) => error),
+      volumes.create('ns', { name: 'odd', sizeBytes: B + 1 }).catch((error: unknown) => error),
+      volumes.create('ns', { name: 'zero', sizeBytes: 0 }).catch((error: unknown) => error),
+      volumes.create('ns', { name: 'huge', sizeBytes: 2 ** 45 }).catch((error: unknown) => error),
+      volumes.create('ns', { name: 'a/b', sizeBytes: B }).catch((error: unknown) => error),
+      volumes.describe('ns', 'missing').catch((error: unknown) => error),
+    ]);
+    expect(refusals.map((error) => (isRingstoreError(error) ? error.code : error))).toEqual([
+      'volume.exists',
+      'volume.sizeInvalid',
+      'volume.sizeInvalid',
+      'volume.sizeInvalid',
+      'volume.nameInvalid',
+      'volume.notFound',
+    ]);
+  });
+
+  it('reads an unwritten range as zeros, and a write back at any offset, merged with what the blocks held', async () => {
+    const { volumes } = setup();
+    await volumes.create('ns', { name: 'disk', sizeBytes: 64 * B });
+    expectBytes(await volumes.read('ns', 'disk', 100, 9000), new Uint8Array(9000));
+    const first = pattern(3 * B, 1);
+    await volumes.write('ns', 'disk', B, first);
+    const unaligned = pattern(5000, 2);
+    await volumes.write('ns', 'disk', B + 3000, unaligned);
+    const expected = new Uint8Array(6 * B);
+    expected.set(first, B);
+    expected.set(unaligned, B + 3000);
+    expectBytes(await volumes.read('ns', 'disk', 0, 6 * B), expected);
+    expectBytes(await volumes.read('ns', 'disk', B + 2999, 3), expected.subarray(B + 2999, B + 3002));
+    expect((await volumes.describe('ns', 'disk')).allocatedBytes).toBe(3 * B);
+  });
+
+  it('refuses a range past the end (416) and an I/O over the maximum (413), changing nothing', async () => {
+    const { volumes } = setup();
+    await volumes.create('ns', { name: 'disk', sizeBytes: 128 * B });
+    const codes = await Promise.all([
+      volumes.write('ns', 'disk', 128 * B - 10, pattern(11, 1)).catch((error: unknown) => error),
+      volumes.read('ns', 'disk', 128 * B, 1).catch((error: unknown) => error),
+      volumes.write('ns', 'disk', 0, pattern(small.ioBytesMax + 1, 1)).catch((error: unknown) => error),
+      volumes.read('ns', 'disk', -1, 10).catch((error: unknown) => error),
+    ]);
+    expect(codes.map((error) => (isRingstoreError(error) ? error.code : error))).toEqual([
+      'volume.rangeNotSatisfiable',
+      'volume.rangeNotSatisfiable',
+      'volume.ioTooLarge',
+      'request.invalid',
+    ]);
+    expect((await volumes.describe('ns', 'disk')).allocatedBytes).toBe(0);
+    // The largest write is taken whole, at an unaligned offset too (65 blocks).
+    await volumes.write('ns', 'disk', 1, pattern(small.ioBytesMax, 3));
+    expectBytes(await volumes.read('ns', 'disk', 1, small.ioBytesMax), pattern(small.ioBytesMax, 3));
+  });
+
+  it('keeps blocks out of the namespace: its listing holds none of them', async () => {
+    const { volumes, kv } = setup();
+    await volumes.create('ns', { name: 'disk', sizeBytes: 16 * B });
+    await volumes.write('ns', 'disk', 0, pattern(4 * B, 1));
+    await kv.put('ns', 'user-key', { value: pattern(3, 1), contentType: 'text/plain' });
+    expect((await kv.list('ns', { prefix: '', limit: 100 })).items.map((item) => item.key)).toEqual(['user-key']);
+  });
+
+  it('trims: whole blocks are freed, partial ones zeroed, and all read as zeros', async () => {
+    const { volumes } = setup();
+    await volumes.create('ns', { name: 'disk', sizeBytes: 16 * B });
+    await volumes.write('ns', 'disk', 0, pattern(4 * B, 1));
+    await volumes.trim('ns', 'disk', 100, 2 * B);
+    const expected = pattern(4 * B, 1);
+    expected.fill(0, 100, 100 + 2 * B);
+    expectBytes(await volumes.read('ns', 'disk', 0, 4 * B), expected);
+    // Block 1 was covered whole: it holds nothing now; blocks 0 and 2 keep their other bytes.
+    expect((await volumes.describe('ns', 'disk')).allocatedBytes).toBe(3 * B);
+    await volumes.trim('ns', 'disk', 0, 16 * B);
+    expect((await volumes.describe('ns', 'disk')).allocatedBytes).toBe(0);
+    expectBytes(await volumes.read('ns', 'disk', 0, 16 * B), new Uint8Array(16 * B));
+  });
+
+  it('writes across two placement groups on different shards as one: all or nothing through a crash', async () => {
+    const world = setup();
+    const { volumes, faults, txns, clock } = world;
+    const { id } = await volumes.create('ns', { name: 'disk', sizeBytes: 400 * B });
+    const boundary = boundaryAcrossShards(id);
+    const offset = boundary * B - 1000;
+    const before = pattern(2000, 1);
+    await volumes.write('ns', 'disk', offset, before);
+
+    // Crashed before the decision (`after: 1`: the read of the two partial blocks reaches it first): rolled back
+    // as a whole once the sweeper finds it past its deadline.
+    faults.crashAt('txn.afterPrepare', { after: 1 });
+    await expect(volumes.write('ns', 'disk', offset, pattern(2000, 2))).rejects.toThrow('crash injected');
+    clock.advanceSeconds(60);
+    expect(await txns.sweep(0, clock.now, 100)).toMatchObject({ aborted: 1 });
+    expectBytes(await volumes.read('ns', 'disk', offset, 2000), before);
+
+    // Crashed after the decision: rolled forward as a whole, by the next reader.
+    faults.crashAt('txn.afterDecide', { after: 1 });
+    await expect(volumes.write('ns', 'disk', offset, pattern(2000, 3))).rejects.toThrow('crash injected');
+    expectBytes(await volumes.read('ns', 'disk', offset, 2000), pattern(2000, 3));
+  });
+
+  it('commits a write within one group in one atomic write, with no transaction record', async () => {
+    const { volumes, txns, clock } = setup();
+    await volumes.create('ns', { name: 'disk', sizeBytes: 16 * B });
+    await volumes.write('ns', 'disk', 10, pattern(2 * B, 1));
+    clock.advanceSeconds(60);
+    expect(await txns.sweep(0, clock.now, 100)).toMatchObject({ examined: 0 });
+  });
+
+  it('loses neither of two concurrent writes to the two halves of one block', async () => {
+    const { volumes } = setup();
+    await volumes.create('ns', { name: 'disk', sizeBytes: 4 * B });
+    await Promise.all([volumes.write('ns', 'disk', 0, pattern(B / 2, 1)), volumes.write('ns', 'disk', B / 2, pattern(B / 2, 2))]);
+    const expected = new Uint8Array(B);
+    expected.set(pattern(B / 2, 1), 0);
+    expected.set(pattern(B / 2, 2), B / 2);
+    expectBytes(await volumes.read('ns', 'disk', 0, B), expected);
+  });
+
+  it('deletes a volume a page of blocks at a time, serving nothing meanwhile; its name then starts empty', async () => {
+    const { volumes } = setup();
+    await volumes.create('ns', { name: 'disk', sizeBytes: 16 * B });
+    await volumes.write('ns', 'disk', 0, pattern(8 * B, 1));
+    expect(await volumes.delete('ns', 'disk')).toEqual({ name: 'disk', status: 'deleting', blocksDeleted: 5 });
+    await expect(volumes.read('ns', 'disk', 0, 1)).rejects.toMatchObject({ code: 'volume.deleting' });
+    expect((await volumes.list('ns', { limit: 10 })).volumes).toMatchObject([{ name: 'disk', state: 'deleting' }]);
+    expect(await volumes.delete('ns', 'disk')).toEqual({ name: 'disk', status: 'deleted', blocksDeleted: 3 });
+    await expect(volumes.describe('ns', 'disk')).rejects.toMatchObject({ code: 'volume.notFound' });
+    await expect(volumes.delete('ns', 'disk')).rejects.toMatchObject({ code: 'volume.notFound' });
+    await volumes.create('ns', { name: 'disk', sizeBytes: 16 * B });
+    expectBytes(await volumes.read('ns', 'disk', 0, 8 * B), new Uint8Array(8 * B));
+  });
+
+  it('reads back what a model disk holds after any sequence of writes and trims', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.record({
+            trim: fc.boolean(),
+            offset: fc.integer({ min: 0, max: 24 * B - 1 }),
+            length: fc.integer({ min: 0, max: 3 * B }),
+            seed: fc.integer({ min: 1, max: 200 }),
+          }),
+          { maxLength: 8 },
+        ),
+        async (steps) => {
+          const { volumes } = setup();
+          await volumes.create('ns', { name: 'disk', sizeBytes: 24 * B });
+          const model = new Uint8Array(24 * B);
+          for (const step of steps) {
+            const length = Math.min(step.length, 24 * B - step.offset);
+            if (step.trim) {
+              await volumes.trim('ns', 'disk', step.offset, length);
+              model.fill(0, step.offset, step.offset + length);
+            } else {
+              const bytes = pattern(length, step.seed);
+              await volumes.write('ns', 'disk', step.offset, bytes);
+              model.set(bytes, step.offset);
+            }
+          }
+          for (let offset = 0; offset < model.length; offset += 8 * B) {
+            expectBytes(await volumes.read('ns', 'disk', offset, 8 * B), model.subarray(offset, offset + 8 * B));
+          }
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
+});
