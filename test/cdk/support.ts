@@ -10,6 +10,8 @@ export interface Synthesized extends Ringstore {
   config: DeploymentConfig;
   dataTemplate: Template;
   apiTemplate: Template;
+  /** With auth=both: the nested stack of the second (AWS_IAM) REST API; undefined otherwise. */
+  iamApiTemplate: Template | undefined;
 }
 
 /** A fresh app with the given context; `aws:cdk:bundling-stacks: []` makes every stack skip bundling. */
@@ -23,6 +25,7 @@ export function synth(input: Partial<RingstoreConfigInput> = {}): Synthesized {
   const ringstore = addRingstore(app, config);
   let dataTemplate: Template | undefined;
   let apiTemplate: Template | undefined;
+  let iamApiTemplate: Template | undefined;
   // Templates are synthesized on first use: a test about tables need not build the API.
   return {
     app,
@@ -33,6 +36,10 @@ export function synth(input: Partial<RingstoreConfigInput> = {}): Synthesized {
     },
     get apiTemplate() {
       return (apiTemplate ??= Template.fromStack(ringstore.api));
+    },
+    get iamApiTemplate() {
+      const iamApi = ringstore.api.iamRestApi;
+      return iamApi ? (iamApiTemplate ??= Template.fromStack(Stack.of(iamApi))) : undefined;
     },
   };
 }
