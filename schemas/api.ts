@@ -1,7 +1,17 @@
 // The API contract as zod schemas: handlers parse with them, the OpenAPI document is generated from them.
 import * as z from 'zod';
 import { errorCodes } from './errors';
-import { auditDefaults, drDefaults, limits, namespacePattern, quotaDefaults, rebalanceDefaults, type routes, txnLimits } from './topology';
+import {
+  auditDefaults,
+  drDefaults,
+  limits,
+  namespacePattern,
+  quotaDefaults,
+  rebalanceDefaults,
+  type routes,
+  txnLimits,
+  volumeLimits,
+} from './topology';
 
 export const Consistency = z.enum(['eventual', 'strong']).meta({
   id: 'Consistency',
@@ -857,6 +867,16 @@ export type RingBody = z.infer<typeof RingResponse>;
 export type ErrorBody = z.infer<typeof ErrorResponse>;
 
 /** For routes that take no query parameters: any name is unknown. */
+/** Block volumes' query parameters (their bodies and answers: schemas/volumes.ts). */
+export const ListVolumesQuery = z.object({
+  limit: integerParam(`Page size, 1 to ${limits.listLimitMax}`, 1, limits.listLimitMax).default(limits.listLimitDefault),
+  cursor: z.string().min(1).max(4096).optional().meta({ description: 'The cursor of the previous page' }),
+});
+
+export const WriteVolumeQuery = z.object({
+  offset: integerParam(`The byte offset the body is written at, 0 to ${volumeLimits.sizeBytesMax}`, 0, volumeLimits.sizeBytesMax),
+});
+
 export const NoQuery = z.object({});
 
 /**
@@ -878,6 +898,13 @@ export const routeQueries = {
   // A batch reads as GET does: its consistency is a query parameter, as on every route that takes one.
   batchGet: ReadValueQuery,
   describeRing: NoQuery,
+  listVolumes: ListVolumesQuery,
+  createVolume: NoQuery,
+  describeVolume: NoQuery,
+  deleteVolume: NoQuery,
+  readVolume: NoQuery,
+  writeVolume: WriteVolumeQuery,
+  trimVolume: NoQuery,
   transact: TxnQuery,
   listApiKeys: NoQuery,
   createApiKey: NoQuery,

@@ -5,6 +5,7 @@ import { limits, rebalanceDefaults, routes, txnLimits, type RouteSpec } from './
 import * as api from './api';
 import { error, json, jsonBody, keyParam, type Operation } from './openapi-helpers';
 import { kvBatchAndCounterOperations } from './openapi-kv';
+import { volumeOperations } from './openapi-volumes';
 import { version as packageVersion } from '../package.json';
 
 const valueHeaders = {
@@ -119,6 +120,7 @@ const operations: Record<string, Operation> = {
     responses: { ...writeResponses, 404: error('No such upload, or no bytes uploaded yet'), 413: error('Uploaded bytes over the limit') },
   },
   ...kvBatchAndCounterOperations,
+  ...volumeOperations,
   describeRing: {
     summary: 'Describe the ring: epoch, shards, token ranges with owners and replicas',
     responses: { 200: json(api.RingResponse, 'The ring') },
@@ -347,6 +349,11 @@ const tags = [
     'x-displayName': 'Keys and values',
     description: 'Read, write, list and delete keys; batch reads; counters; uploads; transactions; the ring.',
   },
+  {
+    name: 'volumes',
+    'x-displayName': 'Block volumes',
+    description: 'Sparse 4 KiB-block disks of a namespace: atomic reads and writes of up to 256 KiB at any offset (docs/volumes.md).',
+  },
   { name: 'admin', 'x-displayName': 'Administration', description: 'Needs an **admin** API key (`x-api-key`).' },
   { name: 'docs', 'x-displayName': 'Documentation', description: 'No API key needed.' },
   {
@@ -363,9 +370,11 @@ const tagOf = (route: RouteSpec): Tag =>
     ? 'invalid'
     : route.path.startsWith('/v1/admin')
       ? 'admin'
-      : route.authorized
-        ? 'kv'
-        : 'docs';
+      : route.path.startsWith('/v1/volumes')
+        ? 'volumes'
+        : route.authorized
+          ? 'kv'
+          : 'docs';
 
 /** Example values of path parameters in the curl samples; a parameter without one fails the build. */
 const pathParamExamples: Record<string, string> = {
@@ -375,6 +384,7 @@ const pathParamExamples: Record<string, string> = {
   namespace: 'demo',
   id: '$REBALANCE_ID',
   principalArn: 'arn%3Aaws%3Aiam%3A%3A123456789012%3Arole%2Fdemo-app',
+  volume: 'disk',
 };
 
 /** Example query strings of the curl samples, where a query is the point of the operation. */
@@ -382,6 +392,7 @@ const queryExamples: Partial<Record<string, string>> = {
   listKeys: '?prefix=order-&limit=10',
   getValue: '?consistency=strong',
   batchGet: '?consistency=strong',
+  writeVolume: '?offset=4096',
 };
 
 const shellQuote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;

@@ -303,6 +303,7 @@ export type HandlerName =
   | 'replicator'
   | 'maintenance'
   | 'txn'
+  | 'volumes'
   | 'txnStep'
   | 'txnSweeper'
   | 'txnApplier'
@@ -537,6 +538,26 @@ export const handlers: Record<HandlerName, HandlerSpec> = {
     // In a promoted backup region, a transaction touching a key lost in the disaster is refused (docs/dr.md).
     pendingTable: 'read',
     memoryMb: 512,
+    timeoutSeconds: 28,
+  },
+  volumes: {
+    rateLimited: true,
+    startsAutomaticFailovers: true,
+    entry: 'lambdas/entries/volumes.ts',
+    description: 'Block volumes: create, list, describe, delete; read, write and trim byte ranges, each one transaction over its blocks',
+    // Blocks are keys of the volume keyspace: read and written on the shards (strong: copied to the replicas, an
+    // unreachable one marked and hinted), and a write across two shards runs two-phase commit in the handler
+    // (its record in the transaction table; a read that meets an intent resolves it).
+    shardTables: 'readWrite',
+    controlTable: 'readWrite',
+    hintsTable: 'readWrite',
+    blobBucket: 'none',
+    txnTable: 'readWrite',
+    // A key-sync namespace's write is answered once the backup region knows of its blocks (docs/dr.md).
+    drLink: true,
+    // In a backup region, a read checks the blocks' pending entries first (docs/dr.md).
+    pendingTable: 'read',
+    memoryMb: 1024,
     timeoutSeconds: 28,
   },
   txnStep: {
@@ -853,6 +874,14 @@ export const routes = [
   // (and API Gateway takes no `:` in a path part, so `/v1/kv:batchGet` cannot be declared).
   { method: 'POST', path: '/v1/batch/get', handler: 'kvRead', operationId: 'batchGet', authorized: true },
   { method: 'GET', path: '/v1/ring', handler: 'ring', operationId: 'describeRing', authorized: true },
+  // Block volumes (docs/volumes.md).
+  { method: 'GET', path: '/v1/volumes', handler: 'volumes', operationId: 'listVolumes', authorized: true },
+  { method: 'POST', path: '/v1/volumes', handler: 'volumes', operationId: 'createVolume', authorized: true },
+  { method: 'GET', path: '/v1/volumes/{volume}', handler: 'volumes', operationId: 'describeVolume', authorized: true },
+  { method: 'DELETE', path: '/v1/volumes/{volume}', handler: 'volumes', operationId: 'deleteVolume', authorized: true },
+  { method: 'GET', path: '/v1/volumes/{volume}/data', handler: 'volumes', operationId: 'readVolume', authorized: true },
+  { method: 'PUT', path: '/v1/volumes/{volume}/data', handler: 'volumes', operationId: 'writeVolume', authorized: true },
+  { method: 'POST', path: '/v1/volumes/{volume}/trim', handler: 'volumes', operationId: 'trimVolume', authorized: true },
   { method: 'POST', path: '/v1/txn', handler: 'txn', operationId: 'transact', authorized: true },
   { method: 'GET', path: '/v1/admin/keys', handler: 'admin', operationId: 'listApiKeys', authorized: true, admin: true },
   { method: 'POST', path: '/v1/admin/keys', handler: 'admin', operationId: 'createApiKey', authorized: true, admin: true },

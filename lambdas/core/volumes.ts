@@ -3,7 +3,7 @@
 // blocks it covers: it commits in one atomic write when they share a shard (one placement group), by
 // two-phase commit otherwise, so a reader never sees part of a write and a crash leaves all of it or none.
 // A partial block is read, merged and written on the condition that it is still at the version read.
-import type { Clock, IdSource } from '../ports';
+import type { Clock, DrMode, IdSource } from '../ports';
 import { RingstoreError, isRingstoreError } from './errors';
 import type { KvService } from './kv';
 import { txnAbortError } from './txn-errors';
@@ -61,6 +61,11 @@ export interface VolumeDeletion {
   status: 'deleted' | 'deleting';
   /** Blocks this request removed. */
   blocksDeleted: number;
+}
+
+export interface VolumeWriteOptions {
+  /** How the namespace's writes reach a DR backup region (docs/dr.md). */
+  drMode?: DrMode;
 }
 
 export interface VolumeWriteAck {
@@ -182,17 +187,27 @@ export class VolumeService {
 
   /** `length` bytes at `offset`, read at one instant (strongly); an unwritten block reads as zeros. */
   async read(namespace: string, name: string, offset: number, length: number): Promise<Uint8Array> {
+    return (await this.readRange(namespace, name, () => ({ offset, length }))).bytes;
+  }
+
+  /** The range `rangeOf` picks from the volume's size (an HTTP Range), read as `read` reads. */
+  async readRange(
+    namespace: string,
+    name: string,
+    rangeOf: (sizeBytes: number) => { offset: number; length: number },
+  ): Promise<{ bytes: Uint8Array; offset: number; sizeBytes: number }> {
     const { record } = await this.record(namespace, name);
+    const { offset, length } = rangeOf(record.sizeBytes);
     this.validateRange(record, offset, length);
     const bytes = new Uint8Array(length);
-    if (length === 0) return bytes;
+    if (length === 0) return { bytes, offset, sizeBytes: record.sizeBytes };
     const spans = blockSpans(offset, length, this.deps.limits);
     const blocks = await this.readBlocks(namespace, record, spans);
     for (const span of spans) {
       const block = blocks.get(span.block)?.bytes;
       if (block) bytes.set(block.subarray(span.start, span.end), span.at);
     }
-    return bytes;
+    return { bytes, offset, sizeBytes: record.sizeBytes };
   }
 
   /**
@@ -200,12 +215,18 @@ export class VolumeService {
    * read, merged and written on the condition that it is still at the version read (retried when another write
    * changed it in between). Acknowledged once the owners and, strong, the replicas hold it.
    */
-  async write(namespace: string, name: string, offset: number, bytes: Uint8Array): Promise<VolumeWriteAck> {
+  async write(
+    namespace: string,
+    name: string,
+    offset: number,
+    bytes: Uint8Array,
+    options: VolumeWriteOptions = {},
+  ): Promise<VolumeWriteAck> {
     const { record } = await this.record(namespace, name);
     this.validateRange(record, offset, bytes.byteLength);
     if (bytes.byteLength === 0) return { offset, length: 0 };
     const spans = blockSpans(offset, bytes.byteLength, this.deps.limits);
-    await this.commitSpans(namespace, record, spans, (span, current) => {
+    await this.commitSpans(namespace, record, spans, options, (span, current) => {
       const block = new Uint8Array(this.deps.limits.blockBytes);
       if (current) block.set(current);
       block.set(bytes.subarray(span.at, span.at + span.end - span.start), span.start);
@@ -218,12 +239,12 @@ export class VolumeService {
    * Trims a byte range (TRIM and WRITE_ZEROES): the blocks it covers whole are deleted, so they hold nothing and
    * read as zeros; a partial head or tail block has its bytes zeroed. All of it at one instant, as a write.
    */
-  async trim(namespace: string, name: string, offset: number, length: number): Promise<VolumeWriteAck> {
+  async trim(namespace: string, name: string, offset: number, length: number, options: VolumeWriteOptions = {}): Promise<VolumeWriteAck> {
     const { record } = await this.record(namespace, name);
     this.validateRange(record, offset, length);
     if (length === 0) return { offset, length: 0 };
     const spans = blockSpans(offset, length, this.deps.limits);
-    await this.commitSpans(namespace, record, spans, (span, current) => {
+    await this.commitSpans(namespace, record, spans, options, (span, current) => {
       if (coversBlock(span, this.deps.limits) || !current) return undefined;
       const block = new Uint8Array(current);
       block.fill(0, span.start, span.end);
@@ -241,6 +262,7 @@ export class VolumeService {
     namespace: string,
     record: VolumeRecord,
     spans: readonly BlockSpan[],
+    options: VolumeWriteOptions,
     next: (span: BlockSpan, current: Uint8Array | undefined) => Uint8Array | undefined,
   ): Promise<void> {
     const { limits } = this.deps;
@@ -259,7 +281,10 @@ export class VolumeService {
         // Absent and to stay absent: checked, so a write that creates it meanwhile makes this one try again.
         else ops.push({ op: 'check', key, ifVersion: 0 });
       }
-      const outcome = await this.deps.txns.run(volumeNamespaceOf(namespace), ops, { consistency: 'strong' });
+      const outcome = await this.deps.txns.run(volumeNamespaceOf(namespace), ops, {
+        consistency: 'strong',
+        ...(options.drMode ? { drMode: options.drMode } : {}),
+      });
       if (outcome.status === 'committed') return;
       const raced = outcome.reason === 'precondition' || outcome.reason === 'conflict' || outcome.reason === 'notFound';
       if (!raced || attempt >= limits.writeAttemptsMax) throw txnAbortError(outcome);

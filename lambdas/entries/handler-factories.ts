@@ -11,6 +11,7 @@ import { failoverStepDeps, maintenanceDeps, replicatorDeps, txnApplierDeps, txnS
 import { docsDeps, observeDeps } from '../wiring/observability';
 import { rebalanceStepDeps } from '../wiring/rebalance-deps';
 import { ringDeps } from '../wiring/request-deps';
+import { volumesDeps } from '../wiring/volume-deps';
 import type { Wiring } from '../wiring/wiring';
 import { observe } from '../handlers/observe';
 import { authorizerHandler } from '../handlers/authorizer';
@@ -23,6 +24,7 @@ import { bootstrapHandler } from '../handlers/bootstrap';
 import { replicatorHandler } from '../handlers/replicator';
 import { maintenanceHandler } from '../handlers/maintenance';
 import { txnHandler } from '../handlers/txn';
+import { volumesHandler } from '../handlers/volumes';
 import { txnStepHandler } from '../handlers/txn-step';
 import { txnSweeperHandler } from '../handlers/txn-sweeper';
 import { txnApplierHandler } from '../handlers/txn-applier';
@@ -55,6 +57,7 @@ export const handlerFactories = {
   replicator: composed(replicatorHandler, replicatorDeps),
   maintenance: composed(maintenanceHandler, maintenanceDeps),
   txn: composed(txnHandler, txnDeps),
+  volumes: composed(volumesHandler, volumesDeps),
   txnStep: composed(txnStepHandler, txnStepDeps),
   txnSweeper: composed(txnSweeperHandler, txnSweeperDeps),
   txnApplier: composed(txnApplierHandler, txnApplierDeps),

@@ -1,6 +1,6 @@
 // Builders of the core's services from the adapters they need. Each handler calls only the builders of
 // the services it uses, so its cold start builds (and its bundle holds) nothing else.
-import { failoverDefaults, limits, replicationDefaults, txnLimits } from '../../schemas/topology';
+import { failoverDefaults, limits, replicationDefaults, txnLimits, volumeLimits } from '../../schemas/topology';
 import { FailoverService } from '../core/failover-service';
 import { RejoinService } from '../core/rejoin';
 import { ringLeaseMarginMs, ringLeaseMs } from '../core/ring-source';
@@ -8,7 +8,9 @@ import { KvService } from '../core/kv';
 import { type MaintenanceDeps, MaintenanceService } from '../core/maintenance';
 import { startAutomaticFailover } from '../core/failover-trigger';
 import { ReplicationService } from '../core/replication';
-import { TransactionService } from '../core/transactions';
+import { TransactionService, type TxnServiceLimits } from '../core/transactions';
+import { InProcessTxnRunner } from '../core/txn-runner';
+import { VolumeService, volumeTxnLimits } from '../core/volumes';
 import { automaticFailoverStarter, failoverLog, maintenanceState, ringSource, ringStore, shardHealth, shardHealthRecords } from './control';
 import { blobStore, failoverStats, hintStore, replicationStats, shardStore, txnRecordStore, valueCache } from './data';
 import { drKvHooks, drTxnHooksOf } from './dr';
@@ -34,21 +36,40 @@ export function replicationService(wiring: Wiring): ReplicationService {
 }
 
 export function transactionService(wiring: Wiring): TransactionService {
-  return wiring.perHandler('txns', () => {
-    const cache = valueCache(wiring);
-    const hooks = drTxnHooksOf(wiring);
-    return new TransactionService({
-      shards: shardStore(wiring),
-      records: txnRecordStore(wiring),
-      ring: ringSource(wiring),
-      clock: wiring.clock,
+  return wiring.perHandler('txns', () => newTransactionService(wiring, { ...limits, ...txnLimits }));
+}
+
+/**
+ * The volume service: its blocks' transactions run in the handler (txn-runner.ts) on a transaction service of their
+ * own, whose limits take a whole 256 KiB write (its values never travel through the state machine's payload).
+ */
+export function volumeService(wiring: Wiring): VolumeService {
+  return wiring.perHandler('volumes', () => {
+    const txns = newTransactionService(wiring, volumeTxnLimits({ ...limits, ...txnLimits }, volumeLimits));
+    return new VolumeService({
+      kv: kvService(wiring),
+      txns: new InProcessTxnRunner(txns),
       ids: wiring.ids,
-      replication: replicationService(wiring),
-      limits: { ...limits, ...txnLimits },
-      ...(cache ? { cache } : {}),
-      ...(hooks ? { hooks } : {}),
-      ...injected(wiring),
+      clock: wiring.clock,
+      limits: volumeLimits,
     });
+  });
+}
+
+function newTransactionService(wiring: Wiring, txnServiceLimits: TxnServiceLimits): TransactionService {
+  const cache = valueCache(wiring);
+  const hooks = drTxnHooksOf(wiring);
+  return new TransactionService({
+    shards: shardStore(wiring),
+    records: txnRecordStore(wiring),
+    ring: ringSource(wiring),
+    clock: wiring.clock,
+    ids: wiring.ids,
+    replication: replicationService(wiring),
+    limits: txnServiceLimits,
+    ...(cache ? { cache } : {}),
+    ...(hooks ? { hooks } : {}),
+    ...injected(wiring),
   });
 }
 

@@ -39,6 +39,8 @@ describe('the OpenAPI document as a reference', () => {
         'incrementValue',
         'batchGet',
         'transact',
+        'createVolume',
+        'trimVolume',
         'createApiKey',
         'createPrincipalMapping',
         'rotateApiKey',

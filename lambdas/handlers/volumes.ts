@@ -1,0 +1,80 @@
+// The block volume routes (docs/volumes.md): create, list, describe and delete a namespace's volumes; read a byte
+// range (HTTP Range), write one at `?offset=`, trim one. Each read or write is one call into the volume service.
+import type { Logger } from '@aws-lambda-powertools/logger';
+import middy from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { ListVolumesQuery, WriteVolumeQuery } from '../../schemas/api';
+import { CreateVolumeBody, TrimVolumeBody, VolumeParam, type VolumeBody } from '../../schemas/volumes';
+import type { VolumeRecord, VolumeService } from '../core/volumes';
+import { contentRange, parseByteRange } from '../http/byte-range';
+import { httpErrors } from '../http/errors';
+import { flushMetrics, type MetricsSink } from '../http/metrics';
+import { bodyBytes, headersOf, jsonBody, parseWith, principalOf } from '../http/request';
+import { bytes, json } from '../http/response';
+import { router } from '../http/router';
+import { callerAndQuotas, type RequestGuardDeps } from './request-guards';
+
+export interface VolumesDeps {
+  volumes: VolumeService;
+  guards: RequestGuardDeps;
+  logger: Logger;
+  /** Flushed after every request: replica copies, the requests a failover refused, key-sync durations. */
+  metrics: readonly MetricsSink[];
+}
+
+/** A volume as the API answers it: its record without the id that names its blocks. */
+function volumeBody({ name, sizeBytes, blockBytes, createdAtMs, state }: VolumeRecord): VolumeBody {
+  return { name, sizeBytes, blockBytes, createdAt: new Date(createdAtMs).toISOString(), state };
+}
+
+const volumeOf = (event: APIGatewayProxyEvent) => parseWith(VolumeParam, event.pathParameters, 'path').volume;
+
+export function volumesHandler({ volumes, guards, logger, metrics }: VolumesDeps) {
+  return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+    .use(httpErrors(logger))
+    .use(callerAndQuotas(guards))
+    .use(flushMetrics(...metrics))
+    .handler(
+      router('volumes', {
+        listVolumes: async (event) => {
+          const { limit, cursor } = parseWith(ListVolumesQuery, event.queryStringParameters, 'query');
+          const page = await volumes.list(principalOf(event).namespace, { limit, ...(cursor ? { cursor } : {}) });
+          return json(200, { volumes: page.volumes.map(volumeBody), ...(page.cursor ? { cursor: page.cursor } : {}) });
+        },
+        createVolume: async (event) => {
+          const body = parseWith(CreateVolumeBody, jsonBody(event), 'body');
+          return json(201, volumeBody(await volumes.create(principalOf(event).namespace, body)));
+        },
+        describeVolume: async (event) => {
+          const view = await volumes.describe(principalOf(event).namespace, volumeOf(event));
+          return json(200, { ...volumeBody(view), allocatedBytes: view.allocatedBytes });
+        },
+        deleteVolume: async (event) => {
+          const deletion = await volumes.delete(principalOf(event).namespace, volumeOf(event));
+          return json(deletion.status === 'deleted' ? 200 : 202, deletion);
+        },
+        readVolume: async (event) => {
+          const range = headersOf(event).range;
+          const read = await volumes.readRange(principalOf(event).namespace, volumeOf(event), (size) => parseByteRange(range, size));
+          const answered = { offset: read.offset, length: read.bytes.byteLength };
+          const headers = {
+            'content-type': 'application/octet-stream',
+            'accept-ranges': 'bytes',
+            ...(range === undefined ? {} : { 'content-range': contentRange(answered, read.sizeBytes) }),
+          };
+          return bytes(range === undefined ? 200 : 206, read.bytes, headers);
+        },
+        writeVolume: async (event) => {
+          const { offset } = parseWith(WriteVolumeQuery, event.queryStringParameters, 'query');
+          const principal = principalOf(event);
+          const ack = await volumes.write(principal.namespace, volumeOf(event), offset, bodyBytes(event), { drMode: principal.drMode });
+          return json(200, ack);
+        },
+        trimVolume: async (event) => {
+          const { offset, length } = parseWith(TrimVolumeBody, jsonBody(event), 'body');
+          const principal = principalOf(event);
+          return json(200, await volumes.trim(principal.namespace, volumeOf(event), offset, length, { drMode: principal.drMode }));
+        },
+      }),
+    );
+}

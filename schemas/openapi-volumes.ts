@@ -1,0 +1,100 @@
+// The OpenAPI operations of the block volume routes (docs/volumes.md). schemas/openapi.ts gathers them with the others.
+import * as z from 'zod';
+import { error, json, jsonBody, type Operation } from './openapi-helpers';
+import { volumeLimits } from './topology';
+import {
+  CreateVolumeBody,
+  TrimVolumeBody,
+  VolumeDeletion,
+  VolumeDescription,
+  VolumeList,
+  Volume,
+  VolumeParam,
+  VolumeWriteAck,
+} from './volumes';
+
+const { ioBytesMax, blockBytes, deleteBlocksPerRequest } = volumeLimits;
+const notFound = error('No volume of that name (volume.notFound)');
+const deleting = error('The volume is being deleted (volume.deleting): DELETE it again to finish');
+const unavailable = error('A block could not be read or written strongly (shard.unavailable, shard.failingOver: retryable)');
+const atomic = `at most ${ioBytesMax} bytes, at any offset, applied at one instant: a reader sees all of it or none`;
+
+export const volumeOperations: Record<string, Operation> = {
+  listVolumes: {
+    summary: "List the namespace's volumes, in name order",
+    responses: { 200: json(VolumeList, 'A page of volumes') },
+  },
+  createVolume: {
+    summary: `Create a sparse volume of ${blockBytes}-byte blocks: nothing is stored until written, unwritten bytes read as zeros`,
+    request: { body: jsonBody(CreateVolumeBody, { name: 'disk', sizeBytes: 1_073_741_824 }) },
+    responses: {
+      201: json(Volume, 'Created'),
+      400: error(`A bad name (volume.nameInvalid) or size (volume.sizeInvalid: a multiple of ${blockBytes})`),
+      409: error('A volume of that name exists (volume.exists)'),
+    },
+  },
+  describeVolume: {
+    summary: 'Describe a volume: its size, state and the bytes its written blocks hold',
+    request: { params: VolumeParam },
+    responses: { 200: json(VolumeDescription, 'The volume'), 404: notFound },
+  },
+  deleteVolume: {
+    summary: `Delete a volume with its blocks, up to ${deleteBlocksPerRequest} blocks a request: call again while it answers 202`,
+    request: { params: VolumeParam },
+    responses: {
+      200: json(VolumeDeletion, 'Deleted: the name is free'),
+      202: json(VolumeDeletion, 'Blocks remain: DELETE again to go on (the volume serves nothing meanwhile)'),
+      404: notFound,
+    },
+  },
+  readVolume: {
+    summary: `Read a byte range (Range: bytes=first-last, first- or -count), ${atomic}`,
+    request: {
+      params: VolumeParam,
+      headers: z.object({ range: z.string().optional().meta({ description: 'One byte range; none: the whole volume (if small enough)' }) }),
+    },
+    responses: {
+      200: {
+        description: 'The whole volume (no Range)',
+        content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+      },
+      206: {
+        description: 'The range, with Content-Range',
+        headers: { 'Content-Range': { schema: { type: 'string' } } },
+        content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+      },
+      400: error('A Range of several ranges, another unit, or last before first'),
+      404: notFound,
+      409: deleting,
+      413: error(`The range is over ${ioBytesMax} bytes (volume.ioTooLarge, details.max): read it in parts`),
+      416: error('The range starts past the end (volume.rangeNotSatisfiable, details.sizeBytes)'),
+      503: unavailable,
+    },
+  },
+  writeVolume: {
+    summary: `Write the body at ?offset=, ${atomic}; partial blocks are merged with what they hold`,
+    request: {
+      params: VolumeParam,
+      body: { description: 'The bytes', content: { '*/*': { schema: { type: 'string', format: 'binary' } } } },
+    },
+    responses: {
+      200: json(VolumeWriteAck, 'Written: durable on the blocks’ owners and replicas'),
+      404: notFound,
+      409: deleting,
+      413: error(`The body is over ${ioBytesMax} bytes (volume.ioTooLarge, details.max): nothing is written`),
+      416: error('The range ends past the end of the volume (volume.rangeNotSatisfiable): nothing is written'),
+      503: unavailable,
+    },
+  },
+  trimVolume: {
+    summary: `Trim a byte range (TRIM, WRITE_ZEROES): whole blocks are freed, partial ones zeroed; ${atomic}`,
+    request: { params: VolumeParam, body: jsonBody(TrimVolumeBody, { offset: 0, length: 65_536 }) },
+    responses: {
+      200: json(VolumeWriteAck, 'Trimmed: the range reads as zeros'),
+      404: notFound,
+      409: deleting,
+      416: error('The range ends past the end of the volume: nothing is trimmed'),
+      503: unavailable,
+    },
+  },
+};

@@ -1,0 +1,69 @@
+// The contract of the block volume routes (docs/volumes.md): create, list, describe and delete volumes; read a
+// byte range (HTTP Range), write one, trim one. Its own module: schemas/api.ts is past its size (the routes' query
+// parameters are there, with every route's).
+import * as z from 'zod';
+import { volumeLimits, volumeNamePattern } from './topology';
+
+const nameRule = `must match ${volumeNamePattern}`;
+
+// Names are checked by the volume service (volume.nameInvalid); the schemas describe the rule.
+const volumeName = z.string().meta({ description: `The volume name: ${nameRule}` });
+
+export const VolumeParam = z.object({ volume: volumeName });
+
+const sizeRule = `must be a multiple of ${volumeLimits.blockBytes} from ${volumeLimits.blockBytes} to ${volumeLimits.sizeBytesMax}`;
+
+export const CreateVolumeBody = z
+  .object({
+    name: volumeName,
+    sizeBytes: z
+      .number(sizeRule)
+      .int(sizeRule)
+      .meta({ description: `The size in bytes: ${sizeRule}. Sparse: nothing is stored until written` }),
+  })
+  .strict()
+  .meta({ id: 'CreateVolumeRequest' });
+
+export const Volume = z
+  .object({
+    name: z.string(),
+    sizeBytes: z.number().int(),
+    blockBytes: z.number().int(),
+    createdAt: z.string().meta({ description: 'ISO 8601' }),
+    state: z.enum(['active', 'deleting']).meta({ description: 'deleting: its delete has begun; DELETE it again to finish' }),
+  })
+  .meta({ id: 'Volume' });
+
+export const VolumeDescription = Volume.extend({
+  allocatedBytes: z.number().int().meta({ description: 'Bytes held by written blocks (unwritten and trimmed blocks hold none)' }),
+}).meta({ id: 'VolumeDescription' });
+
+export const VolumeList = z
+  .object({ volumes: z.array(Volume), cursor: z.string().optional() })
+  .meta({ id: 'VolumeList', description: 'In name order; no cursor when the listing is complete' });
+
+export const VolumeDeletion = z
+  .object({
+    name: z.string(),
+    status: z.enum(['deleted', 'deleting']),
+    blocksDeleted: z.number().int().meta({ description: 'Blocks this request removed' }),
+  })
+  .meta({ id: 'VolumeDeletion' });
+
+const byteRule = `must be an integer from 0 to ${volumeLimits.sizeBytesMax}`;
+const byteCount = z.number(byteRule).int(byteRule).min(0, byteRule).max(volumeLimits.sizeBytesMax, byteRule);
+
+export const TrimVolumeBody = z
+  .object({ offset: byteCount, length: byteCount.max(volumeLimits.ioBytesMax, `must be at most ${volumeLimits.ioBytesMax}`) })
+  .strict()
+  .meta({ id: 'TrimVolumeRequest' });
+
+export const VolumeWriteAck = z
+  .object({ offset: z.number().int(), length: z.number().int() })
+  .meta({ id: 'VolumeWriteAck', description: 'The byte range now written (or trimmed), durable on its owners and replicas' });
+
+export type VolumeBody = z.infer<typeof Volume>;
+export type VolumeDescriptionBody = z.infer<typeof VolumeDescription>;
+export type VolumeListBody = z.infer<typeof VolumeList>;
+export type VolumeDeletionBody = z.infer<typeof VolumeDeletion>;
+export type VolumeWriteAckBody = z.infer<typeof VolumeWriteAck>;

@@ -1,0 +1,125 @@
+// Block volumes through real HTTP on the local cloud (docs/volumes.md): create, list, describe, delete; byte ranges
+// read with HTTP Range and written at ?offset=, atomic up to 256 KiB at any offset; trims; clear 4xx for bad input,
+// changing nothing; one namespace never sees another's volumes.
+import { volumeLimits } from '../../schemas/topology';
+import { call, errorOf, freshNamespace, kvPath, randomBytes } from './support';
+
+let key: string;
+let otherKey: string;
+const B = volumeLimits.blockBytes;
+
+beforeAll(async () => {
+  ({ key } = await freshNamespace('volumes'));
+  ({ key: otherKey } = await freshNamespace('volumes-other'));
+});
+
+const json = (body: unknown) => ({ body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+const create = (name: string, sizeBytes: number, as = key) =>
+  call('/v1/volumes', { method: 'POST', key: as, ...json({ name, sizeBytes }) });
+const write = (name: string, offset: number, bytes: Uint8Array) =>
+  call(`/v1/volumes/${name}/data?offset=${offset}`, {
+    method: 'PUT',
+    key,
+    body: Buffer.from(bytes),
+    headers: { 'content-type': 'application/octet-stream' },
+  });
+const read = (name: string, range?: string, as = key) =>
+  call(`/v1/volumes/${name}/data`, { key: as, headers: range === undefined ? {} : { range } });
+const bytesOf = async (response: Response) => new Uint8Array(await response.arrayBuffer());
+const same = (a: Uint8Array, b: Uint8Array) => Buffer.from(a).equals(Buffer.from(b));
+
+describe('block volumes over HTTP', () => {
+  it('creates a volume, lists and describes it, and refuses a taken name, a bad size and a bad name', async () => {
+    const created = await create('disk', 1024 * B);
+    expect(created.status).toBe(201);
+    expect(await created.json()).toMatchObject({ name: 'disk', sizeBytes: 1024 * B, blockBytes: B, state: 'active' });
+    expect(await (await call('/v1/volumes', { key })).json()).toMatchObject({ volumes: [{ name: 'disk' }] });
+    expect(await (await call('/v1/volumes/disk', { key })).json()).toMatchObject({ name: 'disk', allocatedBytes: 0 });
+    expect(await errorOf(await create('disk', B))).toMatchObject({ status: 409, code: 'volume.exists' });
+    expect(await errorOf(await create('odd', B + 1))).toMatchObject({ status: 400, code: 'volume.sizeInvalid' });
+    expect(await errorOf(await create('-bad', B))).toMatchObject({ status: 400, code: 'volume.nameInvalid' });
+    expect(await errorOf(await call('/v1/volumes/bad%20name', { key }))).toMatchObject({ status: 400, code: 'volume.nameInvalid' });
+    expect(await errorOf(await call('/v1/volumes/missing', { key }))).toMatchObject({ status: 404, code: 'volume.notFound' });
+  });
+
+  it('writes at unaligned offsets and reads ranges back (206 with Content-Range), unwritten bytes as zeros', async () => {
+    expect((await create('data', 256 * B)).status).toBe(201);
+    const first = randomBytes(3 * B + 100, 1);
+    const wrote = await write('data', 1000, first);
+    expect({ status: wrote.status, body: await wrote.json() }).toEqual({ status: 200, body: { offset: 1000, length: first.length } });
+    const ranged = await read('data', `bytes=0-${4 * B + 1099}`);
+    expect(ranged.status).toBe(206);
+    expect(ranged.headers.get('content-range')).toBe(`bytes 0-${4 * B + 1099}/${256 * B}`);
+    const expected = new Uint8Array(4 * B + 1100);
+    expected.set(first, 1000);
+    expect(same(await bytesOf(ranged), expected)).toBe(true);
+    // The last bytes (a suffix range), unwritten: zeros.
+    const suffix = await read('data', 'bytes=-10');
+    expect({ status: suffix.status, range: suffix.headers.get('content-range') }).toEqual({
+      status: 206,
+      range: `bytes ${256 * B - 10}-${256 * B - 1}/${256 * B}`,
+    });
+    expect(same(await bytesOf(suffix), new Uint8Array(10))).toBe(true);
+    // A whole 256 KiB write at an unaligned offset (65 blocks), read back whole.
+    const large = randomBytes(volumeLimits.ioBytesMax, 2);
+    expect((await write('data', 3, large)).status).toBe(200);
+    expect(same(await bytesOf(await read('data', `bytes=3-${2 + volumeLimits.ioBytesMax}`)), large)).toBe(true);
+    expect(await (await call('/v1/volumes/data', { key })).json()).toMatchObject({ allocatedBytes: 65 * B });
+  });
+
+  it('refuses bad ranges and sizes with a clear 4xx, writing nothing', async () => {
+    expect((await create('limits', 64 * B)).status).toBe(201);
+    const cases = [
+      [await write('limits', 64 * B - 1, randomBytes(2, 3)), 416, 'volume.rangeNotSatisfiable'],
+      [await write('limits', 0, randomBytes(volumeLimits.ioBytesMax + 1, 3)), 413, 'volume.ioTooLarge'],
+      [await read('limits', `bytes=${64 * B}-`), 416, 'volume.rangeNotSatisfiable'],
+      [await read('limits', 'bytes=0-1,5-6'), 400, 'request.invalid'],
+      [await read('limits', 'items=0-1'), 400, 'request.invalid'],
+      [await call('/v1/volumes/limits/data?offset=-1', { method: 'PUT', key, body: 'x' }), 400, 'request.invalid'],
+      [await call('/v1/volumes/limits/data?offset=0&length=3', { method: 'PUT', key, body: 'x' }), 400, 'request.invalid'],
+      [await call('/v1/volumes/limits/trim', { method: 'POST', key, ...json({ offset: 0 }) }), 400, 'request.invalid'],
+    ] as const;
+    for (const [response, status, code] of cases) expect(await errorOf(response)).toMatchObject({ status, code });
+    expect(await (await call('/v1/volumes/limits', { key })).json()).toMatchObject({ allocatedBytes: 0 });
+    // The whole of a small volume without a Range: 200.
+    const whole = await read('limits');
+    expect({ status: whole.status, length: (await bytesOf(whole)).length }).toEqual({ status: 200, length: 64 * B });
+  });
+
+  it('trims: the range reads as zeros, whole blocks are freed', async () => {
+    expect((await create('trimmed', 16 * B)).status).toBe(201);
+    expect((await write('trimmed', 0, randomBytes(4 * B, 4))).status).toBe(200);
+    const trimmed = await call('/v1/volumes/trimmed/trim', { method: 'POST', key, ...json({ offset: 100, length: 3 * B }) });
+    expect({ status: trimmed.status, body: await trimmed.json() }).toEqual({ status: 200, body: { offset: 100, length: 3 * B } });
+    const expected = randomBytes(4 * B, 4);
+    expected.fill(0, 100, 100 + 3 * B);
+    expect(same(await bytesOf(await read('trimmed', `bytes=0-${4 * B - 1}`)), expected)).toBe(true);
+    expect(await (await call('/v1/volumes/trimmed', { key })).json()).toMatchObject({ allocatedBytes: 2 * B });
+  });
+
+  it("keeps a namespace's volumes to itself, and their blocks out of its key listing", async () => {
+    expect((await create('private', 4 * B)).status).toBe(201);
+    expect((await write('private', 0, randomBytes(B, 5))).status).toBe(200);
+    expect(await errorOf(await read('private', 'bytes=0-9', otherKey))).toMatchObject({ status: 404, code: 'volume.notFound' });
+    expect(await (await call('/v1/volumes', { key: otherKey })).json()).toEqual({ volumes: [] });
+    // The other namespace may have a volume of the same name: its own.
+    expect((await create('private', 4 * B, otherKey)).status).toBe(201);
+    expect(same(await bytesOf(await read('private', 'bytes=0-9', otherKey)), new Uint8Array(10))).toBe(true);
+    const listing = (await (await call('/v1/kv?limit=1000', { key })).json()) as { items: unknown[] };
+    expect(listing.items).toEqual([]);
+    expect((await call(kvPath('anything'), { key })).status).toBe(404);
+  });
+
+  it('deletes a volume with its blocks; the name is then free and starts empty', async () => {
+    expect((await create('gone', 16 * B)).status).toBe(201);
+    expect((await write('gone', 0, randomBytes(8 * B, 6))).status).toBe(200);
+    const deleted = await call('/v1/volumes/gone', { method: 'DELETE', key });
+    expect({ status: deleted.status, body: await deleted.json() }).toEqual({
+      status: 200,
+      body: { name: 'gone', status: 'deleted', blocksDeleted: 8 },
+    });
+    expect(await errorOf(await read('gone', 'bytes=0-0'))).toMatchObject({ status: 404, code: 'volume.notFound' });
+    expect((await create('gone', 16 * B)).status).toBe(201);
+    expect(same(await bytesOf(await read('gone', `bytes=0-${8 * B - 1}`)), new Uint8Array(8 * B))).toBe(true);
+  });
+});
