@@ -873,9 +873,14 @@ export const ListVolumesQuery = z.object({
   cursor: z.string().min(1).max(4096).optional().meta({ description: 'The cursor of the previous page' }),
 });
 
+const epochParam = integerParam('The writer epoch its lease gave (POST /v1/volumes/{volume}/lease)', 1, Number.MAX_SAFE_INTEGER);
+
 export const WriteVolumeQuery = z.object({
   offset: integerParam(`The byte offset the body is written at, 0 to ${volumeLimits.sizeBytesMax}`, 0, volumeLimits.sizeBytesMax),
+  epoch: epochParam,
 });
+
+export const VolumeEpochQuery = z.object({ epoch: epochParam });
 
 export const NoQuery = z.object({});
 
@@ -905,6 +910,8 @@ export const routeQueries = {
   readVolume: NoQuery,
   writeVolume: WriteVolumeQuery,
   trimVolume: NoQuery,
+  attachVolume: NoQuery,
+  detachVolume: VolumeEpochQuery,
   transact: TxnQuery,
   listApiKeys: NoQuery,
   createApiKey: NoQuery,

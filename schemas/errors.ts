@@ -60,6 +60,8 @@ export const errorCodes = [
   'volume.deleting',
   'volume.rangeNotSatisfiable',
   'volume.ioTooLarge',
+  'volume.fenced',
+  'volume.leaseHeld',
   'internal',
 ] as const;
 
@@ -143,6 +145,10 @@ export const statusOf: Record<ErrorCode, number> = {
   'volume.deleting': 409,
   'volume.rangeNotSatisfiable': 416,
   'volume.ioTooLarge': 413,
+  // One writer at a time (docs/volumes.md, "One writer"): a write or detach of an epoch another writer has taken over
+  // from; an attach while another holder's lease is live (details.holder).
+  'volume.fenced': 409,
+  'volume.leaseHeld': 409,
   internal: 500,
 };
 

@@ -3,10 +3,12 @@ import * as z from 'zod';
 import { error, json, jsonBody, type Operation } from './openapi-helpers';
 import { volumeLimits } from './topology';
 import {
+  AttachVolumeBody,
   CreateVolumeBody,
   TrimVolumeBody,
   VolumeDeletion,
   VolumeDescription,
+  VolumeLease,
   VolumeList,
   Volume,
   VolumeParam,
@@ -17,6 +19,9 @@ const { ioBytesMax, blockBytes, deleteBlocksPerRequest } = volumeLimits;
 const notFound = error('No volume of that name (volume.notFound)');
 const deleting = error('The volume is being deleted (volume.deleting): DELETE it again to finish');
 const unavailable = error('A block could not be read or written strongly (shard.unavailable, shard.failingOver: retryable)');
+const fencedError = error(
+  'The epoch is not the volume’s any more: another writer attached (volume.fenced, details.currentEpoch); nothing is written',
+);
 const atomic = `at most ${ioBytesMax} bytes, at any offset, applied at one instant: a reader sees all of it or none`;
 
 export const volumeOperations: Record<string, Operation> = {
@@ -72,7 +77,7 @@ export const volumeOperations: Record<string, Operation> = {
     },
   },
   writeVolume: {
-    summary: `Write the body at ?offset=, ${atomic}; partial blocks are merged with what they hold`,
+    summary: `Write the body at ?offset= with the writer's ?epoch=, ${atomic}; partial blocks are merged with what they hold`,
     request: {
       params: VolumeParam,
       body: { description: 'The bytes', content: { '*/*': { schema: { type: 'string', format: 'binary' } } } },
@@ -80,7 +85,7 @@ export const volumeOperations: Record<string, Operation> = {
     responses: {
       200: json(VolumeWriteAck, 'Written: durable on the blocks’ owners and replicas'),
       404: notFound,
-      409: deleting,
+      409: fencedError,
       413: error(`The body is over ${ioBytesMax} bytes (volume.ioTooLarge, details.max): nothing is written`),
       416: error('The range ends past the end of the volume (volume.rangeNotSatisfiable): nothing is written'),
       503: unavailable,
@@ -88,13 +93,33 @@ export const volumeOperations: Record<string, Operation> = {
   },
   trimVolume: {
     summary: `Trim a byte range (TRIM, WRITE_ZEROES): whole blocks are freed, partial ones zeroed; ${atomic}`,
-    request: { params: VolumeParam, body: jsonBody(TrimVolumeBody, { offset: 0, length: 65_536 }) },
+    request: { params: VolumeParam, body: jsonBody(TrimVolumeBody, { offset: 0, length: 65_536, epoch: 1 }) },
     responses: {
       200: json(VolumeWriteAck, 'Trimmed: the range reads as zeros'),
       404: notFound,
-      409: deleting,
+      409: fencedError,
       416: error('The range ends past the end of the volume: nothing is trimmed'),
       503: unavailable,
+    },
+  },
+  attachVolume: {
+    summary:
+      'Attach a writer: its lease and the epoch its writes carry. The holder of a live lease renews it (same epoch); anyone ' +
+      'else takes a new epoch once the lease has expired, and the previous writer can land nothing once this answers',
+    request: { params: VolumeParam, body: jsonBody(AttachVolumeBody, { holder: 'host-a', leaseSeconds: 30 }) },
+    responses: {
+      200: json(VolumeLease, 'Attached (or renewed)'),
+      404: notFound,
+      409: error('Another holder’s lease is live (volume.leaseHeld, details.holder and details.expiresAt), or the volume is being deleted'),
+    },
+  },
+  detachVolume: {
+    summary: 'Detach the writer of ?epoch=: another holder may attach at once',
+    request: { params: VolumeParam },
+    responses: {
+      200: json(z.object({ name: z.string(), detached: z.literal(true) }), 'Detached'),
+      404: notFound,
+      409: fencedError,
     },
   },
 };

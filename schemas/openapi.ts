@@ -392,7 +392,8 @@ const queryExamples: Partial<Record<string, string>> = {
   listKeys: '?prefix=order-&limit=10',
   getValue: '?consistency=strong',
   batchGet: '?consistency=strong',
-  writeVolume: '?offset=4096',
+  writeVolume: '?offset=4096&epoch=1',
+  detachVolume: '?epoch=1',
 };
 
 const shellQuote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;

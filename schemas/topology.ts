@@ -250,6 +250,11 @@ export const volumeLimits = {
   deleteBlocksPerRequest: 2_000,
   /** Tries of a write whose read-modify-write of a partial block met a concurrent write of it. */
   writeAttemptsMax: 5,
+  /** A writer's lease without renewal (docs/volumes.md, "One writer"): another holder may take over after it. */
+  leaseSecondsDefault: 30,
+  leaseSecondsMax: 300,
+  /** Placement groups' fences an attach raises at once (a 1 TiB volume has 16,384). */
+  fenceConcurrency: 16,
 } as const;
 
 /** A volume's name: as a namespace's (one path segment, no `/`). */
@@ -882,6 +887,9 @@ export const routes = [
   { method: 'GET', path: '/v1/volumes/{volume}/data', handler: 'volumes', operationId: 'readVolume', authorized: true },
   { method: 'PUT', path: '/v1/volumes/{volume}/data', handler: 'volumes', operationId: 'writeVolume', authorized: true },
   { method: 'POST', path: '/v1/volumes/{volume}/trim', handler: 'volumes', operationId: 'trimVolume', authorized: true },
+  // One writer at a time: its lease (attach, renew) and its end (detach).
+  { method: 'POST', path: '/v1/volumes/{volume}/lease', handler: 'volumes', operationId: 'attachVolume', authorized: true },
+  { method: 'DELETE', path: '/v1/volumes/{volume}/lease', handler: 'volumes', operationId: 'detachVolume', authorized: true },
   { method: 'POST', path: '/v1/txn', handler: 'txn', operationId: 'transact', authorized: true },
   { method: 'GET', path: '/v1/admin/keys', handler: 'admin', operationId: 'listApiKeys', authorized: true, admin: true },
   { method: 'POST', path: '/v1/admin/keys', handler: 'admin', operationId: 'createApiKey', authorized: true, admin: true },

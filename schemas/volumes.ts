@@ -24,6 +24,30 @@ export const CreateVolumeBody = z
   .strict()
   .meta({ id: 'CreateVolumeRequest' });
 
+const leaseRule = `must be an integer from 1 to ${volumeLimits.leaseSecondsMax}`;
+
+export const AttachVolumeBody = z
+  .object({
+    holder: z.string().min(1).max(128).meta({ description: 'Who attaches (a host, a process): named to another holder refused' }),
+    leaseSeconds: z
+      .number(leaseRule)
+      .int(leaseRule)
+      .min(1, leaseRule)
+      .max(volumeLimits.leaseSecondsMax, leaseRule)
+      .optional()
+      .meta({ description: `How long the lease lasts unrenewed (attach again to renew); default ${volumeLimits.leaseSecondsDefault}` }),
+  })
+  .strict()
+  .meta({ id: 'AttachVolumeRequest' });
+
+export const VolumeLease = z
+  .object({
+    holder: z.string(),
+    epoch: z.number().int().meta({ description: 'Carried by every write (?epoch=); refused once another writer takes over' }),
+    expiresAt: z.string().meta({ description: 'ISO 8601; another holder may attach after it' }),
+  })
+  .meta({ id: 'VolumeLease' });
+
 export const Volume = z
   .object({
     name: z.string(),
@@ -31,6 +55,8 @@ export const Volume = z
     blockBytes: z.number().int(),
     createdAt: z.string().meta({ description: 'ISO 8601' }),
     state: z.enum(['active', 'deleting']).meta({ description: 'deleting: its delete has begun; DELETE it again to finish' }),
+    epoch: z.number().int().meta({ description: 'The current writer epoch (0: never attached)' }),
+    lease: VolumeLease.optional().meta({ description: 'The attached writer (it may have expired)' }),
   })
   .meta({ id: 'Volume' });
 
@@ -53,8 +79,15 @@ export const VolumeDeletion = z
 const byteRule = `must be an integer from 0 to ${volumeLimits.sizeBytesMax}`;
 const byteCount = z.number(byteRule).int(byteRule).min(0, byteRule).max(volumeLimits.sizeBytesMax, byteRule);
 
+const epochRule = 'must be the writer epoch its lease gave (an integer of 1 or more)';
+const epoch = z.number(epochRule).int(epochRule).min(1, epochRule);
+
 export const TrimVolumeBody = z
-  .object({ offset: byteCount, length: byteCount.max(volumeLimits.ioBytesMax, `must be at most ${volumeLimits.ioBytesMax}`) })
+  .object({
+    offset: byteCount,
+    length: byteCount.max(volumeLimits.ioBytesMax, `must be at most ${volumeLimits.ioBytesMax}`),
+    epoch,
+  })
   .strict()
   .meta({ id: 'TrimVolumeRequest' });
 
@@ -67,3 +100,4 @@ export type VolumeDescriptionBody = z.infer<typeof VolumeDescription>;
 export type VolumeListBody = z.infer<typeof VolumeList>;
 export type VolumeDeletionBody = z.infer<typeof VolumeDeletion>;
 export type VolumeWriteAckBody = z.infer<typeof VolumeWriteAck>;
+export type VolumeLeaseBody = z.infer<typeof VolumeLease>;

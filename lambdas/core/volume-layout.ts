@@ -32,10 +32,28 @@ export const volumeRecordPrefix = '@';
 
 /** The key of block `block` of volume `volumeId`: `<id>.<group>/<block>`, placed by `<id>.<group>`. */
 export function blockKey(volumeId: string, block: number, geometry: BlockGeometry): string {
-  return `${blockKeyPrefix(volumeId)}${Math.floor(block / geometry.groupBlocks)}/${block}`;
+  return `${blockKeyPrefix(volumeId)}${groupOf(block, geometry)}/${block}`;
 }
 
-/** What every block key of a volume starts with (its listing prefix). */
+/** The key of a placement group's fence: the writer epoch the group takes writes from (volume-leases.ts). */
+export function fenceKey(volumeId: string, group: number): string {
+  return `${blockKeyPrefix(volumeId)}${group}/${fenceKeySuffix}`;
+}
+
+/** What a fence key ends with after its group's `/`; a block key ends with the block's number. */
+export const fenceKeySuffix = 'fence';
+
+/** The placement group of a block. */
+export function groupOf(block: number, geometry: BlockGeometry): number {
+  return Math.floor(block / geometry.groupBlocks);
+}
+
+/** How many placement groups a volume of `sizeBytes` has. */
+export function groupCount(sizeBytes: number, geometry: BlockGeometry): number {
+  return Math.ceil(sizeBytes / geometry.blockBytes / geometry.groupBlocks);
+}
+
+/** What every key of a volume's blocks and fences starts with (its listing prefix). */
 export function blockKeyPrefix(volumeId: string): string {
   return `${volumeId}.`;
 }

@@ -10,19 +10,22 @@ import { txnAbortError } from './txn-errors';
 import type { TxnOp } from './txn-plan';
 import type { TxnRunner } from './txn-runner';
 import {
-  type BlockGeometry,
   type BlockSpan,
   blockKey,
   blockKeyPrefix,
   blockSpans,
   coversBlock,
+  fenceKeySuffix,
+  groupOf,
   volumeNamespaceOf,
-  volumeRecordKey,
   volumeRecordPrefix,
 } from './volume-layout';
-import { volumeNamePattern } from '../../schemas/topology';
+import { type VolumeLeaseLimits, VolumeLeases, fenced } from './volume-leases';
+import { type VolumeLease, type VolumeRecord, VolumeRecords, validateVolumeName } from './volume-records';
 
-export interface VolumeLimits extends BlockGeometry {
+export type { VolumeLease, VolumeRecord } from './volume-records';
+
+export interface VolumeLimits extends VolumeLeaseLimits {
   ioBytesMax: number;
   sizeBytesMax: number;
   deleteBlocksPerRequest: number;
@@ -39,18 +42,6 @@ export interface VolumeServiceDeps {
   limits: VolumeLimits;
 }
 
-/** What a volume's record holds. */
-export interface VolumeRecord {
-  name: string;
-  /** Names the blocks: a volume deleted and created again under its name starts empty. */
-  id: string;
-  sizeBytes: number;
-  blockBytes: number;
-  createdAtMs: number;
-  /** `deleting`: its blocks are being removed; it takes no reads or writes. */
-  state: 'active' | 'deleting';
-}
-
 export interface VolumeView extends VolumeRecord {
   /** Bytes held by written blocks (an unwritten or trimmed block holds none). */
   allocatedBytes: number;
@@ -64,6 +55,8 @@ export interface VolumeDeletion {
 }
 
 export interface VolumeWriteOptions {
+  /** The writer's epoch, from its attach: refused (`volume.fenced`) once another writer took the volume over. */
+  epoch: number;
   /** How the namespace's writes reach a DR backup region (docs/dr.md). */
   drMode?: DrMode;
 }
@@ -73,14 +66,19 @@ export interface VolumeWriteAck {
   length: number;
 }
 
-const recordContentType = 'application/json';
 const blockContentType = 'application/octet-stream';
 
 export class VolumeService {
-  constructor(private readonly deps: VolumeServiceDeps) {}
+  private readonly records: VolumeRecords;
+  private readonly leases: VolumeLeases;
+
+  constructor(private readonly deps: VolumeServiceDeps) {
+    this.records = new VolumeRecords(deps.kv);
+    this.leases = new VolumeLeases({ kv: deps.kv, records: this.records, clock: deps.clock, limits: deps.limits });
+  }
 
   async create(namespace: string, input: { name: string; sizeBytes: number }): Promise<VolumeRecord> {
-    validateName(input.name);
+    validateVolumeName(input.name);
     this.validateSize(input.sizeBytes);
     const record: VolumeRecord = {
       name: input.name,
@@ -89,26 +87,25 @@ export class VolumeService {
       blockBytes: this.deps.limits.blockBytes,
       createdAtMs: this.deps.clock.nowMs(),
       state: 'active',
+      epoch: 0,
     };
-    try {
-      await this.deps.kv.put(volumeNamespaceOf(namespace), volumeRecordKey(input.name), {
-        value: encodeRecord(record),
-        contentType: recordContentType,
-        ifNoneMatch: '*',
-        consistency: 'strong',
-      });
-    } catch (error) {
-      if (isRingstoreError(error, 'kv.preconditionFailed')) {
-        throw new RingstoreError('volume.exists', `a volume named ${input.name} exists already`, { details: { name: input.name } });
-      }
-      throw error;
-    }
+    await this.records.create(namespace, record);
     return record;
+  }
+
+  /** Attaches a writer (volume-leases.ts): its lease and the epoch its writes carry. */
+  async attach(namespace: string, name: string, input: { holder: string; leaseSeconds?: number }): Promise<VolumeLease> {
+    return this.leases.attach(namespace, name, input);
+  }
+
+  /** Ends the writer's lease of `epoch`. */
+  async detach(namespace: string, name: string, epoch: number): Promise<void> {
+    await this.leases.detach(namespace, name, epoch);
   }
 
   /** The volume's record and the bytes its written blocks hold (counted by listing them: one page per 1,000 blocks). */
   async describe(namespace: string, name: string): Promise<VolumeView> {
-    const { record } = await this.record(namespace, name);
+    const { record } = await this.records.read(namespace, name);
     let allocatedBlocks = 0;
     let cursor: string | undefined;
     do {
@@ -117,7 +114,7 @@ export class VolumeService {
         limit: listPageBlocks,
         ...(cursor ? { cursor } : {}),
       });
-      allocatedBlocks += page.items.length;
+      allocatedBlocks += page.items.filter((item) => !isFenceKey(item.key)).length;
       cursor = page.cursor;
     } while (cursor);
     return { ...record, allocatedBytes: allocatedBlocks * record.blockBytes };
@@ -134,7 +131,7 @@ export class VolumeService {
     for (const item of page.items) {
       const name = item.key.slice(volumeRecordPrefix.length, item.key.lastIndexOf('/'));
       // A record deleted between the listing and this read is left out.
-      const found = await this.record(namespace, name, 'any').catch((error: unknown) => {
+      const found = await this.records.read(namespace, name, 'any').catch((error: unknown) => {
         if (isRingstoreError(error, 'volume.notFound')) return undefined;
         throw error;
       });
@@ -150,19 +147,21 @@ export class VolumeService {
    */
   async delete(namespace: string, name: string): Promise<VolumeDeletion> {
     const keyspace = volumeNamespaceOf(namespace);
-    const { record, version } = await this.record(namespace, name, 'any');
+    const read = await this.records.read(namespace, name, 'any');
+    let { record } = read;
     if (record.state === 'active') {
-      const deleting: VolumeRecord = { ...record, state: 'deleting' };
-      await this.deps.kv.put(keyspace, volumeRecordKey(name), {
-        value: encodeRecord(deleting),
-        contentType: recordContentType,
-        ifMatch: [version],
-        consistency: 'strong',
-      });
+      // A new epoch with no lease: the writer's next write is refused, and the fences below stop one in flight.
+      record = { ...record, state: 'deleting', epoch: record.epoch + 1 };
+      delete record.lease;
+      await this.records.update(namespace, record, read.version);
     }
+    // Again on every call (idempotent): a delete cut short while fencing finishes it before removing blocks.
+    if (record.epoch > 1) await this.leases.fenceAll(namespace, record, record.epoch);
     let blocksDeleted = 0;
+    // Blocks and the placement groups' fences, against the request's budget.
+    let keysDeleted = 0;
     for (;;) {
-      const budget = this.deps.limits.deleteBlocksPerRequest - blocksDeleted;
+      const budget = this.deps.limits.deleteBlocksPerRequest - keysDeleted;
       if (budget <= 0) return { name, status: 'deleting', blocksDeleted };
       const page = await this.deps.kv.list(keyspace, { prefix: blockKeyPrefix(record.id), limit: Math.min(listPageBlocks, budget) });
       if (page.items.length === 0) break;
@@ -173,15 +172,13 @@ export class VolumeService {
               // Trimmed meanwhile: nothing left to delete.
               if (!isRingstoreError(error, 'kv.notFound')) throw error;
             });
-            blocksDeleted += 1;
+            if (!isFenceKey(item.key)) blocksDeleted += 1;
+            keysDeleted += 1;
           }
         }),
       );
     }
-    await this.deps.kv.delete(keyspace, volumeRecordKey(name), { consistency: 'strong' }).catch((error: unknown) => {
-      // Another delete of it finished first.
-      if (!isRingstoreError(error, 'kv.notFound')) throw error;
-    });
+    await this.records.delete(namespace, name);
     return { name, status: 'deleted', blocksDeleted };
   }
 
@@ -196,7 +193,7 @@ export class VolumeService {
     name: string,
     rangeOf: (sizeBytes: number) => { offset: number; length: number },
   ): Promise<{ bytes: Uint8Array; offset: number; sizeBytes: number }> {
-    const { record } = await this.record(namespace, name);
+    const { record } = await this.records.read(namespace, name);
     const { offset, length } = rangeOf(record.sizeBytes);
     this.validateRange(record, offset, length);
     const bytes = new Uint8Array(length);
@@ -215,14 +212,8 @@ export class VolumeService {
    * read, merged and written on the condition that it is still at the version read (retried when another write
    * changed it in between). Acknowledged once the owners and, strong, the replicas hold it.
    */
-  async write(
-    namespace: string,
-    name: string,
-    offset: number,
-    bytes: Uint8Array,
-    options: VolumeWriteOptions = {},
-  ): Promise<VolumeWriteAck> {
-    const { record } = await this.record(namespace, name);
+  async write(namespace: string, name: string, offset: number, bytes: Uint8Array, options: VolumeWriteOptions): Promise<VolumeWriteAck> {
+    const { record } = await this.writable(namespace, name, options.epoch);
     this.validateRange(record, offset, bytes.byteLength);
     if (bytes.byteLength === 0) return { offset, length: 0 };
     const spans = blockSpans(offset, bytes.byteLength, this.deps.limits);
@@ -239,8 +230,8 @@ export class VolumeService {
    * Trims a byte range (TRIM and WRITE_ZEROES): the blocks it covers whole are deleted, so they hold nothing and
    * read as zeros; a partial head or tail block has its bytes zeroed. All of it at one instant, as a write.
    */
-  async trim(namespace: string, name: string, offset: number, length: number, options: VolumeWriteOptions = {}): Promise<VolumeWriteAck> {
-    const { record } = await this.record(namespace, name);
+  async trim(namespace: string, name: string, offset: number, length: number, options: VolumeWriteOptions): Promise<VolumeWriteAck> {
+    const { record } = await this.writable(namespace, name, options.epoch);
     this.validateRange(record, offset, length);
     if (length === 0) return { offset, length: 0 };
     const spans = blockSpans(offset, length, this.deps.limits);
@@ -270,7 +261,8 @@ export class VolumeService {
       // Blind writes need nothing read; partial blocks and deletes need the block's version.
       const mustRead = spans.filter((span) => !coversBlock(span, limits) || next(span, undefined) === undefined);
       const current = mustRead.length > 0 ? await this.readBlocks(namespace, record, mustRead) : new Map<number, ReadBlock>();
-      const ops: TxnOp[] = [];
+      const groups = [...new Set(spans.map((span) => groupOf(span.block, limits)))];
+      const ops: TxnOp[] = await this.leases.checks(namespace, record, options.epoch, groups);
       for (const span of spans) {
         const key = blockKey(record.id, span.block, limits);
         const seen = current.get(span.block);
@@ -286,6 +278,8 @@ export class VolumeService {
         ...(options.drMode ? { drMode: options.drMode } : {}),
       });
       if (outcome.status === 'committed') return;
+      // A fence moved: the next try reads it again, and is refused if another writer raised it.
+      if (outcome.key && isFenceKey(outcome.key)) this.leases.refused(namespace, outcome.key);
       const raced = outcome.reason === 'precondition' || outcome.reason === 'conflict' || outcome.reason === 'notFound';
       if (!raced || attempt >= limits.writeAttemptsMax) throw txnAbortError(outcome);
     }
@@ -305,28 +299,11 @@ export class VolumeService {
     return blocks;
   }
 
-  /** The volume's record read strongly, with its version; `active`: refused while it is being deleted. */
-  private async record(
-    namespace: string,
-    name: string,
-    want: 'active' | 'any' = 'active',
-  ): Promise<{ record: VolumeRecord; version: number }> {
-    validateName(name);
-    let read;
-    try {
-      read = await this.deps.kv.get(volumeNamespaceOf(namespace), volumeRecordKey(name), 'strong');
-    } catch (error) {
-      if (isRingstoreError(error, 'kv.notFound')) {
-        throw new RingstoreError('volume.notFound', `no volume named ${name}`, { details: { name } });
-      }
-      throw error;
-    }
-    if (read.kind !== 'value') throw new RingstoreError('internal', `the record of volume ${name} is not inline`);
-    const record = JSON.parse(Buffer.from(read.value).toString('utf8')) as VolumeRecord;
-    if (want === 'active' && record.state === 'deleting') {
-      throw new RingstoreError('volume.deleting', `volume ${name} is being deleted: DELETE it again to finish`, { details: { name } });
-    }
-    return { record, version: read.item.version };
+  /** The record of a volume a writer of `epoch` may write: refused at once when the epoch is no longer the volume's. */
+  private async writable(namespace: string, name: string, epoch: number): Promise<{ record: VolumeRecord }> {
+    const { record } = await this.records.read(namespace, name);
+    if (record.epoch !== epoch) throw fenced(record, epoch);
+    return { record };
   }
 
   private validateSize(sizeBytes: number): void {
@@ -372,17 +349,7 @@ const listPageBlocks = 1_000;
 /** Blocks a delete removes at once. */
 const deleteConcurrency = 16;
 
-function validateName(name: string): void {
-  if (!volumeNamePattern.test(name)) {
-    throw new RingstoreError('volume.nameInvalid', `a volume name must match ${volumeNamePattern}`, {
-      details: { field: 'name', pattern: volumeNamePattern.source },
-    });
-  }
-}
-
-function encodeRecord(record: VolumeRecord): Uint8Array {
-  return new Uint8Array(Buffer.from(JSON.stringify(record), 'utf8'));
-}
+const isFenceKey = (key: string) => key.endsWith(`/${fenceKeySuffix}`);
 
 /** `items` dealt round-robin into `count` lists. */
 function chunks<T>(items: readonly T[], count: number): T[][] {

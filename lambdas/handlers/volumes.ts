@@ -3,9 +3,16 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { ListVolumesQuery, WriteVolumeQuery } from '../../schemas/api';
-import { CreateVolumeBody, TrimVolumeBody, VolumeParam, type VolumeBody } from '../../schemas/volumes';
-import type { VolumeRecord, VolumeService } from '../core/volumes';
+import { ListVolumesQuery, VolumeEpochQuery, WriteVolumeQuery } from '../../schemas/api';
+import {
+  AttachVolumeBody,
+  CreateVolumeBody,
+  TrimVolumeBody,
+  VolumeParam,
+  type VolumeBody,
+  type VolumeLeaseBody,
+} from '../../schemas/volumes';
+import type { VolumeLease, VolumeRecord, VolumeService } from '../core/volumes';
 import { contentRange, parseByteRange } from '../http/byte-range';
 import { httpErrors } from '../http/errors';
 import { flushMetrics, type MetricsSink } from '../http/metrics';
@@ -23,8 +30,13 @@ export interface VolumesDeps {
 }
 
 /** A volume as the API answers it: its record without the id that names its blocks. */
-function volumeBody({ name, sizeBytes, blockBytes, createdAtMs, state }: VolumeRecord): VolumeBody {
-  return { name, sizeBytes, blockBytes, createdAt: new Date(createdAtMs).toISOString(), state };
+function volumeBody({ name, sizeBytes, blockBytes, createdAtMs, state, epoch, lease }: VolumeRecord): VolumeBody {
+  const created = new Date(createdAtMs).toISOString();
+  return { name, sizeBytes, blockBytes, createdAt: created, state, epoch, ...(lease ? { lease: leaseBody(lease) } : {}) };
+}
+
+function leaseBody({ holder, epoch, expiresAtMs }: VolumeLease): VolumeLeaseBody {
+  return { holder, epoch, expiresAt: new Date(expiresAtMs).toISOString() };
 }
 
 const volumeOf = (event: APIGatewayProxyEvent) => parseWith(VolumeParam, event.pathParameters, 'path').volume;
@@ -65,15 +77,28 @@ export function volumesHandler({ volumes, guards, logger, metrics }: VolumesDeps
           return bytes(range === undefined ? 200 : 206, read.bytes, headers);
         },
         writeVolume: async (event) => {
-          const { offset } = parseWith(WriteVolumeQuery, event.queryStringParameters, 'query');
+          const { offset, epoch } = parseWith(WriteVolumeQuery, event.queryStringParameters, 'query');
           const principal = principalOf(event);
-          const ack = await volumes.write(principal.namespace, volumeOf(event), offset, bodyBytes(event), { drMode: principal.drMode });
+          const ack = await volumes.write(principal.namespace, volumeOf(event), offset, bodyBytes(event), {
+            epoch,
+            drMode: principal.drMode,
+          });
           return json(200, ack);
         },
         trimVolume: async (event) => {
-          const { offset, length } = parseWith(TrimVolumeBody, jsonBody(event), 'body');
+          const { offset, length, epoch } = parseWith(TrimVolumeBody, jsonBody(event), 'body');
           const principal = principalOf(event);
-          return json(200, await volumes.trim(principal.namespace, volumeOf(event), offset, length, { drMode: principal.drMode }));
+          return json(200, await volumes.trim(principal.namespace, volumeOf(event), offset, length, { epoch, drMode: principal.drMode }));
+        },
+        attachVolume: async (event) => {
+          const body = parseWith(AttachVolumeBody, jsonBody(event), 'body');
+          return json(200, leaseBody(await volumes.attach(principalOf(event).namespace, volumeOf(event), body)));
+        },
+        detachVolume: async (event) => {
+          const { epoch } = parseWith(VolumeEpochQuery, event.queryStringParameters, 'query');
+          const name = volumeOf(event);
+          await volumes.detach(principalOf(event).namespace, name, epoch);
+          return json(200, { name, detached: true });
         },
       }),
     );

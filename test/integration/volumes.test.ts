@@ -16,8 +16,18 @@ beforeAll(async () => {
 const json = (body: unknown) => ({ body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
 const create = (name: string, sizeBytes: number, as = key) =>
   call('/v1/volumes', { method: 'POST', key: as, ...json({ name, sizeBytes }) });
-const write = (name: string, offset: number, bytes: Uint8Array) =>
-  call(`/v1/volumes/${name}/data?offset=${offset}`, {
+/** Each volume's writer epoch, from its attach (createAttached). */
+const epochs = new Map<string, number>();
+const attach = (name: string, holder: string, as = key) =>
+  call(`/v1/volumes/${name}/lease`, { method: 'POST', key: as, ...json({ holder, leaseSeconds: 30 }) });
+async function createAttached(name: string, sizeBytes: number): Promise<void> {
+  expect((await create(name, sizeBytes)).status).toBe(201);
+  const attached = await attach(name, 'integration');
+  expect(attached.status).toBe(200);
+  epochs.set(name, ((await attached.json()) as { epoch: number }).epoch);
+}
+const write = (name: string, offset: number, bytes: Uint8Array, epoch = epochs.get(name)) =>
+  call(`/v1/volumes/${name}/data?offset=${offset}&epoch=${epoch}`, {
     method: 'PUT',
     key,
     body: Buffer.from(bytes),
@@ -43,7 +53,7 @@ describe('block volumes over HTTP', () => {
   });
 
   it('writes at unaligned offsets and reads ranges back (206 with Content-Range), unwritten bytes as zeros', async () => {
-    expect((await create('data', 256 * B)).status).toBe(201);
+    await createAttached('data', 256 * B);
     const first = randomBytes(3 * B + 100, 1);
     const wrote = await write('data', 1000, first);
     expect({ status: wrote.status, body: await wrote.json() }).toEqual({ status: 200, body: { offset: 1000, length: first.length } });
@@ -68,15 +78,17 @@ describe('block volumes over HTTP', () => {
   });
 
   it('refuses bad ranges and sizes with a clear 4xx, writing nothing', async () => {
-    expect((await create('limits', 64 * B)).status).toBe(201);
+    await createAttached('limits', 64 * B);
     const cases = [
       [await write('limits', 64 * B - 1, randomBytes(2, 3)), 416, 'volume.rangeNotSatisfiable'],
       [await write('limits', 0, randomBytes(volumeLimits.ioBytesMax + 1, 3)), 413, 'volume.ioTooLarge'],
       [await read('limits', `bytes=${64 * B}-`), 416, 'volume.rangeNotSatisfiable'],
       [await read('limits', 'bytes=0-1,5-6'), 400, 'request.invalid'],
       [await read('limits', 'items=0-1'), 400, 'request.invalid'],
-      [await call('/v1/volumes/limits/data?offset=-1', { method: 'PUT', key, body: 'x' }), 400, 'request.invalid'],
-      [await call('/v1/volumes/limits/data?offset=0&length=3', { method: 'PUT', key, body: 'x' }), 400, 'request.invalid'],
+      [await call('/v1/volumes/limits/data?offset=-1&epoch=1', { method: 'PUT', key, body: 'x' }), 400, 'request.invalid'],
+      [await call('/v1/volumes/limits/data?offset=0&epoch=1&length=3', { method: 'PUT', key, body: 'x' }), 400, 'request.invalid'],
+      [await call('/v1/volumes/limits/data?offset=0', { method: 'PUT', key, body: 'x' }), 400, 'request.invalid'],
+      [await write('limits', 0, randomBytes(2, 3), 99), 409, 'volume.fenced'],
       [await call('/v1/volumes/limits/trim', { method: 'POST', key, ...json({ offset: 0 }) }), 400, 'request.invalid'],
     ] as const;
     for (const [response, status, code] of cases) expect(await errorOf(response)).toMatchObject({ status, code });
@@ -87,9 +99,13 @@ describe('block volumes over HTTP', () => {
   });
 
   it('trims: the range reads as zeros, whole blocks are freed', async () => {
-    expect((await create('trimmed', 16 * B)).status).toBe(201);
+    await createAttached('trimmed', 16 * B);
     expect((await write('trimmed', 0, randomBytes(4 * B, 4))).status).toBe(200);
-    const trimmed = await call('/v1/volumes/trimmed/trim', { method: 'POST', key, ...json({ offset: 100, length: 3 * B }) });
+    const trimmed = await call('/v1/volumes/trimmed/trim', {
+      method: 'POST',
+      key,
+      ...json({ offset: 100, length: 3 * B, epoch: epochs.get('trimmed') }),
+    });
     expect({ status: trimmed.status, body: await trimmed.json() }).toEqual({ status: 200, body: { offset: 100, length: 3 * B } });
     const expected = randomBytes(4 * B, 4);
     expected.fill(0, 100, 100 + 3 * B);
@@ -98,10 +114,11 @@ describe('block volumes over HTTP', () => {
   });
 
   it("keeps a namespace's volumes to itself, and their blocks out of its key listing", async () => {
-    expect((await create('private', 4 * B)).status).toBe(201);
+    await createAttached('private', 4 * B);
     expect((await write('private', 0, randomBytes(B, 5))).status).toBe(200);
     expect(await errorOf(await read('private', 'bytes=0-9', otherKey))).toMatchObject({ status: 404, code: 'volume.notFound' });
     expect(await (await call('/v1/volumes', { key: otherKey })).json()).toEqual({ volumes: [] });
+    expect(await errorOf(await attach('private', 'intruder', otherKey))).toMatchObject({ status: 404, code: 'volume.notFound' });
     // The other namespace may have a volume of the same name: its own.
     expect((await create('private', 4 * B, otherKey)).status).toBe(201);
     expect(same(await bytesOf(await read('private', 'bytes=0-9', otherKey)), new Uint8Array(10))).toBe(true);
@@ -111,7 +128,7 @@ describe('block volumes over HTTP', () => {
   });
 
   it('deletes a volume with its blocks; the name is then free and starts empty', async () => {
-    expect((await create('gone', 16 * B)).status).toBe(201);
+    await createAttached('gone', 16 * B);
     expect((await write('gone', 0, randomBytes(8 * B, 6))).status).toBe(200);
     const deleted = await call('/v1/volumes/gone', { method: 'DELETE', key });
     expect({ status: deleted.status, body: await deleted.json() }).toEqual({
@@ -119,7 +136,31 @@ describe('block volumes over HTTP', () => {
       body: { name: 'gone', status: 'deleted', blocksDeleted: 8 },
     });
     expect(await errorOf(await read('gone', 'bytes=0-0'))).toMatchObject({ status: 404, code: 'volume.notFound' });
-    expect((await create('gone', 16 * B)).status).toBe(201);
+    await createAttached('gone', 16 * B);
     expect(same(await bytesOf(await read('gone', `bytes=0-${8 * B - 1}`)), new Uint8Array(8 * B))).toBe(true);
+  });
+
+  it('lets one writer attach at a time: another holder is refused by name, and a writer taken over is fenced', async () => {
+    await createAttached('shared', 16 * B);
+    const first = epochs.get('shared')!;
+    expect(await errorOf(await attach('shared', 'host-b'))).toMatchObject({
+      status: 409,
+      code: 'volume.leaseHeld',
+      details: { holder: 'integration' },
+    });
+    // Renewed by its holder: the same epoch.
+    expect(await (await attach('shared', 'integration')).json()).toMatchObject({ holder: 'integration', epoch: first });
+    expect((await write('shared', 0, randomBytes(B, 7))).status).toBe(200);
+    const detached = await call(`/v1/volumes/shared/lease?epoch=${first}`, { method: 'DELETE', key });
+    expect({ status: detached.status, body: await detached.json() }).toEqual({ status: 200, body: { name: 'shared', detached: true } });
+    const taken = await attach('shared', 'host-b');
+    expect(await taken.json()).toMatchObject({ holder: 'host-b', epoch: first + 1 });
+    expect(await errorOf(await write('shared', 0, randomBytes(B, 8), first))).toMatchObject({
+      status: 409,
+      code: 'volume.fenced',
+      details: { epoch: first, currentEpoch: first + 1 },
+    });
+    expect(same(await bytesOf(await read('shared', `bytes=0-${B - 1}`)), randomBytes(B, 7))).toBe(true);
+    expect(await (await call('/v1/volumes/shared', { key })).json()).toMatchObject({ epoch: first + 1, lease: { holder: 'host-b' } });
   });
 });

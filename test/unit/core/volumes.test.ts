@@ -3,7 +3,7 @@
 import fc from 'fast-check';
 import { isRingstoreError } from '../../../lambdas/core/errors';
 import { Ring, initialRingState, tokenOf } from '../../../lambdas/core/ring';
-import { InProcessTxnRunner } from '../../../lambdas/core/txn-runner';
+import { InProcessTxnRunner, type TxnRunner } from '../../../lambdas/core/txn-runner';
 import { blockKey, blockSpans, volumeNamespaceOf } from '../../../lambdas/core/volume-layout';
 import { type VolumeLimits, VolumeService, volumeTxnLimits } from '../../../lambdas/core/volumes';
 import { volumeLimits } from '../../../schemas/topology';
@@ -27,6 +27,13 @@ function expectBytes(actual: Uint8Array, expected: Uint8Array): void {
   if (same) return;
   const first = actual.findIndex((byte, index) => byte !== expected[index]);
   expect({ length: actual.byteLength, firstDifference: first }).toEqual({ length: expected.byteLength, firstDifference: -1 });
+}
+
+/** A volume created and attached for writing: its record and the epoch its writes carry. */
+async function createAttached(volumes: VolumeService, name: string, sizeBytes: number) {
+  const record = await volumes.create('ns', { name, sizeBytes });
+  const { epoch } = await volumes.attach('ns', name, { holder: 'test' });
+  return { ...record, epoch };
 }
 
 const pattern = (length: number, seed: number) => Uint8Array.from({ length }, (_, index) => (index * 31 + seed) % 251 || 1);
@@ -95,12 +102,12 @@ describe('block volumes', () => {
 
   it('reads an unwritten range as zeros, and a write back at any offset, merged with what the blocks held', async () => {
     const { volumes } = setup();
-    await volumes.create('ns', { name: 'disk', sizeBytes: 64 * B });
+    const { epoch } = await createAttached(volumes, 'disk', 64 * B);
     expectBytes(await volumes.read('ns', 'disk', 100, 9000), new Uint8Array(9000));
     const first = pattern(3 * B, 1);
-    await volumes.write('ns', 'disk', B, first);
+    await volumes.write('ns', 'disk', B, first, { epoch });
     const unaligned = pattern(5000, 2);
-    await volumes.write('ns', 'disk', B + 3000, unaligned);
+    await volumes.write('ns', 'disk', B + 3000, unaligned, { epoch });
     const expected = new Uint8Array(6 * B);
     expected.set(first, B);
     expected.set(unaligned, B + 3000);
@@ -111,11 +118,11 @@ describe('block volumes', () => {
 
   it('refuses a range past the end (416) and an I/O over the maximum (413), changing nothing', async () => {
     const { volumes } = setup();
-    await volumes.create('ns', { name: 'disk', sizeBytes: 128 * B });
+    const { epoch } = await createAttached(volumes, 'disk', 128 * B);
     const codes = await Promise.all([
-      volumes.write('ns', 'disk', 128 * B - 10, pattern(11, 1)).catch((error: unknown) => error),
+      volumes.write('ns', 'disk', 128 * B - 10, pattern(11, 1), { epoch }).catch((error: unknown) => error),
       volumes.read('ns', 'disk', 128 * B, 1).catch((error: unknown) => error),
-      volumes.write('ns', 'disk', 0, pattern(small.ioBytesMax + 1, 1)).catch((error: unknown) => error),
+      volumes.write('ns', 'disk', 0, pattern(small.ioBytesMax + 1, 1), { epoch }).catch((error: unknown) => error),
       volumes.read('ns', 'disk', -1, 10).catch((error: unknown) => error),
     ]);
     expect(codes.map((error) => (isRingstoreError(error) ? error.code : error))).toEqual([
@@ -126,29 +133,29 @@ describe('block volumes', () => {
     ]);
     expect((await volumes.describe('ns', 'disk')).allocatedBytes).toBe(0);
     // The largest write is taken whole, at an unaligned offset too (65 blocks).
-    await volumes.write('ns', 'disk', 1, pattern(small.ioBytesMax, 3));
+    await volumes.write('ns', 'disk', 1, pattern(small.ioBytesMax, 3), { epoch });
     expectBytes(await volumes.read('ns', 'disk', 1, small.ioBytesMax), pattern(small.ioBytesMax, 3));
   });
 
   it('keeps blocks out of the namespace: its listing holds none of them', async () => {
     const { volumes, kv } = setup();
-    await volumes.create('ns', { name: 'disk', sizeBytes: 16 * B });
-    await volumes.write('ns', 'disk', 0, pattern(4 * B, 1));
+    const { epoch } = await createAttached(volumes, 'disk', 16 * B);
+    await volumes.write('ns', 'disk', 0, pattern(4 * B, 1), { epoch });
     await kv.put('ns', 'user-key', { value: pattern(3, 1), contentType: 'text/plain' });
     expect((await kv.list('ns', { prefix: '', limit: 100 })).items.map((item) => item.key)).toEqual(['user-key']);
   });
 
   it('trims: whole blocks are freed, partial ones zeroed, and all read as zeros', async () => {
     const { volumes } = setup();
-    await volumes.create('ns', { name: 'disk', sizeBytes: 16 * B });
-    await volumes.write('ns', 'disk', 0, pattern(4 * B, 1));
-    await volumes.trim('ns', 'disk', 100, 2 * B);
+    const { epoch } = await createAttached(volumes, 'disk', 16 * B);
+    await volumes.write('ns', 'disk', 0, pattern(4 * B, 1), { epoch });
+    await volumes.trim('ns', 'disk', 100, 2 * B, { epoch });
     const expected = pattern(4 * B, 1);
     expected.fill(0, 100, 100 + 2 * B);
     expectBytes(await volumes.read('ns', 'disk', 0, 4 * B), expected);
     // Block 1 was covered whole: it holds nothing now; blocks 0 and 2 keep their other bytes.
     expect((await volumes.describe('ns', 'disk')).allocatedBytes).toBe(3 * B);
-    await volumes.trim('ns', 'disk', 0, 16 * B);
+    await volumes.trim('ns', 'disk', 0, 16 * B, { epoch });
     expect((await volumes.describe('ns', 'disk')).allocatedBytes).toBe(0);
     expectBytes(await volumes.read('ns', 'disk', 0, 16 * B), new Uint8Array(16 * B));
   });
@@ -156,38 +163,41 @@ describe('block volumes', () => {
   it('writes across two placement groups on different shards as one: all or nothing through a crash', async () => {
     const world = setup();
     const { volumes, faults, txns, clock } = world;
-    const { id } = await volumes.create('ns', { name: 'disk', sizeBytes: 400 * B });
+    const { id, epoch } = await createAttached(volumes, 'disk', 400 * B);
     const boundary = boundaryAcrossShards(id);
     const offset = boundary * B - 1000;
     const before = pattern(2000, 1);
-    await volumes.write('ns', 'disk', offset, before);
+    await volumes.write('ns', 'disk', offset, before, { epoch });
 
     // Crashed before the decision (`after: 1`: the read of the two partial blocks reaches it first): rolled back
     // as a whole once the sweeper finds it past its deadline.
     faults.crashAt('txn.afterPrepare', { after: 1 });
-    await expect(volumes.write('ns', 'disk', offset, pattern(2000, 2))).rejects.toThrow('crash injected');
+    await expect(volumes.write('ns', 'disk', offset, pattern(2000, 2), { epoch })).rejects.toThrow('crash injected');
     clock.advanceSeconds(60);
     expect(await txns.sweep(0, clock.now, 100)).toMatchObject({ aborted: 1 });
     expectBytes(await volumes.read('ns', 'disk', offset, 2000), before);
 
     // Crashed after the decision: rolled forward as a whole, by the next reader.
     faults.crashAt('txn.afterDecide', { after: 1 });
-    await expect(volumes.write('ns', 'disk', offset, pattern(2000, 3))).rejects.toThrow('crash injected');
+    await expect(volumes.write('ns', 'disk', offset, pattern(2000, 3), { epoch })).rejects.toThrow('crash injected');
     expectBytes(await volumes.read('ns', 'disk', offset, 2000), pattern(2000, 3));
   });
 
   it('commits a write within one group in one atomic write, with no transaction record', async () => {
     const { volumes, txns, clock } = setup();
-    await volumes.create('ns', { name: 'disk', sizeBytes: 16 * B });
-    await volumes.write('ns', 'disk', 10, pattern(2 * B, 1));
+    const { epoch } = await createAttached(volumes, 'disk', 16 * B);
+    await volumes.write('ns', 'disk', 10, pattern(2 * B, 1), { epoch });
     clock.advanceSeconds(60);
     expect(await txns.sweep(0, clock.now, 100)).toMatchObject({ examined: 0 });
   });
 
   it('loses neither of two concurrent writes to the two halves of one block', async () => {
     const { volumes } = setup();
-    await volumes.create('ns', { name: 'disk', sizeBytes: 4 * B });
-    await Promise.all([volumes.write('ns', 'disk', 0, pattern(B / 2, 1)), volumes.write('ns', 'disk', B / 2, pattern(B / 2, 2))]);
+    const { epoch } = await createAttached(volumes, 'disk', 4 * B);
+    await Promise.all([
+      volumes.write('ns', 'disk', 0, pattern(B / 2, 1), { epoch }),
+      volumes.write('ns', 'disk', B / 2, pattern(B / 2, 2), { epoch }),
+    ]);
     const expected = new Uint8Array(B);
     expected.set(pattern(B / 2, 1), 0);
     expected.set(pattern(B / 2, 2), B / 2);
@@ -196,12 +206,15 @@ describe('block volumes', () => {
 
   it('deletes a volume a page of blocks at a time, serving nothing meanwhile; its name then starts empty', async () => {
     const { volumes } = setup();
-    await volumes.create('ns', { name: 'disk', sizeBytes: 16 * B });
-    await volumes.write('ns', 'disk', 0, pattern(8 * B, 1));
-    expect(await volumes.delete('ns', 'disk')).toEqual({ name: 'disk', status: 'deleting', blocksDeleted: 5 });
+    const { epoch } = await createAttached(volumes, 'disk', 16 * B);
+    await volumes.write('ns', 'disk', 0, pattern(8 * B, 1), { epoch });
+    // 8 blocks and 4 placement groups' fences, 5 keys a request.
+    expect(await volumes.delete('ns', 'disk')).toMatchObject({ name: 'disk', status: 'deleting' });
     await expect(volumes.read('ns', 'disk', 0, 1)).rejects.toMatchObject({ code: 'volume.deleting' });
+    await expect(volumes.write('ns', 'disk', 0, pattern(1, 1), { epoch })).rejects.toMatchObject({ code: 'volume.deleting' });
     expect((await volumes.list('ns', { limit: 10 })).volumes).toMatchObject([{ name: 'disk', state: 'deleting' }]);
-    expect(await volumes.delete('ns', 'disk')).toEqual({ name: 'disk', status: 'deleted', blocksDeleted: 3 });
+    const rest = [await volumes.delete('ns', 'disk'), await volumes.delete('ns', 'disk')];
+    expect(rest.map((deletion) => deletion.status)).toEqual(['deleting', 'deleted']);
     await expect(volumes.describe('ns', 'disk')).rejects.toMatchObject({ code: 'volume.notFound' });
     await expect(volumes.delete('ns', 'disk')).rejects.toMatchObject({ code: 'volume.notFound' });
     await volumes.create('ns', { name: 'disk', sizeBytes: 16 * B });
@@ -222,16 +235,16 @@ describe('block volumes', () => {
         ),
         async (steps) => {
           const { volumes } = setup();
-          await volumes.create('ns', { name: 'disk', sizeBytes: 24 * B });
+          const { epoch } = await createAttached(volumes, 'disk', 24 * B);
           const model = new Uint8Array(24 * B);
           for (const step of steps) {
             const length = Math.min(step.length, 24 * B - step.offset);
             if (step.trim) {
-              await volumes.trim('ns', 'disk', step.offset, length);
+              await volumes.trim('ns', 'disk', step.offset, length, { epoch });
               model.fill(0, step.offset, step.offset + length);
             } else {
               const bytes = pattern(length, step.seed);
-              await volumes.write('ns', 'disk', step.offset, bytes);
+              await volumes.write('ns', 'disk', step.offset, bytes, { epoch });
               model.set(bytes, step.offset);
             }
           }
@@ -242,5 +255,96 @@ describe('block volumes', () => {
       ),
       { numRuns: 40 },
     );
+  });
+});
+
+describe('one writer at a time', () => {
+  /** A second handler instance over the same world: its own caches, the same tables. */
+  function secondInstance(world: ReturnType<typeof setup>, txns: TxnRunner = new InProcessTxnRunner(world.txns)) {
+    return new VolumeService({ kv: world.kv, txns, ids: new CountingIds(), clock: world.clock, limits: small });
+  }
+
+  it("refuses another holder while a lease is live, naming it; renews the holder's own; takes over after expiry", async () => {
+    const world = setup();
+    const { volumes, clock } = world;
+    await volumes.create('ns', { name: 'disk', sizeBytes: 16 * B });
+    const first = await volumes.attach('ns', 'disk', { holder: 'host-a', leaseSeconds: 30 });
+    expect(first).toMatchObject({ holder: 'host-a', epoch: 1 });
+    await expect(volumes.attach('ns', 'disk', { holder: 'host-b' })).rejects.toMatchObject({
+      code: 'volume.leaseHeld',
+      details: { holder: 'host-a' },
+    });
+    clock.advanceSeconds(20);
+    expect(await volumes.attach('ns', 'disk', { holder: 'host-a', leaseSeconds: 30 })).toMatchObject({ epoch: 1 });
+    clock.advanceSeconds(20);
+    await expect(volumes.attach('ns', 'disk', { holder: 'host-b' })).rejects.toMatchObject({ code: 'volume.leaseHeld' });
+    clock.advanceSeconds(11);
+    expect(await volumes.attach('ns', 'disk', { holder: 'host-b' })).toMatchObject({ holder: 'host-b', epoch: 2 });
+    expect(await volumes.describe('ns', 'disk')).toMatchObject({ epoch: 2, lease: { holder: 'host-b', epoch: 2 } });
+    await expect(volumes.attach('ns', 'disk', { holder: 'host-c', leaseSeconds: 301 })).rejects.toMatchObject({ code: 'request.invalid' });
+  });
+
+  it('refuses every write of a writer taken over, and lets a detached volume be attached at once', async () => {
+    const world = setup();
+    const { volumes, clock } = world;
+    const { epoch } = await createAttached(volumes, 'disk', 16 * B);
+    await volumes.write('ns', 'disk', 0, pattern(B, 1), { epoch });
+    clock.advanceSeconds(60);
+    const other = secondInstance(world);
+    const taken = await other.attach('ns', 'disk', { holder: 'host-b' });
+    for (const attempt of [
+      volumes.write('ns', 'disk', 0, pattern(B, 2), { epoch }),
+      volumes.write('ns', 'disk', 9 * B, pattern(10, 2), { epoch }),
+      volumes.trim('ns', 'disk', 0, B, { epoch }),
+      volumes.detach('ns', 'disk', epoch),
+    ]) {
+      await expect(attempt).rejects.toMatchObject({ code: 'volume.fenced', details: { epoch, currentEpoch: taken.epoch } });
+    }
+    expectBytes(await volumes.read('ns', 'disk', 0, B), pattern(B, 1));
+    await other.detach('ns', 'disk', taken.epoch);
+    expect(await volumes.attach('ns', 'disk', { holder: 'host-a' })).toMatchObject({ epoch: taken.epoch + 1 });
+  });
+
+  it('a writer paused between its checks and its transaction cannot land a block once another has attached', async () => {
+    const world = setup();
+    const { clock } = world;
+    const runner = new InProcessTxnRunner(world.txns);
+    let pause: (() => Promise<void>) | undefined;
+    // Writer A's transactions wait, once, for `pause` (the takeover) before they run.
+    const pausing: TxnRunner = {
+      run: async (namespace, ops, options) => {
+        const paused = ops.some((op) => op.op === 'put') ? pause : undefined;
+        if (paused) {
+          pause = undefined;
+          await paused();
+        }
+        return runner.run(namespace, ops, options);
+      },
+    };
+    const writerA = secondInstance(world, pausing);
+    const { epoch, id } = await createAttached(writerA, 'disk', 400 * B);
+    // Warm A's fences (it knows their versions), across a group boundary on two shards.
+    const boundary = boundaryAcrossShards(id);
+    await writerA.write('ns', 'disk', boundary * B - 100, pattern(200, 1), { epoch });
+    await writerA.write('ns', 'disk', 0, pattern(B, 1), { epoch });
+    const writerB = secondInstance(world);
+    pause = async () => {
+      clock.advanceSeconds(60);
+      await writerB.attach('ns', 'disk', { holder: 'host-b' });
+    };
+    await expect(writerA.write('ns', 'disk', 0, pattern(B, 2), { epoch })).rejects.toMatchObject({ code: 'volume.fenced' });
+    expectBytes(await writerB.read('ns', 'disk', 0, B), pattern(B, 1));
+    // The same across two shards (two-phase commit): the fence checks are validated before the decision.
+    clock.advanceSeconds(60);
+    const again = await writerA.attach('ns', 'disk', { holder: 'host-a' });
+    await writerA.write('ns', 'disk', boundary * B - 100, pattern(200, 3), { epoch: again.epoch });
+    pause = async () => {
+      clock.advanceSeconds(60);
+      await writerB.attach('ns', 'disk', { holder: 'host-b' });
+    };
+    await expect(writerA.write('ns', 'disk', boundary * B - 100, pattern(200, 4), { epoch: again.epoch })).rejects.toMatchObject({
+      code: 'volume.fenced',
+    });
+    expectBytes(await writerB.read('ns', 'disk', boundary * B - 100, 200), pattern(200, 3));
   });
 });

@@ -41,6 +41,7 @@ describe('the OpenAPI document as a reference', () => {
         'transact',
         'createVolume',
         'trimVolume',
+        'attachVolume',
         'createApiKey',
         'createPrincipalMapping',
         'rotateApiKey',

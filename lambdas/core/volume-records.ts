@@ -1,0 +1,104 @@
+// A volume's record (docs/volumes.md): its size, the id that names its blocks, its state and its writer's lease,
+// kept as one key of the namespace's volume keyspace and read and written strongly, each change conditioned on
+// the version read.
+import type { KvService } from './kv';
+import { RingstoreError, isRingstoreError } from './errors';
+import { volumeNamespaceOf, volumeRecordKey } from './volume-layout';
+import { volumeNamePattern } from '../../schemas/topology';
+
+/** The writer a volume is attached to (docs/volumes.md, "One writer"). */
+export interface VolumeLease {
+  holder: string;
+  epoch: number;
+  expiresAtMs: number;
+}
+
+export interface VolumeRecord {
+  name: string;
+  /** Names the blocks: a volume deleted and created again under its name starts empty. */
+  id: string;
+  sizeBytes: number;
+  blockBytes: number;
+  createdAtMs: number;
+  /** `deleting`: its blocks are being removed; it takes no reads or writes. */
+  state: 'active' | 'deleting';
+  /**
+   * The writer epoch every placement group's fence holds (0: never attached): a write carries it, and is refused
+   * wherever a fence holds a later one.
+   */
+  epoch: number;
+  /** The attached writer, if any (it may have expired). */
+  lease?: VolumeLease;
+}
+
+/** A record as read, with the version a change of it is conditioned on. */
+export interface ReadRecord {
+  record: VolumeRecord;
+  version: number;
+}
+
+const recordContentType = 'application/json';
+
+export class VolumeRecords {
+  constructor(private readonly kv: Pick<KvService, 'get' | 'put' | 'delete'>) {}
+
+  /** The volume's record read strongly; `active`: refused while it is being deleted. */
+  async read(namespace: string, name: string, want: 'active' | 'any' = 'active'): Promise<ReadRecord> {
+    validateVolumeName(name);
+    let read;
+    try {
+      read = await this.kv.get(volumeNamespaceOf(namespace), volumeRecordKey(name), 'strong');
+    } catch (error) {
+      if (isRingstoreError(error, 'kv.notFound')) {
+        throw new RingstoreError('volume.notFound', `no volume named ${name}`, { details: { name } });
+      }
+      throw error;
+    }
+    if (read.kind !== 'value') throw new RingstoreError('internal', `the record of volume ${name} is not inline`);
+    const record = JSON.parse(Buffer.from(read.value).toString('utf8')) as VolumeRecord;
+    if (want === 'active' && record.state === 'deleting') {
+      throw new RingstoreError('volume.deleting', `volume ${name} is being deleted: DELETE it again to finish`, { details: { name } });
+    }
+    return { record, version: read.item.version };
+  }
+
+  async create(namespace: string, record: VolumeRecord): Promise<void> {
+    try {
+      await this.write(namespace, record, { ifNoneMatch: '*' });
+    } catch (error) {
+      if (isRingstoreError(error, 'kv.preconditionFailed')) {
+        throw new RingstoreError('volume.exists', `a volume named ${record.name} exists already`, { details: { name: record.name } });
+      }
+      throw error;
+    }
+  }
+
+  /** Replaces the record read at `version`; `kv.preconditionFailed` when it changed since. */
+  async update(namespace: string, record: VolumeRecord, version: number): Promise<void> {
+    await this.write(namespace, record, { ifMatch: [version] });
+  }
+
+  async delete(namespace: string, name: string): Promise<void> {
+    await this.kv.delete(volumeNamespaceOf(namespace), volumeRecordKey(name), { consistency: 'strong' }).catch((error: unknown) => {
+      // Another delete of it finished first.
+      if (!isRingstoreError(error, 'kv.notFound')) throw error;
+    });
+  }
+
+  private async write(namespace: string, record: VolumeRecord, condition: { ifNoneMatch: '*' } | { ifMatch: number[] }): Promise<void> {
+    await this.kv.put(volumeNamespaceOf(namespace), volumeRecordKey(record.name), {
+      value: new Uint8Array(Buffer.from(JSON.stringify(record), 'utf8')),
+      contentType: recordContentType,
+      consistency: 'strong',
+      ...condition,
+    });
+  }
+}
+
+export function validateVolumeName(name: string): void {
+  if (!volumeNamePattern.test(name)) {
+    throw new RingstoreError('volume.nameInvalid', `a volume name must match ${volumeNamePattern}`, {
+      details: { field: 'name', pattern: volumeNamePattern.source },
+    });
+  }
+}
