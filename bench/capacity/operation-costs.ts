@@ -31,6 +31,10 @@ export const operationNames = [
   'list a page of 40 keys',
   'txn 3 puts on 1 shard',
   'txn 3 puts on 3 shards',
+  'volume write 4 KiB, aligned',
+  'volume write 4 KiB, unaligned',
+  'volume read 4 KiB, aligned',
+  'volume read 4 KiB, unaligned',
 ] as const;
 
 export type OperationName = (typeof operationNames)[number];
@@ -116,6 +120,46 @@ export const operationCosts: Record<OperationName, OperationCost> = {
     },
     writeUnits: { shards: 12, 'shards.byKey': 3, 'shards.byToken': 12, txn: 3, 'txn.byDeadline': 1 },
     readUnits: {},
+    refusedWrites: {},
+  },
+  'volume write 4 KiB, aligned': {
+    requests: {
+      'BatchGetItem keys shards': 2,
+      'BatchGetItem shards': 1,
+      'GetItem shards': 1,
+      'PutItem shards': 4,
+      'TransactWriteItems items shards': 2,
+      'TransactWriteItems shards': 1,
+    },
+    writeUnits: { shards: 34, 'shards.byKey': 4, 'shards.byToken': 6 },
+    readUnits: { shards: 1 },
+    refusedWrites: { shards: 2 },
+  },
+  'volume write 4 KiB, unaligned': {
+    requests: {
+      'BatchGetItem keys shards': 3,
+      'BatchGetItem shards': 1,
+      'GetItem shards': 1,
+      'PutItem shards': 8,
+      'TransactGetItems items shards': 2,
+      'TransactGetItems shards': 1,
+      'TransactWriteItems items shards': 3,
+      'TransactWriteItems shards': 1,
+    },
+    writeUnits: { shards: 44, 'shards.byKey': 4, 'shards.byToken': 8 },
+    readUnits: { shards: 9 },
+    refusedWrites: { shards: 4 },
+  },
+  'volume read 4 KiB, aligned': {
+    requests: { 'BatchGetItem keys shards': 1, 'BatchGetItem shards': 1, 'GetItem shards': 1 },
+    writeUnits: {},
+    readUnits: { shards: 1 },
+    refusedWrites: {},
+  },
+  'volume read 4 KiB, unaligned': {
+    requests: { 'GetItem shards': 1, 'TransactGetItems items shards': 2, 'TransactGetItems shards': 1 },
+    writeUnits: {},
+    readUnits: { shards: 9 },
     refusedWrites: {},
   },
 };

@@ -31,7 +31,10 @@ export class OneShardCommit {
     if (execution.kind !== 'readOnly' && (await this.spansMovingRanges(participant))) return undefined;
     const { table } = participant;
     const keys = participant.keys.map((key) => key.key);
-    const items = await this.deps.shards.getMany(table, execution.namespace, keys, { atomic: execution.kind === 'readOnly' });
+    // A read-only transaction reads its keys at one instant (TransactGetItems, at twice the read units); one item is
+    // read at one instant by any consistent read.
+    const atomic = execution.kind === 'readOnly' && keys.length > 1;
+    const items = await this.deps.shards.getMany(table, execution.namespace, keys, { atomic });
     if ([...items.values()].some((item) => item.intent)) return undefined;
     const observed: Observed[] = [];
     for (const key of participant.keys) {

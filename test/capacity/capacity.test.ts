@@ -57,7 +57,10 @@ afterAll(async () => {
 let sequence = 0;
 const freshKey = (label: string) => `capacity/${label}/${String(sequence++).padStart(5, '0')}`;
 
-async function send(path: string, init: { method?: string; body?: string; headers?: Record<string, string> } = {}): Promise<Response> {
+async function send(
+  path: string,
+  init: { method?: string; body?: string | Uint8Array; headers?: Record<string, string> } = {},
+): Promise<Response> {
   const response = await fetch(`${cloud.url}${path}`, {
     method: init.method ?? 'GET',
     headers: { 'x-api-key': cloud.apiKey, ...init.headers },
@@ -101,6 +104,41 @@ const increment = (key: string, consistency = 'eventual') =>
     headers: { 'content-type': 'application/json' },
   });
 
+/** One volume for the volume scenarios, attached once: its writer epoch. */
+let volumeEpoch: number | undefined;
+const volumeBlock = 4096;
+const jsonHeaders = { 'content-type': 'application/json' };
+async function volume(): Promise<number> {
+  if (volumeEpoch === undefined) {
+    await send('/v1/volumes', {
+      method: 'POST',
+      body: JSON.stringify({ name: 'capacity', sizeBytes: 64 * 1024 * 1024 }),
+      headers: jsonHeaders,
+    });
+    const lease = await send('/v1/volumes/capacity/lease', {
+      method: 'POST',
+      body: JSON.stringify({ holder: 'capacity' }),
+      headers: jsonHeaders,
+    });
+    volumeEpoch = ((await lease.json()) as { epoch: number }).epoch;
+  }
+  return volumeEpoch;
+}
+/** Each scenario key's own blocks of the volume (four), so no repetition reads or writes another's. */
+const blocksOf = new Map<string, number>();
+const offsetOf = (key: string) => {
+  if (!blocksOf.has(key)) blocksOf.set(key, blocksOf.size * 4);
+  return blocksOf.get(key)! * volumeBlock;
+};
+const volumeWrite = async (offset: number, length: number) =>
+  send(`/v1/volumes/capacity/data?offset=${offset}&epoch=${await volume()}`, {
+    method: 'PUT',
+    body: new Uint8Array(length).fill(7),
+    headers: { 'content-type': 'application/octet-stream' },
+  });
+const volumeRead = async (offset: number, length: number) =>
+  send('/v1/volumes/capacity/data', { headers: { range: `bytes=${offset}-${offset + length - 1}` } });
+
 /** The entity tag each key was written with, for the conditional write. */
 const etags = new Map<string, string>();
 
@@ -134,6 +172,28 @@ const scenarios: Scenario[] = [
   },
   { name: 'txn 3 puts on 1 shard', run: (key) => txnPuts(keysOn(key, 3, false)) },
   { name: 'txn 3 puts on 3 shards', run: (key) => txnPuts(keysOn(key, 3, true)) },
+  // Block volumes, in steady state (the blocks written before): a 4 KiB write or read at a block boundary, and one
+  // straddling two blocks (a read-modify-write of both).
+  {
+    name: 'volume write 4 KiB, aligned',
+    prepare: (key) => volumeWrite(offsetOf(key), volumeBlock),
+    run: (key) => volumeWrite(offsetOf(key), volumeBlock),
+  },
+  {
+    name: 'volume write 4 KiB, unaligned',
+    prepare: (key) => volumeWrite(offsetOf(key), 2 * volumeBlock),
+    run: (key) => volumeWrite(offsetOf(key) + volumeBlock / 2, volumeBlock),
+  },
+  {
+    name: 'volume read 4 KiB, aligned',
+    prepare: (key) => volumeWrite(offsetOf(key), volumeBlock),
+    run: (key) => volumeRead(offsetOf(key), volumeBlock),
+  },
+  {
+    name: 'volume read 4 KiB, unaligned',
+    prepare: (key) => volumeWrite(offsetOf(key), 2 * volumeBlock),
+    run: (key) => volumeRead(offsetOf(key) + volumeBlock / 2, volumeBlock),
+  },
   // Last, so that the keys the scenarios above make (and the listing buckets they fall in) stay as they were.
   // A counter that exists: the owner's strong read, then a write of the key as a PUT's, guarded by the version read.
   { name: 'increment eventual', prepare: (key) => increment(key), run: (key) => increment(key) },
