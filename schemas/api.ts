@@ -910,6 +910,7 @@ export const routeQueries = {
   readVolume: NoQuery,
   writeVolume: WriteVolumeQuery,
   trimVolume: NoQuery,
+  resizeVolume: NoQuery,
   attachVolume: NoQuery,
   detachVolume: VolumeEpochQuery,
   transact: TxnQuery,

@@ -62,6 +62,7 @@ export const errorCodes = [
   'volume.ioTooLarge',
   'volume.fenced',
   'volume.leaseHeld',
+  'volume.shrinkBelowData',
   'internal',
 ] as const;
 
@@ -149,6 +150,8 @@ export const statusOf: Record<ErrorCode, number> = {
   // from; an attach while another holder's lease is live (details.holder).
   'volume.fenced': 409,
   'volume.leaseHeld': 409,
+  // A shrink that would cut off written blocks (details.dataAtByte): trim them first.
+  'volume.shrinkBelowData': 409,
   internal: 500,
 };
 

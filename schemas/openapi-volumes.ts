@@ -5,6 +5,7 @@ import { volumeLimits } from './topology';
 import {
   AttachVolumeBody,
   CreateVolumeBody,
+  ResizeVolumeBody,
   TrimVolumeBody,
   VolumeDeletion,
   VolumeDescription,
@@ -100,6 +101,21 @@ export const volumeOperations: Record<string, Operation> = {
       409: fencedError,
       416: error('The range ends past the end of the volume: nothing is trimmed'),
       503: unavailable,
+    },
+  },
+  resizeVolume: {
+    summary:
+      'Grow a volume (the new bytes read as zeros; the writer stays attached) or shrink it (detached, nothing written past the ' +
+      'new end; its writer epoch moves on)',
+    request: { params: VolumeParam, body: jsonBody(ResizeVolumeBody, { sizeBytes: 2_147_483_648 }) },
+    responses: {
+      200: json(Volume, 'Resized'),
+      400: error('A bad size (volume.sizeInvalid)'),
+      404: notFound,
+      409: error(
+        'Shrinking an attached volume (volume.leaseHeld), or past written blocks (volume.shrinkBelowData, details.dataAtByte): ' +
+          'nothing is changed',
+      ),
     },
   },
   attachVolume: {

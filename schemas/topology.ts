@@ -887,6 +887,7 @@ export const routes = [
   { method: 'GET', path: '/v1/volumes/{volume}/data', handler: 'volumes', operationId: 'readVolume', authorized: true },
   { method: 'PUT', path: '/v1/volumes/{volume}/data', handler: 'volumes', operationId: 'writeVolume', authorized: true },
   { method: 'POST', path: '/v1/volumes/{volume}/trim', handler: 'volumes', operationId: 'trimVolume', authorized: true },
+  { method: 'POST', path: '/v1/volumes/{volume}/resize', handler: 'volumes', operationId: 'resizeVolume', authorized: true },
   // One writer at a time: its lease (attach, renew) and its end (detach).
   { method: 'POST', path: '/v1/volumes/{volume}/lease', handler: 'volumes', operationId: 'attachVolume', authorized: true },
   { method: 'DELETE', path: '/v1/volumes/{volume}/lease', handler: 'volumes', operationId: 'detachVolume', authorized: true },

@@ -48,6 +48,16 @@ export const VolumeLease = z
   })
   .meta({ id: 'VolumeLease' });
 
+export const ResizeVolumeBody = z
+  .object({
+    sizeBytes: z
+      .number(sizeRule)
+      .int(sizeRule)
+      .meta({ description: `The new size: ${sizeRule}. Growing keeps the writer attached; shrinking needs the volume detached` }),
+  })
+  .strict()
+  .meta({ id: 'ResizeVolumeRequest' });
+
 export const Volume = z
   .object({
     name: z.string(),

@@ -86,7 +86,12 @@ export class VolumeLeases {
    * nowhere. Idempotent; a volume's delete runs it too, so a writer cannot land a block the delete has passed.
    */
   async fenceAll(namespace: string, record: VolumeRecord, epoch: number): Promise<void> {
-    const groups = Array.from({ length: groupCount(record.sizeBytes, this.deps.limits) }, (_, group) => group);
+    await this.fenceGroups(namespace, record, epoch, 0, groupCount(record.sizeBytes, this.deps.limits));
+  }
+
+  /** Raises the fences of groups [from, to) to `epoch`: a grown volume's new groups take its writer's writes. */
+  async fenceGroups(namespace: string, record: VolumeRecord, epoch: number, from: number, to: number): Promise<void> {
+    const groups = Array.from({ length: Math.max(0, to - from) }, (_, index) => from + index);
     await forAllBounded(groups, this.deps.limits.fenceConcurrency, (group) => this.raiseFence(namespace, record.id, group, epoch));
   }
 

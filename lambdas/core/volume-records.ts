@@ -73,9 +73,9 @@ export class VolumeRecords {
     }
   }
 
-  /** Replaces the record read at `version`; `kv.preconditionFailed` when it changed since. */
-  async update(namespace: string, record: VolumeRecord, version: number): Promise<void> {
-    await this.write(namespace, record, { ifMatch: [version] });
+  /** Replaces the record read at `version`; `kv.preconditionFailed` when it changed since. Answers the new version. */
+  async update(namespace: string, record: VolumeRecord, version: number): Promise<number> {
+    return this.write(namespace, record, { ifMatch: [version] });
   }
 
   async delete(namespace: string, name: string): Promise<void> {
@@ -85,13 +85,14 @@ export class VolumeRecords {
     });
   }
 
-  private async write(namespace: string, record: VolumeRecord, condition: { ifNoneMatch: '*' } | { ifMatch: number[] }): Promise<void> {
-    await this.kv.put(volumeNamespaceOf(namespace), volumeRecordKey(record.name), {
+  private async write(namespace: string, record: VolumeRecord, condition: { ifNoneMatch: '*' } | { ifMatch: number[] }): Promise<number> {
+    const ack = await this.kv.put(volumeNamespaceOf(namespace), volumeRecordKey(record.name), {
       value: new Uint8Array(Buffer.from(JSON.stringify(record), 'utf8')),
       contentType: recordContentType,
       consistency: 'strong',
       ...condition,
     });
+    return ack.version;
   }
 }
 

@@ -22,6 +22,7 @@ import {
 } from './volume-layout';
 import { type VolumeLeaseLimits, VolumeLeases, fenced } from './volume-leases';
 import { type VolumeLease, type VolumeRecord, VolumeRecords, validateVolumeName } from './volume-records';
+import { VolumeResize } from './volume-resize';
 
 export type { VolumeLease, VolumeRecord } from './volume-records';
 
@@ -71,10 +72,12 @@ const blockContentType = 'application/octet-stream';
 export class VolumeService {
   private readonly records: VolumeRecords;
   private readonly leases: VolumeLeases;
+  private readonly resizing: VolumeResize;
 
   constructor(private readonly deps: VolumeServiceDeps) {
     this.records = new VolumeRecords(deps.kv);
     this.leases = new VolumeLeases({ kv: deps.kv, records: this.records, clock: deps.clock, limits: deps.limits });
+    this.resizing = new VolumeResize({ ...deps, records: this.records, leases: this.leases });
   }
 
   async create(namespace: string, input: { name: string; sizeBytes: number }): Promise<VolumeRecord> {
@@ -91,6 +94,12 @@ export class VolumeService {
     };
     await this.records.create(namespace, record);
     return record;
+  }
+
+  /** Grows or shrinks a volume (volume-resize.ts): shrinking needs it detached and nothing written past the new end. */
+  async resize(namespace: string, name: string, sizeBytes: number): Promise<VolumeRecord> {
+    this.validateSize(sizeBytes);
+    return this.resizing.resize(namespace, name, sizeBytes);
   }
 
   /** Attaches a writer (volume-leases.ts): its lease and the epoch its writes carry. */

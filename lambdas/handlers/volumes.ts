@@ -7,6 +7,7 @@ import { ListVolumesQuery, VolumeEpochQuery, WriteVolumeQuery } from '../../sche
 import {
   AttachVolumeBody,
   CreateVolumeBody,
+  ResizeVolumeBody,
   TrimVolumeBody,
   VolumeParam,
   type VolumeBody,
@@ -89,6 +90,10 @@ export function volumesHandler({ volumes, guards, logger, metrics }: VolumesDeps
           const { offset, length, epoch } = parseWith(TrimVolumeBody, jsonBody(event), 'body');
           const principal = principalOf(event);
           return json(200, await volumes.trim(principal.namespace, volumeOf(event), offset, length, { epoch, drMode: principal.drMode }));
+        },
+        resizeVolume: async (event) => {
+          const { sizeBytes } = parseWith(ResizeVolumeBody, jsonBody(event), 'body');
+          return json(200, volumeBody(await volumes.resize(principalOf(event).namespace, volumeOf(event), sizeBytes)));
         },
         attachVolume: async (event) => {
           const body = parseWith(AttachVolumeBody, jsonBody(event), 'body');

@@ -348,3 +348,40 @@ describe('one writer at a time', () => {
     expectBytes(await writerB.read('ns', 'disk', boundary * B - 100, 200), pattern(200, 3));
   });
 });
+
+describe('resizing', () => {
+  it('grows a volume under its attached writer, which writes the new bytes at once (read as zeros until then)', async () => {
+    const { volumes } = setup();
+    const { epoch } = await createAttached(volumes, 'disk', 6 * B);
+    await volumes.write('ns', 'disk', 0, pattern(6 * B, 1), { epoch });
+    expect(await volumes.resize('ns', 'disk', 13 * B)).toMatchObject({ sizeBytes: 13 * B, epoch, lease: { epoch } });
+    expectBytes(await volumes.read('ns', 'disk', 6 * B, 7 * B), new Uint8Array(7 * B));
+    // Groups 2 and 3 are new (4 blocks a group here): their fences hold the writer's epoch.
+    await volumes.write('ns', 'disk', 12 * B, pattern(B, 2), { epoch });
+    expectBytes(await volumes.read('ns', 'disk', 0, 6 * B), pattern(6 * B, 1));
+    expectBytes(await volumes.read('ns', 'disk', 12 * B, B), pattern(B, 2));
+  });
+
+  it('shrinks only a detached volume, never past written blocks, and fences the writer whose lease ran out', async () => {
+    const { volumes, clock } = setup();
+    const { epoch } = await createAttached(volumes, 'disk', 16 * B);
+    await volumes.write('ns', 'disk', 9 * B + 5, pattern(10, 1), { epoch });
+    await expect(volumes.resize('ns', 'disk', 8 * B)).rejects.toMatchObject({ code: 'volume.leaseHeld' });
+    clock.advanceSeconds(60);
+    await expect(volumes.resize('ns', 'disk', 8 * B)).rejects.toMatchObject({
+      code: 'volume.shrinkBelowData',
+      details: { dataAtByte: 9 * B },
+    });
+    // The attempt moved the epoch on: the writer whose lease ran out is fenced.
+    await expect(volumes.write('ns', 'disk', 0, pattern(1, 1), { epoch })).rejects.toMatchObject({ code: 'volume.fenced' });
+    const again = await volumes.attach('ns', 'disk', { holder: 'test' });
+    await volumes.trim('ns', 'disk', 8 * B, 8 * B, { epoch: again.epoch });
+    await volumes.detach('ns', 'disk', again.epoch);
+    expect(await volumes.resize('ns', 'disk', 8 * B)).toMatchObject({ sizeBytes: 8 * B });
+    await expect(volumes.read('ns', 'disk', 8 * B, 1)).rejects.toMatchObject({ code: 'volume.rangeNotSatisfiable' });
+    // Grown back, the cut-off bytes read as zeros.
+    await volumes.resize('ns', 'disk', 16 * B);
+    expectBytes(await volumes.read('ns', 'disk', 8 * B, 8 * B), new Uint8Array(8 * B));
+    await expect(volumes.resize('ns', 'disk', 5)).rejects.toMatchObject({ code: 'volume.sizeInvalid' });
+  });
+});

@@ -42,6 +42,7 @@ describe('the OpenAPI document as a reference', () => {
         'createVolume',
         'trimVolume',
         'attachVolume',
+        'resizeVolume',
         'createApiKey',
         'createPrincipalMapping',
         'rotateApiKey',

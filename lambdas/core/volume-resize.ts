@@ -1,0 +1,105 @@
+// A volume's resize (docs/volumes.md, "Resize"): growing raises the new placement groups' fences to the writer's
+// epoch before the record takes the new size, so the attached writer may write there at once; shrinking is for a
+// volume no live lease holds: it takes a new epoch (fencing out a writer whose lease ran out), then refuses if any
+// written block lies past the new end, so a later grow never brings old bytes back.
+import { RingstoreError, isRingstoreError } from './errors';
+import type { KvService } from './kv';
+import { blockKeyPrefix, fenceKeySuffix, groupCount, groupOf, volumeNamespaceOf } from './volume-layout';
+import type { VolumeLeaseLimits, VolumeLeases } from './volume-leases';
+import type { VolumeRecord, VolumeRecords } from './volume-records';
+import type { Clock } from '../ports';
+
+export interface VolumeResizeDeps {
+  kv: Pick<KvService, 'list'>;
+  records: VolumeRecords;
+  leases: VolumeLeases;
+  clock: Pick<Clock, 'nowMs'>;
+  limits: VolumeLeaseLimits;
+}
+
+/** Tries of a resize whose record an attach or another resize changed in between. */
+const resizeAttemptsMax = 5;
+const listPageKeys = 1_000;
+
+export class VolumeResize {
+  constructor(private readonly deps: VolumeResizeDeps) {}
+
+  /** Resizes the volume to `sizeBytes` (validated by the caller); its record as it ends up. */
+  async resize(namespace: string, name: string, sizeBytes: number): Promise<VolumeRecord> {
+    const { records, leases, limits } = this.deps;
+    for (let attempt = 1; ; attempt += 1) {
+      const { record, version } = await records.read(namespace, name);
+      if (sizeBytes === record.sizeBytes) return record;
+      let resized: { record: VolumeRecord; version: number };
+      try {
+        if (sizeBytes > record.sizeBytes) {
+          const groups = [groupCount(record.sizeBytes, limits), groupCount(sizeBytes, limits)] as const;
+          if (record.epoch > 0) await leases.fenceGroups(namespace, record, record.epoch, ...groups);
+          resized = { record: { ...record, sizeBytes }, version };
+        } else {
+          resized = await this.shrink(namespace, record, version, sizeBytes);
+        }
+        await records.update(namespace, resized.record, resized.version);
+        return resized.record;
+      } catch (error) {
+        if (!isRingstoreError(error, 'kv.preconditionFailed') || attempt >= resizeAttemptsMax) throw error;
+      }
+    }
+  }
+
+  /** Fences the writer out, then checks no block lies past the new end: the record to write. */
+  private async shrink(
+    namespace: string,
+    record: VolumeRecord,
+    version: number,
+    sizeBytes: number,
+  ): Promise<{ record: VolumeRecord; version: number }> {
+    const lease = record.lease;
+    if (lease && lease.expiresAtMs > this.deps.clock.nowMs()) {
+      throw new RingstoreError('volume.leaseHeld', `volume ${record.name} is attached to ${lease.holder}: detach it to shrink it`, {
+        details: { holder: lease.holder, expiresAt: new Date(lease.expiresAtMs).toISOString() },
+      });
+    }
+    let fenced = { record, version };
+    if (record.epoch > 0) {
+      const next = { ...record, epoch: record.epoch + 1 };
+      delete next.lease;
+      fenced = { record: next, version: await this.deps.records.update(namespace, next, version) };
+      await this.deps.leases.fenceAll(namespace, next, next.epoch);
+    }
+    const firstBlock = await this.firstBlockFrom(namespace, record, sizeBytes / record.blockBytes);
+    if (firstBlock !== undefined) {
+      throw new RingstoreError(
+        'volume.shrinkBelowData',
+        `volume ${record.name} holds data at byte ${firstBlock * record.blockBytes}, past ${sizeBytes}: trim it first`,
+        { details: { sizeBytes, dataAtByte: firstBlock * record.blockBytes } },
+      );
+    }
+    return { record: { ...fenced.record, sizeBytes }, version: fenced.version };
+  }
+
+  /** The first written block at or after `block` (to the volume's end), if any. */
+  private async firstBlockFrom(namespace: string, record: VolumeRecord, block: number): Promise<number | undefined> {
+    const { limits } = this.deps;
+    let first: number | undefined;
+    for (let group = groupOf(block, limits); group < groupCount(record.sizeBytes, limits); group += 1) {
+      let cursor: string | undefined;
+      do {
+        const page = await this.deps.kv.list(volumeNamespaceOf(namespace), {
+          prefix: `${blockKeyPrefix(record.id)}${group}/`,
+          limit: listPageKeys,
+          ...(cursor ? { cursor } : {}),
+        });
+        for (const item of page.items) {
+          const tail = item.key.slice(item.key.lastIndexOf('/') + 1);
+          if (tail === fenceKeySuffix) continue;
+          const written = Number(tail);
+          if (written >= block && (first === undefined || written < first)) first = written;
+        }
+        cursor = page.cursor;
+      } while (cursor);
+      if (first !== undefined) return first;
+    }
+    return first;
+  }
+}
