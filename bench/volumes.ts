@@ -1,0 +1,210 @@
+// `npm run bench:volumes`: a block volume of the local cloud exported by the NBD server (`ringstore volume serve`'s),
+// measured with fio's nbd engine: 4 KiB random and 256 KiB sequential reads and writes, queue depth 1 and 16. In the
+// same run, on the same DynamoDB Local: the same bytes written and read raw (one TransactWriteItems of the blocks, one
+// consistent BatchGetItem), and a strong KV PUT of 4 KiB through the REST API. Writes bench/results/volumes-<label>.json.
+import { execFile } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
+import { promisify } from 'node:util';
+import { BatchGetItemCommand, type DynamoDBClient, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
+import * as z from 'zod';
+import { startLocalCloud } from '../cdk/local/cloud';
+import { RingstoreClient } from '../sdk/src';
+import { NbdServer } from '../sdk/src/nbd/server';
+import { VolumeDevice, volumeErrnoOf } from '../sdk/src/nbd/volume-device';
+import { volumeLimits } from '../schemas/topology';
+import { callTimeoutMs, createRawTable, rawClient, rawTableName } from './cases';
+import {
+  benchDynamoDbJournal,
+  benchHome,
+  benchLabelSetting,
+  commonSettingsShape,
+  runBench,
+  startWatchdog,
+  writeResults,
+} from './environment';
+import { median, percentile } from './measure';
+
+const settings = z
+  .object({
+    ...commonSettingsShape,
+    BENCH_LABEL: benchLabelSetting,
+    /** Seconds each fio job runs. */
+    BENCH_VOLUME_SECONDS: z.coerce.number().int().min(1).default(10),
+    /** The region of the volume the jobs read and write (MiB). */
+    BENCH_VOLUME_MIB: z.coerce.number().int().min(16).default(64),
+    /** Calls of each baseline. */
+    BENCH_VOLUME_BASELINE_OPS: z.coerce.number().int().min(20).default(200),
+  })
+  .parse(process.env);
+
+const run = promisify(execFile);
+const log = (line: string) => console.error(`[bench:volumes] ${line}`);
+const KiB = 1024;
+const MiB = 1024 * KiB;
+
+/** The fio jobs, in order: the first fills the region, so every read reads written blocks. */
+const jobs = [
+  { name: 'seq write 256 KiB qd1', rw: 'write', bs: 256 * KiB, iodepth: 1 },
+  { name: 'seq write 256 KiB qd16', rw: 'write', bs: 256 * KiB, iodepth: 16 },
+  { name: 'seq read 256 KiB qd1', rw: 'read', bs: 256 * KiB, iodepth: 1 },
+  { name: 'seq read 256 KiB qd16', rw: 'read', bs: 256 * KiB, iodepth: 16 },
+  { name: 'rand write 4 KiB qd1', rw: 'randwrite', bs: 4 * KiB, iodepth: 1 },
+  { name: 'rand write 4 KiB qd16', rw: 'randwrite', bs: 4 * KiB, iodepth: 16 },
+  { name: 'rand read 4 KiB qd1', rw: 'randread', bs: 4 * KiB, iodepth: 1 },
+  { name: 'rand read 4 KiB qd16', rw: 'randread', bs: 4 * KiB, iodepth: 16 },
+] as const;
+
+interface FioResult {
+  name: string;
+  mbPerSecond: number;
+  iops: number;
+  p50Ms: number;
+  p99Ms: number;
+}
+
+interface FioSide {
+  bw_bytes: number;
+  iops: number;
+  clat_ns: { percentile?: Record<string, number> };
+}
+
+async function fio(uri: string, job: (typeof jobs)[number]): Promise<FioResult> {
+  const { stdout } = await run(
+    'fio',
+    [
+      `--name=${job.rw}`,
+      '--ioengine=nbd',
+      `--uri=${uri}`,
+      `--rw=${job.rw}`,
+      `--bs=${job.bs}`,
+      `--iodepth=${job.iodepth}`,
+      `--size=${settings.BENCH_VOLUME_MIB}M`,
+      '--time_based',
+      `--runtime=${settings.BENCH_VOLUME_SECONDS}`,
+      '--randrepeat=0',
+      '--output-format=json',
+    ],
+    { maxBuffer: 64 * MiB, timeout: (settings.BENCH_VOLUME_SECONDS + 120) * 1000 },
+  ).catch((error: unknown) => {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new Error('fio is not installed: apt-get install fio (.ci/run installs it)', { cause: error });
+    throw error;
+  });
+  // fio's nbd engine prints its connection lines before the JSON.
+  const result = JSON.parse(stdout.slice(stdout.indexOf('\n{') + 1)) as { jobs: Array<{ read: FioSide; write: FioSide; error: number }> };
+  const first = result.jobs[0]!;
+  if (first.error !== 0) throw new Error(`fio ${job.name} failed with error ${first.error}`);
+  const side = job.rw.includes('write') ? first.write : first.read;
+  const percentiles = side.clat_ns.percentile ?? {};
+  return {
+    name: job.name,
+    mbPerSecond: round(side.bw_bytes / 1e6),
+    iops: round(side.iops),
+    p50Ms: round((percentiles['50.000000'] ?? 0) / 1e6),
+    p99Ms: round((percentiles['99.000000'] ?? 0) / 1e6),
+  };
+}
+
+/** p50 and p99 (ms) of `ops` sequential calls. */
+async function latencies(ops: number, call: (i: number) => Promise<void>): Promise<{ p50Ms: number; p99Ms: number; seconds: number }> {
+  const samples = new Float64Array(ops);
+  const started = performance.now();
+  for (let i = 0; i < ops; i += 1) {
+    const t0 = performance.now();
+    await call(i);
+    samples[i] = performance.now() - t0;
+  }
+  const seconds = (performance.now() - started) / 1000;
+  samples.sort();
+  return { p50Ms: round(median([...samples])), p99Ms: round(percentile(samples, 99)), seconds };
+}
+
+const round = (value: number) => Math.round(value * 100) / 100;
+
+/** The raw baselines on a plain table of the same engine: blocks written by one TransactWriteItems, read by one BatchGetItem. */
+async function rawBaselines(client: DynamoDBClient) {
+  const ops = settings.BENCH_VOLUME_BASELINE_OPS;
+  const block = new Uint8Array(volumeLimits.blockBytes).fill(7);
+  const items = (i: number, count: number) =>
+    Array.from({ length: count }, (_, n) => ({ pk: { S: `raw/${i % 64}/${n}` }, v: { N: String(i) }, val: { B: block } }));
+  const write = (count: number) => async (i: number) => {
+    await client.send(
+      new TransactWriteItemsCommand({ TransactItems: items(i, count).map((Item) => ({ Put: { TableName: rawTableName, Item } })) }),
+      {
+        abortSignal: AbortSignal.timeout(callTimeoutMs),
+      },
+    );
+  };
+  const read = (count: number) => async (i: number) => {
+    const keys = items(i, count).map(({ pk }) => ({ pk }));
+    await client.send(new BatchGetItemCommand({ RequestItems: { [rawTableName]: { Keys: keys, ConsistentRead: true } } }), {
+      abortSignal: AbortSignal.timeout(callTimeoutMs),
+    });
+  };
+  const blocksPer256KiB = (256 * KiB) / volumeLimits.blockBytes;
+  const write4k = await latencies(ops, write(1));
+  const write256k = await latencies(Math.ceil(ops / 4), write(blocksPer256KiB));
+  const read4k = await latencies(ops, read(1));
+  const read256k = await latencies(Math.ceil(ops / 4), read(blocksPer256KiB));
+  const mbPerSecond = (calls: number, seconds: number) => round((calls * 256 * KiB) / seconds / 1e6);
+  return {
+    transactWrite4KiB: { p50Ms: write4k.p50Ms, p99Ms: write4k.p99Ms },
+    transactWrite256KiB: { ...write256k, mbPerSecond: mbPerSecond(Math.ceil(ops / 4), write256k.seconds) },
+    batchGet4KiB: { p50Ms: read4k.p50Ms, p99Ms: read4k.p99Ms },
+    batchGet256KiB: { ...read256k, mbPerSecond: mbPerSecond(Math.ceil(ops / 4), read256k.seconds) },
+  };
+}
+
+async function main(): Promise<void> {
+  startWatchdog(settings.BENCH_TIMEOUT_SECONDS, 'bench:volumes');
+  const home = benchHome(settings.RINGSTORE_VENDOR_DIR);
+  log(`starting the local cloud in ${home}`);
+  const cloud = await startLocalCloud({ home, port: 0, dynamodbJournal: benchDynamoDbJournal, log, maintenanceIntervalMs: 0 });
+  const client = new RingstoreClient({ endpoint: cloud.url, apiKey: cloud.apiKey });
+  const raw = rawClient(cloud.engines.dynamodbEndpoint);
+  let server: NbdServer | undefined;
+  let device: VolumeDevice | undefined;
+  try {
+    const sizeBytes = Math.max(settings.BENCH_VOLUME_MIB * MiB, 64 * MiB);
+    await client.createVolume('bench', sizeBytes);
+    device = await VolumeDevice.open(client.volume('bench'), { readOnly: false, holder: 'bench', leaseSeconds: 60, log });
+    server = new NbdServer({ exports: [{ name: 'bench', device }], errnoOf: volumeErrnoOf, log });
+    await server.listen({ port: 0 });
+    const uri = `nbd://127.0.0.1:${server.port}/bench`;
+    log(`serving ${uri}; fio, ${settings.BENCH_VOLUME_SECONDS} s a job over ${settings.BENCH_VOLUME_MIB} MiB`);
+    const fioResults: FioResult[] = [];
+    for (const job of jobs) {
+      const result = await fio(uri, job);
+      log(`${job.name}: ${result.mbPerSecond} MB/s, ${result.iops} IOPS, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms`);
+      fioResults.push(result);
+    }
+    await createRawTable(raw);
+    const baselines = await rawBaselines(raw);
+    const value = new Uint8Array(volumeLimits.blockBytes).fill(9);
+    const kvPut = await latencies(settings.BENCH_VOLUME_BASELINE_OPS, async (i) => {
+      await client.put(`bench/kv-${i % 64}`, value, { consistency: 'strong' });
+    });
+    const byName = (name: string) => fioResults.find((result) => result.name === name)!;
+    const ratios = {
+      randWrite4KiBP50OverKvStrongPut: round(byName('rand write 4 KiB qd1').p50Ms / kvPut.p50Ms),
+      randWrite4KiBP50OverRawTransactWrite: round(byName('rand write 4 KiB qd1').p50Ms / baselines.transactWrite4KiB.p50Ms),
+      seqWriteQd1OverRawTransactWrite: round(byName('seq write 256 KiB qd1').mbPerSecond / baselines.transactWrite256KiB.mbPerSecond),
+      seqReadQd1OverRawBatchGet: round(byName('seq read 256 KiB qd1').mbPerSecond / baselines.batchGet256KiB.mbPerSecond),
+    };
+    const file = await writeResults('volumes', settings, {
+      fio: fioResults,
+      baselines: { ...baselines, kvStrongPut4KiB: { p50Ms: kvPut.p50Ms, p99Ms: kvPut.p99Ms } },
+      ratios,
+      reference002: { writeMBps: 2.4, readMBps: [10, 20], writeLatencyMs: [9, 14], note: 'dedicated 20-core servers' },
+    });
+    console.table(fioResults);
+    console.table(ratios);
+    log(`wrote ${file}`);
+  } finally {
+    await server?.close();
+    await device?.close().catch(() => undefined);
+    raw.destroy();
+    await cloud.stop();
+  }
+}
+
+runBench(main);
