@@ -1,5 +1,5 @@
 // RingstoreClient: the class callers construct. Its connection (settings, `send`) and the admin methods come
-// from the classes it extends, one concern each (client-connection, client-access, client-cluster); this
+// from the classes it extends, one concern each (client-connection, client-access, client-cluster, client-volumes); this
 // file adds the key-value methods, for callers who prefer `client.get(key)` to `client.send(new GetCommand(...))`.
 
 import {
@@ -31,7 +31,7 @@ import {
   type TransactCommandOutput,
   type TransactOp,
 } from './commands';
-import { RingstoreClusterClient } from './client-cluster';
+import { RingstoreVolumesClient } from './client-volumes';
 import type { SendOptions } from './client-connection';
 import { RingstoreError } from './errors';
 import { LIST_ALL_PAGES_MAX } from './limits';
@@ -56,7 +56,7 @@ function splitSendOptions<T extends SendOptions>(options: T | undefined): [Omit<
  * console.log(item.text(), item.version);
  * ```
  */
-export class RingstoreClient extends RingstoreClusterClient {
+export class RingstoreClient extends RingstoreVolumesClient {
   /**
    * Reads a key. Throws {@link NotFoundError} when it does not exist.
    *

@@ -2,6 +2,8 @@
 // the limits of the REST contract.
 
 export { RingstoreClient, type RingstoreClientConfig, type SendOptions } from './client';
+export { type DeleteVolumeOptions } from './client-volumes';
+export { Volume, type VolumeAttachInput } from './volume';
 export {
   SigV4Signer,
   regionOfEndpoint,
@@ -51,6 +53,30 @@ export {
   CancelRebalanceCommand,
   SetRebalanceRateCommand,
   TransactCommand,
+  CreateVolumeCommand,
+  ListVolumesCommand,
+  DescribeVolumeCommand,
+  DeleteVolumeCommand,
+  ReadVolumeCommand,
+  WriteVolumeCommand,
+  TrimVolumeCommand,
+  AttachVolumeCommand,
+  DetachVolumeCommand,
+  type CreateVolumeCommandInput,
+  type ListVolumesCommandInput,
+  type VolumeCommandInput,
+  type ReadVolumeCommandInput,
+  type WriteVolumeCommandInput,
+  type TrimVolumeCommandInput,
+  type AttachVolumeCommandInput,
+  type DetachVolumeCommandInput,
+  type VolumeInfo,
+  type VolumeDescription,
+  type VolumeList,
+  type VolumeDeletion,
+  type VolumeWriteAck,
+  type VolumeLease,
+  type VolumeDetached,
   type TransactOp,
   type TransactCommandInput,
   type TransactCommandOutput,
@@ -162,4 +188,6 @@ export {
   TXN_TIMEOUT_MS_MAX,
   TXN_CONFLICT_RETRIES_MAX,
   BATCH_GET_KEYS_MAX,
+  VOLUME_BLOCK_BYTES,
+  VOLUME_IO_BYTES_MAX,
 } from './limits';

@@ -186,3 +186,24 @@ export const TXN_CONFLICT_RETRIES_MAX = 10;
  * ```
  */
 export const BATCH_GET_KEYS_MAX = 100;
+
+/**
+ * A block volume's block: 4 KiB. A volume's size is a multiple of it; unwritten blocks read as zeros.
+ *
+ * @example
+ * ```ts
+ * await client.createVolume('disk', 1024 * VOLUME_BLOCK_BYTES); // 4 MiB
+ * ```
+ */
+export const VOLUME_BLOCK_BYTES = 4096;
+
+/**
+ * Largest read, write or trim of one volume request: 256 KiB, at any offset, atomic. The `Volume` handle of
+ * `client.volume(name)` splits a larger one into consecutive requests of at most this size.
+ *
+ * @example
+ * ```ts
+ * await client.send(new ReadVolumeCommand({ volume: 'disk', offset: 0, length: VOLUME_IO_BYTES_MAX }));
+ * ```
+ */
+export const VOLUME_IO_BYTES_MAX = 256 * 1024;

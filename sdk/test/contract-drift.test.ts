@@ -7,8 +7,16 @@ import * as api from '../../schemas/api';
 import { BatchGetBody, BatchGetResponse } from '../../schemas/kv-batch';
 import { IncrementAck, IncrementBody } from '../../schemas/kv-increment';
 import { retryAfterSeconds, statusOf } from '../../schemas/errors';
-import { limits, txnLimits } from '../../schemas/topology';
-import { OfferLostValuesCommand, RingstoreClient, RingstoreError } from '../src';
+import { limits, txnLimits, volumeLimits } from '../../schemas/topology';
+import * as volumes from '../../schemas/volumes';
+import {
+  DeleteVolumeCommand,
+  OfferLostValuesCommand,
+  RingstoreClient,
+  RingstoreError,
+  TrimVolumeCommand,
+  WriteVolumeCommand,
+} from '../src';
 import { readUploadTicket } from '../src/commands/PutCommand';
 import * as sdkLimits from '../src/limits';
 import type { HttpResponse } from '../src/transport';
@@ -32,6 +40,8 @@ const counterparts: Record<SdkLimit, { server: number | null } | { sdkOnly: stri
   // Not in the topology: written into the server's request schema.
   TXN_TIMEOUT_MS_MIN: { server: txnTimeoutMsMin },
   TXN_TIMEOUT_MS_MAX: { server: txnLimits.txnTimeoutMsMax },
+  VOLUME_BLOCK_BYTES: { server: volumeLimits.blockBytes },
+  VOLUME_IO_BYTES_MAX: { server: volumeLimits.ioBytesMax },
   DEFAULT_MAX_ATTEMPTS: { sdkOnly: "the client's retry policy" },
   MAX_ATTEMPTS_LIMIT: { sdkOnly: "the client's retry policy" },
   RETRY_BASE_DELAY_MS: { sdkOnly: "the client's backoff" },
@@ -80,6 +90,13 @@ describe('SDK limits against the server', () => {
     ]);
     const batch = (count: number) => BatchGetBody.safeParse({ keys: Array.from({ length: count }, (_, i) => `k${i}`) }).success;
     expect([batch(sdkLimits.BATCH_GET_KEYS_MAX), batch(sdkLimits.BATCH_GET_KEYS_MAX + 1)]).toEqual([true, false]);
+    const trim = (length: number) => volumes.TrimVolumeBody.safeParse({ offset: 0, length, epoch: 1 }).success;
+    expect([trim(sdkLimits.VOLUME_IO_BYTES_MAX), trim(sdkLimits.VOLUME_IO_BYTES_MAX + 1)]).toEqual([true, false]);
+    const size = (sizeBytes: number) => volumes.CreateVolumeBody.safeParse({ name: 'disk', sizeBytes }).success;
+    // The body takes any integer (the service refuses a size off the block grid); the SDK refuses it earlier.
+    expect([size(sdkLimits.VOLUME_BLOCK_BYTES), size(sdkLimits.VOLUME_BLOCK_BYTES + 0.5)]).toEqual([true, false]);
+    const volumePage = (limit: number) => api.ListVolumesQuery.safeParse({ limit: String(limit) }).success;
+    expect([volumePage(sdkLimits.LIST_LIMIT_MAX), volumePage(sdkLimits.LIST_LIMIT_MAX + 1)]).toEqual([true, false]);
   });
 
   it("leaves the gateway time to answer and waits out the server's own Retry-After", () => {
@@ -297,6 +314,48 @@ describe("the SDK reads every answer the server's response schemas allow", () =>
         expect(await started.cancelRebalance('r')).toEqual(overTheWire(rebalance));
         expect(await answered.setRebalanceRate('r', 10)).toEqual(overTheWire(rebalance));
       }),
+    );
+  });
+
+  it('Volume, VolumeDescription and VolumeList, from createVolume, describeVolume and listVolumes (an empty cursor ends)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        serverSamples(volumes.Volume),
+        serverSamples(volumes.VolumeDescription),
+        serverSamples(volumes.VolumeList),
+        async (volume, description, page) => {
+          expect(await clientAnswering(201, volume).createVolume('disk', 4096)).toEqual(overTheWire(volume));
+          expect(await clientAnswering(200, description).describeVolume('disk')).toEqual(overTheWire(description));
+          expect(await clientAnswering(200, description).volume('disk').describe()).toEqual(overTheWire(description));
+          expect(await clientAnswering(200, page).listVolumes()).toEqual(
+            overTheWire(page.cursor === '' ? { volumes: page.volumes } : page),
+          );
+        },
+      ),
+    );
+  });
+
+  it('VolumeDeletion, VolumeLease and VolumeWriteAck, from one delete request, attach and renew, write and trim', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        serverSamples(volumes.VolumeDeletion),
+        serverSamples(volumes.VolumeLease),
+        serverSamples(volumes.VolumeWriteAck),
+        async (deletion, lease, ack) => {
+          const step = await clientAnswering(deletion.status === 'deleted' ? 200 : 202, deletion).send(
+            new DeleteVolumeCommand({ volume: 'disk' }),
+          );
+          expect(step).toEqual(overTheWire(deletion));
+          const disk = clientAnswering(200, lease).volume('disk');
+          expect(await disk.attach({ holder: 'host-a' })).toEqual(overTheWire(lease));
+          expect(await disk.renew()).toEqual(overTheWire(lease));
+          expect(disk.lease).toEqual(overTheWire(lease));
+          const acked = clientAnswering(200, ack);
+          const data = new Uint8Array([1, 2, 3]);
+          expect(await acked.send(new WriteVolumeCommand({ volume: 'disk', offset: 0, data, epoch: 1 }))).toEqual(overTheWire(ack));
+          expect(await acked.send(new TrimVolumeCommand({ volume: 'disk', offset: 0, length: 3, epoch: 1 }))).toEqual(overTheWire(ack));
+        },
+      ),
     );
   });
 

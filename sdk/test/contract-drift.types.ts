@@ -1,5 +1,5 @@
 // Compile-time half of the contract-drift guard: the SDK's wire-level response types must describe
-// the same JSON as the server's zod schemas (schemas/api.ts). Only types here, nothing runs: tsc
+// the same JSON as the server's zod schemas (schemas/api.ts and the modules beside it). Only types here, nothing runs: tsc
 // (`npm run typecheck`, through sdk/tsconfig.json, which includes sdk/test) fails on a difference
 // and prints both sides. The SDK cannot import schemas/ itself: it is published alone.
 
@@ -7,6 +7,7 @@ import type { z } from 'zod';
 import type * as api from '../../schemas/api';
 import type * as kvBatch from '../../schemas/kv-batch';
 import type * as kvIncrement from '../../schemas/kv-increment';
+import type * as volumes from '../../schemas/volumes';
 import type { IncrementAckWire } from '../src/commands/IncrementCommand';
 import type { BatchGetWire } from '../src/commands/BatchGetCommand';
 import type { ApiKeyCreatedWire } from '../src/commands/CreateApiKeyCommand';
@@ -23,6 +24,14 @@ import type { LostKeysWire, OfferReportWire, ReconcileOutcomeWire } from '../src
 import type { RingWire } from '../src/commands/RingCommand';
 import type { Rebalance, RebalanceWire } from '../src/commands/StartRebalanceCommand';
 import type { TxnCommittedWire } from '../src/commands/TransactCommand';
+import type {
+  VolumeDeletion,
+  VolumeDescription,
+  VolumeInfo,
+  VolumeLease,
+  VolumeList,
+  VolumeWriteAck,
+} from '../src/commands/VolumeCommands';
 
 /** What the server sends for a schema: its zod output type. */
 type Server<Schema extends z.ZodType> = z.output<Schema>;
@@ -116,4 +125,12 @@ export type Checks = [
   // Rebalancing: the status every rebalance route answers with, whole, and the type the SDK returns it as.
   Holds<SameJson<RebalanceWire, Server<typeof api.RebalanceResponse>>>,
   Holds<SameJson<Rebalance, Server<typeof api.RebalanceResponse>>>,
+
+  // Block volumes (schemas/volumes.ts): every answer whole.
+  Holds<SameJson<VolumeInfo, Server<typeof volumes.Volume>>>,
+  Holds<SameJson<VolumeDescription, Server<typeof volumes.VolumeDescription>>>,
+  Holds<SameJson<VolumeList, Server<typeof volumes.VolumeList>>>,
+  Holds<SameJson<VolumeDeletion, Server<typeof volumes.VolumeDeletion>>>,
+  Holds<SameJson<VolumeWriteAck, Server<typeof volumes.VolumeWriteAck>>>,
+  Holds<SameJson<VolumeLease, Server<typeof volumes.VolumeLease>>>,
 ];

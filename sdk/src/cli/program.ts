@@ -24,6 +24,7 @@ import { addPrincipalCommands } from './principals';
 import { addRebalanceCommands } from './rebalance';
 import { addAuditCommand, addKeyrangeCommand } from './ring-and-audit';
 import { addTxnCommands } from './txn';
+import { addVolumeCommands } from './volumes';
 
 export type { CliOutput, Session } from './command-group';
 
@@ -171,6 +172,7 @@ export function buildProgram(session: Session): Command {
   addListCommand(program, context);
   addMgetCommand(program, context);
   addIncrCommand(program, context);
+  addVolumeCommands(program, context);
 
   addKeyrangeCommand(program, context);
   addFailoverCommands(program, context);

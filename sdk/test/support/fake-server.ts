@@ -5,6 +5,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fakeBatchGet, fakeIncrement } from './fake-kv-extras';
+import { FakeVolumes } from './fake-volumes';
 
 export interface RecordedRequest {
   method: string;
@@ -159,6 +160,8 @@ export class FakeRingstore {
   readonly store = new Map<string, StoredValue>();
   readonly uploads = new Map<string, Upload>();
   readonly blobs = new Map<string, Buffer>();
+  /** Block volumes (fake-volumes.ts), by namespace. */
+  readonly volumes = new FakeVolumes();
   readonly apiKeys: ApiKeyRecord[] = [
     { keyId: 'k_admin', apiKey: 'admin-key', namespace: 'test', role: 'admin', createdAt: '2025-01-01T00:00:00.000Z' },
     { keyId: 'k_user', apiKey: 'user-key', namespace: 'test', role: 'user', createdAt: '2025-01-01T00:00:00.000Z' },
@@ -241,6 +244,10 @@ export class FakeRingstore {
     }
     if (segments[1] === 'batch' && segments[2] === 'get' && req.method === 'POST') {
       fakeBatchGet(this, req, res, caller.namespace);
+      return;
+    }
+    if (segments[1] === 'volumes') {
+      this.volumes.handle(req, res, caller.namespace, segments.slice(2));
       return;
     }
     if (segments[1] !== 'kv') {
