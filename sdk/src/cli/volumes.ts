@@ -2,8 +2,8 @@
 // a byte range to a file or standard output, write one from a file or standard input, trim one. A write or a trim
 // attaches as the writer `cli-<host>-<pid>` for the time it takes, then detaches.
 
+import { addServeCommand, cliHolder } from './volume-serve';
 import { type FileHandle, open } from 'node:fs/promises';
-import { hostname } from 'node:os';
 import { type Command, InvalidArgumentError } from 'commander';
 import type { VolumeInfo } from '../commands';
 import { VOLUME_BLOCK_BYTES, VOLUME_IO_BYTES_MAX } from '../limits';
@@ -114,18 +114,6 @@ export function formatVolume(volume: VolumeInfo & { allocatedBytes: number }, no
     `created    ${volume.createdAt}`,
     `writer     ${writerOf(volume, nowMs)}`,
   ].join('\n');
-}
-
-/**
- * The writer a write or trim of the CLI attaches as: this host and process (at most 128 characters).
- *
- * @example
- * ```ts
- * cliHolder(); // 'cli-build-host-41532'
- * ```
- */
-export function cliHolder(): string {
-  return `cli-${hostname()}-${process.pid}`.slice(0, 128);
 }
 
 /** How long the CLI's lease lasts; renewed when half of it has passed. */
@@ -378,7 +366,7 @@ function addDataCommands(group: Command, context: CommandGroupContext): void {
 }
 
 /**
- * Adds `volume create|ls|describe|rm|read|write|trim` to `program`.
+ * Adds `volume create|ls|describe|rm|read|write|trim|serve` to `program`.
  *
  * @example
  * ```ts
@@ -401,9 +389,11 @@ export function addVolumeCommands(program: Command, context: CommandGroupContext
         '  ringstore volume read disk --offset 1M --length 4K --out ./head.bin',
         '  ringstore volume describe disk',
         '  ringstore volume trim disk --offset 0 --length 2M',
+        '  ringstore volume serve disk --port 10809   # then: qemu-io -f raw nbd://127.0.0.1:10809/disk',
         '  ringstore volume rm disk',
       ].join('\n'),
     );
   addRecordCommands(group, context);
   addDataCommands(group, context);
+  addServeCommand(group, context);
 }

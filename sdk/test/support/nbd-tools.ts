@@ -12,6 +12,7 @@ const packageOf: Record<string, string> = {
   nbdcopy: 'libnbd-bin',
   'mkfs.ext4': 'e2fsprogs',
   e2fsck: 'e2fsprogs',
+  debugfs: 'e2fsprogs',
   fio: 'fio',
 };
 

@@ -1,0 +1,88 @@
+// `ringstore volume serve <name>`: exports a volume over NBD (sdk/src/nbd), so that standard tools use it as a disk
+// (qemu, nbd-client, nbdcopy, fio's nbd engine). Writable exports hold the volume's lease for as long as they run;
+// Ctrl-C (SIGINT) or SIGTERM stops serving and detaches.
+import type { Command } from 'commander';
+import { NbdServer } from '../nbd/server';
+import { VolumeDevice, volumeErrnoOf } from '../nbd/volume-device';
+import type { CommandGroupContext } from './command-group';
+import { hostname } from 'node:os';
+import { parseInteger } from './arguments';
+
+/**
+ * The writer a write or trim of the CLI attaches as: this host and process (at most 128 characters).
+ *
+ * @example
+ * ```ts
+ * cliHolder(); // 'cli-build-host-41532'
+ * ```
+ */
+export function cliHolder(): string {
+  return `cli-${hostname()}-${process.pid}`.slice(0, 128);
+}
+
+interface ServeOptions {
+  port: number;
+  host: string;
+  socket?: string;
+  readOnly?: boolean;
+  holder?: string;
+  leaseSeconds: number;
+}
+
+/** The URI a client opens the export with. */
+function uriOf(where: string, options: ServeOptions, name: string): string {
+  return options.socket ? `nbd+unix:///${name}?socket=${options.socket}` : `nbd://${where}/${name}`;
+}
+
+/** Serves until Ctrl-C or SIGTERM; answers once the server is closed and the lease ended. */
+async function serve(context: CommandGroupContext, name: string, options: ServeOptions): Promise<void> {
+  const { session } = context;
+  const log = (line: string) => session.stderr.write(`${line}\n`);
+  const client = await context.client();
+  const device = await VolumeDevice.open(client.volume(name), {
+    readOnly: options.readOnly === true,
+    holder: options.holder ?? cliHolder(),
+    leaseSeconds: options.leaseSeconds,
+    log,
+  });
+  const server = new NbdServer({ exports: [{ name, device }], errnoOf: volumeErrnoOf, log });
+  try {
+    const where = await server.listen(options.socket ? { path: options.socket } : { port: options.port, host: options.host });
+    context.out(
+      `serving volume ${name} (${device.sizeBytes} bytes${device.readOnly ? ', read-only' : ''}) at ${uriOf(where, options, name)}`,
+    );
+    context.out(`  qemu-io -f raw ${uriOf(where, options, name)} -c 'read 0 4096'    (Ctrl-C stops serving and detaches)`);
+    await new Promise<void>((resolve) => {
+      const stop = () => resolve();
+      if (session.signal) session.signal.addEventListener('abort', stop, { once: true });
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    });
+  } finally {
+    await server.close();
+    await device.close();
+    context.out(`stopped serving volume ${name}${device.readOnly ? '' : ' and detached'}`);
+  }
+}
+
+/**
+ * Adds `volume serve` to the `volume` group.
+ *
+ * @example
+ * ```ts
+ * addServeCommand(group, context);
+ * ```
+ */
+export function addServeCommand(group: Command, context: CommandGroupContext): void {
+  group
+    .command('serve')
+    .description('export a volume over NBD (qemu, nbd-client, nbdcopy, fio): its writer while it runs, until Ctrl-C')
+    .argument('<name>')
+    .option('--port <n>', 'TCP port (default 10809, the NBD port; 0: any free one)', parseInteger(0, 65535), 10809)
+    .option('--host <address>', 'address to listen on', '127.0.0.1')
+    .option('--socket <path>', 'listen on a Unix socket instead of TCP')
+    .option('--read-only', 'serve it read-only: no lease is taken, writes are refused')
+    .option('--holder <name>', 'who attaches, as another holder is told (default cli-<host>-<pid>)')
+    .option('--lease-seconds <n>', 'the lease length, renewed at a third of it (1 to 300)', parseInteger(1, 300), 30)
+    .action((name: string, options: ServeOptions) => serve(context, name, options));
+}
