@@ -86,7 +86,8 @@ async function fio(uri: string, job: (typeof jobs)[number]): Promise<FioResult> 
     ],
     { maxBuffer: 64 * MiB, timeout: (settings.BENCH_VOLUME_SECONDS + 120) * 1000 },
   ).catch((error: unknown) => {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new Error('fio is not installed: apt-get install fio (.ci/run installs it)', { cause: error });
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new Error('fio is not installed: apt-get install fio (.ci/run installs it)', { cause: error });
     throw error;
   });
   // fio's nbd engine prints its connection lines before the JSON.
