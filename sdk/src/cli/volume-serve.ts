@@ -38,6 +38,41 @@ function uriOf(where: string, options: ServeOptions, name: string): string {
 async function serve(context: CommandGroupContext, name: string, options: ServeOptions): Promise<void> {
   const { session } = context;
   const log = (line: string) => session.stderr.write(`${line}\n`);
+  // Listened for from the start: a Ctrl-C while attaching, or the moment a user (or a script) has read the URI, still
+  // stops and detaches, instead of meeting the default action, which ends the process at once.
+  const stop = untilStopped(session.signal);
+  try {
+    await serveUntil(context, name, options, stop.stopped, log);
+  } finally {
+    stop.dispose();
+  }
+}
+
+/** A promise that resolves on Ctrl-C (the session's, or SIGINT) or SIGTERM, and the removal of its listeners. */
+function untilStopped(signal: AbortSignal | undefined): { stopped: Promise<void>; dispose: () => void } {
+  let resolveStop: () => void = () => undefined;
+  const stopped = new Promise<void>((resolve) => (resolveStop = resolve));
+  const stop = () => resolveStop();
+  signal?.addEventListener('abort', stop, { once: true });
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  return {
+    stopped,
+    dispose: () => {
+      signal?.removeEventListener('abort', stop);
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+    },
+  };
+}
+
+async function serveUntil(
+  context: CommandGroupContext,
+  name: string,
+  options: ServeOptions,
+  stopped: Promise<void>,
+  log: (line: string) => void,
+): Promise<void> {
   const client = await context.client();
   const device = await VolumeDevice.open(client.volume(name), {
     readOnly: options.readOnly === true,
@@ -52,12 +87,7 @@ async function serve(context: CommandGroupContext, name: string, options: ServeO
       `serving volume ${name} (${device.sizeBytes} bytes${device.readOnly ? ', read-only' : ''}) at ${uriOf(where, options, name)}`,
     );
     context.out(`  qemu-io -f raw ${uriOf(where, options, name)} -c 'read 0 4096'    (Ctrl-C stops serving and detaches)`);
-    await new Promise<void>((resolve) => {
-      const stop = () => resolve();
-      if (session.signal) session.signal.addEventListener('abort', stop, { once: true });
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
-    });
+    await stopped;
   } finally {
     await server.close();
     await device.close();
