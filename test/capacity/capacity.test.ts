@@ -23,8 +23,11 @@ import {
 const repetitions = 6;
 /** Keys a listing page finds. */
 const listedKeys = 40;
-/** No request for this long: the stream poller (polling every 250 ms) has replicated every write. */
-const settledMs = 1_000;
+/**
+ * After the stream pollers have caught up (`replicationCaughtUp`), no request for this long: nothing else is left
+ * in the background (two polls of a 250 ms stream poller).
+ */
+const settledMs = 500;
 
 let cloud: LocalCloud;
 let home: string;
@@ -228,6 +231,7 @@ describe('capacity per operation (DynamoDB Local, RF 3, 4 shards, 100-byte value
   it.each(scenarios.map((scenario) => [scenario.name, scenario] as const))('%s', async (_name, scenario) => {
     const keys = Array.from({ length: repetitions }, () => freshKey(scenario.name.replace(/\W+/g, '-')));
     for (const key of keys) await scenario.prepare?.(key);
+    await cloud.replicationCaughtUp();
     await meter.quiet(settledMs);
     meter.reset();
     // Each operation's background work (replication, the applier) is done before the next starts, so
@@ -236,6 +240,7 @@ describe('capacity per operation (DynamoDB Local, RF 3, 4 shards, 100-byte value
       await scenario.run(key);
       await cloud.replicationCaughtUp();
     }
+    await cloud.replicationCaughtUp();
     await meter.quiet(settledMs);
     const cost = perOperation(meter.totals(), repetitions);
     measured.set(scenario.name, cost);
