@@ -4,6 +4,7 @@
 // two-phase commit otherwise, so a reader never sees part of a write and a crash leaves all of it or none.
 // A partial block is read, merged and written on the condition that it is still at the version read.
 import type { Clock, DrMode, IdSource } from '../ports';
+import { forAllBounded } from './bounded';
 import { RingstoreError, isRingstoreError } from './errors';
 import type { KvService } from './kv';
 import { txnAbortError } from './txn-errors';
@@ -174,18 +175,14 @@ export class VolumeService {
       if (budget <= 0) return { name, status: 'deleting', blocksDeleted };
       const page = await this.deps.kv.list(keyspace, { prefix: blockKeyPrefix(record.id), limit: Math.min(listPageBlocks, budget) });
       if (page.items.length === 0) break;
-      await Promise.all(
-        chunks(page.items, deleteConcurrency).map(async (chunk) => {
-          for (const item of chunk) {
-            await this.deps.kv.delete(keyspace, item.key, { consistency: 'strong' }).catch((error: unknown) => {
-              // Trimmed meanwhile: nothing left to delete.
-              if (!isRingstoreError(error, 'kv.notFound')) throw error;
-            });
-            if (!isFenceKey(item.key)) blocksDeleted += 1;
-            keysDeleted += 1;
-          }
-        }),
-      );
+      await forAllBounded(page.items, deleteConcurrency, async (item) => {
+        await this.deps.kv.delete(keyspace, item.key, { consistency: 'strong' }).catch((error: unknown) => {
+          // Trimmed meanwhile: nothing left to delete.
+          if (!isRingstoreError(error, 'kv.notFound')) throw error;
+        });
+        if (!isFenceKey(item.key)) blocksDeleted += 1;
+        keysDeleted += 1;
+      });
     }
     await this.records.delete(namespace, name);
     return { name, status: 'deleted', blocksDeleted };
@@ -359,13 +356,6 @@ const listPageBlocks = 1_000;
 const deleteConcurrency = 16;
 
 const isFenceKey = (key: string) => key.endsWith(`/${fenceKeySuffix}`);
-
-/** `items` dealt round-robin into `count` lists. */
-function chunks<T>(items: readonly T[], count: number): T[][] {
-  const dealt: T[][] = Array.from({ length: Math.min(count, items.length) }, () => []);
-  items.forEach((item, index) => dealt[index % dealt.length]!.push(item));
-  return dealt;
-}
 
 /**
  * The limits of the transactions a volume runs: its values never travel through the state machine's payload
