@@ -23,6 +23,9 @@ const unavailable = error('A block could not be read or written strongly (shard.
 const fencedError = error(
   'The epoch is not the volume’s any more: another writer attached (volume.fenced, details.currentEpoch); nothing is written',
 );
+const overQuota = error(
+  "The namespace's storage quota has no room for the size (quota.bytes, details.bytesMax): a volume counts for its whole size; nothing is changed",
+);
 const atomic = `at most ${ioBytesMax} bytes, at any offset, applied at one instant: a reader sees all of it or none`;
 
 export const volumeOperations: Record<string, Operation> = {
@@ -37,6 +40,7 @@ export const volumeOperations: Record<string, Operation> = {
       201: json(Volume, 'Created'),
       400: error(`A bad name (volume.nameInvalid) or size (volume.sizeInvalid: a multiple of ${blockBytes})`),
       409: error('A volume of that name exists (volume.exists)'),
+      429: overQuota,
     },
   },
   describeVolume: {
@@ -116,6 +120,7 @@ export const volumeOperations: Record<string, Operation> = {
         'Shrinking an attached volume (volume.leaseHeld), or past written blocks (volume.shrinkBelowData, details.dataAtByte): ' +
           'nothing is changed',
       ),
+      429: overQuota,
     },
   },
   attachVolume: {

@@ -240,7 +240,7 @@ export class DynamoShardStore implements ShardStore {
         new TransactWriteCommand({
           TransactItems: [
             { Update: { ...owner, UpdateExpression: owner.UpdateExpression!, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } },
-            { Update: usageChargeUpdate(this.usageTable, write.namespace, charge) },
+            { Update: usageChargeUpdate(this.usageTable, charge.namespace ?? write.namespace, charge) },
           ],
         }),
       );
@@ -253,7 +253,7 @@ export class DynamoShardStore implements ShardStore {
       const [ownerReason, usageReason] = reasons;
       if (ownerReason?.Code === 'ConditionalCheckFailed') return failedCondition(ownerReason.Item);
       if (usageReason?.Code === 'ConditionalCheckFailed') {
-        throw storageQuotaExceeded(write.namespace, exceededBoundOf(usageReason.Item, charge), charge.quota);
+        throw storageQuotaExceeded(charge.namespace ?? write.namespace, exceededBoundOf(usageReason.Item, charge), charge.quota);
       }
       // Another transaction on the item or the counter at the same time (TransactionConflict): the caller reads again.
       throw new RingstoreError('txn.conflict', `counted write of ${write.key} met a concurrent write; retry`, {

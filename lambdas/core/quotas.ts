@@ -8,6 +8,7 @@ import type {
   RateLimit,
   RateLimitStore,
   StorageCharge,
+  StorageChargeRule,
   StorageQuota,
   StorageUsage,
   StoredItem,
@@ -153,10 +154,25 @@ export function hasStorageBound(quota: StorageQuota | undefined): quota is Stora
 /**
  * What a write changes in its namespace's usage, judged against the owner's item as read: a key counts
  * while its owner holds a non-tombstone item (an expired one too, until it is overwritten, deleted or
- * removed), with its value's size.
+ * removed), with its value's size. Under a `rule`, the item counts as no key and for the bytes the rule
+ * gives its value, in the rule's namespace (a volume's record: its size, docs/volumes.md).
  */
-export function storageChargeOf(previous: StoredItem | undefined, content: ItemWrite['content'], quota: StorageQuota): StorageCharge {
+export function storageChargeOf(
+  previous: StoredItem | undefined,
+  content: ItemWrite['content'],
+  quota: StorageQuota,
+  rule?: StorageChargeRule,
+): StorageCharge {
   const counted = previous !== undefined && !previous.tombstone;
+  if (rule) {
+    return {
+      expectVersion: previous?.version,
+      keysDelta: 0,
+      bytesDelta: (content ? rule.bytesOf(content.value) : 0) - (counted ? rule.bytesOf(previous.value) : 0),
+      quota,
+      namespace: rule.namespace,
+    };
+  }
   return {
     expectVersion: previous?.version,
     keysDelta: (content ? 1 : 0) - (counted ? 1 : 0),
@@ -229,7 +245,7 @@ export class StorageChargingWriter implements OwnerWriter {
     if (!hasStorageBound(quota)) return this.plain.write(table, write, settings);
     for (let attempt = 1; ; attempt += 1) {
       const previous = await this.deps.shards.get(table, write.namespace, write.key, { consistent: true });
-      const outcome = await this.chargedWrite(table, write, storageChargeOf(previous, write.content, quota));
+      const outcome = await this.chargedWrite(table, write, storageChargeOf(previous, write.content, quota, settings.storageCharge));
       // DynamoDB's transaction returns no old image: the item replaced is the one read, as the write was conditioned on
       // its version. The caller needs it to delete a replaced value's object.
       if (outcome && isAnswer(outcome, previous)) return outcome.outcome === 'written' ? { previous, ...outcome } : outcome;

@@ -2,6 +2,8 @@
 // kept as one key of the namespace's volume keyspace and read and written strongly, each change conditioned on
 // the version read.
 import type { KvService } from './kv';
+import type { PutInput } from './kv-writes';
+import type { StorageChargeRule, StorageQuota } from '../ports';
 import { RingstoreError, isRingstoreError } from './errors';
 import { volumeNamespaceOf, volumeRecordKey } from './volume-layout';
 import { volumeNamePattern } from '../../schemas/topology';
@@ -39,6 +41,22 @@ export interface ReadRecord {
 
 const recordContentType = 'application/json';
 
+const parseRecord = (value: Uint8Array): VolumeRecord => JSON.parse(Buffer.from(value).toString('utf8')) as VolumeRecord;
+
+/**
+ * A volume counts against its namespace's storage quota for its whole size, written or not, from its creation until
+ * its delete has removed it (docs/volumes.md, "Quotas"): its record's writes are charged that size, in the same
+ * transaction as the record, so a create or grow past the quota changes nothing.
+ */
+function sizeCharge(namespace: string): StorageChargeRule {
+  return { namespace, bytesOf: (value) => (value ? parseRecord(value).sizeBytes : 0) };
+}
+
+/** The write settings that charge a record's change to the namespace's quota (none without a quota). */
+function charged(namespace: string, quota: StorageQuota | undefined) {
+  return quota ? { storageQuota: quota, storageCharge: sizeCharge(namespace) } : {};
+}
+
 export class VolumeRecords {
   constructor(private readonly kv: Pick<KvService, 'get' | 'put' | 'delete'>) {}
 
@@ -55,16 +73,17 @@ export class VolumeRecords {
       throw error;
     }
     if (read.kind !== 'value') throw new RingstoreError('internal', `the record of volume ${name} is not inline`);
-    const record = JSON.parse(Buffer.from(read.value).toString('utf8')) as VolumeRecord;
+    const record = parseRecord(read.value);
     if (want === 'active' && record.state === 'deleting') {
       throw new RingstoreError('volume.deleting', `volume ${name} is being deleted: DELETE it again to finish`, { details: { name } });
     }
     return { record, version: read.item.version };
   }
 
-  async create(namespace: string, record: VolumeRecord): Promise<void> {
+  /** Creates the record, its size charged to `quota` when the namespace has one. */
+  async create(namespace: string, record: VolumeRecord, quota?: StorageQuota): Promise<void> {
     try {
-      await this.write(namespace, record, { ifNoneMatch: '*' });
+      await this.write(namespace, record, { ifNoneMatch: '*', ...charged(namespace, quota) });
     } catch (error) {
       if (isRingstoreError(error, 'kv.preconditionFailed')) {
         throw new RingstoreError('volume.exists', `a volume named ${record.name} exists already`, { details: { name: record.name } });
@@ -73,24 +92,33 @@ export class VolumeRecords {
     }
   }
 
-  /** Replaces the record read at `version`; `kv.preconditionFailed` when it changed since. Answers the new version. */
-  async update(namespace: string, record: VolumeRecord, version: number): Promise<number> {
-    return this.write(namespace, record, { ifMatch: [version] });
+  /**
+   * Replaces the record read at `version`; `kv.preconditionFailed` when it changed since. Answers the new version.
+   * A change of size passes the namespace's `quota` (a grow past it is refused, a shrink frees room).
+   */
+  async update(namespace: string, record: VolumeRecord, version: number, quota?: StorageQuota): Promise<number> {
+    return this.write(namespace, record, { ifMatch: [version], ...charged(namespace, quota) });
   }
 
-  async delete(namespace: string, name: string): Promise<void> {
-    await this.kv.delete(volumeNamespaceOf(namespace), volumeRecordKey(name), { consistency: 'strong' }).catch((error: unknown) => {
+  /** Removes the record, freeing its size in the namespace's `quota`. */
+  async delete(namespace: string, name: string, quota?: StorageQuota): Promise<void> {
+    const settings = { consistency: 'strong' as const, ...charged(namespace, quota) };
+    await this.kv.delete(volumeNamespaceOf(namespace), volumeRecordKey(name), settings).catch((error: unknown) => {
       // Another delete of it finished first.
       if (!isRingstoreError(error, 'kv.notFound')) throw error;
     });
   }
 
-  private async write(namespace: string, record: VolumeRecord, condition: { ifNoneMatch: '*' } | { ifMatch: number[] }): Promise<number> {
+  private async write(
+    namespace: string,
+    record: VolumeRecord,
+    settings: ({ ifNoneMatch: '*' } | { ifMatch: number[] }) & Pick<PutInput, 'storageQuota' | 'storageCharge'>,
+  ): Promise<number> {
     const ack = await this.kv.put(volumeNamespaceOf(namespace), volumeRecordKey(record.name), {
       value: new Uint8Array(Buffer.from(JSON.stringify(record), 'utf8')),
       contentType: recordContentType,
       consistency: 'strong',
-      ...condition,
+      ...settings,
     });
     return ack.version;
   }

@@ -7,7 +7,7 @@ import type { KvService } from './kv';
 import { blockKeyPrefix, fenceKeySuffix, groupCount, groupOf, volumeNamespaceOf } from './volume-layout';
 import type { VolumeLeaseLimits, VolumeLeases } from './volume-leases';
 import type { VolumeRecord, VolumeRecords } from './volume-records';
-import type { Clock } from '../ports';
+import type { Clock, StorageQuota } from '../ports';
 
 export interface VolumeResizeDeps {
   kv: Pick<KvService, 'list'>;
@@ -25,7 +25,7 @@ export class VolumeResize {
   constructor(private readonly deps: VolumeResizeDeps) {}
 
   /** Resizes the volume to `sizeBytes` (validated by the caller); its record as it ends up. */
-  async resize(namespace: string, name: string, sizeBytes: number): Promise<VolumeRecord> {
+  async resize(namespace: string, name: string, sizeBytes: number, quota?: StorageQuota): Promise<VolumeRecord> {
     const { records, leases, limits } = this.deps;
     for (let attempt = 1; ; attempt += 1) {
       const { record, version } = await records.read(namespace, name);
@@ -39,7 +39,7 @@ export class VolumeResize {
         } else {
           resized = await this.shrink(namespace, record, version, sizeBytes);
         }
-        await records.update(namespace, resized.record, resized.version);
+        await records.update(namespace, resized.record, resized.version, quota);
         return resized.record;
       } catch (error) {
         if (!isRingstoreError(error, 'kv.preconditionFailed') || attempt >= resizeAttemptsMax) throw error;

@@ -3,7 +3,7 @@
 // blocks it covers: it commits in one atomic write when they share a shard (one placement group), by
 // two-phase commit otherwise, so a reader never sees part of a write and a crash leaves all of it or none.
 // A partial block is read, merged and written on the condition that it is still at the version read.
-import type { Clock, DrMode, IdSource } from '../ports';
+import type { Clock, DrMode, IdSource, StorageQuota } from '../ports';
 import { forAllBounded } from './bounded';
 import { RingstoreError, isRingstoreError } from './errors';
 import type { KvService } from './kv';
@@ -81,7 +81,8 @@ export class VolumeService {
     this.resizing = new VolumeResize({ ...deps, records: this.records, leases: this.leases });
   }
 
-  async create(namespace: string, input: { name: string; sizeBytes: number }): Promise<VolumeRecord> {
+  /** Creates an empty volume; its size counts against the namespace's storage quota (`quota.bytes` past it). */
+  async create(namespace: string, input: { name: string; sizeBytes: number }, options: QuotaOptions = {}): Promise<VolumeRecord> {
     validateVolumeName(input.name);
     this.validateSize(input.sizeBytes);
     const record: VolumeRecord = {
@@ -93,14 +94,14 @@ export class VolumeService {
       state: 'active',
       epoch: 0,
     };
-    await this.records.create(namespace, record);
+    await this.records.create(namespace, record, options.storageQuota);
     return record;
   }
 
   /** Grows or shrinks a volume (volume-resize.ts): shrinking needs it detached and nothing written past the new end. */
-  async resize(namespace: string, name: string, sizeBytes: number): Promise<VolumeRecord> {
+  async resize(namespace: string, name: string, sizeBytes: number, options: QuotaOptions = {}): Promise<VolumeRecord> {
     this.validateSize(sizeBytes);
-    return this.resizing.resize(namespace, name, sizeBytes);
+    return this.resizing.resize(namespace, name, sizeBytes, options.storageQuota);
   }
 
   /** Attaches a writer (volume-leases.ts): its lease and the epoch its writes carry. */
@@ -150,12 +151,24 @@ export class VolumeService {
     return { volumes, ...(page.cursor ? { cursor: page.cursor } : {}) };
   }
 
+  /** The sizes of all the namespace's volumes, deleting ones too: what they count for in its storage quota. */
+  async provisionedBytes(namespace: string): Promise<number> {
+    let bytes = 0;
+    let cursor: string | undefined;
+    do {
+      const page = await this.list(namespace, { limit: listPageBlocks, ...(cursor ? { cursor } : {}) });
+      for (const volume of page.volumes) bytes += volume.sizeBytes;
+      cursor = page.cursor;
+    } while (cursor !== undefined);
+    return bytes;
+  }
+
   /**
    * Deletes a volume with its blocks: marks it deleting (no read or write is served from then on), removes up to
    * `deleteBlocksPerRequest` blocks, and answers `deleting` while some remain; called again, it goes on where it
    * stopped. The record goes last, so a delete cut short is never forgotten.
    */
-  async delete(namespace: string, name: string): Promise<VolumeDeletion> {
+  async delete(namespace: string, name: string, options: QuotaOptions = {}): Promise<VolumeDeletion> {
     const keyspace = volumeNamespaceOf(namespace);
     const read = await this.records.read(namespace, name, 'any');
     let { record } = read;
@@ -184,7 +197,7 @@ export class VolumeService {
         keysDeleted += 1;
       });
     }
-    await this.records.delete(namespace, name);
+    await this.records.delete(namespace, name, options.storageQuota);
     return { name, status: 'deleted', blocksDeleted };
   }
 
@@ -348,6 +361,11 @@ export class VolumeService {
 interface ReadBlock {
   version: number;
   bytes: Uint8Array;
+}
+
+/** The namespace's storage quota, which a volume's size counts against (docs/volumes.md, "Quotas"). */
+export interface QuotaOptions {
+  storageQuota?: StorageQuota;
 }
 
 /** Block keys listed per page (the listing's maximum). */

@@ -1,7 +1,16 @@
 // What a capability adds around the KV path without editing it: a hook on a write (cross-region DR tells its
 // backup, or refuses while this region may not acknowledge), an owner write counted against a quota, a gate on a
 // read (a DR backup's pending keys). The KV services call these at fixed points; each has a no-op default.
-import type { Consistency, DrMode, ItemWrite, ItemWriteOutcome, StoredItem, StorageQuota, ShardItemWrites } from '../ports';
+import type {
+  Consistency,
+  DrMode,
+  ItemWrite,
+  ItemWriteOutcome,
+  StoredItem,
+  StorageQuota,
+  StorageChargeRule,
+  ShardItemWrites,
+} from '../ports';
 
 /** A write request's settings beyond its content, from the namespace; each hook reads its own. */
 export interface WriteSettings {
@@ -10,6 +19,8 @@ export interface WriteSettings {
   drMode?: DrMode;
   /** The namespace's storage quota (the charging owner writer's). */
   storageQuota?: StorageQuota;
+  /** How the write is charged against `storageQuota`, when not by its value's size to its own namespace. */
+  storageCharge?: StorageChargeRule;
 }
 
 export interface WriteHooks {

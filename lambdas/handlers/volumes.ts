@@ -13,7 +13,8 @@ import {
   type VolumeBody,
   type VolumeLeaseBody,
 } from '../../schemas/volumes';
-import type { VolumeLease, VolumeRecord, VolumeService } from '../core/volumes';
+import type { RequestPrincipal } from '../core/auth';
+import type { QuotaOptions, VolumeLease, VolumeRecord, VolumeService } from '../core/volumes';
 import { contentRange, parseByteRange } from '../http/byte-range';
 import { httpErrors } from '../http/errors';
 import { flushMetrics, type MetricsSink } from '../http/metrics';
@@ -56,14 +57,16 @@ export function volumesHandler({ volumes, guards, logger, metrics }: VolumesDeps
         },
         createVolume: async (event) => {
           const body = parseWith(CreateVolumeBody, jsonBody(event), 'body');
-          return json(201, volumeBody(await volumes.create(principalOf(event).namespace, body)));
+          const principal = principalOf(event);
+          return json(201, volumeBody(await volumes.create(principal.namespace, body, quotaOf(principal))));
         },
         describeVolume: async (event) => {
           const view = await volumes.describe(principalOf(event).namespace, volumeOf(event));
           return json(200, { ...volumeBody(view), allocatedBytes: view.allocatedBytes });
         },
         deleteVolume: async (event) => {
-          const deletion = await volumes.delete(principalOf(event).namespace, volumeOf(event));
+          const principal = principalOf(event);
+          const deletion = await volumes.delete(principal.namespace, volumeOf(event), quotaOf(principal));
           return json(deletion.status === 'deleted' ? 200 : 202, deletion);
         },
         readVolume: async (event) => {
@@ -93,7 +96,8 @@ export function volumesHandler({ volumes, guards, logger, metrics }: VolumesDeps
         },
         resizeVolume: async (event) => {
           const { sizeBytes } = parseWith(ResizeVolumeBody, jsonBody(event), 'body');
-          return json(200, volumeBody(await volumes.resize(principalOf(event).namespace, volumeOf(event), sizeBytes)));
+          const principal = principalOf(event);
+          return json(200, volumeBody(await volumes.resize(principal.namespace, volumeOf(event), sizeBytes, quotaOf(principal))));
         },
         attachVolume: async (event) => {
           const body = parseWith(AttachVolumeBody, jsonBody(event), 'body');
@@ -107,4 +111,9 @@ export function volumesHandler({ volumes, guards, logger, metrics }: VolumesDeps
         },
       }),
     );
+}
+
+/** A volume's size counts against its namespace's storage quota, when it has one (docs/volumes.md, "Quotas"). */
+function quotaOf(principal: RequestPrincipal): QuotaOptions {
+  return principal.storage ? { storageQuota: principal.storage } : {};
 }

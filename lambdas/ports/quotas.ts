@@ -42,6 +42,18 @@ export interface StorageCharge {
   keysDelta: number;
   bytesDelta: number;
   quota: StorageQuota;
+  /** The namespace whose usage changes, when not the write's own (a volume's record charges its namespace). */
+  namespace?: string;
+}
+
+/**
+ * How a write is charged when not by its value's size to its own namespace: a volume's record is charged the
+ * volume's size, to the namespace the volume belongs to (docs/volumes.md, "Quotas"), and counts as no key.
+ */
+export interface StorageChargeRule {
+  namespace: string;
+  /** The bytes an item with this inline value counts for (undefined: no value). */
+  bytesOf(value: Uint8Array | undefined): number;
 }
 
 /** The usage counter of each namespace with a storage quota. */

@@ -151,6 +151,65 @@ describe('storage quota per namespace', () => {
     expect(await (await setNamespace(tenant.namespace, { storage: null })).json()).not.toHaveProperty('storage');
   });
 
+  describe('block volumes', () => {
+    const mib = 1024 * 1024;
+    const volumeCall = (tenant: { key: string }, path: string, method: string, body?: unknown) =>
+      call(`/v1/volumes${path}`, {
+        method,
+        key: tenant.key,
+        ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+      });
+    const volumeNames = async (tenant: { key: string }) =>
+      ((await (await volumeCall(tenant, '', 'GET')).json()) as { volumes: Array<{ name: string; sizeBytes: number }> }).volumes;
+
+    it('counts a volume for its whole size from its creation: a create or grow past bytesMax changes nothing, a delete frees it', async () => {
+      // Prepare: a namespace of 3 MiB.
+      const tenant = await freshNamespace('volume-quota');
+      expect((await setNamespace(tenant.namespace, { storage: { bytesMax: 3 * mib } })).status).toBe(200);
+      await sleep(settingsReachRequestsMs);
+
+      // A 2 MiB volume takes 2 MiB, unwritten; a second one does not fit and is not created.
+      expect((await volumeCall(tenant, '', 'POST', { name: 'a', sizeBytes: 2 * mib })).status).toBe(201);
+      expect(await usageOf(tenant.namespace)).toEqual({ keys: 0, bytes: 2 * mib });
+      expect(await errorOf(await volumeCall(tenant, '', 'POST', { name: 'b', sizeBytes: 2 * mib }))).toMatchObject({
+        status: 429,
+        code: 'quota.bytes',
+        details: { limit: 'bytes', bytesMax: 3 * mib },
+      });
+      expect(await volumeNames(tenant)).toEqual([expect.objectContaining({ name: 'a', sizeBytes: 2 * mib })]);
+
+      // Keys and volumes share the bound: with a key stored, the grow to 3 MiB no longer fits.
+      expect((await call(kvPath('k'), { method: 'PUT', key: tenant.key, body: 'x'.repeat(100) })).status).toBe(200);
+      expect(await errorOf(await volumeCall(tenant, '/a/resize', 'POST', { sizeBytes: 3 * mib }))).toMatchObject({
+        status: 429,
+        code: 'quota.bytes',
+      });
+      expect(await (await volumeCall(tenant, '/a', 'GET')).json()).toMatchObject({ sizeBytes: 2 * mib });
+      expect(await usageOf(tenant.namespace)).toEqual({ keys: 1, bytes: 2 * mib + 100 });
+
+      // A shrink frees room, a delete all of it.
+      expect((await volumeCall(tenant, '/a/resize', 'POST', { sizeBytes: mib })).status).toBe(200);
+      expect(await usageOf(tenant.namespace)).toEqual({ keys: 1, bytes: mib + 100 });
+      expect((await volumeCall(tenant, '/a', 'DELETE')).status).toBe(200);
+      expect(await usageOf(tenant.namespace)).toEqual({ keys: 1, bytes: 100 });
+      expect((await volumeCall(tenant, '', 'POST', { name: 'b', sizeBytes: 2 * mib })).status).toBe(201);
+    });
+
+    it('counts the volumes a namespace already has when its quota is set', async () => {
+      const tenant = await freshNamespace('volume-seeded-quota');
+      expect((await volumeCall(tenant, '', 'POST', { name: 'disk', sizeBytes: mib })).status).toBe(201);
+      await call(kvPath('k'), { method: 'PUT', key: tenant.key, body: '12345' });
+
+      expect(await errorOf(await setNamespace(tenant.namespace, { storage: { bytesMax: mib } }))).toMatchObject({
+        status: 400,
+        details: { field: 'storage', usage: { keys: 1, bytes: mib + 5 } },
+      });
+      expect(await (await setNamespace(tenant.namespace, { storage: { bytesMax: 2 * mib } })).json()).toMatchObject({
+        usage: { keys: 1, bytes: mib + 5 },
+      });
+    });
+  });
+
   it('refuses write transactions in a namespace with a storage quota (409 quota.unsupported) and runs read-only ones', async () => {
     const tenant = await freshNamespace('txn-quota');
     await call(kvPath('seen'), { method: 'PUT', key: tenant.key, body: 'v' });

@@ -182,6 +182,23 @@ describe('storageChargeOf', () => {
     expect(storageChargeOf(item(0, true), undefined, quota)).toMatchObject({ keysDelta: 0, bytesDelta: 0 });
   });
 
+  it("charges a rule's bytes to the rule's namespace and counts no key (a volume's record: its size)", () => {
+    const rule = { namespace: 'owner', bytesOf: (value: Uint8Array | undefined) => (value ? value.length * 1000 : 0) };
+    const stored = (size: number): StoredItem => ({ ...item(size), value: new Uint8Array(size) });
+    const withValue = (size: number) => ({ ...content(size), value: new Uint8Array(size) });
+
+    expect(storageChargeOf(undefined, withValue(2), quota, rule)).toEqual({
+      expectVersion: undefined,
+      keysDelta: 0,
+      bytesDelta: 2000,
+      quota,
+      namespace: 'owner',
+    });
+    expect(storageChargeOf(stored(3), withValue(5), quota, rule)).toMatchObject({ keysDelta: 0, bytesDelta: 2000, namespace: 'owner' });
+    expect(storageChargeOf(stored(3), undefined, quota, rule)).toMatchObject({ keysDelta: 0, bytesDelta: -3000 });
+    expect(storageChargeOf(item(0, true), withValue(1), quota, rule)).toMatchObject({ keysDelta: 0, bytesDelta: 1000 });
+  });
+
   it('keeps the usage equal to the live keys and bytes, whatever sequence of writes one key sees', () => {
     fc.assert(
       fc.property(fc.array(fc.option(fc.nat({ max: 1000 }), { nil: undefined })), (sizes) => {
