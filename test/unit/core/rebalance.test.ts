@@ -19,7 +19,7 @@ import { RebalanceService, cutoverWave, describe as describeJob, type RebalanceL
 import { Ring, initialRingState, tokenOf } from '../../../lambdas/core/ring';
 import { CachedRingSource, cutoverLeaseMs, ringLeaseMarginMs, ringLeaseMs, ringRefreshMs } from '../../../lambdas/core/ring-source';
 import { rebalanceCrashPoints, type CrashPoint, type RangeProgress, type RebalanceChange, type RingState } from '../../../lambdas/ports';
-import { limits } from '../../../schemas/topology';
+import { limits, volumeLimits } from '../../../schemas/topology';
 import {
   ManualClock,
   MemoryFailoverLog,
@@ -30,8 +30,14 @@ import {
   ScriptedFaults,
   memoryReplication,
   memoryKv,
+  CountingIds,
+  testTxnLimits,
 } from '../../support/memory-ports';
 import { text } from '../../support/bytes';
+import { TransactionService } from '../../../lambdas/core/transactions';
+import { InProcessTxnRunner } from '../../../lambdas/core/txn-runner';
+import { volumeNamespaceOf } from '../../../lambdas/core/volume-layout';
+import { type VolumeLimits, VolumeService, volumeTxnLimits } from '../../../lambdas/core/volumes';
 
 const tableOf = (id: number) => `shard-${id}`;
 const ringOf = (shardCount: number, replicationFactor = 3, vnodesPerShard = 8) =>
@@ -231,9 +237,12 @@ function rebalanceWorld(options: { faults?: ScriptedFaults; shardCount?: number 
     latest.set(key, { version: ack.version, value });
   };
   const onSleep = { writes: 3 };
+  /** More work that lands between the workflow's steps (a volume's writes). */
+  const alsoOnSleep: Array<() => Promise<void>> = [];
   const sleep = async (ms: number) => {
     clock.now += ms;
     for (let index = 0; index < onSleep.writes; index += 1) await write(keys[(writes * 7 + index) % keys.length]!);
+    for (const work of alsoOnSleep) await work();
   };
   const records = new MemoryTxnRecords();
   const failover = new FailoverService({
@@ -259,7 +268,24 @@ function rebalanceWorld(options: { faults?: ScriptedFaults; shardCount?: number 
   const jobs = new MemoryRebalanceJobs();
   const deps = { rings, shards, ranges: shards, jobs, transactions: failover, clock, sleep, faults, tableOf, limits: rebalanceLimits };
   const service = new RebalanceService(deps);
-  return { shards, clock, rings, kv, handler, latest, write, service, deps, jobs, onSleep, records, failover };
+  return {
+    shards,
+    clock,
+    rings,
+    kv,
+    handler,
+    latest,
+    write,
+    service,
+    deps,
+    jobs,
+    onSleep,
+    alsoOnSleep,
+    records,
+    failover,
+    replication,
+    health,
+  };
 }
 
 type World = ReturnType<typeof rebalanceWorld>;
@@ -786,6 +812,132 @@ describe('RebalanceService on in-memory ports', () => {
     await runToEnd(world, 'add-4');
     await expect(expectConsistent(world)).rejects.toThrow();
   });
+});
+
+/** Small placement groups (4 blocks), so that one volume's groups lie on every shard. */
+const smallVolumes: VolumeLimits = { ...volumeLimits, groupBlocks: 4 };
+
+/**
+ * A volume on the world's shards and ring, written between the workflow's steps at unaligned offsets with a pattern
+ * each; `expected` holds what every acknowledged write left. A write refused with a retryable error (a fenced range, an
+ * owner moving under its transaction) is sent again first at the next step: all or nothing, so the bytes end as if it
+ * landed once, in its turn.
+ */
+async function volumeUnderLoad(world: World) {
+  const ring = new CachedRingSource(world.rings, world.clock);
+  const txns = new TransactionService({
+    shards: world.shards,
+    records: world.records,
+    ring,
+    clock: world.clock,
+    ids: new CountingIds(),
+    replication: world.replication,
+    limits: volumeTxnLimits(testTxnLimits, smallVolumes),
+  });
+  const kv = memoryKv({
+    shards: world.shards,
+    ring,
+    clock: world.clock,
+    replication: world.replication,
+    health: world.health,
+    intents: txns.intents,
+  });
+  const volumes = new VolumeService({
+    kv,
+    txns: new InProcessTxnRunner(txns),
+    ids: new CountingIds(),
+    clock: world.clock,
+    limits: smallVolumes,
+  });
+  const blockBytes = smallVolumes.blockBytes;
+  const sizeBytes = 64 * blockBytes;
+  await volumes.create('ns', { name: 'disk', sizeBytes });
+  const { epoch } = await volumes.attach('ns', 'disk', { holder: 'test', leaseSeconds: 300 });
+  const expected = new Uint8Array(sizeBytes);
+  let written = 0;
+  let pending: { offset: number; bytes: Uint8Array } | undefined;
+  const attempt = async (write: { offset: number; bytes: Uint8Array }): Promise<boolean> => {
+    try {
+      await volumes.write('ns', 'disk', write.offset, write.bytes, { epoch });
+    } catch (error) {
+      // A fenced range, or a transaction that met a moving owner: retryable, sent again (as the SDK and the NBD server do).
+      if (!isRingstoreError(error) || !error.retryable) throw error;
+      return false;
+    }
+    expected.set(write.bytes, write.offset);
+    written += 1;
+    return true;
+  };
+  const writeNext = async () => {
+    if (pending && !(await attempt(pending))) return;
+    pending = undefined;
+    const n = written + 1;
+    const offset = (n * 7_919) % (sizeBytes - 3 * blockBytes);
+    const bytes = Uint8Array.from({ length: blockBytes + (n % 3) * 1_000 }, (_, index) => ((index + n * 13) % 251) + 1);
+    if (!(await attempt({ offset, bytes }))) pending = { offset, bytes };
+  };
+  // The whole volume written first, so that every placement group has blocks to move.
+  await attempt({ offset: 0, bytes: Uint8Array.from({ length: sizeBytes }, (_, index) => (index % 199) + 1) });
+  // Three writes at each of the workflow's waits, as the world's key writes.
+  world.alsoOnSleep.push(async () => {
+    for (let n = 0; n < 3; n += 1) await writeNext();
+  });
+  return {
+    volumes,
+    expected,
+    written: () => written,
+    /** After the rebalance: the write left refused lands. */
+    settle: async () => {
+      world.alsoOnSleep.length = 0;
+      if (pending && !(await attempt(pending))) throw new Error('a volume write is still refused after the rebalance');
+    },
+  };
+}
+
+describe('block volumes across a rebalance', () => {
+  it.each([
+    { label: 'a shard added', shardCount: 4, change: { join: [4], leave: [] } },
+    { label: 'a shard removed', shardCount: 5, change: { join: [], leave: [2] } },
+  ])(
+    '$label: blocks move with their ranges, every acknowledged write reads back whole, each block only on its replicas',
+    async ({ shardCount, change }) => {
+      const world = await seeded({ shardCount });
+      const volume = await volumeUnderLoad(world);
+      await world.service.start(change, { id: 'with-a-volume' });
+      await runToEnd(world, 'with-a-volume');
+      await volume.settle();
+
+      // Not vacuous: writes landed between the workflow's steps, on a volume whose groups lie on every shard.
+      expect(volume.written()).toBeGreaterThan(10);
+      const read = await volume.volumes.read('ns', 'disk', 0, volume.expected.byteLength);
+      const firstDifference = read.findIndex((byte, index) => byte !== volume.expected[index]);
+      expect(firstDifference).toBe(-1);
+      const ring = new Ring(world.rings.state);
+      expect(ring.rebalancing).toBe(false);
+      const keyspace = volumeNamespaceOf('ns');
+      const misplaced: string[] = [];
+      const owners = new Map<string, number>();
+      for (const [table, items] of world.shards.tables) {
+        for (const item of items.values()) {
+          if (item.namespace !== keyspace) continue;
+          const holders = ring.replicasOf(tokenOf(keyspace, item.key)).map((shard) => shard.table);
+          if (!holders.includes(table)) misplaced.push(`${item.key} on ${table} (replicas ${holders.join(', ')})`);
+          if (table === holders[0]) owners.set(item.key, item.version);
+        }
+      }
+      expect(misplaced).toEqual([]);
+      expect(new Set([...owners.keys()].map((key) => ring.ownerOf(tokenOf(keyspace, key)).table)).size).toBe(ring.shards.length);
+      // Every replica holds its owner's version of each block.
+      const behind: string[] = [];
+      for (const [key, version] of owners) {
+        for (const shard of ring.replicasOf(tokenOf(keyspace, key))) {
+          const copy = world.shards.tables.get(shard.table)?.get(`${keyspace}#${key}`);
+          if (copy?.version !== version) behind.push(`${key} on ${shard.table}: v${copy?.version} of v${version}`);
+        }
+      }
+      expect(behind).toEqual([]);
+    },
+  );
 });
 
 describe('requests on a range fenced for its cut-over', () => {
