@@ -7,6 +7,7 @@ import { InProcessTxnRunner, type TxnRunner } from '../../../lambdas/core/txn-ru
 import { blockKey, blockSpans, volumeNamespaceOf } from '../../../lambdas/core/volume-layout';
 import { type VolumeLimits, VolumeService, volumeTxnLimits } from '../../../lambdas/core/volumes';
 import { volumeLimits } from '../../../schemas/topology';
+import { transactionCrashPoints } from '../../../lambdas/ports';
 import { memoryTxnWorld, testTxnLimits, CountingIds } from '../../support/memory-ports';
 
 const ring = new Ring(initialRingState({ shardCount: 4, replicationFactor: 3, vnodesPerShard: 16, tableName: (id) => `shard-${id}` }));
@@ -35,6 +36,15 @@ async function createAttached(volumes: VolumeService, name: string, sizeBytes: n
   const { epoch } = await volumes.attach('ns', name, { holder: 'test' });
   return { ...record, epoch };
 }
+
+/**
+ * The transaction steps each write reaches: within one placement group, its one atomic write; across two shards, the
+ * coordinator's and the participants' (two-phase commit).
+ */
+const pathOf: Record<'one group' | 'two shards', readonly string[]> = {
+  'one group': ['txn.afterAtomicCommit'],
+  'two shards': transactionCrashPoints.filter((point) => point !== 'txn.afterAtomicCommit'),
+};
 
 const pattern = (length: number, seed: number) => Uint8Array.from({ length }, (_, index) => (index * 31 + seed) % 251 || 1);
 
@@ -182,6 +192,47 @@ describe('block volumes', () => {
     await expect(volumes.write('ns', 'disk', offset, pattern(2000, 3), { epoch })).rejects.toThrow('crash injected');
     expectBytes(await volumes.read('ns', 'disk', offset, 2000), pattern(2000, 3));
   });
+
+  // The crash matrix of a write (docs/volumes.md, "Crashes"): at each transaction step, a write within one placement
+  // group (one atomic write on one shard) and one across two groups on two shards (two-phase commit). The point is
+  // armed for its first reach, then its second, and so on (the read of the partial head and tail blocks reaches
+  // some points before the write does); after each, the sweeper runs past the transaction's deadline.
+  it.each(transactionCrashPoints.flatMap((point) => (['one group', 'two shards'] as const).map((span) => [point, span] as const)))(
+    '%s, a write over %s: whole or absent, never torn, and the volume takes writes after',
+    async (point, span) => {
+      const { volumes, faults, txns, clock } = setup();
+      const { id, epoch } = await createAttached(volumes, 'disk', 400 * B);
+      const [offset, length] = span === 'one group' ? [B + 100, 2 * B] : [boundaryAcrossShards(id) * B - 1000, 2000];
+      let current = pattern(length, 1);
+      await volumes.write('ns', 'disk', offset, current, { epoch });
+      const outcomes: string[] = [];
+      for (let after = 0; after < 4; after += 1) {
+        const next = pattern(length, after + 2);
+        faults.crashAt(point, { after });
+        const outcome = await volumes.write('ns', 'disk', offset, next, { epoch }).then(
+          () => 'acknowledged',
+          (error: unknown) => {
+            if (!(error instanceof Error) || !/crash injected/.test(error.message)) throw error;
+            return 'crashed';
+          },
+        );
+        faults.disarm();
+        clock.advanceSeconds(60);
+        await txns.sweep(0, clock.now, 100);
+        const read = await volumes.read('ns', 'disk', offset, length);
+        const whole = Buffer.from(read).equals(next) ? 'new' : Buffer.from(read).equals(current) ? 'old' : 'torn';
+        outcomes.push(`${outcome} ${whole}`);
+        if (whole === 'new') current = next;
+      }
+      // An acknowledged write reads back; a crashed one is all of it or none of it.
+      expect(outcomes.filter((outcome) => outcome === 'acknowledged old' || outcome.endsWith('torn'))).toEqual([]);
+      // Not vacuous: a crash happened wherever the write's path reaches the point (`pathOf`).
+      const reached = outcomes.some((outcome) => outcome.startsWith('crashed'));
+      expect({ point, span, outcomes, reached }).toEqual({ point, span, outcomes, reached: pathOf[span].includes(point) });
+      await volumes.write('ns', 'disk', offset, pattern(length, 99), { epoch });
+      expectBytes(await volumes.read('ns', 'disk', offset, length), pattern(length, 99));
+    },
+  );
 
   it('commits a write within one group in one atomic write, with no transaction record', async () => {
     const { volumes, txns, clock } = setup();
