@@ -1,10 +1,11 @@
 // The linearizability checker itself: it must accept every linearizable history of the per-key
-// register model and reject the classic violations, naming the key, before fault suites rely on it.
+// register model and reject the classic violations, naming the key, before fault suites rely on it; and the same
+// for the ranges model of a volume's byte ranges.
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { buildLincheck, checkLinearizable } from '../linearizability/check';
+import { buildLincheck, checkLinearizable, checkRangesLinearizable } from '../linearizability/check';
 import {
   type History,
   HistoryRecorder,
@@ -12,6 +13,7 @@ import {
   type OkOutput,
   type OperationInput,
   type OperationOutput,
+  type RangeOperation,
 } from '../linearizability/history';
 
 /** One operation with explicit times; `returnNs` omitted only for unknown outcomes. */
@@ -431,5 +433,54 @@ describe('lincheck options and input errors', () => {
 
     // Assess
     await expect(check).rejects.toThrow(/operations\[0\].*preconditionFailed/);
+  });
+});
+
+describe('the ranges model (a volume’s byte ranges, ranges.go)', () => {
+  const writeRange = (clientId: number, id: number, first: number, last: number, invokeNs: number, returnNs: number): RangeOperation => ({
+    clientId,
+    key: 'v',
+    input: { op: 'rangeWrite', first, last, id },
+    output: { status: 'ok' },
+    invokeNs,
+    returnNs,
+  });
+  const readRange = (clientId: number, first: number, ids: number[], invokeNs: number, returnNs: number): RangeOperation => ({
+    clientId,
+    key: 'v',
+    input: { op: 'rangeRead', first, last: first + ids.length - 1 },
+    output: { status: 'ok', ids },
+    invokeNs,
+    returnNs,
+  });
+
+  it('accepts overlapping writes read back whole, the later one on top', async () => {
+    const operations = [writeRange(0, 1, 0, 3, 0, 10), writeRange(1, 2, 2, 5, 20, 30), readRange(2, 0, [1, 1, 2, 2, 2, 2, 0], 40, 50)];
+
+    expect(await checkRangesLinearizable({ operations })).toEqual({ linearizable: true, operations: 3, keys: 1, failingKeys: [] });
+  });
+
+  it('rejects a torn write, and a read of two instants during a write', async () => {
+    const torn = [writeRange(0, 1, 0, 3, 0, 10), writeRange(1, 2, 0, 3, 20, 30), readRange(2, 0, [2, 2, 1, 1], 40, 50)];
+    const twoInstants = [writeRange(0, 1, 0, 3, 0, 100), readRange(1, 0, [1, 1, 1, 1], 10, 20), readRange(2, 0, [0, 0, 0, 0], 30, 40)];
+
+    expect(await checkRangesLinearizable({ operations: torn })).toMatchObject({ linearizable: false, failingKeys: ['v'] });
+    expect(await checkRangesLinearizable({ operations: twoInstants })).toMatchObject({ linearizable: false, failingKeys: ['v'] });
+  });
+
+  it('lets a write of unknown outcome never have happened, and refuses a read with too few ids', async () => {
+    const unknown: RangeOperation = {
+      clientId: 0,
+      key: 'v',
+      input: { op: 'rangeWrite', first: 0, last: 3, id: 1 },
+      output: { status: 'unknown' },
+      invokeNs: 0,
+    };
+
+    expect(await checkRangesLinearizable({ operations: [unknown, readRange(1, 0, [0, 0, 0, 0], 10, 20)] })).toMatchObject({
+      linearizable: true,
+    });
+    const short = { ...readRange(1, 0, [0, 0], 10, 20), input: { op: 'rangeRead' as const, first: 0, last: 3 } };
+    await expect(checkRangesLinearizable({ operations: [short] })).rejects.toThrow(/operations\[0\].*4 output.ids/);
   });
 });

@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { History } from './history';
+import type { History, RangeHistory } from './history';
 
 const sourceDir = __dirname;
 const repoRoot = path.resolve(sourceDir, '..', '..');
@@ -47,6 +47,17 @@ export interface CheckOptions {
   timeoutSeconds?: number;
 }
 
+/**
+ * Checks a history of byte-range operations against the volume model (ranges.go): one row of segments per volume.
+ *
+ * @example
+ * const result = await checkRangesLinearizable({ operations });
+ * expect(result.linearizable).toBe(true);
+ */
+export function checkRangesLinearizable(history: RangeHistory, options: CheckOptions = {}): Promise<LinearizabilityResult> {
+  return runCheck(history, ['-model=ranges'], options);
+}
+
 let build: Promise<string> | undefined;
 
 /**
@@ -71,7 +82,11 @@ export function buildLincheck(): Promise<string> {
  * const result = await checkLinearizable(recorder.toJSON(), { visualizePath: 'lincheck.html' });
  * expect(result.failingKeys).toEqual([]);
  */
-export async function checkLinearizable(history: History, options: CheckOptions = {}): Promise<LinearizabilityResult> {
+export function checkLinearizable(history: History, options: CheckOptions = {}): Promise<LinearizabilityResult> {
+  return runCheck(history, [], options);
+}
+
+async function runCheck(history: History | RangeHistory, modelArgs: string[], options: CheckOptions): Promise<LinearizabilityResult> {
   const timeoutSeconds = options.timeoutSeconds ?? defaultCheckTimeoutSeconds;
   if (!(timeoutSeconds > 0)) throw new Error(`timeoutSeconds must be positive (got ${timeoutSeconds})`);
   const binary = await buildLincheck();
@@ -79,7 +94,7 @@ export async function checkLinearizable(history: History, options: CheckOptions 
   try {
     const historyPath = path.join(dir, 'history.json');
     await writeFile(historyPath, JSON.stringify(history));
-    const args = [`-timeout=${Math.ceil(timeoutSeconds * 1000)}ms`];
+    const args = [`-timeout=${Math.ceil(timeoutSeconds * 1000)}ms`, ...modelArgs];
     if (options.visualizePath !== undefined) args.push(`-visualize=${path.resolve(options.visualizePath)}`);
     args.push(historyPath);
     const passes = options.visualizePath === undefined ? 1 : 2;

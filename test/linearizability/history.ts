@@ -86,6 +86,37 @@ export interface History {
 }
 
 /**
+ * One operation on byte ranges of one volume (`key`: its name), for the checker's `ranges` model (ranges.go): the
+ * range is a run of segments `[first, last]` (the caller picks the segment size); a write sets them all to its
+ * `id` (positive, unique), a read answers each segment's id (0: never written). The checker finds a torn write or
+ * a read of two instants.
+ *
+ * @example
+ * const op: RangeOperation = {
+ *   clientId: 1, key: 'disk', input: { op: 'rangeRead', first: 0, last: 2 }, output: { status: 'ok', ids: [0, 7, 7] },
+ *   invokeNs: 100, returnNs: 200,
+ * };
+ */
+export interface RangeOperation {
+  clientId: number;
+  key: string;
+  input: { op: 'rangeWrite'; first: number; last: number; id: number } | { op: 'rangeRead'; first: number; last: number };
+  output: { status: 'ok'; ids?: number[] } | { status: 'unknown' };
+  invokeNs: number;
+  returnNs?: number;
+}
+
+/**
+ * A history of byte-range operations, in any order.
+ *
+ * @example
+ * const history: RangeHistory = { operations: [] };
+ */
+export interface RangeHistory {
+  operations: RangeOperation[];
+}
+
+/**
  * An operation in flight: complete it exactly once.
  *
  * @example

@@ -1,7 +1,8 @@
 // lincheck: checks a recorded Ringstore history (JSON, see history.ts) for linearizability with
-// Porcupine, one register per key, and prints one JSON line with the verdict.
+// Porcupine, one register per key (or, with -model ranges, one row of volume segments per key: ranges.go),
+// and prints one JSON line with the verdict.
 //
-// Usage: lincheck [-timeout 60s] [-visualize out.html] history.json
+// Usage: lincheck [-timeout 60s] [-model register|ranges] [-visualize out.html] history.json
 // Exit codes: 0 linearizable, 1 not linearizable, 2 unknown (timed out), 3 bad usage or input.
 package main
 
@@ -47,18 +48,17 @@ type jsonOutput struct {
 	Version *int64  `json:"version"`
 }
 
-type jsonOperation struct {
-	ClientId *int        `json:"clientId"`
-	Key      *string     `json:"key"`
-	Input    *jsonInput  `json:"input"`
-	Output   *jsonOutput `json:"output"`
-	InvokeNs *int64      `json:"invokeNs"`
-	ReturnNs *int64      `json:"returnNs"`
+// jsonOperationOf is one operation of a history, whatever its model's input and output.
+type jsonOperationOf[Input any, Output any] struct {
+	ClientId *int    `json:"clientId"`
+	Key      *string `json:"key"`
+	Input    *Input  `json:"input"`
+	Output   *Output `json:"output"`
+	InvokeNs *int64  `json:"invokeNs"`
+	ReturnNs *int64  `json:"returnNs"`
 }
 
-type jsonHistory struct {
-	Operations *[]jsonOperation `json:"operations"`
-}
+type jsonOperation = jsonOperationOf[jsonInput, jsonOutput]
 
 type report struct {
 	Linearizable *bool    `json:"linearizable"`
@@ -76,6 +76,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	flags.SetOutput(stderr)
 	timeout := flags.Duration("timeout", defaultTimeout, "give up (result unknown, exit 2) after this long; the visualization gets as long again")
 	visualize := flags.String("visualize", "", "write Porcupine's HTML visualization of the whole history to this path")
+	modelName := flags.String("model", "register", "register (a key's versioned value) or ranges (a volume's byte ranges)")
 	flags.Usage = func() {
 		fmt.Fprintln(stderr, "usage: lincheck [-timeout 60s] [-visualize out.html] history.json")
 		flags.PrintDefaults()
@@ -84,18 +85,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err := flags.Parse(args); err != nil {
 		return exitBadInput
 	}
-	if flags.NArg() != 1 || *timeout <= 0 {
+	if flags.NArg() != 1 || *timeout <= 0 || (*modelName != "register" && *modelName != "ranges") {
 		flags.Usage()
 		return exitBadInput
 	}
 
-	history, err := readHistory(flags.Arg(0))
+	kind := registerKind
+	if *modelName == "ranges" {
+		kind = rangesKind
+	}
+	history, err := readHistory(flags.Arg(0), kind)
 	if err != nil {
 		fmt.Fprintf(stderr, "lincheck: %v\n", err)
 		return exitBadInput
 	}
 
-	keys, verdicts := checkByKey(history, *timeout)
+	keys, verdicts := checkByKey(history, kind, *timeout)
 	out := report{Operations: len(history), Keys: len(keys), FailingKeys: []string{}}
 	var timedOut []string
 	for i, key := range keys {
@@ -120,7 +125,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	if *visualize != "" {
 		// A second, verbose pass: Porcupine's visualization needs the whole history in one check.
-		model := registerModel(true)
+		model := kind.model(true)
 		_, info := porcupine.CheckOperationsVerbose(model, history, *timeout)
 		if err := porcupine.VisualizePath(model, info, *visualize); err != nil {
 			fmt.Fprintf(stderr, "lincheck: writing the visualization: %v\n", err)
@@ -132,12 +137,40 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
+// historyKind is what a history's operations are: how its JSON reads, the model, and each operation's key.
+type historyKind struct {
+	parse func(data []byte) ([]porcupine.Operation, error)
+	model func(partitioned bool) porcupine.Model
+	keyOf func(input interface{}) string
+}
+
+var registerKind = historyKind{
+	parse: parseRegisterHistory,
+	model: registerModel,
+	keyOf: registerKeyOf,
+}
+
+var rangesKind = historyKind{
+	parse: parseRangeHistory,
+	model: func(partitioned bool) porcupine.Model {
+		m := rangesModel()
+		if partitioned {
+			m.Partition = func(history []porcupine.Operation) [][]porcupine.Operation {
+				_, parts := partitionBy(history, func(input interface{}) string { return input.(rangeInput).volume })
+				return parts
+			}
+		}
+		return m
+	},
+	keyOf: func(input interface{}) string { return input.(rangeInput).volume },
+}
+
 // checkByKey checks each key's sub-history on its own, so a failure names its key, at most
 // GOMAXPROCS keys at a time, all under one deadline.
-func checkByKey(history []porcupine.Operation, timeout time.Duration) ([]string, []porcupine.CheckResult) {
-	keys, parts := partitionByKey(history)
+func checkByKey(history []porcupine.Operation, kind historyKind, timeout time.Duration) ([]string, []porcupine.CheckResult) {
+	keys, parts := partitionBy(history, kind.keyOf)
 	verdicts := make([]porcupine.CheckResult, len(keys))
-	model := registerModel(false)
+	model := kind.model(false)
 	deadline := time.Now().Add(timeout)
 	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
@@ -158,7 +191,7 @@ func checkByKey(history []porcupine.Operation, timeout time.Duration) ([]string,
 	return keys, verdicts
 }
 
-func readHistory(path string) ([]porcupine.Operation, error) {
+func readHistory(path string, kind historyKind) ([]porcupine.Operation, error) {
 	file, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -171,10 +204,26 @@ func readHistory(path string) ([]porcupine.Operation, error) {
 	if len(data) > historyBytesMax {
 		return nil, fmt.Errorf("%s is larger than %d bytes", path, historyBytesMax)
 	}
-	var raw jsonHistory
+	ops, err := kind.parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return ops, nil
+}
+
+// parseRegisterHistory reads a history of register operations (history.ts).
+func parseRegisterHistory(data []byte) ([]porcupine.Operation, error) {
+	return parseOperations(data, convert)
+}
+
+// parseOperations reads a history's "operations" array, each converted by `convert`.
+func parseOperations[J any](data []byte, convert func(J) (porcupine.Operation, error)) ([]porcupine.Operation, error) {
+	var raw struct {
+		Operations *[]J `json:"operations"`
+	}
 	// Times are decoded straight into int64, so nanosecond values above 2^53 stay exact.
 	if err := json.Unmarshal(data, &raw); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, err
 	}
 	if raw.Operations == nil {
 		return nil, errors.New(`the history has no "operations" array`)
@@ -188,6 +237,21 @@ func readHistory(path string) ([]porcupine.Operation, error) {
 		ops = append(ops, converted)
 	}
 	return ops, nil
+}
+
+// returnTime is an operation's return: its returnNs, or infinity for an unknown outcome (which may omit it).
+func returnTime(status string, invokeNs int64, returnNs *int64) (int64, error) {
+	ret := int64(returnAtInfinity)
+	if status != statusUnknown {
+		if returnNs == nil {
+			return 0, errors.New("returnNs is missing (only an unknown outcome may omit it)")
+		}
+		ret = *returnNs
+	}
+	if ret < invokeNs {
+		return 0, fmt.Errorf("returnNs %d is before invokeNs %d", ret, invokeNs)
+	}
+	return ret, nil
 }
 
 // allowedStatuses lists, per operation, the outcomes the service can report.
@@ -255,15 +319,9 @@ func convert(op jsonOperation) (porcupine.Operation, error) {
 		}
 	}
 
-	ret := int64(returnAtInfinity)
-	if out.status != statusUnknown {
-		if op.ReturnNs == nil {
-			return porcupine.Operation{}, errors.New("returnNs is missing (only an unknown outcome may omit it)")
-		}
-		ret = *op.ReturnNs
-	}
-	if ret < *op.InvokeNs {
-		return porcupine.Operation{}, fmt.Errorf("returnNs %d is before invokeNs %d", ret, *op.InvokeNs)
+	ret, err := returnTime(out.status, *op.InvokeNs, op.ReturnNs)
+	if err != nil {
+		return porcupine.Operation{}, err
 	}
 	return porcupine.Operation{ClientId: *op.ClientId, Input: in, Call: *op.InvokeNs, Output: out, Return: ret}, nil
 }

@@ -173,18 +173,21 @@ func registerModel(partitioned bool) porcupine.Model {
 	}
 	if partitioned {
 		m.Partition = func(history []porcupine.Operation) [][]porcupine.Operation {
-			_, parts := partitionByKey(history)
+			_, parts := partitionBy(history, registerKeyOf)
 			return parts
 		}
 	}
 	return m
 }
 
-// partitionByKey groups operations by key, keys in sorted order, each group in history order.
-func partitionByKey(history []porcupine.Operation) ([]string, [][]porcupine.Operation) {
+// registerKeyOf is a register operation's key.
+func registerKeyOf(input interface{}) string { return input.(opInput).key }
+
+// partitionBy groups operations by key, keys in sorted order, each group in history order.
+func partitionBy(history []porcupine.Operation, keyOf func(input interface{}) string) ([]string, [][]porcupine.Operation) {
 	byKey := map[string][]porcupine.Operation{}
 	for _, op := range history {
-		key := op.Input.(opInput).key
+		key := keyOf(op.Input)
 		byKey[key] = append(byKey[key], op)
 	}
 	keys := sortedKeys(byKey)
