@@ -32,6 +32,8 @@ export interface LocalCloudOptions {
   vendorDir?: string;
   /** DynamoDB Local's journal; `rollback` unless set (engines/types.ts). */
   dynamodbJournal?: DynamoDbJournal;
+  /** Engines already running, used and not started or stopped (engines/index.ts, `running`); give the cloud its own `stage`. */
+  runningEngines?: { dynamodb?: string; sqs?: string };
   /** Gateway port; 0 picks a free one. */
   port: number;
   stage?: string;
@@ -255,6 +257,7 @@ async function startRegionEngines({ options, stack, log }: Start): Promise<Runni
     vendorDir: options.vendorDir ?? join(options.home, 'vendor'),
     log,
     ...(options.dynamodbJournal ? { dynamodbJournal: options.dynamodbJournal } : {}),
+    ...(options.runningEngines ? { running: options.runningEngines } : {}),
   });
   return stack.use(engines, (started) => started.stop());
 }

@@ -88,6 +88,17 @@ const settings = z
     RINGSTORE_ACCEPT_DEMOTED: z.enum(['0', '1']).default('0'),
     /** 1: a throwaway run in a new temporary directory, removed when it stops (also `npm start -- --fresh`). */
     RINGSTORE_FRESH: z.enum(['0', '1']).default('0'),
+    /**
+     * A DynamoDB Local and an ElasticMQ already running (a test run's, shared by its clouds): used as they are,
+     * neither started nor stopped; give each cloud on them its own RINGSTORE_STAGE.
+     */
+    RINGSTORE_DYNAMODB_ENDPOINT: z.url().optional(),
+    RINGSTORE_SQS_ENDPOINT: z.url().optional(),
+    /** The stage the cloud's tables and queues are named by (`ringstore-<stage>-…`); `local` unless set. */
+    RINGSTORE_STAGE: z
+      .string()
+      .regex(/^[a-z][a-z0-9-]{0,19}$/)
+      .optional(),
   })
   .safeParse({ ...process.env, ...commandLine(process.argv.slice(2)) });
 
@@ -102,6 +113,12 @@ type Log = (line: string) => void;
 function environment(): { env: Settings; fresh: boolean } {
   if (!settings.success) {
     for (const issue of settings.error.issues) console.error(`error: ${issue.path.join('.')}: ${issue.message}`);
+    process.exit(2);
+  }
+  if (settings.data.RINGSTORE_REGIONS === 2 && (settings.data.RINGSTORE_DYNAMODB_ENDPOINT || settings.data.RINGSTORE_SQS_ENDPOINT)) {
+    console.error(
+      'error: RINGSTORE_DYNAMODB_ENDPOINT and RINGSTORE_SQS_ENDPOINT take one region: two regions each start their own engines',
+    );
     process.exit(2);
   }
   const fresh = settings.data.RINGSTORE_FRESH === '1';
@@ -154,6 +171,15 @@ function cloudOptions(env: Settings, log: Log) {
     ...(env.RINGSTORE_MAINTENANCE_INTERVAL_MS !== undefined ? { maintenanceIntervalMs: env.RINGSTORE_MAINTENANCE_INTERVAL_MS } : {}),
     faultInjection: env.RINGSTORE_FAULT_INJECTION === '1',
     autoFailover: env.RINGSTORE_AUTO_FAILOVER === '1',
+    ...(env.RINGSTORE_STAGE ? { stage: env.RINGSTORE_STAGE } : {}),
+    ...(env.RINGSTORE_DYNAMODB_ENDPOINT || env.RINGSTORE_SQS_ENDPOINT
+      ? {
+          runningEngines: {
+            ...(env.RINGSTORE_DYNAMODB_ENDPOINT ? { dynamodb: env.RINGSTORE_DYNAMODB_ENDPOINT } : {}),
+            ...(env.RINGSTORE_SQS_ENDPOINT ? { sqs: env.RINGSTORE_SQS_ENDPOINT } : {}),
+          },
+        }
+      : {}),
     log,
   };
 }

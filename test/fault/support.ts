@@ -1,6 +1,7 @@
 // Shared by the fault suites (and reusable by bench/): a fault-enabled local cloud per suite, a small
 // HTTP client that reports statuses instead of throwing, seeded randomness, and direct reads of every
 // replica table in DynamoDB Local to judge convergence.
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -10,6 +11,7 @@ import { localCredentials, localRegion } from '../../cdk/local/engines';
 import type { BrokenMode, CrashPoint, RingState } from '../../lambdas/ports';
 import { Ring, tokenOf } from '../../lambdas/core/ring';
 import { type LocalCloudProcess, startLocalCloudProcess } from '../support/local-cloud-process';
+import { sharedEngines, sharingEngines } from '../support/shared-engines';
 import { stopAfterFile } from '../support/teardown';
 import { type LocalRegions, type LocalRegionsOptions, startLocalRegions } from '../../cdk/local/regions';
 
@@ -201,8 +203,23 @@ export async function startFaultCloud(name: string, env: Record<string, string> 
   const home = mkdtempSync(join(tmpdir(), `ringstore-fault-${name}-`));
   let cloud: LocalCloudProcess;
   try {
+    // The worker's shared DynamoDB Local and ElasticMQ, the cloud's tables under a stage of its own.
+    const engines = sharingEngines() ? await sharedEngines() : undefined;
+    const onShared: Record<string, string> = engines
+      ? {
+          RINGSTORE_DYNAMODB_ENDPOINT: engines.dynamodb,
+          RINGSTORE_SQS_ENDPOINT: engines.sqs,
+          RINGSTORE_STAGE: `t-${name
+            .toLowerCase()
+            .replace(/[^a-z0-9]/g, '')
+            .slice(0, 10)}-${randomBytes(3).toString('hex')}`,
+        }
+      : {};
     // Automatic failover off unless a suite asks for it: most suites study an outage itself (hints, replay).
-    cloud = await startLocalCloudProcess({ home, env: { RINGSTORE_FAULT_INJECTION: '1', RINGSTORE_AUTO_FAILOVER: '0', ...env } });
+    cloud = await startLocalCloudProcess({
+      home,
+      env: { RINGSTORE_FAULT_INJECTION: '1', RINGSTORE_AUTO_FAILOVER: '0', ...onShared, ...env },
+    });
   } catch (error) {
     rmSync(home, { recursive: true, force: true });
     throw error;

@@ -53,12 +53,22 @@ export interface StartEnginesOptions {
   log?: (line: string) => void;
   /** DynamoDB Local's journal; `rollback` unless set. */
   dynamodbJournal?: DynamoDbJournal;
+  /**
+   * Engines already running elsewhere, by endpoint: used as they are, neither started nor stopped here. A test run
+   * shares one DynamoDB Local and one ElasticMQ among the clouds of a jest worker (test/support/shared-engines.ts),
+   * each cloud under a stage of its own so that their tables and queues do not meet.
+   */
+  running?: { dynamodb?: string; sqs?: string };
 }
 
 /** How many times an engine is started on a fresh port when the picked one was taken meanwhile. */
 const PORT_ATTEMPTS = 3;
 
 type Starter = (port: number) => Promise<StartedEngine>;
+
+/** An engine the caller runs (StartEnginesOptions.running): used, never stopped here. */
+const alreadyRunning = (name: EngineName, endpoint: string): Promise<StartedEngine> =>
+  Promise.resolve({ name, endpoint, stop: () => Promise.resolve() });
 
 /** Start-up duration of each engine, for the summary line. */
 const startMs = new WeakMap<StartedEngine, number>();
@@ -112,23 +122,18 @@ export async function startEngines(opts: StartEnginesOptions): Promise<RunningEn
   }
   const dataDir = (name: string): string => join(opts.dataDir, name);
   const common = { vendorDir: opts.vendorDir, log };
+  const journal = opts.dynamodbJournal ?? 'rollback';
 
   const redisServer = findRedisServer();
   if (!redisServer) log('L2 cache off: redis-server was not found on PATH');
 
   const starts: Array<Promise<StartedEngine | undefined>> = [
-    startOnPort(
-      (port) =>
-        startDynamoDbLocal({
-          ...common,
-          dataDir: dataDir('dynamodb'),
-          port,
-          ...(opts.dynamodbJournal ? { journal: opts.dynamodbJournal } : {}),
-        }),
-      ports.dynamodb,
-      dynamodbPort,
-    ),
-    startOnPort((port) => startElasticMq({ ...common, dataDir: dataDir('sqs'), port }), ports.sqs, sqsPort),
+    opts.running?.dynamodb
+      ? alreadyRunning('dynamodb', opts.running.dynamodb)
+      : startOnPort((port) => startDynamoDbLocal({ ...common, dataDir: dataDir('dynamodb'), port, journal }), ports.dynamodb, dynamodbPort),
+    opts.running?.sqs
+      ? alreadyRunning('sqs', opts.running.sqs)
+      : startOnPort((port) => startElasticMq({ ...common, dataDir: dataDir('sqs'), port }), ports.sqs, sqsPort),
     startOnPort((port) => startS3({ dataDir: dataDir('s3'), port, log }), ports.s3, s3Port),
     redisServer
       ? startOnPort((port) => startRedis({ redisServer, dataDir: dataDir('redis'), port }), ports.redis, redisPort)

@@ -1,0 +1,32 @@
+// The daemon behind shared-engines.ts: starts DynamoDB Local and ElasticMQ with their data in `directory`, writes
+// their endpoints (and its pid) to `directory/endpoints.json` once both answer, and runs until it is stopped or its
+// jest worker dies (the orphan guard it was started under), taking the engines with it.
+import { writeFileSync, renameSync } from 'node:fs';
+import { join } from 'node:path';
+import { startDynamoDbLocal } from '../../cdk/local/engines/dynamodb-local';
+import { startElasticMq } from '../../cdk/local/engines/elasticmq';
+import { freePorts } from '../../cdk/local/engines/free-port';
+
+async function main(directory: string): Promise<void> {
+  const vendorDir = process.env.RINGSTORE_VENDOR_DIR!;
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  const [dynamodbPort, sqsPort] = await freePorts(2);
+  const [dynamodb, sqs] = await Promise.all([
+    startDynamoDbLocal({ vendorDir, log, dataDir: join(directory, 'dynamodb'), port: dynamodbPort! }),
+    startElasticMq({ vendorDir, log, dataDir: join(directory, 'sqs'), port: sqsPort! }),
+  ]);
+  const stop = () => {
+    void Promise.allSettled([dynamodb.stop(), sqs.stop()]).then(() => process.exit(0));
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  // Written whole, then renamed: a reader never sees half of it.
+  const partial = join(directory, 'endpoints.json.partial');
+  writeFileSync(partial, JSON.stringify({ pid: process.pid, dynamodb: dynamodb.endpoint, sqs: sqs.endpoint }));
+  renameSync(partial, join(directory, 'endpoints.json'));
+}
+
+main(process.argv[2]!).catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});
