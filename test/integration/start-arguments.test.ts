@@ -50,6 +50,17 @@ describe('npm start', () => {
     expect(stray.stderr).not.toContain('local engines');
   });
 
+  it('refuses engines already running for two regions, and a stage that cannot name tables, before any engine starts', () => {
+    const shared = { RINGSTORE_DYNAMODB_ENDPOINT: 'http://127.0.0.1:1', RINGSTORE_SQS_ENDPOINT: 'http://127.0.0.1:2' };
+    const twoRegions = start(['--regions', '2'], shared);
+    expect(twoRegions.code).toBe(2);
+    expect(twoRegions.stderr).toContain('RINGSTORE_DYNAMODB_ENDPOINT and RINGSTORE_SQS_ENDPOINT take one region');
+    const badStage = start([], { ...shared, RINGSTORE_STAGE: 'Has Spaces' });
+    expect(badStage.code).toBe(2);
+    expect(badStage.stderr).toContain('RINGSTORE_STAGE');
+    for (const refused of [twoRegions, badStage]) expect(refused.stderr).not.toContain('local engines');
+  });
+
   it('prints its usage on --help and starts nothing', () => {
     const started = start(['--help']);
     expect(started).toMatchObject({ code: 0, stdout: expect.stringContaining('--regions 2') as unknown });
