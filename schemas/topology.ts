@@ -1017,7 +1017,8 @@ export interface Names {
   alarmTopic: string;
 }
 
-const stagePattern = /^[a-z][a-z0-9-]{0,19}$/;
+/** What a stage may be: it names every resource (`ringstore-<stage>-…`). */
+export const stagePattern = /^[a-z][a-z0-9-]{0,19}$/;
 
 /** Derives every physical name of a stage from one prefix. */
 export function namesFor(stage: string = defaults.stage, account = ''): Names {

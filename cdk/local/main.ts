@@ -10,6 +10,7 @@ import * as z from 'zod';
 import type { LocalCloud } from './cloud';
 import { acceptDemotedFlag, demotedStartRefusal, demotionOf, forgetDemotion } from './demotion';
 import { lockHome } from './home-lock';
+import { stagePattern } from '../../schemas/topology';
 
 const usage = [
   'usage: npm start [-- --regions 2] [-- --accept-demoted] [-- --fresh]',
@@ -95,10 +96,7 @@ const settings = z
     RINGSTORE_DYNAMODB_ENDPOINT: z.url().optional(),
     RINGSTORE_SQS_ENDPOINT: z.url().optional(),
     /** The stage the cloud's tables and queues are named by (`ringstore-<stage>-…`); `local` unless set. */
-    RINGSTORE_STAGE: z
-      .string()
-      .regex(/^[a-z][a-z0-9-]{0,19}$/)
-      .optional(),
+    RINGSTORE_STAGE: z.string().regex(stagePattern).optional(),
   })
   .safeParse({ ...process.env, ...commandLine(process.argv.slice(2)) });
 

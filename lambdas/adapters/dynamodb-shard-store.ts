@@ -235,12 +235,14 @@ export class DynamoShardStore implements ShardStore {
     const asRead: Condition<KvEntity> =
       charge.expectVersion === undefined ? { attr: 'pk', exists: false } : { attr: 'v', eq: charge.expectVersion };
     const { ReturnValues: _returnValues, ...owner } = ownerWriteParams(tableName, write, { and: [asRead, condition] });
+    // The namespace whose usage the charge changes: the write's own, or the one a rule names (a volume's record).
+    const chargedNamespace = charge.namespace ?? write.namespace;
     try {
       await this.documentClient.send(
         new TransactWriteCommand({
           TransactItems: [
             { Update: { ...owner, UpdateExpression: owner.UpdateExpression!, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } },
-            { Update: usageChargeUpdate(this.usageTable, charge.namespace ?? write.namespace, charge) },
+            { Update: usageChargeUpdate(this.usageTable, chargedNamespace, charge) },
           ],
         }),
       );
@@ -253,7 +255,7 @@ export class DynamoShardStore implements ShardStore {
       const [ownerReason, usageReason] = reasons;
       if (ownerReason?.Code === 'ConditionalCheckFailed') return failedCondition(ownerReason.Item);
       if (usageReason?.Code === 'ConditionalCheckFailed') {
-        throw storageQuotaExceeded(charge.namespace ?? write.namespace, exceededBoundOf(usageReason.Item, charge), charge.quota);
+        throw storageQuotaExceeded(chargedNamespace, exceededBoundOf(usageReason.Item, charge), charge.quota);
       }
       // Another transaction on the item or the counter at the same time (TransactionConflict): the caller reads again.
       throw new RingstoreError('txn.conflict', `counted write of ${write.key} met a concurrent write; retry`, {

@@ -164,20 +164,15 @@ export function storageChargeOf(
   rule?: StorageChargeRule,
 ): StorageCharge {
   const counted = previous !== undefined && !previous.tombstone;
+  const judged = { expectVersion: previous?.version, quota };
   if (rule) {
-    return {
-      expectVersion: previous?.version,
-      keysDelta: 0,
-      bytesDelta: (content ? rule.bytesOf(content.value) : 0) - (counted ? rule.bytesOf(previous.value) : 0),
-      quota,
-      namespace: rule.namespace,
-    };
+    const bytesDelta = (content ? rule.bytesOf(content.value) : 0) - (counted ? rule.bytesOf(previous.value) : 0);
+    return { ...judged, keysDelta: 0, bytesDelta, namespace: rule.namespace };
   }
   return {
-    expectVersion: previous?.version,
+    ...judged,
     keysDelta: (content ? 1 : 0) - (counted ? 1 : 0),
     bytesDelta: (content?.size ?? 0) - (counted ? previous.size : 0),
-    quota,
   };
 }
 

@@ -156,7 +156,7 @@ export class VolumeService {
     let bytes = 0;
     let cursor: string | undefined;
     do {
-      const page = await this.list(namespace, { limit: listPageBlocks, ...(cursor ? { cursor } : {}) });
+      const page = await this.list(namespace, { limit: listPageVolumes, ...(cursor ? { cursor } : {}) });
       for (const volume of page.volumes) bytes += volume.sizeBytes;
       cursor = page.cursor;
     } while (cursor !== undefined);
@@ -368,6 +368,8 @@ export interface QuotaOptions {
   storageQuota?: StorageQuota;
 }
 
+/** Volume records listed per page when the namespace's volumes are counted. */
+const listPageVolumes = 1_000;
 /** Block keys listed per page (the listing's maximum). */
 const listPageBlocks = 1_000;
 /** Blocks a delete removes at once. */
