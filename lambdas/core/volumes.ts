@@ -300,7 +300,10 @@ export class VolumeService {
       // A fence moved: the next try reads it again, and is refused if another writer raised it.
       if (outcome.key && isFenceKey(outcome.key)) this.leases.refused(namespace, outcome.key);
       const raced = outcome.reason === 'precondition' || outcome.reason === 'conflict' || outcome.reason === 'notFound';
-      if (!raced || attempt >= limits.writeAttemptsMax) throw txnAbortError(outcome);
+      if (!raced) throw txnAbortError(outcome);
+      // The conditions are the write's own (the versions it read), not the client's: a race it kept losing is a
+      // retryable conflict to the client, never a 412 or a 404 it did not ask for.
+      if (attempt >= limits.writeAttemptsMax) throw txnAbortError({ ...outcome, reason: 'conflict' });
     }
   }
 
