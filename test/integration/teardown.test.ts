@@ -24,6 +24,21 @@ function refusesConnections(url: string): Promise<boolean> {
   });
 }
 
+/**
+ * The fixture's cloud runs on the fault clouds' shared engines (test/support/shared-engines.ts), which die with the
+ * jest process that started them by a signal, not in its teardown: their ports close a moment after it exits.
+ */
+const sharedEnginesGoneMs = 15_000;
+
+/** Whether `url` refuses connections within `boundMs` (asked again every 100 ms). */
+async function refusedWithin(url: string, boundMs: number): Promise<boolean> {
+  for (const deadline = Date.now() + boundMs; ;) {
+    if (await refusesConnections(url)) return true;
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -80,7 +95,7 @@ it('leaves no process, port or home behind after a test that fails mid-way, and 
     expect({
       cloudAlive: alive(fixture.pid),
       apiRefuses: await refusesConnections(fixture.url),
-      engineRefuses: await refusesConnections(fixture.dynamodbEndpoint),
+      engineRefuses: await refusedWithin(fixture.dynamodbEndpoint, sharedEnginesGoneMs),
       homeLeft: existsSync(fixture.home),
     }).toEqual({ cloudAlive: false, apiRefuses: true, engineRefuses: true, homeLeft: false });
   } finally {
