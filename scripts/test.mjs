@@ -95,30 +95,13 @@ function seconds(ms) {
   return `${(ms / 1000).toFixed(1)} s`;
 }
 
-// 1. Static checks, in parallel (each is single-threaded): tsc on every TypeScript project, ESLint (type-aware
-// rules and the layering zones), and Prettier's check of the formatting. Their caches live in
-// node_modules/.cache, so a second run checks only what changed.
-const tsc = require.resolve('typescript/bin/tsc');
-const eslint = join(dirname(require.resolve('eslint/package.json')), 'bin', 'eslint.js');
+// 1. Static checks, in parallel: the type check of every tsconfig and ESLint (type-aware rules and the layering
+// zones) in one process over the same programs (scripts/typecheck-and-lint.mjs), and Prettier's check of the
+// formatting. Their caches live in node_modules/.cache, so a second run checks only what changed.
 const prettier = join(dirname(require.resolve('prettier/package.json')), 'bin', 'prettier.cjs');
-const pretty = process.stdout.isTTY ? ['--pretty'] : [];
 const cache = join(root, 'node_modules', '.cache', 'ringstore-checks');
-const projects = ['tsconfig.json', 'sdk/tsconfig.json'].filter((p) => existsSync(join(root, p)));
 const checks = [
-  ...projects.map((project) => ({
-    name: `tsc -p ${project}`,
-    script: tsc,
-    args: [
-      '-p',
-      project,
-      '--noEmit',
-      '--incremental',
-      '--tsBuildInfoFile',
-      join(cache, `${project.replace(/\W/g, '-')}.tsbuildinfo`),
-      ...pretty,
-    ],
-  })),
-  { name: 'eslint .', script: eslint, args: ['.', '--max-warnings=0', '--cache', '--cache-location', join(cache, 'eslint')] },
+  { name: 'tsc and eslint', script: join(root, 'scripts', 'typecheck-and-lint.mjs'), args: [] },
   {
     name: 'prettier --check .',
     script: prettier,

@@ -16,7 +16,7 @@ const REPO = join(SDK, '..');
 const TSC = require.resolve('typescript/bin/tsc');
 /**
  * TypeScript 7 (the native compiler) type-checks the consumers too. It cannot be a dependency of the
- * repository beside 5.9 (both install a `tsc` bin, and ts-jest needs 5.x), so the test installs it
+ * repository beside 5.9 (both install a `tsc` bin, and typescript-eslint needs 5.x), so the test installs it
  * once from the npm registry into `.ringstore/`, as the scripts do for the Go tools.
  */
 const TS7_VERSION = '7.0.2';
