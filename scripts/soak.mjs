@@ -1,6 +1,6 @@
 // `npm run test:soak -- [--runs N] [--busy-cores K] [jest paths or args…]`: the flakiness gate. Runs the
-// given tests (default: the fault project) N times in a row (default 5) while K busy loops (default 1) keep
-// cores occupied, as CI shares its machine; each run has a seed of its own. Prints the table of suites ×
+// given tests (default: the fault project) N times in a row (default 5) on W jest workers (default 2) while K busy
+// loops (default 1) keep cores occupied, as CI shares its machine; each run has a seed of its own. Prints the table of suites ×
 // runs × failures with every failure's replay command, and writes it to .ringstore/soak/ (docs/testing.md).
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -17,15 +17,26 @@ const { values: options, positionals } = parseArgs({
   options: {
     runs: { type: 'string', default: '5' },
     'busy-cores': { type: 'string', default: '1' },
+    workers: { type: 'string', default: '2' },
     help: { type: 'boolean', default: false },
   },
   allowPositionals: true,
   strict: false,
 });
-const usage = 'usage: npm run test:soak -- [--runs N] [--busy-cores K] [jest paths or args…]   (default: --selectProjects fault)';
+const usage =
+  'usage: npm run test:soak -- [--runs N] [--busy-cores K] [--workers W] [jest paths or args…]   (default: --selectProjects fault)';
 const runs = Number(options.runs);
 const busyCores = Number(options['busy-cores']);
-if (options.help || !Number.isInteger(runs) || runs < 1 || !Number.isInteger(busyCores) || busyCores < 0) {
+const workers = Number(options.workers);
+if (
+  options.help ||
+  !Number.isInteger(runs) ||
+  runs < 1 ||
+  !Number.isInteger(busyCores) ||
+  busyCores < 0 ||
+  !Number.isInteger(workers) ||
+  workers < 1
+) {
   console.error(usage);
   process.exit(options.help ? 0 : 2);
 }
@@ -45,7 +56,7 @@ function runOnce(run, seed) {
     const started = Date.now();
     const child = spawn(
       process.execPath,
-      [require.resolve('jest/bin/jest'), '--json', `--outputFile=${resultsFile}`, '--maxWorkers=2', ...jestArgs],
+      [require.resolve('jest/bin/jest'), '--json', `--outputFile=${resultsFile}`, `--maxWorkers=${workers}`, ...jestArgs],
       {
         cwd: root,
         stdio: ['ignore', 'ignore', 'pipe'],
@@ -95,7 +106,7 @@ mkdirSync(outDir, { recursive: true });
 const stopBusy = Array.from({ length: busyCores }, busyLoop);
 process.on('exit', () => stopBusy.forEach((stop) => stop()));
 process.on('SIGINT', () => process.exit(130));
-console.log(`soak: ${runs} runs of jest ${jestArgs.join(' ')}, ${busyCores} core(s) kept busy`);
+console.log(`soak: ${runs} runs of jest ${jestArgs.join(' ')} on ${workers} workers, ${busyCores} core(s) kept busy`);
 const outcomes = [];
 for (let run = 1; run <= runs; run += 1) {
   const seed = Math.floor(Math.random() * 2 ** 31);
@@ -125,7 +136,7 @@ for (const outcome of outcomes) {
   }
 }
 const lines = [
-  `Soak of ${new Date().toISOString().slice(0, 10)}: ${runs} runs of \`jest ${jestArgs.join(' ')}\` with ${busyCores} core(s) kept busy, node ${process.version}.`,
+  `Soak of ${new Date().toISOString().slice(0, 10)}: ${runs} runs of \`jest ${jestArgs.join(' ')}\` on ${workers} workers with ${busyCores} core(s) kept busy, node ${process.version}.`,
   '',
   '| suite | runs | failures | slowest run (s) |',
   '|---|---:|---:|---:|',
@@ -142,6 +153,7 @@ writeFileSync(
     {
       runs,
       busyCores,
+      workers,
       jestArgs,
       outcomes: outcomes.map(({ run, seed, code, seconds }) => ({ run, seed, code, seconds })),
       table: Object.fromEntries(table),

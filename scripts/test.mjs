@@ -4,6 +4,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { cpus } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -91,6 +92,19 @@ function processesOfGroup(pgid) {
     .join('\n');
 }
 
+/** How many cores were idle over the next `ms` (from the kernel's per-core times). */
+async function idleCoresNow(ms) {
+  const idleAndTotal = () =>
+    cpus().reduce(
+      ([idle, total], { times }) => [idle + times.idle, total + times.user + times.nice + times.sys + times.idle + times.irq],
+      [0, 0],
+    );
+  const [idle0, total0] = idleAndTotal();
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  const [idle1, total1] = idleAndTotal();
+  return total1 === total0 ? 0 : ((idle1 - idle0) / (total1 - total0)) * cpus().length;
+}
+
 function seconds(ms) {
   return `${(ms / 1000).toFixed(1)} s`;
 }
@@ -112,8 +126,14 @@ const checks = [
 // unit and cdk projects' (test/sequencer.cjs), which start no local cloud and assert no liveness bound. The
 // files that start local clouds come after them, by when the checks have (on this machine) ended: the fault
 // suites' liveness bounds are set for a machine that runs them and one other busy core, not the checks' two.
-// Integration tests share one local cloud (globalSetup), so two workers match two cores.
-const chooseWorkers = jestArgs.some((a) => /^(-i|--runInBand|-w|--maxWorkers)(=|$)/.test(a)) ? [] : ['--maxWorkers=2'];
+// Workers: two, and a third when the machine is idle as the run starts (two idle cores): the fault suites wait
+// out leases and failure detections, which two workers leave about a tenth of the machine idle over; a third
+// fills it, sharing the machine as two do beside a busy core (the soak's load), which the suites are proven for.
+const workersAsked = jestArgs.some((a) => /^(-i|--runInBand|-w|--maxWorkers)(=|$)/.test(a));
+const idleCores = workersAsked ? 0 : await idleCoresNow(1_000);
+const workers = idleCores >= 1.75 ? 3 : 2;
+const chooseWorkers = workersAsked ? [] : [`--maxWorkers=${workers}`];
+if (!workersAsked) console.log(`jest: ${workers} workers (${idleCores.toFixed(1)} of ${cpus().length} cores idle at the start)`);
 rmSync(resultsFile, { force: true });
 const checksStarted = Date.now();
 let checksDoneAt = checksStarted;

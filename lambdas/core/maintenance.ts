@@ -149,8 +149,8 @@ export class MaintenanceService {
   async run(ring: Ring, options: { rangesMax?: number; untilMs?: number } = {}): Promise<MaintenanceReport> {
     const startedMs = this.deps.clock.nowMs();
     const startedAt = new Date(startedMs).toISOString();
-    const handoff = await this.handoff(ring);
-    await this.reportHintBacklog(ring);
+    const { reports: handoff, drained } = await this.handoffPass(ring);
+    await this.reportHintBacklog(ring, drained);
     const state = await this.deps.state.readMaintenanceState();
     const fromRange = state?.nextRange ?? 0;
     const sliceDueMs = (state?.antiEntropyAtMs ?? -Infinity) + this.deps.limits.antiEntropyMinIntervalMs;
@@ -170,13 +170,19 @@ export class MaintenanceService {
     return report;
   }
 
-  /** What replay left in each shard's failure log; a log that stays long means its shard is not coming back. */
-  private async reportHintBacklog(ring: Ring): Promise<void> {
+  /**
+   * What replay left in each shard's failure log; a log that stays long means its shard is not coming back. A log
+   * this run's replay emptied is reported as empty without counting it again (four queries fewer a run).
+   */
+  private async reportHintBacklog(ring: Ring, drained: ReadonlySet<string>): Promise<void> {
     const { metrics } = this.deps;
     if (!metrics) return;
     // A count that fails is left out: the metric must not fail the run whose repairs matter more.
     const counts = await Promise.all(
-      ring.shards.map(async (shard) => [shard.table, await this.deps.hints.count(shard.table).catch(() => undefined)] as const),
+      ring.shards.map(
+        async (shard) =>
+          [shard.table, drained.has(shard.table) ? 0 : await this.deps.hints.count(shard.table).catch(() => undefined)] as const,
+      ),
     );
     for (const [table, count] of counts) if (count !== undefined) metrics.hintsPending(table, count);
   }
@@ -187,8 +193,14 @@ export class MaintenanceService {
    * available only when none are left; an available shard's stray hints are replayed as well.
    */
   async handoff(ring: Ring): Promise<ReplayReport[]> {
+    return (await this.handoffPass(ring)).reports;
+  }
+
+  /** {@link handoff}'s pass, and the tables whose failure log it replayed to the end (empty when it ended). */
+  private async handoffPass(ring: Ring): Promise<{ reports: ReplayReport[]; drained: Set<string> }> {
     const health = await this.deps.health.all();
     const reports: ReplayReport[] = [];
+    const drained = new Set<string>();
     for (const shard of ring.shards) {
       const status = health.get(shard.table)?.status ?? 'available';
       const rejoining = (ring.state.rejoining ?? []).some((entry) => entry.shard === shard.id);
@@ -199,14 +211,17 @@ export class MaintenanceService {
         }
         const since = this.deps.clock.nowMs();
         if (!(await this.deps.health.beginRecovery(shard.table, since))) continue;
-        reports.push(await this.replay(shard.table, since, { rejoining }));
+        const report = await this.replay(shard.table, since, { rejoining });
+        if (report.completed) drained.add(shard.table);
+        reports.push(report);
       } else {
         const recoveringSince = status === 'recovering' ? health.get(shard.table)!.sinceMs : undefined;
         const report = await this.replay(shard.table, recoveringSince, { rejoining });
+        if (report.completed) drained.add(shard.table);
         if (report.transition || report.applied + report.alreadyCurrent > 0 || !report.completed || report.rejoin) reports.push(report);
       }
     }
-    return reports;
+    return { reports, drained };
   }
 
   /**

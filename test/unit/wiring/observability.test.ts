@@ -364,18 +364,33 @@ describe('transaction metrics', () => {
 });
 
 describe('hint backlog', () => {
-  it('is published per shard table and in total after every maintenance run', async () => {
-    // Prepare: two hints waiting for shard-1, whose table does not answer (they stay)
+  /**
+   * A maintenance service with metrics over in-memory stores, where shard-1 does not answer and holds `shard1Hints`
+   * hints and shard-0 (which answers) `shard0Hints`; `counted` lists the tables whose log it counted.
+   */
+  async function backlogWorld({ shard0Hints, shard1Hints }: { shard0Hints: number; shard1Hints: number }) {
     const clock = new ManualClock();
     const shards = new MemoryShardStore();
     const hints = new MemoryHintStore();
     const health = new MemoryHealthStore();
     const stats = new ReplicationStats(powertoolsMetrics());
     const item = { namespace: 'ns', key: 'a', version: 1, contentType: 'text/plain', size: 1, sha256: 'x', modifiedAtMs: clock.now };
-    await hints.add({ target: 'shard-1', item: { ...item, version: 1 }, createdAtMs: clock.now } as never);
-    await hints.add({ target: 'shard-1', item: { ...item, version: 2 }, createdAtMs: clock.now } as never);
+    for (const [target, count] of [
+      ['shard-0', shard0Hints],
+      ['shard-1', shard1Hints],
+    ] as const) {
+      for (let version = 1; version <= count; version += 1) {
+        await hints.add({ target, item: { ...item, version }, createdAtMs: clock.now } as never);
+      }
+    }
     await health.markUnavailable('shard-1', 'down', clock.now);
     shards.down.add('shard-1');
+    const counted: string[] = [];
+    const count = hints.count.bind(hints);
+    hints.count = async (target: string) => {
+      counted.push(target);
+      return count(target);
+    };
     let saved: unknown;
     const maintenance = new MaintenanceService({
       shards,
@@ -386,6 +401,12 @@ describe('hint backlog', () => {
       state: { readMaintenanceState: async () => saved as never, saveMaintenanceState: async (state) => void (saved = state) },
       limits: handoffOnlyLimits,
     });
+    return { maintenance, stats, counted };
+  }
+
+  it('is published per shard table and in total after every maintenance run', async () => {
+    // Prepare: two hints waiting for shard-1, whose table does not answer (they stay)
+    const { maintenance, stats } = await backlogWorld({ shard0Hints: 0, shard1Hints: 2 });
 
     // Act
     const lines = await printed(async () => {
@@ -399,6 +420,23 @@ describe('hint backlog', () => {
     const perTable = emfLines(lines).filter((line) => line.Table === 'shard-1');
     expect(perTable).toEqual([expect.objectContaining({ HintsPending: 2 })]);
     expect(metricLine(lines, 'HintsPending', ['service'])).toMatchObject({ HintsPending: [0, 2, 0, 0] });
+  });
+
+  it('counts only the logs replay did not empty: a drained log is reported empty without a query', async () => {
+    // Prepare: a hint for shard-0, which answers (replay drains it), and one for shard-1, which does not
+    const { maintenance, stats, counted } = await backlogWorld({ shard0Hints: 1, shard1Hints: 1 });
+
+    // Act
+    await maintenance.run(await staticRing().current());
+
+    // Assess: the down shard's log is counted (its hint stays); the others were replayed to the end
+    expect(counted).toEqual(['shard-1']);
+    expect([...stats.pendingHints]).toEqual([
+      ['shard-0', 0],
+      ['shard-1', 1],
+      ['shard-2', 0],
+      ['shard-3', 0],
+    ]);
   });
 });
 
