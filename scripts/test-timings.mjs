@@ -40,7 +40,7 @@ const workerSeconds = files.reduce((sum, entry) => sum + entry.seconds, 0);
 
 const lines = [
   `jest: ${files.length} files, ${results.numTotalTests} tests, ${wallSeconds.toFixed(0)} s from start to the last file's end, ` +
-    `${workerSeconds.toFixed(0)} s of files in all (two workers).`,
+    `${workerSeconds.toFixed(0)} s of files in all over its workers.`,
   '',
   '| project | files | seconds in all | slowest files (s) |',
   '|---|---:|---:|---|',
