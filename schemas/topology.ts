@@ -530,13 +530,15 @@ export const handlers: Record<HandlerName, HandlerSpec> = {
     entry: 'lambdas/entries/txn.ts',
     description: 'POST /v1/txn: commits a one-shard transaction in one atomic write, runs any other as the state machine',
     // The one-shard path reads and writes its shard, and copies a strong transaction's writes to the
-    // replicas (marking an unreachable one and hinting it, as every writer does); it never needs a
-    // record. Multi-shard transactions touch data only in the state machine's tasks.
+    // replicas (marking an unreachable one and hinting it, as every writer does). It writes no record of
+    // its own, but resolves another transaction's intent met on its keys as a reader does (reads the
+    // record, rolls a committed one forward, aborts an expired one), so it writes the record table too.
+    // Multi-shard transactions touch data only in the state machine's tasks.
     shardTables: 'readWrite',
     controlTable: 'readWrite',
     hintsTable: 'readWrite',
     blobBucket: 'none',
-    txnTable: 'none',
+    txnTable: 'readWrite',
     startsTransactions: true,
     // A key-sync namespace's transaction is answered once the backup region knows of its writes.
     drLink: true,

@@ -97,6 +97,22 @@ export class TxnKeyAccess {
     return { observed };
   }
 
+  /**
+   * `items` as their keys stand once every decided transaction's intent on them is resolved, as a reader
+   * resolves one (rolled forward or cleared); undefined when an intent's transaction is still pending.
+   */
+  async withDecidedIntentsResolved(table: string, items: ReadonlyMap<string, StoredItem>): Promise<Map<string, StoredItem> | undefined> {
+    const resolved = new Map(items);
+    for (const [key, item] of items) {
+      if (!item.intent) continue;
+      const resolution = await this.deps.intents.resolve(table, item);
+      if (resolution.state === 'pending') return undefined;
+      if (resolution.item) resolved.set(key, resolution.item);
+      else resolved.delete(key);
+    }
+    return resolved;
+  }
+
   observe(execution: TxnExecution, key: string, item: StoredItem | undefined): Observed {
     // Read before the liveness guard, which narrows a dead item away.
     const storedVersion = item?.version ?? 0;

@@ -22,8 +22,8 @@ export class OneShardCommit {
    * atomic write on that shard, conditioned on each key being as read and free of intents. No record
    * and no intent is written, so nothing is left to recover. Undefined when the transaction does not
    * qualify (several shards, more keys than one atomic write takes) or met another transaction on the
-   * way (an intent, a key changed since it was read): the two-phase commit then runs it, and nothing
-   * was written. docs/transactions.md, "One shard".
+   * way (a pending transaction's intent, a key changed since it was read; a read-only one: any intent):
+   * the two-phase commit then runs it, and nothing was written. docs/transactions.md, "One shard".
    */
   async commit(execution: TxnExecution): Promise<TxnOutcome | undefined> {
     const [participant, ...others] = execution.participants;
@@ -34,8 +34,15 @@ export class OneShardCommit {
     // A read-only transaction reads its keys at one instant (TransactGetItems, at twice the read units); one item is
     // read at one instant by any consistent read.
     const atomic = execution.kind === 'readOnly' && keys.length > 1;
-    const items = await this.deps.shards.getMany(table, execution.namespace, keys, { atomic });
-    if ([...items.values()].some((item) => item.intent)) return undefined;
+    const read = await this.deps.shards.getMany(table, execution.namespace, keys, { atomic });
+    // Another transaction's intent. A read-only transaction leaves it to 2PC: resolving it would read that key
+    // at another instant than the rest. A writer resolves a decided one as a reader would: a two-phase commit
+    // is answered at its decision and leaves its intents to the applier, so without this the next transaction
+    // on those keys, sent at once, would go to 2PC as well and leave intents of its own, and so on.
+    // A pending one holds its key: 2PC resolves it (wound-wait).
+    const hasIntent = [...read.values()].some((item) => item.intent);
+    const items = !hasIntent ? read : execution.kind === 'readOnly' ? undefined : await this.keys.withDecidedIntentsResolved(table, read);
+    if (!items) return undefined;
     const observed: Observed[] = [];
     for (const key of participant.keys) {
       const item = items.get(key.key);

@@ -325,10 +325,20 @@ describe('IAM least privilege', () => {
   });
 
   describe('transactions', () => {
-    it('lets only the transaction steps, the sweeper, the KV handlers and the admin’s DR restore (which resolve the intents they meet), the failover (which settles a failed owner’s transactions), the rebalance (which settles those of a range it cuts over) and the volumes (whose writes across two shards run two-phase commit in the handler) write the transaction table', () => {
+    it('lets only the transaction steps, the sweeper, the KV handlers, the one-shard path of the txn handler and the admin’s DR restore (which resolve the intents they meet), the failover (which settles a failed owner’s transactions), the rebalance (which settles those of a range it cuts over) and the volumes (whose writes across two shards run two-phase commit in the handler) write the transaction table', () => {
       const writers = handlerNames.filter((name) => actionsOn(grantsOf(s, name), txnArn).some(isWrite));
 
-      expect(writers.sort()).toEqual(['admin', 'failoverStep', 'kvRead', 'kvWrite', 'rebalanceStep', 'txnStep', 'txnSweeper', 'volumes']);
+      expect(writers.sort()).toEqual([
+        'admin',
+        'failoverStep',
+        'kvRead',
+        'kvWrite',
+        'rebalanceStep',
+        'txn',
+        'txnStep',
+        'txnSweeper',
+        'volumes',
+      ]);
     });
 
     it('lets the admin handler and, with automatic failover on, the handlers that find shards down start a failover', () => {

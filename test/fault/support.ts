@@ -143,14 +143,16 @@ export async function driveUntil(
   what: string,
   happened: () => Promise<boolean>,
   step: (attempt: number) => Promise<void>,
-  bound: { stepsMax: number; boundMs: number },
+  bound: { stepsMax: number; boundMs: number; /** What the run saw instead, for the error. */ explain?: () => Promise<string> },
 ): Promise<number> {
   const started = Date.now();
   for (let steps = 0; ; steps += 1) {
     if (await happened()) return steps;
     const elapsedMs = Date.now() - started;
-    if (steps >= bound.stepsMax || elapsedMs > bound.boundMs)
-      throw new NeverHappenedError(what, `${steps} steps in ${elapsedMs} ms (bounds: ${bound.stepsMax} steps, ${bound.boundMs} ms)`);
+    if (steps >= bound.stepsMax || elapsedMs > bound.boundMs) {
+      const seen = bound.explain ? `; ${await bound.explain()}` : '';
+      throw new NeverHappenedError(what, `${steps} steps in ${elapsedMs} ms (bounds: ${bound.stepsMax} steps, ${bound.boundMs} ms)${seen}`);
+    }
     await step(steps);
   }
 }

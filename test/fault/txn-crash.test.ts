@@ -113,6 +113,10 @@ async function runCrashPoint(point: CrashPoint, rng: Rng): Promise<void> {
   // concurrent rounds from either; one client alone then sends transactions (armed, then not) until each happened.
   const drivenClient = 2 * clientCount;
   const unknownOutcomes = () => attempts.filter((attempt) => isUnknownOutcome(attempt.reply, atomic)).length;
+  const explain = async () => {
+    const { reached, crashed, crashes } = await api.faults();
+    return `outcomes ${JSON.stringify(tallyOutcomes(attempts))}, reached ${JSON.stringify(reached)}, crashed ${JSON.stringify(crashed)}, armed ${JSON.stringify(crashes)}`;
+  };
   await driveUntil(
     `a crash at ${point} answered as an unknown outcome`,
     async () => ((await api.faults()).crashed[point] ?? 0) >= 1 && unknownOutcomes() >= 1,
@@ -120,7 +124,7 @@ async function runCrashPoint(point: CrashPoint, rng: Rng): Promise<void> {
       if ((await api.faults()).crashes.length === 0) await api.setFaults({ crashes: [{ point, after: 0, times: 1 }] });
       await transaction(drivenClient, n);
     },
-    { stepsMax: driveStepsMax, boundMs: driveBoundMs },
+    { stepsMax: driveStepsMax, boundMs: driveBoundMs, explain },
   );
   const faultStatus = await api.faults();
   await api.setFaults({});
@@ -128,7 +132,7 @@ async function runCrashPoint(point: CrashPoint, rng: Rng): Promise<void> {
     'a transaction acknowledged as committed',
     async () => attempts.some((attempt) => attempt.reply.status === 200),
     (n) => transaction(drivenClient + 1, n),
-    { stepsMax: driveStepsMax, boundMs: driveBoundMs },
+    { stepsMax: driveStepsMax, boundMs: driveBoundMs, explain },
   );
   const crashed = faultStatus.crashed[point] ?? 0;
   const txids = attempts.flatMap((attempt) => (attempt.reply.txid ? [attempt.reply.txid] : []));
@@ -170,11 +174,7 @@ async function runCrashPoint(point: CrashPoint, rng: Rng): Promise<void> {
   if (hotVersion !== committedCount) violations.push(`hot key at v${hotVersion}, but ${committedCount} transactions committed`);
   if (hot.status === 200 && !attempts.some((attempt) => attempt.tag === hot.value)) violations.push(`hot key holds ${hot.value}`);
 
-  const outcomes = attempts.reduce<Record<string, number>>((tally, attempt) => {
-    const name = `${attempt.reply.status}${attempt.reply.code ? ` ${attempt.reply.code}` : ''}`;
-    tally[name] = (tally[name] ?? 0) + 1;
-    return tally;
-  }, {});
+  const outcomes = tallyOutcomes(attempts);
   const context =
     `keys ${prefix}*, outcomes ${JSON.stringify(outcomes)}, committed ${committedCount}, crashed ${crashed}x ` +
     `(${faultsMid.crashed[point] ?? 0} in the first half), recovery ${recovery.elapsedMs} ms`;
@@ -194,4 +194,13 @@ async function runCrashPoint(point: CrashPoint, rng: Rng): Promise<void> {
   expect({ context, violations }).toEqual({ context, violations: [] });
   // Something committed, so the checks judged real data.
   expect({ context, committed: committedCount > 0 }).toEqual({ context, committed: true });
+}
+
+/** How many attempts ended in each answer (`status code`). */
+function tallyOutcomes(attempts: readonly Attempt[]): Record<string, number> {
+  return attempts.reduce<Record<string, number>>((tally, attempt) => {
+    const name = `${attempt.reply.status}${attempt.reply.code ? ` ${attempt.reply.code}` : ''}`;
+    tally[name] = (tally[name] ?? 0) + 1;
+    return tally;
+  }, {});
 }

@@ -364,17 +364,13 @@ describe('one shard: one atomic write, no coordinator', () => {
       ),
     ).toBeUndefined();
 
-    // Another transaction's intent on a key: 2PC resolves it (wound-wait), the atomic path does not try.
+    // A pending transaction's intent on a key: 2PC resolves it (wound-wait), the atomic path does not try.
     const [locked] = keysOnOneShard('locked', 1);
-    await context.shards.placeIntent(ownerOf(locked!), {
-      namespace: 'ns',
-      key: locked!,
-      token: tokenOf('ns', locked!),
-      mustBeLive: false,
-      nowSeconds: 0,
-      intent: { txid: '0-other', kind: 'put', contentType: 'text/plain', size: 1, sha256: '', value: text('o'), placedAtMs: 0 },
-    });
+    const pending = await context.txns.plan('ns', [put(locked!, 'other')], { consistency: 'eventual' });
+    await context.txns.begin(pending);
+    await context.txns.prepare(pending, ownerOf(locked!));
     expect(await oneShard(context, [put(locked!, 'mine')])).toBeUndefined();
+    expect(context.shards.peek(ownerOf(locked!), 'ns', locked!)?.intent?.txid).toBe(pending.txid);
 
     // A write lands between the read and the atomic write: refused as a whole, nothing written.
     const [raced, other] = keysOnOneShard('raced', 2);
@@ -387,6 +383,34 @@ describe('one shard: one atomic write, no coordinator', () => {
     expect(await oneShard(context, [{ op: 'get', key: raced! }, put(other!, 'w')])).toBeUndefined();
     expect(await context.valueOf(other!)).toBeUndefined();
     expect(await context.valueOf(raced!)).toEqual({ value: 'racer', version: 1 });
+  });
+
+  it("resolves a decided transaction's intent as a reader would and commits atomically; a read-only transaction leaves it to 2PC", async () => {
+    // A two-phase commit is answered at its decision and leaves its intents to the applier: the client's next
+    // transaction on those keys, sent at once, must not go to 2PC for it (and leave intents of its own in turn).
+    const context = setup();
+    const [a, b] = keysOnOneShard('decided', 2);
+    const [c] = keysOnTwoShards('decided-far').filter((key) => ownerOf(key) !== ownerOf(a!));
+    const { faults, shards, txns } = context;
+    faults.crashAt('txn.afterDecide');
+    const twoPhase = await txns.plan('ns', [put(a!, '1'), put(c!, '1')], { consistency: 'eventual' });
+    await expect(txns.runInProcess(twoPhase)).rejects.toThrow('crash injected');
+    expect(shards.peek(ownerOf(a!), 'ns', a!)?.intent?.txid).toBe(twoPhase.txid);
+
+    expect(await oneShard(context, [{ op: 'get', key: a! }])).toBeUndefined();
+    const outcome = await oneShard(context, [{ op: 'get', key: a! }, put(a!, '2'), put(b!, '2')]);
+
+    expect(outcome).toMatchObject({
+      status: 'committed',
+      reads: [{ key: a, found: true, version: 1 }],
+      writes: [
+        { key: a, version: 2 },
+        { key: b, version: 1 },
+      ],
+    });
+    expect(shards.atomicWrites).toBe(1);
+    expect(await context.valueOf(a!)).toEqual({ value: '2', version: 2 });
+    expect(await context.valueOf(c!)).toEqual({ value: '1', version: 1 });
   });
 
   it('leaves to 2PC, while a rebalance runs, a write over two token ranges of one shard; one range, or reads only, stay atomic', async () => {
