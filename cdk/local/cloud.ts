@@ -11,6 +11,7 @@ import { handlerFactories } from '../../lambdas/entries/handler-factories';
 import { apiKeyService, iamPrincipalService, ringStore } from '../../lambdas/wiring/control';
 import { isRingstoreError } from '../../lambdas/core/errors';
 import type { IamPrincipalService } from '../../lambdas/core/iam-principals';
+import { documentClient, moverDocumentClient } from '../../lambdas/wiring/clients';
 import { closeConnections } from '../../lambdas/wiring/data';
 import { redactingLogger, Wiring } from '../../lambdas/wiring/wiring';
 import { envVars, type HandlerName, limits, type Names, namesFor, replicationDefaults, routes, txnLimits } from '../../schemas/topology';
@@ -22,6 +23,7 @@ import { ensureKeyQueue, startBackupDeliveries } from './dr-region';
 import { ResourceStack, startWithStack } from './resource-stack';
 import { startStreamPoller, type StreamPollerOptions } from './stream-poller';
 import { startSchedule } from './schedule';
+import { TableWrites } from './table-writes';
 import { localFailoverStarter, localPromotionStarter, localRebalanceStarter, localTransactionOrchestrator } from './state-machine';
 import type { RingState } from '../../lambdas/ports';
 
@@ -218,7 +220,14 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     const handlers = wireHandlers(start, config, drKeyQueue !== undefined);
     const data = await prepareData(start, engines, config, handlers.wiring);
     const gatewayHandlers = gatewayHandlersOf(handlers.build);
-    const deliveries = await startDeliveries(start, { engines, build: handlers.build, ring: data.ring, tableCount, drKeyQueue });
+    const deliveries = await startDeliveries(start, {
+      engines,
+      build: handlers.build,
+      ring: data.ring,
+      tableCount,
+      drKeyQueue,
+      writes: handlers.writes,
+    });
     startSchedules(start, handlers.build);
     // Stopping: once the gateway takes no more requests, the failovers and promotions they started finish
     // before the schedules and pollers stop.
@@ -337,7 +346,11 @@ function wireHandlers({ options, stack }: Start, config: RuntimeConfig, promotin
   const rebalances = localRebalanceStarter(buildOn('rebalanceStep', withFailovers), root);
   const wiring = stack.use(withFailovers.with({ orchestrator, rebalances, ...(promotions ? { promotions } : {}) }), closeConnections);
   const build: BuildHandler = (name) => buildOn(name, wiring);
-  return { wiring, build, faults, failovers, promotions };
+  // What the handlers write (through the one client they share, and the rebalance's), for the stream pollers.
+  const writes = new TableWrites();
+  writes.watch(documentClient(wiring));
+  writes.watch(moverDocumentClient(wiring));
+  return { wiring, build, faults, failovers, promotions, writes };
 }
 
 /** The ring (a stored one wins), the local API keys and IAM user; then the caller's seeding, if any. */
@@ -369,6 +382,7 @@ async function startDeliveries(
     ring: RingState;
     tableCount: number;
     drKeyQueue: { url: string; arn: string } | undefined;
+    writes: TableWrites;
   },
 ) {
   const { engines, build } = region;
@@ -383,7 +397,13 @@ async function startDeliveries(
   ];
   const streamed = async (poller: Omit<StreamPollerOptions, 'endpoint' | 'batchSize' | 'log'>) =>
     stack.use(
-      await startStreamPoller({ endpoint: engines.dynamodbEndpoint, batchSize: replicationDefaults.streamBatchSize, log, ...poller }),
+      await startStreamPoller({
+        endpoint: engines.dynamodbEndpoint,
+        batchSize: replicationDefaults.streamBatchSize,
+        log,
+        writes: region.writes,
+        ...poller,
+      }),
       (started) => started.stop(),
     );
   // The shard streams feed the replicator.

@@ -16,6 +16,7 @@ import { lambdaImageOf } from '../../lambdas/adapters/dynamodb-stream';
 import { lambdaContext } from './lambda-events';
 import { localCredentials, localRegion } from './engines';
 import { startWithStack } from './resource-stack';
+import type { TableWrites } from './table-writes';
 
 type StreamHandler = (event: DynamoDBStreamEvent, context: Context) => Promise<DynamoDBBatchResponse>;
 
@@ -35,6 +36,11 @@ export interface StreamPollerOptions {
    * written before the start is not handed over; a benchmark that seeded every copy itself starts so).
    */
   startAt?: 'oldest' | 'latest';
+  /**
+   * The writes this process makes to the tables: with them, a stream shard nothing wrote since its last empty
+   * poll waits for the next write, up to {@link quietPollMs}, instead of polling at Lambda's pace.
+   */
+  writes?: TableWrites;
 }
 
 /**
@@ -43,6 +49,13 @@ export interface StreamPollerOptions {
  * benchmark that waits for replication does not pay the interval.
  */
 const idlePollMs = 250;
+/**
+ * Quiet streams: the longest an idle stream shard waits when no write of this process reached its table since
+ * its last poll began (StreamPollerOptions.writes). Such a write wakes it at Lambda's pace, so what this process
+ * writes is delivered as soon as before; a write from elsewhere (a test's fixture, a tool) is delivered within
+ * this. Polls of idle streams were half of an idle local cloud's CPU (docs/testing.md, "Where the CPU goes").
+ */
+const quietPollMs = 1_000;
 /** Retry backoff after a failed batch: doubles from the first value up to the last. */
 const retryBackoffMs = { first: 50, max: 2_000 } as const;
 /** How often the stream's shard list is re-read to pick up new shards. */
@@ -56,6 +69,8 @@ export interface RunningStreamPoller {
 
 interface ShardCursor {
   streamArn: string;
+  /** The table whose stream this is. */
+  table: string;
   shardId: string;
   iterator?: string;
   /** Last sequence number handed to the handler successfully. */
@@ -74,7 +89,8 @@ interface Waiter {
 class ShardReaders {
   readonly #options: StreamPollerOptions;
   readonly #streams: DynamoDBStreamsClient;
-  readonly #streamArns: readonly string[];
+  /** Each stream's table, by stream ARN. */
+  readonly #tablesByStream: ReadonlyMap<string, string>;
   readonly #checkpoints: Record<string, string>;
   readonly #cursors = new Map<string, ShardCursor>();
   readonly #running = new Map<string, Promise<void>>();
@@ -88,12 +104,12 @@ class ShardReaders {
   constructor(
     options: StreamPollerOptions,
     streams: DynamoDBStreamsClient,
-    streamArns: readonly string[],
+    tablesByStream: ReadonlyMap<string, string>,
     checkpoints: Record<string, string>,
   ) {
     this.#options = options;
     this.#streams = streams;
-    this.#streamArns = streamArns;
+    this.#tablesByStream = tablesByStream;
     this.#checkpoints = checkpoints;
   }
 
@@ -128,14 +144,30 @@ class ShardReaders {
     return this.#stopped;
   }
 
-  #idleSleep(): Promise<void> {
+  /**
+   * The wait after an empty poll: Lambda's pace, or, when nothing this process wrote reached the table since
+   * `generationBefore` (read before the poll), until the next such write or {@link quietPollMs}.
+   */
+  #idleSleep(table: string, generationBefore: number): Promise<void> {
+    const { writes } = this.#options;
     return new Promise<void>((resolve) => {
+      let quietTimer: NodeJS.Timeout | undefined;
+      let stopListening: (() => void) | undefined;
       const wake = () => {
-        clearTimeout(timer);
+        clearTimeout(paceTimer);
+        clearTimeout(quietTimer);
+        stopListening?.();
         this.#idleSleepers.delete(wake);
         resolve();
       };
-      const timer = setTimeout(wake, idlePollMs);
+      const paceTimer = setTimeout(() => {
+        if (!writes || writes.generationOf(table) !== generationBefore) {
+          wake();
+          return;
+        }
+        stopListening = writes.onNextWrite(table, wake);
+        quietTimer = setTimeout(wake, quietPollMs - idlePollMs);
+      }, idlePollMs);
       this.#idleSleepers.add(wake);
     });
   }
@@ -145,7 +177,7 @@ class ShardReaders {
   }
 
   async #discoverShards(atStart = false): Promise<void> {
-    for (const streamArn of this.#streamArns) {
+    for (const [streamArn, table] of this.#tablesByStream) {
       let start: string | undefined;
       do {
         const { StreamDescription } = await this.#streams.send(
@@ -158,6 +190,7 @@ class ShardReaders {
             const latest = atStart && this.#options.startAt === 'latest' && !checkpoint;
             this.#cursors.set(id, {
               streamArn,
+              table,
               shardId: shard.ShardId!,
               closed: false,
               ...(checkpoint ? { checkpoint } : {}),
@@ -255,9 +288,10 @@ class ShardReaders {
     let backoff: number = retryBackoffMs.first;
     while (!this.#stopped && !cursor.closed) {
       try {
+        const generationBefore = this.#options.writes?.generationOf(cursor.table) ?? 0;
         const handled = await this.#pollOnce(id, cursor);
         backoff = retryBackoffMs.first;
-        if (handled === 0) await this.#idleSleep();
+        if (handled === 0) await this.#idleSleep(cursor.table, generationBefore);
       } catch (error) {
         if (this.#isStopped()) return;
         if (!(error instanceof Error && error.message === 'batch failed')) {
@@ -303,10 +337,10 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<R
       options.tables.map(async (table) => {
         const { Table } = await dynamodb.send(new DescribeTableCommand({ TableName: table }));
         if (!Table?.LatestStreamArn) throw new Error(`table ${table} has no stream`);
-        return Table.LatestStreamArn;
+        return [Table.LatestStreamArn, table] as const;
       }),
     );
-    const readers = new ShardReaders(options, streams, streamArns, checkpoints);
+    const readers = new ShardReaders(options, streams, new Map(streamArns), checkpoints);
     await readers.start();
     stack.defer(() => readers.stop());
     return { caughtUp: () => readers.caughtUp(), stop: () => stack.disposeAll() };
