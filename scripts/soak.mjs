@@ -28,15 +28,9 @@ const usage =
 const runs = Number(options.runs);
 const busyCores = Number(options['busy-cores']);
 const workers = Number(options.workers);
-if (
-  options.help ||
-  !Number.isInteger(runs) ||
-  runs < 1 ||
-  !Number.isInteger(busyCores) ||
-  busyCores < 0 ||
-  !Number.isInteger(workers) ||
-  workers < 1
-) {
+/** Whether `value` is a whole number of at least `least`. */
+const isCount = (value, least) => Number.isInteger(value) && value >= least;
+if (options.help || !isCount(runs, 1) || !isCount(busyCores, 0) || !isCount(workers, 1)) {
   console.error(usage);
   process.exit(options.help ? 0 : 2);
 }

@@ -204,22 +204,22 @@ export class MaintenanceService {
     for (const shard of ring.shards) {
       const status = health.get(shard.table)?.status ?? 'available';
       const rejoining = (ring.state.rejoining ?? []).some((entry) => entry.shard === shard.id);
+      let recoveringSince: number | undefined;
       if (status === 'unavailable') {
         if (!(await this.answers(shard.table))) {
           await this.deps.stillDown?.(shard.table, this.deps.clock.nowMs());
           continue;
         }
-        const since = this.deps.clock.nowMs();
-        if (!(await this.deps.health.beginRecovery(shard.table, since))) continue;
-        const report = await this.replay(shard.table, since, { rejoining });
-        if (report.completed) drained.add(shard.table);
-        reports.push(report);
-      } else {
-        const recoveringSince = status === 'recovering' ? health.get(shard.table)!.sinceMs : undefined;
-        const report = await this.replay(shard.table, recoveringSince, { rejoining });
-        if (report.completed) drained.add(shard.table);
-        if (report.transition || report.applied + report.alreadyCurrent > 0 || !report.completed || report.rejoin) reports.push(report);
+        recoveringSince = this.deps.clock.nowMs();
+        if (!(await this.deps.health.beginRecovery(shard.table, recoveringSince))) continue;
+      } else if (status === 'recovering') {
+        recoveringSince = health.get(shard.table)!.sinceMs;
       }
+      const report = await this.replay(shard.table, recoveringSince, { rejoining });
+      if (report.completed) drained.add(shard.table);
+      // A shard that came back is always reported; any other only when its replay did or found something.
+      const worthReporting = report.transition || report.applied + report.alreadyCurrent > 0 || !report.completed || report.rejoin;
+      if (status === 'unavailable' || worthReporting) reports.push(report);
     }
     return { reports, drained };
   }
