@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { acceptDemotedFlag, demotionOf } from '../../cdk/local/demotion';
 import { type LocalRegions, startLocalRegions } from '../../cdk/local/regions';
-import { RingstoreClient } from '../../sdk/src';
+import { ForbiddenError, RingstoreClient } from '../../sdk/src';
 import { startLocalCloudProcess } from '../support/local-cloud-process';
 import { sleep } from './support';
 
@@ -21,6 +21,20 @@ jest.setTimeout(240_000);
 describe('two local regions', () => {
   let home: string;
   let regions: LocalRegions | undefined;
+
+  /** A client of `endpoint` signed by the local IAM user (the same in both regions). */
+  const signed = (endpoint: string) => new RingstoreClient({ endpoint, credentials: regions!.primary.iamUser, sleep: async () => {} });
+
+  /** A DR drill: the backup promoted (a second call finds it promoted). */
+  async function promoteBackup(): Promise<void> {
+    const admin = new RingstoreClient({ endpoint: regions!.backup.url, apiKey: regions!.backup.adminKey });
+    if ((await admin.describeDr()).state !== 'promoted') await admin.promote({ reason: 'drill' });
+    const deadline = Date.now() + promotionMs;
+    while ((await admin.describeDr()).state !== 'promoted') {
+      if (Date.now() > deadline) throw new Error(`the backup was not promoted within ${promotionMs} ms`);
+      await sleep(250);
+    }
+  }
 
   beforeAll(async () => {
     home = mkdtempSync(join(tmpdir(), 'ringstore-it-regions-'));
@@ -44,7 +58,6 @@ describe('two local regions', () => {
   it('take the local IAM user in the backup region too', async () => {
     // Prepare: the credentials `npm start` prints are the primary's.
     const { primary, backup } = regions!;
-    const signed = (endpoint: string) => new RingstoreClient({ endpoint, credentials: primary.iamUser, sleep: async () => {} });
     await signed(primary.url).put('signed-in-both', 'from the primary');
     await regions!.drCaughtUp();
 
@@ -56,16 +69,42 @@ describe('two local regions', () => {
     expect(fromBackup.text()).toBe('from the primary');
   });
 
+  it("ship a volume's blocks: the backup refuses block reads until it is promoted, then serves them whole", async () => {
+    // Prepare: a write across two blocks at an unaligned offset, and one at the end of a later block.
+    const { primary, backup } = regions!;
+    await signed(primary.url).createVolume('dr-disk', 16 * 4096);
+    const disk = signed(primary.url).volume('dr-disk');
+    await disk.attach({ holder: 'dr-test' });
+    const across = new Uint8Array(6000).map((_, i) => (i * 7) % 251);
+    const tail = new TextEncoder().encode('the last bytes of block 9');
+    await disk.write(1000, across);
+    await disk.write(10 * 4096 - tail.byteLength, tail);
+    await regions!.drCaughtUp();
+
+    // Act
+    const beforePromotion = await signed(backup.url)
+      .volume('dr-disk')
+      .read(0, 4096)
+      .catch((error: unknown) => error);
+    await promoteBackup();
+    const promoted = signed(backup.url).volume('dr-disk');
+    const [acrossRead, tailRead, unwritten] = await Promise.all([
+      promoted.read(1000, across.byteLength),
+      promoted.read(10 * 4096 - tail.byteLength, tail.byteLength),
+      promoted.read(12 * 4096, 4096),
+    ]);
+
+    // Assess: refused as transactions are in a backup (never a stale block), then the primary's bytes exactly.
+    expect(beforePromotion).toBeInstanceOf(ForbiddenError);
+    expect(beforePromotion).toMatchObject({ code: 'dr.backupReadOnly' });
+    expect(Buffer.from(acrossRead).equals(Buffer.from(across))).toBe(true);
+    expect(new TextDecoder().decode(tailRead)).toBe('the last bytes of block 9');
+    expect(unwritten.every((byte) => byte === 0)).toBe(true);
+  });
+
   it("refuse to start the demoted primary's data alone after a drill, unless --accept-demoted", async () => {
     // Prepare: a drill, the backup promoted, both regions stopped.
-    const { backup } = regions!;
-    const admin = new RingstoreClient({ endpoint: backup.url, apiKey: backup.adminKey });
-    await admin.promote({ reason: 'drill' });
-    const deadline = Date.now() + promotionMs;
-    while ((await admin.describeDr()).state !== 'promoted') {
-      if (Date.now() > deadline) throw new Error(`the backup was not promoted within ${promotionMs} ms`);
-      await sleep(250);
-    }
+    await promoteBackup();
     await regions!.stop();
     regions = undefined;
 
