@@ -1,13 +1,16 @@
 // `npm run bench:volumes`: a block volume of the local cloud exported by the NBD server (`ringstore volume serve`'s),
 // measured with fio's nbd engine: 4 KiB random and 256 KiB sequential reads and writes, queue depth 1 and 16. In the
-// same run, on the same DynamoDB Local: the same bytes written and read raw (one TransactWriteItems of the blocks, one
-// consistent BatchGetItem), and a strong KV PUT of 4 KiB through the REST API. Writes bench/results/volumes-<label>.json.
+// same run, on the same DynamoDB Local: the DynamoDB requests Ringstore sent for one such read or write, replayed raw
+// with the same overlap (bench/request-replay.ts); the same bytes written and read raw (one TransactWriteItems of the
+// blocks, one consistent BatchGetItem); and a strong KV PUT of 4 KiB through the REST API. Writes
+// bench/results/volumes-<label>.json.
 import { execFile } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { BatchGetItemCommand, type DynamoDBClient, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
 import * as z from 'zod';
 import { startLocalCloud } from '../cdk/local/cloud';
+import { documentClient } from '../lambdas/wiring/clients';
 import { RingstoreClient } from '../sdk/src';
 import { NbdServer } from '../sdk/src/nbd/server';
 import { VolumeDevice, volumeErrnoOf } from '../sdk/src/nbd/volume-device';
@@ -23,6 +26,7 @@ import {
   writeResults,
 } from './environment';
 import { median, percentile } from './measure';
+import { type CapturedCall, captureCalls, commandCounts, replayOnce } from './request-replay';
 
 const settings = z
   .object({
@@ -155,11 +159,70 @@ async function rawBaselines(client: DynamoDBClient) {
   };
 }
 
+/** The operations whose requests are captured and replayed, each against the fio job it stands for. */
+const replayedOperations = [
+  { name: 'write 256 KiB', job: 'seq write 256 KiB qd1', bytes: 256 * KiB, write: true },
+  { name: 'write 4 KiB', job: 'rand write 4 KiB qd1', bytes: 4 * KiB, write: true },
+  { name: 'read 256 KiB', job: 'seq read 256 KiB qd1', bytes: 256 * KiB, write: false },
+  { name: 'read 4 KiB', job: 'rand read 4 KiB qd1', bytes: 4 * KiB, write: false },
+] as const;
+
+/**
+ * The requests one operation sent, as the engine saw them. Its copies to the replicas are sent twice, by the strong
+ * write and by the replicator reading the stream (which refuses as current what the first landed): only the first of
+ * each is the operation's. What was sent after the operation was answered is the replicator's too.
+ */
+async function capturedRequestsOf(cloud: Awaited<ReturnType<typeof startLocalCloud>>, operation: () => Promise<unknown>) {
+  await operation(); // the same request once before, uncaptured: the ring, the lease and the caches are warm
+  await cloud.replicationCaughtUp();
+  const capture = captureCalls(documentClient(cloud.wiring));
+  await operation();
+  const answeredAt = performance.now();
+  const calls = capture.stop();
+  const seen = new Set<string>();
+  return calls.filter((call) => {
+    if (call.sentAt > answeredAt) return false;
+    if (call.command !== 'PutItemCommand') return true;
+    const { TableName, Item } = call.input as { TableName?: string; Item?: { pk?: { S?: string } } };
+    const copy = `${TableName} ${Item?.pk?.S}`;
+    if (seen.has(copy)) return false;
+    seen.add(copy);
+    return true;
+  });
+}
+
+/** Each operation's captured requests replayed raw `ops` times (a quarter for 256 KiB): p50, p99 and MB/s. */
+async function replayedBaselines(raw: DynamoDBClient, captured: ReadonlyMap<string, CapturedCall[]>) {
+  const results: Record<string, { requests: Record<string, number>; p50Ms: number; p99Ms: number; mbPerSecond: number }> = {};
+  for (const operation of replayedOperations) {
+    const calls = captured.get(operation.name)!;
+    const ops = operation.bytes > 4 * KiB ? Math.ceil(settings.BENCH_VOLUME_BASELINE_OPS / 4) : settings.BENCH_VOLUME_BASELINE_OPS;
+    const timed = await latencies(ops, async () => {
+      await replayOnce(raw, calls, callTimeoutMs);
+    });
+    results[operation.name] = {
+      requests: commandCounts(calls),
+      p50Ms: timed.p50Ms,
+      p99Ms: timed.p99Ms,
+      mbPerSecond: round((ops * operation.bytes) / timed.seconds / 1e6),
+    };
+  }
+  return results;
+}
+
 async function main(): Promise<void> {
   startWatchdog(settings.BENCH_TIMEOUT_SECONDS, 'bench:volumes');
   const home = benchHome(settings.RINGSTORE_VENDOR_DIR);
   log(`starting the local cloud in ${home}`);
-  const cloud = await startLocalCloud({ home, port: 0, dynamodbJournal: benchDynamoDbJournal, log, maintenanceIntervalMs: 0 });
+  // No maintenance and no transaction sweeper: their requests on their own schedules would land among the captured ones.
+  const cloud = await startLocalCloud({
+    home,
+    port: 0,
+    dynamodbJournal: benchDynamoDbJournal,
+    log,
+    maintenanceIntervalMs: 0,
+    sweeperIntervalMs: 0,
+  });
   const client = new RingstoreClient({ endpoint: cloud.url, apiKey: cloud.apiKey });
   const raw = rawClient(cloud.engines.dynamodbEndpoint);
   let server: NbdServer | undefined;
@@ -167,7 +230,8 @@ async function main(): Promise<void> {
   try {
     const sizeBytes = Math.max(settings.BENCH_VOLUME_MIB * MiB, 64 * MiB);
     await client.createVolume('bench', sizeBytes);
-    device = await VolumeDevice.open(client.volume('bench'), { readOnly: false, holder: 'bench', leaseSeconds: 60, log });
+    const volume = client.volume('bench');
+    device = await VolumeDevice.open(volume, { readOnly: false, holder: 'bench', leaseSeconds: 60, log });
     server = new NbdServer({ exports: [{ name: 'bench', device }], errnoOf: volumeErrnoOf, log });
     await server.listen({ port: 0 });
     const uri = `nbd://127.0.0.1:${server.port}/bench`;
@@ -178,6 +242,18 @@ async function main(): Promise<void> {
       log(`${job.name}: ${result.mbPerSecond} MB/s, ${result.iops} IOPS, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms`);
       fioResults.push(result);
     }
+    // Ringstore's own requests for one operation of each kind, on blocks fio wrote (block 100 on: not the first blocks).
+    const captured = new Map<string, CapturedCall[]>();
+    for (const operation of replayedOperations) {
+      const offset = 100 * volumeLimits.blockBytes;
+      const bytes = new Uint8Array(operation.bytes).fill(5);
+      const calls = await capturedRequestsOf(cloud, () =>
+        operation.write ? volume.write(offset, bytes) : volume.read(offset, operation.bytes),
+      );
+      log(`${operation.name}: ${calls.length} requests (${JSON.stringify(commandCounts(calls))})`);
+      captured.set(operation.name, calls);
+    }
+    const replayed = await replayedBaselines(raw, captured);
     await createRawTable(raw);
     const baselines = await rawBaselines(raw);
     const value = new Uint8Array(volumeLimits.blockBytes).fill(9);
@@ -185,7 +261,13 @@ async function main(): Promise<void> {
       await client.put(`bench/kv-${i % 64}`, value, { consistency: 'strong' });
     });
     const byName = (name: string) => fioResults.find((result) => result.name === name)!;
+    const replay = (name: (typeof replayedOperations)[number]['name']) => replayed[name]!;
     const ratios = {
+      seqWriteQd1OverReplay: round(byName('seq write 256 KiB qd1').mbPerSecond / replay('write 256 KiB').mbPerSecond),
+      seqReadQd1OverReplay: round(byName('seq read 256 KiB qd1').mbPerSecond / replay('read 256 KiB').mbPerSecond),
+      randWrite4KiBP50OverReplay: round(byName('rand write 4 KiB qd1').p50Ms / replay('write 4 KiB').p50Ms),
+      randRead4KiBP50OverReplay: round(byName('rand read 4 KiB qd1').p50Ms / replay('read 4 KiB').p50Ms),
+      replayedSeqWriteOverRawTransactWrite: round(replay('write 256 KiB').mbPerSecond / baselines.transactWrite256KiB.mbPerSecond),
       randWrite4KiBP50OverKvStrongPut: round(byName('rand write 4 KiB qd1').p50Ms / kvPut.p50Ms),
       randWrite4KiBP50OverRawTransactWrite: round(byName('rand write 4 KiB qd1').p50Ms / baselines.transactWrite4KiB.p50Ms),
       seqWriteQd1OverRawTransactWrite: round(byName('seq write 256 KiB qd1').mbPerSecond / baselines.transactWrite256KiB.mbPerSecond),
@@ -194,6 +276,7 @@ async function main(): Promise<void> {
     const file = await writeResults('volumes', settings, {
       fio: fioResults,
       baselines: { ...baselines, kvStrongPut4KiB: { p50Ms: kvPut.p50Ms, p99Ms: kvPut.p99Ms } },
+      replayed,
       ratios,
       reference002: { writeMBps: 2.4, readMBps: [10, 20], writeLatencyMs: [9, 14], note: 'dedicated 20-core servers' },
     });
