@@ -215,14 +215,8 @@ async function main(): Promise<void> {
   const home = benchHome(settings.RINGSTORE_VENDOR_DIR);
   log(`starting the local cloud in ${home}`);
   // No maintenance and no transaction sweeper: their requests on their own schedules would land among the captured ones.
-  const cloud = await startLocalCloud({
-    home,
-    port: 0,
-    dynamodbJournal: benchDynamoDbJournal,
-    log,
-    maintenanceIntervalMs: 0,
-    sweeperIntervalMs: 0,
-  });
+  const noSchedules = { maintenanceIntervalMs: 0, sweeperIntervalMs: 0 };
+  const cloud = await startLocalCloud({ home, port: 0, dynamodbJournal: benchDynamoDbJournal, log, ...noSchedules });
   const client = new RingstoreClient({ endpoint: cloud.url, apiKey: cloud.apiKey });
   const raw = rawClient(cloud.engines.dynamodbEndpoint);
   let server: NbdServer | undefined;
