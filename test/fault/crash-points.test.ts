@@ -8,6 +8,7 @@ import {
   deriveSeed,
   describeItem,
   divergence,
+  describeFaults,
   driveUntil,
   type FaultCloud,
   type FaultPlan,
@@ -180,7 +181,11 @@ async function runCrashPoint(point: CrashPoint, rng: Rng): Promise<void> {
   const neverHappened: string[] = [];
   const drive = async (what: string, happened: () => Promise<boolean>, next: () => Promise<void>) => {
     try {
-      await driveUntil(what, happened, next, { stepsMax: extraOpsMax, boundMs: driveBoundMs });
+      await driveUntil(what, happened, next, {
+        stepsMax: extraOpsMax,
+        boundMs: driveBoundMs,
+        explain: async () => describeFaults(await api.faults()),
+      });
     } catch (error) {
       if (!(error instanceof NeverHappenedError)) throw error;
       neverHappened.push(error.message);

@@ -258,7 +258,12 @@ async function disaster(regions: LocalRegions, load: ReturnType<typeof startLoad
       cut = true;
       await regions.backup.drCaughtUp();
     },
-    { stepsMax: disasterCutsMax, boundMs: disasterDriveBoundMs },
+    {
+      stepsMax: disasterCutsMax,
+      boundMs: disasterDriveBoundMs,
+      explain: async () =>
+        `${load.transactions.length} transactions committed, ${await ackedKeysPendingInBackup(regions, load)} acknowledged keys pending in the backup`,
+    },
   );
   await regions.primary.engines.stop();
   await load.stop();

@@ -288,6 +288,11 @@ export interface FaultStatus {
   crashed: Partial<Record<CrashPoint, number>>;
 }
 
+/** What the crash points saw (reached, crashed, still armed), for a drive's error: `driveUntil`'s `explain`. */
+export function describeFaults(status: FaultStatus): string {
+  return `reached ${JSON.stringify(status.reached)}, crashed ${JSON.stringify(status.crashed)}, armed ${JSON.stringify(status.crashes)}`;
+}
+
 /** One op of POST /v1/txn (schemas/api.ts TxnOp), values as text. */
 export type TxnOpInput =
   | { op: 'get'; key: string }

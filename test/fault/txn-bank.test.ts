@@ -6,6 +6,7 @@ import { transactionCrashPoints } from '../../lambdas/ports';
 import {
   baseSeed,
   deriveSeed,
+  describeFaults,
   driveUntil,
   type FaultCloud,
   type FaultStatus,
@@ -211,7 +212,11 @@ async function runBank(cloud: FaultCloud, rng: Rng, options: { failover: boolean
       if (attempt === 0) await api.setFaults({ crashes: [{ point: 'txn.afterBegin', after: 0 }] });
       await transferOnce(rng, driverFrom, driverTo);
     },
-    { stepsMax: crashDriveStepsMax, boundMs: crashDriveBoundMs },
+    {
+      stepsMax: crashDriveStepsMax,
+      boundMs: crashDriveBoundMs,
+      explain: async () => `outcomes ${JSON.stringify(counts)}, ${describeFaults(await api.faults())}`,
+    },
   );
   const crashed = (await api.faults()).crashed;
   await api.setFaults({ downShards: [downShard] });
@@ -226,6 +231,7 @@ async function runBank(cloud: FaultCloud, rng: Rng, options: { failover: boolean
     {
       stepsMax: crashDriveStepsMax,
       boundMs: crashDriveBoundMs,
+      explain: async () => `outcomes ${JSON.stringify(counts)}`,
     },
   );
   while (!transfersDone && attempted < transferAttempts * outageUntilShare) await sleep(100);

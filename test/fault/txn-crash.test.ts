@@ -7,6 +7,7 @@ import { tokenOf } from '../../lambdas/core/ring';
 import {
   baseSeed,
   deriveSeed,
+  describeFaults,
   driveUntil,
   type FaultCloud,
   keysOwnedByEachShard,
@@ -113,10 +114,7 @@ async function runCrashPoint(point: CrashPoint, rng: Rng): Promise<void> {
   // concurrent rounds from either; one client alone then sends transactions (armed, then not) until each happened.
   const drivenClient = 2 * clientCount;
   const unknownOutcomes = () => attempts.filter((attempt) => isUnknownOutcome(attempt.reply, atomic)).length;
-  const explain = async () => {
-    const { reached, crashed, crashes } = await api.faults();
-    return `outcomes ${JSON.stringify(tallyOutcomes(attempts))}, reached ${JSON.stringify(reached)}, crashed ${JSON.stringify(crashed)}, armed ${JSON.stringify(crashes)}`;
-  };
+  const explain = async () => `outcomes ${JSON.stringify(tallyOutcomes(attempts))}, ${describeFaults(await api.faults())}`;
   await driveUntil(
     `a crash at ${point} answered as an unknown outcome`,
     async () => ((await api.faults()).crashed[point] ?? 0) >= 1 && unknownOutcomes() >= 1,
