@@ -159,12 +159,12 @@ async function rawBaselines(client: DynamoDBClient) {
   };
 }
 
-/** The operations whose requests are captured and replayed, each against the fio job it stands for. */
+/** The operations whose requests are captured and replayed (the ratios set each against its fio job). */
 const replayedOperations = [
-  { name: 'write 256 KiB', job: 'seq write 256 KiB qd1', bytes: 256 * KiB, write: true },
-  { name: 'write 4 KiB', job: 'rand write 4 KiB qd1', bytes: 4 * KiB, write: true },
-  { name: 'read 256 KiB', job: 'seq read 256 KiB qd1', bytes: 256 * KiB, write: false },
-  { name: 'read 4 KiB', job: 'rand read 4 KiB qd1', bytes: 4 * KiB, write: false },
+  { name: 'write 256 KiB', bytes: 256 * KiB, write: true },
+  { name: 'write 4 KiB', bytes: 4 * KiB, write: true },
+  { name: 'read 256 KiB', bytes: 256 * KiB, write: false },
+  { name: 'read 4 KiB', bytes: 4 * KiB, write: false },
 ] as const;
 
 /**
@@ -238,8 +238,8 @@ async function main(): Promise<void> {
     }
     // Ringstore's own requests for one operation of each kind, on blocks fio wrote (block 100 on: not the first blocks).
     const captured = new Map<string, CapturedCall[]>();
+    const offset = 100 * volumeLimits.blockBytes;
     for (const operation of replayedOperations) {
-      const offset = 100 * volumeLimits.blockBytes;
       const bytes = new Uint8Array(operation.bytes).fill(5);
       const calls = await capturedRequestsOf(cloud, () =>
         operation.write ? volume.write(offset, bytes) : volume.read(offset, operation.bytes),

@@ -40,8 +40,8 @@ export class OneShardCommit {
     // is answered at its decision and leaves its intents to the applier, so without this the next transaction
     // on those keys, sent at once, would go to 2PC as well and leave intents of its own, and so on.
     // A pending one holds its key: 2PC resolves it (wound-wait).
-    const hasIntent = [...read.values()].some((item) => item.intent);
-    const items = !hasIntent ? read : execution.kind === 'readOnly' ? undefined : await this.keys.withDecidedIntentsResolved(table, read);
+    if (execution.kind === 'readOnly' && [...read.values()].some((item) => item.intent)) return undefined;
+    const items = await this.keys.withDecidedIntentsResolved(table, read);
     if (!items) return undefined;
     const observed: Observed[] = [];
     for (const key of participant.keys) {
