@@ -1,6 +1,7 @@
 // Handler configuration, parsed once from the environment; a bad value fails fast naming the variable.
 import * as z from 'zod';
 import { initialRingState } from './core/ring';
+import { ringLeaseMs, ringRefreshMs } from './core/ring-source';
 import { type RingState } from './ports';
 import { cacheDefaults, defaults, drDefaults, envVars, failoverDefaults, limits, namesFor, quotaDefaults } from '../schemas/topology';
 
@@ -25,6 +26,7 @@ const runtimeEnvSchema = z.object({
   [envVars.l2TtlSeconds]: z.coerce.number().int().min(1).max(86_400).default(cacheDefaults.l2TtlSeconds),
   [envVars.faultInjection]: z.enum(['0', '1', 'true', 'false']).optional(),
   [envVars.autoFailover]: z.enum(['0', '1']).default('1'),
+  [envVars.ringRefreshMs]: z.coerce.number().int().min(ringLeaseMs).max(60_000).default(ringRefreshMs),
   [envVars.failoverConfirmProbes]: z.coerce.number().int().min(1).max(20).default(failoverDefaults.confirmProbes),
   [envVars.failoverConfirmIntervalMs]: z.coerce.number().int().min(0).max(60_000).default(failoverDefaults.confirmIntervalMs),
   [envVars.drRole]: z.enum(['none', 'primary', 'backup']).default('none'),
@@ -106,6 +108,8 @@ export interface RuntimeConfig {
   /** A request that finds a shard unreachable, and the maintenance probe, start its failover (docs/failover.md). */
   autoFailover: boolean;
   /** How a failover confirms a shard is down: probes in a row, none answered, this far apart. */
+  /** How long a cached ring is trusted for eventual reads and listings (envVars.ringRefreshMs). */
+  ringRefreshMs: number;
   failoverConfirm: { probes: number; intervalMs: number };
   region: string;
   dr: DrConfig;
@@ -162,6 +166,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RuntimeConfig 
     ...(values[envVars.rebalanceStateMachineArn] ? { rebalanceStateMachineArn: values[envVars.rebalanceStateMachineArn] } : {}),
     faultInjection: faultInjectionRequested(values[envVars.faultInjection]),
     autoFailover: values[envVars.autoFailover] === '1',
+    ringRefreshMs: values[envVars.ringRefreshMs],
     failoverConfirm: { probes: values[envVars.failoverConfirmProbes], intervalMs: values[envVars.failoverConfirmIntervalMs] },
     blobBucket: values[envVars.blobBucket] ?? names.blobBucket,
     region: values.AWS_REGION,

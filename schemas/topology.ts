@@ -1069,6 +1069,11 @@ export const envVars = {
   /** `1` arms crash points and shard outages for tests; production bundles refuse to start with it. */
   faultInjection: 'RINGSTORE_FAULT_INJECTION',
   autoFailover: 'RINGSTORE_AUTO_FAILOVER',
+  /**
+   * How long a handler trusts its cached ring for eventual reads and listings (default ringRefreshMs, 5 s): the
+   * bound on their routing staleness, and what a rebalance waits out before it cleans up moved ranges.
+   */
+  ringRefreshMs: 'RINGSTORE_RING_REFRESH_MS',
   failoverConfirmProbes: 'RINGSTORE_FAILOVER_CONFIRM_PROBES',
   failoverConfirmIntervalMs: 'RINGSTORE_FAILOVER_CONFIRM_INTERVAL_MS',
   failoverStateMachineArn: 'RINGSTORE_FAILOVER_STATE_MACHINE_ARN',

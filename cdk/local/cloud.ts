@@ -49,6 +49,8 @@ export interface LocalCloudOptions {
   autoFailover?: boolean;
   /** How often the maintenance job (hint replay, anti-entropy) runs; 0 turns the timer off. */
   maintenanceIntervalMs?: number;
+  /** How long the handlers trust a cached ring for eventual reads (default ringRefreshMs): what a rebalance's cleanup waits out. */
+  ringRefreshMs?: number;
   /** How often the transaction sweeper runs; 0 turns it off. */
   sweeperIntervalMs?: number;
   /** False runs with no value cache (no L1, no Redis): every read reaches DynamoDB (the capacity test). */
@@ -293,6 +295,7 @@ function localConfigOf({ options, stage, names }: Start, engines: RunningEngines
     ...(options.vnodesPerShard ? { [envVars.vnodesPerShard]: String(options.vnodesPerShard) } : {}),
     [envVars.faultInjection]: options.faultInjection ? '1' : '0',
     [envVars.autoFailover]: options.autoFailover === false ? '0' : '1',
+    ...(options.ringRefreshMs === undefined ? {} : { [envVars.ringRefreshMs]: String(options.ringRefreshMs) }),
     // A mapping is kept by the handlers as long as an authorizer answer by the gateway, as in AWS.
     ...(options.authorizerCacheTtlSeconds === undefined ? {} : { [envVars.iamCacheTtlSeconds]: String(options.authorizerCacheTtlSeconds) }),
     [envVars.sqsEndpoint]: engines.sqsEndpoint,

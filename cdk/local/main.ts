@@ -80,6 +80,8 @@ const settings = z
     RINGSTORE_FAULT_INJECTION: z.enum(['0', '1']).default('0'),
     RINGSTORE_AUTO_FAILOVER: z.enum(['0', '1']).default('1'),
     RINGSTORE_MAINTENANCE_INTERVAL_MS: z.coerce.number().int().min(0).max(3_600_000).optional(),
+    /** How long the handlers trust a cached ring for eventual reads (lambdas/config.ts checks the bounds). */
+    RINGSTORE_RING_REFRESH_MS: z.coerce.number().int().optional(),
     /** 2: a primary and a DR backup region (docs/dr.md), each with its own engines; also `npm start -- --regions 2`. */
     RINGSTORE_REGIONS: z.coerce.number().int().min(1).max(2).default(1),
     /** The link between two regions (Toxiproxy): latency each way, and a bandwidth limit (KB/s, unset: none). */
@@ -167,6 +169,7 @@ function cloudOptions(env: Settings, log: Log) {
     dynamodbJournal: env.RINGSTORE_DYNAMODB_JOURNAL,
     ...(env.RINGSTORE_AUTH_CACHE_TTL_SECONDS !== undefined ? { authorizerCacheTtlSeconds: env.RINGSTORE_AUTH_CACHE_TTL_SECONDS } : {}),
     ...(env.RINGSTORE_MAINTENANCE_INTERVAL_MS !== undefined ? { maintenanceIntervalMs: env.RINGSTORE_MAINTENANCE_INTERVAL_MS } : {}),
+    ...(env.RINGSTORE_RING_REFRESH_MS !== undefined ? { ringRefreshMs: env.RINGSTORE_RING_REFRESH_MS } : {}),
     faultInjection: env.RINGSTORE_FAULT_INJECTION === '1',
     autoFailover: env.RINGSTORE_AUTO_FAILOVER === '1',
     ...(env.RINGSTORE_STAGE ? { stage: env.RINGSTORE_STAGE } : {}),

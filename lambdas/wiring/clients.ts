@@ -9,6 +9,17 @@ import type { Wiring } from './wiring';
 /** SDK attempts per call (the SDK's own jittered backoff between them). */
 const sdkAttemptsMax = 3;
 
+/**
+ * `client` without the SDK's logger middleware. No Ringstore client is given a logger, but the middleware still
+ * builds the log entry of every call for the no-op one: it walks the whole input and output against their schemas
+ * to mask sensitive fields (2.4% of a busy local cloud's CPU, measured with --cpu-prof; more for a BatchGetItem of
+ * 100 items). Errors still reach the caller, which logs them (lambdas/http).
+ */
+export function withoutRequestLogging<Client extends { middlewareStack: { remove(name: string): boolean } }>(client: Client): Client {
+  client.middlewareStack.remove('loggerMiddleware');
+  return client;
+}
+
 /** Options shared by every AWS client; endpoints are overridden only for local engines. */
 export function clientOptions(wiring: Wiring, endpoint: string | undefined) {
   const credentials = wiring.awsCredentials ? { credentials: { ...wiring.awsCredentials } } : {};
@@ -24,7 +35,7 @@ export function clientOptions(wiring: Wiring, endpoint: string | undefined) {
  */
 export function moverDocumentClient(wiring: Wiring): DynamoDBDocumentClient {
   return wiring.shared('dynamodbMover', () => {
-    const client = traced(wiring, new DynamoDBClient(clientOptions(wiring, wiring.config.dynamodbEndpoint)));
+    const client = traced(wiring, withoutRequestLogging(new DynamoDBClient(clientOptions(wiring, wiring.config.dynamodbEndpoint))));
     const { requestsInFlight, queriesInFlight } = rebalanceDefaults;
     return DynamoDBDocumentClient.from(boundRequestsInFlight(client, requestsInFlight, { queries: queriesInFlight }), {
       marshallOptions: { removeUndefinedValues: true },
@@ -58,9 +69,12 @@ export function boundRequestsInFlight(client: DynamoDBClient, count: number, bou
 
 export function documentClient(wiring: Wiring): DynamoDBDocumentClient {
   return wiring.shared('dynamodb', () =>
-    DynamoDBDocumentClient.from(traced(wiring, new DynamoDBClient(clientOptions(wiring, wiring.config.dynamodbEndpoint))), {
-      marshallOptions: { removeUndefinedValues: true },
-    }),
+    DynamoDBDocumentClient.from(
+      traced(wiring, withoutRequestLogging(new DynamoDBClient(clientOptions(wiring, wiring.config.dynamodbEndpoint)))),
+      {
+        marshallOptions: { removeUndefinedValues: true },
+      },
+    ),
   );
 }
 

@@ -36,7 +36,7 @@ export function ringStore(wiring: Wiring): RingStore {
 
 /** The ring this instance routes with, cached per instance. */
 export function ringSource(wiring: Wiring): CachedRingSource {
-  return wiring.shared('ring', () => new CachedRingSource(ringStore(wiring), wiring.clock));
+  return wiring.shared('ring', () => new CachedRingSource(ringStore(wiring), wiring.clock, wiring.config.ringRefreshMs));
 }
 
 function apiKeyStore(wiring: Wiring): ApiKeyStore {

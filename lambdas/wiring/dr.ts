@@ -28,7 +28,7 @@ import type {
   PromotionLog,
   PromotionStarter,
 } from '../ports';
-import { clientOptions, documentClient } from './clients';
+import { clientOptions, documentClient, withoutRequestLogging } from './clients';
 import { ringSource } from './control';
 import { blobStore, shardStore } from './data';
 import { loadOnce } from '../core/load-once';
@@ -54,7 +54,7 @@ export function drKeyChannel(wiring: Wiring): DrKeyChannel {
         import('@aws-sdk/client-sqs'),
         import('../adapters/sqs-dr-key-channel'),
       ]);
-      const client = new SQSClient({ ...clientOptions(wiring, dr.sqsEndpoint), region: dr.region });
+      const client = withoutRequestLogging(new SQSClient({ ...clientOptions(wiring, dr.sqsEndpoint), region: dr.region }));
       return new SqsDrKeyChannel(client, dr.keyQueueUrl);
     });
     return { send: async (messages) => (await channel()).send(messages) };
@@ -69,13 +69,15 @@ export function backupValueStore(wiring: Wiring): BlobStore {
     () =>
       new DeferredBlobStore(async () => {
         const [{ S3BlobStore }, { S3Client }] = await Promise.all([import('../adapters/s3-blob-store'), import('@aws-sdk/client-s3')]);
-        const client = new S3Client({
-          ...clientOptions(wiring, dr.s3Endpoint),
-          region: dr.region,
-          forcePathStyle: Boolean(dr.s3Endpoint),
-          requestChecksumCalculation: 'WHEN_REQUIRED',
-          responseChecksumValidation: 'WHEN_REQUIRED',
-        });
+        const client = withoutRequestLogging(
+          new S3Client({
+            ...clientOptions(wiring, dr.s3Endpoint),
+            region: dr.region,
+            forcePathStyle: Boolean(dr.s3Endpoint),
+            requestChecksumCalculation: 'WHEN_REQUIRED',
+            responseChecksumValidation: 'WHEN_REQUIRED',
+          }),
+        );
         return new S3BlobStore(client, dr.bucket, client, {
           fromBytes: drDefaults.multipartFromBytes,
           partBytes: drDefaults.multipartPartBytes,
@@ -194,7 +196,9 @@ function backupControlClient(wiring: Wiring): DynamoDBDocumentClient {
   if (dr.role !== 'primary')
     throw new RingstoreError('internal', `only a DR primary reads its backup's control table (this region is ${dr.role})`);
   return wiring.shared('backupControlClient', () =>
-    DynamoDBDocumentClient.from(new DynamoDBClient({ ...clientOptions(wiring, dr.dynamodbEndpoint), region: dr.region })),
+    DynamoDBDocumentClient.from(
+      withoutRequestLogging(new DynamoDBClient({ ...clientOptions(wiring, dr.dynamodbEndpoint), region: dr.region })),
+    ),
   );
 }
 
@@ -234,7 +238,7 @@ export function keyQueueProbe(wiring: Wiring): KeyQueueProbe {
         import('@aws-sdk/client-sqs'),
         import('../adapters/sqs-key-queue-probe'),
       ]);
-      return new SqsKeyQueueProbe(new SQSClient(clientOptions(wiring, wiring.config.sqsEndpoint)), queueUrl);
+      return new SqsKeyQueueProbe(withoutRequestLogging(new SQSClient(clientOptions(wiring, wiring.config.sqsEndpoint))), queueUrl);
     });
     return { depth: async () => (await probe()).depth() };
   });

@@ -5,12 +5,12 @@ import { SfnOrchestrator } from '../adapters/sfn-orchestrator';
 import { SfnPromotionStarter } from '../adapters/sfn-promotion-starter';
 import type { FailoverStarter, Orchestrator, PromotionStarter } from '../ports';
 import { SFNClient } from '@aws-sdk/client-sfn';
-import { clientOptions } from './clients';
+import { clientOptions, withoutRequestLogging } from './clients';
 import { traced } from './observability';
 import type { Wiring } from './wiring';
 
 export function sfnClient(wiring: Wiring): SFNClient {
-  return wiring.shared('sfn', () => traced(wiring, new SFNClient(clientOptions(wiring, undefined))));
+  return wiring.shared('sfn', () => traced(wiring, withoutRequestLogging(new SFNClient(clientOptions(wiring, undefined)))));
 }
 
 /** Step Functions when the config names the state machine; otherwise what the host passed in. */

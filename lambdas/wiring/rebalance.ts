@@ -4,7 +4,7 @@ import { DynamoRangeStore } from '../adapters/dynamodb-range-store';
 import { DynamoRebalanceJobStore } from '../adapters/dynamodb-rebalance-job-store';
 import { SfnRebalanceStarter } from '../adapters/sfn-rebalance-starter';
 import { RebalanceService } from '../core/rebalance-service';
-import { cutoverLeaseMs, ringLeaseMarginMs, ringLeaseMs, ringRefreshMs } from '../core/ring-source';
+import { cutoverLeaseMs, ringLeaseMarginMs, ringLeaseMs } from '../core/ring-source';
 import type { RangeStore, RebalanceJobStore, RebalanceStarter, ShardStore } from '../ports';
 import { namesFor, rebalanceDefaults } from '../../schemas/topology';
 import { documentClient, moverDocumentClient } from './clients';
@@ -49,7 +49,7 @@ export function rebalanceService(wiring: Wiring): RebalanceService {
           ...rebalanceDefaults,
           leaseWaitMs: ringLeaseMs + ringLeaseMarginMs,
           cutoverLeaseWaitMs: cutoverLeaseMs + ringLeaseMarginMs,
-          ringRefreshWaitMs: ringRefreshMs + ringLeaseMarginMs,
+          ringRefreshWaitMs: wiring.config.ringRefreshMs + ringLeaseMarginMs,
         },
         ...(wiring.faults ? { faults: wiring.faults } : {}),
       }),

@@ -5,9 +5,8 @@
 // shard is back and has rejoined: every acknowledged strong write and every committed transaction is
 // readable at its version or a newer one, and the ring has no fenced range left.
 import { failoverCrashPoints, type CrashPoint } from '../../lambdas/ports';
-import { localNamespace } from '../../cdk/local/cloud';
 import { tokenOf } from '../../lambdas/core/ring';
-import { baseSeed, deriveSeed, type FaultCloud, Rng, sleep, startFaultCloud, withSeed } from './support';
+import { baseSeed, deriveSeed, type FaultCloud, localNamespace, Rng, sleep, startFaultCloud, withSeed } from './support';
 import { stopAfterFile } from '../support/teardown';
 
 const clients = 3;

@@ -43,8 +43,14 @@ let cloud: FaultCloud;
 
 beforeAll(async () => {
   // Two spare shard tables off the ring (shards 4 and 5), to add; no maintenance or automatic failover in the way.
+  // Each rebalance waits out the handlers' ring refresh before its cleanup: 1 s here instead of 5 s (four waits).
   const [started] = await Promise.all([
-    startFaultCloud('rebalance', { RINGSTORE_SPARE_SHARDS: '2', RINGSTORE_MAINTENANCE_INTERVAL_MS: '0', RINGSTORE_AUTO_FAILOVER: '0' }),
+    startFaultCloud('rebalance', {
+      RINGSTORE_SPARE_SHARDS: '2',
+      RINGSTORE_MAINTENANCE_INTERVAL_MS: '0',
+      RINGSTORE_AUTO_FAILOVER: '0',
+      RINGSTORE_RING_REFRESH_MS: '1000',
+    }),
     buildLincheck(),
   ]);
   cloud = started;

@@ -7,13 +7,13 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { localCredentials, localRegion } from '../../cdk/local/engines';
+import { localCredentials, localRegion } from '../../cdk/local/engines/aws';
 import type { BrokenMode, CrashPoint, RingState } from '../../lambdas/ports';
 import { Ring, tokenOf } from '../../lambdas/core/ring';
 import { type LocalCloudProcess, startLocalCloudProcess } from '../support/local-cloud-process';
 import { sharedEngines, sharingEngines } from '../support/shared-engines';
 import { stopAfterFile } from '../support/teardown';
-import { type LocalRegions, type LocalRegionsOptions, startLocalRegions } from '../../cdk/local/regions';
+import type { LocalRegions, LocalRegionsOptions } from '../../cdk/local/regions';
 
 /** The namespace of the API key the local cloud prints. */
 export const localNamespace = 'local';
@@ -831,6 +831,9 @@ export async function startDrRegions(
 ): Promise<LocalRegions> {
   const home = mkdtempSync(join(tmpdir(), `ringstore-${name}-`));
   drHomes.push(home);
+  // Loaded here: the local cloud's own code is most of what a fault suite would import otherwise (0.9 CPU-s in
+  // each test file), and only the DR suites run regions in the test process.
+  const { startLocalRegions } = await import('../../cdk/local/regions');
   const regions = await startLocalRegions({
     home,
     vendorDir: process.env.RINGSTORE_VENDOR_DIR ?? join(__dirname, '..', '..', '.ringstore', 'vendor'),

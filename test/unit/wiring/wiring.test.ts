@@ -1,8 +1,10 @@
 // The composition root: instances built once and shared, each handler's view limited to its HandlerSpec,
 // and every handler buildable from a Lambda environment without touching an engine.
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { FaultController } from '../../../lambdas/adapters/fault-injection';
 import { loadConfig } from '../../../lambdas/config';
 import { isRingstoreError } from '../../../lambdas/core/errors';
+import { ringLeaseMs, ringRefreshMs } from '../../../lambdas/core/ring-source';
 import { handlerFactories } from '../../../lambdas/entries/handler-factories';
 import { documentClient } from '../../../lambdas/wiring/clients';
 import { apiKeyService, automaticFailoverStarter, ringSource } from '../../../lambdas/wiring/control';
@@ -102,6 +104,12 @@ describe('Wiring', () => {
     expect(orchestrator(host.forHandler('txn'))).toBe(passed);
   });
 
+  it('trusts a cached ring for eventual reads 5 s unless configured, and refuses a refresh shorter than the write lease', () => {
+    expect(loadConfig(lambdaEnv).ringRefreshMs).toBe(ringRefreshMs);
+    expect(loadConfig({ ...lambdaEnv, [envVars.ringRefreshMs]: '1000' }).ringRefreshMs).toBe(1000);
+    expect(() => loadConfig({ ...lambdaEnv, [envVars.ringRefreshMs]: String(ringLeaseMs - 1) })).toThrow(envVars.ringRefreshMs);
+  });
+
   it('refuses a fault controller unless the configuration allows fault injection', () => {
     expect(() => Wiring.create({ config: loadConfig(lambdaEnv), faults: new FaultController() })).toThrow(/does not allow fault injection/);
     expect(() =>
@@ -172,6 +180,21 @@ describe('Wiring', () => {
     const url = await blobStore(wiring).presignGet('some/object', { expiresInSeconds: 60 });
     expect(url).toContain('some/object');
     expect(wiring.built('s3')).toBeDefined();
+    await closeConnections(wiring);
+  });
+
+  it('builds its AWS clients without the logger middleware, which would mask every call for a logger they do not have', async () => {
+    const wiring = Wiring.create({ config: loadConfig(lambdaEnv) }).forHandler('kvWrite');
+    const stacks = {
+      dynamodb: documentClient(wiring).middlewareStack.identify(),
+      s3: (await import('../../../lambdas/wiring/s3-client')).s3Client(wiring).middlewareStack.identify(),
+      untouched: new DynamoDBClient({}).middlewareStack.identify(),
+    };
+
+    const logging = (names: string[]) => names.filter((name) => name.startsWith('loggerMiddleware'));
+    expect({ dynamodb: logging(stacks.dynamodb), s3: logging(stacks.s3) }).toEqual({ dynamodb: [], s3: [] });
+    // The name removed is the SDK's own: a client built as the SDK builds it has it.
+    expect(logging(stacks.untouched)).toHaveLength(1);
     await closeConnections(wiring);
   });
 });
