@@ -168,6 +168,10 @@ class JudgedVolume {
   }
 }
 
+/** The writes answered otherwise than acknowledged so far, counted as they are answered (before they are judged). */
+const refusedCount = (volume: JudgedVolume) =>
+  Object.entries(volume.outcomes).reduce((sum, [outcome, count]) => sum + (outcome === '200' ? 0 : count), 0);
+
 /** Finds the first boundary between two neighbouring groups whose owners differ: a write across it runs 2PC. */
 function boundaryOnTwoShards(volumeId: string): number {
   const keyspace = volumeNamespaceOf(localNamespace);
@@ -378,6 +382,19 @@ describe('block volumes under crash points', () => {
       })();
       await sleep(500);
       await cloud.api.setFaults({ downShards: [victim.table] });
+      const refusedBefore = refusedCount(volume);
+      // Not vacuous by construction: the failover starts once a write met the outage (the writer writes the victim's
+      // group on both paths, and no failover starts by itself here). Its answer is counted as it comes, before the
+      // read that judges it, which waits for the failover.
+      await eventually(
+        'a write that met the outage',
+        async () => refusedCount(volume) - refusedBefore,
+        (count) => count >= 1,
+        {
+          boundMs: settleBoundMs,
+          pollMs: 100,
+        },
+      );
       const started = await fetch(`${cloud.url}/v1/admin/failovers`, {
         method: 'POST',
         headers: { 'x-api-key': cloud.adminKey, 'content-type': 'application/json' },
