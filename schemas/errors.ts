@@ -63,6 +63,10 @@ export const errorCodes = [
   'volume.fenced',
   'volume.leaseHeld',
   'volume.shrinkBelowData',
+  'volume.snapshotNotFound',
+  'volume.snapshotExists',
+  'volume.snapshotLimit',
+  'volume.snapshotUnfinished',
   'internal',
 ] as const;
 
@@ -152,6 +156,12 @@ export const statusOf: Record<ErrorCode, number> = {
   'volume.leaseHeld': 409,
   // A shrink that would cut off written blocks (details.dataAtByte): trim them first.
   'volume.shrinkBelowData': 409,
+  // Snapshots (docs/volumes.md, "Snapshots"): no such snapshot; a name taken; the volume's snapshots at their
+  // maximum (details.max); a snapshot whose creation or deletion was cut short (the same request again finishes it).
+  'volume.snapshotNotFound': 404,
+  'volume.snapshotExists': 409,
+  'volume.snapshotLimit': 409,
+  'volume.snapshotUnfinished': 409,
   internal: 500,
 };
 

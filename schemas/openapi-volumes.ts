@@ -4,6 +4,7 @@ import { error, json, jsonBody, type Operation } from './openapi-helpers';
 import { volumeLimits } from './topology';
 import {
   AttachVolumeBody,
+  CreateSnapshotBody,
   CreateVolumeBody,
   ResizeVolumeBody,
   TrimVolumeBody,
@@ -13,10 +14,19 @@ import {
   VolumeList,
   Volume,
   VolumeParam,
+  VolumeSnapshot,
+  VolumeSnapshotDeletion,
+  VolumeSnapshotList,
+  VolumeSnapshotParam,
   VolumeWriteAck,
 } from './volumes';
 
-const { ioBytesMax, blockBytes, deleteBlocksPerRequest } = volumeLimits;
+const { ioBytesMax, blockBytes, deleteBlocksPerRequest, snapshotsMax } = volumeLimits;
+const bytesContent = { 'application/octet-stream': { schema: { type: 'string' as const, format: 'binary' } } };
+const snapshotNotFound = error('No volume (volume.notFound) or no snapshot (volume.snapshotNotFound) of that name');
+const unfinished = error(
+  'The snapshot’s creation or deletion was cut short (volume.snapshotUnfinished): the same request again finishes it',
+);
 const notFound = error('No volume of that name (volume.notFound)');
 const deleting = error('The volume is being deleted (volume.deleting): DELETE it again to finish');
 const unavailable = error('A block could not be read or written strongly (shard.unavailable, shard.failingOver: retryable)');
@@ -141,6 +151,55 @@ export const volumeOperations: Record<string, Operation> = {
       200: json(z.object({ name: z.string(), detached: z.literal(true) }), 'Detached'),
       404: notFound,
       409: fencedError,
+    },
+  },
+  listSnapshots: {
+    summary: "List the volume's snapshots, oldest first",
+    request: { params: VolumeParam },
+    responses: { 200: json(VolumeSnapshotList, 'The snapshots'), 404: notFound },
+  },
+  createSnapshot: {
+    summary:
+      'Take a snapshot: the volume as it is at one instant, kept while the volume changes (copy-on-write per block: a block ' +
+      'is copied at its first change after it). Writes go on meanwhile; a write in flight lands wholly before or after it',
+    request: { params: VolumeParam, body: jsonBody(CreateSnapshotBody, { name: 'before-upgrade' }) },
+    responses: {
+      201: json(VolumeSnapshot, 'Taken (or a creation cut short, finished)'),
+      400: error('A bad name (volume.nameInvalid)'),
+      404: notFound,
+      409: error(
+        `A snapshot of that name exists (volume.snapshotExists), the volume has ${snapshotsMax} (volume.snapshotLimit), ` +
+          'or that name is being deleted (volume.snapshotUnfinished)',
+      ),
+      503: unavailable,
+    },
+  },
+  deleteSnapshot: {
+    summary: 'Delete a snapshot with the block copies only it read; cut short, DELETE it again to finish',
+    request: { params: VolumeSnapshotParam },
+    responses: { 200: json(VolumeSnapshotDeletion, 'Deleted'), 404: snapshotNotFound, 503: unavailable },
+  },
+  readSnapshot: {
+    summary: `Read a byte range of a snapshot (Range as for the volume), at most ${ioBytesMax} bytes: the volume's bytes when it was taken`,
+    request: {
+      params: VolumeSnapshotParam,
+      headers: z.object({
+        range: z.string().optional().meta({ description: 'One byte range; none: the whole snapshot (if small enough)' }),
+      }),
+    },
+    responses: {
+      200: { description: 'The whole snapshot (no Range)', content: bytesContent },
+      206: {
+        description: 'The range, with Content-Range',
+        headers: { 'Content-Range': { schema: { type: 'string' } } },
+        content: bytesContent,
+      },
+      400: error('A Range of several ranges, another unit, or last before first'),
+      404: snapshotNotFound,
+      409: unfinished,
+      413: error(`The range is over ${ioBytesMax} bytes (volume.ioTooLarge, details.max): read it in parts`),
+      416: error("The range starts past the snapshot's end (volume.rangeNotSatisfiable, details.sizeBytes)"),
+      503: unavailable,
     },
   },
 };

@@ -385,6 +385,7 @@ const pathParamExamples: Record<string, string> = {
   id: '$REBALANCE_ID',
   principalArn: 'arn%3Aaws%3Aiam%3A%3A123456789012%3Arole%2Fdemo-app',
   volume: 'disk',
+  snapshot: 'before-upgrade',
 };
 
 /** Example query strings of the curl samples, where a query is the point of the operation. */

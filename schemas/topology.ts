@@ -255,6 +255,11 @@ export const volumeLimits = {
   leaseSecondsMax: 300,
   /** Placement groups' fences an attach raises at once (a 1 TiB volume has 16,384). */
   fenceConcurrency: 16,
+  /**
+   * Snapshots a volume keeps at once (docs/volumes.md, "Snapshots"): a read of the oldest reads one copy index per
+   * block whatever their number, and a block keeps at most one copy per snapshot.
+   */
+  snapshotsMax: 32,
 } as const;
 
 /** A volume's name: as a namespace's (one path segment, no `/`). */
@@ -893,6 +898,23 @@ export const routes = [
   // One writer at a time: its lease (attach, renew) and its end (detach).
   { method: 'POST', path: '/v1/volumes/{volume}/lease', handler: 'volumes', operationId: 'attachVolume', authorized: true },
   { method: 'DELETE', path: '/v1/volumes/{volume}/lease', handler: 'volumes', operationId: 'detachVolume', authorized: true },
+  // Snapshots: taken, listed and deleted; read as the volume was.
+  { method: 'GET', path: '/v1/volumes/{volume}/snapshots', handler: 'volumes', operationId: 'listSnapshots', authorized: true },
+  { method: 'POST', path: '/v1/volumes/{volume}/snapshots', handler: 'volumes', operationId: 'createSnapshot', authorized: true },
+  {
+    method: 'DELETE',
+    path: '/v1/volumes/{volume}/snapshots/{snapshot}',
+    handler: 'volumes',
+    operationId: 'deleteSnapshot',
+    authorized: true,
+  },
+  {
+    method: 'GET',
+    path: '/v1/volumes/{volume}/snapshots/{snapshot}/data',
+    handler: 'volumes',
+    operationId: 'readSnapshot',
+    authorized: true,
+  },
   { method: 'POST', path: '/v1/txn', handler: 'txn', operationId: 'transact', authorized: true },
   { method: 'GET', path: '/v1/admin/keys', handler: 'admin', operationId: 'listApiKeys', authorized: true, admin: true },
   { method: 'POST', path: '/v1/admin/keys', handler: 'admin', operationId: 'createApiKey', authorized: true, admin: true },

@@ -1,6 +1,6 @@
 // The contract of the block volume routes (docs/volumes.md): create, list, describe and delete volumes; read a
-// byte range (HTTP Range), write one, trim one. Its own module: schemas/api.ts is past its size (the routes' query
-// parameters are there, with every route's).
+// byte range (HTTP Range), write one, trim one; take, list, read and delete snapshots. Its own module:
+// schemas/api.ts is past its size (the routes' query parameters are there, with every route's).
 import * as z from 'zod';
 import { volumeLimits, volumeNamePattern } from './topology';
 
@@ -70,8 +70,42 @@ export const Volume = z
   })
   .meta({ id: 'Volume' });
 
+export const VolumeSnapshotParam = z.object({
+  volume: volumeName,
+  snapshot: z.string().meta({ description: `The snapshot name: ${nameRule}` }),
+});
+
+export const CreateSnapshotBody = z
+  .object({ name: z.string().meta({ description: `The snapshot's name, unique among the volume's: ${nameRule}` }) })
+  .strict()
+  .meta({ id: 'CreateSnapshotRequest' });
+
+export const VolumeSnapshot = z
+  .object({
+    name: z.string(),
+    sizeBytes: z.number().int().meta({ description: "The volume's size when the snapshot was taken: the snapshot's size" }),
+    createdAt: z.string().meta({ description: 'ISO 8601' }),
+    state: z
+      .enum(['creating', 'ready', 'deleting'])
+      .meta({ description: 'creating, deleting: cut short by a failure; the same request again finishes it' }),
+  })
+  .meta({ id: 'VolumeSnapshot' });
+
+export const VolumeSnapshotList = z
+  .object({ snapshots: z.array(VolumeSnapshot) })
+  .meta({ id: 'VolumeSnapshotList', description: `Oldest first; at most ${volumeLimits.snapshotsMax}` });
+
+export const VolumeSnapshotDeletion = z
+  .object({
+    name: z.string(),
+    copiesDeleted: z.number().int().meta({ description: 'Block copies only this snapshot read, now freed' }),
+  })
+  .meta({ id: 'VolumeSnapshotDeletion' });
+
 export const VolumeDescription = Volume.extend({
   allocatedBytes: z.number().int().meta({ description: 'Bytes held by written blocks (unwritten and trimmed blocks hold none)' }),
+  snapshotBytes: z.number().int().meta({ description: "Bytes held by blocks' copies that snapshots read (changed since a snapshot)" }),
+  snapshots: z.array(VolumeSnapshot).meta({ description: 'Oldest first' }),
 }).meta({ id: 'VolumeDescription' });
 
 export const VolumeList = z
@@ -111,3 +145,6 @@ export type VolumeListBody = z.infer<typeof VolumeList>;
 export type VolumeDeletionBody = z.infer<typeof VolumeDeletion>;
 export type VolumeWriteAckBody = z.infer<typeof VolumeWriteAck>;
 export type VolumeLeaseBody = z.infer<typeof VolumeLease>;
+export type VolumeSnapshotBody = z.infer<typeof VolumeSnapshot>;
+export type VolumeSnapshotListBody = z.infer<typeof VolumeSnapshotList>;
+export type VolumeSnapshotDeletionBody = z.infer<typeof VolumeSnapshotDeletion>;

@@ -1,6 +1,7 @@
 // Where a block volume's bytes live (docs/volumes.md, "Placement"): one key per 4 KiB block in the namespace's
 // volume keyspace, named by the volume's id and the block's placement group, so a group's blocks share one ring
 // token; and which blocks, and which bytes of each, a byte range covers.
+import { RingstoreError } from './errors';
 import { volumeNamespaceSuffix } from '../../schemas/topology';
 
 export interface BlockGeometry {
@@ -41,7 +42,42 @@ export function fenceKey(volumeId: string, group: number): string {
 }
 
 /** What a fence key ends with after its group's `/`; a block key ends with the block's number. */
-export const fenceKeySuffix = 'fence';
+const fenceKeySuffix = 'fence';
+
+/**
+ * The key of a block's copy tagged `tag` (volume-snapshots.ts): the block as it was at the end of generation `tag`,
+ * kept for the snapshots that read it. Placed with its block (same group, so the same shard and transaction).
+ */
+export function copyKey(volumeId: string, block: number, tag: number, geometry: BlockGeometry): string {
+  return `${blockKey(volumeId, block, geometry)}${copyMark}${tag}`;
+}
+
+/** The key of a block's copy index: which copies of it exist (volume-snapshots.ts). */
+export function copyIndexKey(volumeId: string, block: number, geometry: BlockGeometry): string {
+  return `${blockKey(volumeId, block, geometry)}${copyMark}${copyIndexSuffix}`;
+}
+
+const copyMark = '@';
+const copyIndexSuffix = 'copies';
+
+/** What a key of a volume's keyspace below a volume id holds, read from its name. */
+export type VolumeKeyKind =
+  | { kind: 'block'; block: number }
+  | { kind: 'fence' }
+  | { kind: 'copy'; block: number; tag: number }
+  | { kind: 'copyIndex'; block: number };
+
+/** Names what a block-side key is (undefined for a key no volume writes), from the part after its group's `/`. */
+export function volumeKeyKind(key: string): VolumeKeyKind | undefined {
+  const tail = key.slice(key.indexOf('/') + 1);
+  if (tail === fenceKeySuffix) return { kind: 'fence' };
+  const match = /^(\d+)(?:@(\d+|copies))?$/.exec(tail);
+  if (!match) return undefined;
+  const block = Number(match[1]);
+  if (match[2] === undefined) return { kind: 'block', block };
+  if (match[2] === copyIndexSuffix) return { kind: 'copyIndex', block };
+  return { kind: 'copy', block, tag: Number(match[2]) };
+}
 
 /** The placement group of a block. */
 export function groupOf(block: number, geometry: BlockGeometry): number {
@@ -75,4 +111,30 @@ export function blockSpans(offset: number, length: number, geometry: BlockGeomet
 /** Whether a span covers its whole block (a write of it replaces the block without reading it). */
 export function coversBlock(span: BlockSpan, geometry: BlockGeometry): boolean {
   return span.start === 0 && span.end === geometry.blockBytes;
+}
+
+/**
+ * Refuses a read or write of `length` bytes at `offset` of `what` (a volume or a snapshot, `sizeBytes` long): not
+ * whole numbers, over the atomic maximum `ioBytesMax`, or past the end.
+ */
+export function validateByteRange(what: string, sizeBytes: number, offset: number, length: number, ioBytesMax: number): void {
+  if (!Number.isSafeInteger(offset) || offset < 0 || !Number.isSafeInteger(length) || length < 0) {
+    throw new RingstoreError('request.invalid', `offset and length must be integers of 0 or more (got ${offset}, ${length})`, {
+      details: { field: 'offset' },
+    });
+  }
+  if (length > ioBytesMax) {
+    throw new RingstoreError('volume.ioTooLarge', `one read or write covers at most ${ioBytesMax} bytes (got ${length})`, {
+      details: { max: ioBytesMax, length },
+    });
+  }
+  if (offset + length > sizeBytes) {
+    throw new RingstoreError(
+      'volume.rangeNotSatisfiable',
+      `bytes ${offset} to ${offset + length} are past the end of ${what} (${sizeBytes} bytes)`,
+      {
+        details: { sizeBytes, offset, length },
+      },
+    );
+  }
 }

@@ -2,7 +2,9 @@
 // writes that epoch into the fence of every placement group before it answers; every write carries its epoch and
 // checks, inside its own transaction, that the fences of the groups it touches still hold it. A writer taken over
 // can therefore land nothing once the new writer's attach has answered, whatever clocks say: the lease's expiry
-// only decides when another writer may take over, never whether a write lands.
+// only decides when another writer may take over, never whether a write lands. The fences hold the volume's
+// snapshot generation the same way (volume-snapshots.ts): a write of a record read before a snapshot's creation
+// or deletion lands nowhere the fences have taken the new generation.
 import { forAllBounded } from './bounded';
 import { RingstoreError, isRingstoreError } from './errors';
 import type { KvService } from './kv';
@@ -25,11 +27,37 @@ export interface VolumeLeasesDeps {
   limits: VolumeLeaseLimits;
 }
 
-/** A fence as read: the epoch it holds and its version, which a write's check names. */
+/** A fence as read: the epoch and generation it holds and its version, which a write's check names. */
 interface Fence {
   epoch: number;
+  generation: number;
   version: number;
 }
+
+/** What a fence is raised to: neither number is ever lowered. */
+export interface FenceTarget {
+  epoch: number;
+  generation: number;
+}
+
+/**
+ * A write's record is older than a fence's generation (a snapshot was created or deleted since it was read): the
+ * write reads the record again and decides its copies anew (volumes.ts). Never reaches a client.
+ */
+export class GenerationMoved extends Error {
+  constructor(readonly volume: string) {
+    super(`volume ${volume} took a new snapshot generation during the write`);
+  }
+}
+
+/** A fence's value: its epoch and generation (a fence written before snapshots existed holds none: 0). */
+export function parseFence(value: Uint8Array): FenceTarget {
+  const { epoch, generation = 0 } = JSON.parse(Buffer.from(value).toString('utf8')) as { epoch: number; generation?: number };
+  return { epoch, generation };
+}
+
+/** A record's snapshot generation (absent: 0). */
+export const generationOf = (record: VolumeRecord): number => record.generation ?? 0;
 
 const fenceContentType = 'application/json';
 /** Tries of an attach whose record another attach changed in between. */
@@ -89,23 +117,36 @@ export class VolumeLeases {
     await this.fenceGroups(namespace, record, epoch, 0, groupCount(record.sizeBytes, this.deps.limits));
   }
 
-  /** Raises the fences of groups [from, to) to `epoch`: a grown volume's new groups take its writer's writes. */
+  /**
+   * Raises the fences of groups [from, to) to `epoch` and the record's generation: a grown volume's new groups take
+   * its writer's writes.
+   */
   async fenceGroups(namespace: string, record: VolumeRecord, epoch: number, from: number, to: number): Promise<void> {
     const groups = Array.from({ length: Math.max(0, to - from) }, (_, index) => from + index);
-    await forAllBounded(groups, this.deps.limits.fenceConcurrency, (group) => this.raiseFence(namespace, record.id, group, epoch));
+    const target = { epoch, generation: generationOf(record) };
+    await forAllBounded(groups, this.deps.limits.fenceConcurrency, (group) => this.raiseFence(namespace, record.id, group, target));
   }
 
   /**
-   * The checks a write of `epoch` adds to its transaction: each group's fence at the version that holds `epoch`.
-   * `volume.fenced` when a fence holds a later epoch.
+   * The checks a write of `epoch` adds to its transaction: each group's fence at the version that holds `epoch` and
+   * the record's generation. `volume.fenced` when a fence holds a later epoch; a fence still at an older generation
+   * (a snapshot's creation cut short before it reached it) is raised first; {@link GenerationMoved} when a fence
+   * holds a later generation than the record.
    */
   async checks(namespace: string, record: VolumeRecord, epoch: number, groups: readonly number[]): Promise<TxnOp[]> {
     if (record.epoch !== epoch) throw fenced(record, epoch);
+    const generation = generationOf(record);
     return Promise.all(
       groups.map(async (group) => {
         const key = fenceKey(record.id, group);
-        const fence = await this.fenceOf(namespace, key, epoch);
+        let fence = await this.fenceOf(namespace, key, epoch, generation);
+        if (fence.epoch === epoch && fence.generation < generation) {
+          await this.raiseFence(namespace, record.id, group, { epoch, generation });
+          this.refused(namespace, key);
+          fence = await this.fenceOf(namespace, key, epoch, generation);
+        }
         if (fence.epoch !== epoch) throw fenced(record, epoch, fence.epoch);
+        if (fence.generation !== generation) throw new GenerationMoved(record.name);
         return { op: 'check' as const, key, ifVersion: fence.version };
       }),
     );
@@ -116,24 +157,28 @@ export class VolumeLeases {
     this.known.delete(knownKey(namespace, key));
   }
 
-  private async fenceOf(namespace: string, key: string, epoch: number): Promise<Fence> {
+  private async fenceOf(namespace: string, key: string, epoch: number, generation: number): Promise<Fence> {
     const cacheKey = knownKey(namespace, key);
     const known = this.known.get(cacheKey);
-    if (known?.epoch === epoch) return known;
+    if (known?.epoch === epoch && known.generation === generation) return known;
     const read = await this.readFence(namespace, key);
-    const fence = read ?? { epoch: 0, version: 0 };
+    const fence = read ?? { epoch: 0, generation: 0, version: 0 };
     this.known.set(cacheKey, fence);
     return fence;
   }
 
-  private async raiseFence(namespace: string, volumeId: string, group: number, epoch: number): Promise<void> {
+  private async raiseFence(namespace: string, volumeId: string, group: number, target: FenceTarget): Promise<void> {
     const key = fenceKey(volumeId, group);
     for (;;) {
       const current = await this.readFence(namespace, key);
-      if (current && current.epoch >= epoch) return;
+      if (current && current.epoch >= target.epoch && current.generation >= target.generation) return;
+      const raised: FenceTarget = {
+        epoch: Math.max(target.epoch, current?.epoch ?? 0),
+        generation: Math.max(target.generation, current?.generation ?? 0),
+      };
       try {
         await this.deps.kv.put(volumeNamespaceOf(namespace), key, {
-          value: new Uint8Array(Buffer.from(JSON.stringify({ epoch }), 'utf8')),
+          value: new Uint8Array(Buffer.from(JSON.stringify(raised), 'utf8')),
           contentType: fenceContentType,
           consistency: 'strong',
           ...(current ? { ifMatch: [current.version] } : { ifNoneMatch: '*' as const }),
@@ -150,8 +195,7 @@ export class VolumeLeases {
     try {
       const read = await this.deps.kv.get(volumeNamespaceOf(namespace), key, 'strong');
       if (read.kind !== 'value') return undefined;
-      const { epoch } = JSON.parse(Buffer.from(read.value).toString('utf8')) as { epoch: number };
-      return { epoch, version: read.item.version };
+      return { ...parseFence(read.value), version: read.item.version };
     } catch (error) {
       if (isRingstoreError(error, 'kv.notFound')) return undefined;
       throw error;

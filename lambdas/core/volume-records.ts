@@ -31,6 +31,24 @@ export interface VolumeRecord {
   epoch: number;
   /** The attached writer, if any (it may have expired). */
   lease?: VolumeLease;
+  /**
+   * Raised by every snapshot's creation and deletion (absent: 0), and held by every placement group's fence: a
+   * write of a record read before it is refused where the fences hold the new one (volume-snapshots.ts).
+   */
+  generation?: number;
+  /** The volume's snapshots, oldest first (absent: none). */
+  snapshots?: VolumeSnapshot[];
+}
+
+/** A snapshot of a volume: its bytes as they were when the volume's generation left `generation`. */
+export interface VolumeSnapshot {
+  name: string;
+  generation: number;
+  /** The volume's size when it was taken. */
+  sizeBytes: number;
+  createdAtMs: number;
+  /** `creating` and `deleting`: cut short by a crash; the same request again finishes it. */
+  state: 'creating' | 'ready' | 'deleting';
 }
 
 /** A record as read, with the version a change of it is conditioned on. */

@@ -4,7 +4,7 @@
 // written block lies past the new end, so a later grow never brings old bytes back.
 import { RingstoreError, isRingstoreError } from './errors';
 import type { KvService } from './kv';
-import { blockKeyPrefix, fenceKeySuffix, groupCount, groupOf, volumeNamespaceOf } from './volume-layout';
+import { blockKeyPrefix, groupCount, groupOf, volumeKeyKind, volumeNamespaceOf } from './volume-layout';
 import type { VolumeLeaseLimits, VolumeLeases } from './volume-leases';
 import type { VolumeRecord, VolumeRecords } from './volume-records';
 import type { Clock, StorageQuota } from '../ports';
@@ -91,10 +91,10 @@ export class VolumeResize {
           ...(cursor ? { cursor } : {}),
         });
         for (const item of page.items) {
-          const tail = item.key.slice(item.key.lastIndexOf('/') + 1);
-          if (tail === fenceKeySuffix) continue;
-          const written = Number(tail);
-          if (written >= block && (first === undefined || written < first)) first = written;
+          // Blocks only: a snapshot's copies and fences hold no data of the volume as it is now.
+          const kind = volumeKeyKind(item.key);
+          if (kind?.kind !== 'block') continue;
+          if (kind.block >= block && (first === undefined || kind.block < first)) first = kind.block;
         }
         cursor = page.cursor;
       } while (cursor);

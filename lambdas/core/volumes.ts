@@ -15,19 +15,31 @@ import {
   blockKey,
   blockKeyPrefix,
   blockSpans,
+  copyIndexKey,
   coversBlock,
-  fenceKeySuffix,
   groupOf,
+  validateByteRange,
+  volumeKeyKind,
   volumeNamespaceOf,
   volumeRecordPrefix,
 } from './volume-layout';
-import { type VolumeLeaseLimits, VolumeLeases, fenced } from './volume-leases';
-import { type VolumeLease, type VolumeRecord, VolumeRecords, validateVolumeName } from './volume-records';
+import { GenerationMoved, type VolumeLeaseLimits, VolumeLeases, fenced, generationOf } from './volume-leases';
+import { type VolumeLease, type VolumeRecord, VolumeRecords, type VolumeSnapshot, validateVolumeName } from './volume-records';
 import { VolumeResize } from './volume-resize';
+import {
+  type CopyIndex,
+  VolumeSnapshots,
+  type VolumeSnapshotLimits,
+  copyOps,
+  keptGenerations,
+  mustCopy,
+  noCopies,
+  parseCopyIndex,
+} from './volume-snapshots';
 
-export type { VolumeLease, VolumeRecord } from './volume-records';
+export type { VolumeLease, VolumeRecord, VolumeSnapshot } from './volume-records';
 
-export interface VolumeLimits extends VolumeLeaseLimits {
+export interface VolumeLimits extends VolumeLeaseLimits, VolumeSnapshotLimits {
   ioBytesMax: number;
   sizeBytesMax: number;
   deleteBlocksPerRequest: number;
@@ -47,6 +59,8 @@ export interface VolumeServiceDeps {
 export interface VolumeView extends VolumeRecord {
   /** Bytes held by written blocks (an unwritten or trimmed block holds none). */
   allocatedBytes: number;
+  /** Bytes held by blocks' copies that snapshots read (volume-snapshots.ts). */
+  snapshotBytes: number;
 }
 
 export interface VolumeDeletion {
@@ -74,11 +88,38 @@ export class VolumeService {
   private readonly records: VolumeRecords;
   private readonly leases: VolumeLeases;
   private readonly resizing: VolumeResize;
+  private readonly snapshots: VolumeSnapshots;
 
   constructor(private readonly deps: VolumeServiceDeps) {
     this.records = new VolumeRecords(deps.kv);
     this.leases = new VolumeLeases({ kv: deps.kv, records: this.records, clock: deps.clock, limits: deps.limits });
     this.resizing = new VolumeResize({ ...deps, records: this.records, leases: this.leases });
+    this.snapshots = new VolumeSnapshots({ ...deps, records: this.records, leases: this.leases });
+  }
+
+  /** Takes snapshot `snapshot` of the volume (volume-snapshots.ts); called again after a crash, it finishes it. */
+  async createSnapshot(namespace: string, name: string, snapshot: string): Promise<VolumeSnapshot> {
+    return this.snapshots.create(namespace, name, snapshot);
+  }
+
+  /** The volume's snapshots, oldest first. */
+  async listSnapshots(namespace: string, name: string): Promise<VolumeSnapshot[]> {
+    return this.snapshots.list(namespace, name);
+  }
+
+  /** Deletes a snapshot and the blocks' copies only it read; called again after a crash, it finishes it. */
+  async deleteSnapshot(namespace: string, name: string, snapshot: string): Promise<{ name: string; copiesDeleted: number }> {
+    return this.snapshots.delete(namespace, name, snapshot);
+  }
+
+  /** A byte range of a snapshot, as `readRange` reads the volume's. */
+  async readSnapshotRange(
+    namespace: string,
+    name: string,
+    snapshot: string,
+    rangeOf: (sizeBytes: number) => { offset: number; length: number },
+  ): Promise<{ bytes: Uint8Array; offset: number; sizeBytes: number }> {
+    return this.snapshots.readRange(namespace, name, snapshot, rangeOf);
   }
 
   /** Creates an empty volume; its size counts against the namespace's storage quota (`quota.bytes` past it). */
@@ -114,10 +155,14 @@ export class VolumeService {
     await this.leases.detach(namespace, name, epoch);
   }
 
-  /** The volume's record and the bytes its written blocks hold (counted by listing them: one page per 1,000 blocks). */
+  /**
+   * The volume's record and the bytes its written blocks and their snapshots' copies hold (counted by listing them:
+   * one page per 1,000 keys).
+   */
   async describe(namespace: string, name: string): Promise<VolumeView> {
     const { record } = await this.records.read(namespace, name);
     let allocatedBlocks = 0;
+    let copies = 0;
     let cursor: string | undefined;
     do {
       const page = await this.deps.kv.list(volumeNamespaceOf(namespace), {
@@ -125,10 +170,14 @@ export class VolumeService {
         limit: listPageBlocks,
         ...(cursor ? { cursor } : {}),
       });
-      allocatedBlocks += page.items.filter((item) => !isFenceKey(item.key)).length;
+      for (const item of page.items) {
+        const kind = volumeKeyKind(item.key)?.kind;
+        if (kind === 'block') allocatedBlocks += 1;
+        if (kind === 'copy') copies += 1;
+      }
       cursor = page.cursor;
     } while (cursor);
-    return { ...record, allocatedBytes: allocatedBlocks * record.blockBytes };
+    return { ...record, allocatedBytes: allocatedBlocks * record.blockBytes, snapshotBytes: copies * record.blockBytes };
   }
 
   /** The namespace's volumes in name order, `limit` at a time. */
@@ -193,7 +242,7 @@ export class VolumeService {
           // Trimmed meanwhile: nothing left to delete.
           if (!isRingstoreError(error, 'kv.notFound')) throw error;
         });
-        if (!isFenceKey(item.key)) blocksDeleted += 1;
+        if (volumeKeyKind(item.key)?.kind === 'block') blocksDeleted += 1;
         keysDeleted += 1;
       });
     }
@@ -266,29 +315,46 @@ export class VolumeService {
   /**
    * One transaction over `spans`: each block becomes what `next` makes of it (undefined: deleted). Blocks covered
    * whole are written blindly; the others are read first and conditioned on the version read, and deletes on the
-   * block being as read. Retried while a concurrent write of those blocks wins the race.
+   * block being as read. A block a kept snapshot still reads as it is is read too, and copied aside in the same
+   * transaction (volume-snapshots.ts). Retried while a concurrent write of those blocks wins the race, and with the
+   * record read again when a snapshot's creation or deletion moved the generation.
    */
   private async commitSpans(
     namespace: string,
-    record: VolumeRecord,
+    written: VolumeRecord,
     spans: readonly BlockSpan[],
     options: VolumeWriteOptions,
     next: (span: BlockSpan, current: Uint8Array | undefined) => Uint8Array | undefined,
   ): Promise<void> {
     const { limits } = this.deps;
+    let record = written;
     for (let attempt = 1; ; attempt += 1) {
-      // Blind writes need nothing read; partial blocks and deletes need the block's version.
-      const mustRead = spans.filter((span) => !coversBlock(span, limits) || next(span, undefined) === undefined);
-      const current = mustRead.length > 0 ? await this.readBlocks(namespace, record, mustRead) : new Map<number, ReadBlock>();
+      const kept = keptGenerations(record);
+      // Blind writes need nothing read; partial blocks and deletes need the block's version; with snapshots kept,
+      // every block's copy index is read with it, so that a first change copies the block.
+      const mustRead =
+        kept.length > 0 ? [...spans] : spans.filter((span) => !coversBlock(span, limits) || next(span, undefined) === undefined);
+      const current =
+        mustRead.length > 0 ? await this.readBlocks(namespace, record, mustRead, kept.length > 0) : new Map<number, ReadBlock>();
       const groups = [...new Set(spans.map((span) => groupOf(span.block, limits)))];
-      const ops: TxnOp[] = await this.leases.checks(namespace, record, options.epoch, groups);
+      let ops: TxnOp[];
+      try {
+        ops = await this.leases.checks(namespace, record, options.epoch, groups);
+      } catch (error) {
+        if (!(error instanceof GenerationMoved) || attempt >= limits.writeAttemptsMax) throw error;
+        record = (await this.writable(namespace, record.name, options.epoch)).record;
+        continue;
+      }
       for (const span of spans) {
         const key = blockKey(record.id, span.block, limits);
         const seen = current.get(span.block);
         const content = next(span, seen?.bytes);
+        const changes = content !== undefined || seen?.bytes !== undefined;
+        const copying = changes && kept.length > 0 && mustCopy(seen?.copies ?? noCopies, kept, generationOf(record));
+        if (copying) ops.push(...copyOps(record, span.block, seen?.bytes, seen?.copies ?? noCopies, limits));
         const condition = mustRead.includes(span) ? { ifVersion: seen?.version ?? 0 } : {};
         if (content) ops.push({ op: 'put', key, value: content, contentType: blockContentType, ...condition });
-        else if (seen) ops.push({ op: 'delete', key, ifVersion: seen.version });
+        else if (seen?.bytes) ops.push({ op: 'delete', key, ifVersion: seen.version });
         // Absent and to stay absent: checked, so a write that creates it meanwhile makes this one try again.
         else ops.push({ op: 'check', key, ifVersion: 0 });
       }
@@ -298,7 +364,10 @@ export class VolumeService {
       });
       if (outcome.status === 'committed') return;
       // A fence moved: the next try reads it again, and is refused if another writer raised it.
-      if (outcome.key && isFenceKey(outcome.key)) this.leases.refused(namespace, outcome.key);
+      if (outcome.key && volumeKeyKind(outcome.key)?.kind === 'fence') {
+        this.leases.refused(namespace, outcome.key);
+        record = (await this.writable(namespace, record.name, options.epoch)).record;
+      }
       const raced = outcome.reason === 'precondition' || outcome.reason === 'conflict' || outcome.reason === 'notFound';
       if (!raced) throw txnAbortError(outcome);
       // The conditions are the write's own (the versions it read), not the client's: a race it kept losing is a
@@ -307,16 +376,35 @@ export class VolumeService {
     }
   }
 
-  /** The blocks of `spans` as stored (absent: never written, or trimmed), read at one instant. */
-  private async readBlocks(namespace: string, record: VolumeRecord, spans: readonly BlockSpan[]): Promise<Map<number, ReadBlock>> {
+  /**
+   * The blocks of `spans` as stored (bytes absent: never written, or trimmed), with their copy indexes when
+   * `withCopies`, read at one instant.
+   */
+  private async readBlocks(
+    namespace: string,
+    record: VolumeRecord,
+    spans: readonly BlockSpan[],
+    withCopies = false,
+  ): Promise<Map<number, ReadBlock>> {
     const { limits } = this.deps;
-    const ops: TxnOp[] = spans.map((span) => ({ op: 'get', key: blockKey(record.id, span.block, limits) }));
+    const ops: TxnOp[] = spans.flatMap((span) => [
+      { op: 'get' as const, key: blockKey(record.id, span.block, limits) },
+      ...(withCopies ? [{ op: 'get' as const, key: copyIndexKey(record.id, span.block, limits) }] : []),
+    ]);
     const outcome = await this.deps.txns.run(volumeNamespaceOf(namespace), ops, { consistency: 'strong' });
     if (outcome.status === 'aborted') throw txnAbortError(outcome);
+    const perSpan = withCopies ? 2 : 1;
     const blocks = new Map<number, ReadBlock>();
-    outcome.reads.forEach((read, index) => {
-      if (!read.found || read.version === undefined) return;
-      blocks.set(spans[index]!.block, { version: read.version, bytes: new Uint8Array(Buffer.from(read.valueBase64 ?? '', 'base64')) });
+    spans.forEach((span, index) => {
+      const read = outcome.reads[index * perSpan]!;
+      const copies = withCopies ? outcome.reads[index * perSpan + 1]! : undefined;
+      const block: ReadBlock = { version: 0 };
+      if (read.found && read.version !== undefined) {
+        block.version = read.version;
+        block.bytes = new Uint8Array(Buffer.from(read.valueBase64 ?? '', 'base64'));
+      }
+      if (copies?.found) block.copies = parseCopyIndex(new Uint8Array(Buffer.from(copies.valueBase64 ?? '', 'base64')), copies.version);
+      blocks.set(span.block, block);
     });
     return blocks;
   }
@@ -340,30 +428,15 @@ export class VolumeService {
   }
 
   private validateRange(record: VolumeRecord, offset: number, length: number): void {
-    const { ioBytesMax } = this.deps.limits;
-    if (!Number.isSafeInteger(offset) || offset < 0 || !Number.isSafeInteger(length) || length < 0) {
-      throw new RingstoreError('request.invalid', `offset and length must be integers of 0 or more (got ${offset}, ${length})`, {
-        details: { field: 'offset' },
-      });
-    }
-    if (length > ioBytesMax) {
-      throw new RingstoreError('volume.ioTooLarge', `one read or write covers at most ${ioBytesMax} bytes (got ${length})`, {
-        details: { max: ioBytesMax, length },
-      });
-    }
-    if (offset + length > record.sizeBytes) {
-      throw new RingstoreError(
-        'volume.rangeNotSatisfiable',
-        `bytes ${offset} to ${offset + length} are past the end of volume ${record.name} (${record.sizeBytes} bytes)`,
-        { details: { sizeBytes: record.sizeBytes, offset, length } },
-      );
-    }
+    validateByteRange(`volume ${record.name}`, record.sizeBytes, offset, length, this.deps.limits.ioBytesMax);
   }
 }
 
+/** A block as read: its version (0 and no bytes: absent) and, when read, its copy index. */
 interface ReadBlock {
   version: number;
-  bytes: Uint8Array;
+  bytes?: Uint8Array;
+  copies?: CopyIndex;
 }
 
 /** The namespace's storage quota, which a volume's size counts against (docs/volumes.md, "Quotas"). */
@@ -377,8 +450,6 @@ const listPageVolumes = 1_000;
 const listPageBlocks = 1_000;
 /** Blocks a delete removes at once. */
 const deleteConcurrency = 16;
-
-const isFenceKey = (key: string) => key.endsWith(`/${fenceKeySuffix}`);
 
 /**
  * The limits of the transactions a volume runs: its values never travel through the state machine's payload

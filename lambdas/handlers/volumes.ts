@@ -1,26 +1,30 @@
 // The block volume routes (docs/volumes.md): create, list, describe and delete a namespace's volumes; read a byte
-// range (HTTP Range), write one at `?offset=`, trim one. Each read or write is one call into the volume service.
+// range (HTTP Range), write one at `?offset=`, trim one; take, list, read and delete snapshots. Each read or write is
+// one call into the volume service.
 import type { Logger } from '@aws-lambda-powertools/logger';
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { ListVolumesQuery, VolumeEpochQuery, WriteVolumeQuery } from '../../schemas/api';
 import {
   AttachVolumeBody,
+  CreateSnapshotBody,
   CreateVolumeBody,
   ResizeVolumeBody,
   TrimVolumeBody,
   VolumeParam,
+  VolumeSnapshotParam,
   type VolumeBody,
   type VolumeLeaseBody,
+  type VolumeSnapshotBody,
 } from '../../schemas/volumes';
 import type { RequestPrincipal } from '../core/auth';
-import type { QuotaOptions, VolumeLease, VolumeRecord, VolumeService } from '../core/volumes';
+import type { QuotaOptions, VolumeLease, VolumeRecord, VolumeService, VolumeSnapshot } from '../core/volumes';
 import { contentRange, parseByteRange } from '../http/byte-range';
 import { httpErrors } from '../http/errors';
 import { flushMetrics, type MetricsSink } from '../http/metrics';
 import { bodyBytes, headersOf, jsonBody, parseWith, principalOf } from '../http/request';
 import { bytes, json } from '../http/response';
-import { router } from '../http/router';
+import { type Operation, router } from '../http/router';
 import { callerAndQuotas, type RequestGuardDeps } from './request-guards';
 
 export interface VolumesDeps {
@@ -41,7 +45,23 @@ function leaseBody({ holder, epoch, expiresAtMs }: VolumeLease): VolumeLeaseBody
   return { holder, epoch, expiresAt: new Date(expiresAtMs).toISOString() };
 }
 
+function snapshotBody({ name, sizeBytes, createdAtMs, state }: VolumeSnapshot): VolumeSnapshotBody {
+  return { name, sizeBytes, createdAt: new Date(createdAtMs).toISOString(), state };
+}
+
 const volumeOf = (event: APIGatewayProxyEvent) => parseWith(VolumeParam, event.pathParameters, 'path').volume;
+const snapshotOf = (event: APIGatewayProxyEvent) => parseWith(VolumeSnapshotParam, event.pathParameters, 'path');
+
+/** A byte range answered as the HTTP Range asked: the whole (200) or a part (206, with Content-Range). */
+function rangeAnswer(range: string | undefined, read: { bytes: Uint8Array; offset: number; sizeBytes: number }) {
+  const answered = { offset: read.offset, length: read.bytes.byteLength };
+  const headers = {
+    'content-type': 'application/octet-stream',
+    'accept-ranges': 'bytes',
+    ...(range === undefined ? {} : { 'content-range': contentRange(answered, read.sizeBytes) }),
+  };
+  return bytes(range === undefined ? 200 : 206, read.bytes, headers);
+}
 
 export function volumesHandler({ volumes, guards, logger, metrics }: VolumesDeps) {
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
@@ -62,7 +82,8 @@ export function volumesHandler({ volumes, guards, logger, metrics }: VolumesDeps
         },
         describeVolume: async (event) => {
           const view = await volumes.describe(principalOf(event).namespace, volumeOf(event));
-          return json(200, { ...volumeBody(view), allocatedBytes: view.allocatedBytes });
+          const snapshots = (view.snapshots ?? []).map(snapshotBody);
+          return json(200, { ...volumeBody(view), allocatedBytes: view.allocatedBytes, snapshotBytes: view.snapshotBytes, snapshots });
         },
         deleteVolume: async (event) => {
           const principal = principalOf(event);
@@ -72,13 +93,7 @@ export function volumesHandler({ volumes, guards, logger, metrics }: VolumesDeps
         readVolume: async (event) => {
           const range = headersOf(event).range;
           const read = await volumes.readRange(principalOf(event).namespace, volumeOf(event), (size) => parseByteRange(range, size));
-          const answered = { offset: read.offset, length: read.bytes.byteLength };
-          const headers = {
-            'content-type': 'application/octet-stream',
-            'accept-ranges': 'bytes',
-            ...(range === undefined ? {} : { 'content-range': contentRange(answered, read.sizeBytes) }),
-          };
-          return bytes(range === undefined ? 200 : 206, read.bytes, headers);
+          return rangeAnswer(range, read);
         },
         writeVolume: async (event) => {
           const { offset, epoch } = parseWith(WriteVolumeQuery, event.queryStringParameters, 'query');
@@ -109,6 +124,7 @@ export function volumesHandler({ volumes, guards, logger, metrics }: VolumesDeps
           await volumes.detach(principalOf(event).namespace, name, epoch);
           return json(200, { name, detached: true });
         },
+        ...snapshotRoutes(volumes),
       }),
     );
 }
@@ -116,4 +132,28 @@ export function volumesHandler({ volumes, guards, logger, metrics }: VolumesDeps
 /** A volume's size counts against its namespace's storage quota, when it has one (docs/volumes.md, "Quotas"). */
 function quotaOf(principal: RequestPrincipal): QuotaOptions {
   return principal.storage ? { storageQuota: principal.storage } : {};
+}
+
+/** The snapshot routes (docs/volumes.md, "Snapshots"): take, list, delete, read a byte range of one. */
+function snapshotRoutes(volumes: VolumeService): Record<'listSnapshots' | 'createSnapshot' | 'deleteSnapshot' | 'readSnapshot', Operation> {
+  return {
+    listSnapshots: async (event) => {
+      const snapshots = await volumes.listSnapshots(principalOf(event).namespace, volumeOf(event));
+      return json(200, { snapshots: snapshots.map(snapshotBody) });
+    },
+    createSnapshot: async (event) => {
+      const { name } = parseWith(CreateSnapshotBody, jsonBody(event), 'body');
+      return json(201, snapshotBody(await volumes.createSnapshot(principalOf(event).namespace, volumeOf(event), name)));
+    },
+    deleteSnapshot: async (event) => {
+      const { volume, snapshot } = snapshotOf(event);
+      return json(200, await volumes.deleteSnapshot(principalOf(event).namespace, volume, snapshot));
+    },
+    readSnapshot: async (event) => {
+      const range = headersOf(event).range;
+      const { volume, snapshot } = snapshotOf(event);
+      const read = await volumes.readSnapshotRange(principalOf(event).namespace, volume, snapshot, (size) => parseByteRange(range, size));
+      return rangeAnswer(range, read);
+    },
+  };
 }

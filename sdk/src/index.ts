@@ -72,6 +72,7 @@ export {
   type DetachVolumeCommandInput,
   type VolumeInfo,
   type VolumeDescription,
+  type VolumeSnapshotInfo,
   type VolumeList,
   type VolumeDeletion,
   type VolumeWriteAck,

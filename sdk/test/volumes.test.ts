@@ -57,7 +57,7 @@ describe('volume commands and client methods', () => {
     expect(created.lease).toBeUndefined();
     expect(first.volumes.map((volume) => volume.name)).toEqual(['boot']);
     expect(second).toEqual({ volumes: [expect.objectContaining({ name: 'disk' })] });
-    expect(described).toEqual({ ...created, allocatedBytes: 0 });
+    expect(described).toEqual({ ...created, allocatedBytes: 0, snapshotBytes: 0, snapshots: [] });
     const create = fake().requests[0]!;
     expect(`${create.method} ${create.rawUrl} ${create.headers['content-type']}`).toBe('POST /v1/volumes application/json');
     expect(JSON.parse(create.body.toString('utf8'))).toEqual({ name: 'disk', sizeBytes: 64 * B });

@@ -163,4 +163,55 @@ describe('block volumes over HTTP', () => {
     expect(same(await bytesOf(await read('shared', `bytes=0-${B - 1}`)), randomBytes(B, 7))).toBe(true);
     expect(await (await call('/v1/volumes/shared', { key })).json()).toMatchObject({ epoch: first + 1, lease: { holder: 'host-b' } });
   });
+
+  it('takes snapshots that read as the volume was, while it changes; lists and deletes them; refuses bad requests', async () => {
+    await createAttached('snapped', 64 * B);
+    const before = randomBytes(6 * B, 7);
+    expect((await write('snapped', 0, before)).status).toBe(200);
+    const snapshots = (suffix = '', init: Parameters<typeof call>[1] = { key }) => call(`/v1/volumes/snapped/snapshots${suffix}`, init);
+    const taken = await snapshots('', { method: 'POST', key, ...json({ name: 'first' }) });
+    expect(taken.status).toBe(201);
+    expect(await taken.json()).toMatchObject({ name: 'first', sizeBytes: 64 * B, state: 'ready' });
+    // Changed after it: an unaligned write across blocks, and a trim.
+    const after = randomBytes(3 * B, 8);
+    expect((await write('snapped', 100, after)).status).toBe(200);
+    expect(
+      (await call('/v1/volumes/snapped/trim', { method: 'POST', key, ...json({ offset: 4 * B, length: B, epoch: epochs.get('snapped') }) }))
+        .status,
+    ).toBe(200);
+    const ranged = await snapshots('/first/data', { key, headers: { range: `bytes=0-${6 * B - 1}` } });
+    expect(ranged.status).toBe(206);
+    expect(ranged.headers.get('content-range')).toBe(`bytes 0-${6 * B - 1}/${64 * B}`);
+    expect(same(await bytesOf(ranged), before)).toBe(true);
+    const live = await bytesOf(await read('snapped', `bytes=100-${100 + 3 * B - 1}`));
+    expect(same(live, after)).toBe(true);
+    const described = (await (await call('/v1/volumes/snapped', { key })).json()) as { snapshotBytes: number; snapshots: unknown[] };
+    expect(described.snapshotBytes).toBeGreaterThan(0);
+    expect(described.snapshots).toMatchObject([{ name: 'first', state: 'ready' }]);
+    expect(await (await snapshots()).json()).toMatchObject({ snapshots: [{ name: 'first' }] });
+    // Bad requests: a taken name, a bad name, an unknown snapshot, a range past its end, another namespace.
+    expect(await errorOf(await snapshots('', { method: 'POST', key, ...json({ name: 'first' }) }))).toMatchObject({
+      status: 409,
+      code: 'volume.snapshotExists',
+    });
+    expect(await errorOf(await snapshots('', { method: 'POST', key, ...json({ name: '-bad' }) }))).toMatchObject({
+      status: 400,
+      code: 'volume.nameInvalid',
+    });
+    expect(await errorOf(await snapshots('', { method: 'POST', key, ...json({ title: 'x' }) }))).toMatchObject({ status: 400 });
+    expect(await errorOf(await snapshots('/missing/data', { key, headers: { range: 'bytes=0-9' } }))).toMatchObject({
+      status: 404,
+      code: 'volume.snapshotNotFound',
+    });
+    expect(await errorOf(await snapshots('/first/data', { key, headers: { range: `bytes=${64 * B}-` } }))).toMatchObject({ status: 416 });
+    expect(await errorOf(await snapshots('/first/data', { key: otherKey, headers: { range: 'bytes=0-9' } }))).toMatchObject({
+      status: 404,
+      code: 'volume.notFound',
+    });
+    const deleted = await snapshots('/first', { method: 'DELETE', key });
+    expect(deleted.status).toBe(200);
+    expect(await deleted.json()).toMatchObject({ name: 'first' });
+    expect(await (await snapshots()).json()).toEqual({ snapshots: [] });
+    expect(await (await call('/v1/volumes/snapped', { key })).json()).toMatchObject({ snapshotBytes: 0 });
+  });
 });

@@ -7,6 +7,7 @@ import { LIST_LIMIT_MAX, VOLUME_BLOCK_BYTES, VOLUME_IO_BYTES_MAX } from '../limi
 import type { HttpResponse } from '../transport';
 import { type CommandContext, invalidInput, RingstoreCommand } from './command';
 import { invalidResponse, readJson, wire, type WireOf } from './response';
+import { snapshotFields } from './VolumeSnapshotCommands';
 
 /**
  * Reader of a writer's lease (`VolumeLease` in the OpenAPI document).
@@ -67,10 +68,10 @@ export type VolumeInfo = WireOf<typeof volumeWire>;
  * const described: VolumeDescription = readJson(response, volumeDescriptionWire);
  * ```
  */
-export const volumeDescriptionWire = wire.object({ ...volumeFields, allocatedBytes: wire.number });
+export const volumeDescriptionWire = wire.object({ ...volumeFields, allocatedBytes: wire.number, ...snapshotFields });
 
 /**
- * A volume with `allocatedBytes`: the bytes its written blocks hold (unwritten and trimmed blocks hold none).
+ * A volume with `allocatedBytes` (written blocks), `snapshotBytes` (copies its snapshots keep) and its snapshots.
  *
  * @example
  * ```ts

@@ -117,3 +117,4 @@ export {
   type VolumeWriteAck,
   type WriteVolumeCommandInput,
 } from './VolumeCommands';
+export { type VolumeSnapshotInfo } from './VolumeSnapshotCommands';

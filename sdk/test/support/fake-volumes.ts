@@ -94,7 +94,7 @@ export class FakeVolumes {
     const route = `${req.method} ${part ?? ''}${extra === undefined ? '' : '/…'}`;
     switch (route) {
       case 'GET ':
-        return [{ ...this.view(volume), allocatedBytes: volume.blocks.size * BLOCK }];
+        return [{ ...this.view(volume), allocatedBytes: volume.blocks.size * BLOCK, snapshotBytes: 0, snapshots: [] }];
       case 'DELETE ':
         return this.delete(volumes, volume);
       case 'GET data':

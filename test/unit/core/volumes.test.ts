@@ -2,65 +2,22 @@
 // trims, deletes that resume, and all-or-nothing across shards through crashes.
 import fc from 'fast-check';
 import { isRingstoreError } from '../../../lambdas/core/errors';
-import { Ring, initialRingState, tokenOf } from '../../../lambdas/core/ring';
-import { InProcessTxnRunner, type TxnRunner } from '../../../lambdas/core/txn-runner';
+import { tokenOf } from '../../../lambdas/core/ring';
 import { blockKey, blockSpans, volumeNamespaceOf } from '../../../lambdas/core/volume-layout';
-import { type VolumeLimits, VolumeService, volumeTxnLimits } from '../../../lambdas/core/volumes';
 import { volumeLimits } from '../../../schemas/topology';
 import { transactionCrashPoints } from '../../../lambdas/ports';
-import { memoryTxnWorld, testTxnLimits, CountingIds } from '../../support/memory-ports';
-
-const ring = new Ring(initialRingState({ shardCount: 4, replicationFactor: 3, vnodesPerShard: 16, tableName: (id) => `shard-${id}` }));
-/** Small groups (4 blocks) so that writes cross groups, and so shards, at offsets a test can reach. */
-const small: VolumeLimits = { ...volumeLimits, groupBlocks: 4, deleteBlocksPerRequest: 5 };
-const B = small.blockBytes;
-
-function setup(volumeLimitsUsed: VolumeLimits = small) {
-  const world = memoryTxnWorld(ring, volumeTxnLimits(testTxnLimits, volumeLimitsUsed));
-  const { txns, kv, clock } = world;
-  const volumes = new VolumeService({ kv, txns: new InProcessTxnRunner(txns), ids: new CountingIds(), clock, limits: volumeLimitsUsed });
-  return { ...world, volumes };
-}
-
-/** Byte arrays compared whole (jest's deep equality takes seconds on a quarter mebibyte); a mismatch names its first byte. */
-function expectBytes(actual: Uint8Array, expected: Uint8Array): void {
-  const same = Buffer.from(actual.buffer, actual.byteOffset, actual.byteLength).equals(expected);
-  if (same) return;
-  const first = actual.findIndex((byte, index) => byte !== expected[index]);
-  expect({ length: actual.byteLength, firstDifference: first }).toEqual({ length: expected.byteLength, firstDifference: -1 });
-}
-
-/** A volume created and attached for writing: its record and the epoch its writes carry. */
-async function createAttached(volumes: VolumeService, name: string, sizeBytes: number) {
-  const record = await volumes.create('ns', { name, sizeBytes });
-  const { epoch } = await volumes.attach('ns', name, { holder: 'test' });
-  return { ...record, epoch };
-}
-
-/**
- * The transaction steps each write reaches: within one placement group, its one atomic write; across two shards, the
- * coordinator's and the participants' (two-phase commit).
- */
-const pathOf: Record<'one group' | 'two shards', readonly string[]> = {
-  'one group': ['txn.afterAtomicCommit'],
-  'two shards': transactionCrashPoints.filter((point) => point !== 'txn.afterAtomicCommit'),
-};
-
-const pattern = (length: number, seed: number) => Uint8Array.from({ length }, (_, index) => (index * 31 + seed) % 251 || 1);
-
-/** The owner table of a volume block (volume id from its record). */
-function ownerOfBlock(id: string, block: number): string {
-  return ring.ownerOf(tokenOf(volumeNamespaceOf('ns'), blockKey(id, block, small))).table;
-}
-
-/** The first group boundary (in blocks) whose two sides live on different shards. */
-function boundaryAcrossShards(id: string): number {
-  for (let group = 1; group < 200; group += 1) {
-    const block = group * small.groupBlocks;
-    if (ownerOfBlock(id, block - 1) !== ownerOfBlock(id, block)) return block;
-  }
-  throw new Error('no group boundary across shards');
-}
+import {
+  B,
+  boundaryAcrossShards,
+  createAttached,
+  expectBytes,
+  pausingRunner,
+  pathOf,
+  pattern,
+  secondInstance,
+  setup,
+  small,
+} from '../../support/volume-world';
 
 describe('block volume layout', () => {
   it('splits a byte range into the blocks it covers, with the bytes of each', () => {
@@ -311,10 +268,6 @@ describe('block volumes', () => {
 
 describe('one writer at a time', () => {
   /** A second handler instance over the same world: its own caches, the same tables. */
-  function secondInstance(world: ReturnType<typeof setup>, txns: TxnRunner = new InProcessTxnRunner(world.txns)) {
-    return new VolumeService({ kv: world.kv, txns, ids: new CountingIds(), clock: world.clock, limits: small });
-  }
-
   it("refuses another holder while a lease is live, naming it; renews the holder's own; takes over after expiry", async () => {
     const world = setup();
     const { volumes, clock } = world;
@@ -359,19 +312,8 @@ describe('one writer at a time', () => {
   it('a writer paused between its checks and its transaction cannot land a block once another has attached', async () => {
     const world = setup();
     const { clock } = world;
-    const runner = new InProcessTxnRunner(world.txns);
-    let pause: (() => Promise<void>) | undefined;
-    // Writer A's transactions wait, once, for `pause` (the takeover) before they run.
-    const pausing: TxnRunner = {
-      run: async (namespace, ops, options) => {
-        const paused = ops.some((op) => op.op === 'put') ? pause : undefined;
-        if (paused) {
-          pause = undefined;
-          await paused();
-        }
-        return runner.run(namespace, ops, options);
-      },
-    };
+    // Writer A's next transaction with a put waits for the takeover before it runs.
+    const { runner: pausing, pauseNext } = pausingRunner(world);
     const writerA = secondInstance(world, pausing);
     const { epoch, id } = await createAttached(writerA, 'disk', 400 * B);
     // Warm A's fences (it knows their versions), across a group boundary on two shards.
@@ -379,20 +321,20 @@ describe('one writer at a time', () => {
     await writerA.write('ns', 'disk', boundary * B - 100, pattern(200, 1), { epoch });
     await writerA.write('ns', 'disk', 0, pattern(B, 1), { epoch });
     const writerB = secondInstance(world);
-    pause = async () => {
+    pauseNext(async () => {
       clock.advanceSeconds(60);
       await writerB.attach('ns', 'disk', { holder: 'host-b' });
-    };
+    });
     await expect(writerA.write('ns', 'disk', 0, pattern(B, 2), { epoch })).rejects.toMatchObject({ code: 'volume.fenced' });
     expectBytes(await writerB.read('ns', 'disk', 0, B), pattern(B, 1));
     // The same across two shards (two-phase commit): the fence checks are validated before the decision.
     clock.advanceSeconds(60);
     const again = await writerA.attach('ns', 'disk', { holder: 'host-a' });
     await writerA.write('ns', 'disk', boundary * B - 100, pattern(200, 3), { epoch: again.epoch });
-    pause = async () => {
+    pauseNext(async () => {
       clock.advanceSeconds(60);
       await writerB.attach('ns', 'disk', { holder: 'host-b' });
-    };
+    });
     await expect(writerA.write('ns', 'disk', boundary * B - 100, pattern(200, 4), { epoch: again.epoch })).rejects.toMatchObject({
       code: 'volume.fenced',
     });

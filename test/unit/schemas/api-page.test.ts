@@ -43,6 +43,7 @@ describe('the OpenAPI document as a reference', () => {
         'trimVolume',
         'attachVolume',
         'resizeVolume',
+        'createSnapshot',
         'createApiKey',
         'createPrincipalMapping',
         'rotateApiKey',

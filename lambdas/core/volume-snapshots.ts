@@ -1,0 +1,393 @@
+// A volume's snapshots (docs/volumes.md, "Snapshots"): copy-on-write at block level. Taking a snapshot costs one
+// record write and a fence raise per placement group, whatever the volume holds; afterwards a block's first change
+// copies its old bytes aside, in the same transaction as the change.
+//
+// The record's generation G rises by one at every snapshot creation and deletion; a snapshot taken while it was g
+// sees each block as it was at the end of generation g. A block's first write in generation G (with a snapshot that
+// needs it) copies the block as it is into `<block>@<G-1>` and lists that tag in the block's copy index. A snapshot
+// of generation s reads, at one instant, the block and its index: the copy with the smallest tag ≥ s, else the
+// block itself. Every placement group's fence holds G, so a write of a record read before a creation or deletion
+// lands nowhere the new generation has reached, and the copies and changes of one write stay in one transaction.
+import { forAllBounded } from './bounded';
+import { RingstoreError } from './errors';
+import type { KvService } from './kv';
+import { txnAbortError } from './txn-errors';
+import type { TxnOp } from './txn-plan';
+import type { TxnRunner } from './txn-runner';
+import {
+  type BlockGeometry,
+  blockKey,
+  blockKeyPrefix,
+  blockSpans,
+  copyIndexKey,
+  copyKey,
+  fenceKey,
+  groupOf,
+  validateByteRange,
+  volumeKeyKind,
+  volumeNamespaceOf,
+} from './volume-layout';
+import { type VolumeLeases, generationOf, parseFence } from './volume-leases';
+import { type VolumeRecord, type VolumeRecords, type VolumeSnapshot, validateVolumeName } from './volume-records';
+import type { Clock } from '../ports';
+
+export interface VolumeSnapshotLimits extends BlockGeometry {
+  snapshotsMax: number;
+  ioBytesMax: number;
+}
+
+export interface VolumeSnapshotsDeps {
+  kv: Pick<KvService, 'list'>;
+  txns: TxnRunner;
+  records: VolumeRecords;
+  leases: VolumeLeases;
+  clock: Pick<Clock, 'nowMs'>;
+  limits: VolumeSnapshotLimits;
+}
+
+/** One copy of a block: its tag, and `zero` when the block held nothing then (no copy item is kept). */
+export interface CopyEntry {
+  tag: number;
+  zero?: true;
+}
+
+/** A block's copy index as read: its entries, oldest first, and its version (0: none yet). */
+export interface CopyIndex {
+  entries: CopyEntry[];
+  version: number;
+}
+
+export const noCopies: CopyIndex = { entries: [], version: 0 };
+
+/** The generations of the snapshots whose bytes are kept: every snapshot not being deleted. */
+export function keptGenerations(record: VolumeRecord): number[] {
+  return (record.snapshots ?? []).filter((snapshot) => snapshot.state !== 'deleting').map((snapshot) => snapshot.generation);
+}
+
+/**
+ * Whether a change of a block in the record's generation G must first copy the block (tag G-1): some kept snapshot
+ * would otherwise read the change, because no copy tagged at or after it exists yet.
+ */
+export function mustCopy(index: CopyIndex, kept: readonly number[], generation: number): boolean {
+  const lastTag = index.entries.reduce((last, entry) => Math.max(last, entry.tag), -1);
+  return kept.some((snapshot) => snapshot > lastTag && snapshot <= generation - 1);
+}
+
+/** Where snapshot `generation` reads a block from: the copy with the smallest tag at or after it, else the block. */
+export function copyFor(index: CopyIndex, generation: number): CopyEntry | undefined {
+  let found: CopyEntry | undefined;
+  for (const entry of index.entries) if (entry.tag >= generation && (!found || entry.tag < found.tag)) found = entry;
+  return found;
+}
+
+/**
+ * The entries a kept snapshot still reads: a copy tagged T, after the kept copy before it tagged P, serves the
+ * snapshots of generations in (P, T]; with none of them kept, it goes.
+ */
+export function entriesStillRead(index: CopyIndex, kept: readonly number[]): CopyEntry[] {
+  const sorted = [...index.entries].sort((a, b) => a.tag - b.tag);
+  const stay: CopyEntry[] = [];
+  let previous = -1;
+  for (const entry of sorted) {
+    if (kept.some((snapshot) => snapshot > previous && snapshot <= entry.tag)) {
+      stay.push(entry);
+      previous = entry.tag;
+    }
+  }
+  return stay;
+}
+
+const indexContentType = 'application/json';
+const copyContentType = 'application/octet-stream';
+/** Tries of a record change that an attach or a write's lease change raced. */
+const recordAttemptsMax = 5;
+/** Tries of one block's pruning that a write of the block raced. */
+const pruneAttemptsMax = 5;
+const listPageKeys = 1_000;
+const pruneConcurrency = 16;
+
+export function parseCopyIndex(value: Uint8Array | undefined, version: number | undefined): CopyIndex {
+  if (!value || version === undefined) return noCopies;
+  return { entries: (JSON.parse(Buffer.from(value).toString('utf8')) as { copies: CopyEntry[] }).copies, version };
+}
+
+/** The puts that copy a block before its first change in the record's generation, with the grown index. */
+export function copyOps(
+  record: VolumeRecord,
+  block: number,
+  current: Uint8Array | undefined,
+  index: CopyIndex,
+  geometry: BlockGeometry,
+): TxnOp[] {
+  const tag = generationOf(record) - 1;
+  const entry: CopyEntry = current ? { tag } : { tag, zero: true };
+  const value = new Uint8Array(Buffer.from(JSON.stringify({ copies: [...index.entries, entry] }), 'utf8'));
+  const ops: TxnOp[] = [
+    { op: 'put', key: copyIndexKey(record.id, block, geometry), value, contentType: indexContentType, ifVersion: index.version },
+  ];
+  if (current)
+    ops.push({ op: 'put', key: copyKey(record.id, block, tag, geometry), value: current, contentType: copyContentType, ifVersion: 0 });
+  return ops;
+}
+
+export class VolumeSnapshots {
+  constructor(private readonly deps: VolumeSnapshotsDeps) {}
+
+  /**
+   * Takes snapshot `name` of the volume: the record takes it and a new generation, then every placement group's
+   * fence takes that generation, then the snapshot is ready. Cut short, the same call finishes it.
+   */
+  async create(namespace: string, volume: string, name: string): Promise<VolumeSnapshot> {
+    validateVolumeName(name);
+    const { record } = await this.changeRecord(namespace, volume, (current) => {
+      const existing = snapshotNamed(current, name);
+      if (existing?.state === 'ready') {
+        throw new RingstoreError('volume.snapshotExists', `volume ${volume} has a snapshot named ${name} already`, { details: { name } });
+      }
+      if (existing?.state === 'deleting') throw unfinished(volume, existing);
+      if (existing) return undefined;
+      const { snapshotsMax } = this.deps.limits;
+      if ((current.snapshots ?? []).length >= snapshotsMax) {
+        throw new RingstoreError('volume.snapshotLimit', `volume ${volume} has ${snapshotsMax} snapshots, its maximum: delete one first`, {
+          details: { max: snapshotsMax },
+        });
+      }
+      const generation = generationOf(current);
+      const snapshot: VolumeSnapshot = {
+        name,
+        generation,
+        sizeBytes: current.sizeBytes,
+        createdAtMs: this.deps.clock.nowMs(),
+        state: 'creating',
+      };
+      return { ...current, generation: generation + 1, snapshots: [...(current.snapshots ?? []), snapshot] };
+    });
+    await this.deps.leases.fenceAll(namespace, record, record.epoch);
+    const ready = await this.changeRecord(namespace, volume, (current) => {
+      const snapshot = snapshotNamed(current, name);
+      if (!snapshot || snapshot.state === 'deleting') throw notFound(volume, name);
+      if (snapshot.state === 'ready') return undefined;
+      return withSnapshot(current, { ...snapshot, state: 'ready' });
+    });
+    return snapshotNamed(ready.record, name)!;
+  }
+
+  /** The volume's snapshots, oldest first. */
+  async list(namespace: string, volume: string): Promise<VolumeSnapshot[]> {
+    const { record } = await this.deps.records.read(namespace, volume);
+    return record.snapshots ?? [];
+  }
+
+  /**
+   * Deletes snapshot `name`: it leaves the kept ones in a new generation (which the fences take, so no write of an
+   * older record copies for it), then every block's copies no kept snapshot reads are removed, then the record forgets
+   * it. Cut short, the same call finishes it.
+   */
+  async delete(namespace: string, volume: string, name: string): Promise<{ name: string; copiesDeleted: number }> {
+    const { record } = await this.changeRecord(namespace, volume, (current) => {
+      const snapshot = snapshotNamed(current, name);
+      if (!snapshot) throw notFound(volume, name);
+      if (snapshot.state === 'deleting') return undefined;
+      return withSnapshot({ ...current, generation: generationOf(current) + 1 }, { ...snapshot, state: 'deleting' });
+    });
+    await this.deps.leases.fenceAll(namespace, record, record.epoch);
+    const copiesDeleted = await this.prune(namespace, record);
+    await this.changeRecord(namespace, volume, (current) => {
+      if (!snapshotNamed(current, name)) return undefined;
+      return { ...current, snapshots: (current.snapshots ?? []).filter((snapshot) => snapshot.name !== name) };
+    });
+    return { name, copiesDeleted };
+  }
+
+  /**
+   * The range `rangeOf` picks from snapshot `name`'s size (an HTTP Range), as it was when the snapshot was taken; an
+   * unwritten block reads as zeros.
+   */
+  async readRange(
+    namespace: string,
+    volume: string,
+    name: string,
+    rangeOf: (sizeBytes: number) => { offset: number; length: number },
+  ): Promise<{ bytes: Uint8Array; offset: number; sizeBytes: number }> {
+    const { record } = await this.deps.records.read(namespace, volume);
+    const snapshot = snapshotNamed(record, name);
+    if (!snapshot) throw notFound(volume, name);
+    if (snapshot.state !== 'ready') throw unfinished(volume, snapshot);
+    const { offset, length } = rangeOf(snapshot.sizeBytes);
+    validateByteRange(`snapshot ${name} of volume ${volume}`, snapshot.sizeBytes, offset, length, this.deps.limits.ioBytesMax);
+    const bytes = await this.readBytes(namespace, record, snapshot, offset, length);
+    return { bytes, offset, sizeBytes: snapshot.sizeBytes };
+  }
+
+  private async readBytes(
+    namespace: string,
+    record: VolumeRecord,
+    snapshot: VolumeSnapshot,
+    offset: number,
+    length: number,
+  ): Promise<Uint8Array> {
+    const { name } = snapshot;
+    const volume = record.name;
+    const bytes = new Uint8Array(length);
+    if (length === 0) return bytes;
+    const { limits, txns } = this.deps;
+    const keyspace = volumeNamespaceOf(namespace);
+    const spans = blockSpans(offset, length, limits);
+    // Each block with its index, at one instant: a write between them would copy the block and change it.
+    const ops: TxnOp[] = spans.flatMap((span) => [
+      { op: 'get' as const, key: blockKey(record.id, span.block, limits) },
+      { op: 'get' as const, key: copyIndexKey(record.id, span.block, limits) },
+    ]);
+    const outcome = await txns.run(keyspace, ops, { consistency: 'strong' });
+    if (outcome.status === 'aborted') throw txnAbortError(outcome);
+    const fromCopies: { at: number; key: string; start: number; end: number }[] = [];
+    spans.forEach((span, index) => {
+      const block = outcome.reads[index * 2]!;
+      const copies = outcome.reads[index * 2 + 1]!;
+      const copy = copyFor(parseCopyIndex(decoded(copies), copies.found ? copies.version : undefined), snapshot.generation);
+      if (copy) {
+        if (!copy.zero)
+          fromCopies.push({ at: span.at, key: copyKey(record.id, span.block, copy.tag, limits), start: span.start, end: span.end });
+        return;
+      }
+      const current = decoded(block);
+      if (current) bytes.set(current.subarray(span.start, span.end), span.at);
+    });
+    if (fromCopies.length === 0) return bytes;
+    // Copies never change once written, and the snapshot keeps the ones it reads: any instant will do.
+    const copies = await txns.run(
+      keyspace,
+      fromCopies.map(({ key }) => ({ op: 'get' as const, key })),
+      { consistency: 'strong' },
+    );
+    if (copies.status === 'aborted') throw txnAbortError(copies);
+    fromCopies.forEach((copy, index) => {
+      const value = decoded(copies.reads[index]!);
+      if (!value) throw new RingstoreError('internal', `snapshot ${name} of volume ${volume} misses its copy ${copy.key}`);
+      bytes.set(value.subarray(copy.start, copy.end), copy.at);
+    });
+    return bytes;
+  }
+
+  /** Removes, block by block, the copies no kept snapshot reads. Answers how many copies went. */
+  private async prune(namespace: string, record: VolumeRecord): Promise<number> {
+    const keyspace = volumeNamespaceOf(namespace);
+    let cursor: string | undefined;
+    let deleted = 0;
+    do {
+      const page = await this.deps.kv.list(keyspace, {
+        prefix: blockKeyPrefix(record.id),
+        limit: listPageKeys,
+        ...(cursor ? { cursor } : {}),
+      });
+      const blocks = page.items.flatMap((item) => {
+        const kind = volumeKeyKind(item.key);
+        return kind?.kind === 'copyIndex' ? [kind.block] : [];
+      });
+      await forAllBounded(blocks, pruneConcurrency, async (block) => {
+        deleted += await this.pruneBlock(namespace, record, block);
+      });
+      cursor = page.cursor;
+    } while (cursor);
+    return deleted;
+  }
+
+  /**
+   * Drops the copies of `block` no kept snapshot reads, checking its group's fence still holds the generation the
+   * kept snapshots were read at: a snapshot created meanwhile raised it, and its copies must stay.
+   */
+  private async pruneBlock(namespace: string, volume: VolumeRecord, block: number): Promise<number> {
+    const { limits, txns, records } = this.deps;
+    const keyspace = volumeNamespaceOf(namespace);
+    const indexKey = copyIndexKey(volume.id, block, limits);
+    const fence = fenceKey(volume.id, groupOf(block, limits));
+    let record = volume;
+    for (let attempt = 1; ; attempt += 1) {
+      const read = await txns.run(
+        keyspace,
+        [
+          { op: 'get', key: indexKey },
+          { op: 'get', key: fence },
+        ],
+        { consistency: 'strong' },
+      );
+      if (read.status === 'aborted') throw txnAbortError(read);
+      const [found, fenceRead] = [read.reads[0]!, read.reads[1]!];
+      const fenceNow =
+        fenceRead.found && fenceRead.version !== undefined ? { ...parseFence(decoded(fenceRead)!), version: fenceRead.version } : undefined;
+      if (fenceNow && fenceNow.generation > generationOf(record)) {
+        record = (await records.read(namespace, record.name, 'any')).record;
+        continue;
+      }
+      const index = parseCopyIndex(decoded(found), found.found ? found.version : undefined);
+      const stay = entriesStillRead(index, keptGenerations(record));
+      if (index.version === 0 || stay.length === index.entries.length) return 0;
+      const going = index.entries.filter((entry) => !stay.includes(entry));
+      const ops: TxnOp[] = [
+        { op: 'check', key: fence, ifVersion: fenceNow?.version ?? 0 },
+        stay.length > 0
+          ? {
+              op: 'put',
+              key: indexKey,
+              value: new Uint8Array(Buffer.from(JSON.stringify({ copies: stay }), 'utf8')),
+              contentType: indexContentType,
+              ifVersion: index.version,
+            }
+          : { op: 'delete', key: indexKey, ifVersion: index.version },
+      ];
+      for (const entry of going) if (!entry.zero) ops.push({ op: 'delete', key: copyKey(volume.id, block, entry.tag, limits) });
+      const outcome = await txns.run(keyspace, ops, { consistency: 'strong' });
+      if (outcome.status === 'committed') return going.filter((entry) => !entry.zero).length;
+      const raced = outcome.reason === 'precondition' || outcome.reason === 'conflict';
+      if (!raced || attempt >= pruneAttemptsMax) throw txnAbortError(outcome);
+    }
+  }
+
+  /**
+   * Applies `change` to the record read (undefined: nothing to change), conditioned on the version read; tried
+   * again when an attach or another change won the race. The record as it ends up.
+   */
+  private async changeRecord(
+    namespace: string,
+    volume: string,
+    change: (record: VolumeRecord) => VolumeRecord | undefined,
+  ): Promise<{ record: VolumeRecord }> {
+    for (let attempt = 1; ; attempt += 1) {
+      const { record, version } = await this.deps.records.read(namespace, volume);
+      const next = change(record);
+      if (!next) return { record };
+      try {
+        await this.deps.records.update(namespace, next, version);
+        return { record: next };
+      } catch (error) {
+        if (!(error instanceof RingstoreError && error.code === 'kv.preconditionFailed') || attempt >= recordAttemptsMax) throw error;
+      }
+    }
+  }
+}
+
+const snapshotNamed = (record: VolumeRecord, name: string) => (record.snapshots ?? []).find((snapshot) => snapshot.name === name);
+
+const withSnapshot = (record: VolumeRecord, snapshot: VolumeSnapshot): VolumeRecord => ({
+  ...record,
+  snapshots: (record.snapshots ?? []).map((each) => (each.name === snapshot.name ? snapshot : each)),
+});
+
+function decoded(read: { found: boolean; valueBase64?: string }): Uint8Array | undefined {
+  return read.found ? new Uint8Array(Buffer.from(read.valueBase64 ?? '', 'base64')) : undefined;
+}
+
+function notFound(volume: string, name: string): RingstoreError {
+  return new RingstoreError('volume.snapshotNotFound', `volume ${volume} has no snapshot named ${name}`, { details: { name } });
+}
+
+function unfinished(volume: string, snapshot: VolumeSnapshot): RingstoreError {
+  const again = snapshot.state === 'creating' ? 'POST it again' : 'DELETE it again';
+  return new RingstoreError(
+    'volume.snapshotUnfinished',
+    `snapshot ${snapshot.name} of volume ${volume} is ${snapshot.state}: ${again} to finish`,
+    {
+      details: { name: snapshot.name, state: snapshot.state },
+    },
+  );
+}

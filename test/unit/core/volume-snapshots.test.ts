@@ -1,0 +1,257 @@
+// Volume snapshots in the core (docs/volumes.md, "Snapshots"): copy-on-write per block, read at the instant they
+// were taken, whatever the writes after; deleted with the copies only they read; a write racing a snapshot lands
+// wholly on one side of it; a creation cut short is finished by the next request and serves nothing meanwhile.
+import fc from 'fast-check';
+import { isRingstoreError } from '../../../lambdas/core/errors';
+import { copyFor, entriesStillRead, mustCopy } from '../../../lambdas/core/volume-snapshots';
+import type { VolumeService } from '../../../lambdas/core/volumes';
+import {
+  B,
+  boundaryAcrossShards,
+  createAttached,
+  expectBytes,
+  pattern,
+  pausingRunner,
+  secondInstance,
+  setup,
+  small,
+} from '../../support/volume-world';
+
+const codeOf = (error: unknown) => (isRingstoreError(error) ? error.code : error);
+
+/** A model disk: what a volume of `size` bytes holds after the writes (and trims) applied to it. */
+class ModelDisk {
+  readonly bytes: Uint8Array;
+  constructor(size: number) {
+    this.bytes = new Uint8Array(size);
+  }
+  write(offset: number, data: Uint8Array): void {
+    this.bytes.set(data, offset);
+  }
+  trim(offset: number, length: number): void {
+    this.bytes.fill(0, offset, offset + length);
+  }
+}
+
+async function readAll(volumes: VolumeService, size: number, snapshot?: string): Promise<Uint8Array> {
+  const ranged = () => ({ offset: 0, length: size });
+  return snapshot
+    ? (await volumes.readSnapshotRange('ns', 'disk', snapshot, ranged)).bytes
+    : (await volumes.readRange('ns', 'disk', ranged)).bytes;
+}
+
+describe('snapshot copies', () => {
+  it('copies a block before its first change after a kept snapshot, once per generation', () => {
+    expect(mustCopy({ entries: [], version: 0 }, [], 3)).toBe(false);
+    expect(mustCopy({ entries: [], version: 0 }, [0], 1)).toBe(true);
+    // Copied in this generation (tag G-1) already.
+    expect(mustCopy({ entries: [{ tag: 0 }], version: 1 }, [0], 1)).toBe(false);
+    // A copy tagged 2 serves snapshot 1; snapshot 4 (generation 5) needs a new one.
+    expect(mustCopy({ entries: [{ tag: 2 }], version: 1 }, [1], 5)).toBe(false);
+    expect(mustCopy({ entries: [{ tag: 2 }], version: 1 }, [1, 4], 5)).toBe(true);
+  });
+
+  it('reads the copy with the smallest tag at or after the snapshot, else the block', () => {
+    const index = { entries: [{ tag: 2 }, { tag: 5, zero: true as const }, { tag: 9 }], version: 3 };
+    expect(copyFor(index, 0)).toEqual({ tag: 2 });
+    expect(copyFor(index, 3)).toEqual({ tag: 5, zero: true });
+    expect(copyFor(index, 9)).toEqual({ tag: 9 });
+    expect(copyFor(index, 10)).toBeUndefined();
+  });
+
+  it('keeps a copy while a kept snapshot falls between it and the kept copy before it', () => {
+    const index = { entries: [{ tag: 2 }, { tag: 5 }, { tag: 9 }], version: 3 };
+    expect(entriesStillRead(index, [1, 4, 8])).toEqual(index.entries);
+    expect(entriesStillRead(index, [4])).toEqual([{ tag: 5 }]);
+    expect(entriesStillRead(index, [])).toEqual([]);
+    expect(entriesStillRead(index, [10])).toEqual([]);
+  });
+});
+
+describe('volume snapshots', () => {
+  it('reads each snapshot as the volume was when it was taken, across writes, trims and unwritten blocks', async () => {
+    const { volumes } = setup();
+    const size = 24 * B;
+    const { epoch } = await createAttached(volumes, 'disk', size);
+    const model = new ModelDisk(size);
+    const apply = async (offset: number, data: Uint8Array) => {
+      await volumes.write('ns', 'disk', offset, data, { epoch });
+      model.write(offset, data);
+    };
+    await apply(0, pattern(6 * B, 1));
+    const first = await volumes.createSnapshot('ns', 'disk', 'first');
+    expect(first).toMatchObject({ name: 'first', state: 'ready', sizeBytes: size });
+    const atFirst = Uint8Array.from(model.bytes);
+    // An unaligned write across a group boundary, a write of a block never written, a trim.
+    await apply(3 * B + 100, pattern(2 * B, 2));
+    await apply(20 * B, pattern(B, 3));
+    await volumes.trim('ns', 'disk', 0, 2 * B, { epoch });
+    model.trim(0, 2 * B);
+    await volumes.createSnapshot('ns', 'disk', 'second');
+    const atSecond = Uint8Array.from(model.bytes);
+    await apply(B + 7, pattern(3 * B, 4));
+    await apply(20 * B, pattern(B, 5));
+    expectBytes(await readAll(volumes, size, 'first'), atFirst);
+    expectBytes(await readAll(volumes, size, 'second'), atSecond);
+    expectBytes(await readAll(volumes, size), model.bytes);
+    const described = await volumes.describe('ns', 'disk');
+    expect(described.snapshotBytes).toBeGreaterThan(0);
+    expect((await volumes.listSnapshots('ns', 'disk')).map((snapshot) => snapshot.name)).toEqual(['first', 'second']);
+  });
+
+  it('deletes a snapshot with the copies only it read; the others read as before', async () => {
+    const { volumes } = setup();
+    const size = 8 * B;
+    const { epoch } = await createAttached(volumes, 'disk', size);
+    const model = new ModelDisk(size);
+    const views = new Map<string, Uint8Array>();
+    for (let round = 1; round <= 4; round += 1) {
+      const data = pattern(3 * B, round);
+      await volumes.write('ns', 'disk', round * 1000, data, { epoch });
+      model.write(round * 1000, data);
+      await volumes.createSnapshot('ns', 'disk', `s${round}`);
+      views.set(`s${round}`, Uint8Array.from(model.bytes));
+    }
+    await volumes.write('ns', 'disk', 0, pattern(size, 9), { epoch });
+    const before = (await volumes.describe('ns', 'disk')).snapshotBytes;
+    const deleted = await volumes.deleteSnapshot('ns', 'disk', 's2');
+    expect(deleted.name).toBe('s2');
+    for (const name of ['s1', 's3', 's4']) expectBytes(await readAll(volumes, size, name), views.get(name)!);
+    await volumes.deleteSnapshot('ns', 'disk', 's1');
+    await volumes.deleteSnapshot('ns', 'disk', 's4');
+    expectBytes(await readAll(volumes, size, 's3'), views.get('s3')!);
+    await volumes.deleteSnapshot('ns', 'disk', 's3');
+    // Every copy went with the last snapshot; nothing is left but the blocks.
+    expect(before).toBeGreaterThan(0);
+    expect(await volumes.describe('ns', 'disk')).toMatchObject({ snapshotBytes: 0, allocatedBytes: size });
+    expect(await volumes.listSnapshots('ns', 'disk')).toEqual([]);
+    expectBytes(await readAll(volumes, size), pattern(size, 9));
+  });
+
+  it('refuses an unknown snapshot, a taken name, one past the maximum and a range past its end, changing nothing', async () => {
+    const { volumes } = setup({ ...small, snapshotsMax: 2 });
+    const { epoch } = await createAttached(volumes, 'disk', 8 * B);
+    await volumes.createSnapshot('ns', 'disk', 'a');
+    await volumes.resize('ns', 'disk', 16 * B);
+    await volumes.createSnapshot('ns', 'disk', 'b');
+    const refusals = await Promise.all([
+      volumes.createSnapshot('ns', 'disk', 'a').catch((error: unknown) => error),
+      volumes.createSnapshot('ns', 'disk', 'c').catch((error: unknown) => error),
+      volumes.createSnapshot('ns', 'disk', 'bad/name').catch((error: unknown) => error),
+      volumes.deleteSnapshot('ns', 'disk', 'missing').catch((error: unknown) => error),
+      volumes.readSnapshotRange('ns', 'disk', 'missing', () => ({ offset: 0, length: 1 })).catch((error: unknown) => error),
+      // Snapshot a holds the volume's size when taken: 8 blocks.
+      volumes.readSnapshotRange('ns', 'disk', 'a', () => ({ offset: 8 * B, length: 1 })).catch((error: unknown) => error),
+      volumes.createSnapshot('ns', 'missing', 'x').catch((error: unknown) => error),
+    ]);
+    expect(refusals.map(codeOf)).toEqual([
+      'volume.snapshotExists',
+      'volume.snapshotLimit',
+      'volume.nameInvalid',
+      'volume.snapshotNotFound',
+      'volume.snapshotNotFound',
+      'volume.rangeNotSatisfiable',
+      'volume.notFound',
+    ]);
+    expect((await volumes.listSnapshots('ns', 'disk')).map((snapshot) => [snapshot.name, snapshot.sizeBytes])).toEqual([
+      ['a', 8 * B],
+      ['b', 16 * B],
+    ]);
+    await volumes.write('ns', 'disk', 12 * B, pattern(B, 1), { epoch });
+    expectBytes(await readAll(volumes, 16 * B, 'b'), new Uint8Array(16 * B));
+  });
+
+  it('a write paused with the record read before a snapshot lands after it, never in it, across two shards too', async () => {
+    const world = setup();
+    // The writer's next transaction with a put waits for the snapshot before it runs.
+    const { runner: pausing, pauseNext } = pausingRunner(world);
+    const writer = secondInstance(world, pausing);
+    const other = secondInstance(world);
+    const { epoch, id } = await createAttached(writer, 'disk', 400 * B);
+    const offset = boundaryAcrossShards(id) * B - 100;
+    await writer.write('ns', 'disk', offset, pattern(200, 1), { epoch });
+    for (const [round, name] of [
+      [2, 'one'],
+      [3, 'two'],
+    ] as const) {
+      pauseNext(async () => {
+        await other.createSnapshot('ns', 'disk', name);
+      });
+      await writer.write('ns', 'disk', offset, pattern(200, round), { epoch });
+      expectBytes((await other.readSnapshotRange('ns', 'disk', name, () => ({ offset, length: 200 }))).bytes, pattern(200, round - 1));
+      expectBytes(await other.read('ns', 'disk', offset, 200), pattern(200, round));
+    }
+  });
+
+  it('a creation cut short serves nothing until the same request finishes it; writes meanwhile stay out of it', async () => {
+    const world = setup();
+    const { volumes } = world;
+    const { epoch } = await createAttached(volumes, 'disk', 16 * B);
+    await volumes.write('ns', 'disk', 0, pattern(8 * B, 1), { epoch });
+    // The crash: after the record took the snapshot, before any fence took its generation.
+    const fenceWrites = world.kv.put.bind(world.kv);
+    let crash = true;
+    world.kv.put = async (namespace, key, input) => {
+      if (crash && key.endsWith('/fence')) throw new Error('crash injected');
+      return fenceWrites(namespace, key, input);
+    };
+    await expect(volumes.createSnapshot('ns', 'disk', 'cut')).rejects.toThrow('crash injected');
+    crash = false;
+    await expect(volumes.readSnapshotRange('ns', 'disk', 'cut', () => ({ offset: 0, length: B }))).rejects.toMatchObject({
+      code: 'volume.snapshotUnfinished',
+    });
+    // The writer raises the fences it needs itself, and copies first.
+    await volumes.write('ns', 'disk', 100, pattern(3 * B, 2), { epoch });
+    expect(await volumes.createSnapshot('ns', 'disk', 'cut')).toMatchObject({ name: 'cut', state: 'ready' });
+    expectBytes(await readAll(volumes, 8 * B, 'cut'), pattern(8 * B, 1));
+  });
+
+  it('keeps every snapshot equal to the model at its instant through any writes, trims, snapshots and deletions', async () => {
+    const size = 12 * B;
+    const op = fc.oneof(
+      fc.record({
+        kind: fc.constant('write' as const),
+        offset: fc.nat(size - 1),
+        length: fc.integer({ min: 1, max: 3 * B }),
+        seed: fc.nat(250),
+      }),
+      fc.record({ kind: fc.constant('trim' as const), offset: fc.nat(size - 1), length: fc.integer({ min: 1, max: 3 * B }) }),
+      fc.record({ kind: fc.constant('snapshot' as const) }),
+      fc.record({ kind: fc.constant('deleteSnapshot' as const), pick: fc.nat(10) }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 14 }), async (ops) => {
+        const { volumes } = setup({ ...small, snapshotsMax: 8 });
+        const { epoch } = await createAttached(volumes, 'disk', size);
+        const model = new ModelDisk(size);
+        const views = new Map<string, Uint8Array>();
+        let next = 0;
+        for (const each of ops) {
+          if (each.kind === 'write') {
+            const length = Math.min(each.length, size - each.offset);
+            const data = pattern(length, each.seed);
+            await volumes.write('ns', 'disk', each.offset, data, { epoch });
+            model.write(each.offset, data);
+          } else if (each.kind === 'trim') {
+            const length = Math.min(each.length, size - each.offset);
+            await volumes.trim('ns', 'disk', each.offset, length, { epoch });
+            model.trim(each.offset, length);
+          } else if (each.kind === 'snapshot') {
+            if (views.size >= 8) continue;
+            const name = `s${(next += 1)}`;
+            await volumes.createSnapshot('ns', 'disk', name);
+            views.set(name, Uint8Array.from(model.bytes));
+          } else if (views.size > 0) {
+            const name = [...views.keys()][each.pick % views.size]!;
+            await volumes.deleteSnapshot('ns', 'disk', name);
+            views.delete(name);
+          }
+        }
+        for (const [name, view] of views) expectBytes(await readAll(volumes, size, name), view);
+        expectBytes(await readAll(volumes, size), model.bytes);
+        if (views.size === 0) expect((await volumes.describe('ns', 'disk')).snapshotBytes).toBe(0);
+      }),
+      { numRuns: 40 },
+    );
+  });
+});
