@@ -138,3 +138,29 @@ export function validateByteRange(what: string, sizeBytes: number, offset: numbe
     );
   }
 }
+
+/**
+ * The largest copy index: one entry per kept snapshot and one more (a copy made for a snapshot being deleted), each
+ * `{"tag":<n>,"zero":true},` at most 32 bytes, inside `{"copies":[]}`.
+ */
+export function copyIndexBytesMax(snapshotsMax: number): number {
+  return 16 + 32 * (snapshotsMax + 1);
+}
+
+/**
+ * The limits of the transactions a volume runs: its values never travel through the state machine's payload
+ * (txn-runner.ts), so a whole unaligned write of `ioBytesMax` (one block more) fits, with, after a snapshot, each
+ * block's copy index (its copies are written by a transaction of their own, volume-snapshots.ts).
+ */
+export function volumeTxnLimits<Base extends { txnValueBytesMax: number; txnReadBytesMax: number }>(
+  base: Base,
+  limits: BlockGeometry & { ioBytesMax: number; snapshotsMax: number },
+): Base {
+  const blocksMax = limits.ioBytesMax / limits.blockBytes + 1;
+  const blockBytesMax = blocksMax * limits.blockBytes;
+  return {
+    ...base,
+    txnValueBytesMax: Math.max(base.txnValueBytesMax, blockBytesMax + blocksMax * copyIndexBytesMax(limits.snapshotsMax)),
+    txnReadBytesMax: Math.max(base.txnReadBytesMax, blockBytesMax),
+  };
+}

@@ -111,23 +111,33 @@ export function parseCopyIndex(value: Uint8Array | undefined, version: number | 
   return { entries: (JSON.parse(Buffer.from(value).toString('utf8')) as { copies: CopyEntry[] }).copies, version };
 }
 
-/** The puts that copy a block before its first change in the record's generation, with the grown index. */
+/**
+ * What copies a block before its first change in the record's generation: the put of its copy (none for a block
+ * that held nothing) and the put of its grown index, conditioned on the index as read.
+ */
 export function copyOps(
   record: VolumeRecord,
   block: number,
   current: Uint8Array | undefined,
   index: CopyIndex,
   geometry: BlockGeometry,
-): TxnOp[] {
+): { value?: TxnOp; index: TxnOp } {
   const tag = generationOf(record) - 1;
   const entry: CopyEntry = current ? { tag } : { tag, zero: true };
-  const value = new Uint8Array(Buffer.from(JSON.stringify({ copies: [...index.entries, entry] }), 'utf8'));
-  const ops: TxnOp[] = [
-    { op: 'put', key: copyIndexKey(record.id, block, geometry), value, contentType: indexContentType, ifVersion: index.version },
-  ];
-  if (current)
-    ops.push({ op: 'put', key: copyKey(record.id, block, tag, geometry), value: current, contentType: copyContentType, ifVersion: 0 });
-  return ops;
+  const grown = new Uint8Array(Buffer.from(JSON.stringify({ copies: [...index.entries, entry] }), 'utf8'));
+  const indexOp: TxnOp = {
+    op: 'put',
+    key: copyIndexKey(record.id, block, geometry),
+    value: grown,
+    contentType: indexContentType,
+    ifVersion: index.version,
+  };
+  if (!current) return { index: indexOp };
+  // Unconditional: every copy of this tag holds the same bytes (what the block held when its index lacked the tag).
+  return {
+    value: { op: 'put', key: copyKey(record.id, block, tag, geometry), value: current, contentType: copyContentType },
+    index: indexOp,
+  };
 }
 
 export class VolumeSnapshots {

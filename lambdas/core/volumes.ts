@@ -3,7 +3,7 @@
 // blocks it covers: it commits in one atomic write when they share a shard (one placement group), by
 // two-phase commit otherwise, so a reader never sees part of a write and a crash leaves all of it or none.
 // A partial block is read, merged and written on the condition that it is still at the version read.
-import type { Clock, DrMode, IdSource, StorageQuota } from '../ports';
+import type { Clock, DrMode, IdSource, StorageQuota, TxnOutcome } from '../ports';
 import { forAllBounded } from './bounded';
 import { RingstoreError, isRingstoreError } from './errors';
 import type { KvService } from './kv';
@@ -38,6 +38,7 @@ import {
 } from './volume-snapshots';
 
 export type { VolumeLease, VolumeRecord, VolumeSnapshot } from './volume-records';
+export { volumeTxnLimits } from './volume-layout';
 
 export interface VolumeLimits extends VolumeLeaseLimits, VolumeSnapshotLimits {
   ioBytesMax: number;
@@ -337,43 +338,74 @@ export class VolumeService {
       const current =
         mustRead.length > 0 ? await this.readBlocks(namespace, record, mustRead, kept.length > 0) : new Map<number, ReadBlock>();
       const groups = [...new Set(spans.map((span) => groupOf(span.block, limits)))];
-      let ops: TxnOp[];
+      let checks: TxnOp[];
       try {
-        ops = await this.leases.checks(namespace, record, options.epoch, groups);
+        checks = await this.leases.checks(namespace, record, options.epoch, groups);
       } catch (error) {
         if (!(error instanceof GenerationMoved) || attempt >= limits.writeAttemptsMax) throw error;
         record = (await this.writable(namespace, record.name, options.epoch)).record;
         continue;
       }
+      const copies: TxnOp[] = [];
+      const changes: TxnOp[] = [];
       for (const span of spans) {
         const key = blockKey(record.id, span.block, limits);
         const seen = current.get(span.block);
         const content = next(span, seen?.bytes);
-        const changes = content !== undefined || seen?.bytes !== undefined;
-        const copying = changes && kept.length > 0 && mustCopy(seen?.copies ?? noCopies, kept, generationOf(record));
-        if (copying) ops.push(...copyOps(record, span.block, seen?.bytes, seen?.copies ?? noCopies, limits));
+        const changed = content !== undefined || seen?.bytes !== undefined;
+        if (changed && kept.length > 0 && mustCopy(seen?.copies ?? noCopies, kept, generationOf(record))) {
+          const copy = copyOps(record, span.block, seen?.bytes, seen?.copies ?? noCopies, limits);
+          if (copy.value) copies.push(copy.value);
+          changes.push(copy.index);
+        }
         const condition = mustRead.includes(span) ? { ifVersion: seen?.version ?? 0 } : {};
-        if (content) ops.push({ op: 'put', key, value: content, contentType: blockContentType, ...condition });
-        else if (seen?.bytes) ops.push({ op: 'delete', key, ifVersion: seen.version });
+        if (content) changes.push({ op: 'put', key, value: content, contentType: blockContentType, ...condition });
+        else if (seen?.bytes) changes.push({ op: 'delete', key, ifVersion: seen.version });
         // Absent and to stay absent: checked, so a write that creates it meanwhile makes this one try again.
-        else ops.push({ op: 'check', key, ifVersion: 0 });
+        else changes.push({ op: 'check', key, ifVersion: 0 });
       }
-      const outcome = await this.deps.txns.run(volumeNamespaceOf(namespace), ops, {
-        consistency: 'strong',
-        ...(options.drMode ? { drMode: options.drMode } : {}),
-      });
-      if (outcome.status === 'committed') return;
-      // A fence moved: the next try reads it again, and is refused if another writer raised it.
-      if (outcome.key && volumeKeyKind(outcome.key)?.kind === 'fence') {
-        this.leases.refused(namespace, outcome.key);
-        record = (await this.writable(namespace, record.name, options.epoch)).record;
+      const run = (ops: TxnOp[]) =>
+        this.deps.txns.run(volumeNamespaceOf(namespace), ops, {
+          consistency: 'strong',
+          ...(options.drMode ? { drMode: options.drMode } : {}),
+        });
+      // The copies go first, in a transaction of their own: in one with the change, a whole write's blocks and their
+      // copies would pass DynamoDB's 400 KB for a two-phase commit's decision record. A copy that lands without its
+      // change is listed by no index (so read by no snapshot), and the next try writes it again with the same bytes.
+      const outcome = copies.length > 0 ? await run([...checks, ...copies]) : undefined;
+      if (outcome?.status === 'aborted') {
+        record = await this.afterRace(namespace, record, options.epoch, outcome, attempt);
+        continue;
       }
-      const raced = outcome.reason === 'precondition' || outcome.reason === 'conflict' || outcome.reason === 'notFound';
-      if (!raced) throw txnAbortError(outcome);
-      // The conditions are the write's own (the versions it read), not the client's: a race it kept losing is a
-      // retryable conflict to the client, never a 412 or a 404 it did not ask for.
-      if (attempt >= limits.writeAttemptsMax) throw txnAbortError({ ...outcome, reason: 'conflict' });
+      const changedOutcome = await run([...checks, ...changes]);
+      if (changedOutcome.status === 'committed') return;
+      record = await this.afterRace(namespace, record, options.epoch, changedOutcome, attempt);
     }
+  }
+
+  /**
+   * After a write's transaction lost a race: a fence moved (read it again, and the record: refused if another writer
+   * raised it), or a block or index changed since read (try again). The record for the next try; a race lost
+   * `writeAttemptsMax` times is a retryable conflict.
+   */
+  private async afterRace(
+    namespace: string,
+    record: VolumeRecord,
+    epoch: number,
+    outcome: Extract<TxnOutcome, { status: 'aborted' }>,
+    attempt: number,
+  ): Promise<VolumeRecord> {
+    let next = record;
+    if (outcome.key && volumeKeyKind(outcome.key)?.kind === 'fence') {
+      this.leases.refused(namespace, outcome.key);
+      next = (await this.writable(namespace, record.name, epoch)).record;
+    }
+    const raced = outcome.reason === 'precondition' || outcome.reason === 'conflict' || outcome.reason === 'notFound';
+    if (!raced) throw txnAbortError(outcome);
+    // The conditions are the write's own (the versions it read), not the client's: a race it kept losing is a
+    // retryable conflict to the client, never a 412 or a 404 it did not ask for.
+    if (attempt >= this.deps.limits.writeAttemptsMax) throw txnAbortError({ ...outcome, reason: 'conflict' });
+    return next;
   }
 
   /**
@@ -450,19 +482,3 @@ const listPageVolumes = 1_000;
 const listPageBlocks = 1_000;
 /** Blocks a delete removes at once. */
 const deleteConcurrency = 16;
-
-/**
- * The limits of the transactions a volume runs: its values never travel through the state machine's payload
- * (txn-runner.ts), so a whole unaligned write of `ioBytesMax` (one block more) fits.
- */
-export function volumeTxnLimits<Base extends { txnValueBytesMax: number; txnReadBytesMax: number }>(
-  base: Base,
-  limits: VolumeLimits,
-): Base {
-  const blockBytesMax = (limits.ioBytesMax / limits.blockBytes + 1) * limits.blockBytes;
-  return {
-    ...base,
-    txnValueBytesMax: Math.max(base.txnValueBytesMax, blockBytesMax),
-    txnReadBytesMax: Math.max(base.txnReadBytesMax, blockBytesMax),
-  };
-}

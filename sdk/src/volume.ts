@@ -14,6 +14,14 @@ import {
   type VolumeWriteAck,
   WriteVolumeCommand,
 } from './commands/VolumeCommands';
+import {
+  CreateVolumeSnapshotCommand,
+  DeleteVolumeSnapshotCommand,
+  ListVolumeSnapshotsCommand,
+  ReadVolumeSnapshotCommand,
+  type VolumeSnapshotDeletion,
+  type VolumeSnapshotInfo,
+} from './commands/VolumeSnapshotCommands';
 import { invalidInput } from './commands/command';
 import type { RingstoreConnection, SendOptions } from './client-connection';
 import { assertInteger } from './encoding';
@@ -38,6 +46,23 @@ function* partsOf(offset: number, length: number): Generator<{ at: number; offse
   for (let at = 0; at < length; at += VOLUME_IO_BYTES_MAX) {
     yield { at, offset: offset + at, length: Math.min(VOLUME_IO_BYTES_MAX, length - at) };
   }
+}
+
+/** `length` bytes at `offset`, read part by part; fewer when a part meets the end (nothing after it to read). */
+async function readInParts(
+  offset: number,
+  length: number,
+  readPart: (part: { offset: number; length: number }) => Promise<Uint8Array>,
+): Promise<Uint8Array> {
+  assertInteger('offset', offset, 0);
+  assertInteger('length', length, 0);
+  const bytes = new Uint8Array(length);
+  for (const part of partsOf(offset, length)) {
+    const read = await readPart({ offset: part.offset, length: part.length });
+    bytes.set(read, part.at);
+    if (read.byteLength < part.length) return bytes.slice(0, part.at + read.byteLength);
+  }
+  return bytes;
 }
 
 /**
@@ -102,17 +127,8 @@ export class Volume {
    * const firstMiB = await disk.read(0, 1024 * 1024);
    * ```
    */
-  async read(offset: number, length: number, options?: SendOptions): Promise<Uint8Array> {
-    assertInteger('offset', offset, 0);
-    assertInteger('length', length, 0);
-    const bytes = new Uint8Array(length);
-    for (const part of partsOf(offset, length)) {
-      const read = await this.connection.send(new ReadVolumeCommand({ volume: this.name, ...part }), options);
-      bytes.set(read, part.at);
-      // The end of the volume: nothing after it to read.
-      if (read.byteLength < part.length) return bytes.slice(0, part.at + read.byteLength);
-    }
-    return bytes;
+  read(offset: number, length: number, options?: SendOptions): Promise<Uint8Array> {
+    return readInParts(offset, length, (part) => this.connection.send(new ReadVolumeCommand({ volume: this.name, ...part }), options));
   }
 
   /**
@@ -207,6 +223,58 @@ export class Volume {
       if (error instanceof RingstoreError && (error.code === 'volume.fenced' || error.code === 'volume.notFound')) delete this.attached;
       throw error;
     }
+  }
+
+  /**
+   * Takes snapshot `name`: the volume at one instant, kept while it changes (copy-on-write per block). Needs no
+   * lease; writes go on meanwhile. Called again after a failure, it finishes a creation cut short.
+   *
+   * @example
+   * ```ts
+   * const { name, createdAt } = await disk.createSnapshot('before-upgrade');
+   * ```
+   */
+  createSnapshot(name: string, options?: SendOptions): Promise<VolumeSnapshotInfo> {
+    return this.connection.send(new CreateVolumeSnapshotCommand({ volume: this.name, snapshot: name }), options);
+  }
+
+  /**
+   * The volume's snapshots, oldest first.
+   *
+   * @example
+   * ```ts
+   * for (const { name, sizeBytes } of await disk.snapshots()) console.log(name, sizeBytes);
+   * ```
+   */
+  snapshots(options?: SendOptions): Promise<VolumeSnapshotInfo[]> {
+    return this.connection.send(new ListVolumeSnapshotsCommand({ volume: this.name }), options);
+  }
+
+  /**
+   * Deletes snapshot `name` with the block copies only it read.
+   *
+   * @example
+   * ```ts
+   * const { copiesDeleted } = await disk.deleteSnapshot('before-upgrade');
+   * ```
+   */
+  deleteSnapshot(name: string, options?: SendOptions): Promise<VolumeSnapshotDeletion> {
+    return this.connection.send(new DeleteVolumeSnapshotCommand({ volume: this.name, snapshot: name }), options);
+  }
+
+  /**
+   * Reads `length` bytes at `offset` of snapshot `name`, as the volume was when it was taken, in parts of at most
+   * {@link VOLUME_IO_BYTES_MAX} bytes; a range past its end answers the bytes up to it.
+   *
+   * @example
+   * ```ts
+   * const before = await disk.readSnapshot('before-upgrade', 0, 1024 * 1024);
+   * ```
+   */
+  readSnapshot(name: string, offset: number, length: number, options?: SendOptions): Promise<Uint8Array> {
+    return readInParts(offset, length, (part) =>
+      this.connection.send(new ReadVolumeSnapshotCommand({ volume: this.name, snapshot: name, ...part }), options),
+    );
   }
 
   private writerEpoch(what: 'write' | 'trim'): number {

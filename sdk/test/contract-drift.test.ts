@@ -335,6 +335,21 @@ describe("the SDK reads every answer the server's response schemas allow", () =>
     );
   });
 
+  it('VolumeSnapshot, VolumeSnapshotList and VolumeSnapshotDeletion, from createSnapshot, snapshots and deleteSnapshot', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        serverSamples(volumes.VolumeSnapshot),
+        serverSamples(volumes.VolumeSnapshotList),
+        serverSamples(volumes.VolumeSnapshotDeletion),
+        async (snapshot, list, deletion) => {
+          expect(await clientAnswering(201, snapshot).volume('disk').createSnapshot('s')).toEqual(overTheWire(snapshot));
+          expect(await clientAnswering(200, list).volume('disk').snapshots()).toEqual(overTheWire(list.snapshots));
+          expect(await clientAnswering(200, deletion).volume('disk').deleteSnapshot('s')).toEqual(overTheWire(deletion));
+        },
+      ),
+    );
+  });
+
   it('VolumeDeletion, VolumeLease and VolumeWriteAck, from one delete request, attach and renew, write and trim', async () => {
     await fc.assert(
       fc.asyncProperty(

@@ -1,11 +1,14 @@
 // `ringstore volume serve` on the local cloud, used by standard tools as a disk (issue 37's proof): qemu-io writes
 // patterns at aligned and unaligned offsets over nbd:// and reads them back; nbdinfo shows the handshake; nbdcopy
 // copies an ext4 image made with `mkfs.ext4 -d` into the volume and back, and e2fsck finds the copy clean with
-// every file intact. A second server is refused the volume while the first holds its lease.
-import { type ChildProcess, spawn } from 'node:child_process';
+// every file intact. A second server is refused the volume while the first holds its lease. A snapshot is exported
+// read-only while the volume changes.
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import { qemuIo, tool } from '../../sdk/test/support/nbd-tools';
 import { stopAfterFile } from '../support/teardown';
 import { call, freshNamespace } from './support';
@@ -21,16 +24,23 @@ beforeAll(async () => {
 
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
+const cliEnv = () => ({
+  ...process.env,
+  RINGSTORE_ENDPOINT: process.env.RINGSTORE_IT_URL,
+  RINGSTORE_API_KEY: key,
+  RINGSTORE_CONFIG_DIR: work,
+});
+
 /** `ringstore volume serve` as a user runs it, on a free port: the URI it prints, and its stop. */
-async function serveVolume(name: string, holder: string): Promise<{ uri: string; output: () => string; stop: () => Promise<void> }> {
+async function serveVolume(
+  name: string,
+  holder: string,
+  extra: readonly string[] = [],
+): Promise<{ uri: string; output: () => string; stop: () => Promise<void> }> {
   const child: ChildProcess = spawn(
     process.execPath,
-    [join(root, 'sdk', 'bin', 'ringstore'), 'volume', 'serve', name, '--port', '0', '--holder', holder, '--lease-seconds', '10'],
-    {
-      cwd: root,
-      env: { ...process.env, RINGSTORE_ENDPOINT: process.env.RINGSTORE_IT_URL, RINGSTORE_API_KEY: key, RINGSTORE_CONFIG_DIR: work },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
+    [join(root, 'sdk', 'bin', 'ringstore'), 'volume', 'serve', name, '--port', '0', '--holder', holder, '--lease-seconds', '10', ...extra],
+    { cwd: root, env: cliEnv(), stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -56,6 +66,15 @@ async function serveVolume(name: string, holder: string): Promise<{ uri: string;
     });
   });
   return { uri, output: () => output, stop };
+}
+
+/** One `ringstore` CLI command, as a user runs it: its standard output. */
+async function ringstore(args: readonly string[]): Promise<string> {
+  const { stdout } = await promisify(execFile)(process.execPath, [join(root, 'sdk', 'bin', 'ringstore'), ...args], {
+    cwd: root,
+    env: cliEnv(),
+  });
+  return stdout;
 }
 
 async function createVolume(name: string, sizeBytes: number): Promise<void> {
@@ -142,5 +161,46 @@ describe('ringstore volume serve, to real NBD clients', () => {
     const second = await serveVolume('shared', 'second-host');
     await second.stop();
     expect(second.output()).toMatch(/stopped serving volume shared and detached/);
+  });
+
+  it('exports a snapshot read-only while the volume changes: qemu-io reads it as it was, a write is refused', async () => {
+    await createVolume('snapped', 8 * MiB);
+    const writer = await serveVolume('snapped', 'snap-writer');
+    try {
+      expect(await qemuIo(writer.uri, ['write -P 0xaa 0 1048576', 'write -P 0x33 5000 10000'])).not.toMatch(/failed|error/i);
+      expect(await ringstore(['volume', 'snapshot', 'snapped', 'before'])).toMatch(/took snapshot before of volume snapped/);
+      // The volume changes after the snapshot, through the same writer.
+      expect(await qemuIo(writer.uri, ['write -P 0xbb 0 262144'])).not.toMatch(/failed|error/i);
+      const snapshot = await serveVolume('snapped', 'unused', ['--snapshot', 'before']);
+      try {
+        expect(snapshot.uri).toMatch(/\/snapped@before$/);
+        const info = JSON.parse((await tool('nbdinfo', ['--json', snapshot.uri])).stdout) as { exports: Array<Record<string, unknown>> };
+        expect(info.exports[0]).toMatchObject({ 'export-size': 8 * MiB, is_read_only: true });
+        const output = await qemuIo(
+          snapshot.uri,
+          ['read -P 0xaa 0 5000', 'read -P 0x33 5000 10000', 'read -P 0xaa 15000 1033576', 'read -P 0 1048576 4096'],
+          ['-r'],
+        );
+        expect(output).not.toMatch(/failed|error|Pattern verification/i);
+        await expect(qemuIo(snapshot.uri, ['write -P 1 0 4096'])).rejects.toThrow(/Permission denied|read-only/i);
+        expect(await qemuIo(writer.uri, ['read -P 0xbb 0 262144', 'read -P 0xaa 262144 786432'], ['-r'])).not.toMatch(
+          /failed|error|Pattern verification/i,
+        );
+      } finally {
+        await snapshot.stop();
+      }
+    } finally {
+      await writer.stop();
+    }
+    const out = join(work, 'snapshot-head.bin');
+    await ringstore(['volume', 'read', 'snapped', '--snapshot', 'before', '--length', '4K', '--out', out]);
+    expect([...readFileSync(out)].every((byte) => byte === 0xaa)).toBe(true);
+    expect(JSON.parse(await ringstore(['volume', 'snapshots', 'snapped', '--json']))).toMatchObject([
+      { name: 'before', state: 'ready', sizeBytes: 8 * MiB },
+    ]);
+    expect(await ringstore(['volume', 'rm-snapshot', 'snapped', 'before'])).toMatch(
+      /deleted snapshot before of volume snapped \(\d+ block copies freed\)/,
+    );
+    expect(await ringstore(['volume', 'snapshots', 'snapped'])).toMatch(/has no snapshots/);
   });
 });

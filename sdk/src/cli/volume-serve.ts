@@ -25,6 +25,7 @@ interface ServeOptions {
   host: string;
   socket?: string;
   readOnly?: boolean;
+  snapshot?: string;
   holder?: string;
   leaseSeconds: number;
 }
@@ -76,22 +77,25 @@ async function serveUntil(
   const client = await context.client();
   const device = await VolumeDevice.open(client.volume(name), {
     readOnly: options.readOnly === true,
+    ...(options.snapshot === undefined ? {} : { snapshot: options.snapshot }),
     holder: options.holder ?? cliHolder(),
     leaseSeconds: options.leaseSeconds,
     log,
   });
-  const server = new NbdServer({ exports: [{ name, device }], errnoOf: volumeErrnoOf, log });
+  // A snapshot is exported as <volume>@<snapshot>: its own name, so a client cannot take it for the volume.
+  const exported = options.snapshot === undefined ? name : `${name}@${options.snapshot}`;
+  const what = options.snapshot === undefined ? `volume ${name}` : `snapshot ${options.snapshot} of volume ${name}`;
+  const server = new NbdServer({ exports: [{ name: exported, device }], errnoOf: volumeErrnoOf, log });
   try {
     const where = await server.listen(options.socket ? { path: options.socket } : { port: options.port, host: options.host });
-    context.out(
-      `serving volume ${name} (${device.sizeBytes} bytes${device.readOnly ? ', read-only' : ''}) at ${uriOf(where, options, name)}`,
-    );
-    context.out(`  qemu-io -f raw ${uriOf(where, options, name)} -c 'read 0 4096'    (Ctrl-C stops serving and detaches)`);
+    context.out(`serving ${what} (${device.sizeBytes} bytes${device.readOnly ? ', read-only' : ''}) at ${uriOf(where, options, exported)}`);
+    const stops = device.readOnly ? 'Ctrl-C stops serving' : 'Ctrl-C stops serving and detaches';
+    context.out(`  qemu-io -f raw ${uriOf(where, options, exported)} -c 'read 0 4096'    (${stops})`);
     await stopped;
   } finally {
     await server.close();
     await device.close();
-    context.out(`stopped serving volume ${name}${device.readOnly ? '' : ' and detached'}`);
+    context.out(`stopped serving ${what}${device.readOnly ? '' : ' and detached'}`);
   }
 }
 
@@ -112,6 +116,7 @@ export function addServeCommand(group: Command, context: CommandGroupContext): v
     .option('--host <address>', 'address to listen on', '127.0.0.1')
     .option('--socket <path>', 'listen on a Unix socket instead of TCP')
     .option('--read-only', 'serve it read-only: no lease is taken, writes are refused')
+    .option('--snapshot <name>', 'serve this snapshot of the volume, read-only, as export <volume>@<snapshot>')
     .option('--holder <name>', 'who attaches, as another holder is told (default cli-<host>-<pid>)')
     .option('--lease-seconds <n>', 'the lease length, renewed at a third of it (1 to 300)', parseInteger(1, 300), 30)
     .action((name: string, options: ServeOptions) => serve(context, name, options));

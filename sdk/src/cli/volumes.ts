@@ -1,8 +1,9 @@
 // `ringstore volume …`: a namespace's block volumes (docs/volumes.md): create, list, describe and delete them; read
-// a byte range to a file or standard output, write one from a file or standard input, trim one. A write or a trim
-// attaches as the writer `cli-<host>-<pid>` for the time it takes, then detaches.
+// a byte range (of the volume or of a snapshot) to a file or standard output, write one from a file or standard
+// input, trim one. A write or a trim attaches as the writer `cli-<host>-<pid>` for the time it takes, then detaches.
 
 import { addServeCommand, cliHolder } from './volume-serve';
+import { addSnapshotCommands, snapshotSizeOf } from './volume-snapshots';
 import { type FileHandle, open } from 'node:fs/promises';
 import { type Command, InvalidArgumentError } from 'commander';
 import type { VolumeInfo } from '../commands';
@@ -222,6 +223,7 @@ interface ReadOptions {
   offset: number;
   length?: number;
   out?: string;
+  snapshot?: string;
 }
 
 /** `volume read`: the range to --out or to standard output, one request per VOLUME_IO_BYTES_MAX bytes. */
@@ -232,9 +234,11 @@ async function readVolume(context: CommandGroupContext, name: string, options: R
     throw new CommandFailure('volume read writes raw bytes: give --out <file>, or send standard output to a file or a pipe');
   }
   const ringstore = await client();
+  const volume = ringstore.volume(name);
+  const { snapshot } = options;
   let length = options.length;
   if (length === undefined) {
-    const { sizeBytes } = await ringstore.describeVolume(name, call());
+    const sizeBytes = snapshot === undefined ? (await volume.describe(call())).sizeBytes : await snapshotSizeOf(volume, snapshot, call);
     if (options.offset >= sizeBytes) {
       throw new CommandFailure(`offset ${options.offset} is past the end of volume ${name} (${sizeBytes} bytes)`);
     }
@@ -245,7 +249,6 @@ async function readVolume(context: CommandGroupContext, name: string, options: R
       );
     }
   }
-  const volume = ringstore.volume(name);
   // The file is opened once the first part has been read, so that a refused read leaves no file behind.
   let file: FileHandle | undefined;
   let read = 0;
@@ -253,7 +256,8 @@ async function readVolume(context: CommandGroupContext, name: string, options: R
     // Once at least: --length 0 still makes an empty --out file.
     do {
       const want = Math.min(VOLUME_IO_BYTES_MAX, length - read);
-      const part = await volume.read(options.offset + read, want, call());
+      const at = options.offset + read;
+      const part = snapshot === undefined ? await volume.read(at, want, call()) : await volume.readSnapshot(snapshot, at, want, call());
       if (options.out === undefined) await writeOut(session.stdout, part);
       else await (file ??= await open(options.out, 'w')).write(part);
       read += part.byteLength;
@@ -335,6 +339,7 @@ function addDataCommands(group: Command, context: CommandGroupContext): void {
       parseByteCount,
     )
     .option('--out <file>', 'write the bytes to this file instead of standard output')
+    .option('--snapshot <name>', 'read this snapshot of the volume: its bytes when it was taken')
     .action((name: string, options: ReadOptions) => readVolume(context, name, options));
   group
     .command('write')
@@ -366,7 +371,7 @@ function addDataCommands(group: Command, context: CommandGroupContext): void {
 }
 
 /**
- * Adds `volume create|ls|describe|rm|read|write|trim|serve` to `program`.
+ * Adds `volume create|ls|describe|rm|read|write|trim|serve|snapshot|snapshots|rm-snapshot` to `program`.
  *
  * @example
  * ```ts
@@ -389,6 +394,8 @@ export function addVolumeCommands(program: Command, context: CommandGroupContext
         '  ringstore volume read disk --offset 1M --length 4K --out ./head.bin',
         '  ringstore volume describe disk',
         '  ringstore volume trim disk --offset 0 --length 2M',
+        '  ringstore volume snapshot disk before-upgrade',
+        '  ringstore volume read disk --snapshot before-upgrade --length 4K --out ./then.bin',
         '  ringstore volume serve disk --port 10809   # then: qemu-io -f raw nbd://127.0.0.1:10809/disk',
         '  ringstore volume rm disk',
       ].join('\n'),
@@ -396,4 +403,5 @@ export function addVolumeCommands(program: Command, context: CommandGroupContext
   addRecordCommands(group, context);
   addDataCommands(group, context);
   addServeCommand(group, context);
+  addSnapshotCommands(group, context);
 }

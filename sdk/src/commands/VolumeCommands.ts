@@ -166,7 +166,7 @@ export const volumeDetachedWire = wire.object({ name: wire.string, detached: wir
 export type VolumeDetached = WireOf<typeof volumeDetachedWire>;
 
 /** The path of a volume: its name, checked to be one and percent-encoded (the server checks its pattern). */
-function volumePath(volume: unknown): string {
+export function volumePath(volume: unknown): string {
   if (typeof volume !== 'string' || volume === '') throw invalidInput('volume must be a volume name (a non-empty string)');
   return `/v1/volumes/${encodeURIComponent(volume)}`;
 }
@@ -305,7 +305,7 @@ export interface ReadVolumeCommandInput extends VolumeCommandInput {
 }
 
 /** The bytes of a range answer: a 206 checked against its Content-Range, or the slice of a whole-volume 200. */
-function rangeBytes(response: HttpResponse, offset: number, length: number): Uint8Array {
+export function rangeBytes(response: HttpResponse, offset: number, length: number): Uint8Array {
   if (response.status === 200) return response.body.slice(offset, offset + length);
   const range = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(response.headers.get('content-range')?.trim() ?? '');
   const first = Number(range?.[1]);

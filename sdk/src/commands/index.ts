@@ -117,4 +117,13 @@ export {
   type VolumeWriteAck,
   type WriteVolumeCommandInput,
 } from './VolumeCommands';
-export { type VolumeSnapshotInfo } from './VolumeSnapshotCommands';
+export {
+  CreateVolumeSnapshotCommand,
+  DeleteVolumeSnapshotCommand,
+  ListVolumeSnapshotsCommand,
+  ReadVolumeSnapshotCommand,
+  type ReadVolumeSnapshotCommandInput,
+  type VolumeSnapshotCommandInput,
+  type VolumeSnapshotDeletion,
+  type VolumeSnapshotInfo,
+} from './VolumeSnapshotCommands';

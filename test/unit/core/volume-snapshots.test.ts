@@ -99,6 +99,19 @@ describe('volume snapshots', () => {
     expect((await volumes.listSnapshots('ns', 'disk')).map((snapshot) => snapshot.name)).toEqual(['first', 'second']);
   });
 
+  it('takes the largest write after a snapshot whole, unaligned, with a copy of each of its 65 blocks', async () => {
+    const { volumes } = setup();
+    const size = 128 * B;
+    const { epoch } = await createAttached(volumes, 'disk', size);
+    await volumes.write('ns', 'disk', 0, pattern(small.ioBytesMax, 1), { epoch });
+    await volumes.createSnapshot('ns', 'disk', 'before');
+    await volumes.write('ns', 'disk', 100, pattern(small.ioBytesMax, 2), { epoch });
+    expectBytes(await readAll(volumes, small.ioBytesMax, 'before'), pattern(small.ioBytesMax, 1));
+    expectBytes(await volumes.read('ns', 'disk', 100, small.ioBytesMax), pattern(small.ioBytesMax, 2));
+    // 64 blocks held data and were copied; the 65th held nothing (listed as zero, no copy).
+    expect((await volumes.describe('ns', 'disk')).snapshotBytes).toBe(64 * B);
+  });
+
   it('deletes a snapshot with the copies only it read; the others read as before', async () => {
     const { volumes } = setup();
     const size = 8 * B;
