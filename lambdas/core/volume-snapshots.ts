@@ -29,7 +29,7 @@ import {
 } from './volume-layout';
 import { type VolumeLeases, generationOf, parseFence } from './volume-leases';
 import { type VolumeRecord, type VolumeRecords, type VolumeSnapshot, validateVolumeName } from './volume-records';
-import type { Clock } from '../ports';
+import type { Clock, FaultInjector } from '../ports';
 
 export interface VolumeSnapshotLimits extends BlockGeometry {
   snapshotsMax: number;
@@ -38,6 +38,8 @@ export interface VolumeSnapshotLimits extends BlockGeometry {
 
 export interface VolumeSnapshotsDeps {
   kv: Pick<KvService, 'list'>;
+  /** Crash points of a snapshot's creation (test runs only). */
+  faults?: FaultInjector;
   txns: TxnRunner;
   records: VolumeRecords;
   leases: VolumeLeases;
@@ -172,7 +174,9 @@ export class VolumeSnapshots {
       };
       return { ...current, generation: generation + 1, snapshots: [...(current.snapshots ?? []), snapshot] };
     });
+    this.deps.faults?.reach('volume.afterSnapshotRecord');
     await this.deps.leases.fenceAll(namespace, record, record.epoch);
+    this.deps.faults?.reach('volume.afterSnapshotFences');
     const ready = await this.changeRecord(namespace, volume, (current) => {
       const snapshot = snapshotNamed(current, name);
       if (!snapshot || snapshot.state === 'deleting') throw notFound(volume, name);

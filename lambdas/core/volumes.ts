@@ -3,7 +3,7 @@
 // blocks it covers: it commits in one atomic write when they share a shard (one placement group), by
 // two-phase commit otherwise, so a reader never sees part of a write and a crash leaves all of it or none.
 // A partial block is read, merged and written on the condition that it is still at the version read.
-import type { Clock, DrMode, IdSource, StorageQuota, TxnOutcome } from '../ports';
+import type { Clock, DrMode, FaultInjector, IdSource, StorageQuota, TxnOutcome } from '../ports';
 import { forAllBounded } from './bounded';
 import { RingstoreError, isRingstoreError } from './errors';
 import type { KvService } from './kv';
@@ -55,6 +55,8 @@ export interface VolumeServiceDeps {
   ids: IdSource;
   clock: Pick<Clock, 'nowMs'>;
   limits: VolumeLimits;
+  /** Crash points (test runs only). */
+  faults?: FaultInjector;
 }
 
 export interface VolumeView extends VolumeRecord {

@@ -79,12 +79,21 @@ export const rebalanceCrashPoints = [
   'rebalance.afterCleanupPage',
 ] as const;
 
+/** Where a crash can be injected in a volume snapshot's creation (docs/volumes.md, "Snapshots"). */
+export const volumeCrashPoints = [
+  /** The record holds the snapshot (creating) and its new generation; no placement group's fence holds it yet. */
+  'volume.afterSnapshotRecord',
+  /** Every fence holds the snapshot's generation; the record does not mark it ready yet. */
+  'volume.afterSnapshotFences',
+] as const;
+
 export const crashPoints = [
   ...replicationCrashPoints,
   ...transactionCrashPoints,
   ...failoverCrashPoints,
   ...drCrashPoints,
   ...rebalanceCrashPoints,
+  ...volumeCrashPoints,
 ] as const;
 
 export type CrashPoint = (typeof crashPoints)[number];

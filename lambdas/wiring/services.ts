@@ -52,6 +52,7 @@ export function volumeService(wiring: Wiring): VolumeService {
       ids: wiring.ids,
       clock: wiring.clock,
       limits: volumeLimits,
+      ...injected(wiring),
     });
   });
 }

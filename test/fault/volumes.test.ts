@@ -4,8 +4,10 @@
 // and the replica fan-out's). After every write whose answer was not an acknowledgement, the range it covered holds
 // all of it or none of it; at the end the volume reads back exactly what the acknowledged (and whole crashed) writes
 // made of it, and every replica of every block holds its owner's copy. A writer whose lease was taken over while its
-// write crashed lands nothing after; a volume whose shard fails over while it is written loses no acknowledged write.
-import { type CrashPoint } from '../../lambdas/ports';
+// write crashed lands nothing after; a volume whose shard fails over while it is written loses no acknowledged write;
+// a snapshot whose creation crashes while the writer writes is finished by the same request, and holds the window as
+// it was at one instant between the writes acknowledged before it was asked for and the one in flight at its answer.
+import { type CrashPoint, volumeCrashPoints } from '../../lambdas/ports';
 import { type Ring, tokenOf } from '../../lambdas/core/ring';
 import { blockKey, volumeNamespaceOf, volumeRecordKey } from '../../lambdas/core/volume-layout';
 import { volumeLimits } from '../../schemas/topology';
@@ -451,6 +453,82 @@ describe('block volumes under crash points', () => {
       expect({ context, victimOwns: after.ranges().filter((range) => range.owner === victim.id).length }).toEqual({
         context,
         victimOwns: 0,
+      });
+    });
+  }, 240_000);
+
+  it('finishes a snapshot whose creation crashed, at each of its points, while a writer writes: it holds one instant', async () => {
+    await withSeed(seed, async () => {
+      const rng = new Rng(deriveSeed(seed, 'volume-snapshot-crashes'));
+      const volume = await createVolume('snapshots', 'fault-suite', 300);
+      await volume.write(0, windowBytes, { settle: true });
+      const results: Array<Record<string, unknown>> = [];
+      for (const point of volumeCrashPoints) {
+        const name = `at-${point.replace(/[^A-Za-z0-9]/g, '-')}`;
+        // The window after each write, in order (a write not acknowledged counts as it was judged: whole or absent).
+        const states: Uint8Array[] = [Uint8Array.from(volume.model)];
+        let writing = true;
+        const writer = (async () => {
+          for (let n = 0; writing; n += 1) {
+            const { offset, length } = paths[n % 2 === 0 ? 'twoShards' : 'oneGroup'](rng);
+            await volume.write(offset, length);
+            states.push(Uint8Array.from(volume.model));
+          }
+        })();
+        const writesBy = (count: number) =>
+          eventually(
+            `${count} writes`,
+            async () => states.length - 1,
+            (written) => written >= count,
+            { boundMs: settleBoundMs, pollMs: 50 },
+          );
+        await writesBy(states.length + 1);
+        await cloud.api.setFaults({ crashes: [{ point, after: 0, times: 1 }] });
+        // Every write acknowledged before the request is in the snapshot; none started after its answer is.
+        const first = states.length - 1;
+        const crashed = await call('/v1/volumes/snapshots/snapshots', { method: 'POST', json: { name } });
+        const last = states.length;
+        const faults = await cloud.api.faults();
+        await cloud.api.setFaults({});
+        const unfinished = await call(`/v1/volumes/snapshots/snapshots/${name}/data`, { range: 'bytes=0-0' });
+        // The writer goes on past the crash, into the generation the cut-short snapshot began, before it is finished.
+        await writesBy(states.length + 2);
+        const finished = await call('/v1/volumes/snapshots/snapshots', { method: 'POST', json: { name } });
+        writing = false;
+        await writer;
+        const range = `bytes=${volume.windowStart}-${volume.windowStart + windowBytes - 1}`;
+        const seen = await call(`/v1/volumes/snapshots/snapshots/${name}/data`, { range });
+        const instant = states.findIndex(
+          (state, index) => index >= first && index <= last && seen.body !== undefined && same(state, seen.body),
+        );
+        // Immutable: later writes (here across the boundary) leave it as it was.
+        await volume.write(windowBefore - 2 * blockBytes, 4 * blockBytes, { settle: true });
+        const again = await call(`/v1/volumes/snapshots/snapshots/${name}/data`, { range });
+        results.push({
+          point,
+          crashed: faults.crashed[point] ?? 0,
+          answered: crashed.status === 201 ? 'created' : 'not created',
+          unfinished: unfinished.code,
+          finished: finished.status,
+          read: seen.status,
+          atOneInstant: instant >= 0,
+          unchangedAfter: again.body !== undefined && seen.body !== undefined && same(again.body, seen.body),
+        });
+      }
+      const context = `outcomes ${JSON.stringify(volume.outcomes)}`;
+      expect({ context, unexpected: volume.unexpected }).toEqual({ context, unexpected: [] });
+      expect({ context, results }).toEqual({
+        context,
+        results: volumeCrashPoints.map((point) => ({
+          point,
+          crashed: 1,
+          answered: 'not created',
+          unfinished: 'volume.snapshotUnfinished',
+          finished: 201,
+          read: 206,
+          atOneInstant: true,
+          unchangedAfter: true,
+        })),
       });
     });
   }, 240_000);

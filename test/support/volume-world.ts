@@ -17,8 +17,15 @@ export const B = small.blockBytes;
 
 export function setup(volumeLimitsUsed: VolumeLimits = small) {
   const world = memoryTxnWorld(ring, volumeTxnLimits(testTxnLimits, volumeLimitsUsed));
-  const { txns, kv, clock } = world;
-  const volumes = new VolumeService({ kv, txns: new InProcessTxnRunner(txns), ids: new CountingIds(), clock, limits: volumeLimitsUsed });
+  const { txns, kv, clock, faults } = world;
+  const volumes = new VolumeService({
+    kv,
+    txns: new InProcessTxnRunner(txns),
+    ids: new CountingIds(),
+    clock,
+    limits: volumeLimitsUsed,
+    faults,
+  });
   return { ...world, volumes };
 }
 

@@ -4,6 +4,7 @@
 import fc from 'fast-check';
 import { isRingstoreError } from '../../../lambdas/core/errors';
 import { copyFor, entriesStillRead, mustCopy } from '../../../lambdas/core/volume-snapshots';
+import { volumeCrashPoints } from '../../../lambdas/ports';
 import type { VolumeService } from '../../../lambdas/core/volumes';
 import {
   B,
@@ -196,28 +197,25 @@ describe('volume snapshots', () => {
     }
   });
 
-  it('a creation cut short serves nothing until the same request finishes it; writes meanwhile stay out of it', async () => {
-    const world = setup();
-    const { volumes } = world;
-    const { epoch } = await createAttached(volumes, 'disk', 16 * B);
-    await volumes.write('ns', 'disk', 0, pattern(8 * B, 1), { epoch });
-    // The crash: after the record took the snapshot, before any fence took its generation.
-    const fenceWrites = world.kv.put.bind(world.kv);
-    let crash = true;
-    world.kv.put = async (namespace, key, input) => {
-      if (crash && key.endsWith('/fence')) throw new Error('crash injected');
-      return fenceWrites(namespace, key, input);
-    };
-    await expect(volumes.createSnapshot('ns', 'disk', 'cut')).rejects.toThrow('crash injected');
-    crash = false;
-    await expect(volumes.readSnapshotRange('ns', 'disk', 'cut', () => ({ offset: 0, length: B }))).rejects.toMatchObject({
-      code: 'volume.snapshotUnfinished',
-    });
-    // The writer raises the fences it needs itself, and copies first.
-    await volumes.write('ns', 'disk', 100, pattern(3 * B, 2), { epoch });
-    expect(await volumes.createSnapshot('ns', 'disk', 'cut')).toMatchObject({ name: 'cut', state: 'ready' });
-    expectBytes(await readAll(volumes, 8 * B, 'cut'), pattern(8 * B, 1));
-  });
+  it.each(volumeCrashPoints.map((point) => [point]))(
+    'a creation cut short at %s serves nothing until the same request finishes it; writes meanwhile stay out of it',
+    async (point) => {
+      const world = setup();
+      const { volumes } = world;
+      const { epoch } = await createAttached(volumes, 'disk', 16 * B);
+      await volumes.write('ns', 'disk', 0, pattern(8 * B, 1), { epoch });
+      world.faults.crashAt(point);
+      await expect(volumes.createSnapshot('ns', 'disk', 'cut')).rejects.toThrow('crash injected');
+      await expect(volumes.readSnapshotRange('ns', 'disk', 'cut', () => ({ offset: 0, length: B }))).rejects.toMatchObject({
+        code: 'volume.snapshotUnfinished',
+      });
+      expect(await volumes.listSnapshots('ns', 'disk')).toMatchObject([{ name: 'cut', state: 'creating' }]);
+      // A write raises any fence it needs itself, and copies first.
+      await volumes.write('ns', 'disk', 100, pattern(3 * B, 2), { epoch });
+      expect(await volumes.createSnapshot('ns', 'disk', 'cut')).toMatchObject({ name: 'cut', state: 'ready' });
+      expectBytes(await readAll(volumes, 8 * B, 'cut'), pattern(8 * B, 1));
+    },
+  );
 
   it('keeps every snapshot equal to the model at its instant through any writes, trims, snapshots and deletions', async () => {
     const size = 12 * B;
