@@ -35,6 +35,8 @@ export const operationNames = [
   'volume write 4 KiB, unaligned',
   'volume read 4 KiB, aligned',
   'volume read 4 KiB, unaligned',
+  'volume write 4 KiB, first after a snapshot',
+  'volume snapshot read 4 KiB, changed since',
 ] as const;
 
 export type OperationName = (typeof operationNames)[number];
@@ -160,6 +162,35 @@ export const operationCosts: Record<OperationName, OperationCost> = {
     requests: { 'GetItem shards': 1, 'TransactGetItems items shards': 2, 'TransactGetItems shards': 1 },
     writeUnits: {},
     readUnits: { shards: 9 },
+    refusedWrites: {},
+  },
+  // The record's read, the blocks' with their index, the fence's once per generation (so 1 in 6 here: each of the six
+  // writes follows its own snapshot's preparation, all six before the first), the copy's transaction, the change's.
+  'volume write 4 KiB, first after a snapshot': {
+    requests: {
+      'BatchGetItem keys shards': 5,
+      'BatchGetItem shards': 2,
+      'GetItem shards': 1.17,
+      'PutItem shards': 12,
+      'TransactGetItems items shards': 2,
+      'TransactGetItems shards': 1,
+      'TransactWriteItems items shards': 5,
+      'TransactWriteItems shards': 2,
+    },
+    writeUnits: { shards: 74, 'shards.byKey': 12, 'shards.byToken': 18 },
+    readUnits: { shards: 7.17 },
+    refusedWrites: { shards: 6 },
+  },
+  'volume snapshot read 4 KiB, changed since': {
+    requests: {
+      'BatchGetItem keys shards': 1,
+      'BatchGetItem shards': 1,
+      'GetItem shards': 1,
+      'TransactGetItems items shards': 2,
+      'TransactGetItems shards': 1,
+    },
+    writeUnits: {},
+    readUnits: { shards: 7 },
     refusedWrites: {},
   },
 };

@@ -142,6 +142,37 @@ const volumeWrite = async (offset: number, length: number) =>
 const volumeRead = async (offset: number, length: number) =>
   send('/v1/volumes/capacity/data', { headers: { range: `bytes=${offset}-${offset + length - 1}` } });
 
+/**
+ * A volume of its own for the snapshot scenarios (so the others run on a volume with no snapshot kept, as they are
+ * counted), attached once: its writer epoch. Each repetition writes its block, then takes a snapshot named by its key.
+ */
+let snappedEpoch: number | undefined;
+async function snappedVolume(): Promise<number> {
+  if (snappedEpoch === undefined) {
+    await send('/v1/volumes', {
+      method: 'POST',
+      body: JSON.stringify({ name: 'snapped', sizeBytes: 64 * 1024 * 1024 }),
+      headers: jsonHeaders,
+    });
+    const lease = await send('/v1/volumes/snapped/lease', {
+      method: 'POST',
+      body: JSON.stringify({ holder: 'capacity' }),
+      headers: jsonHeaders,
+    });
+    snappedEpoch = ((await lease.json()) as { epoch: number }).epoch;
+  }
+  return snappedEpoch;
+}
+const snappedWrite = async (key: string) =>
+  send(`/v1/volumes/snapped/data?offset=${offsetOf(key)}&epoch=${await snappedVolume()}`, {
+    method: 'PUT',
+    body: new Uint8Array(volumeBlock).fill(7),
+    headers: { 'content-type': 'application/octet-stream' },
+  });
+const snapshotNameOf = (key: string) => key.replace(/[^A-Za-z0-9]/g, '-').slice(-60);
+const takeSnapshot = (key: string) =>
+  send('/v1/volumes/snapped/snapshots', { method: 'POST', body: JSON.stringify({ name: snapshotNameOf(key) }), headers: jsonHeaders });
+
 /** The entity tag each key was written with, for the conditional write. */
 const etags = new Map<string, string>();
 
@@ -196,6 +227,28 @@ const scenarios: Scenario[] = [
     name: 'volume read 4 KiB, unaligned',
     prepare: (key) => volumeWrite(offsetOf(key), 2 * volumeBlock),
     run: (key) => volumeRead(offsetOf(key) + volumeBlock / 2, volumeBlock),
+  },
+  // After a snapshot: a block's first change copies it (its copy and its index, the copy in a transaction of its own);
+  // a read of the snapshot reads the block with its index at one instant, then the copy.
+  {
+    name: 'volume write 4 KiB, first after a snapshot',
+    prepare: async (key) => {
+      await snappedWrite(key);
+      await takeSnapshot(key);
+    },
+    run: (key) => snappedWrite(key),
+  },
+  {
+    name: 'volume snapshot read 4 KiB, changed since',
+    prepare: async (key) => {
+      await snappedWrite(key);
+      await takeSnapshot(key);
+      await snappedWrite(key);
+    },
+    run: (key) =>
+      send(`/v1/volumes/snapped/snapshots/${snapshotNameOf(key)}/data`, {
+        headers: { range: `bytes=${offsetOf(key)}-${offsetOf(key) + volumeBlock - 1}` },
+      }),
   },
   // Last, so that the keys the scenarios above make (and the listing buckets they fall in) stay as they were.
   // A counter that exists: the owner's strong read, then a write of the key as a PUT's, guarded by the version read.
