@@ -107,25 +107,24 @@ const increment = (key: string, consistency = 'eventual') =>
     headers: { 'content-type': 'application/json' },
   });
 
-/** One volume for the volume scenarios, attached once: its writer epoch. */
-let volumeEpoch: number | undefined;
+/**
+ * The volumes of the scenarios, each created and attached once: their writer epochs. `capacity` for the plain volume
+ * scenarios; `snapped` for the snapshot ones (so the others run on a volume with no snapshot kept, as they are counted).
+ */
+const volumeEpochs = new Map<string, number>();
 const volumeBlock = 4096;
 const jsonHeaders = { 'content-type': 'application/json' };
-async function volume(): Promise<number> {
-  if (volumeEpoch === undefined) {
-    await send('/v1/volumes', {
-      method: 'POST',
-      body: JSON.stringify({ name: 'capacity', sizeBytes: 64 * 1024 * 1024 }),
-      headers: jsonHeaders,
-    });
-    const lease = await send('/v1/volumes/capacity/lease', {
+async function attachedVolume(name: 'capacity' | 'snapped'): Promise<number> {
+  if (!volumeEpochs.has(name)) {
+    await send('/v1/volumes', { method: 'POST', body: JSON.stringify({ name, sizeBytes: 64 * 1024 * 1024 }), headers: jsonHeaders });
+    const lease = await send(`/v1/volumes/${name}/lease`, {
       method: 'POST',
       body: JSON.stringify({ holder: 'capacity' }),
       headers: jsonHeaders,
     });
-    volumeEpoch = ((await lease.json()) as { epoch: number }).epoch;
+    volumeEpochs.set(name, ((await lease.json()) as { epoch: number }).epoch);
   }
-  return volumeEpoch;
+  return volumeEpochs.get(name)!;
 }
 /** Each scenario key's own blocks of the volume (four), so no repetition reads or writes another's. */
 const blocksOf = new Map<string, number>();
@@ -134,7 +133,7 @@ const offsetOf = (key: string) => {
   return blocksOf.get(key)! * volumeBlock;
 };
 const volumeWrite = async (offset: number, length: number) =>
-  send(`/v1/volumes/capacity/data?offset=${offset}&epoch=${await volume()}`, {
+  send(`/v1/volumes/capacity/data?offset=${offset}&epoch=${await attachedVolume('capacity')}`, {
     method: 'PUT',
     body: new Uint8Array(length).fill(7),
     headers: { 'content-type': 'application/octet-stream' },
@@ -142,29 +141,9 @@ const volumeWrite = async (offset: number, length: number) =>
 const volumeRead = async (offset: number, length: number) =>
   send('/v1/volumes/capacity/data', { headers: { range: `bytes=${offset}-${offset + length - 1}` } });
 
-/**
- * A volume of its own for the snapshot scenarios (so the others run on a volume with no snapshot kept, as they are
- * counted), attached once: its writer epoch. Each repetition writes its block, then takes a snapshot named by its key.
- */
-let snappedEpoch: number | undefined;
-async function snappedVolume(): Promise<number> {
-  if (snappedEpoch === undefined) {
-    await send('/v1/volumes', {
-      method: 'POST',
-      body: JSON.stringify({ name: 'snapped', sizeBytes: 64 * 1024 * 1024 }),
-      headers: jsonHeaders,
-    });
-    const lease = await send('/v1/volumes/snapped/lease', {
-      method: 'POST',
-      body: JSON.stringify({ holder: 'capacity' }),
-      headers: jsonHeaders,
-    });
-    snappedEpoch = ((await lease.json()) as { epoch: number }).epoch;
-  }
-  return snappedEpoch;
-}
+// Each snapshot repetition writes its block of `snapped`, then takes a snapshot named by its key.
 const snappedWrite = async (key: string) =>
-  send(`/v1/volumes/snapped/data?offset=${offsetOf(key)}&epoch=${await snappedVolume()}`, {
+  send(`/v1/volumes/snapped/data?offset=${offsetOf(key)}&epoch=${await attachedVolume('snapped')}`, {
     method: 'PUT',
     body: new Uint8Array(volumeBlock).fill(7),
     headers: { 'content-type': 'application/octet-stream' },
