@@ -1,6 +1,6 @@
 // `ringstore volume …` against the fake Ringstore: create (sizes with binary suffixes), ls, describe, rm with its
 // progress, read to a file or standard output, write from a file or standard input as a writer that attaches and
-// detaches, trim; and the size parsing and formatting they share.
+// detaches, trim, snapshots; and the size parsing and formatting they share.
 
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -147,6 +147,34 @@ describe('ringstore volume', () => {
     expect(fake().volumes.get('test', 'disk')?.lease).toBeUndefined();
   });
 
+  it('takes a snapshot, lists it, reads it as the volume was (whole or a range), and deletes it', async () => {
+    await ringstore(['volume', 'create', 'disk', '64K']);
+    await ringstore(['volume', 'write', 'disk', '--offset', '0'], { input: 'a'.repeat(10_000) });
+
+    const taken = await ringstore(['volume', 'snapshot', 'disk', 'before']);
+    await ringstore(['volume', 'write', 'disk', '--offset', '0'], { input: 'b'.repeat(10_000) });
+    const listed = await ringstore(['volume', 'snapshots', 'disk']);
+    const json = await ringstore(['volume', 'snapshots', 'disk', '--json']);
+    const whole = await ringstore(['volume', 'read', 'disk', '--snapshot', 'before']);
+    const ranged = await ringstore(['volume', 'read', 'disk', '--snapshot', 'before', '--offset', '9998', '--length', '4']);
+    const live = await ringstore(['volume', 'read', 'disk', '--length', '4']);
+    const missing = await ringstore(['volume', 'read', 'disk', '--snapshot', 'missing']);
+    const deleted = await ringstore(['volume', 'rm-snapshot', 'disk', 'before']);
+    const none = await ringstore(['volume', 'snapshots', 'disk']);
+
+    expect(taken).toMatchObject({ code: 0, stderr: '' });
+    expect(taken.stdout).toMatch(/^took snapshot before of volume disk \(65,536 bytes\) at \S+\n$/);
+    expect(listed.stdout).toMatch(/^SNAPSHOT +SIZE +CREATED +STATE\nbefore +65,536 +\S+ +ready\n$/);
+    expect(JSON.parse(json.stdout)).toMatchObject([{ name: 'before', sizeBytes: 65_536, state: 'ready' }]);
+    expect(whole.stdout).toBe(`${'a'.repeat(10_000)}${'\0'.repeat(65_536 - 10_000)}`);
+    expect(ranged.stdout).toBe('aa\0\0');
+    expect(live.stdout).toBe('bbbb');
+    expect(missing).toMatchObject({ code: 1, stdout: '' });
+    expect(missing.stderr).toMatch(/volume disk has no snapshot named missing/);
+    expect(deleted).toMatchObject({ code: 0, stdout: 'deleted snapshot before of volume disk (0 block copies freed)\n' });
+    expect(none.stdout).toBe('volume disk has no snapshots\n');
+  });
+
   it('says who holds the lease when another writer is attached, writing nothing', async () => {
     await ringstore(['volume', 'create', 'disk', '64K']);
     fake().volumes.get('test', 'disk')!.lease = { holder: 'host-b', epoch: 1, expiresAtMs: Date.now() + 60_000 };
@@ -195,7 +223,9 @@ describe('ringstore volume', () => {
     const help = await ringstore(['help', 'volume']);
 
     expect(help.code).toBe(0);
-    for (const command of ['create', 'ls', 'describe', 'rm', 'read', 'write', 'trim']) expect(help.stdout).toContain(`  ${command}`);
+    for (const command of ['create', 'ls', 'describe', 'rm', 'read', 'write', 'trim', 'serve', 'snapshot', 'snapshots', 'rm-snapshot']) {
+      expect(help.stdout).toContain(`  ${command}`);
+    }
     expect(help.stdout).toContain('each is atomic, not the whole');
   });
 });

@@ -1,7 +1,7 @@
 // Block volumes in the SDK against the fake Ringstore: the requests each command sends (one Range header per read,
 // the epoch on every write and trim), what it refuses before any request, how the `Volume` handle splits reads,
-// writes and trims past VOLUME_IO_BYTES_MAX and carries its lease, deleteVolume's loop, and which requests the
-// transport may send twice.
+// writes and trims past VOLUME_IO_BYTES_MAX and carries its lease, its snapshots, deleteVolume's loop, and which
+// requests the transport may send twice.
 
 import fc from 'fast-check';
 import { contentRange, parseByteRange } from '../../lambdas/http/byte-range';
@@ -222,6 +222,38 @@ describe('the Volume handle', () => {
       `bytes=${1000 + MAX}-${1000 + 2 * MAX - 1}`,
       `bytes=${1000 + 2 * MAX}-${1000 + 2 * MAX + 999}`,
     ]);
+  });
+
+  it('takes, lists, reads (in parts, at their paths) and deletes snapshots; refuses an empty snapshot name unsent', async () => {
+    const disk = client().volume('disk');
+    await disk.attach({ holder: 'host-a' });
+    const before = pattern(MAX + 5000, 4);
+    await disk.write(100, before);
+    const taken = await disk.createSnapshot('before');
+    await disk.write(100, pattern(MAX + 5000, 5));
+
+    const read = await disk.readSnapshot('before', 100, before.byteLength);
+    const listed = await disk.snapshots();
+    const deleted = await disk.deleteSnapshot('before');
+
+    expect(taken).toMatchObject({ name: 'before', sizeBytes: 1024 * B, state: 'ready' });
+    expect(same(read, before)).toBe(true);
+    expect(listed.map((snapshot) => snapshot.name)).toEqual(['before']);
+    expect(deleted).toEqual({ name: 'before', copiesDeleted: 0 });
+    const sent = fake().requests.filter((request) => request.pathname.includes('/snapshots'));
+    expect(sent.map((request) => `${request.method} ${request.pathname} ${request.headers.range ?? ''}`.trim())).toEqual([
+      'POST /v1/volumes/disk/snapshots',
+      `GET /v1/volumes/disk/snapshots/before/data bytes=100-${100 + MAX - 1}`,
+      `GET /v1/volumes/disk/snapshots/before/data bytes=${100 + MAX}-${100 + MAX + 4999}`,
+      'GET /v1/volumes/disk/snapshots',
+      'DELETE /v1/volumes/disk/snapshots/before',
+    ]);
+    expect(JSON.parse(sent[0]!.body.toString('utf8'))).toEqual({ name: 'before' });
+    const requestsBefore = fake().requests.length;
+    await expect(disk.createSnapshot('')).rejects.toBeInstanceOf(ValidationError);
+    await expect(disk.readSnapshot('', 0, 10)).rejects.toBeInstanceOf(ValidationError);
+    await expect(disk.readSnapshot('missing', 0, 10)).rejects.toMatchObject({ status: 404, code: 'volume.snapshotNotFound' });
+    expect(fake().requests.length).toBe(requestsBefore + 1);
   });
 
   it('trims in parts too: the range reads as zeros, whole blocks are freed', async () => {

@@ -1,6 +1,7 @@
 // The fake Ringstore's block volumes (fake-server.ts dispatches /v1/volumes here), as docs/volumes.md and
 // lambdas/handlers/volumes.ts answer them: sparse 4 KiB blocks in memory, one HTTP Range per read (206 and
-// Content-Range), writes at ?offset=&epoch=, trims, resumable deletes, and one writer's lease with its epoch.
+// Content-Range), writes at ?offset=&epoch=, trims, resumable deletes, one writer's lease with its epoch, and
+// snapshots (kept whole: a fake need not copy on write).
 
 import type { ServerResponse } from 'node:http';
 import { type RecordedRequest, sendJson } from './fake-server';
@@ -24,6 +25,14 @@ export interface FakeVolume {
   state: 'active' | 'deleting';
   epoch: number;
   lease?: FakeLease;
+  blocks: Map<number, Buffer>;
+  snapshots: Map<string, FakeSnapshot>;
+}
+
+/** A snapshot as the fake keeps it: the volume's size and blocks when it was taken. */
+interface FakeSnapshot {
+  sizeBytes: number;
+  createdAt: string;
   blocks: Map<number, Buffer>;
 }
 
@@ -94,7 +103,21 @@ export class FakeVolumes {
     const route = `${req.method} ${part ?? ''}${extra === undefined ? '' : '/…'}`;
     switch (route) {
       case 'GET ':
-        return [{ ...this.view(volume), allocatedBytes: volume.blocks.size * BLOCK, snapshotBytes: 0, snapshots: [] }];
+        return [
+          { ...this.view(volume), allocatedBytes: volume.blocks.size * BLOCK, snapshotBytes: 0, snapshots: this.snapshotsOf(volume) },
+        ];
+      case 'GET snapshots':
+        return [{ snapshots: this.snapshotsOf(volume) }];
+      case 'POST snapshots':
+        return [this.takeSnapshot(req, volume), 201];
+      case 'DELETE snapshots/…': {
+        const { name: snapshot } = this.snapshotOf(volume, extra!);
+        volume.snapshots.delete(snapshot);
+        return [{ name: snapshot, copiesDeleted: 0 }];
+      }
+      case 'GET snapshots/…':
+        if (rest[3] !== 'data') throw new Refusal(404, 'route.notFound', 'no such route');
+        return this.read(req, this.snapshotOf(volume, extra!));
       case 'DELETE ':
         return this.delete(volumes, volume);
       case 'GET data':
@@ -129,7 +152,28 @@ export class FakeVolumes {
     }
   }
 
-  private view({ blocks: _blocks, lease, ...record }: FakeVolume): Record<string, unknown> {
+  private snapshotsOf(volume: FakeVolume): unknown[] {
+    return [...volume.snapshots].map(([name, { sizeBytes, createdAt }]) => ({ name, sizeBytes, createdAt, state: 'ready' }));
+  }
+
+  private snapshotOf(volume: FakeVolume, raw: string): FakeSnapshot & { name: string } {
+    const name = decodeURIComponent(raw);
+    const snapshot = volume.snapshots.get(name);
+    if (snapshot === undefined) throw new Refusal(404, 'volume.snapshotNotFound', `volume ${volume.name} has no snapshot named ${name}`);
+    return { ...snapshot, name };
+  }
+
+  private takeSnapshot(req: RecordedRequest, volume: FakeVolume): unknown {
+    const { name } = JSON.parse(req.body.toString('utf8') || '{}') as { name?: string };
+    if (typeof name !== 'string' || !NAME.test(name)) throw new Refusal(400, 'volume.nameInvalid', `snapshot name must match ${NAME}`);
+    if (volume.snapshots.has(name)) throw new Refusal(409, 'volume.snapshotExists', `volume ${volume.name} has a snapshot named ${name}`);
+    const blocks = new Map([...volume.blocks].map(([index, block]) => [index, Buffer.from(block)]));
+    const snapshot: FakeSnapshot = { sizeBytes: volume.sizeBytes, createdAt: new Date(this.now()).toISOString(), blocks };
+    volume.snapshots.set(name, snapshot);
+    return { name, sizeBytes: snapshot.sizeBytes, createdAt: snapshot.createdAt, state: 'ready' };
+  }
+
+  private view({ blocks: _blocks, snapshots: _snapshots, lease, ...record }: FakeVolume): Record<string, unknown> {
     return {
       ...record,
       blockBytes: BLOCK,
@@ -160,7 +204,15 @@ export class FakeVolumes {
       throw new Refusal(400, 'volume.sizeInvalid', `sizeBytes must be a multiple of ${BLOCK} from ${BLOCK} to ${SIZE_MAX}`);
     }
     if (volumes.has(name)) throw new Refusal(409, 'volume.exists', `volume ${name} exists`);
-    const volume: FakeVolume = { name, sizeBytes, createdAt: new Date().toISOString(), state: 'active', epoch: 0, blocks: new Map() };
+    const volume: FakeVolume = {
+      name,
+      sizeBytes,
+      createdAt: new Date().toISOString(),
+      state: 'active',
+      epoch: 0,
+      blocks: new Map(),
+      snapshots: new Map(),
+    };
     volumes.set(name, volume);
     return volume;
   }
@@ -198,7 +250,7 @@ export class FakeVolumes {
     if (volume.epoch !== epoch) throw this.fenced(volume, epoch);
   }
 
-  private inRange(volume: FakeVolume, offset: number, length: number): void {
+  private inRange(volume: Pick<FakeVolume, 'sizeBytes'>, offset: number, length: number): void {
     if (length > IO_MAX) throw new Refusal(413, 'volume.ioTooLarge', `at most ${IO_MAX} bytes (got ${length})`, { max: IO_MAX, length });
     if (offset + length > volume.sizeBytes) {
       throw new Refusal(416, 'volume.rangeNotSatisfiable', `past the end (${volume.sizeBytes} bytes)`, { sizeBytes: volume.sizeBytes });
@@ -235,7 +287,8 @@ export class FakeVolumes {
     }
   }
 
-  private read(req: RecordedRequest, volume: FakeVolume): [Buffer, number, Record<string, string>] {
+  /** A Range of the volume, or of one of its snapshots. */
+  private read(req: RecordedRequest, volume: Pick<FakeVolume, 'sizeBytes' | 'blocks'>): [Buffer, number, Record<string, string>] {
     const header = req.headers.range;
     let offset = 0;
     let length = volume.sizeBytes;
