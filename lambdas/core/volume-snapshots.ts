@@ -294,12 +294,15 @@ export class VolumeSnapshots {
         limit: listPageKeys,
         ...(cursor ? { cursor } : {}),
       });
-      const blocks = page.items.flatMap((item) => {
+      // Each block with an index or a copy on this page, with the tags of its copies here.
+      const copiesOf = new Map<number, number[]>();
+      for (const item of page.items) {
         const kind = volumeKeyKind(item.key);
-        return kind?.kind === 'copyIndex' ? [kind.block] : [];
-      });
-      await forAllBounded(blocks, pruneConcurrency, async (block) => {
-        deleted += await this.pruneBlock(namespace, record, block);
+        if (kind?.kind === 'copyIndex' || kind?.kind === 'copy') copiesOf.set(kind.block, copiesOf.get(kind.block) ?? []);
+        if (kind?.kind === 'copy') copiesOf.get(kind.block)!.push(kind.tag);
+      }
+      await forAllBounded([...copiesOf], pruneConcurrency, async ([block, tags]) => {
+        deleted += await this.pruneBlock(namespace, record, block, tags);
       });
       cursor = page.cursor;
     } while (cursor);
@@ -308,9 +311,11 @@ export class VolumeSnapshots {
 
   /**
    * Drops the copies of `block` no kept snapshot reads, checking its group's fence still holds the generation the
-   * kept snapshots were read at: a snapshot created meanwhile raised it, and its copies must stay.
+   * kept snapshots were read at: a snapshot created meanwhile raised it, and its copies must stay. Drops too the copies
+   * among `listed` tags that no index lists and that a past generation made: a write that gave up between its copy's
+   * transaction and its change's left them (one of the current generation may still be in flight, and stays).
    */
-  private async pruneBlock(namespace: string, volume: VolumeRecord, block: number): Promise<number> {
+  private async pruneBlock(namespace: string, volume: VolumeRecord, block: number, listed: readonly number[]): Promise<number> {
     const { limits, txns, records } = this.deps;
     const keyspace = volumeNamespaceOf(namespace);
     const indexKey = copyIndexKey(volume.id, block, limits);
@@ -335,23 +340,27 @@ export class VolumeSnapshots {
       }
       const index = parseCopyIndex(decoded(found), found.found ? found.version : undefined);
       const stay = entriesStillRead(index, keptGenerations(record));
-      if (index.version === 0 || stay.length === index.entries.length) return 0;
+      const orphans = listed.filter((tag) => tag <= generationOf(record) - 2 && !index.entries.some((entry) => entry.tag === tag));
+      if (stay.length === index.entries.length && orphans.length === 0) return 0;
       const going = index.entries.filter((entry) => !stay.includes(entry));
       const ops: TxnOp[] = [
         { op: 'check', key: fence, ifVersion: fenceNow?.version ?? 0 },
-        stay.length > 0
-          ? {
-              op: 'put',
-              key: indexKey,
-              value: new Uint8Array(Buffer.from(JSON.stringify({ copies: stay }), 'utf8')),
-              contentType: indexContentType,
-              ifVersion: index.version,
-            }
-          : { op: 'delete', key: indexKey, ifVersion: index.version },
+        index.version === 0 || stay.length === index.entries.length
+          ? { op: 'check', key: indexKey, ifVersion: index.version }
+          : stay.length > 0
+            ? {
+                op: 'put',
+                key: indexKey,
+                value: new Uint8Array(Buffer.from(JSON.stringify({ copies: stay }), 'utf8')),
+                contentType: indexContentType,
+                ifVersion: index.version,
+              }
+            : { op: 'delete', key: indexKey, ifVersion: index.version },
       ];
-      for (const entry of going) if (!entry.zero) ops.push({ op: 'delete', key: copyKey(volume.id, block, entry.tag, limits) });
+      const dropped = [...going.filter((entry) => !entry.zero).map((entry) => entry.tag), ...orphans];
+      for (const tag of dropped) ops.push({ op: 'delete', key: copyKey(volume.id, block, tag, limits) });
       const outcome = await txns.run(keyspace, ops, { consistency: 'strong' });
-      if (outcome.status === 'committed') return going.filter((entry) => !entry.zero).length;
+      if (outcome.status === 'committed') return dropped.length;
       const raced = outcome.reason === 'precondition' || outcome.reason === 'conflict';
       if (!raced || attempt >= pruneAttemptsMax) throw txnAbortError(outcome);
     }

@@ -142,6 +142,25 @@ describe('volume snapshots', () => {
     expectBytes(await readAll(volumes, size), pattern(size, 9));
   });
 
+  it("leaves a copy no snapshot reads when a write gives up after its copy's transaction; a deletion removes it", async () => {
+    const world = setup();
+    const { volumes } = world;
+    const { epoch } = await createAttached(volumes, 'disk', 8 * B);
+    await volumes.write('ns', 'disk', 0, pattern(B, 1), { epoch });
+    await volumes.createSnapshot('ns', 'disk', 'kept');
+    // The copy's transaction (one group: one atomic write) commits, then the writer crashes before its change.
+    world.faults.crashAt('txn.afterAtomicCommit');
+    await expect(volumes.write('ns', 'disk', 0, pattern(B, 2), { epoch })).rejects.toThrow('crash injected');
+    expect(await volumes.describe('ns', 'disk')).toMatchObject({ snapshotBytes: B });
+    expectBytes(await readAll(volumes, B, 'kept'), pattern(B, 1));
+    expectBytes(await volumes.read('ns', 'disk', 0, B), pattern(B, 1));
+    // A later snapshot's deletion moves the generation past the orphan's and removes it; the kept snapshot reads on.
+    await volumes.createSnapshot('ns', 'disk', 'later');
+    expect(await volumes.deleteSnapshot('ns', 'disk', 'later')).toMatchObject({ copiesDeleted: 1 });
+    expect(await volumes.describe('ns', 'disk')).toMatchObject({ snapshotBytes: 0 });
+    expectBytes(await readAll(volumes, B, 'kept'), pattern(B, 1));
+  });
+
   it('refuses an unknown snapshot, a taken name, one past the maximum and a range past its end, changing nothing', async () => {
     const { volumes } = setup({ ...small, snapshotsMax: 2 });
     const { epoch } = await createAttached(volumes, 'disk', 8 * B);
