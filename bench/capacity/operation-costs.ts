@@ -164,33 +164,26 @@ export const operationCosts: Record<OperationName, OperationCost> = {
     readUnits: { shards: 9 },
     refusedWrites: {},
   },
-  // The record's read, the blocks' with their index, the fence's once per generation (so 1 in 6 here: each of the six
-  // writes follows its own snapshot's preparation, all six before the first), the copy's transaction, the change's.
+  // The record's read; the block's (its copy index is in its content type); the fence's once per generation (so 1 in 6
+  // here: each of the six writes follows its own snapshot's preparation, all six before the first); the copy's
+  // transaction; the change's.
   'volume write 4 KiB, first after a snapshot': {
     requests: {
       'BatchGetItem keys shards': 5,
-      'BatchGetItem shards': 2,
+      'BatchGetItem shards': 3,
       'GetItem shards': 1.17,
-      'PutItem shards': 12,
-      'TransactGetItems items shards': 2,
-      'TransactGetItems shards': 1,
-      'TransactWriteItems items shards': 5,
+      'PutItem shards': 8,
+      'TransactWriteItems items shards': 4,
       'TransactWriteItems shards': 2,
     },
-    writeUnits: { shards: 74, 'shards.byKey': 12, 'shards.byToken': 18 },
-    readUnits: { shards: 7.17 },
-    refusedWrites: { shards: 6 },
+    writeUnits: { shards: 68, 'shards.byKey': 8, 'shards.byToken': 12 },
+    readUnits: { shards: 1.17 },
+    refusedWrites: { shards: 4 },
   },
   'volume snapshot read 4 KiB, changed since': {
-    requests: {
-      'BatchGetItem keys shards': 1,
-      'BatchGetItem shards': 1,
-      'GetItem shards': 1,
-      'TransactGetItems items shards': 2,
-      'TransactGetItems shards': 1,
-    },
+    requests: { 'BatchGetItem keys shards': 2, 'BatchGetItem shards': 2, 'GetItem shards': 1 },
     writeUnits: {},
-    readUnits: { shards: 7 },
+    readUnits: { shards: 1 },
     refusedWrites: {},
   },
 };

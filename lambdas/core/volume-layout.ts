@@ -52,30 +52,19 @@ export function copyKey(volumeId: string, block: number, tag: number, geometry: 
   return `${blockKey(volumeId, block, geometry)}${copyMark}${tag}`;
 }
 
-/** The key of a block's copy index: which copies of it exist (volume-snapshots.ts). */
-export function copyIndexKey(volumeId: string, block: number, geometry: BlockGeometry): string {
-  return `${blockKey(volumeId, block, geometry)}${copyMark}${copyIndexSuffix}`;
-}
-
 const copyMark = '@';
-const copyIndexSuffix = 'copies';
 
 /** What a key of a volume's keyspace below a volume id holds, read from its name. */
-export type VolumeKeyKind =
-  | { kind: 'block'; block: number }
-  | { kind: 'fence' }
-  | { kind: 'copy'; block: number; tag: number }
-  | { kind: 'copyIndex'; block: number };
+export type VolumeKeyKind = { kind: 'block'; block: number } | { kind: 'fence' } | { kind: 'copy'; block: number; tag: number };
 
 /** Names what a block-side key is (undefined for a key no volume writes), from the part after its group's `/`. */
 export function volumeKeyKind(key: string): VolumeKeyKind | undefined {
   const tail = key.slice(key.indexOf('/') + 1);
   if (tail === fenceKeySuffix) return { kind: 'fence' };
-  const match = /^(\d+)(?:@(\d+|copies))?$/.exec(tail);
+  const match = /^(\d+)(?:@(\d+))?$/.exec(tail);
   if (!match) return undefined;
   const block = Number(match[1]);
   if (match[2] === undefined) return { kind: 'block', block };
-  if (match[2] === copyIndexSuffix) return { kind: 'copyIndex', block };
   return { kind: 'copy', block, tag: Number(match[2]) };
 }
 
@@ -140,27 +129,18 @@ export function validateByteRange(what: string, sizeBytes: number, offset: numbe
 }
 
 /**
- * The largest copy index: one entry per kept snapshot and one more (a copy made for a snapshot being deleted), each
- * `{"tag":<n>,"zero":true},` at most 32 bytes, inside `{"copies":[]}`.
- */
-export function copyIndexBytesMax(snapshotsMax: number): number {
-  return 16 + 32 * (snapshotsMax + 1);
-}
-
-/**
  * The limits of the transactions a volume runs: its values never travel through the state machine's payload
- * (txn-runner.ts), so a whole unaligned write of `ioBytesMax` (one block more) fits, with, after a snapshot, each
- * block's copy index (its copies are written by a transaction of their own, volume-snapshots.ts).
+ * (txn-runner.ts), so a whole unaligned write of `ioBytesMax` (one block more) fits (after a snapshot, its copies
+ * are written by a transaction of their own, volume-snapshots.ts).
  */
 export function volumeTxnLimits<Base extends { txnValueBytesMax: number; txnReadBytesMax: number }>(
   base: Base,
-  limits: BlockGeometry & { ioBytesMax: number; snapshotsMax: number },
+  limits: BlockGeometry & { ioBytesMax: number },
 ): Base {
-  const blocksMax = limits.ioBytesMax / limits.blockBytes + 1;
-  const blockBytesMax = blocksMax * limits.blockBytes;
+  const blockBytesMax = (limits.ioBytesMax / limits.blockBytes + 1) * limits.blockBytes;
   return {
     ...base,
-    txnValueBytesMax: Math.max(base.txnValueBytesMax, blockBytesMax + blocksMax * copyIndexBytesMax(limits.snapshotsMax)),
+    txnValueBytesMax: Math.max(base.txnValueBytesMax, blockBytesMax),
     txnReadBytesMax: Math.max(base.txnReadBytesMax, blockBytesMax),
   };
 }

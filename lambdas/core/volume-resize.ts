@@ -91,9 +91,9 @@ export class VolumeResize {
           ...(cursor ? { cursor } : {}),
         });
         for (const item of page.items) {
-          // Blocks only: a snapshot's copies and fences hold no data of the volume as it is now.
+          // Blocks with bytes only: a snapshot's copies, fences and the empty items of trimmed blocks hold none of it.
           const kind = volumeKeyKind(item.key);
-          if (kind?.kind !== 'block') continue;
+          if (kind?.kind !== 'block' || item.size === 0) continue;
           if (kind.block >= block && (first === undefined || kind.block < first)) first = kind.block;
         }
         cursor = page.cursor;

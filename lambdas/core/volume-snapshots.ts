@@ -4,10 +4,10 @@
 //
 // The record's generation G rises by one at every snapshot creation and deletion; a snapshot taken while it was g
 // sees each block as it was at the end of generation g. A block's first write in generation G (with a snapshot that
-// needs it) copies the block as it is into `<block>@<G-1>` and lists that tag in the block's copy index. A snapshot
-// of generation s reads, at one instant, the block and its index: the copy with the smallest tag ≥ s, else the
-// block itself. Every placement group's fence holds G, so a write of a record read before a creation or deletion
-// lands nowhere the new generation has reached, and the copies and changes of one write stay in one transaction.
+// needs it) copies the block as it is into `<block>@<G-1>` and lists that tag in the block's copy index, which the
+// block item carries in its content type (so the change stays one item per block). A snapshot of generation s reads
+// the block with its index: the copy with the smallest tag ≥ s, else the block itself. Every placement group's fence
+// holds G, so a write of a record read before a creation or deletion lands nowhere the new generation has reached.
 import { forAllBounded } from './bounded';
 import { RingstoreError } from './errors';
 import type { KvService } from './kv';
@@ -19,7 +19,6 @@ import {
   blockKey,
   blockKeyPrefix,
   blockSpans,
-  copyIndexKey,
   copyKey,
   fenceKey,
   groupOf,
@@ -53,13 +52,24 @@ export interface CopyEntry {
   zero?: true;
 }
 
-/** A block's copy index as read: its entries, oldest first, and its version (0: none yet). */
-export interface CopyIndex {
-  entries: CopyEntry[];
-  version: number;
+/** What a block item's content type is: its bytes', with its copy index as a `copies` parameter when it has one. */
+export const blockContentType = 'application/octet-stream';
+
+/** A block item's content type with its copy index (`3,5z`: a copy tagged 3, and tag 5 when the block held nothing). */
+export function contentTypeWith(entries: readonly CopyEntry[]): string {
+  if (entries.length === 0) return blockContentType;
+  return `${blockContentType}; copies=${entries.map((entry) => `${entry.tag}${entry.zero ? 'z' : ''}`).join(',')}`;
 }
 
-export const noCopies: CopyIndex = { entries: [], version: 0 };
+/** The copy index a block item's content type carries (none: no copies). */
+export function copiesOf(contentType: string | undefined): CopyEntry[] {
+  const listed = /;\s*copies=([0-9z,]+)/.exec(contentType ?? '')?.[1];
+  if (!listed) return [];
+  return listed
+    .split(',')
+    .filter((part) => part !== '')
+    .map((part) => (part.endsWith('z') ? { tag: Number(part.slice(0, -1)), zero: true as const } : { tag: Number(part) }));
+}
 
 /** The generations of the snapshots whose bytes are kept: every snapshot not being deleted. */
 export function keptGenerations(record: VolumeRecord): number[] {
@@ -70,15 +80,15 @@ export function keptGenerations(record: VolumeRecord): number[] {
  * Whether a change of a block in the record's generation G must first copy the block (tag G-1): some kept snapshot
  * would otherwise read the change, because no copy tagged at or after it exists yet.
  */
-export function mustCopy(index: CopyIndex, kept: readonly number[], generation: number): boolean {
-  const lastTag = index.entries.reduce((last, entry) => Math.max(last, entry.tag), -1);
+export function mustCopy(entries: readonly CopyEntry[], kept: readonly number[], generation: number): boolean {
+  const lastTag = entries.reduce((last, entry) => Math.max(last, entry.tag), -1);
   return kept.some((snapshot) => snapshot > lastTag && snapshot <= generation - 1);
 }
 
 /** Where snapshot `generation` reads a block from: the copy with the smallest tag at or after it, else the block. */
-export function copyFor(index: CopyIndex, generation: number): CopyEntry | undefined {
+export function copyFor(entries: readonly CopyEntry[], generation: number): CopyEntry | undefined {
   let found: CopyEntry | undefined;
-  for (const entry of index.entries) if (entry.tag >= generation && (!found || entry.tag < found.tag)) found = entry;
+  for (const entry of entries) if (entry.tag >= generation && (!found || entry.tag < found.tag)) found = entry;
   return found;
 }
 
@@ -86,8 +96,8 @@ export function copyFor(index: CopyIndex, generation: number): CopyEntry | undef
  * The entries a kept snapshot still reads: a copy tagged T, after the kept copy before it tagged P, serves the
  * snapshots of generations in (P, T]; with none of them kept, it goes.
  */
-export function entriesStillRead(index: CopyIndex, kept: readonly number[]): CopyEntry[] {
-  const sorted = [...index.entries].sort((a, b) => a.tag - b.tag);
+export function entriesStillRead(entries: readonly CopyEntry[], kept: readonly number[]): CopyEntry[] {
+  const sorted = [...entries].sort((a, b) => a.tag - b.tag);
   const stay: CopyEntry[] = [];
   let previous = -1;
   for (const entry of sorted) {
@@ -99,7 +109,6 @@ export function entriesStillRead(index: CopyIndex, kept: readonly number[]): Cop
   return stay;
 }
 
-const indexContentType = 'application/json';
 const copyContentType = 'application/octet-stream';
 /** Tries of a record change that an attach or a write's lease change raced. */
 const recordAttemptsMax = 5;
@@ -108,37 +117,22 @@ const pruneAttemptsMax = 5;
 const listPageKeys = 1_000;
 const pruneConcurrency = 16;
 
-export function parseCopyIndex(value: Uint8Array | undefined, version: number | undefined): CopyIndex {
-  if (!value || version === undefined) return noCopies;
-  return { entries: (JSON.parse(Buffer.from(value).toString('utf8')) as { copies: CopyEntry[] }).copies, version };
-}
-
 /**
  * What copies a block before its first change in the record's generation: the put of its copy (none for a block
- * that held nothing) and the put of its grown index, conditioned on the index as read.
+ * that held nothing), and the entry its index gains with the change.
  */
 export function copyOps(
   record: VolumeRecord,
   block: number,
   current: Uint8Array | undefined,
-  index: CopyIndex,
   geometry: BlockGeometry,
-): { value?: TxnOp; index: TxnOp } {
+): { value?: TxnOp; entry: CopyEntry } {
   const tag = generationOf(record) - 1;
-  const entry: CopyEntry = current ? { tag } : { tag, zero: true };
-  const grown = new Uint8Array(Buffer.from(JSON.stringify({ copies: [...index.entries, entry] }), 'utf8'));
-  const indexOp: TxnOp = {
-    op: 'put',
-    key: copyIndexKey(record.id, block, geometry),
-    value: grown,
-    contentType: indexContentType,
-    ifVersion: index.version,
-  };
-  if (!current) return { index: indexOp };
+  if (!current) return { entry: { tag, zero: true } };
   // Unconditional: every copy of this tag holds the same bytes (what the block held when its index lacked the tag).
   return {
     value: { op: 'put', key: copyKey(record.id, block, tag, geometry), value: current, contentType: copyContentType },
-    index: indexOp,
+    entry: { tag },
   };
 }
 
@@ -247,18 +241,14 @@ export class VolumeSnapshots {
     const { limits, txns } = this.deps;
     const keyspace = volumeNamespaceOf(namespace);
     const spans = blockSpans(offset, length, limits);
-    // Each block with its index, at one instant: a write between them would copy the block and change it.
-    const ops: TxnOp[] = spans.flatMap((span) => [
-      { op: 'get' as const, key: blockKey(record.id, span.block, limits) },
-      { op: 'get' as const, key: copyIndexKey(record.id, span.block, limits) },
-    ]);
+    // The blocks with their indexes (each block item carries its own), at one instant.
+    const ops: TxnOp[] = spans.map((span) => ({ op: 'get' as const, key: blockKey(record.id, span.block, limits) }));
     const outcome = await txns.run(keyspace, ops, { consistency: 'strong' });
     if (outcome.status === 'aborted') throw txnAbortError(outcome);
     const fromCopies: { at: number; key: string; start: number; end: number }[] = [];
     spans.forEach((span, index) => {
-      const block = outcome.reads[index * 2]!;
-      const copies = outcome.reads[index * 2 + 1]!;
-      const copy = copyFor(parseCopyIndex(decoded(copies), copies.found ? copies.version : undefined), snapshot.generation);
+      const block = outcome.reads[index]!;
+      const copy = copyFor(block.found ? copiesOf(block.contentType) : [], snapshot.generation);
       if (copy) {
         if (!copy.zero)
           fromCopies.push({ at: span.at, key: copyKey(record.id, span.block, copy.tag, limits), start: span.start, end: span.end });
@@ -295,13 +285,14 @@ export class VolumeSnapshots {
         ...(cursor ? { cursor } : {}),
       });
       // Each block with an index or a copy on this page, with the tags of its copies here.
-      const copiesOf = new Map<number, number[]>();
+      const listed = new Map<number, number[]>();
       for (const item of page.items) {
         const kind = volumeKeyKind(item.key);
-        if (kind?.kind === 'copyIndex' || kind?.kind === 'copy') copiesOf.set(kind.block, copiesOf.get(kind.block) ?? []);
-        if (kind?.kind === 'copy') copiesOf.get(kind.block)!.push(kind.tag);
+        const indexed = kind?.kind === 'block' && copiesOf(item.contentType).length > 0;
+        if (indexed || kind?.kind === 'copy') listed.set(kind.block, listed.get(kind.block) ?? []);
+        if (kind?.kind === 'copy') listed.get(kind.block)!.push(kind.tag);
       }
-      await forAllBounded([...copiesOf], pruneConcurrency, async ([block, tags]) => {
+      await forAllBounded([...listed], pruneConcurrency, async ([block, tags]) => {
         deleted += await this.pruneBlock(namespace, record, block, tags);
       });
       cursor = page.cursor;
@@ -318,14 +309,14 @@ export class VolumeSnapshots {
   private async pruneBlock(namespace: string, volume: VolumeRecord, block: number, listed: readonly number[]): Promise<number> {
     const { limits, txns, records } = this.deps;
     const keyspace = volumeNamespaceOf(namespace);
-    const indexKey = copyIndexKey(volume.id, block, limits);
+    const key = blockKey(volume.id, block, limits);
     const fence = fenceKey(volume.id, groupOf(block, limits));
     let record = volume;
     for (let attempt = 1; ; attempt += 1) {
       const read = await txns.run(
         keyspace,
         [
-          { op: 'get', key: indexKey },
+          { op: 'get', key },
           { op: 'get', key: fence },
         ],
         { consistency: 'strong' },
@@ -338,25 +329,18 @@ export class VolumeSnapshots {
         record = (await records.read(namespace, record.name, 'any')).record;
         continue;
       }
-      const index = parseCopyIndex(decoded(found), found.found ? found.version : undefined);
-      const stay = entriesStillRead(index, keptGenerations(record));
-      const orphans = listed.filter((tag) => tag <= generationOf(record) - 2 && !index.entries.some((entry) => entry.tag === tag));
-      if (stay.length === index.entries.length && orphans.length === 0) return 0;
-      const going = index.entries.filter((entry) => !stay.includes(entry));
-      const ops: TxnOp[] = [
-        { op: 'check', key: fence, ifVersion: fenceNow?.version ?? 0 },
-        index.version === 0 || stay.length === index.entries.length
-          ? { op: 'check', key: indexKey, ifVersion: index.version }
-          : stay.length > 0
-            ? {
-                op: 'put',
-                key: indexKey,
-                value: new Uint8Array(Buffer.from(JSON.stringify({ copies: stay }), 'utf8')),
-                contentType: indexContentType,
-                ifVersion: index.version,
-              }
-            : { op: 'delete', key: indexKey, ifVersion: index.version },
-      ];
+      const version = found.found ? (found.version ?? 0) : 0;
+      const entries = found.found ? copiesOf(found.contentType) : [];
+      const stay = entriesStillRead(entries, keptGenerations(record));
+      const orphans = listed.filter((tag) => tag <= generationOf(record) - 2 && !entries.some((entry) => entry.tag === tag));
+      if (stay.length === entries.length && orphans.length === 0) return 0;
+      const going = entries.filter((entry) => !stay.includes(entry));
+      const value = decoded(found) ?? new Uint8Array(0);
+      const ops: TxnOp[] = [{ op: 'check', key: fence, ifVersion: fenceNow?.version ?? 0 }];
+      // The block keeps its bytes and the entries still read; an emptied block that held nothing goes.
+      if (stay.length === entries.length) ops.push({ op: 'check', key, ifVersion: version });
+      else if (stay.length === 0 && value.byteLength === 0) ops.push({ op: 'delete', key, ifVersion: version });
+      else ops.push({ op: 'put', key, value, contentType: contentTypeWith(stay), ifVersion: version });
       const dropped = [...going.filter((entry) => !entry.zero).map((entry) => entry.tag), ...orphans];
       for (const tag of dropped) ops.push({ op: 'delete', key: copyKey(volume.id, block, tag, limits) });
       const outcome = await txns.run(keyspace, ops, { consistency: 'strong' });

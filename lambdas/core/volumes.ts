@@ -15,7 +15,6 @@ import {
   blockKey,
   blockKeyPrefix,
   blockSpans,
-  copyIndexKey,
   coversBlock,
   groupOf,
   validateByteRange,
@@ -27,14 +26,14 @@ import { GenerationMoved, type VolumeLeaseLimits, VolumeLeases, fenced, generati
 import { type VolumeLease, type VolumeRecord, VolumeRecords, type VolumeSnapshot, validateVolumeName } from './volume-records';
 import { VolumeResize } from './volume-resize';
 import {
-  type CopyIndex,
+  type CopyEntry,
   VolumeSnapshots,
   type VolumeSnapshotLimits,
+  contentTypeWith,
+  copiesOf,
   copyOps,
   keptGenerations,
   mustCopy,
-  noCopies,
-  parseCopyIndex,
 } from './volume-snapshots';
 
 export type { VolumeLease, VolumeRecord, VolumeSnapshot } from './volume-records';
@@ -84,8 +83,6 @@ export interface VolumeWriteAck {
   offset: number;
   length: number;
 }
-
-const blockContentType = 'application/octet-stream';
 
 export class VolumeService {
   private readonly records: VolumeRecords;
@@ -175,7 +172,8 @@ export class VolumeService {
       });
       for (const item of page.items) {
         const kind = volumeKeyKind(item.key)?.kind;
-        if (kind === 'block') allocatedBlocks += 1;
+        // An empty block item keeps a trimmed block's copy index: it holds no bytes.
+        if (kind === 'block' && item.size > 0) allocatedBlocks += 1;
         if (kind === 'copy') copies += 1;
       }
       cursor = page.cursor;
@@ -334,11 +332,10 @@ export class VolumeService {
     for (let attempt = 1; ; attempt += 1) {
       const kept = keptGenerations(record);
       // Blind writes need nothing read; partial blocks and deletes need the block's version; with snapshots kept,
-      // every block's copy index is read with it, so that a first change copies the block.
+      // every block is read, for the copy index it carries, so that a first change copies it and a change keeps it.
       const mustRead =
         kept.length > 0 ? [...spans] : spans.filter((span) => !coversBlock(span, limits) || next(span, undefined) === undefined);
-      const current =
-        mustRead.length > 0 ? await this.readBlocks(namespace, record, mustRead, kept.length > 0) : new Map<number, ReadBlock>();
+      const current = mustRead.length > 0 ? await this.readBlocks(namespace, record, mustRead) : new Map<number, ReadBlock>();
       const groups = [...new Set(spans.map((span) => groupOf(span.block, limits)))];
       let checks: TxnOp[];
       try {
@@ -355,16 +352,22 @@ export class VolumeService {
         const seen = current.get(span.block);
         const content = next(span, seen?.bytes);
         const changed = content !== undefined || seen?.bytes !== undefined;
-        if (changed && kept.length > 0 && mustCopy(seen?.copies ?? noCopies, kept, generationOf(record))) {
-          const copy = copyOps(record, span.block, seen?.bytes, seen?.copies ?? noCopies, limits);
+        // With no snapshot kept, a block's index is dropped: its copies are no one's (a deletion removes them).
+        let entries: readonly CopyEntry[] = kept.length > 0 ? (seen?.copies ?? []) : [];
+        if (changed && kept.length > 0 && mustCopy(entries, kept, generationOf(record))) {
+          const copy = copyOps(record, span.block, seen?.bytes, limits);
           if (copy.value) copies.push(copy.value);
-          changes.push(copy.index);
+          entries = [...entries, copy.entry];
         }
         const condition = mustRead.includes(span) ? { ifVersion: seen?.version ?? 0 } : {};
-        if (content) changes.push({ op: 'put', key, value: content, contentType: blockContentType, ...condition });
-        else if (seen?.bytes) changes.push({ op: 'delete', key, ifVersion: seen.version });
-        // Absent and to stay absent: checked, so a write that creates it meanwhile makes this one try again.
-        else changes.push({ op: 'check', key, ifVersion: 0 });
+        if (content) changes.push({ op: 'put', key, value: content, contentType: contentTypeWith(entries), ...condition });
+        // Trimmed: gone, or, while it carries an index, an empty item (it reads as zeros).
+        else if (seen?.bytes !== undefined && entries.length === 0) changes.push({ op: 'delete', key, ifVersion: seen.version });
+        else if (seen?.bytes !== undefined) {
+          changes.push({ op: 'put', key, value: new Uint8Array(0), contentType: contentTypeWith(entries), ifVersion: seen.version });
+        }
+        // Holding nothing and to hold nothing: checked, so a write that fills it meanwhile makes this one try again.
+        else changes.push({ op: 'check', key, ifVersion: seen?.version ?? 0 });
       }
       const run = (ops: TxnOp[]) =>
         this.deps.txns.run(volumeNamespaceOf(namespace), ops, {
@@ -411,34 +414,24 @@ export class VolumeService {
   }
 
   /**
-   * The blocks of `spans` as stored (bytes absent: never written, or trimmed), with their copy indexes when
-   * `withCopies`, read at one instant.
+   * The blocks of `spans` as stored, read at one instant: their versions (0: absent), their bytes (none: never
+   * written, or trimmed) and the copy indexes they carry.
    */
-  private async readBlocks(
-    namespace: string,
-    record: VolumeRecord,
-    spans: readonly BlockSpan[],
-    withCopies = false,
-  ): Promise<Map<number, ReadBlock>> {
+  private async readBlocks(namespace: string, record: VolumeRecord, spans: readonly BlockSpan[]): Promise<Map<number, ReadBlock>> {
     const { limits } = this.deps;
-    const ops: TxnOp[] = spans.flatMap((span) => [
-      { op: 'get' as const, key: blockKey(record.id, span.block, limits) },
-      ...(withCopies ? [{ op: 'get' as const, key: copyIndexKey(record.id, span.block, limits) }] : []),
-    ]);
+    const ops: TxnOp[] = spans.map((span) => ({ op: 'get', key: blockKey(record.id, span.block, limits) }));
     const outcome = await this.deps.txns.run(volumeNamespaceOf(namespace), ops, { consistency: 'strong' });
     if (outcome.status === 'aborted') throw txnAbortError(outcome);
-    const perSpan = withCopies ? 2 : 1;
     const blocks = new Map<number, ReadBlock>();
-    spans.forEach((span, index) => {
-      const read = outcome.reads[index * perSpan]!;
-      const copies = withCopies ? outcome.reads[index * perSpan + 1]! : undefined;
-      const block: ReadBlock = { version: 0 };
+    outcome.reads.forEach((read, index) => {
+      const block: ReadBlock = { version: 0, copies: [] };
       if (read.found && read.version !== undefined) {
         block.version = read.version;
-        block.bytes = new Uint8Array(Buffer.from(read.valueBase64 ?? '', 'base64'));
+        block.copies = copiesOf(read.contentType);
+        const bytes = new Uint8Array(Buffer.from(read.valueBase64 ?? '', 'base64'));
+        if (bytes.byteLength > 0) block.bytes = bytes;
       }
-      if (copies?.found) block.copies = parseCopyIndex(new Uint8Array(Buffer.from(copies.valueBase64 ?? '', 'base64')), copies.version);
-      blocks.set(span.block, block);
+      blocks.set(spans[index]!.block, block);
     });
     return blocks;
   }
@@ -466,11 +459,11 @@ export class VolumeService {
   }
 }
 
-/** A block as read: its version (0 and no bytes: absent) and, when read, its copy index. */
+/** A block as read: its version (0: absent), its bytes (none: absent, or an empty item) and its copy index. */
 interface ReadBlock {
   version: number;
   bytes?: Uint8Array;
-  copies?: CopyIndex;
+  copies: readonly CopyEntry[];
 }
 
 /** The namespace's storage quota, which a volume's size counts against (docs/volumes.md, "Quotas"). */

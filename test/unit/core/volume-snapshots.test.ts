@@ -3,7 +3,7 @@
 // wholly on one side of it; a creation cut short is finished by the next request and serves nothing meanwhile.
 import fc from 'fast-check';
 import { isRingstoreError } from '../../../lambdas/core/errors';
-import { copyFor, entriesStillRead, mustCopy } from '../../../lambdas/core/volume-snapshots';
+import { contentTypeWith, copiesOf, copyFor, entriesStillRead, mustCopy } from '../../../lambdas/core/volume-snapshots';
 import { volumeCrashPoints } from '../../../lambdas/ports';
 import type { VolumeService } from '../../../lambdas/core/volumes';
 import {
@@ -43,17 +43,26 @@ async function readAll(volumes: VolumeService, size: number, snapshot?: string):
 
 describe('snapshot copies', () => {
   it('copies a block before its first change after a kept snapshot, once per generation', () => {
-    expect(mustCopy({ entries: [], version: 0 }, [], 3)).toBe(false);
-    expect(mustCopy({ entries: [], version: 0 }, [0], 1)).toBe(true);
+    expect(mustCopy([], [], 3)).toBe(false);
+    expect(mustCopy([], [0], 1)).toBe(true);
     // Copied in this generation (tag G-1) already.
-    expect(mustCopy({ entries: [{ tag: 0 }], version: 1 }, [0], 1)).toBe(false);
+    expect(mustCopy([{ tag: 0 }], [0], 1)).toBe(false);
     // A copy tagged 2 serves snapshot 1; snapshot 4 (generation 5) needs a new one.
-    expect(mustCopy({ entries: [{ tag: 2 }], version: 1 }, [1], 5)).toBe(false);
-    expect(mustCopy({ entries: [{ tag: 2 }], version: 1 }, [1, 4], 5)).toBe(true);
+    expect(mustCopy([{ tag: 2 }], [1], 5)).toBe(false);
+    expect(mustCopy([{ tag: 2 }], [1, 4], 5)).toBe(true);
+  });
+
+  it("keeps a block's copy index in its content type, and reads it back", () => {
+    const entries = [{ tag: 0 }, { tag: 3, zero: true as const }, { tag: 12 }];
+    expect(contentTypeWith(entries)).toBe('application/octet-stream; copies=0,3z,12');
+    expect(copiesOf(contentTypeWith(entries))).toEqual(entries);
+    expect(contentTypeWith([])).toBe('application/octet-stream');
+    expect(copiesOf('application/octet-stream')).toEqual([]);
+    expect(copiesOf(undefined)).toEqual([]);
   });
 
   it('reads the copy with the smallest tag at or after the snapshot, else the block', () => {
-    const index = { entries: [{ tag: 2 }, { tag: 5, zero: true as const }, { tag: 9 }], version: 3 };
+    const index = [{ tag: 2 }, { tag: 5, zero: true as const }, { tag: 9 }];
     expect(copyFor(index, 0)).toEqual({ tag: 2 });
     expect(copyFor(index, 3)).toEqual({ tag: 5, zero: true });
     expect(copyFor(index, 9)).toEqual({ tag: 9 });
@@ -61,8 +70,8 @@ describe('snapshot copies', () => {
   });
 
   it('keeps a copy while a kept snapshot falls between it and the kept copy before it', () => {
-    const index = { entries: [{ tag: 2 }, { tag: 5 }, { tag: 9 }], version: 3 };
-    expect(entriesStillRead(index, [1, 4, 8])).toEqual(index.entries);
+    const index = [{ tag: 2 }, { tag: 5 }, { tag: 9 }];
+    expect(entriesStillRead(index, [1, 4, 8])).toEqual(index);
     expect(entriesStillRead(index, [4])).toEqual([{ tag: 5 }]);
     expect(entriesStillRead(index, [])).toEqual([]);
     expect(entriesStillRead(index, [10])).toEqual([]);
