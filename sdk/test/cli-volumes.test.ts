@@ -42,7 +42,7 @@ describe('ringstore volume', () => {
       /^NAME +SIZE +STATE +WRITER +CREATED\nboot +4 KiB +active +- +\S+\ndisk +64 MiB +active +- +\S+\n2 volumes\n$/,
     );
     expect(described.stdout).toMatch(
-      /^volume {5}disk\nsize {7}64 MiB \(67,108,864 bytes, 16,384 blocks of 4096\)\nallocated {2}0 bytes \(0 bytes, 0\.0%\)\nstate {6}active\ncreated {4}\S+\nwriter {5}none \(never attached\)\n$/,
+      /^volume {5}disk\nsize {7}64 MiB \(67,108,864 bytes, 16,384 blocks of 4096\)\nallocated {2}0 bytes \(0 bytes, 0\.0%\)\nstate {6}active\ncreated {4}\S+\nwriter {5}none \(never attached\)\nsnapshots {2}none\n$/,
     );
     expect(JSON.parse(json.stdout)).toMatchObject({
       name: 'disk',
@@ -155,6 +155,7 @@ describe('ringstore volume', () => {
     await ringstore(['volume', 'write', 'disk', '--offset', '0'], { input: 'b'.repeat(10_000) });
     const listed = await ringstore(['volume', 'snapshots', 'disk']);
     const json = await ringstore(['volume', 'snapshots', 'disk', '--json']);
+    const described = await ringstore(['volume', 'describe', 'disk']);
     const whole = await ringstore(['volume', 'read', 'disk', '--snapshot', 'before']);
     const ranged = await ringstore(['volume', 'read', 'disk', '--snapshot', 'before', '--offset', '9998', '--length', '4']);
     const live = await ringstore(['volume', 'read', 'disk', '--length', '4']);
@@ -166,6 +167,7 @@ describe('ringstore volume', () => {
     expect(taken.stdout).toMatch(/^took snapshot before of volume disk \(65,536 bytes\) at \S+\n$/);
     expect(listed.stdout).toMatch(/^SNAPSHOT +SIZE +CREATED +STATE\nbefore +65,536 +\S+ +ready\n$/);
     expect(JSON.parse(json.stdout)).toMatchObject([{ name: 'before', sizeBytes: 65_536, state: 'ready' }]);
+    expect(described.stdout).toMatch(/\nsnapshots {2}before \(0 bytes of block copies\)\n$/);
     expect(whole.stdout).toBe(`${'a'.repeat(10_000)}${'\0'.repeat(65_536 - 10_000)}`);
     expect(ranged.stdout).toBe('aa\0\0');
     expect(live.stdout).toBe('bbbb');
@@ -187,7 +189,7 @@ describe('ringstore volume', () => {
     expect(refused).toMatchObject({ code: 1, stdout: '' });
     expect(refused.stderr).toMatch(/^error: volume disk is attached to host-b until \S+ \(volume\.leaseHeld\)\n$/);
     expect(fake().volumes.get('test', 'disk')?.blocks.size).toBe(0);
-    expect(described.stdout).toMatch(/\nwriter {5}host-b, epoch 1, lease until \S+\n$/);
+    expect(described.stdout).toMatch(/\nwriter {5}host-b, epoch 1, lease until \S+\nsnapshots {2}none\n$/);
     expect(listed.stdout).toMatch(/\ndisk +64 KiB +active +host-b \(epoch 1\) +\S+\n/);
   });
 

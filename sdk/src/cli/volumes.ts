@@ -6,7 +6,7 @@ import { addServeCommand, cliHolder } from './volume-serve';
 import { addSnapshotCommands, snapshotSizeOf } from './volume-snapshots';
 import { type FileHandle, open } from 'node:fs/promises';
 import { type Command, InvalidArgumentError } from 'commander';
-import type { VolumeInfo } from '../commands';
+import type { VolumeDescription, VolumeInfo } from '../commands';
 import { VOLUME_BLOCK_BYTES, VOLUME_IO_BYTES_MAX } from '../limits';
 import type { Volume } from '../volume';
 import { CommandFailure, pageOf, parseInteger } from './arguments';
@@ -105,8 +105,9 @@ export function formatVolumes(volumes: readonly VolumeInfo[], nowMs = Date.now()
  * console.log(formatVolume(await client.describeVolume('disk')));
  * ```
  */
-export function formatVolume(volume: VolumeInfo & { allocatedBytes: number }, nowMs = Date.now()): string {
+export function formatVolume(volume: VolumeDescription, nowMs = Date.now()): string {
   const share = volume.sizeBytes === 0 ? 0 : (volume.allocatedBytes / volume.sizeBytes) * 100;
+  const names = volume.snapshots.map((snapshot) => snapshot.name).join(', ');
   return [
     `volume     ${volume.name}`,
     `size       ${formatBytes(volume.sizeBytes)} (${count(volume.sizeBytes)} bytes, ${count(volume.sizeBytes / volume.blockBytes)} blocks of ${volume.blockBytes})`,
@@ -114,6 +115,7 @@ export function formatVolume(volume: VolumeInfo & { allocatedBytes: number }, no
     `state      ${volume.state === 'deleting' ? 'deleting (ringstore volume rm finishes it)' : volume.state}`,
     `created    ${volume.createdAt}`,
     `writer     ${writerOf(volume, nowMs)}`,
+    `snapshots  ${volume.snapshots.length === 0 ? 'none' : `${names} (${formatBytes(volume.snapshotBytes)} of block copies)`}`,
   ].join('\n');
 }
 
