@@ -1,6 +1,6 @@
 // A volume's snapshots (docs/volumes.md, "Snapshots"): copy-on-write at block level. Taking a snapshot costs one
 // record write and a fence raise per placement group, whatever the volume holds; afterwards a block's first change
-// copies its old bytes aside, in the same transaction as the change.
+// copies its old bytes aside, in a transaction just before the change's.
 //
 // The record's generation G rises by one at every snapshot creation and deletion; a snapshot taken while it was g
 // sees each block as it was at the end of generation g. A block's first write in generation G (with a snapshot that
@@ -9,7 +9,7 @@
 // the block with its index: the copy with the smallest tag ≥ s, else the block itself. Every placement group's fence
 // holds G, so a write of a record read before a creation or deletion lands nowhere the new generation has reached.
 import { forAllBounded } from './bounded';
-import { RingstoreError } from './errors';
+import { RingstoreError, isRingstoreError } from './errors';
 import type { KvService } from './kv';
 import { txnAbortError } from './txn-errors';
 import type { TxnOp } from './txn-plan';
@@ -367,7 +367,7 @@ export class VolumeSnapshots {
         await this.deps.records.update(namespace, next, version);
         return { record: next };
       } catch (error) {
-        if (!(error instanceof RingstoreError && error.code === 'kv.preconditionFailed') || attempt >= recordAttemptsMax) throw error;
+        if (!isRingstoreError(error, 'kv.preconditionFailed') || attempt >= recordAttemptsMax) throw error;
       }
     }
   }
