@@ -67,6 +67,8 @@ export const errorCodes = [
   'volume.snapshotExists',
   'volume.snapshotLimit',
   'volume.snapshotUnfinished',
+  'volume.creating',
+  'volume.hasClones',
   'internal',
 ] as const;
 
@@ -162,6 +164,10 @@ export const statusOf: Record<ErrorCode, number> = {
   'volume.snapshotExists': 409,
   'volume.snapshotLimit': 409,
   'volume.snapshotUnfinished': 409,
+  // Clones (docs/volumes.md, "Clones"): a clone whose creation was cut short (the same request again finishes it);
+  // a snapshot, or a volume with a snapshot, that live clones read from (details.clones): delete them first.
+  'volume.creating': 409,
+  'volume.hasClones': 409,
   internal: 500,
 };
 

@@ -28,6 +28,8 @@ const unfinished = error(
   'The snapshot’s creation or deletion was cut short (volume.snapshotUnfinished): the same request again finishes it',
 );
 const notFound = error('No volume of that name (volume.notFound)');
+const hasClones = (what: string) =>
+  error(`Live clones read ${what} (volume.hasClones, details.clones): delete them first; nothing is changed`);
 const deleting = error('The volume is being deleted (volume.deleting): DELETE it again to finish');
 const unavailable = error('A block could not be read or written strongly (shard.unavailable, shard.failingOver: retryable)');
 const fencedError = error(
@@ -44,12 +46,20 @@ export const volumeOperations: Record<string, Operation> = {
     responses: { 200: json(VolumeList, 'A page of volumes') },
   },
   createVolume: {
-    summary: `Create a sparse volume of ${blockBytes}-byte blocks: nothing is stored until written, unwritten bytes read as zeros`,
+    summary:
+      `Create a sparse volume of ${blockBytes}-byte blocks (nothing is stored until written, unwritten bytes read as zeros), ` +
+      'or a clone of a snapshot (from): copy-on-write, it reads as the snapshot until written',
     request: { body: jsonBody(CreateVolumeBody, { name: 'disk', sizeBytes: 1_073_741_824 }) },
     responses: {
       201: json(Volume, 'Created'),
-      400: error(`A bad name (volume.nameInvalid) or size (volume.sizeInvalid: a multiple of ${blockBytes})`),
-      409: error('A volume of that name exists (volume.exists)'),
+      400: error(
+        `A bad name (volume.nameInvalid) or size (volume.sizeInvalid: a multiple of ${blockBytes}, a clone's at least its snapshot's)`,
+      ),
+      404: error('From: no volume (volume.notFound) or no snapshot (volume.snapshotNotFound) of that name'),
+      409: error(
+        'A volume of that name exists (volume.exists); a clone of that name whose creation was cut short is finished by the same request; ' +
+          'the snapshot from is unfinished (volume.snapshotUnfinished)',
+      ),
       429: overQuota,
     },
   },
@@ -65,6 +75,7 @@ export const volumeOperations: Record<string, Operation> = {
       200: json(VolumeDeletion, 'Deleted: the name is free'),
       202: json(VolumeDeletion, 'Blocks remain: DELETE again to go on (the volume serves nothing meanwhile)'),
       404: notFound,
+      409: hasClones('its snapshots'),
     },
   },
   readVolume: {
@@ -177,7 +188,7 @@ export const volumeOperations: Record<string, Operation> = {
   deleteSnapshot: {
     summary: 'Delete a snapshot with the block copies only it read; cut short, DELETE it again to finish',
     request: { params: VolumeSnapshotParam },
-    responses: { 200: json(VolumeSnapshotDeletion, 'Deleted'), 404: snapshotNotFound, 503: unavailable },
+    responses: { 200: json(VolumeSnapshotDeletion, 'Deleted'), 404: snapshotNotFound, 409: hasClones('it'), 503: unavailable },
   },
   readSnapshot: {
     summary: `Read a byte range of a snapshot (Range as for the volume), at most ${ioBytesMax} bytes: the volume's bytes when it was taken`,

@@ -13,13 +13,28 @@ export const VolumeParam = z.object({ volume: volumeName });
 
 const sizeRule = `must be a multiple of ${volumeLimits.blockBytes} from ${volumeLimits.blockBytes} to ${volumeLimits.sizeBytesMax}`;
 
+const CloneSource = z
+  .object({
+    volume: volumeName,
+    snapshot: z.string().meta({ description: `The snapshot's name: ${nameRule}` }),
+  })
+  .strict()
+  .meta({ id: 'CloneSource' });
+
 export const CreateVolumeBody = z
   .object({
     name: volumeName,
     sizeBytes: z
       .number(sizeRule)
       .int(sizeRule)
-      .meta({ description: `The size in bytes: ${sizeRule}. Sparse: nothing is stored until written` }),
+      .optional()
+      .meta({
+        description: `The size in bytes: ${sizeRule}. Sparse: nothing is stored until written. Required unless \`from\` is given; a clone's defaults to its snapshot's, and is at least that`,
+      }),
+    from: CloneSource.optional().meta({
+      description:
+        'Makes the volume a clone of this snapshot: copy-on-write, nothing copied at its creation; the snapshot and its volume cannot be deleted while the clone lives',
+    }),
   })
   .strict()
   .meta({ id: 'CreateVolumeRequest' });
@@ -64,9 +79,20 @@ export const Volume = z
     sizeBytes: z.number().int(),
     blockBytes: z.number().int(),
     createdAt: z.string().meta({ description: 'ISO 8601' }),
-    state: z.enum(['active', 'deleting']).meta({ description: 'deleting: its delete has begun; DELETE it again to finish' }),
+    state: z.enum(['creating', 'active', 'deleting']).meta({
+      description:
+        'creating: a clone whose creation was cut short (POST it again to finish); deleting: its delete has begun (DELETE it again to finish)',
+    }),
     epoch: z.number().int().meta({ description: 'The current writer epoch (0: never attached)' }),
     lease: VolumeLease.optional().meta({ description: 'The attached writer (it may have expired)' }),
+    origin: z
+      .object({
+        volume: z.string(),
+        snapshot: z.string(),
+        sizeBytes: z.number().int().meta({ description: "Bytes below which a block the clone never wrote reads as the snapshot's" }),
+      })
+      .optional()
+      .meta({ description: 'Of a clone: the snapshot it was made from' }),
   })
   .meta({ id: 'Volume' });
 
@@ -88,6 +114,7 @@ export const VolumeSnapshot = z
     state: z
       .enum(['creating', 'ready', 'deleting'])
       .meta({ description: 'creating, deleting: cut short by a failure; the same request again finishes it' }),
+    clones: z.array(z.string()).optional().meta({ description: 'The volumes cloned from it: it cannot be deleted while one lives' }),
   })
   .meta({ id: 'VolumeSnapshot' });
 

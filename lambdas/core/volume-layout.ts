@@ -68,6 +68,38 @@ export function volumeKeyKind(key: string): VolumeKeyKind | undefined {
   return { kind: 'copy', block, tag: Number(match[2]) };
 }
 
+/** One copy of a block: its tag, and `zero` when the block held nothing then (no copy item is kept). */
+export interface CopyEntry {
+  tag: number;
+  zero?: true;
+}
+
+/** What a block item's content type is: its bytes', with its copy index as a `copies` parameter when it has one. */
+export const blockContentType = 'application/octet-stream';
+
+/** A block item's content type with its copy index (`3,5z`: a copy tagged 3, and tag 5 when the block held nothing). */
+export function contentTypeWith(entries: readonly CopyEntry[]): string {
+  if (entries.length === 0) return blockContentType;
+  return `${blockContentType}; copies=${entries.map((entry) => `${entry.tag}${entry.zero ? 'z' : ''}`).join(',')}`;
+}
+
+/** The copy index a block item's content type carries (none: no copies). */
+export function copiesOf(contentType: string | undefined): CopyEntry[] {
+  const listed = /;\s*copies=([0-9z,]+)/.exec(contentType ?? '')?.[1];
+  if (!listed) return [];
+  return listed
+    .split(',')
+    .filter((part) => part !== '')
+    .map((part) => (part.endsWith('z') ? { tag: Number(part.slice(0, -1)), zero: true as const } : { tag: Number(part) }));
+}
+
+/** Where snapshot `generation` reads a block from: the copy with the smallest tag at or after it, else the block. */
+export function copyFor(entries: readonly CopyEntry[], generation: number): CopyEntry | undefined {
+  let found: CopyEntry | undefined;
+  for (const entry of entries) if (entry.tag >= generation && (!found || entry.tag < found.tag)) found = entry;
+  return found;
+}
+
 /** The placement group of a block. */
 export function groupOf(block: number, geometry: BlockGeometry): number {
   return Math.floor(block / geometry.groupBlocks);

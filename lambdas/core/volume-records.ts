@@ -22,8 +22,11 @@ export interface VolumeRecord {
   sizeBytes: number;
   blockBytes: number;
   createdAtMs: number;
-  /** `deleting`: its blocks are being removed; it takes no reads or writes. */
-  state: 'active' | 'deleting';
+  /**
+   * `creating`: a clone not yet listed by its origin's snapshot (volume-clones.ts); `deleting`: its blocks are being
+   * removed. Either takes no reads or writes.
+   */
+  state: 'creating' | 'active' | 'deleting';
   /**
    * The writer epoch every placement group's fence holds (0: never attached): a write carries it, and is refused
    * wherever a fence holds a later one.
@@ -38,6 +41,24 @@ export interface VolumeRecord {
   generation?: number;
   /** The volume's snapshots, oldest first (absent: none). */
   snapshots?: VolumeSnapshot[];
+  /** A clone's origin (volume-clones.ts): what its blocks it never wrote read as. */
+  origin?: VolumeOrigin;
+}
+
+/** The snapshot a clone was made from, and how many of its first bytes the clone inherits from it. */
+export interface VolumeOrigin {
+  volume: string;
+  /** The origin volume's id: a volume of the same name made later is not it. */
+  volumeId: string;
+  snapshot: string;
+  /** Bytes below which a block the clone never wrote reads as the snapshot holds it (a shrink lowers it). */
+  sizeBytes: number;
+}
+
+/** A clone a snapshot keeps alive: its name and id (a volume of the same name made later is not it). */
+export interface VolumeCloneRef {
+  volume: string;
+  id: string;
 }
 
 /** A snapshot of a volume: its bytes as they were when the volume's generation left `generation`. */
@@ -49,6 +70,10 @@ export interface VolumeSnapshot {
   createdAtMs: number;
   /** `creating` and `deleting`: cut short by a crash; the same request again finishes it. */
   state: 'creating' | 'ready' | 'deleting';
+  /** Of a clone's snapshot: the bytes the clone inherited from its origin when it was taken. */
+  originBytes?: number;
+  /** The volumes cloned from it (absent: none): it cannot be deleted while one lives. */
+  clones?: VolumeCloneRef[];
 }
 
 /** A record as read, with the version a change of it is conditioned on. */
@@ -58,6 +83,8 @@ export interface ReadRecord {
 }
 
 const recordContentType = 'application/json';
+/** Tries of a record change that an attach, a write's lease change or another change raced. */
+const changeAttemptsMax = 5;
 
 const parseRecord = (value: Uint8Array): VolumeRecord => JSON.parse(Buffer.from(value).toString('utf8')) as VolumeRecord;
 
@@ -95,7 +122,36 @@ export class VolumeRecords {
     if (want === 'active' && record.state === 'deleting') {
       throw new RingstoreError('volume.deleting', `volume ${name} is being deleted: DELETE it again to finish`, { details: { name } });
     }
+    if (want === 'active' && record.state === 'creating') {
+      const from = record.origin ? ` from ${record.origin.volume}@${record.origin.snapshot}` : '';
+      throw new RingstoreError('volume.creating', `volume ${name} is being cloned${from}: POST it again to finish, or DELETE it`, {
+        details: { name },
+      });
+    }
     return { record, version: read.item.version };
+  }
+
+  /**
+   * Applies `change` to the record read (undefined: nothing to change), conditioned on the version read; tried again
+   * when an attach or another change won the race. The record as it ends up.
+   */
+  async change(
+    namespace: string,
+    name: string,
+    change: (record: VolumeRecord) => VolumeRecord | undefined,
+    want: 'active' | 'any' = 'active',
+  ): Promise<{ record: VolumeRecord }> {
+    for (let attempt = 1; ; attempt += 1) {
+      const { record, version } = await this.read(namespace, name, want);
+      const next = change(record);
+      if (!next) return { record };
+      try {
+        await this.update(namespace, next, version);
+        return { record: next };
+      } catch (error) {
+        if (!isRingstoreError(error, 'kv.preconditionFailed') || attempt >= changeAttemptsMax) throw error;
+      }
+    }
   }
 
   /** Creates the record, its size charged to `quota` when the namespace has one. */

@@ -1,17 +1,18 @@
 // A volume's resize (docs/volumes.md, "Resize"): growing raises the new placement groups' fences to the writer's
 // epoch before the record takes the new size, so the attached writer may write there at once; shrinking is for a
 // volume no live lease holds: it takes a new epoch (fencing out a writer whose lease ran out), then refuses if any
-// written block lies past the new end, so a later grow never brings old bytes back.
+// written block lies past the new end, so a later grow never brings old bytes back (a clone's inherited bytes count as
+// written: trim them first).
 import { RingstoreError, isRingstoreError } from './errors';
-import type { KvService } from './kv';
-import { blockKeyPrefix, groupCount, groupOf, volumeKeyKind, volumeNamespaceOf } from './volume-layout';
+import { groupCount, groupOf } from './volume-layout';
 import type { VolumeLeaseLimits, VolumeLeases } from './volume-leases';
 import type { VolumeRecord, VolumeRecords } from './volume-records';
+import type { VolumeViews } from './volume-views';
 import type { Clock, StorageQuota } from '../ports';
 
 export interface VolumeResizeDeps {
-  kv: Pick<KvService, 'list'>;
   records: VolumeRecords;
+  views: Pick<VolumeViews, 'dataBlocksOfGroup'>;
   leases: VolumeLeases;
   clock: Pick<Clock, 'nowMs'>;
   limits: VolumeLeaseLimits;
@@ -19,7 +20,6 @@ export interface VolumeResizeDeps {
 
 /** Tries of a resize whose record an attach or another resize changed in between. */
 const resizeAttemptsMax = 5;
-const listPageKeys = 1_000;
 
 export class VolumeResize {
   constructor(private readonly deps: VolumeResizeDeps) {}
@@ -75,31 +75,21 @@ export class VolumeResize {
         { details: { sizeBytes, dataAtByte: firstBlock * record.blockBytes } },
       );
     }
-    return { record: { ...fenced.record, sizeBytes }, version: fenced.version };
+    // A clone inherits no more than it holds: a grow later reads zeros past the new end, not its origin's bytes.
+    const origin = fenced.record.origin
+      ? { ...fenced.record.origin, sizeBytes: Math.min(fenced.record.origin.sizeBytes, sizeBytes) }
+      : undefined;
+    return { record: { ...fenced.record, sizeBytes, ...(origin ? { origin } : {}) }, version: fenced.version };
   }
 
-  /** The first written block at or after `block` (to the volume's end), if any. */
+  /** The first block at or after `block` (to the volume's end) that holds bytes, its own or inherited, if any. */
   private async firstBlockFrom(namespace: string, record: VolumeRecord, block: number): Promise<number | undefined> {
-    const { limits } = this.deps;
-    let first: number | undefined;
+    const { limits, views } = this.deps;
     for (let group = groupOf(block, limits); group < groupCount(record.sizeBytes, limits); group += 1) {
-      let cursor: string | undefined;
-      do {
-        const page = await this.deps.kv.list(volumeNamespaceOf(namespace), {
-          prefix: `${blockKeyPrefix(record.id)}${group}/`,
-          limit: listPageKeys,
-          ...(cursor ? { cursor } : {}),
-        });
-        for (const item of page.items) {
-          // Blocks with bytes only: a snapshot's copies, fences and the empty items of trimmed blocks hold none of it.
-          const kind = volumeKeyKind(item.key);
-          if (kind?.kind !== 'block' || item.size === 0) continue;
-          if (kind.block >= block && (first === undefined || kind.block < first)) first = kind.block;
-        }
-        cursor = page.cursor;
-      } while (cursor);
-      if (first !== undefined) return first;
+      const held = await views.dataBlocksOfGroup(namespace, record, undefined, record.origin?.sizeBytes ?? 0, group);
+      const past = [...held].filter((each) => each >= block);
+      if (past.length > 0) return Math.min(...past);
     }
-    return first;
+    return undefined;
   }
 }

@@ -9,25 +9,29 @@
 // the block with its index: the copy with the smallest tag ≥ s, else the block itself. Every placement group's fence
 // holds G, so a write of a record read before a creation or deletion lands nowhere the new generation has reached.
 import { forAllBounded } from './bounded';
-import { RingstoreError, isRingstoreError } from './errors';
+import { RingstoreError } from './errors';
 import type { KvService } from './kv';
 import { txnAbortError } from './txn-errors';
 import type { TxnOp } from './txn-plan';
 import type { TxnRunner } from './txn-runner';
 import {
   type BlockGeometry,
-  blockKey,
+  type CopyEntry,
   blockKeyPrefix,
   blockSpans,
+  contentTypeWith,
+  copiesOf,
   copyKey,
   fenceKey,
   groupOf,
+  blockKey,
   validateByteRange,
   volumeKeyKind,
   volumeNamespaceOf,
 } from './volume-layout';
 import { type VolumeLeases, generationOf, parseFence } from './volume-leases';
-import { type VolumeRecord, type VolumeRecords, type VolumeSnapshot, validateVolumeName } from './volume-records';
+import { type VolumeCloneRef, type VolumeRecord, type VolumeRecords, type VolumeSnapshot, validateVolumeName } from './volume-records';
+import { type VolumeViews, decoded } from './volume-views';
 import type { Clock, FaultInjector } from '../ports';
 
 export interface VolumeSnapshotLimits extends BlockGeometry {
@@ -42,33 +46,11 @@ export interface VolumeSnapshotsDeps {
   txns: TxnRunner;
   records: VolumeRecords;
   leases: VolumeLeases;
+  views: VolumeViews;
+  /** Which of a snapshot's listed clones are gone (volume-clones.ts). */
+  clones: { gone(namespace: string, listed: readonly VolumeCloneRef[]): Promise<Set<string>> };
   clock: Pick<Clock, 'nowMs'>;
   limits: VolumeSnapshotLimits;
-}
-
-/** One copy of a block: its tag, and `zero` when the block held nothing then (no copy item is kept). */
-export interface CopyEntry {
-  tag: number;
-  zero?: true;
-}
-
-/** What a block item's content type is: its bytes', with its copy index as a `copies` parameter when it has one. */
-export const blockContentType = 'application/octet-stream';
-
-/** A block item's content type with its copy index (`3,5z`: a copy tagged 3, and tag 5 when the block held nothing). */
-export function contentTypeWith(entries: readonly CopyEntry[]): string {
-  if (entries.length === 0) return blockContentType;
-  return `${blockContentType}; copies=${entries.map((entry) => `${entry.tag}${entry.zero ? 'z' : ''}`).join(',')}`;
-}
-
-/** The copy index a block item's content type carries (none: no copies). */
-export function copiesOf(contentType: string | undefined): CopyEntry[] {
-  const listed = /;\s*copies=([0-9z,]+)/.exec(contentType ?? '')?.[1];
-  if (!listed) return [];
-  return listed
-    .split(',')
-    .filter((part) => part !== '')
-    .map((part) => (part.endsWith('z') ? { tag: Number(part.slice(0, -1)), zero: true as const } : { tag: Number(part) }));
 }
 
 /** The generations of the snapshots whose bytes are kept: every snapshot not being deleted. */
@@ -83,13 +65,6 @@ export function keptGenerations(record: VolumeRecord): number[] {
 export function mustCopy(entries: readonly CopyEntry[], kept: readonly number[], generation: number): boolean {
   const lastTag = entries.reduce((last, entry) => Math.max(last, entry.tag), -1);
   return kept.some((snapshot) => snapshot > lastTag && snapshot <= generation - 1);
-}
-
-/** Where snapshot `generation` reads a block from: the copy with the smallest tag at or after it, else the block. */
-export function copyFor(entries: readonly CopyEntry[], generation: number): CopyEntry | undefined {
-  let found: CopyEntry | undefined;
-  for (const entry of entries) if (entry.tag >= generation && (!found || entry.tag < found.tag)) found = entry;
-  return found;
 }
 
 /**
@@ -110,8 +85,6 @@ export function entriesStillRead(entries: readonly CopyEntry[], kept: readonly n
 }
 
 const copyContentType = 'application/octet-stream';
-/** Tries of a record change that an attach or a write's lease change raced. */
-const recordAttemptsMax = 5;
 /** Tries of one block's pruning that a write of the block raced. */
 const pruneAttemptsMax = 5;
 const listPageKeys = 1_000;
@@ -145,7 +118,7 @@ export class VolumeSnapshots {
    */
   async create(namespace: string, volume: string, name: string): Promise<VolumeSnapshot> {
     validateVolumeName(name);
-    const { record } = await this.changeRecord(namespace, volume, (current) => {
+    const { record } = await this.deps.records.change(namespace, volume, (current) => {
       const existing = snapshotNamed(current, name);
       if (existing?.state === 'ready') {
         throw new RingstoreError('volume.snapshotExists', `volume ${volume} has a snapshot named ${name} already`, { details: { name } });
@@ -165,13 +138,14 @@ export class VolumeSnapshots {
         sizeBytes: current.sizeBytes,
         createdAtMs: this.deps.clock.nowMs(),
         state: 'creating',
+        ...(current.origin ? { originBytes: current.origin.sizeBytes } : {}),
       };
       return { ...current, generation: generation + 1, snapshots: [...(current.snapshots ?? []), snapshot] };
     });
     this.deps.faults?.reach('volume.afterSnapshotRecord');
     await this.deps.leases.fenceAll(namespace, record, record.epoch);
     this.deps.faults?.reach('volume.afterSnapshotFences');
-    const ready = await this.changeRecord(namespace, volume, (current) => {
+    const ready = await this.deps.records.change(namespace, volume, (current) => {
       const snapshot = snapshotNamed(current, name);
       if (!snapshot || snapshot.state === 'deleting') throw notFound(volume, name);
       if (snapshot.state === 'ready') return undefined;
@@ -192,15 +166,21 @@ export class VolumeSnapshots {
    * it. Cut short, the same call finishes it.
    */
   async delete(namespace: string, volume: string, name: string): Promise<{ name: string; copiesDeleted: number }> {
-    const { record } = await this.changeRecord(namespace, volume, (current) => {
+    const listed = snapshotNamed((await this.deps.records.read(namespace, volume)).record, name)?.clones ?? [];
+    const gone = await this.deps.clones.gone(namespace, listed);
+    const { record } = await this.deps.records.change(namespace, volume, (current) => {
       const snapshot = snapshotNamed(current, name);
       if (!snapshot) throw notFound(volume, name);
       if (snapshot.state === 'deleting') return undefined;
-      return withSnapshot({ ...current, generation: generationOf(current) + 1 }, { ...snapshot, state: 'deleting' });
+      // A clone listed since the read above is not among the gone: refused, as a live one is.
+      const live = (snapshot.clones ?? []).filter((clone) => !gone.has(clone.id));
+      if (live.length > 0) throw hasClones(`snapshot ${name} of volume ${volume}`, live);
+      const { clones: _gone, ...deleting } = snapshot;
+      return withSnapshot({ ...current, generation: generationOf(current) + 1 }, { ...deleting, state: 'deleting' });
     });
     await this.deps.leases.fenceAll(namespace, record, record.epoch);
     const copiesDeleted = await this.prune(namespace, record);
-    await this.changeRecord(namespace, volume, (current) => {
+    await this.deps.records.change(namespace, volume, (current) => {
       if (!snapshotNamed(current, name)) return undefined;
       return { ...current, snapshots: (current.snapshots ?? []).filter((snapshot) => snapshot.name !== name) };
     });
@@ -234,42 +214,19 @@ export class VolumeSnapshots {
     offset: number,
     length: number,
   ): Promise<Uint8Array> {
-    const { name } = snapshot;
-    const volume = record.name;
     const bytes = new Uint8Array(length);
     if (length === 0) return bytes;
-    const { limits, txns } = this.deps;
-    const keyspace = volumeNamespaceOf(namespace);
-    const spans = blockSpans(offset, length, limits);
-    // The blocks with their indexes (each block item carries its own), at one instant.
-    const ops: TxnOp[] = spans.map((span) => ({ op: 'get' as const, key: blockKey(record.id, span.block, limits) }));
-    const outcome = await txns.run(keyspace, ops, { consistency: 'strong' });
-    if (outcome.status === 'aborted') throw txnAbortError(outcome);
-    const fromCopies: { at: number; key: string; start: number; end: number }[] = [];
-    spans.forEach((span, index) => {
-      const block = outcome.reads[index]!;
-      const copy = copyFor(block.found ? copiesOf(block.contentType) : [], snapshot.generation);
-      if (copy) {
-        if (!copy.zero)
-          fromCopies.push({ at: span.at, key: copyKey(record.id, span.block, copy.tag, limits), start: span.start, end: span.end });
-        return;
-      }
-      const current = decoded(block);
-      if (current) bytes.set(current.subarray(span.start, span.end), span.at);
-    });
-    if (fromCopies.length === 0) return bytes;
-    // Copies never change once written, and the snapshot keeps the ones it reads: any instant will do.
-    const copies = await txns.run(
-      keyspace,
-      fromCopies.map(({ key }) => ({ op: 'get' as const, key })),
-      { consistency: 'strong' },
+    const spans = blockSpans(offset, length, this.deps.limits);
+    const blocks = await this.deps.views.snapshotBlocks(
+      namespace,
+      record,
+      snapshot,
+      spans.map((span) => span.block),
     );
-    if (copies.status === 'aborted') throw txnAbortError(copies);
-    fromCopies.forEach((copy, index) => {
-      const value = decoded(copies.reads[index]!);
-      if (!value) throw new RingstoreError('internal', `snapshot ${name} of volume ${volume} misses its copy ${copy.key}`);
-      bytes.set(value.subarray(copy.start, copy.end), copy.at);
-    });
+    for (const span of spans) {
+      const block = blocks.get(span.block);
+      if (block) bytes.set(block.subarray(span.start, span.end), span.at);
+    }
     return bytes;
   }
 
@@ -349,46 +306,28 @@ export class VolumeSnapshots {
       if (!raced || attempt >= pruneAttemptsMax) throw txnAbortError(outcome);
     }
   }
-
-  /**
-   * Applies `change` to the record read (undefined: nothing to change), conditioned on the version read; tried
-   * again when an attach or another change won the race. The record as it ends up.
-   */
-  private async changeRecord(
-    namespace: string,
-    volume: string,
-    change: (record: VolumeRecord) => VolumeRecord | undefined,
-  ): Promise<{ record: VolumeRecord }> {
-    for (let attempt = 1; ; attempt += 1) {
-      const { record, version } = await this.deps.records.read(namespace, volume);
-      const next = change(record);
-      if (!next) return { record };
-      try {
-        await this.deps.records.update(namespace, next, version);
-        return { record: next };
-      } catch (error) {
-        if (!isRingstoreError(error, 'kv.preconditionFailed') || attempt >= recordAttemptsMax) throw error;
-      }
-    }
-  }
 }
 
-const snapshotNamed = (record: VolumeRecord, name: string) => (record.snapshots ?? []).find((snapshot) => snapshot.name === name);
+export const snapshotNamed = (record: VolumeRecord, name: string) => (record.snapshots ?? []).find((snapshot) => snapshot.name === name);
 
 const withSnapshot = (record: VolumeRecord, snapshot: VolumeSnapshot): VolumeRecord => ({
   ...record,
   snapshots: (record.snapshots ?? []).map((each) => (each.name === snapshot.name ? snapshot : each)),
 });
 
-function decoded(read: { found: boolean; valueBase64?: string }): Uint8Array | undefined {
-  return read.found ? new Uint8Array(Buffer.from(read.valueBase64 ?? '', 'base64')) : undefined;
+/** Refuses to delete `what` (a snapshot, or a volume with one) while clones read from it. */
+export function hasClones(what: string, live: readonly VolumeCloneRef[]): RingstoreError {
+  const names = live.map((clone) => clone.volume);
+  return new RingstoreError('volume.hasClones', `${what} is read by its clones ${names.join(', ')}: delete them first`, {
+    details: { clones: names },
+  });
 }
 
-function notFound(volume: string, name: string): RingstoreError {
+export function notFound(volume: string, name: string): RingstoreError {
   return new RingstoreError('volume.snapshotNotFound', `volume ${volume} has no snapshot named ${name}`, { details: { name } });
 }
 
-function unfinished(volume: string, snapshot: VolumeSnapshot): RingstoreError {
+export function unfinished(volume: string, snapshot: VolumeSnapshot): RingstoreError {
   const again = snapshot.state === 'creating' ? 'POST it again' : 'DELETE it again';
   return new RingstoreError(
     'volume.snapshotUnfinished',

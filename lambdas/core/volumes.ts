@@ -4,7 +4,6 @@
 // two-phase commit otherwise, so a reader never sees part of a write and a crash leaves all of it or none.
 // A partial block is read, merged and written on the condition that it is still at the version read.
 import type { Clock, DrMode, FaultInjector, IdSource, StorageQuota, TxnOutcome } from '../ports';
-import { forAllBounded } from './bounded';
 import { RingstoreError, isRingstoreError } from './errors';
 import type { KvService } from './kv';
 import { txnAbortError } from './txn-errors';
@@ -12,9 +11,12 @@ import type { TxnOp } from './txn-plan';
 import type { TxnRunner } from './txn-runner';
 import {
   type BlockSpan,
+  type CopyEntry,
   blockKey,
   blockKeyPrefix,
   blockSpans,
+  contentTypeWith,
+  copiesOf,
   coversBlock,
   groupOf,
   validateByteRange,
@@ -25,18 +27,13 @@ import {
 import { GenerationMoved, type VolumeLeaseLimits, VolumeLeases, fenced, generationOf } from './volume-leases';
 import { type VolumeLease, type VolumeRecord, VolumeRecords, type VolumeSnapshot, validateVolumeName } from './volume-records';
 import { VolumeResize } from './volume-resize';
-import {
-  type CopyEntry,
-  VolumeSnapshots,
-  type VolumeSnapshotLimits,
-  contentTypeWith,
-  copiesOf,
-  copyOps,
-  keptGenerations,
-  mustCopy,
-} from './volume-snapshots';
+import { VolumeSnapshots, type VolumeSnapshotLimits, copyOps, keptGenerations, mustCopy } from './volume-snapshots';
+import { type CloneSource, VolumeClones } from './volume-clones';
+import { VolumeViews } from './volume-views';
+import { type VolumeDeletion, VolumeDeletions } from './volume-deletion';
 
-export type { VolumeLease, VolumeRecord, VolumeSnapshot } from './volume-records';
+export type { VolumeLease, VolumeOrigin, VolumeRecord, VolumeSnapshot } from './volume-records';
+export type { VolumeDeletion } from './volume-deletion';
 export { volumeTxnLimits } from './volume-layout';
 
 export interface VolumeLimits extends VolumeLeaseLimits, VolumeSnapshotLimits {
@@ -65,13 +62,6 @@ export interface VolumeView extends VolumeRecord {
   snapshotBytes: number;
 }
 
-export interface VolumeDeletion {
-  name: string;
-  status: 'deleted' | 'deleting';
-  /** Blocks this request removed. */
-  blocksDeleted: number;
-}
-
 export interface VolumeWriteOptions {
   /** The writer's epoch, from its attach: refused (`volume.fenced`) once another writer took the volume over. */
   epoch: number;
@@ -89,12 +79,19 @@ export class VolumeService {
   private readonly leases: VolumeLeases;
   private readonly resizing: VolumeResize;
   private readonly snapshots: VolumeSnapshots;
+  private readonly clones: VolumeClones;
+  private readonly views: VolumeViews;
+  private readonly deletion: VolumeDeletions;
 
   constructor(private readonly deps: VolumeServiceDeps) {
-    this.records = new VolumeRecords(deps.kv);
-    this.leases = new VolumeLeases({ kv: deps.kv, records: this.records, clock: deps.clock, limits: deps.limits });
-    this.resizing = new VolumeResize({ ...deps, records: this.records, leases: this.leases });
-    this.snapshots = new VolumeSnapshots({ ...deps, records: this.records, leases: this.leases });
+    const records = new VolumeRecords(deps.kv);
+    this.records = records;
+    this.leases = new VolumeLeases({ kv: deps.kv, records, clock: deps.clock, limits: deps.limits });
+    this.views = new VolumeViews({ ...deps, records });
+    this.resizing = new VolumeResize({ ...deps, records, leases: this.leases, views: this.views });
+    this.clones = new VolumeClones({ records });
+    this.snapshots = new VolumeSnapshots({ ...deps, records, leases: this.leases, views: this.views, clones: this.clones });
+    this.deletion = new VolumeDeletions({ ...deps, records, leases: this.leases, clones: this.clones });
   }
 
   /** Takes snapshot `snapshot` of the volume (volume-snapshots.ts); called again after a crash, it finishes it. */
@@ -122,27 +119,40 @@ export class VolumeService {
     return this.snapshots.readRange(namespace, name, snapshot, rangeOf);
   }
 
-  /** Creates an empty volume; its size counts against the namespace's storage quota (`quota.bytes` past it). */
-  async create(namespace: string, input: { name: string; sizeBytes: number }, options: QuotaOptions = {}): Promise<VolumeRecord> {
+  /**
+   * Creates a volume: empty, or a clone of a snapshot (`from`, volume-clones.ts; its size defaults to the snapshot's).
+   * Its size counts against the namespace's storage quota (`quota.bytes` past it).
+   */
+  async create(
+    namespace: string,
+    input: { name: string; sizeBytes?: number; from?: CloneSource },
+    options: QuotaOptions = {},
+  ): Promise<VolumeRecord> {
     validateVolumeName(input.name);
-    this.validateSize(input.sizeBytes);
-    const record: VolumeRecord = {
+    const made = {
       name: input.name,
       id: this.deps.ids.newId().replace(/-/g, ''),
-      sizeBytes: input.sizeBytes,
       blockBytes: this.deps.limits.blockBytes,
       createdAtMs: this.deps.clock.nowMs(),
-      state: 'active',
       epoch: 0,
     };
+    if (input.from) {
+      const sized = (snapshotBytes: number) => this.validateSize(input.sizeBytes ?? snapshotBytes);
+      return this.clones.create(namespace, made, input.from, sized, options.storageQuota);
+    }
+    if (input.sizeBytes === undefined) {
+      throw new RingstoreError('volume.sizeInvalid', 'sizeBytes is required unless the volume is cloned from a snapshot', {
+        details: { field: 'sizeBytes' },
+      });
+    }
+    const record: VolumeRecord = { ...made, sizeBytes: this.validateSize(input.sizeBytes), state: 'active' };
     await this.records.create(namespace, record, options.storageQuota);
     return record;
   }
 
   /** Grows or shrinks a volume (volume-resize.ts): shrinking needs it detached and nothing written past the new end. */
   async resize(namespace: string, name: string, sizeBytes: number, options: QuotaOptions = {}): Promise<VolumeRecord> {
-    this.validateSize(sizeBytes);
-    return this.resizing.resize(namespace, name, sizeBytes, options.storageQuota);
+    return this.resizing.resize(namespace, name, this.validateSize(sizeBytes), options.storageQuota);
   }
 
   /** Attaches a writer (volume-leases.ts): its lease and the epoch its writes carry. */
@@ -214,41 +224,11 @@ export class VolumeService {
   }
 
   /**
-   * Deletes a volume with its blocks: marks it deleting (no read or write is served from then on), removes up to
-   * `deleteBlocksPerRequest` blocks, and answers `deleting` while some remain; called again, it goes on where it
-   * stopped. The record goes last, so a delete cut short is never forgotten.
+   * Deletes a volume with its blocks (volume-deletion.ts), `deleteBlocksPerRequest` at a time: `deleting` while some
+   * remain; called again, it goes on where it stopped.
    */
   async delete(namespace: string, name: string, options: QuotaOptions = {}): Promise<VolumeDeletion> {
-    const keyspace = volumeNamespaceOf(namespace);
-    const read = await this.records.read(namespace, name, 'any');
-    let { record } = read;
-    if (record.state === 'active') {
-      // A new epoch with no lease: the writer's next write is refused, and the fences below stop one in flight.
-      record = { ...record, state: 'deleting', epoch: record.epoch + 1 };
-      delete record.lease;
-      await this.records.update(namespace, record, read.version);
-    }
-    // Again on every call (idempotent): a delete cut short while fencing finishes it before removing blocks.
-    if (record.epoch > 1) await this.leases.fenceAll(namespace, record, record.epoch);
-    let blocksDeleted = 0;
-    // Blocks and the placement groups' fences, against the request's budget.
-    let keysDeleted = 0;
-    for (;;) {
-      const budget = this.deps.limits.deleteBlocksPerRequest - keysDeleted;
-      if (budget <= 0) return { name, status: 'deleting', blocksDeleted };
-      const page = await this.deps.kv.list(keyspace, { prefix: blockKeyPrefix(record.id), limit: Math.min(listPageBlocks, budget) });
-      if (page.items.length === 0) break;
-      await forAllBounded(page.items, deleteConcurrency, async (item) => {
-        await this.deps.kv.delete(keyspace, item.key, { consistency: 'strong' }).catch((error: unknown) => {
-          // Trimmed meanwhile: nothing left to delete.
-          if (!isRingstoreError(error, 'kv.notFound')) throw error;
-        });
-        if (volumeKeyKind(item.key)?.kind === 'block') blocksDeleted += 1;
-        keysDeleted += 1;
-      });
-    }
-    await this.records.delete(namespace, name, options.storageQuota);
-    return { name, status: 'deleted', blocksDeleted };
+    return this.deletion.delete(namespace, name, options.storageQuota);
   }
 
   /** `length` bytes at `offset`, read at one instant (strongly); an unwritten block reads as zeros. */
@@ -361,9 +341,10 @@ export class VolumeService {
         }
         const condition = mustRead.includes(span) ? { ifVersion: seen?.version ?? 0 } : {};
         if (content) changes.push({ op: 'put', key, value: content, contentType: contentTypeWith(entries), ...condition });
-        // Trimmed: gone, or, while it carries an index, an empty item (it reads as zeros).
-        else if (seen?.bytes !== undefined && entries.length === 0) changes.push({ op: 'delete', key, ifVersion: seen.version });
-        else if (seen?.bytes !== undefined) {
+        // Trimmed: gone, or an empty item (it reads as zeros) while it carries an index or would read its origin's.
+        else if (seen?.bytes !== undefined && entries.length === 0 && !inherits(record, span.block)) {
+          changes.push({ op: 'delete', key, ifVersion: seen.version });
+        } else if (seen?.bytes !== undefined) {
           changes.push({ op: 'put', key, value: new Uint8Array(0), contentType: contentTypeWith(entries), ifVersion: seen.version });
         }
         // Holding nothing and to hold nothing: checked, so a write that fills it meanwhile makes this one try again.
@@ -415,7 +396,7 @@ export class VolumeService {
 
   /**
    * The blocks of `spans` as stored, read at one instant: their versions (0: absent), their bytes (none: never
-   * written, or trimmed) and the copy indexes they carry.
+   * written, or trimmed; a clone's block it never wrote: its origin's) and the copy indexes they carry.
    */
   private async readBlocks(namespace: string, record: VolumeRecord, spans: readonly BlockSpan[]): Promise<Map<number, ReadBlock>> {
     const { limits } = this.deps;
@@ -433,6 +414,9 @@ export class VolumeService {
       }
       blocks.set(spans[index]!.block, block);
     });
+    const absent = [...blocks].filter(([, block]) => block.version === 0).map(([number]) => number);
+    const inherited = await this.views.inherited(namespace, record, record.origin?.sizeBytes ?? 0, absent);
+    for (const [number, bytes] of inherited) if (bytes) blocks.get(number)!.bytes = bytes;
     return blocks;
   }
 
@@ -443,7 +427,8 @@ export class VolumeService {
     return { record };
   }
 
-  private validateSize(sizeBytes: number): void {
+  /** `sizeBytes` if it is a volume's size, else `volume.sizeInvalid`. */
+  private validateSize(sizeBytes: number): number {
     const { blockBytes, sizeBytesMax } = this.deps.limits;
     if (!Number.isSafeInteger(sizeBytes) || sizeBytes < blockBytes || sizeBytes > sizeBytesMax || sizeBytes % blockBytes !== 0) {
       throw new RingstoreError(
@@ -452,6 +437,7 @@ export class VolumeService {
         { details: { field: 'sizeBytes', multipleOf: blockBytes, max: sizeBytesMax } },
       );
     }
+    return sizeBytes;
   }
 
   private validateRange(record: VolumeRecord, offset: number, length: number): void {
@@ -471,9 +457,10 @@ export interface QuotaOptions {
   storageQuota?: StorageQuota;
 }
 
+/** Whether a block of `record` with no item reads its origin's bytes (a clone's, below the bytes it inherits). */
+const inherits = (record: VolumeRecord, block: number) => block * record.blockBytes < (record.origin?.sizeBytes ?? 0);
+
 /** Volume records listed per page when the namespace's volumes are counted. */
 const listPageVolumes = 1_000;
 /** Block keys listed per page (the listing's maximum). */
 const listPageBlocks = 1_000;
-/** Blocks a delete removes at once. */
-const deleteConcurrency = 16;

@@ -36,17 +36,27 @@ export interface VolumesDeps {
 }
 
 /** A volume as the API answers it: its record without the id that names its blocks. */
-function volumeBody({ name, sizeBytes, blockBytes, createdAtMs, state, epoch, lease }: VolumeRecord): VolumeBody {
+function volumeBody({ name, sizeBytes, blockBytes, createdAtMs, state, epoch, lease, origin }: VolumeRecord): VolumeBody {
   const created = new Date(createdAtMs).toISOString();
-  return { name, sizeBytes, blockBytes, createdAt: created, state, epoch, ...(lease ? { lease: leaseBody(lease) } : {}) };
+  return {
+    name,
+    sizeBytes,
+    blockBytes,
+    createdAt: created,
+    state,
+    epoch,
+    ...(lease ? { lease: leaseBody(lease) } : {}),
+    ...(origin ? { origin: { volume: origin.volume, snapshot: origin.snapshot, sizeBytes: origin.sizeBytes } } : {}),
+  };
 }
 
 function leaseBody({ holder, epoch, expiresAtMs }: VolumeLease): VolumeLeaseBody {
   return { holder, epoch, expiresAt: new Date(expiresAtMs).toISOString() };
 }
 
-function snapshotBody({ name, sizeBytes, createdAtMs, state }: VolumeSnapshot): VolumeSnapshotBody {
-  return { name, sizeBytes, createdAt: new Date(createdAtMs).toISOString(), state };
+function snapshotBody({ name, sizeBytes, createdAtMs, state, clones }: VolumeSnapshot): VolumeSnapshotBody {
+  const cloned = clones && clones.length > 0 ? { clones: clones.map((clone) => clone.volume) } : {};
+  return { name, sizeBytes, createdAt: new Date(createdAtMs).toISOString(), state, ...cloned };
 }
 
 const volumeOf = (event: APIGatewayProxyEvent) => parseWith(VolumeParam, event.pathParameters, 'path').volume;

@@ -57,6 +57,25 @@ export class RingstoreVolumesClient extends RingstoreClusterClient {
   }
 
   /**
+   * Creates volume `name` as a clone of snapshot `from.snapshot` of volume `from.volume`: copy-on-write, nothing is
+   * copied, and it reads as the snapshot until written. Its size defaults to the snapshot's (`sizeBytes`: larger).
+   * The snapshot and its volume cannot be deleted while the clone lives ({@link ConflictError} `volume.hasClones`).
+   *
+   * @example
+   * ```ts
+   * const { origin } = await client.cloneVolume('disk-test', { volume: 'disk', snapshot: 'before-upgrade' });
+   * ```
+   */
+  cloneVolume(
+    name: string,
+    from: { volume: string; snapshot: string },
+    input: { sizeBytes?: number } = {},
+    options?: SendOptions,
+  ): Promise<VolumeInfo> {
+    return this.send(new CreateVolumeCommand({ name, from, ...input }), options);
+  }
+
+  /**
    * One page of the namespace's volumes, in name order; `cursor` is absent on the last page.
    *
    * @example

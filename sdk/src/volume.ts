@@ -3,17 +3,15 @@
 // write and trim carries.
 
 import {
-  AttachVolumeCommand,
   DescribeVolumeCommand,
-  DetachVolumeCommand,
   ReadVolumeCommand,
   TrimVolumeCommand,
   type VolumeDescription,
-  type VolumeDetached,
   type VolumeLease,
   type VolumeWriteAck,
   WriteVolumeCommand,
 } from './commands/VolumeCommands';
+import { AttachVolumeCommand, DetachVolumeCommand, type VolumeDetached } from './commands/VolumeLeaseCommands';
 import {
   CreateVolumeSnapshotCommand,
   DeleteVolumeSnapshotCommand,

@@ -165,7 +165,7 @@ describe('ringstore volume', () => {
 
     expect(taken).toMatchObject({ code: 0, stderr: '' });
     expect(taken.stdout).toMatch(/^took snapshot before of volume disk \(65,536 bytes\) at \S+\n$/);
-    expect(listed.stdout).toMatch(/^SNAPSHOT +SIZE +CREATED +STATE\nbefore +65,536 +\S+ +ready\n$/);
+    expect(listed.stdout).toMatch(/^SNAPSHOT +SIZE +CREATED +STATE +CLONES\nbefore +65,536 +\S+ +ready +-\n$/);
     expect(JSON.parse(json.stdout)).toMatchObject([{ name: 'before', sizeBytes: 65_536, state: 'ready' }]);
     expect(described.stdout).toMatch(/\nsnapshots {2}before \(0 bytes of block copies\)\n$/);
     expect(whole.stdout).toBe(`${'a'.repeat(10_000)}${'\0'.repeat(65_536 - 10_000)}`);
@@ -175,6 +175,28 @@ describe('ringstore volume', () => {
     expect(missing.stderr).toMatch(/volume disk has no snapshot named missing/);
     expect(deleted).toMatchObject({ code: 0, stdout: 'deleted snapshot before of volume disk (0 block copies freed)\n' });
     expect(none.stdout).toBe('volume disk has no snapshots\n');
+  });
+
+  it('clones a volume from a snapshot, names the clone on the snapshot, and refuses the snapshot’s deletion while it lives', async () => {
+    await ringstore(['volume', 'create', 'disk', '64K']);
+    await ringstore(['volume', 'write', 'disk', '--offset', '0'], { input: 'a'.repeat(100) });
+    await ringstore(['volume', 'snapshot', 'disk', 'before']);
+
+    const cloned = await ringstore(['volume', 'clone', 'disk', 'before', 'copy', '--size', '128K']);
+    const read = await ringstore(['volume', 'read', 'copy', '--length', '101']);
+    const described = await ringstore(['volume', 'describe', 'copy']);
+    const origin = await ringstore(['volume', 'describe', 'disk']);
+    const refused = await ringstore(['volume', 'rm-snapshot', 'disk', 'before']);
+    const small = await ringstore(['volume', 'clone', 'disk', 'before', 'tiny', '--size', '4K']);
+
+    expect(cloned).toMatchObject({ code: 0, stderr: '', stdout: 'created volume copy from snapshot before of disk: 128 KiB\n' });
+    expect(read.stdout).toBe(`${'a'.repeat(100)}\0`);
+    expect(described.stdout).toMatch(/\norigin {5}disk@before \(its first 64 KiB, copy-on-write\)\n$/);
+    expect(origin.stdout).toMatch(/\nclones {5}of before: copy\n$/);
+    expect(refused).toMatchObject({ code: 1, stdout: '' });
+    expect(refused.stderr).toMatch(/clones read it: copy \(volume\.hasClones\)/);
+    expect(small).toMatchObject({ code: 1, stdout: '' });
+    expect(small.stderr).toMatch(/volume\.sizeInvalid/);
   });
 
   it('says who holds the lease when another writer is attached, writing nothing', async () => {
@@ -225,7 +247,20 @@ describe('ringstore volume', () => {
     const help = await ringstore(['help', 'volume']);
 
     expect(help.code).toBe(0);
-    for (const command of ['create', 'ls', 'describe', 'rm', 'read', 'write', 'trim', 'serve', 'snapshot', 'snapshots', 'rm-snapshot']) {
+    for (const command of [
+      'create',
+      'ls',
+      'describe',
+      'rm',
+      'read',
+      'write',
+      'trim',
+      'serve',
+      'snapshot',
+      'snapshots',
+      'rm-snapshot',
+      'clone',
+    ]) {
       expect(help.stdout).toContain(`  ${command}`);
     }
     expect(help.stdout).toContain('each is atomic, not the whole');

@@ -256,6 +256,35 @@ describe('the Volume handle', () => {
     expect(fake().requests.length).toBe(requestsBefore + 1);
   });
 
+  it('clones a volume from a snapshot: one request with `from`, its size the snapshot’s unless given; a bad size unsent', async () => {
+    const disk = client().volume('disk');
+    await disk.attach({ holder: 'host-a' });
+    await disk.write(0, pattern(5000, 6));
+    await disk.createSnapshot('before');
+
+    const clone = await client().cloneVolume('copy', { volume: 'disk', snapshot: 'before' });
+    const larger = await client().cloneVolume('larger', { volume: 'disk', snapshot: 'before' }, { sizeBytes: 2048 * B });
+    const read = await client().volume('copy').read(0, 5000);
+    const refused = await disk.deleteSnapshot('before').catch((error: unknown) => error);
+
+    expect(clone).toMatchObject({ name: 'copy', sizeBytes: 1024 * B, origin: { volume: 'disk', snapshot: 'before', sizeBytes: 1024 * B } });
+    expect(larger.sizeBytes).toBe(2048 * B);
+    expect(same(read, pattern(5000, 6))).toBe(true);
+    expect(refused).toBeInstanceOf(ConflictError);
+    expect(refused).toMatchObject({ code: 'volume.hasClones', details: { clones: ['copy', 'larger'] } });
+    expect((await disk.snapshots())[0]!.clones).toEqual(['copy', 'larger']);
+    const created = fake().requests.filter((request) => request.method === 'POST' && request.pathname === '/v1/volumes');
+    expect(created.map((request) => JSON.parse(request.body.toString('utf8')) as unknown).slice(-2)).toEqual([
+      { name: 'copy', from: { volume: 'disk', snapshot: 'before' } },
+      { name: 'larger', sizeBytes: 2048 * B, from: { volume: 'disk', snapshot: 'before' } },
+    ]);
+    const requestsBefore = fake().requests.length;
+    await expect(client().cloneVolume('odd', { volume: 'disk', snapshot: 'before' }, { sizeBytes: 100 })).rejects.toBeInstanceOf(
+      ValidationError,
+    );
+    expect(fake().requests.length).toBe(requestsBefore);
+  });
+
   it('trims in parts too: the range reads as zeros, whole blocks are freed', async () => {
     const disk = client().volume('disk');
     await disk.attach({ holder: 'host-a' });

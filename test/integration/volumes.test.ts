@@ -214,4 +214,49 @@ describe('block volumes over HTTP', () => {
     expect(await (await snapshots()).json()).toEqual({ snapshots: [] });
     expect(await (await call('/v1/volumes/snapped', { key })).json()).toMatchObject({ snapshotBytes: 0 });
   });
+
+  it('clones a volume from a snapshot: it reads as the snapshot until written, and the snapshot stays while it lives', async () => {
+    await createAttached('parent', 16 * B);
+    const base = randomBytes(8 * B, 9);
+    expect((await write('parent', 0, base)).status).toBe(200);
+    const snapshot = await call('/v1/volumes/parent/snapshots', { method: 'POST', key, ...json({ name: 'gold' }) });
+    expect(snapshot.status).toBe(201);
+    const from = { volume: 'parent', snapshot: 'gold' };
+    const cloned = await call('/v1/volumes', { method: 'POST', key, ...json({ name: 'child', sizeBytes: 32 * B, from }) });
+    expect(cloned.status).toBe(201);
+    expect(await cloned.json()).toMatchObject({ name: 'child', sizeBytes: 32 * B, origin: { ...from, sizeBytes: 16 * B } });
+    // The parent moves on; the child writes unaligned over inherited blocks and past the snapshot's end.
+    expect((await write('parent', 0, randomBytes(8 * B, 10))).status).toBe(200);
+    const childEpoch = ((await (await attach('child', 'integration')).json()) as { epoch: number }).epoch;
+    epochs.set('child', childEpoch);
+    const changed = randomBytes(B, 11);
+    expect((await write('child', 3 * B + 10, changed)).status).toBe(200);
+    expect((await write('child', 20 * B, changed)).status).toBe(200);
+    const expected = new Uint8Array(32 * B);
+    expected.set(base);
+    expected.set(changed, 3 * B + 10);
+    expected.set(changed, 20 * B);
+    expect(same(await bytesOf(await read('child', `bytes=0-${32 * B - 1}`)), expected)).toBe(true);
+    const described = (await (await call('/v1/volumes/child', { key })).json()) as { allocatedBytes: number };
+    expect(described.allocatedBytes).toBe(3 * B);
+    // The snapshot names its clone and is not deleted, nor its volume, while the clone lives.
+    expect(await (await call('/v1/volumes/parent/snapshots', { key })).json()).toMatchObject({
+      snapshots: [{ name: 'gold', clones: ['child'] }],
+    });
+    for (const path of ['/v1/volumes/parent/snapshots/gold', '/v1/volumes/parent']) {
+      expect(await errorOf(await call(path, { method: 'DELETE', key }))).toMatchObject({ status: 409, code: 'volume.hasClones' });
+    }
+    // Bad clones: smaller than the snapshot, of an unknown snapshot, from another namespace's volume.
+    const bad = async (body: unknown, as = key) => errorOf(await call('/v1/volumes', { method: 'POST', key: as, ...json(body) }));
+    expect(await bad({ name: 'small', sizeBytes: 8 * B, from })).toMatchObject({ status: 400, code: 'volume.sizeInvalid' });
+    expect(await bad({ name: 'nosnap', from: { volume: 'parent', snapshot: 'nope' } })).toMatchObject({
+      status: 404,
+      code: 'volume.snapshotNotFound',
+    });
+    expect(await bad({ name: 'stolen', from }, otherKey)).toMatchObject({ status: 404, code: 'volume.notFound' });
+    expect(await bad({ name: 'sizeless' })).toMatchObject({ status: 400, code: 'volume.sizeInvalid' });
+    // Deleted, the clone frees the snapshot.
+    for (let status = 202; status === 202;) status = (await call('/v1/volumes/child', { method: 'DELETE', key })).status;
+    expect((await call('/v1/volumes/parent/snapshots/gold', { method: 'DELETE', key })).status).toBe(200);
+  });
 });

@@ -73,7 +73,8 @@ export class ManualClock implements Clock {
 }
 
 export class CountingIds implements IdSource {
-  private next = 0;
+  /** `first`: where the count starts, so that two sources on one world never give the same id. */
+  constructor(private next = 0) {}
   newId(): string {
     this.next += 1;
     return `00000000-0000-4000-8000-${String(this.next).padStart(12, '0')}`;

@@ -1,11 +1,13 @@
-// `ringstore volume snapshot|snapshots|rm-snapshot`: a volume's snapshots (docs/volumes.md, "Snapshots"). Read one
-// with `volume read --snapshot`, export one read-only with `volume serve --snapshot`.
+// `ringstore volume snapshot|snapshots|rm-snapshot|clone`: a volume's snapshots (docs/volumes.md, "Snapshots") and the
+// volumes cloned from them ("Clones"). Read one with `volume read --snapshot`, export one read-only with
+// `volume serve --snapshot`.
 import type { Command } from 'commander';
 import type { SendOptions } from '../client-connection';
 import type { Volume } from '../volume';
 import { CommandFailure } from './arguments';
 import type { CommandGroupContext } from './command-group';
 import { table } from './format';
+import { formatBytes, parseVolumeSize } from './volumes';
 
 /**
  * The size of `volume`'s snapshot `name` (the volume's when it was taken), refused clearly when there is none.
@@ -23,7 +25,7 @@ export async function snapshotSizeOf(volume: Volume, name: string, call: () => S
 }
 
 /**
- * Adds `volume snapshot|snapshots|rm-snapshot` to the `volume` group.
+ * Adds `volume snapshot|snapshots|rm-snapshot|clone` to the `volume` group.
  *
  * @example
  * ```ts
@@ -55,8 +57,14 @@ export function addSnapshotCommands(group: Command, { client, call, out }: Comma
         out(`volume ${name} has no snapshots`);
         return;
       }
-      const rows = snapshots.map((s) => [s.name, s.sizeBytes.toLocaleString('en-US'), s.createdAt, s.state]);
-      out(table([['SNAPSHOT', 'SIZE', 'CREATED', 'STATE'], ...rows]));
+      const rows = snapshots.map((s) => [
+        s.name,
+        s.sizeBytes.toLocaleString('en-US'),
+        s.createdAt,
+        s.state,
+        (s.clones ?? []).join(',') || '-',
+      ]);
+      out(table([['SNAPSHOT', 'SIZE', 'CREATED', 'STATE', 'CLONES'], ...rows]));
     });
   group
     .command('rm-snapshot')
@@ -66,5 +74,22 @@ export function addSnapshotCommands(group: Command, { client, call, out }: Comma
     .action(async (name: string, snapshot: string) => {
       const deleted = await (await client()).volume(name).deleteSnapshot(snapshot, call());
       out(`deleted snapshot ${deleted.name} of volume ${name} (${deleted.copiesDeleted.toLocaleString('en-US')} block copies freed)`);
+    });
+  group
+    .command('clone')
+    .description('create a volume from a snapshot: copy-on-write, nothing is copied, it reads as the snapshot until written')
+    .argument('<name>', 'the volume the snapshot is of')
+    .argument('<snapshot>')
+    .argument('<clone>', 'the new volume: letters, digits, _ . - (64 at most), starting with a letter or digit')
+    .option('--size <size>', "its size, at least the snapshot's (default: the snapshot's): bytes, or 64M, 1G", parseVolumeSize)
+    .option('--json', 'print the volume as JSON')
+    .action(async (name: string, snapshot: string, clone: string, options: { size?: number; json?: boolean }) => {
+      const sized = options.size === undefined ? {} : { sizeBytes: options.size };
+      const created = await (await client()).cloneVolume(clone, { volume: name, snapshot }, sized, call());
+      out(
+        options.json === true
+          ? JSON.stringify(created, null, 2)
+          : `created volume ${created.name} from snapshot ${snapshot} of ${name}: ${formatBytes(created.sizeBytes)}`,
+      );
     });
 }

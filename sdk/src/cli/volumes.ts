@@ -112,11 +112,23 @@ export function formatVolume(volume: VolumeDescription, nowMs = Date.now()): str
     `volume     ${volume.name}`,
     `size       ${formatBytes(volume.sizeBytes)} (${count(volume.sizeBytes)} bytes, ${count(volume.sizeBytes / volume.blockBytes)} blocks of ${volume.blockBytes})`,
     `allocated  ${formatBytes(volume.allocatedBytes)} (${count(volume.allocatedBytes)} bytes, ${share.toFixed(1)}%)`,
-    `state      ${volume.state === 'deleting' ? 'deleting (ringstore volume rm finishes it)' : volume.state}`,
+    `state      ${stateOf(volume)}`,
     `created    ${volume.createdAt}`,
     `writer     ${writerOf(volume, nowMs)}`,
     `snapshots  ${volume.snapshots.length === 0 ? 'none' : `${names} (${formatBytes(volume.snapshotBytes)} of block copies)`}`,
+    ...(volume.origin
+      ? [`origin     ${volume.origin.volume}@${volume.origin.snapshot} (its first ${formatBytes(volume.origin.sizeBytes)}, copy-on-write)`]
+      : []),
+    ...volume.snapshots
+      .filter((snapshot) => (snapshot.clones ?? []).length > 0)
+      .map((snapshot) => `clones     of ${snapshot.name}: ${snapshot.clones!.join(', ')}`),
   ].join('\n');
+}
+
+function stateOf(volume: VolumeDescription): string {
+  if (volume.state === 'deleting') return 'deleting (ringstore volume rm finishes it)';
+  if (volume.state === 'creating') return 'creating (ringstore volume clone with the same arguments finishes it)';
+  return volume.state;
 }
 
 /** How long the CLI's lease lasts; renewed when half of it has passed. */

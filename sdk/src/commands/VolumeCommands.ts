@@ -34,9 +34,10 @@ const volumeFields = {
   sizeBytes: wire.number,
   blockBytes: wire.number,
   createdAt: wire.string,
-  state: wire.literal('active', 'deleting'),
+  state: wire.literal('creating', 'active', 'deleting'),
   epoch: wire.number,
   lease: wire.optional(volumeLeaseWire),
+  origin: wire.optional(wire.object({ volume: wire.string, snapshot: wire.string, sizeBytes: wire.number })),
 };
 
 /**
@@ -145,33 +146,14 @@ export const volumeWriteAckWire = wire.object({ offset: wire.number, length: wir
  */
 export type VolumeWriteAck = WireOf<typeof volumeWriteAckWire>;
 
-/**
- * Reader of a detach's answer (inline in the OpenAPI document).
- *
- * @example
- * ```ts
- * const { detached }: VolumeDetached = readJson(response, volumeDetachedWire);
- * ```
- */
-export const volumeDetachedWire = wire.object({ name: wire.string, detached: wire.literal(true) });
-
-/**
- * A detach's answer: the volume has no writer, another holder may attach at once.
- *
- * @example
- * ```ts
- * const done: VolumeDetached = await client.send(new DetachVolumeCommand({ volume: 'disk', epoch: 3 }));
- * ```
- */
-export type VolumeDetached = WireOf<typeof volumeDetachedWire>;
-
 /** The path of a volume: its name, checked to be one and percent-encoded (the server checks its pattern). */
 export function volumePath(volume: unknown): string {
   if (typeof volume !== 'string' || volume === '') throw invalidInput('volume must be a volume name (a non-empty string)');
   return `/v1/volumes/${encodeURIComponent(volume)}`;
 }
 
-const json = { 'content-type': 'application/json' };
+/** The content type of a JSON request body. */
+export const json = { 'content-type': 'application/json' };
 
 /**
  * Input of {@link CreateVolumeCommand}.
@@ -184,13 +166,19 @@ const json = { 'content-type': 'application/json' };
 export interface CreateVolumeCommandInput {
   /** `[A-Za-z0-9][A-Za-z0-9_.-]{0,63}`, as a namespace's. */
   name: string;
-  /** A multiple of {@link VOLUME_BLOCK_BYTES} from 4 KiB to 16 TiB. Sparse: nothing is stored until written. */
-  sizeBytes: number;
+  /**
+   * A multiple of {@link VOLUME_BLOCK_BYTES} from 4 KiB to 16 TiB. Sparse: nothing is stored until written. Required
+   * unless `from` is given: a clone's defaults to its snapshot's size, and is at least that.
+   */
+  sizeBytes?: number;
+  /** Makes the volume a clone of this snapshot: copy-on-write, it reads as the snapshot until written. */
+  from?: { volume: string; snapshot: string };
 }
 
 /**
- * Creates a sparse volume (`POST /v1/volumes`); {@link ConflictError} `volume.exists` when the name is taken.
- * A size that is not a positive multiple of {@link VOLUME_BLOCK_BYTES} is refused before any request.
+ * Creates a sparse volume, or a clone of a snapshot (`POST /v1/volumes`); {@link ConflictError} `volume.exists` when
+ * the name is taken. A size that is not a positive multiple of {@link VOLUME_BLOCK_BYTES} is refused before any
+ * request.
  *
  * @example
  * ```ts
@@ -199,11 +187,15 @@ export interface CreateVolumeCommandInput {
  */
 export class CreateVolumeCommand extends RingstoreCommand<CreateVolumeCommandInput, VolumeInfo> {
   override async execute({ transport, signal }: CommandContext): Promise<VolumeInfo> {
-    const { name, sizeBytes } = this.input;
+    const { name, sizeBytes, from } = this.input;
     volumePath(name);
-    assertInteger('sizeBytes', sizeBytes, VOLUME_BLOCK_BYTES);
-    if (sizeBytes % VOLUME_BLOCK_BYTES !== 0) throw invalidInput(`sizeBytes must be a multiple of ${VOLUME_BLOCK_BYTES}, got ${sizeBytes}`);
-    const body = JSON.stringify({ name, sizeBytes });
+    if (from) volumePath(from.volume);
+    if (sizeBytes !== undefined || !from) {
+      const size = sizeBytes ?? Number.NaN;
+      assertInteger('sizeBytes', size, VOLUME_BLOCK_BYTES);
+      if (size % VOLUME_BLOCK_BYTES !== 0) throw invalidInput(`sizeBytes must be a multiple of ${VOLUME_BLOCK_BYTES}, got ${size}`);
+    }
+    const body = JSON.stringify({ name, ...(sizeBytes !== undefined ? { sizeBytes } : {}), ...(from ? { from } : {}) });
     const response = await transport.send({ method: 'POST', path: '/v1/volumes', headers: json, body, authenticated: true }, signal);
     return readJson(response, volumeWire);
   }
@@ -428,73 +420,5 @@ export class TrimVolumeCommand extends RingstoreCommand<TrimVolumeCommandInput, 
     const body = JSON.stringify({ offset, length, epoch });
     const response = await transport.send({ method: 'POST', path, headers: json, body, authenticated: true, idempotent: true }, signal);
     return readJson(response, volumeWriteAckWire);
-  }
-}
-
-/**
- * Input of {@link AttachVolumeCommand}.
- *
- * @example
- * ```ts
- * const input: AttachVolumeCommandInput = { volume: 'disk', holder: 'host-a', leaseSeconds: 60 };
- * ```
- */
-export interface AttachVolumeCommandInput extends VolumeCommandInput {
-  /** Who attaches (a host, a process; 1 to 128 characters): named to another holder refused. */
-  holder: string;
-  /** How long the lease lasts unrenewed: 1 to 300 seconds, default 30. */
-  leaseSeconds?: number;
-}
-
-/**
- * Attaches the volume's one writer (`POST /v1/volumes/{volume}/lease`): answers its lease, whose epoch every write
- * and trim carries. Attaching again as the same holder renews it; another holder is refused while it is live
- * ({@link ConflictError} `volume.leaseHeld`, `details.holder`). Never repeated by the SDK except after a 429.
- *
- * @example
- * ```ts
- * const { epoch, expiresAt } = await client.send(new AttachVolumeCommand({ volume: 'disk', holder: 'host-a' }));
- * ```
- */
-export class AttachVolumeCommand extends RingstoreCommand<AttachVolumeCommandInput, VolumeLease> {
-  override async execute({ transport, signal }: CommandContext): Promise<VolumeLease> {
-    const { volume, holder, leaseSeconds } = this.input;
-    const path = `${volumePath(volume)}/lease`;
-    if (typeof holder !== 'string' || holder === '') throw invalidInput('holder must be a non-empty string');
-    if (leaseSeconds !== undefined) assertInteger('leaseSeconds', leaseSeconds, 1);
-    const body = JSON.stringify({ holder, ...(leaseSeconds === undefined ? {} : { leaseSeconds }) });
-    const response = await transport.send({ method: 'POST', path, headers: json, body, authenticated: true, idempotent: false }, signal);
-    return readJson(response, volumeLeaseWire);
-  }
-}
-
-/**
- * Input of {@link DetachVolumeCommand}: the epoch of the lease to end.
- *
- * @example
- * ```ts
- * const input: DetachVolumeCommandInput = { volume: 'disk', epoch: 3 };
- * ```
- */
-export interface DetachVolumeCommandInput extends VolumeCommandInput {
-  epoch: number;
-}
-
-/**
- * Detaches the writer of `epoch` (`DELETE /v1/volumes/{volume}/lease?epoch=`): another holder may attach at once.
- * {@link ConflictError} `volume.fenced` when that writer was taken over. Never repeated by the SDK except after a 429.
- *
- * @example
- * ```ts
- * await client.send(new DetachVolumeCommand({ volume: 'disk', epoch }));
- * ```
- */
-export class DetachVolumeCommand extends RingstoreCommand<DetachVolumeCommandInput, VolumeDetached> {
-  override async execute({ transport, signal }: CommandContext): Promise<VolumeDetached> {
-    const { volume, epoch } = this.input;
-    const path = `${volumePath(volume)}/lease`;
-    assertInteger('epoch', epoch, 1);
-    const response = await transport.send({ method: 'DELETE', path, query: { epoch }, authenticated: true, idempotent: false }, signal);
-    return readJson(response, volumeDetachedWire);
   }
 }

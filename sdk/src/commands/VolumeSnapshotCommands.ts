@@ -20,11 +20,12 @@ export const volumeSnapshotWire = wire.object({
   sizeBytes: wire.number,
   createdAt: wire.string,
   state: wire.literal('creating', 'ready', 'deleting'),
+  clones: wire.optional(wire.array(wire.string)),
 });
 
 /**
- * A snapshot of a volume: its name, size (the volume's when taken), creation time and state (`creating` or
- * `deleting`: cut short; the same request again finishes it).
+ * A snapshot of a volume: its name, size (the volume's when taken), creation time, state (`creating` or
+ * `deleting`: cut short; the same request again finishes it) and the volumes cloned from it.
  *
  * @example
  * ```ts

@@ -27,13 +27,16 @@ export interface FakeVolume {
   lease?: FakeLease;
   blocks: Map<number, Buffer>;
   snapshots: Map<string, FakeSnapshot>;
+  /** Of a clone: the snapshot it was made from (the fake copies its blocks). */
+  origin?: { volume: string; snapshot: string; sizeBytes: number };
 }
 
-/** A snapshot as the fake keeps it: the volume's size and blocks when it was taken. */
+/** A snapshot as the fake keeps it: the volume's size and blocks when it was taken, and the volumes cloned from it. */
 interface FakeSnapshot {
   sizeBytes: number;
   createdAt: string;
   blocks: Map<number, Buffer>;
+  clones: Set<string>;
 }
 
 class Refusal extends Error {
@@ -111,7 +114,9 @@ export class FakeVolumes {
       case 'POST snapshots':
         return [this.takeSnapshot(req, volume), 201];
       case 'DELETE snapshots/…': {
-        const { name: snapshot } = this.snapshotOf(volume, extra!);
+        const { name: snapshot, clones } = this.snapshotOf(volume, extra!);
+        if (clones.size > 0)
+          throw new Refusal(409, 'volume.hasClones', `clones read it: ${[...clones].join(', ')}`, { clones: [...clones] });
         volume.snapshots.delete(snapshot);
         return [{ name: snapshot, copiesDeleted: 0 }];
       }
@@ -153,7 +158,13 @@ export class FakeVolumes {
   }
 
   private snapshotsOf(volume: FakeVolume): unknown[] {
-    return [...volume.snapshots].map(([name, { sizeBytes, createdAt }]) => ({ name, sizeBytes, createdAt, state: 'ready' }));
+    return [...volume.snapshots].map(([name, { sizeBytes, createdAt, clones }]) => ({
+      name,
+      sizeBytes,
+      createdAt,
+      state: 'ready',
+      ...(clones.size > 0 ? { clones: [...clones] } : {}),
+    }));
   }
 
   private snapshotOf(volume: FakeVolume, raw: string): FakeSnapshot & { name: string } {
@@ -168,7 +179,12 @@ export class FakeVolumes {
     if (typeof name !== 'string' || !NAME.test(name)) throw new Refusal(400, 'volume.nameInvalid', `snapshot name must match ${NAME}`);
     if (volume.snapshots.has(name)) throw new Refusal(409, 'volume.snapshotExists', `volume ${volume.name} has a snapshot named ${name}`);
     const blocks = new Map([...volume.blocks].map(([index, block]) => [index, Buffer.from(block)]));
-    const snapshot: FakeSnapshot = { sizeBytes: volume.sizeBytes, createdAt: new Date(this.now()).toISOString(), blocks };
+    const snapshot: FakeSnapshot = {
+      sizeBytes: volume.sizeBytes,
+      createdAt: new Date(this.now()).toISOString(),
+      blocks,
+      clones: new Set(),
+    };
     volume.snapshots.set(name, snapshot);
     return { name, sizeBytes: snapshot.sizeBytes, createdAt: snapshot.createdAt, state: 'ready' };
   }
@@ -192,14 +208,24 @@ export class FakeVolumes {
   }
 
   private create(req: RecordedRequest, volumes: Map<string, FakeVolume>): FakeVolume {
-    const { name, sizeBytes } = JSON.parse(req.body.toString('utf8') || '{}') as { name?: string; sizeBytes?: number };
+    const body = JSON.parse(req.body.toString('utf8') || '{}') as {
+      name?: string;
+      sizeBytes?: number;
+      from?: { volume: string; snapshot: string };
+    };
+    const { name, from } = body;
     if (typeof name !== 'string' || !NAME.test(name)) throw new Refusal(400, 'volume.nameInvalid', `volume name must match ${NAME}`);
+    const source = from === undefined ? undefined : volumes.get(from.volume);
+    if (from !== undefined && source === undefined) throw new Refusal(404, 'volume.notFound', `no volume named ${from.volume}`);
+    const snapshot = from === undefined ? undefined : this.snapshotOf(source!, encodeURIComponent(from.snapshot));
+    const sizeBytes = body.sizeBytes ?? snapshot?.sizeBytes;
     if (
       typeof sizeBytes !== 'number' ||
       !Number.isSafeInteger(sizeBytes) ||
       sizeBytes < BLOCK ||
       sizeBytes > SIZE_MAX ||
-      sizeBytes % BLOCK
+      sizeBytes % BLOCK ||
+      sizeBytes < (snapshot?.sizeBytes ?? 0)
     ) {
       throw new Refusal(400, 'volume.sizeInvalid', `sizeBytes must be a multiple of ${BLOCK} from ${BLOCK} to ${SIZE_MAX}`);
     }
@@ -210,14 +236,18 @@ export class FakeVolumes {
       createdAt: new Date().toISOString(),
       state: 'active',
       epoch: 0,
-      blocks: new Map(),
+      blocks: new Map([...(snapshot?.blocks ?? [])].map(([index, block]) => [index, Buffer.from(block)])),
       snapshots: new Map(),
+      ...(snapshot ? { origin: { volume: from!.volume, snapshot: snapshot.name, sizeBytes: snapshot.sizeBytes } } : {}),
     };
     volumes.set(name, volume);
+    source?.snapshots.get(snapshot!.name)!.clones.add(name);
     return volume;
   }
 
   private delete(volumes: Map<string, FakeVolume>, volume: FakeVolume): [unknown, number] {
+    const clones = [...volume.snapshots.values()].flatMap((snapshot) => [...snapshot.clones]);
+    if (clones.length > 0) throw new Refusal(409, 'volume.hasClones', `clones read it: ${clones.join(', ')}`, { clones });
     if (volume.state === 'active') {
       volume.state = 'deleting';
       volume.epoch += 1;
@@ -230,6 +260,7 @@ export class FakeVolumes {
     }
     if (volume.blocks.size > 0) return [{ name: volume.name, status: 'deleting', blocksDeleted }, 202];
     volumes.delete(volume.name);
+    if (volume.origin) volumes.get(volume.origin.volume)?.snapshots.get(volume.origin.snapshot)?.clones.delete(volume.name);
     return [{ name: volume.name, status: 'deleted', blocksDeleted }, 200];
   }
 

@@ -3,7 +3,8 @@
 // wholly on one side of it; a creation cut short is finished by the next request and serves nothing meanwhile.
 import fc from 'fast-check';
 import { isRingstoreError } from '../../../lambdas/core/errors';
-import { contentTypeWith, copiesOf, copyFor, entriesStillRead, mustCopy } from '../../../lambdas/core/volume-snapshots';
+import { contentTypeWith, copiesOf, copyFor } from '../../../lambdas/core/volume-layout';
+import { entriesStillRead, mustCopy } from '../../../lambdas/core/volume-snapshots';
 import { volumeCrashPoints } from '../../../lambdas/ports';
 import type { VolumeService } from '../../../lambdas/core/volumes';
 import {
