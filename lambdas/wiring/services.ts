@@ -41,11 +41,13 @@ export function transactionService(wiring: Wiring): TransactionService {
 
 /**
  * The volume service: its blocks' transactions run in the handler (txn-runner.ts) on a transaction service of their
- * own, whose limits take a whole 256 KiB write (its values never travel through the state machine's payload).
+ * own, whose limits take a whole 256 KiB write (its values never travel through the state machine's payload), and
+ * which puts no block in the value cache: a block is only ever read strongly, in a transaction, never from the cache,
+ * so a cached copy would cost a Redis round trip per block written and ElastiCache memory the KV keys need.
  */
 export function volumeService(wiring: Wiring): VolumeService {
   return wiring.perHandler('volumes', () => {
-    const txns = newTransactionService(wiring, volumeTxnLimits({ ...limits, ...txnLimits }, volumeLimits));
+    const txns = newTransactionService(wiring, volumeTxnLimits({ ...limits, ...txnLimits }, volumeLimits), { cached: false });
     return new VolumeService({
       kv: kvService(wiring),
       txns: new InProcessTxnRunner(txns),
@@ -57,8 +59,8 @@ export function volumeService(wiring: Wiring): VolumeService {
   });
 }
 
-function newTransactionService(wiring: Wiring, txnServiceLimits: TxnServiceLimits): TransactionService {
-  const cache = valueCache(wiring);
+function newTransactionService(wiring: Wiring, txnServiceLimits: TxnServiceLimits, options = { cached: true }): TransactionService {
+  const cache = options.cached ? valueCache(wiring) : undefined;
   const hooks = drTxnHooksOf(wiring);
   return new TransactionService({
     shards: shardStore(wiring),
