@@ -37,6 +37,7 @@ export const operationNames = [
   'volume read 4 KiB, unaligned',
   'volume write 4 KiB, first after a snapshot',
   'volume snapshot read 4 KiB, changed since',
+  'volume clone read 4 KiB, inherited',
 ] as const;
 
 export type OperationName = (typeof operationNames)[number];
@@ -184,6 +185,14 @@ export const operationCosts: Record<OperationName, OperationCost> = {
     requests: { 'BatchGetItem keys shards': 2, 'BatchGetItem shards': 2, 'GetItem shards': 1 },
     writeUnits: {},
     readUnits: { shards: 1 },
+    refusedWrites: {},
+  },
+  // The clone's record and its block (absent: never written), then its origin's record and the block as the snapshot
+  // holds it (unchanged since: the block itself).
+  'volume clone read 4 KiB, inherited': {
+    requests: { 'BatchGetItem keys shards': 2, 'BatchGetItem shards': 2, 'GetItem shards': 2 },
+    writeUnits: {},
+    readUnits: { shards: 2 },
     refusedWrites: {},
   },
 };

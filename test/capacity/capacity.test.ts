@@ -152,6 +152,20 @@ const snapshotNameOf = (key: string) => key.replace(/[^A-Za-z0-9]/g, '-').slice(
 const takeSnapshot = (key: string) =>
   send('/v1/volumes/snapped/snapshots', { method: 'POST', body: JSON.stringify({ name: snapshotNameOf(key) }), headers: jsonHeaders });
 
+// Each clone repetition writes its block of `snapped`, takes a snapshot named by its key and makes a clone of it.
+const cloneOf = async (key: string) => {
+  await snappedWrite(key);
+  await takeSnapshot(key);
+  const clone = `clone-${snapshotNameOf(key)}`.slice(0, 64);
+  await send('/v1/volumes', {
+    method: 'POST',
+    body: JSON.stringify({ name: clone, from: { volume: 'snapped', snapshot: snapshotNameOf(key) } }),
+    headers: jsonHeaders,
+  });
+  return clone;
+};
+const clones = new Map<string, string>();
+
 /** The entity tag each key was written with, for the conditional write. */
 const etags = new Map<string, string>();
 
@@ -226,6 +240,15 @@ const scenarios: Scenario[] = [
     },
     run: (key) =>
       send(`/v1/volumes/snapped/snapshots/${snapshotNameOf(key)}/data`, {
+        headers: { range: `bytes=${offsetOf(key)}-${offsetOf(key) + volumeBlock - 1}` },
+      }),
+  },
+  // A clone's block it never wrote: read as its origin's snapshot holds it.
+  {
+    name: 'volume clone read 4 KiB, inherited',
+    prepare: async (key) => clones.set(key, await cloneOf(key)),
+    run: (key) =>
+      send(`/v1/volumes/${clones.get(key)!}/data`, {
         headers: { range: `bytes=${offsetOf(key)}-${offsetOf(key) + volumeBlock - 1}` },
       }),
   },
