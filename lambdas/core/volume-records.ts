@@ -55,6 +55,14 @@ export interface VolumeOrigin {
   sizeBytes: number;
 }
 
+/**
+ * Whether block `block` of `record`, with no item of its own, reads its origin's bytes (a clone's block below the bytes
+ * it inherits): an empty item must then stay to hide them, where a plain volume's block may go.
+ */
+export function inheritsBlock(record: VolumeRecord, block: number): boolean {
+  return block * record.blockBytes < (record.origin?.sizeBytes ?? 0);
+}
+
 /** A clone a snapshot keeps alive: its name and id (a volume of the same name made later is not it). */
 export interface VolumeCloneRef {
   volume: string;

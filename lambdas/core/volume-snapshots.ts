@@ -30,7 +30,14 @@ import {
   volumeNamespaceOf,
 } from './volume-layout';
 import { type VolumeLeases, generationOf, parseFence } from './volume-leases';
-import { type VolumeCloneRef, type VolumeRecord, type VolumeRecords, type VolumeSnapshot, validateVolumeName } from './volume-records';
+import {
+  type VolumeCloneRef,
+  type VolumeRecord,
+  type VolumeRecords,
+  type VolumeSnapshot,
+  inheritsBlock,
+  validateVolumeName,
+} from './volume-records';
 import { type VolumeViews, decoded } from './volume-views';
 import type { Clock, FaultInjector } from '../ports';
 
@@ -294,10 +301,12 @@ export class VolumeSnapshots {
       const going = entries.filter((entry) => !stay.includes(entry));
       const value = decoded(found) ?? new Uint8Array(0);
       const ops: TxnOp[] = [{ op: 'check', key: fence, ifVersion: fenceNow?.version ?? 0 }];
-      // The block keeps its bytes and the entries still read; an emptied block that held nothing goes.
+      // The block keeps its bytes and the entries still read; an emptied block that held nothing goes, unless it hides
+      // a clone's inherited bytes (a trim's empty item).
       if (stay.length === entries.length) ops.push({ op: 'check', key, ifVersion: version });
-      else if (stay.length === 0 && value.byteLength === 0) ops.push({ op: 'delete', key, ifVersion: version });
-      else ops.push({ op: 'put', key, value, contentType: contentTypeWith(stay), ifVersion: version });
+      else if (stay.length === 0 && value.byteLength === 0 && !inheritsBlock(record, block)) {
+        ops.push({ op: 'delete', key, ifVersion: version });
+      } else ops.push({ op: 'put', key, value, contentType: contentTypeWith(stay), ifVersion: version });
       const dropped = [...going.filter((entry) => !entry.zero).map((entry) => entry.tag), ...orphans];
       for (const tag of dropped) ops.push({ op: 'delete', key: copyKey(volume.id, block, tag, limits) });
       const outcome = await txns.run(keyspace, ops, { consistency: 'strong' });

@@ -25,7 +25,14 @@ import {
   volumeRecordPrefix,
 } from './volume-layout';
 import { GenerationMoved, type VolumeLeaseLimits, VolumeLeases, fenced, generationOf } from './volume-leases';
-import { type VolumeLease, type VolumeRecord, VolumeRecords, type VolumeSnapshot, validateVolumeName } from './volume-records';
+import {
+  type VolumeLease,
+  type VolumeRecord,
+  VolumeRecords,
+  type VolumeSnapshot,
+  inheritsBlock,
+  validateVolumeName,
+} from './volume-records';
 import { VolumeResize } from './volume-resize';
 import { VolumeSnapshots, type VolumeSnapshotLimits, copyOps, keptGenerations, mustCopy } from './volume-snapshots';
 import { type CloneSource, VolumeClones } from './volume-clones';
@@ -342,7 +349,7 @@ export class VolumeService {
         const condition = mustRead.includes(span) ? { ifVersion: seen?.version ?? 0 } : {};
         if (content) changes.push({ op: 'put', key, value: content, contentType: contentTypeWith(entries), ...condition });
         // Trimmed: gone, or an empty item (it reads as zeros) while it carries an index or would read its origin's.
-        else if (seen?.bytes !== undefined && entries.length === 0 && !inherits(record, span.block)) {
+        else if (seen?.bytes !== undefined && entries.length === 0 && !inheritsBlock(record, span.block)) {
           changes.push({ op: 'delete', key, ifVersion: seen.version });
         } else if (seen?.bytes !== undefined) {
           changes.push({ op: 'put', key, value: new Uint8Array(0), contentType: contentTypeWith(entries), ifVersion: seen.version });
@@ -456,9 +463,6 @@ interface ReadBlock {
 export interface QuotaOptions {
   storageQuota?: StorageQuota;
 }
-
-/** Whether a block of `record` with no item reads its origin's bytes (a clone's, below the bytes it inherits). */
-const inherits = (record: VolumeRecord, block: number) => block * record.blockBytes < (record.origin?.sizeBytes ?? 0);
 
 /** Volume records listed per page when the namespace's volumes are counted. */
 const listPageVolumes = 1_000;

@@ -78,6 +78,20 @@ describe('volume clones', () => {
     expect((await volumes.listSnapshots('ns', 'origin'))[0]).toMatchObject({ clones: [{ volume: 'clone' }] });
   });
 
+  it('a trim of an inherited block stays a trim when the clone’s snapshot that kept its copy is deleted', async () => {
+    const { volumes } = setup();
+    await originWithSnapshot(volumes, 4 * B, pattern(4 * B, 1));
+    await volumes.create('ns', { name: 'clone', from: { volume: 'origin', snapshot: 's' } });
+    const { epoch } = await volumes.attach('ns', 'clone', { holder: 'test' });
+    await volumes.createSnapshot('ns', 'clone', 'kept');
+    await volumes.trim('ns', 'clone', B, B, { epoch });
+    expectBytes(await readAll(volumes, 'clone', 4 * B, 'kept'), pattern(4 * B, 1));
+    await volumes.deleteSnapshot('ns', 'clone', 'kept');
+    const expected = pattern(4 * B, 1);
+    expected.fill(0, B, 2 * B);
+    expectBytes(await readAll(volumes, 'clone', 4 * B), expected);
+  });
+
   it('refuses to delete a snapshot or a volume its live clones read; a deleted clone frees them', async () => {
     const { volumes } = setup();
     await originWithSnapshot(volumes, 8 * B, pattern(8 * B, 1));
@@ -192,6 +206,57 @@ describe('volume clones', () => {
     const expected = new Uint8Array(8 * B);
     expected.set(pattern(8 * B, 1).subarray(0, 4 * B));
     expectBytes(await readAll(volumes, 'clone', 8 * B), expected);
+  });
+
+  it('keeps a clone of a whole written volume and its snapshots equal to the model through any writes, trims, snapshots and deletions', async () => {
+    // Every block inherited and holding bytes: each change of the clone meets its origin's bytes.
+    const size = 8 * B;
+    const op = fc.oneof(
+      fc.record({
+        kind: fc.constant('write' as const),
+        offset: fc.nat(size - 1),
+        length: fc.integer({ min: 1, max: 2 * B }),
+        seed: fc.nat(250),
+      }),
+      fc.record({ kind: fc.constant('trim' as const), offset: fc.nat(size - 1), length: fc.integer({ min: 1, max: 2 * B }) }),
+      fc.record({ kind: fc.constant('snapshot' as const) }),
+      fc.record({ kind: fc.constant('deleteSnapshot' as const), pick: fc.nat(10) }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 12 }), async (ops) => {
+        const { volumes } = setup({ ...small, snapshotsMax: 4 });
+        await originWithSnapshot(volumes, size, pattern(size, 1));
+        await volumes.create('ns', { name: 'clone', from: { volume: 'origin', snapshot: 's' } });
+        const { epoch } = await volumes.attach('ns', 'clone', { holder: 'test' });
+        const model = pattern(size, 1);
+        const views = new Map<string, Uint8Array>();
+        let next = 0;
+        for (const each of ops) {
+          if (each.kind === 'write' || each.kind === 'trim') {
+            const length = Math.min(each.length, size - each.offset);
+            if (each.kind === 'write') {
+              await volumes.write('ns', 'clone', each.offset, pattern(length, each.seed), { epoch });
+              model.set(pattern(length, each.seed), each.offset);
+            } else {
+              await volumes.trim('ns', 'clone', each.offset, length, { epoch });
+              model.fill(0, each.offset, each.offset + length);
+            }
+          } else if (each.kind === 'snapshot') {
+            if (views.size >= 4) continue;
+            const name = `c${(next += 1)}`;
+            await volumes.createSnapshot('ns', 'clone', name);
+            views.set(name, Uint8Array.from(model));
+          } else if (views.size > 0) {
+            const name = [...views.keys()][each.pick % views.size]!;
+            await volumes.deleteSnapshot('ns', 'clone', name);
+            views.delete(name);
+          }
+        }
+        for (const [name, view] of views) expectBytes(await readAll(volumes, 'clone', size, name), view);
+        expectBytes(await readAll(volumes, 'clone', size), model);
+      }),
+      { numRuns: Number(process.env.CLONE_RUNS ?? 150) },
+    );
   });
 
   it('keeps every volume and snapshot equal to its model through writes, trims, snapshots, clones of clones and deletions', async () => {
