@@ -1,11 +1,12 @@
 // `ringstore volume serve` on the local cloud, used by standard tools as a disk (issue 37's proof): qemu-io writes
 // patterns at aligned and unaligned offsets over nbd:// and reads them back; nbdinfo shows the handshake; nbdcopy
 // copies an ext4 image made with `mkfs.ext4 -d` into the volume and back, and e2fsck finds the copy clean with
-// every file intact. A second server is refused the volume while the first holds its lease. A snapshot is exported
-// read-only while the volume changes.
+// every file intact. nbdfuse shows the volume as a file, mkfs.ext4 makes a filesystem on it and fuse2fs mounts it:
+// files written through the mount are in the volume. A second server is refused the volume while the first holds its
+// lease. A snapshot is exported read-only while the volume changes.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -77,6 +78,14 @@ async function ringstore(args: readonly string[]): Promise<string> {
   return stdout;
 }
 
+/** Waits, 100 ms apart, until `done` holds; fails with `what` past `boundMs`. */
+async function until(done: () => boolean, boundMs: number, what: () => string): Promise<void> {
+  for (const deadline = Date.now() + boundMs; !done();) {
+    if (Date.now() > deadline) throw new Error(what());
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 async function createVolume(name: string, sizeBytes: number): Promise<void> {
   const created = await call('/v1/volumes', {
     method: 'POST',
@@ -144,6 +153,56 @@ describe('ringstore volume serve, to real NBD clients', () => {
     expect(check.stdout).not.toMatch(/error|corrupt/i);
     // Every file, read back out of the copy (debugfs cat), is the one written.
     for (const n of [0, 13, 29]) {
+      const { stdout } = await tool('debugfs', ['-R', `cat /docs/file-${n}.txt`, out]);
+      expect(stdout).toBe(contents[n]);
+    }
+  });
+
+  it('takes a filesystem made and mounted through FUSE (nbdfuse, mkfs.ext4, fuse2fs): files written through it are in the volume', async () => {
+    await createVolume('fuse', 8 * MiB);
+    const served = await serveVolume('fuse', 'fuse-test');
+    const asFile = join(work, 'fuse-nbd');
+    const mounted = join(work, 'fuse-fs');
+    mkdirSync(asFile);
+    mkdirSync(mounted);
+    const contents = Array.from({ length: 12 }, (_, n) => `through fuse ${n} `.repeat(200 + n * 97));
+    // nbdfuse stays in the foreground until its mount is unmounted; its pid file says it is ready.
+    const pidFile = join(work, 'nbdfuse.pid');
+    const nbdfuse = spawn('nbdfuse', ['-P', pidFile, asFile, served.uri], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let nbdfuseErrors = '';
+    nbdfuse.stderr.on('data', (chunk: Buffer) => (nbdfuseErrors += chunk.toString()));
+    const nbdfuseExited = new Promise<void>((resolve) => nbdfuse.once('exit', () => resolve()));
+    const unmount = (at: string) => tool('fusermount3', ['-u', at]).catch(() => undefined);
+    try {
+      await until(
+        () => existsSync(pidFile),
+        30_000,
+        () => `nbdfuse never became ready: ${nbdfuseErrors}`,
+      );
+      const device = join(asFile, 'nbd');
+      await tool('mkfs.ext4', ['-q', '-F', device], { timeoutMs: 240_000 });
+      await tool('fuse2fs', [device, mounted], { timeoutMs: 60_000 });
+      mkdirSync(join(mounted, 'docs'));
+      contents.forEach((text, n) => writeFileSync(join(mounted, 'docs', `file-${n}.txt`), text));
+      expect(readFileSync(join(mounted, 'docs', 'file-7.txt'), 'utf8')).toBe(contents[7]);
+      await tool('fusermount3', ['-u', mounted], { timeoutMs: 120_000 });
+      const check = await tool('e2fsck', ['-fn', device], { timeoutMs: 120_000 });
+      expect(check.stdout).not.toMatch(/error|corrupt/i);
+    } finally {
+      await unmount(mounted);
+      await unmount(asFile);
+      await nbdfuseExited;
+      await served.stop();
+    }
+    // The files are the volume's: copied out by a new server, read out of the copy.
+    const again = await serveVolume('fuse', 'fuse-check');
+    const out = join(work, 'fuse-out.img');
+    try {
+      await tool('nbdcopy', [again.uri, out], { timeoutMs: 240_000 });
+    } finally {
+      await again.stop();
+    }
+    for (const n of [0, 7, 11]) {
       const { stdout } = await tool('debugfs', ['-R', `cat /docs/file-${n}.txt`, out]);
       expect(stdout).toBe(contents[n]);
     }
