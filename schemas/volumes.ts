@@ -83,7 +83,10 @@ export const Volume = z
       description:
         'creating: a clone whose creation was cut short (POST it again to finish); deleting: its delete has begun (DELETE it again to finish)',
     }),
-    epoch: z.number().int().meta({ description: 'The current writer epoch (0: never attached)' }),
+    epoch: z.number().int().meta({
+      description:
+        'The current writer epoch (0 when never attached; a volume made again under a deleted one’s name starts at that one’s last epoch)',
+    }),
     lease: VolumeLease.optional().meta({ description: 'The attached writer (it may have expired)' }),
     origin: z
       .object({

@@ -63,7 +63,7 @@ export class VolumeClones {
     } catch (error) {
       // The snapshot's deletion (or its volume's) came first: the clone, which nothing wrote, goes.
       if (isRingstoreError(error, 'volume.snapshotNotFound') || isRingstoreError(error, 'volume.deleting')) {
-        await records.delete(namespace, clone.name, quota);
+        await records.delete(namespace, clone.name, clone.epoch, quota);
       }
       throw error;
     }
@@ -115,8 +115,7 @@ export class VolumeClones {
   /** The clone's record, made `creating`; found so after a creation cut short, it is taken up again. */
   private async createRecord(namespace: string, record: VolumeRecord, quota?: StorageQuota): Promise<VolumeRecord> {
     try {
-      await this.deps.records.create(namespace, record, quota);
-      return record;
+      return await this.deps.records.create(namespace, record, quota);
     } catch (error) {
       if (!isRingstoreError(error, 'volume.exists')) throw error;
       const { record: existing } = await this.deps.records.read(namespace, record.name, 'any');

@@ -83,7 +83,7 @@ export class VolumeDeletions {
         keysDeleted += 1;
       });
     }
-    await this.deps.records.delete(namespace, name, quota);
+    await this.deps.records.delete(namespace, name, record.epoch, quota);
     await this.deps.clones.unlist(namespace, record);
     return { name, status: 'deleted', blocksDeleted };
   }

@@ -31,6 +31,15 @@ export function volumeRecordKey(name: string): string {
 /** Every volume record's key starts so; no block key does (block keys start with the volume's id, hex). */
 export const volumeRecordPrefix = '@';
 
+/**
+ * The key that keeps, after a volume's delete, the last writer epoch its name was written with: a volume made again
+ * under the name starts there, so a writer of the deleted one never holds an epoch of the new one. Neither a record's
+ * key (`@`) nor a block's (hex).
+ */
+export function volumeEpochFloorKey(name: string): string {
+  return `~epochs/${name}`;
+}
+
 /** The key of block `block` of volume `volumeId`: `<id>.<group>/<block>`, placed by `<id>.<group>`. */
 export function blockKey(volumeId: string, block: number, geometry: BlockGeometry): string {
   return `${blockKeyPrefix(volumeId)}${groupOf(block, geometry)}/${block}`;

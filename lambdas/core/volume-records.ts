@@ -5,7 +5,7 @@ import type { KvService } from './kv';
 import type { PutInput } from './kv-writes';
 import type { StorageChargeRule, StorageQuota } from '../ports';
 import { RingstoreError, isRingstoreError } from './errors';
-import { volumeNamespaceOf, volumeRecordKey } from './volume-layout';
+import { volumeEpochFloorKey, volumeNamespaceOf, volumeRecordKey } from './volume-layout';
 import { volumeNamePattern } from '../../schemas/topology';
 
 /** The writer a volume is attached to (docs/volumes.md, "One writer"). */
@@ -28,8 +28,8 @@ export interface VolumeRecord {
    */
   state: 'creating' | 'active' | 'deleting';
   /**
-   * The writer epoch every placement group's fence holds (0: never attached): a write carries it, and is refused
-   * wherever a fence holds a later one.
+   * The writer epoch every placement group's fence holds (0, or the last epoch of a deleted volume of the same name:
+   * never attached): a write carries it, and is refused wherever a fence holds a later one.
    */
   epoch: number;
   /** The attached writer, if any (it may have expired). */
@@ -162,16 +162,21 @@ export class VolumeRecords {
     }
   }
 
-  /** Creates the record, its size charged to `quota` when the namespace has one. */
-  async create(namespace: string, record: VolumeRecord, quota?: StorageQuota): Promise<void> {
+  /**
+   * Creates the record, its size charged to `quota` when the namespace has one; its epoch starts where a deleted
+   * volume of the same name left off. Answers the record created.
+   */
+  async create(namespace: string, record: VolumeRecord, quota?: StorageQuota): Promise<VolumeRecord> {
+    const created = { ...record, epoch: Math.max(record.epoch, await this.epochFloor(namespace, record.name)) };
     try {
-      await this.write(namespace, record, { ifNoneMatch: '*', ...charged(namespace, quota) });
+      await this.write(namespace, created, { ifNoneMatch: '*', ...charged(namespace, quota) });
     } catch (error) {
       if (isRingstoreError(error, 'kv.preconditionFailed')) {
         throw new RingstoreError('volume.exists', `a volume named ${record.name} exists already`, { details: { name: record.name } });
       }
       throw error;
     }
+    return created;
   }
 
   /**
@@ -182,13 +187,34 @@ export class VolumeRecords {
     return this.write(namespace, record, { ifMatch: [version], ...charged(namespace, quota) });
   }
 
-  /** Removes the record, freeing its size in the namespace's `quota`. */
-  async delete(namespace: string, name: string, quota?: StorageQuota): Promise<void> {
+  /**
+   * Removes the record, freeing its size in the namespace's `quota`, after keeping `lastEpoch` (the deleted volume's)
+   * as where a volume made again under the name starts.
+   */
+  async delete(namespace: string, name: string, lastEpoch: number, quota?: StorageQuota): Promise<void> {
+    if (lastEpoch > (await this.epochFloor(namespace, name))) {
+      await this.kv.put(volumeNamespaceOf(namespace), volumeEpochFloorKey(name), {
+        value: new Uint8Array(Buffer.from(String(lastEpoch), 'utf8')),
+        contentType: 'text/plain',
+        consistency: 'strong',
+      });
+    }
     const settings = { consistency: 'strong' as const, ...charged(namespace, quota) };
     await this.kv.delete(volumeNamespaceOf(namespace), volumeRecordKey(name), settings).catch((error: unknown) => {
       // Another delete of it finished first.
       if (!isRingstoreError(error, 'kv.notFound')) throw error;
     });
+  }
+
+  /** The last epoch a deleted volume of this name was written with (0: none). */
+  private async epochFloor(namespace: string, name: string): Promise<number> {
+    try {
+      const read = await this.kv.get(volumeNamespaceOf(namespace), volumeEpochFloorKey(name), 'strong');
+      return read.kind === 'value' ? Number(Buffer.from(read.value).toString('utf8')) || 0 : 0;
+    } catch (error) {
+      if (isRingstoreError(error, 'kv.notFound')) return 0;
+      throw error;
+    }
   }
 
   private async write(

@@ -153,8 +153,7 @@ export class VolumeService {
       });
     }
     const record: VolumeRecord = { ...made, sizeBytes: this.validateSize(input.sizeBytes), state: 'active' };
-    await this.records.create(namespace, record, options.storageQuota);
-    return record;
+    return this.records.create(namespace, record, options.storageQuota);
   }
 
   /** Grows or shrinks a volume (volume-resize.ts): shrinking needs it detached and nothing written past the new end. */

@@ -136,8 +136,12 @@ describe('block volumes over HTTP', () => {
       body: { name: 'gone', status: 'deleted', blocksDeleted: 8 },
     });
     expect(await errorOf(await read('gone', 'bytes=0-0'))).toMatchObject({ status: 404, code: 'volume.notFound' });
+    const oldEpoch = epochs.get('gone')!;
     await createAttached('gone', 16 * B);
     expect(same(await bytesOf(await read('gone', `bytes=0-${8 * B - 1}`)), new Uint8Array(8 * B))).toBe(true);
+    // The new volume's writer epoch is past the old one's: a writer of the deleted volume lands nothing in it.
+    expect(epochs.get('gone')).toBeGreaterThan(oldEpoch);
+    expect(await errorOf(await write('gone', 0, randomBytes(B, 7), oldEpoch))).toMatchObject({ status: 409, code: 'volume.fenced' });
   });
 
   it('lets one writer attach at a time: another holder is refused by name, and a writer taken over is fenced', async () => {

@@ -229,6 +229,24 @@ describe('block volumes', () => {
     expectBytes(await volumes.read('ns', 'disk', 0, 8 * B), new Uint8Array(8 * B));
   });
 
+  it('starts a volume made again under a deleted one’s name past its epochs: the old writer lands nothing in it', async () => {
+    const { volumes } = setup();
+    const old = await createAttached(volumes, 'disk', 8 * B);
+    await volumes.write('ns', 'disk', 0, pattern(B, 1), { epoch: old.epoch });
+    while ((await volumes.delete('ns', 'disk')).status === 'deleting');
+    // Made again, never attached: where the deleted one left off, not 0.
+    expect((await volumes.create('ns', { name: 'disk', sizeBytes: 8 * B })).epoch).toBeGreaterThan(old.epoch);
+    const { epoch } = await volumes.attach('ns', 'disk', { holder: 'new' });
+    expect(epoch).toBeGreaterThan(old.epoch + 1);
+    await expect(volumes.write('ns', 'disk', 0, pattern(B, 2), { epoch: old.epoch })).rejects.toMatchObject({ code: 'volume.fenced' });
+    await volumes.write('ns', 'disk', B, pattern(B, 3), { epoch });
+    const expected = new Uint8Array(2 * B);
+    expected.set(pattern(B, 3), B);
+    expectBytes(await volumes.read('ns', 'disk', 0, 2 * B), expected);
+    // The name's epochs are not a volume: not listed.
+    expect((await volumes.list('ns', { limit: 10 })).volumes.map((volume) => volume.name)).toEqual(['disk']);
+  });
+
   it('reads back what a model disk holds after any sequence of writes and trims', async () => {
     await fc.assert(
       fc.asyncProperty(
