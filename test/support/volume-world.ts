@@ -1,5 +1,6 @@
 // A block volume service on the in-memory ports, and what its unit tests share: small placement groups (4 blocks)
 // so that writes cross groups and shards at offsets a test reaches, byte comparisons that name the first difference.
+import fc from 'fast-check';
 import { Ring, initialRingState, tokenOf } from '../../lambdas/core/ring';
 import { InProcessTxnRunner, type TxnRunner } from '../../lambdas/core/txn-runner';
 import { blockKey, volumeNamespaceOf } from '../../lambdas/core/volume-layout';
@@ -96,4 +97,59 @@ export function pausingRunner(world: ReturnType<typeof setup>): { runner: TxnRun
     },
   };
   return { runner, pauseNext: (action) => (pause = action) };
+}
+
+/** A random step on one volume of `size` bytes: a write or trim of up to `maxLength` bytes, a snapshot, a deletion of one. */
+export function volumeStep(size: number, maxLength: number) {
+  return fc.oneof(
+    fc.record({
+      kind: fc.constant('write' as const),
+      offset: fc.nat(size - 1),
+      length: fc.integer({ min: 1, max: maxLength }),
+      seed: fc.nat(250),
+    }),
+    fc.record({ kind: fc.constant('trim' as const), offset: fc.nat(size - 1), length: fc.integer({ min: 1, max: maxLength }) }),
+    fc.record({ kind: fc.constant('snapshot' as const) }),
+    fc.record({ kind: fc.constant('deleteSnapshot' as const), pick: fc.nat(10) }),
+  );
+}
+
+export type VolumeStep = ReturnType<typeof volumeStep> extends fc.Arbitrary<infer T> ? T : never;
+
+/**
+ * Applies `steps` to volume `name` (written with `epoch`) and to `model`, its bytes: the snapshots still kept, each with
+ * its model bytes at its instant (at most `snapshotsMax` at once; a snapshot step past it does nothing).
+ */
+export async function applyVolumeSteps(
+  volumes: VolumeService,
+  name: string,
+  epoch: number,
+  steps: readonly VolumeStep[],
+  model: Uint8Array,
+  snapshotsMax: number,
+): Promise<Map<string, Uint8Array>> {
+  const views = new Map<string, Uint8Array>();
+  let next = 0;
+  for (const step of steps) {
+    if (step.kind === 'write' || step.kind === 'trim') {
+      const length = Math.min(step.length, model.byteLength - step.offset);
+      if (step.kind === 'write') {
+        await volumes.write('ns', name, step.offset, pattern(length, step.seed), { epoch });
+        model.set(pattern(length, step.seed), step.offset);
+      } else {
+        await volumes.trim('ns', name, step.offset, length, { epoch });
+        model.fill(0, step.offset, step.offset + length);
+      }
+    } else if (step.kind === 'snapshot') {
+      if (views.size >= snapshotsMax) continue;
+      const snapshot = `s${(next += 1)}`;
+      await volumes.createSnapshot('ns', name, snapshot);
+      views.set(snapshot, Uint8Array.from(model));
+    } else if (views.size > 0) {
+      const snapshot = [...views.keys()][step.pick % views.size]!;
+      await volumes.deleteSnapshot('ns', name, snapshot);
+      views.delete(snapshot);
+    }
+  }
+  return views;
 }

@@ -9,7 +9,7 @@ import { InProcessTxnRunner } from '../../../lambdas/core/txn-runner';
 import { volumeNamespaceOf, volumeRecordKey } from '../../../lambdas/core/volume-layout';
 import { VolumeService } from '../../../lambdas/core/volumes';
 import { CountingIds } from '../../support/memory-ports';
-import { B, createAttached, expectBytes, pattern, setup, small } from '../../support/volume-world';
+import { B, applyVolumeSteps, createAttached, expectBytes, pattern, setup, small, volumeStep } from '../../support/volume-world';
 
 const codeOf = (error: unknown) => (isRingstoreError(error) ? error.code : error);
 
@@ -211,47 +211,14 @@ describe('volume clones', () => {
   it('keeps a clone of a whole written volume and its snapshots equal to the model through any writes, trims, snapshots and deletions', async () => {
     // Every block inherited and holding bytes: each change of the clone meets its origin's bytes.
     const size = 8 * B;
-    const op = fc.oneof(
-      fc.record({
-        kind: fc.constant('write' as const),
-        offset: fc.nat(size - 1),
-        length: fc.integer({ min: 1, max: 2 * B }),
-        seed: fc.nat(250),
-      }),
-      fc.record({ kind: fc.constant('trim' as const), offset: fc.nat(size - 1), length: fc.integer({ min: 1, max: 2 * B }) }),
-      fc.record({ kind: fc.constant('snapshot' as const) }),
-      fc.record({ kind: fc.constant('deleteSnapshot' as const), pick: fc.nat(10) }),
-    );
     await fc.assert(
-      fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 12 }), async (ops) => {
+      fc.asyncProperty(fc.array(volumeStep(size, 2 * B), { minLength: 1, maxLength: 12 }), async (steps) => {
         const { volumes } = setup({ ...small, snapshotsMax: 4 });
         await originWithSnapshot(volumes, size, pattern(size, 1));
         await volumes.create('ns', { name: 'clone', from: { volume: 'origin', snapshot: 's' } });
         const { epoch } = await volumes.attach('ns', 'clone', { holder: 'test' });
         const model = pattern(size, 1);
-        const views = new Map<string, Uint8Array>();
-        let next = 0;
-        for (const each of ops) {
-          if (each.kind === 'write' || each.kind === 'trim') {
-            const length = Math.min(each.length, size - each.offset);
-            if (each.kind === 'write') {
-              await volumes.write('ns', 'clone', each.offset, pattern(length, each.seed), { epoch });
-              model.set(pattern(length, each.seed), each.offset);
-            } else {
-              await volumes.trim('ns', 'clone', each.offset, length, { epoch });
-              model.fill(0, each.offset, each.offset + length);
-            }
-          } else if (each.kind === 'snapshot') {
-            if (views.size >= 4) continue;
-            const name = `c${(next += 1)}`;
-            await volumes.createSnapshot('ns', 'clone', name);
-            views.set(name, Uint8Array.from(model));
-          } else if (views.size > 0) {
-            const name = [...views.keys()][each.pick % views.size]!;
-            await volumes.deleteSnapshot('ns', 'clone', name);
-            views.delete(name);
-          }
-        }
+        const views = await applyVolumeSteps(volumes, 'clone', epoch, steps, model, 4);
         for (const [name, view] of views) expectBytes(await readAll(volumes, 'clone', size, name), view);
         expectBytes(await readAll(volumes, 'clone', size), model);
       }),

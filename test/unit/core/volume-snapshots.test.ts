@@ -17,6 +17,8 @@ import {
   secondInstance,
   setup,
   small,
+  volumeStep,
+  applyVolumeSteps,
 } from '../../support/volume-world';
 
 const codeOf = (error: unknown) => (isRingstoreError(error) ? error.code : error);
@@ -248,45 +250,12 @@ describe('volume snapshots', () => {
 
   it('keeps every snapshot equal to the model at its instant through any writes, trims, snapshots and deletions', async () => {
     const size = 12 * B;
-    const op = fc.oneof(
-      fc.record({
-        kind: fc.constant('write' as const),
-        offset: fc.nat(size - 1),
-        length: fc.integer({ min: 1, max: 3 * B }),
-        seed: fc.nat(250),
-      }),
-      fc.record({ kind: fc.constant('trim' as const), offset: fc.nat(size - 1), length: fc.integer({ min: 1, max: 3 * B }) }),
-      fc.record({ kind: fc.constant('snapshot' as const) }),
-      fc.record({ kind: fc.constant('deleteSnapshot' as const), pick: fc.nat(10) }),
-    );
     await fc.assert(
-      fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 14 }), async (ops) => {
+      fc.asyncProperty(fc.array(volumeStep(size, 3 * B), { minLength: 1, maxLength: 14 }), async (steps) => {
         const { volumes } = setup({ ...small, snapshotsMax: 8 });
         const { epoch } = await createAttached(volumes, 'disk', size);
         const model = new ModelDisk(size);
-        const views = new Map<string, Uint8Array>();
-        let next = 0;
-        for (const each of ops) {
-          if (each.kind === 'write') {
-            const length = Math.min(each.length, size - each.offset);
-            const data = pattern(length, each.seed);
-            await volumes.write('ns', 'disk', each.offset, data, { epoch });
-            model.write(each.offset, data);
-          } else if (each.kind === 'trim') {
-            const length = Math.min(each.length, size - each.offset);
-            await volumes.trim('ns', 'disk', each.offset, length, { epoch });
-            model.trim(each.offset, length);
-          } else if (each.kind === 'snapshot') {
-            if (views.size >= 8) continue;
-            const name = `s${(next += 1)}`;
-            await volumes.createSnapshot('ns', 'disk', name);
-            views.set(name, Uint8Array.from(model.bytes));
-          } else if (views.size > 0) {
-            const name = [...views.keys()][each.pick % views.size]!;
-            await volumes.deleteSnapshot('ns', 'disk', name);
-            views.delete(name);
-          }
-        }
+        const views = await applyVolumeSteps(volumes, 'disk', epoch, steps, model.bytes, 8);
         for (const [name, view] of views) expectBytes(await readAll(volumes, size, name), view);
         expectBytes(await readAll(volumes, size), model.bytes);
         if (views.size === 0) expect((await volumes.describe('ns', 'disk')).snapshotBytes).toBe(0);
