@@ -180,7 +180,7 @@ export default tseslint.config(
     },
   },
   {
-    // Plain JavaScript (this file, jest.config.js, scripts/*.mjs, sdk/scripts/*.cjs): no type information to check with.
+    // Plain JavaScript (this file, jest.config.js, scripts/*.mjs and *.cjs, cdk/local/start.cjs): no type information to check with.
     files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
     extends: [tseslint.configs.disableTypeChecked],
     languageOptions: {
@@ -198,7 +198,8 @@ export default tseslint.config(
     },
   },
   {
-    // A CommonJS file (sdk/scripts/*.cjs run by the CLI's bin, test/sequencer.cjs loaded by jest) imports with require().
+    // A CommonJS file (scripts/checkout-bundle.cjs, which the CLI and the local cloud start through; test/sequencer.cjs)
+    // imports with require().
     files: ['**/*.cjs'],
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },

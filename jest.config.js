@@ -31,7 +31,11 @@ module.exports = {
     {
       ...base,
       displayName: 'integration',
-      setupFilesAfterEnv: ['<rootDir>/test/integration/timeouts.ts', '<rootDir>/test/support/stop-after-file.ts'],
+      setupFilesAfterEnv: [
+        '<rootDir>/test/integration/cloud.ts',
+        '<rootDir>/test/integration/timeouts.ts',
+        '<rootDir>/test/support/stop-after-file.ts',
+      ],
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
       globalSetup: '<rootDir>/test/integration/global-setup.ts',
       globalTeardown: '<rootDir>/test/integration/global-teardown.ts',

@@ -3,12 +3,14 @@
 // in-process local cloud, replication included. The counts must equal the model in
 // bench/capacity/operation-costs.ts, which docs/capacity.md and the capacity calculator are built on:
 // a change that raises a cost fails here, and one that lowers it updates the model.
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type LocalCloud, startLocalCloud } from '../../cdk/local/cloud';
 import { tokenOf } from '../../lambdas/core/ring';
 import { documentClient } from '../../lambdas/wiring/clients';
+import { sharedEngines, sharingEngines } from '../support/shared-engines';
 import { ringSource } from '../../lambdas/wiring/control';
 import { type CapacityMeter, type CapacityTotals, meterCapacity } from '../../bench/capacity/meter';
 import {
@@ -35,9 +37,16 @@ let meter: CapacityMeter;
 let ownerOf: (key: string) => string;
 const namespace = 'local';
 
+/** The cloud's stage: its tables on the worker's shared engines are apart from the fault suites' (their own stages). */
+const stage = `capacity-${randomBytes(3).toString('hex')}`;
+
 beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), 'ringstore-capacity-'));
+  // On the DynamoDB Local and ElasticMQ the worker's fault suites share (test/support/shared-engines.ts): the units
+  // DynamoDB Local reports are per request, whatever else its other tables hold.
+  const engines = sharingEngines() ? await sharedEngines() : undefined;
   cloud = await startLocalCloud({
+    ...(engines ? { stage, runningEngines: engines } : {}),
     home,
     vendorDir: process.env.RINGSTORE_VENDOR_DIR ?? join(__dirname, '..', '..', '.ringstore', 'vendor'),
     port: 0,
@@ -47,7 +56,7 @@ beforeAll(async () => {
     maintenanceIntervalMs: 0,
     sweeperIntervalMs: 0,
   });
-  meter = meterCapacity(documentClient(cloud.wiring), 'local');
+  meter = meterCapacity(documentClient(cloud.wiring), engines ? stage : 'local');
   const ring = await ringSource(cloud.wiring).current();
   ownerOf = (key) => ring.ownerOf(tokenOf(namespace, key)).table;
 }, 120_000);

@@ -1,8 +1,9 @@
 import { rmSync } from 'node:fs';
-import type { LocalCloudProcess } from '../support/local-cloud-process';
+import { stopIntegrationCloud } from '../support/integration-cloud';
 
 export default async function globalTeardown(): Promise<void> {
-  const cloud = (globalThis as { ringstoreCloud?: LocalCloudProcess }).ringstoreCloud;
-  await cloud?.stop();
-  if (process.env.RINGSTORE_IT_HOME) rmSync(process.env.RINGSTORE_IT_HOME, { recursive: true, force: true });
+  const home = process.env.RINGSTORE_IT_HOME;
+  if (!home) return;
+  await stopIntegrationCloud(home);
+  rmSync(home, { recursive: true, force: true });
 }

@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawnNpmStart } from '../support/npm-start';
+import { npmStartArgs, spawnNpmStart } from '../support/npm-start';
 
 const repoRoot = join(__dirname, '..', '..');
 let home: string;
@@ -17,7 +17,7 @@ afterEach(() => rmSync(home, { recursive: true, force: true }));
 
 /** `npm start` as the package script runs it, to its exit (bounded: a start that went on would hang here). */
 function start(args: readonly string[], env: Record<string, string> = {}) {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', join(repoRoot, 'cdk', 'local', 'main.ts'), ...args], {
+  const result = spawnSync(process.execPath, [...npmStartArgs(), ...args], {
     cwd: repoRoot,
     env: { ...process.env, RINGSTORE_HOME: home, RINGSTORE_PORT: '0', ...env },
     encoding: 'utf8',

@@ -4,6 +4,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { defaultOrphanGuard, guardedCommand } from '../../cdk/local/engines/child';
+import { npmStartArgs } from './npm-start';
 import { reportAfterFile, stopAfterFile } from './teardown';
 
 export interface LocalCloudProcess {
@@ -25,7 +26,7 @@ const root = join(__dirname, '..', '..');
 export const startTimeoutMs = 240_000;
 
 /** The `Name: value` lines main.ts prints, one fact each. */
-const factLine = /^(API|API key|Admin key|DynamoDB|Redis|Faults): (\S+)$/;
+export const factLine = /^(API|API key|Admin key|DynamoDB|Redis|Faults): (\S+)$/;
 
 export async function startLocalCloudProcess(options: {
   home: string;
@@ -34,14 +35,9 @@ export async function startLocalCloudProcess(options: {
   args?: readonly string[];
 }): Promise<LocalCloudProcess> {
   const env: NodeJS.ProcessEnv = { ...process.env, RINGSTORE_PORT: '0', RINGSTORE_HOME: options.home, ...options.env };
-  // `node --import tsx`, as `npm start` runs it: one process, so a signal reaches the launcher itself.
+  // Node, as `npm start` runs it: one process, so a signal reaches the launcher itself.
   // Tied to this process (the orphan guard engines use): a test process that is killed takes its cloud with it.
-  const { file, argv } = guardedCommand(defaultOrphanGuard(), process.execPath, [
-    '--import',
-    'tsx',
-    join(root, 'cdk', 'local', 'main.ts'),
-    ...(options.args ?? []),
-  ]);
+  const { file, argv } = guardedCommand(defaultOrphanGuard(), process.execPath, [...npmStartArgs(), ...(options.args ?? [])]);
   const child: ChildProcess = spawn(file, argv, {
     cwd: root,
     env,

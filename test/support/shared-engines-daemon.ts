@@ -1,7 +1,7 @@
 // The daemon behind shared-engines.ts: starts DynamoDB Local and ElasticMQ with their data in `directory`, writes
 // their endpoints (and its pid) to `directory/endpoints.json` once both answer, and runs until it is stopped or its
 // jest worker dies (the orphan guard it was started under), taking the engines with it.
-import { writeFileSync, renameSync } from 'node:fs';
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startDynamoDbLocal } from '../../cdk/local/engines/dynamodb-local';
 import { startElasticMq } from '../../cdk/local/engines/elasticmq';
@@ -15,8 +15,13 @@ async function main(directory: string): Promise<void> {
     startDynamoDbLocal({ vendorDir, log, dataDir: join(directory, 'dynamodb'), port: dynamodbPort! }),
     startElasticMq({ vendorDir, log, dataDir: join(directory, 'sqs'), port: sqsPort! }),
   ]);
+  // Stopped (stopSharedEngines), the daemon takes its data with it; killed with its worker, it leaves the
+  // directory to the next run's first start.
   const stop = () => {
-    void Promise.allSettled([dynamodb.stop(), sqs.stop()]).then(() => process.exit(0));
+    void Promise.allSettled([dynamodb.stop(), sqs.stop()]).then(() => {
+      rmSync(directory, { recursive: true, force: true });
+      process.exit(0);
+    });
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);

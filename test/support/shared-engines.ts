@@ -4,7 +4,7 @@
 // that the worker starts detached, holding none of its handles, and that dies with the worker (the engines' orphan
 // guard); the next file of the worker finds it by the worker's pid.
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultOrphanGuard, guardedCommand, pidAlive } from '../../cdk/local/engines/child';
@@ -38,6 +38,15 @@ function removeStale(): void {
   }
 }
 
+/** Waits for a daemon this worker stopped (stopSharedEngines) to have removed its directory. */
+async function stoppedEarlier(directory: string): Promise<void> {
+  const stopping = join(directory, 'stopping.pid');
+  if (!existsSync(stopping)) return;
+  const pid = Number(readFileSync(stopping, 'utf8'));
+  for (const deadline = Date.now() + 30_000; pidAlive(pid) && Date.now() < deadline;)
+    await new Promise((resolve) => setTimeout(resolve, 100));
+}
+
 /** Whether this run shares engines: on unless RINGSTORE_TEST_SHARED_ENGINES=0. */
 export function sharingEngines(): boolean {
   return process.env.RINGSTORE_TEST_SHARED_ENGINES !== '0';
@@ -48,6 +57,7 @@ export async function sharedEngines(): Promise<SharedEngines> {
   const directory = directoryOf(process.pid);
   const found = running(directory);
   if (found) return found;
+  await stoppedEarlier(directory);
   removeStale();
   rmSync(directory, { recursive: true, force: true });
   mkdirSync(directory, { recursive: true });
@@ -74,4 +84,21 @@ export async function sharedEngines(): Promise<SharedEngines> {
   }
   const output = existsSync(join(directory, 'daemon.log')) ? readFileSync(join(directory, 'daemon.log'), 'utf8').slice(-4_000) : '';
   throw new Error(`the shared engines did not start (exit ${daemon.exitCode ?? daemon.signalCode ?? 'none yet'}):\n${output}`);
+}
+
+/**
+ * Stops this worker's shared engines, if its earlier files started them: called when the worker turns to files
+ * that do not use them (the integration project, after every fault suite), so that they do not idle to the run's
+ * end. A later fault file of the worker would start them again.
+ */
+export function stopSharedEngines(): void {
+  const directory = directoryOf(process.pid);
+  const endpoints = join(directory, 'endpoints.json');
+  if (!existsSync(endpoints)) return;
+  const { pid } = JSON.parse(readFileSync(endpoints, 'utf8')) as { pid: number };
+  // No later file finds them; the daemon stops its engines on SIGTERM and then removes the directory, which a new
+  // daemon of this worker waits for (stopping.pid).
+  writeFileSync(join(directory, 'stopping.pid'), String(pid));
+  rmSync(endpoints, { force: true });
+  if (pidAlive(pid)) process.kill(pid, 'SIGTERM');
 }
