@@ -19,7 +19,7 @@ import { type DynamoDbJournal, localCredentials, localRegion, startEngines, type
 import { type GatewayHandlers, type RunningGateway, startGateway } from './gateway';
 import { ensureLocalIamUser, LocalIam, localIamUserName, type LocalIamUser } from './local-iam';
 import { provision } from './provision';
-import { ensureKeyQueue, startBackupDeliveries } from './dr-region';
+import { ensureKeyQueue, queuesOf, startBackupDeliveries } from './dr-region';
 import { ResourceStack, startWithStack } from './resource-stack';
 import { startStreamPoller, type StreamPollerOptions } from './stream-poller';
 import { startSchedule } from './schedule';
@@ -215,7 +215,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     const start: Start = { options, stack, log, stage, names: namesFor(stage) };
     const engines = await startRegionEngines(start);
     // A backup's key queue exists before its handlers are configured: they name its URL.
-    const drKeyQueue = options.dr?.role === 'backup' ? await ensureKeyQueue(engines.sqsEndpoint, start.names) : undefined;
+    const drKeyQueue = options.dr?.role === 'backup' ? await ensureKeyQueue(queuesOf(engines), start.names) : undefined;
     const config = localConfigOf(start, engines, drKeyQueue);
     const tableCount = config.shardCount + (options.spareShards ?? 0);
     await provisionTables(start, engines, tableCount);
@@ -269,6 +269,8 @@ async function startRegionEngines({ options, stack, log }: Start): Promise<Runni
     log,
     ...(options.dynamodbJournal ? { dynamodbJournal: options.dynamodbJournal } : {}),
     ...(options.runningEngines ? { running: options.runningEngines } : {}),
+    // Only cross-region DR uses queues (the backup's key queue).
+    queues: options.dr !== undefined,
   });
   return stack.use(engines, (started) => started.stop());
 }
@@ -298,7 +300,7 @@ function localConfigOf({ options, stage, names }: Start, engines: RunningEngines
     ...(options.ringRefreshMs === undefined ? {} : { [envVars.ringRefreshMs]: String(options.ringRefreshMs) }),
     // A mapping is kept by the handlers as long as an authorizer answer by the gateway, as in AWS.
     ...(options.authorizerCacheTtlSeconds === undefined ? {} : { [envVars.iamCacheTtlSeconds]: String(options.authorizerCacheTtlSeconds) }),
-    [envVars.sqsEndpoint]: engines.sqsEndpoint,
+    ...(engines.sqsEndpoint ? { [envVars.sqsEndpoint]: engines.sqsEndpoint } : {}),
     ...drEnvOf(options.dr, drKeyQueue),
     AWS_REGION: localRegion,
   });

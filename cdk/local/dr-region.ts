@@ -8,6 +8,12 @@ import { localCredentials, localRegion, type RunningEngines } from './engines';
 import { lambdaContext } from './lambda-events';
 import { startQueuePoller, type RunningQueuePoller } from './queue-poller';
 
+/** The SQS endpoint of a region's engines, which every region in cross-region DR runs (engines/index.ts, `queues`). */
+export function queuesOf(engines: RunningEngines): string {
+  if (!engines.sqsEndpoint) throw new Error('a region in cross-region DR runs its queues: its engines have no SQS endpoint');
+  return engines.sqsEndpoint;
+}
+
 /** The backup region's key queue, created if missing; its URL and ARN. */
 export async function ensureKeyQueue(sqsEndpoint: string, names: Names): Promise<{ url: string; arn: string }> {
   const sqs = new SQSClient({ region: localRegion, credentials: { ...localCredentials }, endpoint: sqsEndpoint });
@@ -48,7 +54,7 @@ export function startBackupDeliveries(options: {
   log?: (line: string) => void;
 }): BackupDeliveries {
   const keys: RunningQueuePoller = startQueuePoller({
-    endpoint: options.engines.sqsEndpoint,
+    endpoint: queuesOf(options.engines),
     queueUrl: options.queue.url,
     queueArn: options.queue.arn,
     handler: options.keyApplier,

@@ -92,11 +92,10 @@ const settings = z
     /** 1: a throwaway run in a new temporary directory, removed when it stops (also `npm start -- --fresh`). */
     RINGSTORE_FRESH: z.enum(['0', '1']).default('0'),
     /**
-     * A DynamoDB Local and an ElasticMQ already running (a test run's, shared by its clouds): used as they are,
-     * neither started nor stopped; give each cloud on them its own RINGSTORE_STAGE.
+     * A DynamoDB Local already running (a test run's, shared by its clouds): used as it is, neither started nor
+     * stopped; give each cloud on it its own RINGSTORE_STAGE. (One region runs no queues, so no ElasticMQ.)
      */
     RINGSTORE_DYNAMODB_ENDPOINT: z.url().optional(),
-    RINGSTORE_SQS_ENDPOINT: z.url().optional(),
     /** The stage the cloud's tables and queues are named by (`ringstore-<stage>-…`); `local` unless set. */
     RINGSTORE_STAGE: z.string().regex(stagePattern).optional(),
   })
@@ -115,10 +114,8 @@ function environment(): { env: Settings; fresh: boolean } {
     for (const issue of settings.error.issues) console.error(`error: ${issue.path.join('.')}: ${issue.message}`);
     process.exit(2);
   }
-  if (settings.data.RINGSTORE_REGIONS === 2 && (settings.data.RINGSTORE_DYNAMODB_ENDPOINT || settings.data.RINGSTORE_SQS_ENDPOINT)) {
-    console.error(
-      'error: RINGSTORE_DYNAMODB_ENDPOINT and RINGSTORE_SQS_ENDPOINT take one region: two regions each start their own engines',
-    );
+  if (settings.data.RINGSTORE_REGIONS === 2 && settings.data.RINGSTORE_DYNAMODB_ENDPOINT) {
+    console.error('error: RINGSTORE_DYNAMODB_ENDPOINT takes one region: two regions each start their own engines');
     process.exit(2);
   }
   const fresh = settings.data.RINGSTORE_FRESH === '1';
@@ -173,14 +170,7 @@ function cloudOptions(env: Settings, log: Log) {
     faultInjection: env.RINGSTORE_FAULT_INJECTION === '1',
     autoFailover: env.RINGSTORE_AUTO_FAILOVER === '1',
     ...(env.RINGSTORE_STAGE ? { stage: env.RINGSTORE_STAGE } : {}),
-    ...(env.RINGSTORE_DYNAMODB_ENDPOINT || env.RINGSTORE_SQS_ENDPOINT
-      ? {
-          runningEngines: {
-            ...(env.RINGSTORE_DYNAMODB_ENDPOINT ? { dynamodb: env.RINGSTORE_DYNAMODB_ENDPOINT } : {}),
-            ...(env.RINGSTORE_SQS_ENDPOINT ? { sqs: env.RINGSTORE_SQS_ENDPOINT } : {}),
-          },
-        }
-      : {}),
+    ...(env.RINGSTORE_DYNAMODB_ENDPOINT ? { runningEngines: { dynamodb: env.RINGSTORE_DYNAMODB_ENDPOINT } } : {}),
     log,
   };
 }

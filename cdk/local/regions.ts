@@ -7,6 +7,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoApiKeyStore } from '../../lambdas/adapters/dynamodb-api-key-store';
 import { namesFor } from '../../schemas/topology';
 import { type LocalCloud, type LocalCloudOptions, startLocalCloud } from './cloud';
+import { queuesOf } from './dr-region';
 import { recordDemotionIfFenced } from './demotion';
 import { localCredentials, localRegion } from './engines';
 import { type RegionLink, startRegionLink } from './link';
@@ -143,7 +144,7 @@ async function startLinkTo(
   stack: ResourceStack,
 ): Promise<{ link: RegionLink | undefined; through: RegionEndpoints }> {
   const direct: RegionEndpoints = {
-    sqsEndpoint: backup.engines.sqsEndpoint,
+    sqsEndpoint: queuesOf(backup.engines),
     s3Endpoint: backup.engines.s3Endpoint,
     dynamodbEndpoint: backup.engines.dynamodbEndpoint,
   };

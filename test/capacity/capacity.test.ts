@@ -42,7 +42,7 @@ const stage = `capacity-${randomBytes(3).toString('hex')}`;
 
 beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), 'ringstore-capacity-'));
-  // On the DynamoDB Local and ElasticMQ the worker's fault suites share (test/support/shared-engines.ts): the units
+  // On the DynamoDB Local the worker's fault suites share (test/support/shared-engines.ts): the units
   // DynamoDB Local reports are per request, whatever else its other tables hold.
   const engines = sharingEngines() ? await sharedEngines() : undefined;
   cloud = await startLocalCloud({

@@ -205,12 +205,11 @@ export async function startFaultCloud(name: string, env: Record<string, string> 
   const home = mkdtempSync(join(tmpdir(), `ringstore-fault-${name}-`));
   let cloud: LocalCloudProcess;
   try {
-    // The worker's shared DynamoDB Local and ElasticMQ, the cloud's tables under a stage of its own.
+    // The worker's shared DynamoDB Local, the cloud's tables under a stage of its own.
     const engines = sharingEngines() ? await sharedEngines() : undefined;
     const onShared: Record<string, string> = engines
       ? {
           RINGSTORE_DYNAMODB_ENDPOINT: engines.dynamodb,
-          RINGSTORE_SQS_ENDPOINT: engines.sqs,
           RINGSTORE_STAGE: `t-${name
             .toLowerCase()
             .replace(/[^a-z0-9]/g, '')

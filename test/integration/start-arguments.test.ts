@@ -51,10 +51,10 @@ describe('npm start', () => {
   });
 
   it('refuses engines already running for two regions, and a stage that cannot name tables, before any engine starts', () => {
-    const shared = { RINGSTORE_DYNAMODB_ENDPOINT: 'http://127.0.0.1:1', RINGSTORE_SQS_ENDPOINT: 'http://127.0.0.1:2' };
+    const shared = { RINGSTORE_DYNAMODB_ENDPOINT: 'http://127.0.0.1:1' };
     const twoRegions = start(['--regions', '2'], shared);
     expect(twoRegions.code).toBe(2);
-    expect(twoRegions.stderr).toContain('RINGSTORE_DYNAMODB_ENDPOINT and RINGSTORE_SQS_ENDPOINT take one region');
+    expect(twoRegions.stderr).toContain('RINGSTORE_DYNAMODB_ENDPOINT takes one region');
     const badStage = start([], { ...shared, RINGSTORE_STAGE: 'Has Spaces' });
     expect(badStage.code).toBe(2);
     expect(badStage.stderr).toContain('RINGSTORE_STAGE');

@@ -1,24 +1,20 @@
-// The daemon behind shared-engines.ts: starts DynamoDB Local and ElasticMQ with their data in `directory`, writes
-// their endpoints (and its pid) to `directory/endpoints.json` once both answer, and runs until it is stopped or its
+// The daemon behind shared-engines.ts: starts DynamoDB Local with its data in `directory`, writes its endpoint (and
+// the daemon's pid) to `directory/endpoints.json` once it answers, and runs until it is stopped or its
 // jest worker dies (the orphan guard it was started under), taking the engines with it.
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startDynamoDbLocal } from '../../cdk/local/engines/dynamodb-local';
-import { startElasticMq } from '../../cdk/local/engines/elasticmq';
 import { freePorts } from '../../cdk/local/engines/free-port';
 
 async function main(directory: string): Promise<void> {
   const vendorDir = process.env.RINGSTORE_VENDOR_DIR!;
   const log = (line: string) => process.stderr.write(`${line}\n`);
-  const [dynamodbPort, sqsPort] = await freePorts(2);
-  const [dynamodb, sqs] = await Promise.all([
-    startDynamoDbLocal({ vendorDir, log, dataDir: join(directory, 'dynamodb'), port: dynamodbPort! }),
-    startElasticMq({ vendorDir, log, dataDir: join(directory, 'sqs'), port: sqsPort! }),
-  ]);
+  const [dynamodbPort] = await freePorts(1);
+  const dynamodb = await startDynamoDbLocal({ vendorDir, log, dataDir: join(directory, 'dynamodb'), port: dynamodbPort! });
   // Stopped (stopSharedEngines), the daemon takes its data with it; killed with its worker, it leaves the
   // directory to the next run's first start.
   const stop = () => {
-    void Promise.allSettled([dynamodb.stop(), sqs.stop()]).then(() => {
+    void Promise.allSettled([dynamodb.stop()]).then(() => {
       rmSync(directory, { recursive: true, force: true });
       process.exit(0);
     });
@@ -27,7 +23,7 @@ async function main(directory: string): Promise<void> {
   process.on('SIGINT', stop);
   // Written whole, then renamed: a reader never sees half of it.
   const partial = join(directory, 'endpoints.json.partial');
-  writeFileSync(partial, JSON.stringify({ pid: process.pid, dynamodb: dynamodb.endpoint, sqs: sqs.endpoint }));
+  writeFileSync(partial, JSON.stringify({ pid: process.pid, dynamodb: dynamodb.endpoint }));
   renameSync(partial, join(directory, 'endpoints.json'));
 }
 

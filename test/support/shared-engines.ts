@@ -1,6 +1,6 @@
-// One DynamoDB Local and one ElasticMQ for all the fault clouds of a jest worker (docs/testing.md, "Time"): a cloud
-// started on them (RINGSTORE_DYNAMODB_ENDPOINT, RINGSTORE_SQS_ENDPOINT, a stage of its own) skips the engines' JVM
-// starts and DynamoDB Local's warm-up, about 6 CPU-seconds a cloud. They run in a daemon (shared-engines-daemon.ts)
+// One DynamoDB Local for all the fault clouds of a jest worker (docs/testing.md, "Time"): a cloud started on it
+// (RINGSTORE_DYNAMODB_ENDPOINT, a stage of its own) skips the engine's JVM start and warm-up, about 4 CPU-seconds a
+// cloud. (A cloud without cross-region DR runs no queues, so no ElasticMQ.) They run in a daemon (shared-engines-daemon.ts)
 // that the worker starts detached, holding none of its handles, and that dies with the worker (the engines' orphan
 // guard); the next file of the worker finds it by the worker's pid.
 import { spawn } from 'node:child_process';
@@ -11,7 +11,6 @@ import { defaultOrphanGuard, guardedCommand, pidAlive } from '../../cdk/local/en
 
 export interface SharedEngines {
   dynamodb: string;
-  sqs: string;
 }
 
 const root = join(__dirname, '..', '..');
@@ -26,7 +25,7 @@ function running(directory: string): SharedEngines | undefined {
   const endpoints = join(directory, 'endpoints.json');
   if (!existsSync(endpoints)) return undefined;
   const found = JSON.parse(readFileSync(endpoints, 'utf8')) as SharedEngines & { pid: number };
-  return pidAlive(found.pid) ? { dynamodb: found.dynamodb, sqs: found.sqs } : undefined;
+  return pidAlive(found.pid) ? { dynamodb: found.dynamodb } : undefined;
 }
 
 /** Directories of daemons whose worker is gone (killed with it, they could not remove their own). */
