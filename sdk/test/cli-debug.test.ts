@@ -74,7 +74,7 @@ describe('ringstore --debug', () => {
   it('shows a request body by its size and cuts a long response body', async () => {
     await writeFile(join(home, 'long.txt'), 'x'.repeat(5000));
 
-    const put = await ringstore(['--debug', 'put', 'long', '@long.txt']);
+    const put = await ringstore(['--debug', 'put', 'long', `@${join(home, 'long.txt')}`]);
     const get = await ringstore(['get', 'long', '--debug']);
 
     expect(put.stderr).toContain('> body 5000 bytes\n');

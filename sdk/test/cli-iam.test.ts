@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { verifySigV4 } from '../../cdk/local/sigv4-verify';
 import { type RunningServer, sendJson, startServer } from './support/fake-server';
-import { runCli } from './support/run-cli';
+import { runBin } from './support/run-cli';
 
 const user = { accessKeyId: 'AKIAAAAAAAAAAAAAAAAC', secretAccessKey: 'cli-test-secret-0000000000000000000000000' };
 const mapping = {
@@ -64,7 +64,7 @@ describe('ringstore --iam and principals', () => {
 
   // No AWS profile or instance role of the developer's: HOME is empty, AWS_* only as given.
   const ringstore = (args: string[], env: Record<string, string> = {}) =>
-    runCli(home, ['--endpoint', server.url, ...args], { env: { AWS_EC2_METADATA_DISABLED: 'true', ...env } });
+    runBin(home, ['--endpoint', server.url, ...args], { env: { AWS_EC2_METADATA_DISABLED: 'true', ...env } });
 
   it('signs with the AWS keys of the environment and sends no API key', async () => {
     const result = await ringstore(['--iam', '--region', 'eu-west-1', 'put', 'b', '2'], {

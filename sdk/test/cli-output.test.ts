@@ -33,7 +33,12 @@ describe('ringstore get --json and list --values', () => {
   const seed = async (): Promise<void> => {
     await writeFile(join(home, 'photo.png'), PNG);
     await writeFile(join(home, 'poem.txt'), 'two\nlines');
-    const lines = ['put greeting "hello world" --ttl 60', 'put photo.png @photo.png', 'put poem @poem.txt', 'put users/1 one'];
+    const lines = [
+      'put greeting "hello world" --ttl 60',
+      `put photo.png @${join(home, 'photo.png')}`,
+      `put poem @${join(home, 'poem.txt')}`,
+      'put users/1 one',
+    ];
     const seeded = await ringstore([], `${lines.join('\n')}\n`);
     expect(seeded).toMatchObject({ code: 0, stderr: '' });
   };

@@ -1,12 +1,13 @@
-// The `ringstore` CLI as users run it: the real bin spawned as a child process against the fake
-// Ringstore, one command per run and whole sessions piped through stdin.
+// The `ringstore` CLI as users run it against the fake Ringstore, one command per run and whole sessions piped
+// through stdin: its entry in this process, and the real bin spawned as a child process where the process itself
+// is what a test shows (help and exit codes, a piped session, Ctrl-C).
 
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeRingstore } from './support/fake-server';
-import { BIN, type CliResult, runCli } from './support/run-cli';
+import { BIN, type CliResult, runBin, runCli } from './support/run-cli';
 
 jest.setTimeout(30_000);
 
@@ -28,11 +29,14 @@ describe('ringstore CLI', () => {
 
   const ringstore = (args: string[], options: { env?: Record<string, string>; input?: string } = {}): Promise<CliResult> =>
     runCli(home, args, options);
+  /** As `ringstore`, through the real bin in a child process. */
+  const bin = (args: string[], options: { env?: Record<string, string>; input?: string } = {}): Promise<CliResult> =>
+    runBin(home, args, options);
 
   const connected = (): Record<string, string> => ({ RINGSTORE_ENDPOINT: fake.url, RINGSTORE_API_KEY: 'admin-key' });
 
   it('prints help and exits 0', async () => {
-    const result = await ringstore(['help']);
+    const result = await bin(['help']);
 
     expect(result.code).toBe(0);
     for (const command of [
@@ -102,7 +106,7 @@ describe('ringstore CLI', () => {
   });
 
   it('reports a missing key on one line and exits 1', async () => {
-    const result = await ringstore(['get', 'x'], { env: connected() });
+    const result = await bin(['get', 'x'], { env: connected() });
 
     expect(result).toEqual({ code: 1, stdout: '', stderr: 'error: key "x" not found (kv.notFound)\n' });
   });
@@ -523,7 +527,7 @@ describe('ringstore CLI', () => {
       'put after-quit x',
     ].join('\n');
 
-    const result = await ringstore([], { input: `${script}\n` });
+    const result = await bin([], { input: `${script}\n` });
 
     expect(result.code).toBe(1); // one line failed
     expect(result.stdout).toContain('stored "my key" (version 1)');
