@@ -35,7 +35,7 @@ export interface LocalCloudOptions {
   /** DynamoDB Local's journal; `rollback` unless set (engines/types.ts). */
   dynamodbJournal?: DynamoDbJournal;
   /** Engines already running, used and not started or stopped (engines/index.ts, `running`); give the cloud its own `stage`. */
-  runningEngines?: { dynamodb?: string; sqs?: string };
+  runningEngines?: { dynamodb?: string };
   /** Gateway port; 0 picks a free one. */
   port: number;
   stage?: string;

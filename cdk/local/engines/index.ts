@@ -55,11 +55,11 @@ export interface StartEnginesOptions {
   /** DynamoDB Local's journal; `rollback` unless set. */
   dynamodbJournal?: DynamoDbJournal;
   /**
-   * Engines already running elsewhere, by endpoint: used as they are, neither started nor stopped here. A test run
-   * shares one DynamoDB Local and one ElasticMQ among the clouds of a jest worker (test/support/shared-engines.ts),
-   * each cloud under a stage of its own so that their tables and queues do not meet.
+   * A DynamoDB Local already running elsewhere, by endpoint: used as it is, neither started nor stopped here. A test
+   * run shares one among the clouds of a jest worker (test/support/shared-engines.ts), each cloud under a stage of
+   * its own so that their tables do not meet.
    */
-  running?: { dynamodb?: string; sqs?: string };
+  running?: { dynamodb?: string };
   /**
    * Whether to run ElasticMQ (default true). Only cross-region DR sends to queues (a primary to its backup's key
    * queue, which the backup reads): a region without DR starts no JVM for them, about 2.5 CPU-s and 1.5 s saved.
@@ -139,9 +139,7 @@ export async function startEngines(opts: StartEnginesOptions): Promise<RunningEn
       : startOnPort((port) => startDynamoDbLocal({ ...common, dataDir: dataDir('dynamodb'), port, journal }), ports.dynamodb, dynamodbPort),
     opts.queues === false
       ? Promise.resolve(undefined)
-      : opts.running?.sqs
-        ? alreadyRunning('sqs', opts.running.sqs)
-        : startOnPort((port) => startElasticMq({ ...common, dataDir: dataDir('sqs'), port }), ports.sqs, sqsPort),
+      : startOnPort((port) => startElasticMq({ ...common, dataDir: dataDir('sqs'), port }), ports.sqs, sqsPort),
     startOnPort((port) => startS3({ dataDir: dataDir('s3'), port, log }), ports.s3, s3Port),
     redisServer
       ? startOnPort((port) => startRedis({ redisServer, dataDir: dataDir('redis'), port }), ports.redis, redisPort)
