@@ -3,7 +3,18 @@ import * as z from 'zod';
 import { initialRingState } from './core/ring';
 import { ringLeaseMs, ringRefreshMs } from './core/ring-source';
 import { type RingState } from './ports';
-import { cacheDefaults, defaults, drDefaults, envVars, failoverDefaults, limits, namesFor, quotaDefaults } from '../schemas/topology';
+import {
+  cacheDefaults,
+  defaults,
+  drDefaults,
+  envVars,
+  failoverDefaults,
+  limits,
+  namesFor,
+  quotaDefaults,
+  watchDefaults,
+} from '../schemas/topology';
+import type { WatchLimits } from './core/watch';
 
 const positiveInt = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
 
@@ -38,6 +49,20 @@ const runtimeEnvSchema = z.object({
   [envVars.drDynamodbEndpoint]: z.url().optional(),
   [envVars.drShipOrder]: z.enum(['keyFirst', 'together']).default('keyFirst'),
   [envVars.drValueWaitMs]: z.coerce.number().int().min(0).max(3_600_000).default(drDefaults.valueWaitMs),
+  [envVars.watchRetentionSeconds]: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .max(30 * 86_400)
+    .default(watchDefaults.retentionSeconds),
+  // Above the skew it allows for: an append is stamped again only when it outlasts the difference.
+  [envVars.watchSettleMs]: z.coerce
+    .number()
+    .int()
+    .min(2 * watchDefaults.skewAllowanceMs)
+    .max(10_000)
+    .default(watchDefaults.settleMs),
+  [envVars.watchPollMs]: z.coerce.number().int().min(50).max(5_000).default(watchDefaults.pollMs),
   [envVars.sqsEndpoint]: z.url().optional(),
   [envVars.txnStateMachineArn]: z.string().startsWith('arn:').optional(),
   [envVars.failoverStateMachineArn]: z.string().startsWith('arn:').optional(),
@@ -96,6 +121,9 @@ export interface RuntimeConfig {
   controlTable: string;
   hintsTable: string;
   txnTable: string;
+  /** The change feed's table and settings (docs/watch.md). */
+  feedTable: string;
+  watch: WatchLimits;
   /** The transaction state machine (AWS); locally the local cloud runs the same definition in process. */
   txnStateMachineArn?: string;
   /** The failover state machine (AWS); locally the local cloud runs the same definition in process. */
@@ -161,6 +189,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RuntimeConfig 
     controlTable: names.controlTable,
     hintsTable: names.hintsTable,
     txnTable: names.txnTable,
+    feedTable: names.feedTable,
+    watch: {
+      ...watchDefaults,
+      retentionSeconds: values[envVars.watchRetentionSeconds],
+      settleMs: values[envVars.watchSettleMs],
+      pollMs: values[envVars.watchPollMs],
+    },
     ...(values[envVars.txnStateMachineArn] ? { txnStateMachineArn: values[envVars.txnStateMachineArn] } : {}),
     ...(values[envVars.failoverStateMachineArn] ? { failoverStateMachineArn: values[envVars.failoverStateMachineArn] } : {}),
     ...(values[envVars.rebalanceStateMachineArn] ? { rebalanceStateMachineArn: values[envVars.rebalanceStateMachineArn] } : {}),

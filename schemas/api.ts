@@ -1,6 +1,8 @@
 // The API contract as zod schemas: handlers parse with them, the OpenAPI document is generated from them.
 import * as z from 'zod';
 import { errorCodes } from './errors';
+import { integerParam } from './query-params';
+import { WatchQuery } from './watch';
 import {
   auditDefaults,
   drDefaults,
@@ -20,20 +22,6 @@ export const Consistency = z.enum(['eventual', 'strong']).meta({
     'Writes: eventual = acknowledged once the owner holds it, replicas follow from its stream; strong = acknowledged once the owner ' +
     'and every reachable replica hold it (at least one replica). Default: the namespace setting, else eventual.',
 });
-
-/**
- * An integer query parameter in [min, max]. One rule, one message, whatever is wrong with the value
- * (`-1`, `0`, `1.5`, `abc` or too large): a client fixes it from the message alone.
- */
-const integerParam = (description: string, min: number, max: number) => {
-  const rule = `must be an integer from ${min} to ${max}`;
-  return z
-    .string()
-    .regex(/^\d{1,15}$/, rule)
-    .transform(Number)
-    .meta({ description, type: 'integer' })
-    .pipe(z.number().min(min, rule).max(max, rule));
-};
 
 export const ttlSecondsRule = `must be an integer from 1 to ${limits.ttlSecondsMax}`;
 
@@ -903,6 +891,7 @@ export const routeQueries = {
   // A batch reads as GET does: its consistency is a query parameter, as on every route that takes one.
   batchGet: ReadValueQuery,
   describeRing: NoQuery,
+  watchChanges: WatchQuery,
   listVolumes: ListVolumesQuery,
   createVolume: NoQuery,
   describeVolume: NoQuery,

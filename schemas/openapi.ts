@@ -1,10 +1,11 @@
 // Builds the OpenAPI 3.1 document from the zod schemas (schemas/api.ts) and the routes (topology).
 import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import * as z from 'zod';
-import { limits, rebalanceDefaults, routes, txnLimits, type RouteSpec } from './topology';
+import { limits, rebalanceDefaults, routes, txnLimits, watchDefaults, type RouteSpec } from './topology';
 import * as api from './api';
 import { error, json, jsonBody, keyParam, type Operation } from './openapi-helpers';
 import { kvBatchAndCounterOperations } from './openapi-kv';
+import { WatchResponse } from './watch';
 import { volumeOperations } from './openapi-volumes';
 import { version as packageVersion } from '../package.json';
 
@@ -124,6 +125,22 @@ const operations: Record<string, Operation> = {
   describeRing: {
     summary: 'Describe the ring: epoch, shards, token ranges with owners and replicas',
     responses: { 200: json(api.RingResponse, 'The ring') },
+  },
+  watchChanges: {
+    summary:
+      'Watch the namespace’s changes by key prefix from a cursor (a long poll with waitSeconds): every acknowledged write, ' +
+      'delete and expiry after the cursor, at least once, a key’s in version order; a cursor survives failovers, rebalances ' +
+      `and restarts for the feed’s retention (${watchDefaults.retentionSeconds / 3600} hours by default)`,
+    responses: {
+      200: json(WatchResponse, 'The changes after the cursor (none when the wait ran out) and the cursor to continue from'),
+      400: error('A bad parameter (details.field), or a cursor Ringstore did not give or that was edited (watch.cursorInvalid)'),
+      403: error('A cursor of another namespace’s feed (watch.cursorForeign)'),
+      410: error(
+        'The cursor is older than the retention (watch.cursorExpired): changes after it may be gone. details.oldestCursor is ' +
+          'the oldest still served; re-read the keys you follow and continue from it (or from now)',
+      ),
+      429: error('The namespace’s rate: each watch request counts as a read (quota.rate)'),
+    },
   },
   transact: {
     summary: `Run a transaction: up to ${txnLimits.txnOpsMax} get, put, delete and check ops over any keys, atomic and serializable`,
@@ -393,6 +410,7 @@ const queryExamples: Partial<Record<string, string>> = {
   listKeys: '?prefix=order-&limit=10',
   getValue: '?consistency=strong',
   batchGet: '?consistency=strong',
+  watchChanges: '?prefix=orders/&waitSeconds=20',
   writeVolume: '?offset=4096&epoch=1',
   detachVolume: '?epoch=1',
 };

@@ -141,6 +141,46 @@ export const txnSchema = {
  */
 export const pendingSchema = { partitionKey: stringKey('kh'), sortKey: numberKey('v') } as const;
 
+/**
+ * Feed table (the change feed, docs/watch.md): pk = `<namespace>#<bucket>` (the key's topic, its first path segment,
+ * hashed into `watchDefaults.buckets` partitions), sk = the entry's position (time-ordered, unique). Entries expire
+ * with the retention (DynamoDB TTL on `ttl`).
+ */
+export const feedSchema = { partitionKey: stringKey('p'), sortKey: stringKey('s'), ttlAttribute: 'ttl' } as const;
+
+/** The change feed's settings (docs/watch.md); each bounds a wait, a size or a cost. */
+export const watchDefaults = {
+  /** How long the feed keeps a change: a cursor older than this is refused with 410 watch.cursorExpired. */
+  retentionSeconds: 24 * 3600,
+  /** Partitions of a namespace's feed: a watcher of one topic reads one, of a broader prefix all of them. */
+  buckets: 8,
+  /**
+   * How far a watcher's read trails the clock: an entry stamped before it has landed, unless its append took longer
+   * than this less the skew allowance, and then its appender stamps it again (docs/watch.md, "No gap").
+   */
+  settleMs: 250,
+  /** The clock skew between appenders and watchers the settle time allows for. */
+  skewAllowanceMs: 50,
+  /** Entries one append request carries (DynamoDB's BatchWriteItem takes 25). */
+  appendBatchMax: 25,
+  /** Appends of one request stamped again before the stream retries the batch. */
+  restampAttemptsMax: 6,
+  /** How far ahead of the clock a slow append's entries are stamped again, at most (twice what it took). */
+  restampLeadMaxMs: 10_000,
+  /** A change carries its value when at most this (an entry stays within one 1 KB write unit). */
+  inlineValueBytesMax: 512,
+  /** How often a waiting watcher reads its partitions again. */
+  pollMs: 250,
+  /** A long poll's longest wait: well within API Gateway's 29 s integration timeout. */
+  waitSecondsMax: 20,
+  limitDefault: 100,
+  limitMax: 1000,
+  /** Query pages one partition read goes through when the prefix filters entries out, before it ends the answer early. */
+  pagesPerReadMax: 4,
+  /** The oldest cursor a 410 offers lies this far inside the retention, so that it is still served when used. */
+  expiredCursorGraceMs: 60_000,
+} as const;
+
 /** Cross-region disaster recovery settings (docs/dr.md); each bounds a wait, a batch or a rate. */
 export const drDefaults = {
   /** How long a backup read of a pending key waits for its value before answering 503 replication.pending. */
@@ -322,7 +362,8 @@ export type HandlerName =
   | 'drShipper'
   | 'drKeyApplier'
   | 'drValueApplier'
-  | 'drPromotionStep';
+  | 'drPromotionStep'
+  | 'watch';
 
 /** The handlers of cross-region disaster recovery: each runs only in a region of its `drRole` (docs/dr.md). */
 export const drHandlerNames = ['drShipper', 'drKeyApplier', 'drValueApplier', 'drPromotionStep'] as const satisfies readonly HandlerName[];
@@ -342,6 +383,8 @@ export interface HandlerSpec {
   txnTable?: 'none' | 'read' | 'readWrite';
   /** The backup region's pending table (docs/dr.md); absent in a region that is no backup. */
   pendingTable?: 'none' | 'read' | 'readWrite';
+  /** The change feed's table (docs/watch.md): the stream consumer appends, the watch handler reads. */
+  feedTable?: 'none' | 'read' | 'readWrite';
   /** Sends to the backup region (its key queue and bucket) when this region is a DR primary. */
   drLink?: boolean;
   /**
@@ -455,6 +498,19 @@ export const handlers: Record<HandlerName, HandlerSpec> = {
     memoryMb: 256,
     timeoutSeconds: 10,
   },
+  watch: {
+    rateLimited: true,
+    entry: 'lambdas/entries/watch.ts',
+    description: "GET /v1/watch: the changes of the caller's namespace by key prefix, from a cursor, with a long poll",
+    // A function of its own: a long poll holds its instance for up to waitSecondsMax, apart from the data path's.
+    shardTables: 'none',
+    controlTable: 'read',
+    hintsTable: 'none',
+    blobBucket: 'none',
+    feedTable: 'read',
+    memoryMb: 256,
+    timeoutSeconds: 28,
+  },
   admin: {
     entry: 'lambdas/entries/admin.ts',
     description: 'Admin API: API keys, namespace settings, shard health, repair and failover on demand',
@@ -503,7 +559,10 @@ export const handlers: Record<HandlerName, HandlerSpec> = {
   replicator: {
     startsAutomaticFailovers: true,
     entry: 'lambdas/entries/replicator.ts',
-    description: "Applies each owner write from the shard streams to the key's replicas (version-guarded)",
+    description:
+      "Applies each owner write from the shard streams to the key's replicas (version-guarded) and appends it to the change feed",
+    // The feed rides on this consumer: a DynamoDB stream shard takes two readers at most, and the DR shipper is the other.
+    feedTable: 'readWrite',
     shardTables: 'readWrite',
     controlTable: 'readWrite',
     hintsTable: 'readWrite',
@@ -886,6 +945,7 @@ export const routes = [
   // (and API Gateway takes no `:` in a path part, so `/v1/kv:batchGet` cannot be declared).
   { method: 'POST', path: '/v1/batch/get', handler: 'kvRead', operationId: 'batchGet', authorized: true },
   { method: 'GET', path: '/v1/ring', handler: 'ring', operationId: 'describeRing', authorized: true },
+  { method: 'GET', path: '/v1/watch', handler: 'watch', operationId: 'watchChanges', authorized: true },
   // Block volumes (docs/volumes.md).
   { method: 'GET', path: '/v1/volumes', handler: 'volumes', operationId: 'listVolumes', authorized: true },
   { method: 'POST', path: '/v1/volumes', handler: 'volumes', operationId: 'createVolume', authorized: true },
@@ -1029,6 +1089,8 @@ export interface Names {
   hintsTable: string;
   /** Backup region: the keys whose values have not arrived (docs/dr.md). */
   pendingTable: string;
+  /** The change feed (docs/watch.md). */
+  feedTable: string;
   /** Backup region: the FIFO queue the primary sends key messages to. */
   drKeyQueue: string;
   blobBucket: string;
@@ -1056,6 +1118,7 @@ export function namesFor(stage: string = defaults.stage, account = ''): Names {
     txnTable: `${prefix}-txn`,
     hintsTable: `${prefix}-hints`,
     pendingTable: `${prefix}-pending`,
+    feedTable: `${prefix}-feed`,
     drKeyQueue: `${prefix}-dr-keys.fifo`,
     // Bucket names are global in AWS: the account id (when known) keeps them unique.
     blobBucket: account ? `${prefix}-blobs-${account}` : `${prefix}-blobs`,
@@ -1127,6 +1190,12 @@ export const envVars = {
   namespaceBurst: 'RINGSTORE_NAMESPACE_BURST',
   /** How long a handler keeps an IAM principal's mapping (default: the authorizer cache TTL, as API keys). */
   iamCacheTtlSeconds: 'RINGSTORE_IAM_CACHE_TTL_SECONDS',
+  /** How long the change feed keeps a change (default watchDefaults.retentionSeconds); CDK sets it from context. */
+  watchRetentionSeconds: 'RINGSTORE_WATCH_RETENTION_SECONDS',
+  /** How far a watcher's read trails the clock (default watchDefaults.settleMs, docs/watch.md "No gap"). */
+  watchSettleMs: 'RINGSTORE_WATCH_SETTLE_MS',
+  /** How often a waiting watcher reads its partitions again (default watchDefaults.pollMs). */
+  watchPollMs: 'RINGSTORE_WATCH_POLL_MS',
 } as const;
 
 /** Cache defaults (docs/architecture.md, "Cache"): a small, short-lived L1 per instance, a longer-lived shared L2. */

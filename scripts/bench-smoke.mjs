@@ -34,6 +34,13 @@ const smallest = {
   'bench:engine-hold': { BENCH_HOLD_KEYS: '2000', BENCH_HOLD_SECONDS: '2' },
   'bench:copy-shape': { BENCH_SHAPE_SOURCE_ITEMS: '2000', BENCH_SHAPE_ITEMS: '1000', BENCH_SHAPE_ROUNDS: '1' },
   'bench:volumes': { BENCH_VOLUME_SECONDS: '1', BENCH_VOLUME_MIB: '16', BENCH_VOLUME_BASELINE_OPS: '20' },
+  'bench:watch': {
+    BENCH_WATCH_SECONDS: '2',
+    BENCH_WATCH_WARMUP_SECONDS: '0',
+    BENCH_WATCH_RATE: '5',
+    BENCH_WATCH_WRITERS: '1',
+    BENCH_WATCH_WATCHERS: '1',
+  },
 };
 
 /** A bench that takes longer than this at its smallest settings is stuck. */

@@ -5,7 +5,7 @@ import type { ConsumedCapacity } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { namesFor } from '../../schemas/topology';
 
-export type TableKind = 'shards' | 'txn' | 'control' | 'hints' | 'other';
+export type TableKind = 'shards' | 'txn' | 'control' | 'hints' | 'feed' | 'other';
 
 /** Totals since the last reset: requests by command and table kind, units by table kind and index. */
 export interface CapacityTotals {
@@ -38,6 +38,7 @@ export function tableKindOf(stage: string): (tableName: string) => TableKind {
     if (tableName === names.txnTable) return 'txn';
     if (tableName === names.controlTable) return 'control';
     if (tableName === names.hintsTable) return 'hints';
+    if (tableName === names.feedTable) return 'feed';
     return 'other';
   };
 }

@@ -6,7 +6,7 @@
 // The DynamoDB units per operation are the ones the capacity test counts (operation-costs.ts); the
 // service limits and prices are AWS's published defaults (us-east-1, November 2026), and the Lambda
 // durations are assumptions a user replaces with their own CloudWatch figures.
-import { handlers, replicationDefaults, shardSchema, txnSchema } from '../../schemas/topology';
+import { handlers, replicationDefaults, shardSchema, txnSchema, watchDefaults } from '../../schemas/topology';
 import { type OperationCost, type OperationName, measuredReplicationFactor, operationCosts } from './operation-costs';
 
 /** AWS's default limits that bound one deployment; every one can be raised (docs/capacity.md says how). */
@@ -133,12 +133,14 @@ export function unitsPerOperation(cost: OperationCost, valueBytes: number, repli
   const listingIndexWrites = atomicItems > 0 ? atomicItems : (cost.writeUnits['shards.byKey'] ?? 0);
   const txnRecordWrites = cost.writeUnits.txn ?? 0;
   const deadlineIndexWrites = cost.writeUnits['txn.byDeadline'] ?? 0;
+  // One entry per owner write, its value inline only when small: one unit whatever the value's size.
+  const feedWrites = cost.writeUnits.feed ?? 0;
   // Consistent batch reads (one unit per 4 KB each), which DynamoDB Local does not report.
   const batchReads = cost.requests['BatchGetItem keys shards'] ?? 0;
   const shardTableReads = ((cost.readUnits.shards ?? 0) + batchReads) * factors.read;
   const indexReads = cost.readUnits['shards.byKey'] ?? 0;
   return {
-    writeUnits: shardTableWrites + tokenIndexWrites + listingIndexWrites + txnRecordWrites + deadlineIndexWrites,
+    writeUnits: shardTableWrites + tokenIndexWrites + listingIndexWrites + txnRecordWrites + deadlineIndexWrites + feedWrites,
     readUnits: shardTableReads + indexReads,
     shardTableWrites,
     shardTableReads,
@@ -146,6 +148,7 @@ export function unitsPerOperation(cost: OperationCost, valueBytes: number, repli
     tokenIndexWrites,
     txnRecordWrites,
     deadlineIndexWrites,
+    feedWrites,
   };
 }
 
@@ -255,6 +258,7 @@ export function capacityReport(deployment: Deployment, traffic: Traffic): Capaci
   let tokenIndexWrites = 0;
   let txnRecordWrites = 0;
   let deadlineWrites = 0;
+  let feedWrites = 0;
   let concurrency = 0;
   let expressStarts = 0;
   for (const [operation, share] of mix) {
@@ -268,6 +272,7 @@ export function capacityReport(deployment: Deployment, traffic: Traffic): Capaci
     tokenIndexWrites += opsPerSecond * units.tokenIndexWrites;
     txnRecordWrites += opsPerSecond * units.txnRecordWrites;
     deadlineWrites += opsPerSecond * units.deadlineIndexWrites;
+    feedWrites += opsPerSecond * units.feedWrites;
     const lambda = lambdaUse(operation);
     concurrency += (opsPerSecond * lambda.concurrencyMs) / 1000;
     expressStarts += opsPerSecond * lambda.expressStarts;
@@ -310,6 +315,22 @@ export function capacityReport(deployment: Deployment, traffic: Traffic): Capaci
       capacity: awsLimits.partitionWriteUnits,
       unit: 'WRU/s',
       remedy: 'more shards',
+    },
+    {
+      limit: 'feed table write units/s (one table for the deployment)',
+      load: feedWrites,
+      capacity: awsLimits.tableWriteUnits,
+      unit: 'WRU/s',
+      remedy: 'a table quota increase',
+    },
+    {
+      // Keys spread over the buckets by their first path segment: a namespace whose writes all go to one topic puts
+      // them all on one partition (docs/watch.md, "Layout").
+      limit: `feed partition (busiest namespace, one of its ${watchDefaults.buckets} topic buckets)`,
+      load: (feedWrites * traffic.busiestNamespaceShare) / watchDefaults.buckets,
+      capacity: awsLimits.partitionWriteUnits,
+      unit: 'WRU/s',
+      remedy: 'spread keys over more first path segments, or more feed buckets (watchDefaults.buckets)',
     },
     {
       limit: 'transaction table write units/s',

@@ -305,6 +305,7 @@ export function accessStatements(spec: HandlerSpec, data: DataRefs): PolicyState
     ...keyUseStatements(spec, data),
     ...tableStatements(spec.hintsTable, [data.hintsTable]),
     ...tableStatements(spec.txnTable ?? 'none', [data.txnTable]),
+    ...tableStatements(spec.feedTable ?? 'none', [data.feedTable]),
     ...streamStatements(spec, data),
     ...bucketStatements(spec.blobBucket, data.blobBucket, data.drBackup !== undefined),
     ...(data.drBackup ? tableStatements(spec.pendingTable ?? 'none', [data.drBackup.pendingTable], pendingReadActions) : []),

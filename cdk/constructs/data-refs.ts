@@ -35,6 +35,8 @@ export interface DataRefs {
   hintsTable: TableRef;
   /** Transaction records (2PC coordinator state), their deadline index, and their stream when given. */
   txnTable: ShardTableRef;
+  /** The change feed (docs/watch.md). */
+  feedTable: TableRef;
   blobBucket: { name: string; arn: string; objectArn(prefix: string): string };
   /**
    * DR backup region (docs/dr.md): its pending table and key queue. Values arrive under dr/values/ of its
@@ -77,6 +79,7 @@ export function dataRefs(
     controlTable: table(names.controlTable, []),
     hintsTable: table(names.hintsTable, []),
     txnTable: { ...table(names.txnTable, txnIndexNames), ...(streams.txn ? { streamArn: streams.txn } : {}) },
+    feedTable: table(names.feedTable, []),
     blobBucket: { name: names.blobBucket, arn: bucketArn, objectArn: (prefix) => `${bucketArn}/${prefix}*` },
     ...(dr?.role === 'backup' ? { drBackup: { pendingTable: table(names.pendingTable, []), keyQueue: keyQueueRefs(scope, names) } } : {}),
     ...(dr?.role === 'primary' ? { drLink: backupLinkRefs(scope, names.stage, dr.backupRegion) } : {}),

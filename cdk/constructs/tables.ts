@@ -1,10 +1,19 @@
-// The DynamoDB tables of a deployment: the ring's shard tables, the control, hints and transaction tables,
+// The DynamoDB tables of a deployment: the ring's shard tables, the control, hints, transaction and feed tables,
 // with the key schemas the topology gives them.
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
-import { controlSchema, hintsSchema, type KeyAttribute, pendingSchema, shardSchema, txnSchema, type Names } from '../../schemas/topology';
+import {
+  controlSchema,
+  feedSchema,
+  hintsSchema,
+  type KeyAttribute,
+  pendingSchema,
+  shardSchema,
+  txnSchema,
+  type Names,
+} from '../../schemas/topology';
 
 /** PITR keeps the longest window DynamoDB offers; the blob bucket keeps old versions as long (see BlobBucket). */
 export const pitrRetentionDays = 35;
@@ -187,5 +196,32 @@ export class PendingTable extends Construct {
   constructor(scope: Construct, id: string, props: PendingTableProps) {
     super(scope, id);
     this.table = keyPairTable(this, props.names.pendingTable, pendingSchema, props.encryptionKey);
+  }
+}
+
+export interface FeedTableProps {
+  names: Names;
+  /** The customer-managed key (CDK context `kmsKey=customer`); absent: DynamoDB's own. */
+  encryptionKey?: IKey;
+}
+
+/**
+ * The change feed (docs/watch.md): one item per owner write (pk = `<namespace>#<bucket>`, sk = its position),
+ * appended by the replicator and read by the watch function, removed by TTL after the retention. Kept like the other
+ * tables: an entry lost here is a change a watcher never sees.
+ */
+export class FeedTable extends Construct {
+  readonly table: Table;
+
+  constructor(scope: Construct, id: string, props: FeedTableProps) {
+    super(scope, id);
+    this.table = new Table(this, 'Table', {
+      tableName: props.names.feedTable,
+      partitionKey: cdkKey(feedSchema.partitionKey),
+      sortKey: cdkKey(feedSchema.sortKey),
+      timeToLiveAttribute: feedSchema.ttlAttribute,
+      ...keptTable,
+      ...encryptionOf(props.encryptionKey),
+    });
   }
 }

@@ -51,6 +51,8 @@ export interface LocalCloudOptions {
   maintenanceIntervalMs?: number;
   /** How long the handlers trust a cached ring for eventual reads (default ringRefreshMs): what a rebalance's cleanup waits out. */
   ringRefreshMs?: number;
+  /** The change feed's settings where not the defaults (docs/watch.md, "Limits and settings"). */
+  watch?: { retentionSeconds?: number; settleMs?: number; pollMs?: number };
   /** How often the transaction sweeper runs; 0 turns it off. */
   sweeperIntervalMs?: number;
   /** False runs with no value cache (no L1, no Redis): every read reaches DynamoDB (the capacity test). */
@@ -298,12 +300,22 @@ function localConfigOf({ options, stage, names }: Start, engines: RunningEngines
     [envVars.faultInjection]: options.faultInjection ? '1' : '0',
     [envVars.autoFailover]: options.autoFailover === false ? '0' : '1',
     ...(options.ringRefreshMs === undefined ? {} : { [envVars.ringRefreshMs]: String(options.ringRefreshMs) }),
+    ...watchEnvOf(options.watch),
     // A mapping is kept by the handlers as long as an authorizer answer by the gateway, as in AWS.
     ...(options.authorizerCacheTtlSeconds === undefined ? {} : { [envVars.iamCacheTtlSeconds]: String(options.authorizerCacheTtlSeconds) }),
     ...(engines.sqsEndpoint ? { [envVars.sqsEndpoint]: engines.sqsEndpoint } : {}),
     ...drEnvOf(options.dr, drKeyQueue),
     AWS_REGION: localRegion,
   });
+}
+
+/** The change feed's settings as the handlers' environment names them. */
+function watchEnvOf(watch: LocalCloudOptions['watch']): Record<string, string> {
+  const env: Record<string, string> = {};
+  if (watch?.retentionSeconds !== undefined) env[envVars.watchRetentionSeconds] = String(watch.retentionSeconds);
+  if (watch?.settleMs !== undefined) env[envVars.watchSettleMs] = String(watch.settleMs);
+  if (watch?.pollMs !== undefined) env[envVars.watchPollMs] = String(watch.pollMs);
+  return env;
 }
 
 /** Every shard table (spares included), the control tables and the buckets, created if missing. */

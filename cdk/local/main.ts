@@ -82,6 +82,10 @@ const settings = z
     RINGSTORE_MAINTENANCE_INTERVAL_MS: z.coerce.number().int().min(0).max(3_600_000).optional(),
     /** How long the handlers trust a cached ring for eventual reads (lambdas/config.ts checks the bounds). */
     RINGSTORE_RING_REFRESH_MS: z.coerce.number().int().optional(),
+    /** The change feed's retention, settle time and poll interval (docs/watch.md; lambdas/config.ts checks the bounds). */
+    RINGSTORE_WATCH_RETENTION_SECONDS: z.coerce.number().int().optional(),
+    RINGSTORE_WATCH_SETTLE_MS: z.coerce.number().int().optional(),
+    RINGSTORE_WATCH_POLL_MS: z.coerce.number().int().optional(),
     /** 2: a primary and a DR backup region (docs/dr.md), each with its own engines; also `npm start -- --regions 2`. */
     RINGSTORE_REGIONS: z.coerce.number().int().min(1).max(2).default(1),
     /** The link between two regions (Toxiproxy): latency each way, and a bandwidth limit (KB/s, unset: none). */
@@ -167,6 +171,11 @@ function cloudOptions(env: Settings, log: Log) {
     ...(env.RINGSTORE_AUTH_CACHE_TTL_SECONDS !== undefined ? { authorizerCacheTtlSeconds: env.RINGSTORE_AUTH_CACHE_TTL_SECONDS } : {}),
     ...(env.RINGSTORE_MAINTENANCE_INTERVAL_MS !== undefined ? { maintenanceIntervalMs: env.RINGSTORE_MAINTENANCE_INTERVAL_MS } : {}),
     ...(env.RINGSTORE_RING_REFRESH_MS !== undefined ? { ringRefreshMs: env.RINGSTORE_RING_REFRESH_MS } : {}),
+    watch: {
+      ...(env.RINGSTORE_WATCH_RETENTION_SECONDS !== undefined ? { retentionSeconds: env.RINGSTORE_WATCH_RETENTION_SECONDS } : {}),
+      ...(env.RINGSTORE_WATCH_SETTLE_MS !== undefined ? { settleMs: env.RINGSTORE_WATCH_SETTLE_MS } : {}),
+      ...(env.RINGSTORE_WATCH_POLL_MS !== undefined ? { pollMs: env.RINGSTORE_WATCH_POLL_MS } : {}),
+    },
     faultInjection: env.RINGSTORE_FAULT_INJECTION === '1',
     autoFailover: env.RINGSTORE_AUTO_FAILOVER === '1',
     ...(env.RINGSTORE_STAGE ? { stage: env.RINGSTORE_STAGE } : {}),

@@ -11,7 +11,16 @@ import {
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, HeadBucketCommand, type S3Client } from '@aws-sdk/client-s3';
-import { controlSchema, hintsSchema, type KeyAttribute, type Names, pendingSchema, shardSchema, txnSchema } from '../../schemas/topology';
+import {
+  controlSchema,
+  feedSchema,
+  hintsSchema,
+  type KeyAttribute,
+  type Names,
+  pendingSchema,
+  shardSchema,
+  txnSchema,
+} from '../../schemas/topology';
 
 type GlobalSecondaryIndexInput = NonNullable<CreateTableCommandInput['GlobalSecondaryIndexes']>[number];
 type AttributeDefinition = NonNullable<CreateTableCommandInput['AttributeDefinitions']>[number];
@@ -79,6 +88,11 @@ export function controlTableInput(tableName: string): CreateTableCommandInput {
 
 export function hintsTableInput(tableName: string): CreateTableCommandInput {
   return keyPairTableInput(tableName, hintsSchema);
+}
+
+/** The change feed (docs/watch.md). DynamoDB Local keeps its TTL attribute but never removes expired items. */
+export function feedTableInput(tableName: string): CreateTableCommandInput {
+  return keyPairTableInput(tableName, feedSchema);
 }
 
 /** The backup region's pending table (docs/dr.md). */
@@ -164,6 +178,7 @@ export async function provision(options: {
     controlTableInput(names.controlTable),
     hintsTableInput(names.hintsTable),
     txnTableInput(names.txnTable),
+    feedTableInput(names.feedTable),
     ...(options.drBackup ? [pendingTableInput(names.pendingTable)] : []),
     ...Array.from({ length: shardCount }, (_, id) => shardTableInput(names.shardTable(id))),
   ];

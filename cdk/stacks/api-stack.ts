@@ -347,6 +347,7 @@ export class ApiStack extends Stack {
       [envVars.failoverConfirmIntervalMs]: String(config.failoverConfirmIntervalMs),
       [envVars.namespaceRatePerSecond]: String(config.namespaceRateLimitPerSecond),
       [envVars.namespaceBurst]: String(config.namespaceBurstLimit),
+      [envVars.watchRetentionSeconds]: String(config.watchRetentionSeconds),
     };
   }
 

@@ -1,7 +1,7 @@
 // The deployment's knobs, read once from CDK context and checked before any construct is built.
 // Defaults come from schemas/topology.ts so the deployed ring matches the local one.
 import * as z from 'zod';
-import { cacheDefaults, defaults, failoverDefaults, namesFor, quotaDefaults } from '../../schemas/topology';
+import { cacheDefaults, defaults, failoverDefaults, namesFor, quotaDefaults, watchDefaults } from '../../schemas/topology';
 import { defaultNoncurrentBlobDays } from '../constructs/blob-bucket';
 import { l2EvictionPolicies } from '../constructs/cache';
 import { kmsKeyModes } from '../constructs/encryption-key';
@@ -78,6 +78,13 @@ export const deploymentContextSchema = z
       .default(100),
     /** The burst of the same per-namespace bucket. */
     namespaceBurstLimit: z.coerce.number().int().min(1).max(quotaDefaults.burstMax).default(200),
+    /** How long the change feed keeps a change (docs/watch.md): a watcher's cursor older than this gets 410. */
+    watchRetentionSeconds: z.coerce
+      .number()
+      .int()
+      .min(60)
+      .max(30 * 86_400)
+      .default(watchDefaults.retentionSeconds),
     logLevel: z.enum(logLevels).default('INFO'),
     /**
      * API Gateway's CloudWatch role is one setting per account and region (AWS::ApiGateway::Account).

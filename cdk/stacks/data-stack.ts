@@ -9,7 +9,7 @@ import { namesFor, type Names } from '../../schemas/topology';
 import { BlobBucket } from '../constructs/blob-bucket';
 import { backupNamesFor, DrBackupData } from '../constructs/dr-backup';
 import { EncryptionKey, type KmsKeyMode } from '../constructs/encryption-key';
-import { ControlTable, HintsTable, ShardTables, TxnTable } from '../constructs/tables';
+import { ControlTable, FeedTable, HintsTable, ShardTables, TxnTable } from '../constructs/tables';
 
 export interface DataStackProps extends StackProps {
   stage: string;
@@ -49,6 +49,7 @@ export class DataStack extends Stack {
   readonly controlTable: Table;
   readonly hintsTable: Table;
   readonly txnTable: Table;
+  readonly feedTable: Table;
   readonly blobBucket: Bucket;
   /** The customer-managed key (`kmsKey=customer`); undefined with AWS-managed keys. */
   readonly encryptionKey: Key | undefined;
@@ -66,6 +67,7 @@ export class DataStack extends Stack {
     this.controlTable = new ControlTable(this, 'ControlTable', encrypted).table;
     this.hintsTable = new HintsTable(this, 'HintsTable', encrypted).table;
     this.txnTable = new TxnTable(this, 'TxnTable', encrypted).table;
+    this.feedTable = new FeedTable(this, 'FeedTable', encrypted).table;
     this.blobBucket = new BlobBucket(this, 'BlobBucket', {
       ...encrypted,
       ...(props.blobNoncurrentVersionDays ? { noncurrentVersionDays: props.blobNoncurrentVersionDays } : {}),
@@ -78,6 +80,7 @@ export class DataStack extends Stack {
     new CfnOutput(this, 'ControlTableName', { value: this.controlTable.tableName });
     new CfnOutput(this, 'HintsTableName', { value: this.hintsTable.tableName });
     new CfnOutput(this, 'TxnTableName', { value: this.txnTable.tableName });
+    new CfnOutput(this, 'FeedTableName', { value: this.feedTable.tableName });
     new CfnOutput(this, 'BlobBucketName', { value: this.blobBucket.bucketName });
 
     this.drBackup = props.drRole === 'backup' ? new DrBackupData(this, 'DrBackup', encrypted) : undefined;

@@ -2,7 +2,8 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { AttributeValue as LambdaAttributeValue, DynamoDBRecord } from 'aws-lambda';
 import type { OwnerChange } from '../core/replication';
-import { storedItemOfImage } from './dynamodb-item-codec';
+import type { FeedChange } from '../core/watch';
+import { isCopyImage, storedItemOfImage } from './dynamodb-item-codec';
 
 /** `arn:aws:dynamodb:<region>:<account>:table/<name>/stream/<label>` -> `<name>`. */
 export function tableOfStreamArn(arn: string): string | undefined {
@@ -62,6 +63,35 @@ export function ownerChangesOf(records: readonly DynamoDBRecord[]): { changes: O
       sourceTable,
       item: storedItemOfImage(sdkImageOf(image)),
       ...(previousVersion === undefined ? {} : { previousVersion }),
+    });
+    sequenceNumbers.push(record.dynamodb?.SequenceNumber ?? '');
+  }
+  return { changes, sequenceNumbers };
+}
+
+/** DynamoDB's own deletion of an expired item (TTL): a REMOVE record whose identity is the service's. */
+function isTtlRemoval(record: DynamoDBRecord): boolean {
+  const identity = (record as { userIdentity?: { type?: string; principalId?: string } }).userIdentity;
+  return record.eventName === 'REMOVE' && identity?.type === 'Service' && identity.principalId === 'dynamodb.amazonaws.com';
+}
+
+/**
+ * Each record as the change feed sees it (lambdas/core/watch.ts): a new image, copy or not, and TTL removals with
+ * their old image; other removals (a move's cleanup, a rejoin's reset) are no change of the key.
+ */
+export function feedChangesOf(records: readonly DynamoDBRecord[]): { changes: FeedChange[]; sequenceNumbers: string[] } {
+  const changes: FeedChange[] = [];
+  const sequenceNumbers: string[] = [];
+  for (const record of records) {
+    const image = isTtlRemoval(record) ? record.dynamodb?.OldImage : record.eventName === 'REMOVE' ? undefined : record.dynamodb?.NewImage;
+    if (!image) continue;
+    const sdkImage = sdkImageOf(image);
+    const oldVersion = record.dynamodb?.OldImage?.v?.N;
+    changes.push({
+      item: storedItemOfImage(sdkImage),
+      copied: isCopyImage(sdkImage),
+      ...(record.eventName === 'REMOVE' ? { expired: true } : {}),
+      ...(record.eventName !== 'REMOVE' && oldVersion !== undefined ? { previousVersion: Number(oldVersion) } : {}),
     });
     sequenceNumbers.push(record.dynamodb?.SequenceNumber ?? '');
   }

@@ -55,7 +55,7 @@ export interface OwnerChange {
  * intents), and version 0 is the tombstone that holds an intent on a new key: "absent", as a replica
  * without the key already is. Copying them would cost two refused or useless replica writes each.
  */
-export function carriesCommittedChange(change: OwnerChange): boolean {
+export function carriesCommittedChange(change: Pick<OwnerChange, 'item' | 'previousVersion'>): boolean {
   return change.item.version > 0 && change.previousVersion !== change.item.version;
 }
 

@@ -12,6 +12,7 @@ import { docsDeps, observeDeps } from '../wiring/observability';
 import { rebalanceStepDeps } from '../wiring/rebalance-deps';
 import { ringDeps } from '../wiring/request-deps';
 import { volumesDeps } from '../wiring/volume-deps';
+import { watchDeps } from '../wiring/watch';
 import type { Wiring } from '../wiring/wiring';
 import { observe } from '../handlers/observe';
 import { authorizerHandler } from '../handlers/authorizer';
@@ -34,6 +35,7 @@ import { drShipperHandler } from '../handlers/dr-shipper';
 import { drKeyApplierHandler } from '../handlers/dr-key-applier';
 import { drValueApplierHandler } from '../handlers/dr-value-applier';
 import { drPromotionStepHandler } from '../handlers/dr-promotion-step';
+import { watchHandler } from '../handlers/watch';
 
 /**
  * A factory of the local cloud: from a handler's view of the wiring, its deps, its handler, observed as in Lambda.
@@ -67,4 +69,5 @@ export const handlerFactories = {
   drKeyApplier: composed(drKeyApplierHandler, drKeyApplierDeps),
   drValueApplier: composed(drValueApplierHandler, drValueApplierDeps),
   drPromotionStep: composed(drPromotionStepHandler, drPromotionStepDeps),
+  watch: composed(watchHandler, watchDeps),
 } satisfies Record<HandlerName, (wiring: Wiring) => unknown>;

@@ -1,28 +1,46 @@
-// Shard streams -> replicas: copies each owner write to the key's other replicas (version-guarded).
-// A failed record is reported so the stream retries from it; applying a version twice is harmless.
+// Shard streams -> replicas and the change feed: copies each owner write to the key's other replicas (version-guarded)
+// and appends it to its namespace's feed (docs/watch.md), the feed riding on this consumer because a stream shard
+// takes two readers at most (the DR shipper is the other). A failed record is reported so the stream retries from
+// it; applying a version twice is harmless, and appending it twice is a repeated delivery the feed allows.
 import type { Logger } from '@aws-lambda-powertools/logger';
 import middy from '@middy/core';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
-import { ownerChangesOf } from '../adapters/dynamodb-stream';
+import { feedChangesOf, ownerChangesOf } from '../adapters/dynamodb-stream';
 import type { ReplicationService } from '../core/replication';
 import type { RingSource } from '../core/ring-source';
+import type { FeedWriter } from '../core/watch';
 import type { MetricsSink } from '../http/metrics';
 
 export interface ReplicatorDeps {
   replication: ReplicationService;
+  feed: FeedWriter;
   ring: RingSource;
   /** The replication metrics, flushed after each batch. */
   stats: MetricsSink;
   logger: Logger;
 }
 
-export function replicatorHandler({ replication, ring, stats, logger }: ReplicatorDeps) {
+export function replicatorHandler({ replication, feed, ring, stats, logger }: ReplicatorDeps) {
   return middy<DynamoDBStreamEvent, DynamoDBBatchResponse>().handler(async (event) => {
-    const { changes, sequenceNumbers } = ownerChangesOf(event.Records);
-    const result = await replication.applyOwnerChanges(changes, await ring.current());
+    const owned = ownerChangesOf(event.Records);
+    const fed = feedChangesOf(event.Records);
+    const [replicated, appended] = await Promise.all([
+      ring.current().then((current) => replication.applyOwnerChanges(owned.changes, current)),
+      feed.append(fed.changes),
+    ]);
     stats.publish();
-    if (result.firstFailedIndex === undefined) return { batchItemFailures: [] };
-    logger.warn('replication incomplete; the stream retries from the first failed record', { ...result });
-    return { batchItemFailures: [{ itemIdentifier: sequenceNumbers[result.firstFailedIndex]! }] };
+    const failed = [
+      replicated.firstFailedIndex === undefined ? undefined : owned.sequenceNumbers[replicated.firstFailedIndex],
+      appended.firstFailedIndex === undefined ? undefined : fed.sequenceNumbers[appended.firstFailedIndex],
+    ].filter((sequenceNumber): sequenceNumber is string => sequenceNumber !== undefined);
+    if (failed.length === 0) return { batchItemFailures: [] };
+    // The stream retries from the earliest record either part could not finish.
+    const order = new Map(event.Records.map((record, index) => [record.dynamodb?.SequenceNumber ?? '', index]));
+    const first = failed.reduce((earliest, candidate) => ((order.get(candidate) ?? 0) < (order.get(earliest) ?? 0) ? candidate : earliest));
+    logger.warn('replication or feed incomplete; the stream retries from the first failed record', {
+      replication: replicated,
+      feed: appended,
+    });
+    return { batchItemFailures: [{ itemIdentifier: first }] };
   });
 }

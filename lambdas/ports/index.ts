@@ -32,3 +32,4 @@ export type * from './ring-store';
 export type * from './access';
 export type * from './cache';
 export type * from './job-state';
+export type * from './watch';

@@ -12,10 +12,17 @@ import { failoverStats, replicationStats } from './data';
 import { drStats, initialSync, pendingSweep } from './dr';
 import { txnStats } from './observability';
 import { failoverService, maintenanceService, replicationService, transactionService } from './services';
+import { feedWriter } from './watch';
 import type { Wiring } from './wiring';
 
 export function replicatorDeps(wiring: Wiring): ReplicatorDeps {
-  return { replication: replicationService(wiring), ring: ringSource(wiring), stats: replicationStats(wiring), logger: wiring.logger };
+  return {
+    replication: replicationService(wiring),
+    feed: feedWriter(wiring),
+    ring: ringSource(wiring),
+    stats: replicationStats(wiring),
+    logger: wiring.logger,
+  };
 }
 
 export function maintenanceDeps(wiring: Wiring): MaintenanceDeps {

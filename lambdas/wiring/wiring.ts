@@ -59,7 +59,7 @@ export interface WiringOptions {
   logger?: Logger;
 }
 
-type Resource = 'shardTables' | 'controlTable' | 'hintsTable' | 'blobBucket' | 'txnTable' | 'pendingTable';
+type Resource = 'shardTables' | 'controlTable' | 'hintsTable' | 'blobBucket' | 'txnTable' | 'pendingTable' | 'feedTable';
 type Access = 'read' | 'readWrite';
 
 /**

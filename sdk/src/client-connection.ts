@@ -74,7 +74,8 @@ function invalidConfig(message: string): ValidationError {
 export class RingstoreConnection {
   /** The endpoint this client talks to, without a trailing slash. */
   readonly endpoint: string;
-  private readonly transport: Transport;
+  /** Protected, not private: `watch` waits the transport's backoff between its own tries (its sleep, its jitter). */
+  protected readonly transport: Transport;
 
   constructor(config: RingstoreClientConfig) {
     let url: URL;

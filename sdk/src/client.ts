@@ -1,6 +1,7 @@
 // RingstoreClient: the class callers construct. Its connection (settings, `send`) and the admin methods come
 // from the classes it extends, one concern each (client-connection, client-access, client-cluster, client-volumes); this
-// file adds the key-value methods, for callers who prefer `client.get(key)` to `client.send(new GetCommand(...))`.
+// file adds the key-value methods, for callers who prefer `client.get(key)` to `client.send(new GetCommand(...))`,
+// and `watch`, the change feed as an async iterable (watch.ts).
 
 import {
   BatchGetCommand,
@@ -30,11 +31,13 @@ import {
   type TransactCommandInput,
   type TransactCommandOutput,
   type TransactOp,
+  WatchCommand,
 } from './commands';
 import { RingstoreVolumesClient } from './client-volumes';
 import type { SendOptions } from './client-connection';
 import { RingstoreError } from './errors';
 import { LIST_ALL_PAGES_MAX } from './limits';
+import { type WatchOptions, WatchStream } from './watch';
 
 export type { RingstoreClientConfig, SendOptions } from './client-connection';
 
@@ -214,6 +217,34 @@ export class RingstoreClient extends RingstoreVolumesClient {
   transact(ops: readonly TransactOp[], options?: Omit<TransactCommandInput, 'ops'> & SendOptions): Promise<TransactCommandOutput> {
     const [input, send] = splitSendOptions(options);
     return this.send(new TransactCommand({ ...input, ops }), send);
+  }
+
+  /**
+   * Watches the changes of the keys that start with `prefix` ('' for the whole namespace), from `cursor` or from now:
+   * every acknowledged put, delete and expiry, each key's in version order, repeats dropped. The stream long-polls,
+   * resumes by itself after transient failures from its last cursor, and ends when `abortSignal` aborts; its
+   * `cursor` is where to continue from later. A cursor older than the feed's retention (24 h by default) throws
+   * {@link WatchCursorExpiredError}. See {@link WatchStream}.
+   *
+   * @example
+   * ```ts
+   * const changes = client.watch('orders/', { cursor: await loadCursor() });
+   * for await (const change of changes) {
+   *   if (change.operation === 'put') console.log(change.key, change.version, change.value ?? '(read it with get)');
+   *   else console.log(change.operation, change.key);
+   *   await saveCursor(changes.cursor);
+   * }
+   * ```
+   */
+  watch(prefix = '', options?: WatchOptions): WatchStream {
+    return new WatchStream(
+      {
+        page: (input, abortSignal) => this.send(new WatchCommand(input), abortSignal === undefined ? {} : { abortSignal }),
+        pause: (retry, abortSignal, atLeastMs) => this.transport.backoff(retry, abortSignal, atLeastMs),
+      },
+      prefix,
+      options,
+    );
   }
 
   /**

@@ -307,6 +307,35 @@ export class TransactionOutcomeUnknownError extends RingstoreError {
   }
 }
 
+/**
+ * 410 `watch.cursorExpired`: a watch cursor older than the change feed's retention (24 h by default), so changes after
+ * it may be gone. Never skipped silently: re-read the keys you follow, then watch from `oldestCursor` (the oldest
+ * position still served) or from now.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   for await (const change of client.watch('orders/', { cursor: saved })) console.log(change.key);
+ * } catch (err) {
+ *   if (err instanceof WatchCursorExpiredError) console.error('resync, then continue from', err.oldestCursor);
+ * }
+ * ```
+ */
+export class WatchCursorExpiredError extends RingstoreError {
+  override readonly name: string = 'WatchCursorExpiredError';
+  /** The oldest cursor the feed still serves (`details.oldestCursor`; the server always sends it). */
+  readonly oldestCursor?: string;
+  /** How long the feed keeps a change, in seconds (`details.retentionSeconds`). */
+  readonly retentionSeconds?: number;
+
+  constructor(options: RingstoreErrorOptions) {
+    super(options);
+    const { oldestCursor, retentionSeconds } = options.details ?? {};
+    if (typeof oldestCursor === 'string') this.oldestCursor = oldestCursor;
+    if (typeof retentionSeconds === 'number') this.retentionSeconds = retentionSeconds;
+  }
+}
+
 type ErrorClass = new (options: RingstoreErrorOptions) => RingstoreError;
 
 const classByStatus: Readonly<Record<number, ErrorClass>> = {
@@ -328,6 +357,7 @@ const fallbackCodeByStatus: Readonly<Record<number, string>> = {
   403: 'http.forbidden',
   404: 'http.notFound',
   409: 'http.conflict',
+  410: 'http.gone',
   412: 'http.preconditionFailed',
   413: 'http.payloadTooLarge',
   429: 'http.throttled',
@@ -446,6 +476,7 @@ export function errorFromResponse(parts: ErrorResponseParts & { nowMs: number })
   if (details !== undefined) options.details = details;
   const txid = typeof details?.txid === 'string' ? { txid: details.txid } : {};
   if (code === 'txn.outcomeUnknown') return new TransactionOutcomeUnknownError({ ...options, ...txid });
+  if (code === 'watch.cursorExpired') return new WatchCursorExpiredError(options);
   // The server marks every abort of a transaction, whatever its status, with details.status.
   if (details?.status === 'aborted' && typeof details.reason === 'string') {
     const key = typeof details.key === 'string' ? { key: details.key } : {};

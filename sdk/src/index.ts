@@ -3,6 +3,7 @@
 
 export { RingstoreClient, type RingstoreClientConfig, type SendOptions } from './client';
 export { type DeleteVolumeOptions } from './client-volumes';
+export { WatchStream, type WatchOptions, type WatchSource } from './watch';
 export { Volume, type VolumeAttachInput } from './volume';
 export {
   SigV4Signer,
@@ -53,6 +54,11 @@ export {
   CancelRebalanceCommand,
   SetRebalanceRateCommand,
   TransactCommand,
+  WatchCommand,
+  type WatchChange,
+  type WatchCommandInput,
+  type WatchCommandOutput,
+  type WatchOperation,
   CreateVolumeCommand,
   ListVolumesCommand,
   DescribeVolumeCommand,
@@ -173,6 +179,7 @@ export {
   NetworkError,
   TransactionAbortedError,
   TransactionOutcomeUnknownError,
+  WatchCursorExpiredError,
   type TransactionAbortReason,
   type RingstoreErrorOptions,
 } from './errors';
@@ -198,4 +205,8 @@ export {
   BATCH_GET_KEYS_MAX,
   VOLUME_BLOCK_BYTES,
   VOLUME_IO_BYTES_MAX,
+  WATCH_WAIT_SECONDS_MAX,
+  WATCH_LIMIT_MAX,
+  WATCH_INLINE_VALUE_BYTES_MAX,
+  WATCH_REMEMBERED_KEYS_MAX,
 } from './limits';

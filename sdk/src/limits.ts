@@ -207,3 +207,46 @@ export const VOLUME_BLOCK_BYTES = 4096;
  * ```
  */
 export const VOLUME_IO_BYTES_MAX = 256 * 1024;
+
+/**
+ * Longest long poll of one watch request: the server holds a request that finds no change this many seconds
+ * at most (well within API Gateway's 29 s). `client.watch` asks for it by default.
+ *
+ * @example
+ * ```ts
+ * client.watch('orders/', { waitSeconds: WATCH_WAIT_SECONDS_MAX });
+ * ```
+ */
+export const WATCH_WAIT_SECONDS_MAX = 20;
+
+/**
+ * Most changes one watch request answers.
+ *
+ * @example
+ * ```ts
+ * client.watch('orders/', { limit: WATCH_LIMIT_MAX });
+ * ```
+ */
+export const WATCH_LIMIT_MAX = 1000;
+
+/**
+ * Largest value a change carries inline (`value`); a larger put comes with `valueOmitted: true`, to read with `get`.
+ *
+ * @example
+ * ```ts
+ * if (change.valueOmitted) console.log((await client.get(change.key)).text());
+ * ```
+ */
+export const WATCH_INLINE_VALUE_BYTES_MAX = 512;
+
+/**
+ * Keys whose last delivered version `client.watch` remembers to drop repeated changes; past it, the key changed
+ * least recently is forgotten (a repeat of its change would then be delivered again). Memory: the keys themselves
+ * and a few numbers each.
+ *
+ * @example
+ * ```ts
+ * client.watch('', { rememberedKeysMax: WATCH_REMEMBERED_KEYS_MAX * 2 });
+ * ```
+ */
+export const WATCH_REMEMBERED_KEYS_MAX = 100_000;

@@ -95,6 +95,11 @@ export interface HttpRequest {
    * answers before doing anything, is retried; every other failure is thrown at once.
    */
   idempotent?: boolean;
+  /**
+   * How long the server may hold the request before it answers (a watch's long poll): added to the attempt's
+   * timeout, which otherwise would end a long poll that is only waiting for a change.
+   */
+  holdMs?: number;
 }
 
 /**
@@ -201,17 +206,18 @@ export class Transport {
   }
 
   /**
-   * Waits the jittered backoff of the `retry`-th retry (1 for the first), for callers that retry
-   * a whole operation themselves; rejects with `network.aborted` when `signal` aborts.
+   * Waits the jittered backoff of the `retry`-th retry (1 for the first), or `atLeastMs` when that is longer
+   * (a server's Retry-After), for callers that retry a whole operation themselves; rejects with
+   * `network.aborted` when `signal` aborts.
    *
    * @example
    * ```ts
    * await transport.backoff(1, signal); // up to RETRY_BASE_DELAY_MS
    * ```
    */
-  async backoff(retry: number, signal?: AbortSignal): Promise<void> {
+  async backoff(retry: number, signal?: AbortSignal, atLeastMs = 0): Promise<void> {
     try {
-      await this.options.sleep(backoffDelayMs(retry, this.options.random), signal);
+      await this.options.sleep(Math.max(backoffDelayMs(retry, this.options.random), atLeastMs), signal);
     } catch (cause) {
       throw aborted(cause);
     }
@@ -276,11 +282,12 @@ export class Transport {
     let headers: Record<string, string> = { ...request.headers };
     if (request.authenticated) headers = await this.authenticate(request, url, headers);
     const controller = new AbortController();
+    const timeoutMs = this.options.requestTimeoutMs + (request.holdMs ?? 0);
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
       controller.abort();
-    }, this.options.requestTimeoutMs);
+    }, timeoutMs);
     const onAbort = (): void => controller.abort();
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
@@ -300,7 +307,7 @@ export class Transport {
       if (timedOut) {
         throw new NetworkError({
           code: 'network.timeout',
-          message: `${request.method} ${shownUrl} timed out after ${this.options.requestTimeoutMs} ms`,
+          message: `${request.method} ${shownUrl} timed out after ${timeoutMs} ms`,
           status: 0,
           retryable: true,
           cause,

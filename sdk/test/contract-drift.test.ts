@@ -7,7 +7,8 @@ import * as api from '../../schemas/api';
 import { BatchGetBody, BatchGetResponse } from '../../schemas/kv-batch';
 import { IncrementAck, IncrementBody } from '../../schemas/kv-increment';
 import { retryAfterSeconds, statusOf } from '../../schemas/errors';
-import { limits, txnLimits, volumeLimits } from '../../schemas/topology';
+import { limits, txnLimits, volumeLimits, watchDefaults } from '../../schemas/topology';
+import { WatchQuery, WatchResponse } from '../../schemas/watch';
 import * as volumes from '../../schemas/volumes';
 import {
   DeleteVolumeCommand,
@@ -15,7 +16,9 @@ import {
   RingstoreClient,
   RingstoreError,
   TrimVolumeCommand,
+  WatchCommand,
   WriteVolumeCommand,
+  type WatchChange,
 } from '../src';
 import { readUploadTicket } from '../src/commands/PutCommand';
 import * as sdkLimits from '../src/limits';
@@ -50,6 +53,11 @@ const counterparts: Record<SdkLimit, { server: number | null } | { sdkOnly: stri
   DEFAULT_REQUEST_TIMEOUT_MS: { sdkOnly: "the client's timeout" },
   LIST_ALL_PAGES_MAX: { sdkOnly: 'how far listAll walks' },
   TXN_CONFLICT_RETRIES_MAX: { sdkOnly: 'how often the client runs a transaction again' },
+  // Not in the topology's limits: the change feed's own settings.
+  WATCH_WAIT_SECONDS_MAX: { server: watchDefaults.waitSecondsMax },
+  WATCH_LIMIT_MAX: { server: watchDefaults.limitMax },
+  WATCH_INLINE_VALUE_BYTES_MAX: { server: watchDefaults.inlineValueBytesMax },
+  WATCH_REMEMBERED_KEYS_MAX: { sdkOnly: 'how many keys a watch remembers to drop repeats' },
 };
 
 const mirrored = Object.entries(counterparts).flatMap(([name, counterpart]) =>
@@ -97,6 +105,13 @@ describe('SDK limits against the server', () => {
     expect([size(sdkLimits.VOLUME_BLOCK_BYTES), size(sdkLimits.VOLUME_BLOCK_BYTES + 0.5)]).toEqual([true, false]);
     const volumePage = (limit: number) => api.ListVolumesQuery.safeParse({ limit: String(limit) }).success;
     expect([volumePage(sdkLimits.LIST_LIMIT_MAX), volumePage(sdkLimits.LIST_LIMIT_MAX + 1)]).toEqual([true, false]);
+    const watch = (query: Record<string, string>) => WatchQuery.safeParse(query).success;
+    const wait = (seconds: number) => watch({ waitSeconds: String(seconds) });
+    const watchLimit = (limit: number) => watch({ limit: String(limit) });
+    expect([wait(sdkLimits.WATCH_WAIT_SECONDS_MAX), wait(sdkLimits.WATCH_WAIT_SECONDS_MAX + 1)]).toEqual([true, false]);
+    expect([watchLimit(sdkLimits.WATCH_LIMIT_MAX), watchLimit(sdkLimits.WATCH_LIMIT_MAX + 1)]).toEqual([true, false]);
+    const prefix = (chars: number) => watch({ prefix: 'p'.repeat(chars) });
+    expect([prefix(sdkLimits.KEY_BYTES_MAX), prefix(sdkLimits.KEY_BYTES_MAX + 1)]).toEqual([true, false]);
   });
 
   it("leaves the gateway time to answer and waits out the server's own Retry-After", () => {
@@ -371,6 +386,28 @@ describe("the SDK reads every answer the server's response schemas allow", () =>
           expect(await acked.send(new TrimVolumeCommand({ volume: 'disk', offset: 0, length: 3, epoch: 1 }))).toEqual(overTheWire(ack));
         },
       ),
+    );
+  });
+
+  it('WatchResponse, from WatchCommand (values base64, decoded to bytes)', async () => {
+    await fc.assert(
+      fc.asyncProperty(serverSamples(WatchResponse), async (sample) => {
+        // Prepare: each value sent as base64 of its text, as the server sends bytes.
+        const base64 = (text: string): string => Buffer.from(text, 'utf8').toString('base64');
+        const sent = {
+          ...sample,
+          changes: sample.changes.map((change) => (change.value === undefined ? change : { ...change, value: base64(change.value) })),
+        };
+        const expected = sample.changes.map(({ value, ...change }) => (value === undefined ? change : { ...change, value: utf8(value) }));
+        const bytesAsNumbers = (changes: readonly WatchChange[]) =>
+          changes.map(({ value, ...change }) => (value === undefined ? change : { ...change, value: [...value] }));
+
+        const page = await clientAnswering(200, sent).send(new WatchCommand({ prefix: 'p/', waitSeconds: 0 }));
+
+        expect({ changes: bytesAsNumbers(page.changes), cursor: page.cursor }).toEqual(
+          overTheWire({ changes: expected, cursor: sample.cursor }),
+        );
+      }),
     );
   });
 

@@ -8,6 +8,7 @@ import type * as api from '../../schemas/api';
 import type * as kvBatch from '../../schemas/kv-batch';
 import type * as kvIncrement from '../../schemas/kv-increment';
 import type * as volumes from '../../schemas/volumes';
+import type * as watch from '../../schemas/watch';
 import type { IncrementAckWire } from '../src/commands/IncrementCommand';
 import type { BatchGetWire } from '../src/commands/BatchGetCommand';
 import type { ApiKeyCreatedWire } from '../src/commands/CreateApiKeyCommand';
@@ -24,6 +25,7 @@ import type { LostKeysWire, OfferReportWire, ReconcileOutcomeWire } from '../src
 import type { RingWire } from '../src/commands/RingCommand';
 import type { Rebalance, RebalanceWire } from '../src/commands/StartRebalanceCommand';
 import type { TxnCommittedWire } from '../src/commands/TransactCommand';
+import type { WatchWire } from '../src/commands/WatchCommand';
 import type {
   VolumeDeletion,
   VolumeDescription,
@@ -89,6 +91,8 @@ export type Checks = [
   Holds<SameJson<RevokedApiKeyWire, Server<typeof api.RevokedApiKey>>>,
   Holds<SameJson<NamespaceSettingsWire, Server<typeof api.NamespaceSettingsResponse>>>,
   Holds<SameJson<AuditPageWire, Server<typeof api.AuditPage>>>,
+  // The change feed (schemas/watch.ts): a page whole, values still base64.
+  Holds<SameJson<WatchWire, Server<typeof watch.WatchResponse>>>,
 
   // A new key's answer also carries the description and revocation the admin just sent; the SDK
   // does not return them.

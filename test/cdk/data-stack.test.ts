@@ -15,7 +15,7 @@ describe('DataStack', () => {
     s = synth();
   });
 
-  it('has one shard table per shard, named by topology, plus the control, hints and transaction tables', () => {
+  it('has one shard table per shard, named by topology, plus the control, hints, transaction and feed tables', () => {
     // Prepare
     const names = namesFor(defaults.stage);
     const expected = Array.from({ length: defaults.shardCount }, (_, i) => names.shardTable(i));
@@ -28,7 +28,8 @@ describe('DataStack', () => {
     expect(tableNames(s)).toContain(names.controlTable);
     expect(tableNames(s)).toContain(names.hintsTable);
     expect(tableNames(s)).toContain(names.txnTable);
-    s.dataTemplate.resourceCountIs('AWS::DynamoDB::Table', defaults.shardCount + 3);
+    expect(tableNames(s)).toContain(names.feedTable);
+    s.dataTemplate.resourceCountIs('AWS::DynamoDB::Table', defaults.shardCount + 4);
   });
 
   it.each([1, 7])('follows shardCount=%i', (shardCount) => {

@@ -45,6 +45,7 @@ const shardArn = new RegExp(`:table/${names.prefix}-shard-\\d+(/index/[A-Za-z]+)
 const controlArn = new RegExp(`:table/${names.controlTable}$`);
 const hintsArn = new RegExp(`:table/${names.hintsTable}$`);
 const txnArn = new RegExp(`:table/${names.txnTable}(/index/[A-Za-z]+)?$`);
+const feedArn = new RegExp(`:table/${names.feedTable}$`);
 const txnIndexArn = new RegExp(`:table/${names.txnTable}/index/${txnSchema.deadlineIndex.name}$`);
 const streamArn = new RegExp(`:table/(${names.prefix}-shard-\\d+|${names.txnTable})/stream/[^/*]+$`);
 const streamActions: string[] = [...streamReadActions, streamListAction];
@@ -190,6 +191,20 @@ describe('IAM least privilege', () => {
       }
     });
 
+    it(`reaches the feed table only as "${spec.feedTable ?? 'none'}"`, () => {
+      const grants = grantsOf(s, name);
+      const actions = actionsOn(grants, feedArn);
+
+      if ((spec.feedTable ?? 'none') === 'none') {
+        expect(touches(grants, feedArn)).toEqual([]);
+      } else if (spec.feedTable === 'read') {
+        expect(actions).toEqual(expect.arrayContaining(['dynamodb:Query']));
+        expect(actions.filter(isWrite)).toEqual([]);
+      } else {
+        expect(actions).toEqual(expect.arrayContaining(['dynamodb:Query', 'dynamodb:BatchWriteItem']));
+      }
+    });
+
     // Automatic failover is on by default: the handlers that mark shards down may start a failover too.
     const failovers = startsFailovers(spec, { autoFailover: true });
     const starts = [
@@ -255,7 +270,9 @@ describe('IAM least privilege', () => {
         const dataActions = grant.actions.filter((a) => (a.startsWith('dynamodb:') && a !== streamListAction) || a.startsWith('s3:'));
         if (dataActions.length === 0) continue;
         for (const resource of grant.resources) {
-          expect([shardArn, controlArn, hintsArn, txnArn, streamArn, bucketArn].some((pattern) => pattern.test(resource))).toBe(true);
+          expect([shardArn, controlArn, hintsArn, txnArn, feedArn, streamArn, bucketArn].some((pattern) => pattern.test(resource))).toBe(
+            true,
+          );
         }
       }
       // "*" only where AWS offers no resource-level permission: Lambda's VPC ENIs, X-Ray, and (stream
@@ -282,6 +299,7 @@ describe('IAM least privilege', () => {
         handlers[name].hintsTable,
         handlers[name].blobBucket,
         handlers[name].txnTable ?? 'none',
+        handlers[name].feedTable ?? 'none',
       ].every((a) => a !== 'readWrite'),
     );
     expect(readOnly.length).toBeGreaterThan(0);

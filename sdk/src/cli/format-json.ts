@@ -87,15 +87,28 @@ function utf8Text(bytes: Uint8Array): string | undefined {
  * ```
  */
 export function valueJson(item: Pick<GetCommandOutput, 'key' | 'version' | 'contentType' | 'expiresAt' | 'value'>): ValueJson {
-  const text = isTextual(item.contentType, item.value) ? utf8Text(item.value) : undefined;
   return {
     key: item.key,
     version: item.version,
     size: item.value.byteLength,
     contentType: item.contentType,
     ...(item.expiresAt === undefined ? {} : { expiresAt: item.expiresAt }),
-    ...(text === undefined ? { value: bytesToBase64(item.value), encoding: 'base64' as const } : { value: text }),
+    ...jsonValue(item.contentType, item.value),
   };
+}
+
+/**
+ * A value's bytes as the CLI's JSON carries them: the text itself when it is text in UTF-8, else base64 with
+ * `encoding: 'base64'`, so no byte is lost.
+ *
+ * @example
+ * ```ts
+ * jsonValue('image/png', new Uint8Array([0x89, 0x50])); // { value: 'iVA=', encoding: 'base64' }
+ * ```
+ */
+export function jsonValue(contentType: string, bytes: Uint8Array): Pick<ValueJson, 'value' | 'encoding'> {
+  const text = isTextual(contentType, bytes) ? utf8Text(bytes) : undefined;
+  return text === undefined ? { value: bytesToBase64(bytes), encoding: 'base64' } : { value: text };
 }
 
 /**

@@ -25,8 +25,15 @@ interface ListOptions {
   values?: boolean;
 }
 
-/** A word as a POSIX shell reads it back: as is when safe, else single-quoted. */
-function shellWord(word: string): string {
+/**
+ * A word as a POSIX shell reads it back: as is when safe, else single-quoted (for the commands the CLI prints).
+ *
+ * @example
+ * ```ts
+ * shellWord("it's"); // `'it'\''s'`
+ * ```
+ */
+export function shellWord(word: string): string {
   return /^[A-Za-z0-9_./:=@%+-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
 }
 

@@ -25,6 +25,7 @@ import { addRebalanceCommands } from './rebalance';
 import { addAuditCommand, addKeyrangeCommand } from './ring-and-audit';
 import { addTxnCommands } from './txn';
 import { addVolumeCommands } from './volumes';
+import { addWatchCommand } from './watch';
 
 export type { CliOutput, Session } from './command-group';
 
@@ -172,6 +173,7 @@ export function buildProgram(session: Session): Command {
   addListCommand(program, context);
   addMgetCommand(program, context);
   addIncrCommand(program, context);
+  addWatchCommand(program, context);
   addVolumeCommands(program, context);
 
   addKeyrangeCommand(program, context);

@@ -16,6 +16,7 @@ export {
   type TransactOp,
   type TransactRead,
 } from './TransactCommand';
+export { WatchCommand, type WatchChange, type WatchCommandInput, type WatchCommandOutput, type WatchOperation } from './WatchCommand';
 export { RingCommand, type RingCommandInput, type RingCommandOutput, type RingRange, type RingShard } from './RingCommand';
 export { CreateApiKeyCommand, type ApiKeyRole, type CreateApiKeyCommandInput, type CreateApiKeyCommandOutput } from './CreateApiKeyCommand';
 export { RevokeApiKeyCommand, type RevokeApiKeyCommandInput, type RevokeApiKeyCommandOutput } from './RevokeApiKeyCommand';

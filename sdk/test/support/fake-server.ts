@@ -6,6 +6,7 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import type { AddressInfo } from 'node:net';
 import { fakeBatchGet, fakeIncrement } from './fake-kv-extras';
 import { FakeVolumes } from './fake-volumes';
+import { FakeFeed, FeedingStore } from './fake-watch';
 
 export interface RecordedRequest {
   method: string;
@@ -157,7 +158,9 @@ export const FAKE_RING = {
  * `corruptUploads` makes the fake S3 flip a byte of what it receives.
  */
 export class FakeRingstore {
-  readonly store = new Map<string, StoredValue>();
+  /** The change feed (fake-watch.ts): every write of `store`, served by GET /v1/watch. */
+  readonly feed = new FakeFeed();
+  readonly store: Map<string, StoredValue> = new FeedingStore(this.feed);
   readonly uploads = new Map<string, Upload>();
   readonly blobs = new Map<string, Buffer>();
   /** Block volumes (fake-volumes.ts), by namespace. */
@@ -187,6 +190,7 @@ export class FakeRingstore {
   }
 
   async close(): Promise<void> {
+    this.feed.close();
     await this.server?.close();
   }
 
@@ -240,6 +244,10 @@ export class FakeRingstore {
     }
     if (segments[1] === 'txn' && req.method === 'POST') {
       this.transact(req, res, caller.namespace);
+      return;
+    }
+    if (segments[1] === 'watch' && segments.length === 2 && req.method === 'GET') {
+      void this.feed.handle(req, res, caller.namespace);
       return;
     }
     if (segments[1] === 'batch' && segments[2] === 'get' && req.method === 'POST') {
@@ -493,12 +501,14 @@ export class FakeRingstore {
         pending.set(id, null);
       }
     }
+    this.feed.txid = txid;
     const writes = [...pending.entries()].map(([id, value]) => {
       const version = (this.store.get(id)?.version ?? 0) + 1;
       if (value === null) this.store.delete(id);
       else this.store.set(id, { ...value, version });
       return { key: id.slice(namespace.length + 1), version };
     });
+    this.feed.txid = undefined;
     sendJson(res, 200, { status: 'committed', txid, writes, reads });
   }
 

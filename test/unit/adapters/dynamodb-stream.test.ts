@@ -1,7 +1,8 @@
 // Stream records as the replicator reads them: the source table from the ARN, new images as items.
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
-import { lambdaImageOf, ownerChangesOf, tableOfStreamArn } from '../../../lambdas/adapters/dynamodb-stream';
+import { feedChangesOf, lambdaImageOf, ownerChangesOf, tableOfStreamArn } from '../../../lambdas/adapters/dynamodb-stream';
+import { toCopiedAttributes, toStoredItem } from '../../../lambdas/adapters/dynamodb-item-codec';
 import { commitsOf } from '../../../lambdas/adapters/dynamodb-txn-stream';
 
 const arn = 'arn:aws:dynamodb:us-east-1:123456789012:table/ringstore-dev-shard-2/stream/2026-11-22T00:00:00.000';
@@ -11,6 +12,7 @@ function record(
   image: Record<string, unknown> | undefined,
   sequence: string,
   oldImage?: Record<string, unknown>,
+  userIdentity?: { type: string; principalId: string },
 ): DynamoDBRecord {
   // As Lambda delivers a record: JSON, binary attributes base64-encoded.
   const marshalled = (item: Record<string, unknown>) => lambdaImageOf(marshall(item, { removeUndefinedValues: true }));
@@ -22,6 +24,7 @@ function record(
       ...(image ? { NewImage: marshalled(image) } : {}),
       ...(oldImage ? { OldImage: marshalled(oldImage) } : {}),
     },
+    ...(userIdentity ? { userIdentity } : {}),
   };
 }
 
@@ -106,5 +109,37 @@ describe('transaction table stream records', () => {
         keys: [{ table: 'ringstore-dev-shard-1', namespace: 'ns', key: 'a', kind: 'put' }],
       },
     ]);
+  });
+});
+
+describe('stream records as the change feed reads them', () => {
+  const owner = { pk: 'ns#k', ns: 'ns', k: 'k', v: 4, tok: 99, tb: 0, ct: 'text/plain', size: 1, sha: 'ab', tomb: false, mt: 1700 };
+  const ttlService = { type: 'Service', principalId: 'dynamodb.amazonaws.com' };
+
+  it('tells the owner’s writes from copies: a copy carries the version it was copied at, an owner write moves past it', () => {
+    const copy = { pk: 'ns#k', tb: 0, ...toCopiedAttributes(toStoredItem(owner)) };
+    expect(copy.cpv).toBe(4);
+    const { changes, sequenceNumbers } = feedChangesOf([
+      record('INSERT', owner, '1'),
+      record('INSERT', copy, '2'),
+      // The copy's shard became the owner (a failover, a move) and wrote the next version over it.
+      record('MODIFY', { ...copy, v: 5 }, '3', copy),
+    ]);
+    expect(sequenceNumbers).toEqual(['1', '2', '3']);
+    expect(changes.map((change) => [change.item.version, change.copied, change.previousVersion])).toEqual([
+      [4, false, undefined],
+      [4, true, undefined],
+      [5, false, 4],
+    ]);
+  });
+
+  it('reads a TTL removal by the service as an expiry of its old image, and skips every other removal', () => {
+    const { changes, sequenceNumbers } = feedChangesOf([
+      record('REMOVE', undefined, '1', owner, ttlService),
+      record('REMOVE', undefined, '2', owner),
+      record('REMOVE', undefined, '3', owner, { type: 'Service', principalId: 'someone.else' }),
+    ]);
+    expect(sequenceNumbers).toEqual(['1']);
+    expect(changes).toEqual([{ item: expect.objectContaining({ key: 'k', version: 4 }), copied: false, expired: true }]);
   });
 });

@@ -7,10 +7,12 @@ import { shardSchema } from '../../../schemas/topology';
 const traffic = { valueBytes: 100, busiestNamespaceShare: 1, cacheHitRatio: 0 };
 
 describe('capacity model', () => {
-  it('prices an eventual PUT of a small value as the test counts it: 3 copies, 3 token entries, 1 listing entry', () => {
+  it('prices an eventual PUT of a small value as the test counts it: 3 copies, 3 token entries, 1 listing entry, 1 feed entry', () => {
     const units = unitsPerOperation(operationCosts['put eventual, overwrite'], 100, 3);
 
-    expect(units).toMatchObject({ shardTableWrites: 3, tokenIndexWrites: 3, listingIndexWrites: 1, writeUnits: 7 });
+    expect(units).toMatchObject({ shardTableWrites: 3, tokenIndexWrites: 3, listingIndexWrites: 1, feedWrites: 1, writeUnits: 8 });
+    // The feed's entry carries a large value by reference only: one unit whatever the value's size.
+    expect(unitsPerOperation(operationCosts['put eventual, overwrite'], 100_000, 3).feedWrites).toBe(1);
   });
 
   it('scales replica copies with RF and base-table units with the item size, never the index entries', () => {
