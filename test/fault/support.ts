@@ -187,8 +187,13 @@ export async function eventually<T>(
 export interface FaultCloud extends LocalCloudProcess {
   api: KvApi;
   ring: Ring;
-  ddb: DynamoDBDocumentClient;
+  readonly ddb: DynamoDBDocumentClient;
   home: string;
+  /**
+   * Stops the cloud's process and starts it again on the same home, engines and stage: every handler restarts, the
+   * data and the stream pollers' checkpoints stay. The cloud's URL and keys are updated in place.
+   */
+  restart(): Promise<void>;
   /** Stops the cloud and removes its home. */
   close(): Promise<void>;
 }
@@ -204,6 +209,7 @@ export async function startFaultCloud(name: string, env: Record<string, string> 
   process.env.RINGSTORE_VENDOR_DIR ??= join(__dirname, '..', '..', '.ringstore', 'vendor');
   const home = mkdtempSync(join(tmpdir(), `ringstore-fault-${name}-`));
   let cloud: LocalCloudProcess;
+  let cloudEnv: Record<string, string>;
   try {
     // The worker's shared DynamoDB Local, the cloud's tables under a stage of its own.
     const engines = sharingEngines() ? await sharedEngines() : undefined;
@@ -217,32 +223,65 @@ export async function startFaultCloud(name: string, env: Record<string, string> 
         }
       : {};
     // Automatic failover off unless a suite asks for it: most suites study an outage itself (hints, replay).
-    cloud = await startLocalCloudProcess({
-      home,
-      env: { RINGSTORE_FAULT_INJECTION: '1', RINGSTORE_AUTO_FAILOVER: '0', ...onShared, ...env },
-    });
+    cloudEnv = { RINGSTORE_FAULT_INJECTION: '1', RINGSTORE_AUTO_FAILOVER: '0', ...onShared, ...env };
+    cloud = await startLocalCloudProcess({ home, env: cloudEnv });
   } catch (error) {
     rmSync(home, { recursive: true, force: true });
     throw error;
   }
-  const api = new KvApi(cloud);
-  const ddb = documentClientFor(cloud.dynamodbEndpoint);
-  let ring: Ring;
+  // The process behind the cloud: a restart replaces it, and the cloud's facts follow it.
+  let current = cloud;
+  let ddb = documentClientFor(cloud.dynamodbEndpoint);
+  const faultCloud: FaultCloud = {
+    get url() {
+      return current.url;
+    },
+    get apiKey() {
+      return current.apiKey;
+    },
+    get adminKey() {
+      return current.adminKey;
+    },
+    get dynamodbEndpoint() {
+      return current.dynamodbEndpoint;
+    },
+    get redisUrl() {
+      return current.redisUrl;
+    },
+    get faultsUrl() {
+      return current.faultsUrl;
+    },
+    get pid() {
+      return current.pid;
+    },
+    get ddb() {
+      return ddb;
+    },
+    stop: () => current.stop(),
+    api: undefined as unknown as KvApi,
+    ring: undefined as unknown as Ring,
+    home,
+    restart: async () => {
+      await current.stop();
+      ddb.destroy();
+      current = await startLocalCloudProcess({ home, env: cloudEnv });
+      ddb = documentClientFor(current.dynamodbEndpoint);
+    },
+    close: stopAfterFile(`the fault cloud ${name}`, async () => {
+      ddb.destroy();
+      await current.stop();
+      rmSync(home, { recursive: true, force: true });
+    }),
+  };
+  faultCloud.api = new KvApi(faultCloud);
   try {
-    ring = await api.ring();
+    faultCloud.ring = await faultCloud.api.ring();
   } catch (error) {
     // A cloud that started but cannot answer is stopped here: no caller holds it to close.
-    ddb.destroy();
-    await cloud.stop();
-    rmSync(home, { recursive: true, force: true });
+    await faultCloud.close();
     throw error;
   }
-  const close = stopAfterFile(`the fault cloud ${name}`, async () => {
-    ddb.destroy();
-    await cloud.stop();
-    rmSync(home, { recursive: true, force: true });
-  });
-  return Object.assign(cloud, { api, ring, ddb, home, close });
+  return faultCloud;
 }
 
 /** A document client on the cloud's DynamoDB Local, as the handlers see it. */
