@@ -367,12 +367,18 @@ export class DynamoShardStore implements ShardStore {
     );
   }
 
-  async applyReplica(tableName: string, item: StoredItem, options: { nowSeconds: number; listed: boolean }): Promise<boolean> {
+  async applyReplica(
+    tableName: string,
+    item: StoredItem,
+    options: { nowSeconds: number; listed: boolean; ownerWrite?: boolean },
+  ): Promise<boolean> {
     const listing = options.listed && !item.tombstone ? { lp: listingPartitionOf(item.namespace, item.token) } : {};
+    const { cpv, ...uncopied } = toCopiedAttributes(item);
+    const attributes = options.ownerWrite ? uncopied : { ...uncopied, cpv };
     return conditionalWrite(`replica write of ${item.key} to ${tableName}`, () =>
       this.entity
         .build(PutItemCommand)
-        .item({ pk: partitionKeyOf(item.namespace, item.key), tb: tokenBucket(item.token), ...listing, ...toCopiedAttributes(item) })
+        .item({ pk: partitionKeyOf(item.namespace, item.key), tb: tokenBucket(item.token), ...listing, ...attributes })
         .options({
           tableName,
           // Strictly newer only; an expired item (TTL passed, DynamoDB has not removed it yet) counts as

@@ -178,7 +178,8 @@ export class TxnSettler {
       for (const shard of copies) {
         try {
           const listed = shard === owner;
-          if (await this.deps.shards.applyReplica(ring.shard(shard).table, item, { nowSeconds, listed })) applied += 1;
+          // On the new owner the write is the key's change (its old owner never applied the intent): the feed's.
+          if (await this.deps.shards.applyReplica(ring.shard(shard).table, item, { nowSeconds, listed, ownerWrite: listed })) applied += 1;
         } catch (error) {
           // Another replica that cannot take it now gets it from anti-entropy; the new owner must take it.
           if (shard === owner || isCrashInjected(error) || !isShardFailure(error)) throw error;

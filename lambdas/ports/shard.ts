@@ -155,8 +155,10 @@ export interface ShardCopies {
    * Stores a copy of an owner's item on a replica only if it is strictly newer than what the replica
    * holds (or what it holds has expired). Returns false when the replica already had this version or newer.
    * `listed`: the table is the key's owner (a repair of the owner's copy), so a live copy joins the listing index.
+   * `ownerWrite`: the owner takes a committed write no owner made (a stranded transaction's, rolled forward from its
+   * record when its owner changed): stored without the copy mark, so the change feed sees the write it is.
    */
-  applyReplica(table: string, item: StoredItem, options: { nowSeconds: number; listed: boolean }): Promise<boolean>;
+  applyReplica(table: string, item: StoredItem, options: { nowSeconds: number; listed: boolean; ownerWrite?: boolean }): Promise<boolean>;
   /**
    * Puts the table's live copies of these keys into the listing index: the table has become their owner
    * (a failover handed it their range). Tombstones and absent keys are left alone. Returns how many joined.

@@ -129,7 +129,11 @@ export class MemoryShardStore implements ShardStore, RangeStore {
     else this.listed.delete(`${table}|${id}`);
   }
 
-  async applyReplica(table: string, item: StoredItem, options: { nowSeconds: number; listed: boolean }): Promise<boolean> {
+  async applyReplica(
+    table: string,
+    item: StoredItem,
+    options: { nowSeconds: number; listed: boolean; ownerWrite?: boolean },
+  ): Promise<boolean> {
     const items = this.table(table);
     const id = `${item.namespace}#${item.key}`;
     const current = items.get(id);
