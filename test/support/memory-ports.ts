@@ -90,6 +90,8 @@ export class MemoryShardStore implements ShardStore, RangeStore {
   private readonly listed = new Set<string>();
   /** Tables that answer every call with `shard.unavailable` (a shard outage). */
   readonly down = new Set<string>();
+  /** `<table>|<namespace>#<key>@<version>` of each copy stored as an owner write (applyReplica's ownerWrite): the feed's to see. */
+  readonly ownerWrittenCopies = new Set<string>();
   /** Items a listing examines per call before it stops early (emulates DynamoDB's page bound). */
   constructor(private readonly examineMax = Number.POSITIVE_INFINITY) {}
 
@@ -143,6 +145,7 @@ export class MemoryShardStore implements ShardStore, RangeStore {
     const { intent: _intent, writtenBy: _writer, ...copy } = item;
     items.set(id, copy);
     this.setListed(table, id, options.listed && !item.tombstone);
+    if (options.ownerWrite) this.ownerWrittenCopies.add(`${table}|${id}@${item.version}`);
     return true;
   }
 
