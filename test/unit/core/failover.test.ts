@@ -667,7 +667,7 @@ describe('transactions whose intents sit on the failed owner', () => {
     expect(await w.strongValue(elsewhere)).toEqual({ value: 'kept', version: 1 });
     // On the new owner the write is the key's change, never made by an owner: stored as one, so the change feed sees it
     // (docs/watch.md); the other replicas' are copies.
-    const ownerTable = new Ring((await w.rings.readRing())!).ownerOf(tokenOf('ns', onShard2)).table;
+    const ownerTable = new Ring(await w.rings.readRing()).ownerOf(tokenOf('ns', onShard2)).table;
     expect([...w.shards.ownerWrittenCopies]).toEqual([`${ownerTable}|ns#${onShard2}@2`]);
     // Run again (a retried step): nothing more to apply.
     const again = await w.failover.settleTransactions(result.ranges);
