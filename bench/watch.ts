@@ -59,6 +59,9 @@ const settings = z
     BENCH_WATCH_WRITERS: z.coerce.number().int().min(1).max(32).default(4),
     /** Watchers of the writes' prefix; as many again watch the whole namespace. */
     BENCH_WATCH_WATCHERS: z.coerce.number().int().min(1).max(16).default(2),
+    /** The feed's settle time and poll interval, where not the defaults (docs/watch.md, "Limits and settings"). */
+    BENCH_WATCH_SETTLE_MS: z.coerce.number().int().min(100).max(10_000).optional(),
+    BENCH_WATCH_POLL_MS: z.coerce.number().int().min(50).max(5_000).optional(),
   })
   .parse(process.env);
 
@@ -335,6 +338,10 @@ async function main(): Promise<void> {
     dynamodbJournal: benchDynamoDbJournal,
     maintenanceIntervalMs: 0,
     sweeperIntervalMs: 0,
+    watch: {
+      ...(settings.BENCH_WATCH_SETTLE_MS === undefined ? {} : { settleMs: settings.BENCH_WATCH_SETTLE_MS }),
+      ...(settings.BENCH_WATCH_POLL_MS === undefined ? {} : { pollMs: settings.BENCH_WATCH_POLL_MS }),
+    },
   });
   try {
     // The machine's load is part of what a run measured: the appends' speed, against the settle time, decides the repeats.

@@ -169,8 +169,10 @@ export const watchDefaults = {
   restampLeadMaxMs: 10_000,
   /** A change carries its value when at most this (an entry stays within one 1 KB write unit). */
   inlineValueBytesMax: 512,
-  /** How often a waiting watcher reads its partitions again. */
+  /** How often a waiting watcher reads its partitions again, at least (sooner when a change it saw settles). */
   pollMs: 250,
+  /** How often a waiting watcher reads its partitions, at most: changes settling one after another share a read. */
+  readIntervalMinMs: 100,
   /** A long poll's longest wait: well within API Gateway's 29 s integration timeout. */
   waitSecondsMax: 20,
   limitDefault: 100,

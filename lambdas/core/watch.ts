@@ -292,7 +292,12 @@ export interface WatchServiceDeps {
 export class WatchService {
   constructor(private readonly deps: WatchServiceDeps) {}
 
-  /** The changes of `namespace` after the cursor whose keys start with the prefix: at once if any, else within the wait. */
+  /**
+   * The changes of `namespace` after the cursor whose keys start with the prefix: at once if any, else within the wait.
+   * Each read looks past the settled bound to the clock's edge and beyond (entries stamped ahead of the clock): an entry
+   * seen there is not handed out yet, but tells when it settles, and the watcher reads again then rather than a
+   * poll interval later. The delivery lag is the settle time, not the settle time and half a poll.
+   */
   async watch(namespace: string, request: WatchRequest): Promise<WatchPage> {
     const { clock, limits } = this.deps;
     const startedMs = clock.nowMs();
@@ -301,15 +306,19 @@ export class WatchService {
     const buckets = bucketsOfPrefix(request.prefix, limits.buckets);
     const deadlineMs = clock.monotonicMs() + request.waitMs;
     for (;;) {
-      const upTo = boundAtMs(clock.nowMs() - limits.settleMs);
-      if (upTo > after) {
-        const page = await this.readOnce(namespace, buckets, request, after, upTo);
-        if (page.changes.length > 0) return page;
-        after = decodeCursor(page.cursor).position;
-      }
+      const nowMs = clock.nowMs();
+      const readAtMs = clock.monotonicMs();
+      const settledTo = boundAtMs(nowMs - limits.settleMs);
+      const read = await this.readOnce(namespace, buckets, request, after, settledTo, boundAtMs(nowMs + limits.restampLeadMaxMs));
+      if (read.page.changes.length > 0) return read.page;
+      after = decodeCursor(read.page.cursor).position;
       const leftMs = deadlineMs - clock.monotonicMs();
-      if (leftMs <= 0) return { changes: [], cursor: encodeCursor(namespace, after) };
-      await this.deps.sleep(Math.min(limits.pollMs, leftMs));
+      if (leftMs <= 0) return read.page;
+      // When the change seen settles, but not sooner than the reads' least interval (changes settling one after
+      // another are then served together, a read each at most), nor later than the poll interval.
+      const settlesInMs = read.nextSettlesAtMs === undefined ? Infinity : read.nextSettlesAtMs - clock.nowMs();
+      const spacedInMs = readAtMs + limits.readIntervalMinMs - clock.monotonicMs();
+      await this.deps.sleep(Math.max(1, Math.min(limits.pollMs, Math.max(settlesInMs, spacedInMs), leftMs)));
     }
   }
 
@@ -334,26 +343,29 @@ export class WatchService {
   }
 
   /**
-   * One read of every partition of the prefix, merged in position order. The page ends where every partition
-   * has been read in full: at the bound, or earlier where a partition stopped early (its filtered pages bounded).
+   * One read of every partition of the prefix up to `lookTo`, merged in position order. The page holds what has
+   * settled: it ends where every partition has been read in full (at the settled bound, or earlier where a partition
+   * stopped early, its filtered pages bounded). Past it, the earliest entry read tells when the next one settles.
    */
   private async readOnce(
     namespace: string,
     buckets: readonly number[],
     request: WatchRequest,
     after: string,
-    upTo: string,
-  ): Promise<WatchPage> {
+    settledTo: string,
+    lookTo: string,
+  ): Promise<{ page: WatchPage; nextSettlesAtMs?: number }> {
     const { prefix: keyPrefix, limit } = request;
-    const pages = await Promise.all(buckets.map((bucket) => this.deps.store.read({ namespace, bucket, after, upTo, keyPrefix, limit })));
-    const readTo = pages.map((page) => page.readTo).reduce((least, position) => (position < least ? position : least), upTo);
-    const entries = pages
-      .flatMap((page) => page.entries)
-      .filter((entry) => entry.position <= readTo)
-      .sort((a, b) => (a.position < b.position ? -1 : a.position > b.position ? 1 : 0))
-      .slice(0, request.limit);
-    const changes = entries.map((entry) => ({ entry, cursor: encodeCursor(namespace, entry.position) }));
-    const end = entries.length === request.limit ? entries[entries.length - 1]!.position : readTo;
-    return { changes, cursor: encodeCursor(namespace, end) };
+    const pages = await Promise.all(
+      buckets.map((bucket) => this.deps.store.read({ namespace, bucket, after, upTo: lookTo, keyPrefix, limit })),
+    );
+    const readTo = pages.map((page) => page.readTo).reduce((least, position) => (position < least ? position : least), settledTo);
+    const entries = pages.flatMap((page) => page.entries).sort((a, b) => (a.position < b.position ? -1 : a.position > b.position ? 1 : 0));
+    const settled = entries.filter((entry) => entry.position <= readTo).slice(0, limit);
+    const unsettled = entries.find((entry) => entry.position > settledTo);
+    const changes = settled.map((entry) => ({ entry, cursor: encodeCursor(namespace, entry.position) }));
+    const end = settled.length === limit ? settled[settled.length - 1]!.position : readTo > after ? readTo : after;
+    const page = { changes, cursor: encodeCursor(namespace, end) };
+    return unsettled ? { page, nextSettlesAtMs: msOfPosition(unsettled.position) + this.deps.limits.settleMs } : { page };
   }
 }

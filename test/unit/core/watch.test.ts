@@ -241,6 +241,43 @@ describe('WatchService', () => {
     expect(msOfPosition(decodeCursor(empty.cursor).position)).toBeGreaterThan(msOfPosition(decodeCursor(page.cursor).position));
   });
 
+  it('reads again when a change it saw unsettled settles, not a poll interval later', async () => {
+    const { clock, time, writer, watch, limits: watchLimits } = world({ watchLimits: { pollMs: 2_000 } });
+    const startMs = clock.now;
+    const waiting = watch.watch('ns', { prefix: 'a/', waitMs: 10_000, limit: 10 });
+    // Appended just before the watcher's second read (at 2 000 ms), which sees it unsettled.
+    void time.sleep(1_900).then(() => writer.append([written('a/1', 1)]));
+    const page = await time.run(waiting);
+    expect(page.changes.map(({ entry }) => entry.key)).toEqual(['a/1']);
+    expect(clock.now - startMs).toBe(1_900 + watchLimits.settleMs);
+  });
+
+  it('reads no more often than its least interval while changes settle one after another', async () => {
+    const { clock, time, writer, watch, store, limits: watchLimits } = world();
+    const readsAtMs: number[] = [];
+    const read = store.read.bind(store);
+    store.read = (query) => {
+      readsAtMs.push(clock.now);
+      return read(query);
+    };
+    const startMs = clock.now;
+    const start = await watch.watch('ns', { prefix: 'a/', waitMs: 0, limit: 10 });
+    readsAtMs.length = 0;
+    // A change every 10 ms for 2 s, followed by one watcher from the start.
+    for (let n = 1; n <= 200; n++) void time.sleep(n * 10).then(() => writer.append([written(`a/${n}`, 1)]));
+    let cursor = start.cursor;
+    const delivered: string[] = [];
+    while (delivered.length < 200) {
+      const page = await time.run(watch.watch('ns', { prefix: 'a/', cursor, waitMs: 5_000, limit: 100 }));
+      delivered.push(...page.changes.map(({ entry }) => entry.key));
+      cursor = page.cursor;
+    }
+    expect(delivered).toEqual(Array.from({ length: 200 }, (_, index) => `a/${index + 1}`));
+    // One read when each request begins, and within a request reads at least the interval apart.
+    const spanMs = clock.now - startMs;
+    expect(readsAtMs.length).toBeLessThanOrEqual(2 * (spanMs / watchLimits.readIntervalMinMs + 1));
+  });
+
   it('refuses a cursor of another namespace, and one past the retention with the oldest cursor still served', async () => {
     const { clock, watch } = world();
     const foreign = encodeCursor('other', boundAtMs(clock.now));
