@@ -15,6 +15,7 @@ import type {
   TxnCommittedWrite,
   TxnKeyRef,
   TxnRecordStore,
+  TxnWriter,
   ShardCopies,
 } from '../ports';
 
@@ -155,7 +156,8 @@ export class TxnSettler {
     await forAllBounded(found.committed, this.deps.limits.catchUpConcurrency, async (txid) => {
       const record = await this.deps.records.find(txid);
       if (record?.status !== 'committed' || !record.writes) return;
-      settlement.versionsApplied += await this.applyWrites(record.writes, ring, newOwners);
+      const writer = { txid: record.txid, writes: record.writes.length };
+      settlement.versionsApplied += await this.applyWrites(record.writes, writer, ring, newOwners);
       settlement.rolledForward += 1;
     });
     return settlement;
@@ -166,14 +168,19 @@ export class TxnSettler {
     return this.applyCommitted(choices, await this.findTransactions(choices.map((choice) => choice.end)));
   }
 
-  private async applyWrites(writes: readonly TxnCommittedWrite[], ring: Ring, newOwners: ReadonlyMap<number, number>): Promise<number> {
+  private async applyWrites(
+    writes: readonly TxnCommittedWrite[],
+    writer: TxnWriter,
+    ring: Ring,
+    newOwners: ReadonlyMap<number, number>,
+  ): Promise<number> {
     let applied = 0;
     const nowSeconds = nowSecondsOf(this.deps.clock);
     for (const write of writes) {
       const range = ring.rangeOf(write.token);
       const owner = newOwners.get(range.end);
       if (owner === undefined) continue;
-      const item = committedItemOf(write, this.deps.clock.nowMs());
+      const item = committedItemOf(write, writer, this.deps.clock.nowMs());
       const copies = [owner, ...range.replicas.filter((shard) => shard !== owner && shard !== range.owner)];
       for (const shard of copies) {
         try {
@@ -194,23 +201,14 @@ function nowSecondsOf(clock: Pick<Clock, 'nowMs'>): number {
   return Math.floor(clock.nowMs() / 1000);
 }
 
-/** The item a committed transaction's write leaves on its key, as applying its intent would. */
-function committedItemOf(write: TxnCommittedWrite, nowMs: number): StoredItem {
-  const { namespace, key, token, version, contentType, size, sha256 } = write;
+/** The item a committed transaction's write leaves on its key, as applying its intent would: with its writer. */
+function committedItemOf(write: TxnCommittedWrite, writtenBy: TxnWriter, nowMs: number): StoredItem {
+  const { namespace, key, token, version } = write;
+  const written = { namespace, key, token, version, modifiedAtMs: nowMs, writtenBy };
   if (write.kind === 'delete') {
     const expiresAtSeconds = Math.floor(nowMs / 1000) + tombstoneRetentionSeconds;
-    return { namespace, key, token, version, modifiedAtMs: nowMs, contentType: '', size: 0, sha256: '', tombstone: true, expiresAtSeconds };
+    return { ...written, contentType: '', size: 0, sha256: '', tombstone: true, expiresAtSeconds };
   }
-  return {
-    namespace,
-    key,
-    token,
-    version,
-    modifiedAtMs: nowMs,
-    contentType,
-    size,
-    sha256,
-    tombstone: false,
-    value: write.value ?? new Uint8Array(0),
-  };
+  const { contentType, size, sha256 } = write;
+  return { ...written, contentType, size, sha256, tombstone: false, value: write.value ?? new Uint8Array(0) };
 }

@@ -156,7 +156,8 @@ export interface ShardCopies {
    * holds (or what it holds has expired). Returns false when the replica already had this version or newer.
    * `listed`: the table is the key's owner (a repair of the owner's copy), so a live copy joins the listing index.
    * `ownerWrite`: the owner takes a committed write no owner made (a stranded transaction's, rolled forward from its
-   * record when its owner changed): stored without the copy mark, so the change feed sees the write it is.
+   * record when its owner changed): stored without the copy mark and with its transaction writer (`writtenBy`), so the
+   * change feed sees the write it is, with its txid.
    */
   applyReplica(table: string, item: StoredItem, options: { nowSeconds: number; listed: boolean; ownerWrite?: boolean }): Promise<boolean>;
   /**

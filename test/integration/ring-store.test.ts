@@ -1,10 +1,12 @@
 // The ring record on DynamoDB Local: a failover's fields survive the round trip, and each change is one
 // conditional write on the epoch it read (two racing publications: exactly one lands). The shard store's
-// listAsOwner puts only live copies into the listing index. Scratch tables: the shared cloud's ring is
+// listAsOwner puts only live copies into the listing index; applyReplica marks a copy as one, and an owner write (a
+// rolled-forward transaction's) keeps its writer. Scratch tables: the shared cloud's ring is
 // never touched.
-import { CreateTableCommand, DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DeleteTableCommand, DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { localCredentials, localRegion } from '../../cdk/local/engines/aws';
+import { partitionKeyOf } from '../../lambdas/adapters/dynamodb-item-codec';
 import { DynamoRingStore } from '../../lambdas/adapters/dynamodb-ring-store';
 import { DynamoShardStore } from '../../lambdas/adapters/dynamodb-shard-store';
 import { fencedRing, handedOverRing, rangesToHandOver } from '../../lambdas/core/failover';
@@ -107,5 +109,39 @@ describe('listAsOwner', () => {
     expect(await listedKeys()).toEqual(live.map((copy) => copy.key).sort());
     expect(await shards.listAsOwner(table, entries)).toBe(0);
     expect(await shards.get(table, namespace, 'absent', { consistent: true })).toBeUndefined();
+  });
+});
+
+describe('applyReplica', () => {
+  const shards = new DynamoShardStore(client);
+  const table = namesFor().shardTable(2);
+  const namespace = `ownerwrite${process.pid}`;
+  const written = (key: string): StoredItem => ({
+    namespace,
+    key,
+    token: tokenOf(namespace, key),
+    version: 3,
+    contentType: 'text/plain',
+    size: 1,
+    sha256: '',
+    tombstone: false,
+    value: new Uint8Array([7]),
+    writtenBy: { txid: 'txn-1', writes: 2 },
+  });
+  const copyMarkOf = async (key: string) => {
+    const { Item } = await raw.send(
+      new GetItemCommand({ TableName: table, Key: { pk: { S: partitionKeyOf(namespace, key) } }, ConsistentRead: true }),
+    );
+    return Item?.cpv?.N;
+  };
+
+  it('stores a copy with the copy mark and no writer, and an owner write (a rolled-forward transaction) with its writer and no mark', async () => {
+    expect(await shards.applyReplica(table, written('copied'), { nowSeconds: 1, listed: false })).toBe(true);
+    expect(await copyMarkOf('copied')).toBe('3');
+    expect((await shards.get(table, namespace, 'copied', { consistent: true }))?.writtenBy).toBeUndefined();
+
+    expect(await shards.applyReplica(table, written('owned'), { nowSeconds: 1, listed: true, ownerWrite: true })).toBe(true);
+    expect(await copyMarkOf('owned')).toBeUndefined();
+    expect((await shards.get(table, namespace, 'owned', { consistent: true }))?.writtenBy).toEqual({ txid: 'txn-1', writes: 2 });
   });
 });

@@ -141,9 +141,10 @@ export class MemoryShardStore implements ShardStore, RangeStore {
     const current = items.get(id);
     const expired = current?.expiresAtSeconds !== undefined && current.expiresAtSeconds <= options.nowSeconds;
     if (current && current.version >= item.version && !expired) return false;
-    // A copy, as the DynamoDB adapter writes it: never the owner's intent or transaction writer.
-    const { intent: _intent, writtenBy: _writer, ...copy } = item;
-    items.set(id, copy);
+    // A copy, as the DynamoDB adapter writes it: never the owner's intent, nor its transaction writer unless the
+    // copy is stored as an owner write.
+    const { intent: _intent, writtenBy, ...copy } = item;
+    items.set(id, options.ownerWrite && writtenBy ? { ...copy, writtenBy } : copy);
     this.setListed(table, id, options.listed && !item.tombstone);
     if (options.ownerWrite) this.ownerWrittenCopies.add(`${table}|${id}@${item.version}`);
     return true;

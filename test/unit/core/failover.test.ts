@@ -669,6 +669,8 @@ describe('transactions whose intents sit on the failed owner', () => {
     // (docs/watch.md); the other replicas' are copies.
     const ownerTable = new Ring(await w.rings.readRing()).ownerOf(tokenOf('ns', onShard2)).table;
     expect([...w.shards.ownerWrittenCopies]).toEqual([`${ownerTable}|ns#${onShard2}@2`]);
+    // With its transaction, as applying the intent would have recorded it: the feed's change carries the txid.
+    expect(w.shards.peek(ownerTable, 'ns', onShard2)?.writtenBy).toEqual({ txid: execution.txid, writes: 2 });
     // Run again (a retried step): nothing more to apply.
     const again = await w.failover.settleTransactions(result.ranges);
     expect(again.versionsApplied).toBe(0);
