@@ -165,6 +165,8 @@ export const watchDefaults = {
   appendBatchMax: 25,
   /** Appends of one request stamped again before the stream retries the batch. */
   restampAttemptsMax: 6,
+  /** Changes an appender remembers having appended, so that a retried stream batch does not append them again. */
+  appendedRememberedMax: 10_000,
   /** How far ahead of the clock a slow append's entries are stamped again, at most (twice what it took). */
   restampLeadMaxMs: 10_000,
   /** A change carries its value when at most this (an entry stays within one 1 KB write unit). */

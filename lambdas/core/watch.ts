@@ -6,6 +6,7 @@
 // (a repeated delivery, never a gap). Positions are one order across partitions, so a cursor is one position whatever
 // the prefix, and it stays valid across failovers, rebalances and restarts: it names a time, not a shard.
 import { createHash, randomBytes } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import { volumeNamespaceSuffix, watchDefaults } from '../../schemas/topology';
 import { RingstoreError } from './errors';
 import { carriesCommittedChange } from './replication';
@@ -156,6 +157,8 @@ export interface FeedAppendResult {
   /** Entries stamped again because their append outlasted the settle time (each a repeated delivery). */
   restamped: number;
   ignored: number;
+  /** Changes this writer had appended already (a stream batch retried after another part of it failed): skipped. */
+  alreadyAppended: number;
   /** Index of the first change that could not be appended; the stream retries from there. */
   firstFailedIndex?: number;
 }
@@ -180,33 +183,50 @@ function optional<Name extends string, Value>(name: Name, value: Value | undefin
   return (value === undefined ? {} : { [name]: value }) as { [K in Name]?: Value };
 }
 
+/**
+ * One change of one key: its version, and when it was written (a key's versions start again at 1 after an expiry or
+ * an aged-out tombstone).
+ */
+function changeIdOf({ item }: FeedChange, operation: FeedOperation): string {
+  return `${item.namespace}#${item.key}@${item.version}:${operation}:${item.modifiedAtMs ?? ''}`;
+}
+
 /** Appends the owner changes of a stream batch to the feed, in the batch's order. */
 export class FeedWriter {
   private readonly feedClock: FeedClock;
+  /**
+   * The changes this writer appended lately. A stream batch is retried whole from its first failed record, whether
+   * the replicas or the feed failed it; its changes already in the feed are not appended again (a repeat avoided, and
+   * its write unit). Best effort: another instance, or a change forgotten, is appended again, a repeat the feed allows.
+   */
+  private readonly appendedLately: LRUCache<string, true>;
 
   constructor(private readonly deps: FeedWriterDeps) {
     this.feedClock = deps.feedClock ?? new FeedClock(deps.clock);
+    this.appendedLately = new LRUCache({ max: deps.limits.appendedRememberedMax });
   }
 
   async append(changes: readonly FeedChange[]): Promise<FeedAppendResult> {
-    const result: FeedAppendResult = { appended: 0, restamped: 0, ignored: 0 };
+    const result: FeedAppendResult = { appended: 0, restamped: 0, ignored: 0, alreadyAppended: 0 };
     const fed: Array<{ index: number; change: FeedChange; operation: FeedOperation }> = [];
     changes.forEach((change, index) => {
       const operation = operationOf(change);
-      if (operation) fed.push({ index, change, operation });
-      else result.ignored += 1;
+      if (!operation) result.ignored += 1;
+      else if (this.appendedLately.has(changeIdOf(change, operation))) result.alreadyAppended += 1;
+      else fed.push({ index, change, operation });
     });
     if (fed.length === 0) return result;
     // One request's worth at a time, in the batch's order: each is stamped just before it is sent, and a key's
     // versions keep their order even when one request must be stamped again.
-    for (let start = 0; start < fed.length; start += watchDefaults.appendBatchMax) {
-      const part = fed.slice(start, start + watchDefaults.appendBatchMax);
+    for (let start = 0; start < fed.length; start += this.deps.limits.appendBatchMax) {
+      const part = fed.slice(start, start + this.deps.limits.appendBatchMax);
       try {
         result.restamped += await this.appendInOrder(part);
       } catch {
         return { ...result, firstFailedIndex: part[0]!.index };
       }
       result.appended += part.length;
+      for (const { change, operation } of part) this.appendedLately.set(changeIdOf(change, operation), true);
     }
     return result;
   }

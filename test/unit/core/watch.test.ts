@@ -138,7 +138,7 @@ describe('FeedWriter', () => {
       { item: itemOf('c', 5, { expiresAtSeconds: 9 }), copied: false, expired: true },
       { item: itemOf('c', 6, { tombstone: true }), copied: false, expired: true },
     ]);
-    expect(result).toEqual({ appended: 4, restamped: 0, ignored: 4 });
+    expect(result).toEqual({ appended: 4, restamped: 0, ignored: 4, alreadyAppended: 0 });
     const entries = store.all('ns');
     expect(entries.map((entry) => [entry.key, entry.version, entry.operation])).toEqual([
       ['a/1', 1, 'put'],
@@ -161,7 +161,7 @@ describe('FeedWriter', () => {
       if (slow) clock.now += limits.settleMs;
       slow = false;
     };
-    expect(await writer.append([written('a', 1), written('b', 1)])).toEqual({ appended: 2, restamped: 2, ignored: 0 });
+    expect(await writer.append([written('a', 1), written('b', 1)])).toEqual({ appended: 2, restamped: 2, ignored: 0, alreadyAppended: 0 });
     expect(store.all('ns').map((entry) => entry.key)).toEqual(['a', 'b', 'a', 'b']);
 
     store.beforeAppend = () => {
@@ -171,8 +171,26 @@ describe('FeedWriter', () => {
       appended: 0,
       restamped: 0,
       ignored: 1,
+      alreadyAppended: 0,
       firstFailedIndex: 1,
     });
+  });
+
+  it('does not append again the changes of a retried batch it had appended, and appends the rest', async () => {
+    const store = new MemoryFeedStore();
+    const writer = new FeedWriter({ store, clock: new ManualClock(), limits: { ...limits, appendBatchMax: 2 } });
+    // The second request of the batch fails: the stream retries the whole batch.
+    let appends = 0;
+    store.beforeAppend = () => {
+      if (++appends === 2) throw new RingstoreError('shard.unavailable', 'feed table down', { retryable: true });
+    };
+    const batch = [written('a', 1), written('b', 1), written('c', 1), written('a', 2)];
+    expect(await writer.append(batch)).toMatchObject({ appended: 2, firstFailedIndex: 2 });
+    expect(await writer.append(batch)).toEqual({ appended: 2, restamped: 0, ignored: 0, alreadyAppended: 2 });
+    expect(store.all('ns').map((entry) => `${entry.key}@${entry.version}`)).toEqual(['a@1', 'b@1', 'c@1', 'a@2']);
+    // A key written again at version 1 after its expiry is a new change.
+    const recreated = written('a', 1, { modifiedAtMs: 1_800_000_000_000 });
+    expect(await writer.append([recreated])).toMatchObject({ appended: 1, alreadyAppended: 0 });
   });
 });
 
