@@ -99,14 +99,19 @@ async function runCase(point: CrashPoint, rng: Rng): Promise<void> {
   const victim = [...ring.shards].sort((a, b) => owned(b.id) - owned(a.id))[0]!;
   const prefix = `crash-${point.replace(/\W/g, '')}-${rng.int(0, 1e9).toString(36)}-`;
   // Keys of the victim and of the shards that own ranges (an earlier case may have left one owning none).
+  // At least three of the others' keys, so that a transaction always finds a second key besides the one it picked
+  // (with the victim owning most ranges, twelve keys could leave a single other key).
   const byOwner = new Map<number, string[]>();
-  for (let n = 0; (byOwner.get(victim.id)?.length ?? 0) < 3 || [...byOwner.values()].flat().length < 12; n += 1) {
+  const othersOf = () => [...byOwner].filter(([owner]) => owner !== victim.id).flatMap(([, owned]) => owned.slice(0, 3));
+  for (let n = 0; (byOwner.get(victim.id)?.length ?? 0) < 3 || othersOf().length < 3 || [...byOwner.values()].flat().length < 12; n += 1) {
+    if (n === 100_000)
+      throw new Error(`no three keys owned by shards other than the victim ${victim.id} among ${n}: ${JSON.stringify(ring.shards)}`);
     const key = `${prefix}${n}`;
     const owner = ring.ownerOf(tokenOf(localNamespace, key)).id;
     byOwner.set(owner, [...(byOwner.get(owner) ?? []), key]);
   }
   const victimKeys = byOwner.get(victim.id)!.slice(0, 3);
-  const others = [...byOwner].filter(([owner]) => owner !== victim.id).flatMap(([, owned]) => owned.slice(0, 3));
+  const others = othersOf();
   const keys = [...victimKeys, ...others];
 
   // What was acknowledged: per key, the highest acknowledged version and its value.
