@@ -18,66 +18,72 @@ import type { WatchLimits } from './core/watch';
 
 const positiveInt = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
 
-const runtimeEnvSchema = z.object({
-  [envVars.stage]: z.string().default(defaults.stage),
-  [envVars.shardCount]: positiveInt(defaults.shardCount),
-  [envVars.replicationFactor]: positiveInt(defaults.replicationFactor),
-  [envVars.vnodesPerShard]: positiveInt(defaults.vnodesPerShard),
-  [envVars.blobBucket]: z.string().min(3).optional(),
-  [envVars.dynamodbEndpoint]: z.url().optional(),
-  [envVars.s3Endpoint]: z.url().optional(),
-  [envVars.redisUrl]: z.string().optional(),
-  [envVars.redisUser]: z.string().min(1).optional(),
-  [envVars.redisPassword]: z.string().min(1).optional(),
-  [envVars.redisIamCache]: z.string().min(1).optional(),
-  [envVars.l1Policy]: z.enum(['lru', 'lfu', 'fifo']).default(cacheDefaults.l1Policy),
-  [envVars.l1EntriesMax]: z.coerce.number().int().min(0).default(cacheDefaults.l1EntriesMax),
-  [envVars.l1BytesMax]: z.coerce.number().int().min(0).default(cacheDefaults.l1BytesMax),
-  [envVars.l1TtlMs]: z.coerce.number().int().min(0).max(60_000).default(cacheDefaults.l1TtlMs),
-  [envVars.l2TtlSeconds]: z.coerce.number().int().min(1).max(86_400).default(cacheDefaults.l2TtlSeconds),
-  [envVars.faultInjection]: z.enum(['0', '1', 'true', 'false']).optional(),
-  [envVars.autoFailover]: z.enum(['0', '1']).default('1'),
-  [envVars.ringRefreshMs]: z.coerce.number().int().min(ringLeaseMs).max(60_000).default(ringRefreshMs),
-  [envVars.failoverConfirmProbes]: z.coerce.number().int().min(1).max(20).default(failoverDefaults.confirmProbes),
-  [envVars.failoverConfirmIntervalMs]: z.coerce.number().int().min(0).max(60_000).default(failoverDefaults.confirmIntervalMs),
-  [envVars.drRole]: z.enum(['none', 'primary', 'backup']).default('none'),
-  [envVars.drKeyQueueUrl]: z.url().optional(),
-  [envVars.drBucket]: z.string().min(3).optional(),
-  [envVars.drRegion]: z.string().min(1).optional(),
-  [envVars.drSqsEndpoint]: z.url().optional(),
-  [envVars.drS3Endpoint]: z.url().optional(),
-  [envVars.drDynamodbEndpoint]: z.url().optional(),
-  [envVars.drShipOrder]: z.enum(['keyFirst', 'together']).default('keyFirst'),
-  [envVars.drValueWaitMs]: z.coerce.number().int().min(0).max(3_600_000).default(drDefaults.valueWaitMs),
-  [envVars.watchRetentionSeconds]: z.coerce
-    .number()
-    .int()
-    .min(60)
-    .max(30 * 86_400)
-    .default(watchDefaults.retentionSeconds),
-  // Above the skew it allows for: an append is stamped again only when it outlasts the difference.
-  [envVars.watchSettleMs]: z.coerce
-    .number()
-    .int()
-    .min(2 * watchDefaults.skewAllowanceMs)
-    .max(10_000)
-    .default(watchDefaults.settleMs),
-  [envVars.watchPollMs]: z.coerce.number().int().min(50).max(5_000).default(watchDefaults.pollMs),
-  [envVars.sqsEndpoint]: z.url().optional(),
-  [envVars.txnStateMachineArn]: z.string().startsWith('arn:').optional(),
-  [envVars.failoverStateMachineArn]: z.string().startsWith('arn:').optional(),
-  [envVars.rebalanceStateMachineArn]: z.string().startsWith('arn:').optional(),
-  [envVars.drPromotionStateMachineArn]: z.string().startsWith('arn:').optional(),
-  [envVars.namespaceRatePerSecond]: z.coerce
-    .number()
-    .min(quotaDefaults.requestsPerSecondMin)
-    .max(quotaDefaults.requestsPerSecondMax)
-    .default(quotaDefaults.requestsPerSecond),
-  [envVars.namespaceBurst]: z.coerce.number().int().min(1).max(quotaDefaults.burstMax).default(quotaDefaults.burst),
-  [envVars.iamCacheTtlSeconds]: z.coerce.number().int().min(0).max(3_600).default(limits.authorizerCacheTtlSeconds),
-  AWS_REGION: z.string().default('us-east-1'),
-  AWS_LAMBDA_FUNCTION_NAME: z.string().optional(),
-});
+const runtimeEnvSchema = z
+  .object({
+    [envVars.stage]: z.string().default(defaults.stage),
+    [envVars.shardCount]: positiveInt(defaults.shardCount),
+    [envVars.replicationFactor]: positiveInt(defaults.replicationFactor),
+    [envVars.vnodesPerShard]: positiveInt(defaults.vnodesPerShard),
+    [envVars.blobBucket]: z.string().min(3).optional(),
+    [envVars.dynamodbEndpoint]: z.url().optional(),
+    [envVars.s3Endpoint]: z.url().optional(),
+    [envVars.redisUrl]: z.string().optional(),
+    [envVars.redisUser]: z.string().min(1).optional(),
+    [envVars.redisPassword]: z.string().min(1).optional(),
+    [envVars.redisIamCache]: z.string().min(1).optional(),
+    [envVars.l1Policy]: z.enum(['lru', 'lfu', 'fifo']).default(cacheDefaults.l1Policy),
+    [envVars.l1EntriesMax]: z.coerce.number().int().min(0).default(cacheDefaults.l1EntriesMax),
+    [envVars.l1BytesMax]: z.coerce.number().int().min(0).default(cacheDefaults.l1BytesMax),
+    [envVars.l1TtlMs]: z.coerce.number().int().min(0).max(60_000).default(cacheDefaults.l1TtlMs),
+    [envVars.l2TtlSeconds]: z.coerce.number().int().min(1).max(86_400).default(cacheDefaults.l2TtlSeconds),
+    [envVars.faultInjection]: z.enum(['0', '1', 'true', 'false']).optional(),
+    [envVars.autoFailover]: z.enum(['0', '1']).default('1'),
+    [envVars.ringRefreshMs]: z.coerce.number().int().min(ringLeaseMs).max(60_000).default(ringRefreshMs),
+    [envVars.failoverConfirmProbes]: z.coerce.number().int().min(1).max(20).default(failoverDefaults.confirmProbes),
+    [envVars.failoverConfirmIntervalMs]: z.coerce.number().int().min(0).max(60_000).default(failoverDefaults.confirmIntervalMs),
+    [envVars.drRole]: z.enum(['none', 'primary', 'backup']).default('none'),
+    [envVars.drKeyQueueUrl]: z.url().optional(),
+    [envVars.drBucket]: z.string().min(3).optional(),
+    [envVars.drRegion]: z.string().min(1).optional(),
+    [envVars.drSqsEndpoint]: z.url().optional(),
+    [envVars.drS3Endpoint]: z.url().optional(),
+    [envVars.drDynamodbEndpoint]: z.url().optional(),
+    [envVars.drShipOrder]: z.enum(['keyFirst', 'together']).default('keyFirst'),
+    [envVars.drValueWaitMs]: z.coerce.number().int().min(0).max(3_600_000).default(drDefaults.valueWaitMs),
+    [envVars.watchRetentionSeconds]: z.coerce
+      .number()
+      .int()
+      .min(60)
+      .max(30 * 86_400)
+      .default(watchDefaults.retentionSeconds),
+    // Above the skew it allows for: an append is stamped again only when it outlasts the difference.
+    [envVars.watchSettleMs]: z.coerce
+      .number()
+      .int()
+      .min(2 * watchDefaults.skewAllowanceMs)
+      .max(10_000)
+      .default(watchDefaults.settleMs),
+    [envVars.watchPollMs]: z.coerce.number().int().min(50).max(5_000).default(watchDefaults.pollMs),
+    [envVars.watchReadIntervalMinMs]: z.coerce.number().int().min(10).max(5_000).default(watchDefaults.readIntervalMinMs),
+    [envVars.sqsEndpoint]: z.url().optional(),
+    [envVars.txnStateMachineArn]: z.string().startsWith('arn:').optional(),
+    [envVars.failoverStateMachineArn]: z.string().startsWith('arn:').optional(),
+    [envVars.rebalanceStateMachineArn]: z.string().startsWith('arn:').optional(),
+    [envVars.drPromotionStateMachineArn]: z.string().startsWith('arn:').optional(),
+    [envVars.namespaceRatePerSecond]: z.coerce
+      .number()
+      .min(quotaDefaults.requestsPerSecondMin)
+      .max(quotaDefaults.requestsPerSecondMax)
+      .default(quotaDefaults.requestsPerSecond),
+    [envVars.namespaceBurst]: z.coerce.number().int().min(1).max(quotaDefaults.burstMax).default(quotaDefaults.burst),
+    [envVars.iamCacheTtlSeconds]: z.coerce.number().int().min(0).max(3_600).default(limits.authorizerCacheTtlSeconds),
+    AWS_REGION: z.string().default('us-east-1'),
+    AWS_LAMBDA_FUNCTION_NAME: z.string().optional(),
+  })
+  .refine((env) => env[envVars.watchReadIntervalMinMs] <= env[envVars.watchPollMs], {
+    path: [envVars.watchReadIntervalMinMs],
+    message: `must not exceed ${envVars.watchPollMs}: a waiting watcher reads at least once a poll interval`,
+  });
 
 /** This region's part in cross-region disaster recovery (docs/dr.md). */
 export type DrConfig =
@@ -195,6 +201,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RuntimeConfig 
       retentionSeconds: values[envVars.watchRetentionSeconds],
       settleMs: values[envVars.watchSettleMs],
       pollMs: values[envVars.watchPollMs],
+      readIntervalMinMs: values[envVars.watchReadIntervalMinMs],
     },
     ...(values[envVars.txnStateMachineArn] ? { txnStateMachineArn: values[envVars.txnStateMachineArn] } : {}),
     ...(values[envVars.failoverStateMachineArn] ? { failoverStateMachineArn: values[envVars.failoverStateMachineArn] } : {}),

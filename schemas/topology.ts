@@ -1200,6 +1200,8 @@ export const envVars = {
   watchSettleMs: 'RINGSTORE_WATCH_SETTLE_MS',
   /** How often a waiting watcher reads its partitions again (default watchDefaults.pollMs). */
   watchPollMs: 'RINGSTORE_WATCH_POLL_MS',
+  /** How often a waiting watcher reads its partitions, at most (default watchDefaults.readIntervalMinMs; ≤ the poll interval). */
+  watchReadIntervalMinMs: 'RINGSTORE_WATCH_READ_INTERVAL_MIN_MS',
 } as const;
 
 /** Cache defaults (docs/architecture.md, "Cache"): a small, short-lived L1 per instance, a longer-lived shared L2. */

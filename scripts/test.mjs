@@ -7,6 +7,7 @@ import { createRequire } from 'node:module';
 import { cpus } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { printFailedChecks, runStaticChecks } from './static-checks.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(join(root, 'package.json'));
@@ -16,18 +17,6 @@ const jestArgs = process.argv.slice(2);
 // Ctrl-C reaches jest too (same process group); we outlive it to print the summary.
 process.on('SIGINT', () => {});
 process.on('SIGTERM', () => {});
-
-/** Runs node on `script`; `capture` buffers output so parallel runs do not interleave. */
-function runNode(script, args, { capture = false } = {}) {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [script, ...args], { cwd: root, stdio: capture ? ['ignore', 'pipe', 'pipe'] : 'inherit' });
-    let output = '';
-    child.stdout?.on('data', (d) => (output += d));
-    child.stderr?.on('data', (d) => (output += d));
-    child.on('error', (error) => resolve({ code: 1, output: `${output}${error.message}\n` }));
-    child.on('exit', (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), output }));
-  });
-}
 
 /** After jest has written its results, it gets this long to exit before it and what it started are killed. */
 const exitGraceMs = 20_000;
@@ -109,19 +98,7 @@ function seconds(ms) {
   return `${(ms / 1000).toFixed(1)} s`;
 }
 
-// 1. Static checks, in parallel: the type check of every tsconfig and ESLint (type-aware rules and the layering
-// zones) in one process over the same programs (scripts/typecheck-and-lint.mjs), and Prettier's check of the
-// formatting. Their caches live in node_modules/.cache, so a second run checks only what changed.
-const prettier = join(dirname(require.resolve('prettier/package.json')), 'bin', 'prettier.cjs');
-const cache = join(root, 'node_modules', '.cache', 'ringstore-checks');
-const checks = [
-  { name: 'tsc and eslint', script: join(root, 'scripts', 'typecheck-and-lint.mjs'), args: [] },
-  {
-    name: 'prettier --check .',
-    script: prettier,
-    args: ['--check', '.', '--log-level=warn', '--cache', '--cache-location', join(cache, 'prettier')],
-  },
-];
+// 1. The static checks (scripts/static-checks.mjs): tsc with ESLint, and Prettier, side by side, incremental.
 // 2. Jest beside the checks: the checks keep about one core and a half busy, and jest's first files are the
 // unit and cdk projects' (test/sequencer.cjs), which start no local cloud and assert no liveness bound. The
 // files that start local clouds come after them, by when the checks have (on this machine) ended: the fault
@@ -136,30 +113,12 @@ const chooseWorkers = workersAsked ? [] : [`--maxWorkers=${workers}`];
 if (!workersAsked) console.log(`jest: ${workers} workers (${idleCores.toFixed(1)} of ${cpus().length} cores idle at the start)`);
 rmSync(resultsFile, { force: true });
 const checksStarted = Date.now();
-let checksDoneAt = checksStarted;
-const checking = Promise.all(
-  checks.map(async (check) => ({ ...check, ...(await runNode(check.script, check.args, { capture: true })) })),
-).then((results) => {
-  checksDoneAt = Date.now();
-  const failedChecks = results.filter(({ code }) => code !== 0);
-  console.log(
-    `static checks ${failedChecks.length > 0 ? 'FAILED' : 'ok'} (${checks.map((c) => c.name).join(', ')}) in ${seconds(checksDoneAt - checksStarted)}`,
-  );
-  return results;
-});
+const checking = runStaticChecks();
 const jestStarted = Date.now();
-const [checkResults, jest] = await Promise.all([
-  checking,
-  runJest(['--json', `--outputFile=${resultsFile}`, ...chooseWorkers, ...jestArgs]),
-]);
+const [checks, jest] = await Promise.all([checking, runJest(['--json', `--outputFile=${resultsFile}`, ...chooseWorkers, ...jestArgs])]);
 const jestSeconds = (Date.now() - jestStarted) / 1000;
-let staticFailed = false;
-for (const { name, code, output } of checkResults) {
-  if (code !== 0) {
-    staticFailed = true;
-    process.stdout.write(`\n${name} failed\n${output}`);
-  }
-}
+printFailedChecks(checks.results);
+const staticFailed = checks.failed;
 
 // 3. Summary: what failed, with the command that runs it again (a fault test's seeded replay when it printed
 // one), the time each part took, and the one line CI reads.
@@ -205,7 +164,7 @@ if (staticFailed) failed += 1;
 // Jest failed without a failing test to show for it (globalSetup threw, no tests matched, crash, a hang after the summary).
 if (jest.code !== 0 && failed === 0) failed += 1;
 console.log(
-  `timing: static checks ${seconds(checksDoneAt - checksStarted)} beside jest ${jestSeconds.toFixed(1)} s; npm test ${seconds(Date.now() - checksStarted)}`,
+  `timing: static checks ${seconds(checks.doneAt - checksStarted)} beside jest ${jestSeconds.toFixed(1)} s; npm test ${seconds(Date.now() - checksStarted)}`,
 );
 console.log(`${passed} passed, ${failed} failed`);
 process.exitCode = failed > 0 || jest.code !== 0 ? 1 : 0;

@@ -52,7 +52,7 @@ export interface LocalCloudOptions {
   /** How long the handlers trust a cached ring for eventual reads (default ringRefreshMs): what a rebalance's cleanup waits out. */
   ringRefreshMs?: number;
   /** The change feed's settings where not the defaults (docs/watch.md, "Limits and settings"). */
-  watch?: { retentionSeconds?: number; settleMs?: number; pollMs?: number };
+  watch?: { retentionSeconds?: number; settleMs?: number; pollMs?: number; readIntervalMinMs?: number };
   /** How often the transaction sweeper runs; 0 turns it off. */
   sweeperIntervalMs?: number;
   /** False runs with no value cache (no L1, no Redis): every read reaches DynamoDB (the capacity test). */
@@ -315,6 +315,7 @@ function watchEnvOf(watch: LocalCloudOptions['watch']): Record<string, string> {
   if (watch?.retentionSeconds !== undefined) env[envVars.watchRetentionSeconds] = String(watch.retentionSeconds);
   if (watch?.settleMs !== undefined) env[envVars.watchSettleMs] = String(watch.settleMs);
   if (watch?.pollMs !== undefined) env[envVars.watchPollMs] = String(watch.pollMs);
+  if (watch?.readIntervalMinMs !== undefined) env[envVars.watchReadIntervalMinMs] = String(watch.readIntervalMinMs);
   return env;
 }
 

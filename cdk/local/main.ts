@@ -82,10 +82,11 @@ const settings = z
     RINGSTORE_MAINTENANCE_INTERVAL_MS: z.coerce.number().int().min(0).max(3_600_000).optional(),
     /** How long the handlers trust a cached ring for eventual reads (lambdas/config.ts checks the bounds). */
     RINGSTORE_RING_REFRESH_MS: z.coerce.number().int().optional(),
-    /** The change feed's retention, settle time and poll interval (docs/watch.md; lambdas/config.ts checks the bounds). */
+    /** The change feed's retention, settle time, poll interval and least read interval (docs/watch.md; config.ts checks them). */
     RINGSTORE_WATCH_RETENTION_SECONDS: z.coerce.number().int().optional(),
     RINGSTORE_WATCH_SETTLE_MS: z.coerce.number().int().optional(),
     RINGSTORE_WATCH_POLL_MS: z.coerce.number().int().optional(),
+    RINGSTORE_WATCH_READ_INTERVAL_MIN_MS: z.coerce.number().int().optional(),
     /** 2: a primary and a DR backup region (docs/dr.md), each with its own engines; also `npm start -- --regions 2`. */
     RINGSTORE_REGIONS: z.coerce.number().int().min(1).max(2).default(1),
     /** The link between two regions (Toxiproxy): latency each way, and a bandwidth limit (KB/s, unset: none). */
@@ -175,6 +176,7 @@ function cloudOptions(env: Settings, log: Log) {
       ...(env.RINGSTORE_WATCH_RETENTION_SECONDS !== undefined ? { retentionSeconds: env.RINGSTORE_WATCH_RETENTION_SECONDS } : {}),
       ...(env.RINGSTORE_WATCH_SETTLE_MS !== undefined ? { settleMs: env.RINGSTORE_WATCH_SETTLE_MS } : {}),
       ...(env.RINGSTORE_WATCH_POLL_MS !== undefined ? { pollMs: env.RINGSTORE_WATCH_POLL_MS } : {}),
+      ...(env.RINGSTORE_WATCH_READ_INTERVAL_MIN_MS !== undefined ? { readIntervalMinMs: env.RINGSTORE_WATCH_READ_INTERVAL_MIN_MS } : {}),
     },
     faultInjection: env.RINGSTORE_FAULT_INJECTION === '1',
     autoFailover: env.RINGSTORE_AUTO_FAILOVER === '1',

@@ -33,9 +33,11 @@ beforeAll(async () => {
     RINGSTORE_MAINTENANCE_INTERVAL_MS: '0',
     RINGSTORE_AUTO_FAILOVER: '0',
     RINGSTORE_RING_REFRESH_MS: '1000',
-    // Five watchers read up to 8 feed partitions each per poll: once a second rather than four times, so that their
-    // reads leave DynamoDB Local to the moves (the delivery lag is the bench's, not this suite's).
+    // Five watchers read up to 8 feed partitions each: once a second, also while changes settle one after another
+    // (by default up to ten times a second), so that their reads leave the machine to the moves (the delivery lag is
+    // the bench's, not this suite's).
     RINGSTORE_WATCH_POLL_MS: '1000',
+    RINGSTORE_WATCH_READ_INTERVAL_MIN_MS: '1000',
   });
   // A second namespace writing keys under the same prefixes: none of its changes may reach the first's watchers.
   const created = await admin('POST', '/v1/admin/keys', { namespace: 'watch-other' });

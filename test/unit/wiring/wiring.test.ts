@@ -110,6 +110,13 @@ describe('Wiring', () => {
     expect(() => loadConfig({ ...lambdaEnv, [envVars.ringRefreshMs]: String(ringLeaseMs - 1) })).toThrow(envVars.ringRefreshMs);
   });
 
+  it("spaces a waiting watcher's reads 100 ms apart unless configured, and refuses a spacing longer than the poll interval", () => {
+    expect(loadConfig(lambdaEnv).watch).toMatchObject({ pollMs: 250, readIntervalMinMs: 100 });
+    const spaced = loadConfig({ ...lambdaEnv, [envVars.watchPollMs]: '1000', [envVars.watchReadIntervalMinMs]: '1000' }).watch;
+    expect(spaced).toMatchObject({ pollMs: 1000, readIntervalMinMs: 1000 });
+    expect(() => loadConfig({ ...lambdaEnv, [envVars.watchReadIntervalMinMs]: '251' })).toThrow(envVars.watchReadIntervalMinMs);
+  });
+
   it('refuses a fault controller unless the configuration allows fault injection', () => {
     expect(() => Wiring.create({ config: loadConfig(lambdaEnv), faults: new FaultController() })).toThrow(/does not allow fault injection/);
     expect(() =>

@@ -1,0 +1,64 @@
+// The static checks: the type check of every tsconfig with ESLint (type-aware rules and the layering zones) in one
+// process over the same programs (scripts/typecheck-and-lint.mjs), and Prettier's check of the formatting, side by
+// side. Their caches live in node_modules/.cache, so a second run checks only what changed.
+// `npm test` runs them beside jest (scripts/test.mjs); `npm run check` runs them alone, which is how CI runs them
+// first, in a phase of its own: a type error fails CI in about a minute instead of after the tests, and the tests'
+// run then finds the caches as a contributor's tree has them (docs/testing.md, "Time").
+import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const require = createRequire(join(root, 'package.json'));
+const prettier = join(dirname(require.resolve('prettier/package.json')), 'bin', 'prettier.cjs');
+const cache = join(root, 'node_modules', '.cache', 'ringstore-checks');
+
+export const staticChecks = [
+  { name: 'tsc and eslint', script: join(root, 'scripts', 'typecheck-and-lint.mjs'), args: [] },
+  {
+    name: 'prettier --check .',
+    script: prettier,
+    args: ['--check', '.', '--log-level=warn', '--cache', '--cache-location', join(cache, 'prettier')],
+  },
+];
+
+/** Runs node on `script` with its output buffered, so that checks run side by side do not interleave. */
+function runNode(script, args) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [script, ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    child.on('error', (error) => resolve({ code: 1, output: `${output}${error.message}\n` }));
+    child.on('exit', (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), output }));
+  });
+}
+
+/**
+ * Runs every check side by side; prints one line when they have all ended (ok or FAILED, and how long they took).
+ * Resolves with each check's exit code and output, and the time they ended.
+ */
+export async function runStaticChecks() {
+  const started = Date.now();
+  const results = await Promise.all(staticChecks.map(async (check) => ({ ...check, ...(await runNode(check.script, check.args)) })));
+  const doneAt = Date.now();
+  const failed = results.some(({ code }) => code !== 0);
+  console.log(
+    `static checks ${failed ? 'FAILED' : 'ok'} (${staticChecks.map((c) => c.name).join(', ')}) in ${((doneAt - started) / 1000).toFixed(1)} s`,
+  );
+  return { results, failed, startedAt: started, doneAt };
+}
+
+/** Prints the output of each failed check. */
+export function printFailedChecks(results) {
+  for (const { name, code, output } of results) {
+    if (code !== 0) process.stdout.write(`\n${name} failed\n${output}`);
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const { results, failed } = await runStaticChecks();
+  printFailedChecks(results);
+  process.exitCode = failed ? 1 : 0;
+}
