@@ -24,12 +24,6 @@ const link = { latencyMs: 5, bandwidthKBps: 4_000 };
 /** Bounds on driving the load to a disaster worth judging (a committed transaction, a value in transit). */
 const disasterCutsMax = 6;
 const disasterDriveBoundMs = 120_000;
-/**
- * Each writer's pause after an answer, as a user's think time: the load is there to have writes (and large values)
- * in flight when the disaster strikes, not to take the machine; a closed loop without a pause sent as fast as the
- * two regions on one machine answered.
- */
-const thinkMs = 100;
 /** After a cut, how long the writes in flight get to be answered (refused: the key message cannot cross). */
 const settleAfterCutMs = 1_000;
 
@@ -110,7 +104,6 @@ function startLoad(regions: LocalRegions, rng: Rng) {
       } catch {
         if (remove) history.uncertainDelete = true;
       }
-      await sleep(thinkMs);
     }
   };
   const transactions: TxnRecord[] = [];
@@ -142,7 +135,6 @@ function startLoad(regions: LocalRegions, rng: Rng) {
       } catch {
         // As above: an unanswered transaction only ever puts.
       }
-      await sleep(thinkMs);
     }
   };
   const running = Promise.all([...Array.from({ length: writers }, writer), ...Array.from({ length: txnWriters }, txnWriter)]);
