@@ -118,7 +118,6 @@ const jestStarted = Date.now();
 const [checks, jest] = await Promise.all([checking, runJest(['--json', `--outputFile=${resultsFile}`, ...chooseWorkers, ...jestArgs])]);
 const jestSeconds = (Date.now() - jestStarted) / 1000;
 printFailedChecks(checks.results);
-const staticFailed = checks.failed;
 
 // 3. Summary: what failed, with the command that runs it again (a fault test's seeded replay when it printed
 // one), the time each part took, and the one line CI reads.
@@ -160,7 +159,7 @@ if (failures.length > 0) {
   }
 }
 // A failed static check counts as one failure (its output is above).
-if (staticFailed) failed += 1;
+if (checks.failed) failed += 1;
 // Jest failed without a failing test to show for it (globalSetup threw, no tests matched, crash, a hang after the summary).
 if (jest.code !== 0 && failed === 0) failed += 1;
 console.log(
