@@ -24,6 +24,7 @@ import { storageQuotaExceeded } from '../core/quotas';
 import { exceededBoundOf, usageChargeUpdate } from './dynamodb-namespace-usage-store';
 import { tokenBucket, tokenOf } from '../core/ring';
 import type {
+  HeldVersion,
   AtomicWrite,
   AtomicWriteResult,
   IntentPlacement,
@@ -199,6 +200,27 @@ export class DynamoShardStore implements ShardStore {
       ),
     );
     return Item ? toStoredItem(Item as StoredAttributes) : undefined;
+  }
+
+  async heldVersion(tableName: string, namespace: string, key: string): Promise<HeldVersion | undefined> {
+    const { Item } = await awsCall(`version of ${key} in ${tableName}`, () =>
+      this.documentClient.send(
+        new GetCommand({
+          TableName: tableName,
+          Key: { pk: partitionKeyOf(namespace, key) },
+          ConsistentRead: true,
+          ProjectionExpression: '#v, cpv, mt',
+          ExpressionAttributeNames: { '#v': 'v' },
+        }),
+      ),
+    );
+    if (!Item || typeof Item.v !== 'number') return undefined;
+    const held = Item as { v: number; cpv?: number; mt?: number };
+    return {
+      version: held.v,
+      ...(held.cpv === undefined ? {} : { copiedVersion: held.cpv }),
+      ...(held.mt === undefined ? {} : { modifiedAtMs: held.mt }),
+    };
   }
 
   async write(tableName: string, write: ItemWrite, charge?: StorageCharge): Promise<ItemWriteOutcome> {

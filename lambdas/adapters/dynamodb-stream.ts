@@ -84,10 +84,12 @@ export function feedChangesOf(records: readonly DynamoDBRecord[]): { changes: Fe
   const sequenceNumbers: string[] = [];
   for (const record of records) {
     const image = isTtlRemoval(record) ? record.dynamodb?.OldImage : record.eventName === 'REMOVE' ? undefined : record.dynamodb?.NewImage;
-    if (!image) continue;
+    const sourceTable = tableOfStreamArn(record.eventSourceARN ?? '');
+    if (!image || !sourceTable) continue;
     const sdkImage = sdkImageOf(image);
     const oldVersion = record.dynamodb?.OldImage?.v?.N;
     changes.push({
+      sourceTable,
       item: storedItemOfImage(sdkImage),
       copied: isCopyImage(sdkImage),
       ...(record.eventName === 'REMOVE' ? { expired: true } : {}),

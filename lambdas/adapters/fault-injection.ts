@@ -91,6 +91,7 @@ export class FaultyShardStore implements ShardStore {
   }
 
   get: ShardStore['get'] = async (table, ...rest) => (this.check(table), this.inner.get(table, ...rest));
+  heldVersion: ShardStore['heldVersion'] = async (table, ...rest) => (this.check(table), this.inner.heldVersion(table, ...rest));
   write: ShardStore['write'] = async (table, ...rest) => (this.check(table), this.inner.write(table, ...rest));
   applyReplica: ShardStore['applyReplica'] = async (table, ...rest) => (this.check(table), this.inner.applyReplica(table, ...rest));
   listAsOwner: ShardStore['listAsOwner'] = async (table, ...rest) => (this.check(table), this.inner.listAsOwner(table, ...rest));

@@ -9,8 +9,11 @@ import { createHash, randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { volumeNamespaceSuffix, watchDefaults } from '../../schemas/topology';
 import { RingstoreError } from './errors';
+import { cutoverFenceWaitMs, fencePollMs } from './range-router';
 import { carriesCommittedChange } from './replication';
-import type { Clock, FeedEntry, FeedOperation, FeedStore, StoredItem } from '../ports';
+import type { Ring } from './ring';
+import type { RingSource } from './ring-source';
+import type { Clock, FeedEntry, FeedOperation, FeedStore, HeldVersion, ShardItemReads, StoredItem } from '../ports';
 
 /** The feed's settings (topology's watchDefaults, the retention and settle time configurable per deployment). */
 export type WatchLimits = { readonly [Name in keyof typeof watchDefaults]: number };
@@ -142,6 +145,8 @@ export function decodeCursor(cursor: string): CursorPayload {
 
 /** One record of a shard stream as the feed sees it. */
 export interface FeedChange {
+  /** The table whose stream carried it. */
+  sourceTable: string;
   /** The new image of a write; the old image of a removal. */
   item: StoredItem;
   /** The version before the change, when the record carries the old image. */
@@ -159,15 +164,51 @@ export interface FeedAppendResult {
   ignored: number;
   /** Changes this writer had appended already (a stream batch retried after another part of it failed): skipped. */
   alreadyAppended: number;
+  /**
+   * Writes a table made of a key whose range it no longer owned, which never reached the range's owner: refused to
+   * their client, in no later read's history, so in no watcher's (FeedWriter.inEffect).
+   */
+  notInEffect: number;
   /** Index of the first change that could not be appended; the stream retries from there. */
   firstFailedIndex?: number;
+  /** Set when the first change not appended lies in a range under a fence: it is weighed again once the fence lifts. */
+  awaitingFence?: true;
+}
+
+/** What tells whether a shard's write is in the key's history: the ring under a lease, and the owner's version. */
+export interface FeedOwnershipDeps {
+  ring: Pick<RingSource, 'lease' | 'fresh'>;
+  shards: Pick<ShardItemReads, 'heldVersion'>;
+  sleep: (ms: number) => Promise<void>;
 }
 
 export interface FeedWriterDeps {
   store: FeedStore;
   clock: Clock;
   limits: WatchLimits;
+  ownership: FeedOwnershipDeps;
   feedClock?: FeedClock;
+}
+
+type Verdict = 'inEffect' | 'notInEffect' | 'awaitingFence';
+
+/** A change of a stream batch bound for the feed: its place in the batch and what it does to its key. */
+interface FeedCandidate {
+  index: number;
+  change: FeedChange;
+  operation: FeedOperation;
+}
+
+/**
+ * Whether the write of `item` a table that no longer owns the key's range made reached the owner: the owner holds
+ * this very version (same version and modified time), or a later one with every version up to this one brought by
+ * copies (a move's catch-up, the stream's replication). A version the owner wrote itself, or never received, is not
+ * the table's write.
+ */
+export function ownerCarries(held: HeldVersion | undefined, item: StoredItem): boolean {
+  if (!held) return false;
+  if (held.version === item.version) return held.modifiedAtMs === item.modifiedAtMs;
+  return held.version > item.version && (held.copiedVersion ?? 0) >= item.version;
 }
 
 /** The change of a key an owner write or a TTL removal makes, or undefined for a copy, an intent, or a tombstone's removal. */
@@ -207,14 +248,82 @@ export class FeedWriter {
   }
 
   async append(changes: readonly FeedChange[]): Promise<FeedAppendResult> {
-    const result: FeedAppendResult = { appended: 0, restamped: 0, ignored: 0, alreadyAppended: 0 };
-    const fed: Array<{ index: number; change: FeedChange; operation: FeedOperation }> = [];
+    const result: FeedAppendResult = { appended: 0, restamped: 0, ignored: 0, alreadyAppended: 0, notInEffect: 0 };
+    const candidates: FeedCandidate[] = [];
     changes.forEach((change, index) => {
       const operation = operationOf(change);
       if (!operation) result.ignored += 1;
       else if (this.appendedLately.has(changeIdOf(change, operation))) result.alreadyAppended += 1;
-      else fed.push({ index, change, operation });
+      else candidates.push({ index, change, operation });
     });
+    if (candidates.length === 0) return result;
+    let fed: readonly FeedCandidate[];
+    let awaiting: number | undefined;
+    try {
+      ({ fed, awaiting } = await this.inEffect(candidates, result));
+    } catch {
+      return { ...result, firstFailedIndex: candidates[0]!.index };
+    }
+    const appended = await this.appendAll(fed, result);
+    if (appended.firstFailedIndex !== undefined || awaiting === undefined) return appended;
+    return { ...appended, firstFailedIndex: awaiting, awaitingFence: true };
+  }
+
+  /**
+   * The changes that are writes in their key's history, in order, up to the first that cannot be told yet (`awaiting`,
+   * its index). A write normally comes from its range's owner. One from a table that has since lost the range (a
+   * rebalance's cut-over, a failover) is in the key's history only if it reached the new owner: a write that landed
+   * after the fenced catch-up read the old owner was refused to its client (ownerMovedAbort, a plain write's reroute)
+   * and stays behind on the old table, and the new owner may reuse its version with other contents; a watcher that
+   * drops repeats by key and version would then drop the acknowledged one. The ring is read under a lease, as a
+   * request is routed: a write that landed after a fence was published and waited out is weighed by a ring showing
+   * that fence or what followed it. Under a fence nothing can be told (the catch-up may still carry the write), so
+   * the change waits for the fence to lift: the stream retries from it. docs/watch.md, "Ownership".
+   */
+  private async inEffect(
+    candidates: readonly FeedCandidate[],
+    result: FeedAppendResult,
+  ): Promise<{ fed: FeedCandidate[]; awaiting?: number }> {
+    let { ring } = await this.deps.ownership.ring.lease();
+    const fed: FeedCandidate[] = [];
+    for (const candidate of candidates) {
+      let verdict = await this.verdictOf(ring, candidate.change);
+      if (verdict === 'awaitingFence') {
+        ring = await this.fenceLifted(candidate.change.item.token);
+        verdict = await this.verdictOf(ring, candidate.change);
+      }
+      if (verdict === 'awaitingFence') return { fed, awaiting: candidate.index };
+      if (verdict === 'inEffect') fed.push(candidate);
+      else result.notInEffect += 1;
+    }
+    return { fed };
+  }
+
+  /**
+   * The ring once the fence over `token` is lifted, read afresh every fencePollMs for as long as a write waits on a
+   * cut-over's fence (cutoverFenceWaitMs), or the last ring read when it is not lifted by then. Waited here rather than
+   * by the stream's retries: on AWS those follow at once and are counted (ten, then the batch is set aside).
+   */
+  private async fenceLifted(token: number): Promise<Ring> {
+    const { clock } = this.deps;
+    const startedMs = clock.monotonicMs();
+    for (;;) {
+      await this.deps.ownership.sleep(fencePollMs);
+      const { ring } = await this.deps.ownership.ring.fresh();
+      if (!ring.isFenced(token) || clock.monotonicMs() - startedMs >= cutoverFenceWaitMs) return ring;
+    }
+  }
+
+  private async verdictOf(ring: Ring, { item, sourceTable }: FeedChange): Promise<Verdict> {
+    if (ring.isFenced(item.token)) return 'awaitingFence';
+    const owner = ring.ownerOf(item.token).table;
+    if (owner === sourceTable) return 'inEffect';
+    const held = await this.deps.ownership.shards.heldVersion(owner, item.namespace, item.key);
+    return ownerCarries(held, item) ? 'inEffect' : 'notInEffect';
+  }
+
+  /** Appends `fed` in order, a request's worth at a time; on a failure, reports the first change not appended. */
+  private async appendAll(fed: readonly FeedCandidate[], result: FeedAppendResult): Promise<FeedAppendResult> {
     if (fed.length === 0) return result;
     // One request's worth at a time, in the batch's order: each is stamped just before it is sent, and a key's
     // versions keep their order even when one request must be stamped again.
@@ -238,7 +347,7 @@ export class FeedWriter {
    * they land even when the store stays as slow (an engine under load), and the restamps end. Answers how many
    * entries were stamped again.
    */
-  private async appendInOrder(part: ReadonlyArray<{ change: FeedChange; operation: FeedOperation }>): Promise<number> {
+  private async appendInOrder(part: readonly FeedCandidate[]): Promise<number> {
     const { settleMs, skewAllowanceMs, retentionSeconds } = this.deps.limits;
     let restamped = 0;
     let leadMs = 0;

@@ -37,10 +37,15 @@ export function replicatorHandler({ replication, feed, ring, stats, logger }: Re
     // The stream retries from the earliest record either part could not finish.
     const order = new Map(event.Records.map((record, index) => [record.dynamodb?.SequenceNumber ?? '', index]));
     const first = failed.reduce((earliest, candidate) => ((order.get(candidate) ?? 0) < (order.get(earliest) ?? 0) ? candidate : earliest));
-    logger.warn('replication or feed incomplete; the stream retries from the first failed record', {
-      replication: replicated,
-      feed: appended,
-    });
+    // A change of a fenced range is weighed for the feed once the fence lifts (FeedWriter.inEffect): expected during every
+    // cut-over and failover, so not a warning unless something else failed.
+    const onlyAwaitingFence = appended.awaitingFence === true && replicated.firstFailedIndex === undefined;
+    logger[onlyAwaitingFence ? 'debug' : 'warn'](
+      onlyAwaitingFence
+        ? 'feed waits for a fence to lift; the stream retries from its first change there'
+        : 'replication or feed incomplete; the stream retries from the first failed record',
+      { replication: replicated, feed: appended },
+    );
     return { batchItemFailures: [{ itemIdentifier: first }] };
   });
 }

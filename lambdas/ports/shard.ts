@@ -127,9 +127,22 @@ export interface VersionEntry {
   sha256?: string;
 }
 
+/** What a table holds of a key, as the change feed weighs a write an owner made after it lost the key's range. */
+export interface HeldVersion {
+  version: number;
+  /**
+   * The version of the last copy written here (a replica's, a move's, a repair's): every version up to it reached
+   * this table by a copy. An owner write leaves it behind; absent when no copy was ever written since the item began.
+   */
+  copiedVersion?: number;
+  modifiedAtMs?: number;
+}
+
 /** A shard table's items as reads see them. */
 export interface ShardItemReads {
   get(table: string, namespace: string, key: string, options: { consistent: boolean }): Promise<StoredItem | undefined>;
+  /** The version of a key a table holds and the version of its last copy there, read consistently; undefined if absent. */
+  heldVersion(table: string, namespace: string, key: string): Promise<HeldVersion | undefined>;
   /**
    * Items of keys of one shard, read consistently (absent keys are missing from the map). `atomic`: at
    * one instant (TransactGetItems, at most atomicKeysMax keys); else a batch read.

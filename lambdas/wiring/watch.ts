@@ -1,7 +1,7 @@
 // Builders of the change feed's parts (docs/watch.md): its table's adapter, the appender the stream consumer runs,
 // and the watch service with its handler's deps. Its own module, so that bundles without the feed hold none of it.
 import { DynamoFeedStore } from '../adapters/dynamodb-feed-store';
-import { FeedWriter, WatchService } from '../core/watch';
+import { FeedWriter, WatchService, type FeedOwnershipDeps } from '../core/watch';
 import type { WatchDeps } from '../handlers/watch';
 import type { FeedStore } from '../ports';
 import { documentClient } from './clients';
@@ -12,9 +12,15 @@ export function feedStore(wiring: Wiring): FeedStore {
   return wiring.port('feedTable', 'read', 'feed', () => new DynamoFeedStore(documentClient(wiring), wiring.config.feedTable));
 }
 
-/** One appender per process: its clock stamps every position the process appends, so they only grow. */
-export function feedWriter(wiring: Wiring): FeedWriter {
-  return wiring.shared('feedWriter', () => new FeedWriter({ store: feedStore(wiring), clock: wiring.clock, limits: wiring.config.watch }));
+/**
+ * One appender per process: its clock stamps every position the process appends, so they only grow. It weighs
+ * writes by the ring and the shard tables the caller gives (the replicator's), so the watch handler's bundle holds neither.
+ */
+export function feedWriter(wiring: Wiring, ownership: FeedOwnershipDeps): FeedWriter {
+  return wiring.shared(
+    'feedWriter',
+    () => new FeedWriter({ store: feedStore(wiring), clock: wiring.clock, limits: wiring.config.watch, ownership }),
+  );
 }
 
 export function watchService(wiring: Wiring): WatchService {

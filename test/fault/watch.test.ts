@@ -1,7 +1,8 @@
 // The change feed under the ring's changes (docs/watch.md): watchers on several prefixes while writers run eventual and
 // strong puts, deletes, puts with a TTL and transactions, and, in turn, a shard fails over and rejoins, a shard is
 // added and one removed, and every handler restarts. Every acknowledged write reaches every watcher of a matching
-// prefix, a key's versions in order once repeats are dropped, nothing of another namespace or prefix; a watcher paused
+// prefix, a key's versions in order once repeats are dropped, each version one write (never a write an old owner took
+// after its range moved, beside the new owner's own), nothing of another namespace or prefix; a watcher paused
 // over the failover resumes from its saved cursor and misses nothing; a cursor past the retention gets its 410.
 import { boundAtMs, encodeCursor } from '../../lambdas/core/watch';
 import { watchDefaults } from '../../schemas/topology';
@@ -175,6 +176,7 @@ interface Change {
   operation: string;
   txid?: string;
   expiresAt?: string;
+  modifiedAt?: string;
   cursor: string;
 }
 
@@ -234,6 +236,21 @@ function outOfOrder(delivered: readonly Change[]): string[] {
     newest.set(change.key, Math.max(change.version, newest.get(change.key) ?? 0));
   }
   return problems;
+}
+
+/**
+ * Versions of one key delivered with different contents: a version is one write (repeats are the same write again),
+ * so two modified times under one key@version mean the feed published a write that was not in the key's history
+ * (one an old owner took after its range moved) beside the owner's own write of that version. Versions do not start
+ * again in this suite (outOfOrder would see it), so no key is rewritten at a version it held before.
+ */
+function conflicting(delivered: readonly Change[]): string[] {
+  const modified = new Map<string, Set<string | undefined>>();
+  for (const change of delivered) {
+    const id = `${change.key}@${change.version}`;
+    modified.set(id, (modified.get(id) ?? new Set()).add(change.modifiedAt));
+  }
+  return [...modified].filter(([, times]) => times.size > 1).map(([id, times]) => `${id}: ${[...times].join(' and ')}`);
 }
 
 describe('the change feed while the ring changes', () => {
@@ -349,6 +366,10 @@ describe('the change feed while the ring changes', () => {
             },
           );
           expect({ prefix: watcher.prefix, outOfOrder: outOfOrder(watcher.delivered) }).toEqual({ prefix: watcher.prefix, outOfOrder: [] });
+          expect({ prefix: watcher.prefix, conflicting: conflicting(watcher.delivered) }).toEqual({
+            prefix: watcher.prefix,
+            conflicting: [],
+          });
           for (const change of watcher.delivered) {
             const id = `${change.key}@${change.version}`;
             const operation = acknowledged.writes.get(id);

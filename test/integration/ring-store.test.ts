@@ -1,8 +1,8 @@
 // The ring record on DynamoDB Local: a failover's fields survive the round trip, and each change is one
 // conditional write on the epoch it read (two racing publications: exactly one lands). The shard store's
 // listAsOwner puts only live copies into the listing index; applyReplica marks a copy as one, and an owner write (a
-// rolled-forward transaction's) keeps its writer. Scratch tables: the shared cloud's ring is
-// never touched.
+// rolled-forward transaction's) keeps its writer; heldVersion reads the copy's version an owner write leaves behind.
+// Scratch tables: the shared cloud's ring is never touched.
 import { CreateTableCommand, DeleteTableCommand, DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { localCredentials, localRegion } from '../../cdk/local/engines/aws';
@@ -143,5 +143,19 @@ describe('applyReplica', () => {
     expect(await shards.applyReplica(table, written('owned'), { nowSeconds: 1, listed: true, ownerWrite: true })).toBe(true);
     expect(await copyMarkOf('owned')).toBeUndefined();
     expect((await shards.get(table, namespace, 'owned', { consistent: true }))?.writtenBy).toEqual({ txid: 'txn-1', writes: 2 });
+  });
+
+  it('heldVersion gives the version, the last copy’s version and the modified time; an owner write keeps the copy’s', async () => {
+    expect(await shards.heldVersion(table, namespace, 'never')).toBeUndefined();
+    await shards.applyReplica(table, { ...written('held'), modifiedAtMs: 1_000 }, { nowSeconds: 1, listed: false });
+    expect(await shards.heldVersion(table, namespace, 'held')).toEqual({ version: 3, copiedVersion: 3, modifiedAtMs: 1_000 });
+    const content = { contentType: 'text/plain', size: 1, sha256: '', value: new Uint8Array([8]) };
+    const token = tokenOf(namespace, 'held');
+    const write = { namespace, key: 'held', token, content, precondition: { kind: 'none' as const }, nowSeconds: 1, modifiedAtMs: 2_000 };
+    expect(await shards.write(table, write)).toMatchObject({ outcome: 'written', version: 4 });
+    expect(await shards.heldVersion(table, namespace, 'held')).toEqual({ version: 4, copiedVersion: 3, modifiedAtMs: 2_000 });
+    // An item an owner write began carries no copy's version.
+    await shards.write(table, { ...write, key: 'fresh', token: tokenOf(namespace, 'fresh') });
+    expect(await shards.heldVersion(table, namespace, 'fresh')).toEqual({ version: 1, modifiedAtMs: 2_000 });
   });
 });

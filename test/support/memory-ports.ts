@@ -41,6 +41,7 @@ import type {
   CrashPoint,
   FaultInjector,
   Intent,
+  HeldVersion,
   KeySummary,
   StoredItem,
   FailoverLog,
@@ -92,6 +93,8 @@ export class MemoryShardStore implements ShardStore, RangeStore {
   readonly down = new Set<string>();
   /** `<table>|<namespace>#<key>@<version>` of each copy stored as an owner write (applyReplica's ownerWrite): the feed's to see. */
   readonly ownerWrittenCopies = new Set<string>();
+  /** `table|ns#key` -> the version of the last copy written there (DynamoDB's `cpv`): owner writes leave it behind. */
+  private readonly copiedAt = new Map<string, number>();
   /** Items a listing examines per call before it stops early (emulates DynamoDB's page bound). */
   constructor(private readonly examineMax = Number.POSITIVE_INFINITY) {}
 
@@ -113,6 +116,23 @@ export class MemoryShardStore implements ShardStore, RangeStore {
 
   async get(table: string, namespace: string, key: string): Promise<StoredItem | undefined> {
     return this.table(table).get(`${namespace}#${key}`);
+  }
+
+  async heldVersion(table: string, namespace: string, key: string): Promise<HeldVersion | undefined> {
+    const item = this.table(table).get(`${namespace}#${key}`);
+    if (!item) return undefined;
+    const copiedVersion = this.copiedAt.get(`${table}|${namespace}#${key}`);
+    return {
+      version: item.version,
+      ...(copiedVersion === undefined ? {} : { copiedVersion }),
+      ...(item.modifiedAtMs === undefined ? {} : { modifiedAtMs: item.modifiedAtMs }),
+    };
+  }
+
+  /** Records how a table's item was last written: a copy (at its version) or gone. */
+  private setCopied(table: string, id: string, version: number | undefined): void {
+    if (version === undefined) this.copiedAt.delete(`${table}|${id}`);
+    else this.copiedAt.set(`${table}|${id}`, version);
   }
 
   /** Requests of intentsOf, so a test can see the sweeper batch. */
@@ -146,6 +166,8 @@ export class MemoryShardStore implements ShardStore, RangeStore {
     const { intent: _intent, writtenBy, ...copy } = item;
     items.set(id, options.ownerWrite && writtenBy ? { ...copy, writtenBy } : copy);
     this.setListed(table, id, options.listed && !item.tombstone);
+    // An owner write starts the item afresh, as the DynamoDB store's PutItem without `cpv` does.
+    this.setCopied(table, id, options.ownerWrite ? undefined : item.version);
     if (options.ownerWrite) this.ownerWrittenCopies.add(`${table}|${id}@${item.version}`);
     return true;
   }
@@ -186,6 +208,7 @@ export class MemoryShardStore implements ShardStore, RangeStore {
       const relist = options.listed && current?.version === item.version && !current.tombstone && !this.listed.has(`${table}|${id}`);
       if (relist) {
         this.setListed(table, id, true);
+        this.setCopied(table, id, item.version);
         written += 1;
       } else if (await this.applyReplica(table, item, options)) written += 1;
     }
@@ -197,6 +220,7 @@ export class MemoryShardStore implements ShardStore, RangeStore {
       const id = `${item.namespace}#${item.key}`;
       this.table(table).set(id, structuredClone(item));
       this.setListed(table, id, options.listed && !item.tombstone);
+      this.setCopied(table, id, item.version);
     }
     return items.length;
   }
@@ -205,6 +229,7 @@ export class MemoryShardStore implements ShardStore, RangeStore {
     for (const { namespace, key } of keys) {
       this.table(table).delete(`${namespace}#${key}`);
       this.setListed(table, `${namespace}#${key}`, false);
+      this.setCopied(table, `${namespace}#${key}`, undefined);
     }
   }
 
@@ -230,6 +255,7 @@ export class MemoryShardStore implements ShardStore, RangeStore {
       items.set(id, copy);
     } else items.delete(id);
     this.setListed(table, id, false);
+    this.setCopied(table, id, item?.version);
     return true;
   }
 

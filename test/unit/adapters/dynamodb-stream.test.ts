@@ -140,6 +140,8 @@ describe('stream records as the change feed reads them', () => {
       record('REMOVE', undefined, '3', owner, { type: 'Service', principalId: 'someone.else' }),
     ]);
     expect(sequenceNumbers).toEqual(['1']);
-    expect(changes).toEqual([{ item: expect.objectContaining({ key: 'k', version: 4 }), copied: false, expired: true }]);
+    expect(changes).toEqual([
+      { sourceTable: tableOfStreamArn(arn), item: expect.objectContaining({ key: 'k', version: 4 }), copied: false, expired: true },
+    ]);
   });
 });

@@ -12,6 +12,7 @@ import {
   encodeCursor,
   isPosition,
   msOfPosition,
+  ownerCarries,
   topicOf,
   type FeedChange,
   type WatchLimits,
@@ -20,10 +21,20 @@ import type { StoredItem } from '../../../lambdas/ports';
 import { watchDefaults } from '../../../schemas/topology';
 import { codeOf } from '../../support/errors';
 import { MemoryFeedStore } from '../../support/memory-feed';
-import { ManualClock } from '../../support/memory-ports';
+import { fixedRing, ManualClock, MemoryShardStore } from '../../support/memory-ports';
 import { RingstoreError } from '../../../lambdas/core/errors';
+import { fencedRangesRing } from '../../../lambdas/core/failover';
+import { initialRingState, Ring } from '../../../lambdas/core/ring';
 
 const limits: WatchLimits = watchDefaults;
+const ring = new Ring(initialRingState({ shardCount: 4, replicationFactor: 3, vnodesPerShard: 16, tableName: (id) => `shard-${id}` }));
+/** The owner of the token every test item carries, whose stream the changes come from unless a test says otherwise. */
+const ownerTable = ring.ownerOf(1).table;
+const ownedBy = (shards = new MemoryShardStore(), byRing: Ring = ring, sleep = async (_ms: number) => undefined) => ({
+  ring: fixedRing(byRing),
+  shards,
+  sleep,
+});
 
 function itemOf(key: string, version: number, parts: Partial<StoredItem> = {}): StoredItem {
   const value = new TextEncoder().encode(`${key}@${version}`);
@@ -43,6 +54,7 @@ function itemOf(key: string, version: number, parts: Partial<StoredItem> = {}): 
 }
 
 const written = (key: string, version: number, parts: Partial<StoredItem> = {}): FeedChange => ({
+  sourceTable: ownerTable,
   item: itemOf(key, version, parts),
   ...(version > 1 ? { previousVersion: version - 1 } : {}),
   copied: false,
@@ -126,19 +138,19 @@ describe('FeedWriter', () => {
   it('appends the owner’s committed changes only, each as put, delete or expire, with the value inline when small', async () => {
     const store = new MemoryFeedStore();
     const clock = new ManualClock();
-    const writer = new FeedWriter({ store, clock, limits });
+    const writer = new FeedWriter({ store, clock, limits, ownership: ownedBy() });
     const big = new Uint8Array(limits.inlineValueBytesMax + 1);
     const result = await writer.append([
       written('a/1', 1),
       { ...written('a/1', 2), copied: true },
-      { item: itemOf('a/1', 2), previousVersion: 2, copied: false },
-      { item: itemOf('a/new', 0, { tombstone: true }), copied: false },
+      { sourceTable: ownerTable, item: itemOf('a/1', 2), previousVersion: 2, copied: false },
+      { sourceTable: ownerTable, item: itemOf('a/new', 0, { tombstone: true }), copied: false },
       written('a/2', 3, { tombstone: true, value: undefined, size: 0 }),
       written('b', 4, { value: big, size: big.length, writtenBy: { txid: 't1', writes: 2 } }),
-      { item: itemOf('c', 5, { expiresAtSeconds: 9 }), copied: false, expired: true },
-      { item: itemOf('c', 6, { tombstone: true }), copied: false, expired: true },
+      { sourceTable: ownerTable, item: itemOf('c', 5, { expiresAtSeconds: 9 }), copied: false, expired: true },
+      { sourceTable: ownerTable, item: itemOf('c', 6, { tombstone: true }), copied: false, expired: true },
     ]);
-    expect(result).toEqual({ appended: 4, restamped: 0, ignored: 4, alreadyAppended: 0 });
+    expect(result).toEqual({ appended: 4, restamped: 0, ignored: 4, alreadyAppended: 0, notInEffect: 0 });
     const entries = store.all('ns');
     expect(entries.map((entry) => [entry.key, entry.version, entry.operation])).toEqual([
       ['a/1', 1, 'put'],
@@ -155,13 +167,19 @@ describe('FeedWriter', () => {
   it('stamps again an append that outlasted the settle time, and reports the first change of a failed one', async () => {
     const store = new MemoryFeedStore();
     const clock = new ManualClock();
-    const writer = new FeedWriter({ store, clock, limits });
+    const writer = new FeedWriter({ store, clock, limits, ownership: ownedBy() });
     let slow = true;
     store.beforeAppend = () => {
       if (slow) clock.now += limits.settleMs;
       slow = false;
     };
-    expect(await writer.append([written('a', 1), written('b', 1)])).toEqual({ appended: 2, restamped: 2, ignored: 0, alreadyAppended: 0 });
+    expect(await writer.append([written('a', 1), written('b', 1)])).toEqual({
+      appended: 2,
+      restamped: 2,
+      ignored: 0,
+      alreadyAppended: 0,
+      notInEffect: 0,
+    });
     expect(store.all('ns').map((entry) => entry.key)).toEqual(['a', 'b', 'a', 'b']);
 
     store.beforeAppend = () => {
@@ -172,13 +190,14 @@ describe('FeedWriter', () => {
       restamped: 0,
       ignored: 1,
       alreadyAppended: 0,
+      notInEffect: 0,
       firstFailedIndex: 1,
     });
   });
 
   it('does not append again the changes of a retried batch it had appended, and appends the rest', async () => {
     const store = new MemoryFeedStore();
-    const writer = new FeedWriter({ store, clock: new ManualClock(), limits: { ...limits, appendBatchMax: 2 } });
+    const writer = new FeedWriter({ store, clock: new ManualClock(), limits: { ...limits, appendBatchMax: 2 }, ownership: ownedBy() });
     // The second request of the batch fails: the stream retries the whole batch.
     let appends = 0;
     store.beforeAppend = () => {
@@ -186,11 +205,111 @@ describe('FeedWriter', () => {
     };
     const batch = [written('a', 1), written('b', 1), written('c', 1), written('a', 2)];
     expect(await writer.append(batch)).toMatchObject({ appended: 2, firstFailedIndex: 2 });
-    expect(await writer.append(batch)).toEqual({ appended: 2, restamped: 0, ignored: 0, alreadyAppended: 2 });
+    expect(await writer.append(batch)).toEqual({ appended: 2, restamped: 0, ignored: 0, alreadyAppended: 2, notInEffect: 0 });
     expect(store.all('ns').map((entry) => `${entry.key}@${entry.version}`)).toEqual(['a@1', 'b@1', 'c@1', 'a@2']);
     // A key written again at version 1 after its expiry is a new change.
     const recreated = written('a', 1, { modifiedAtMs: 1_800_000_000_000 });
     expect(await writer.append([recreated])).toMatchObject({ appended: 1, alreadyAppended: 0 });
+  });
+});
+
+describe('FeedWriter: a write a table made after it lost the key’s range', () => {
+  // A table that holds the items' token range but does not own it: an old owner after a cut-over or a failover.
+  const oldTable = ring.replicasOf(1)[1]!.table;
+  const fromOld = (key: string, version: number, modifiedAtMs = 100): FeedChange => ({
+    ...written(key, version, { modifiedAtMs }),
+    sourceTable: oldTable,
+  });
+
+  it('ownerCarries: the owner holds this very write, or later ones over a copy at least as new', () => {
+    const item = itemOf('k', 5, { modifiedAtMs: 100 });
+    expect(ownerCarries({ version: 5, copiedVersion: 5, modifiedAtMs: 100 }, item)).toBe(true);
+    expect(ownerCarries({ version: 7, copiedVersion: 6, modifiedAtMs: 300 }, item)).toBe(true);
+    expect(ownerCarries({ version: 7, copiedVersion: 5, modifiedAtMs: 300 }, item)).toBe(true);
+    // The owner wrote its own version 5 (another modified time), or never received 5 before writing its own.
+    expect(ownerCarries({ version: 5, copiedVersion: 4, modifiedAtMs: 200 }, item)).toBe(false);
+    expect(ownerCarries({ version: 7, copiedVersion: 4, modifiedAtMs: 300 }, item)).toBe(false);
+    expect(ownerCarries({ version: 7, modifiedAtMs: 300 }, item)).toBe(false);
+    expect(ownerCarries({ version: 4, copiedVersion: 4, modifiedAtMs: 90 }, item)).toBe(false);
+    expect(ownerCarries(undefined, item)).toBe(false);
+  });
+
+  it('is appended when the owner carries it, and left out when the owner reused its version or never received it', async () => {
+    const store = new MemoryFeedStore();
+    const shards = new MemoryShardStore();
+    // k1: the move's catch-up copied it. k2: it landed after the fenced catch-up; the owner wrote its own 5 (the
+    // watch fault suite's a/3@17, seed 811759886). k3: landed late, nothing written since on the owner.
+    await shards.applyReplica(ownerTable, itemOf('k1', 5, { modifiedAtMs: 100 }), { nowSeconds: 1, listed: true });
+    await shards.applyReplica(ownerTable, itemOf('k2', 4, { modifiedAtMs: 90 }), { nowSeconds: 1, listed: true });
+    await shards.write(ownerTable, {
+      namespace: 'ns',
+      key: 'k2',
+      token: 1,
+      content: { contentType: 'text/plain', size: 1, sha256: '', value: new Uint8Array([1]) },
+      precondition: { kind: 'none' },
+      nowSeconds: 1,
+      modifiedAtMs: 200,
+    });
+    await shards.applyReplica(ownerTable, itemOf('k3', 4, { modifiedAtMs: 90 }), { nowSeconds: 1, listed: true });
+    const writer = new FeedWriter({ store, clock: new ManualClock(), limits, ownership: ownedBy(shards) });
+    const result = await writer.append([fromOld('k1', 5), fromOld('k2', 5), fromOld('k3', 5), written('k4', 1)]);
+    expect(result).toEqual({ appended: 2, restamped: 0, ignored: 0, alreadyAppended: 0, notInEffect: 2 });
+    expect(store.all('ns').map((entry) => `${entry.key}@${entry.version}`)).toEqual(['k1@5', 'k4@1']);
+  });
+
+  const fenced = new Ring(fencedRangesRing(ring.state, [ring.rangeOf(1).end]));
+
+  it('waits for a fence to lift, then weighs the change by the ring that lifted it', async () => {
+    const store = new MemoryFeedStore();
+    const clock = new ManualClock();
+    const shards = new MemoryShardStore();
+    await shards.applyReplica(ownerTable, itemOf('k', 5, { modifiedAtMs: 100 }), { nowSeconds: 1, listed: true });
+    // The fence lifts after three fresh reads of the ring.
+    let reads = 0;
+    const lifting = {
+      lease: async () => ({ ring: fenced, readAtMs: 0 }),
+      fresh: async () => ({ ring: ++reads >= 3 ? ring : fenced, readAtMs: 0 }),
+    };
+    const sleep = async (ms: number) => void (clock.now += ms);
+    const writer = new FeedWriter({ store, clock, limits, ownership: { ring: lifting, shards, sleep } });
+    expect(await writer.append([fromOld('k', 5), fromOld('k', 6)])).toEqual({
+      appended: 1,
+      restamped: 0,
+      ignored: 0,
+      alreadyAppended: 0,
+      notInEffect: 1,
+    });
+    expect(reads).toBe(3);
+  });
+
+  it('gives up on a fence that outlasts a write’s wait: what comes before is appended, the stream retries from the fenced change', async () => {
+    const store = new MemoryFeedStore();
+    const clock = new ManualClock();
+    const sleep = async (ms: number) => void (clock.now += ms);
+    const writer = new FeedWriter({ store, clock, limits, ownership: ownedBy(new MemoryShardStore(), fenced, sleep) });
+    const elsewhere = {
+      ...written('far', 1, { token: ring.rangeOf(1).end + 1 }),
+      sourceTable: fenced.ownerOf(ring.rangeOf(1).end + 1).table,
+    };
+    expect(await writer.append([elsewhere, written('a', 2), written('b', 1)])).toEqual({
+      appended: 1,
+      restamped: 0,
+      ignored: 0,
+      alreadyAppended: 0,
+      notInEffect: 0,
+      firstFailedIndex: 1,
+      awaitingFence: true,
+    });
+    expect(store.all('ns').map((entry) => entry.key)).toEqual(['far']);
+  });
+
+  it('reports the first change when the ring or the owner cannot be read, and appends nothing', async () => {
+    const store = new MemoryFeedStore();
+    const shards = new MemoryShardStore();
+    shards.down.add(ownerTable);
+    const writer = new FeedWriter({ store, clock: new ManualClock(), limits, ownership: ownedBy(shards) });
+    expect(await writer.append([written('a', 1), fromOld('b', 2)])).toMatchObject({ appended: 0, firstFailedIndex: 0 });
+    expect(store.all('ns')).toEqual([]);
   });
 });
 
@@ -218,7 +337,7 @@ function world(parts: { watchLimits?: Partial<WatchLimits> } = {}) {
   const clock = new ManualClock();
   const time = new VirtualTime(clock);
   const store = new MemoryFeedStore();
-  const writer = new FeedWriter({ store, clock, limits: watchLimits });
+  const writer = new FeedWriter({ store, clock, limits: watchLimits, ownership: ownedBy() });
   const watch = new WatchService({ store, clock, sleep: time.sleep, limits: watchLimits });
   return { clock, time, store, writer, watch, limits: watchLimits };
 }
