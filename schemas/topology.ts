@@ -711,9 +711,10 @@ export const handlers: Record<HandlerName, HandlerSpec> = {
     entry: 'lambdas/entries/dr-shipper.ts',
     description:
       "Ships each owner write to the backup region: its key message to the backup's FIFO queue, then its value to the backup's bucket",
-    // Reads the ring (which copy is the owner's) and large values from the blob bucket; the values and
-    // key messages go through the DR link. A second consumer of the shard streams, next to the replicator.
-    shardTables: 'none',
+    // Reads the ring (which copy is the owner's), the owner's version of a key a former owner wrote (StreamOwnership)
+    // and large values from the blob bucket; the values and key messages go through the DR link. A second consumer of
+    // the shard streams, next to the replicator.
+    shardTables: 'read',
     controlTable: 'read',
     hintsTable: 'none',
     blobBucket: 'read',

@@ -59,10 +59,12 @@ export function ownerChangesOf(records: readonly DynamoDBRecord[]): { changes: O
     if (record.eventName === 'REMOVE' || !image || !sourceTable) continue;
     const oldVersion = record.dynamodb?.OldImage?.v?.N;
     const previousVersion = oldVersion === undefined ? undefined : Number(oldVersion);
+    const sdkImage = sdkImageOf(image);
     changes.push({
       sourceTable,
-      item: storedItemOfImage(sdkImageOf(image)),
+      item: storedItemOfImage(sdkImage),
       ...(previousVersion === undefined ? {} : { previousVersion }),
+      ...(isCopyImage(sdkImage) ? { copied: true } : {}),
     });
     sequenceNumbers.push(record.dynamodb?.SequenceNumber ?? '');
   }

@@ -4,6 +4,7 @@ import { forAllBounded } from './bounded';
 import type { DrShipper } from './dr-shipper';
 import { RingstoreError } from './errors';
 import type { Ring } from './ring';
+import { standingsByRing } from './stream-ownership';
 import type { Clock, DrSyncState, DrSyncStateStore, ShardIndexes, ShardItemReads, StoredItem } from '../ports';
 
 /**
@@ -59,10 +60,8 @@ export class InitialSync {
         const item = await this.deps.shards.get(owner, entry.namespace, entry.key, { consistent: true });
         if (item && item.version > 0) items.push(item);
       });
-      const result = await this.deps.shipper.shipOwnerChanges(
-        items.map((item) => ({ sourceTable: owner, item })),
-        ring,
-      );
+      const writes = items.map((item) => ({ sourceTable: owner, item }));
+      const result = await this.deps.shipper.shipOwnerChanges(writes, standingsByRing(writes, ring));
       if (result.firstFailedIndex !== undefined)
         throw new RingstoreError('dr.backupUnreachable', `the initial sync could not ship range ${nextRange}; the next run retries it`, {
           retryable: true,

@@ -3,7 +3,7 @@
 import { forAllBounded } from './bounded';
 import { keyHashOf, keyMessageOf, needsNoValue, valueObjectKeyOf } from './dr-messages';
 import { carriesCommittedChange, type OwnerChange } from './replication';
-import type { Ring } from './ring';
+import { inHistory, type OwnershipWeighing } from './stream-ownership';
 import type { BlobStore, Clock, DrKeyChannel, DrKeyMessage, DrMetrics, FaultInjector, StoredItem } from '../ports';
 
 export interface DrShipperDeps {
@@ -29,10 +29,14 @@ export interface ShipResult {
   shipped: number;
   /** Records of replica copies, of intents only, and older versions of a key shipped in the same batch. */
   ignored: number;
+  /** Writes a table made of a key whose range it no longer owned, which never reached the range's owner (StreamOwnership). */
+  notInEffect: number;
   /** Values a newer write replaced before they could be read (their key's newer version follows). */
   superseded: number;
   /** Index of the first change that could not be shipped; the stream retries from there. */
   firstFailedIndex?: number;
+  /** Set when that change lies in a range under a fence: it is weighed again once the fence lifts. */
+  awaitingFence?: true;
 }
 
 /** Ships the primary's writes to the backup region: key messages ahead of values. */
@@ -53,18 +57,25 @@ export class DrShipper {
   }
 
   /**
-   * The owner changes of one shard stream batch, newest version per key: their key messages first (a
-   * `key-sync` write's message is sent again here and dropped by the queue's deduplication), then their
-   * values. A failure reports the first change to retry from; shipping a version twice is harmless.
+   * The writes of one shard stream batch in their keys' history, as `weighing` stands them (StreamOwnership: a former
+   * owner's write refused to its client is not shipped, so the backup never learns a version the primary never had),
+   * newest version per key: their key messages first (a `key-sync` write's message is sent again here and dropped by
+   * the queue's deduplication), then their values. A failure reports the first change to retry from; shipping a
+   * version twice is harmless.
    */
-  async shipOwnerChanges(changes: readonly OwnerChange[], ring: Ring): Promise<ShipResult> {
-    const result: ShipResult = { shipped: 0, ignored: 0, superseded: 0 };
+  async shipOwnerChanges(changes: readonly OwnerChange[], weighing: OwnershipWeighing): Promise<ShipResult> {
+    const result: ShipResult = { shipped: 0, ignored: 0, superseded: 0, notInEffect: 0 };
     const newest = new Map<string, { index: number; item: StoredItem }>();
     // A transaction's write that a newer one replaced within the batch still has its key message sent:
     // the backup counts a transaction's writes before applying any of them.
     const replacedTransactionWrites: StoredItem[] = [];
-    changes.forEach((change, index) => {
-      if (ring.ownerOf(change.item.token).table !== change.sourceTable || !carriesCommittedChange(change)) {
+    weighing.standings.forEach((standing, index) => {
+      const change = changes[index]!;
+      if (standing === 'notInEffect') {
+        result.notInEffect += 1;
+        return;
+      }
+      if (!inHistory(standing) || !carriesCommittedChange(change)) {
         result.ignored += 1;
         return;
       }
@@ -75,6 +86,7 @@ export class DrShipper {
       const replaced = seen && seen.item.version < change.item.version ? seen.item : seen ? change.item : undefined;
       if (replaced?.writtenBy) replacedTransactionWrites.push(replaced);
     });
+    const awaiting = weighing.awaiting === undefined ? {} : { firstFailedIndex: weighing.awaiting, awaitingFence: true as const };
     const batch = [...newest.values()];
     try {
       const keyMessages = [...batch.map(({ item }) => item), ...replacedTransactionWrites].map((item) => keyMessageOf(item));
@@ -93,8 +105,8 @@ export class DrShipper {
         failedIndexes.push(index);
       }
     });
-    if (failedIndexes.length) result.firstFailedIndex = Math.min(...failedIndexes);
-    return result;
+    if (failedIndexes.length) return { ...result, firstFailedIndex: Math.min(...failedIndexes) };
+    return { ...result, ...awaiting };
   }
 
   private async shipValue(item: StoredItem): Promise<'shipped' | 'superseded'> {

@@ -7,20 +7,7 @@ import { RingstoreError } from './errors';
 import type { FailoverMetrics, FaultInjector, ItemWrite, RingShard, StoredItem, WriteResult, ShardItemReads } from '../ports';
 import { isShardFailure } from './replication';
 import type { Ring } from './ring';
-import type { RingLease, RingSource } from './ring-source';
-
-/** How long a request waits for a range a failover fenced (its hand-over) before its retryable 503. */
-export const fenceWaitMs = 2_500;
-
-/**
- * How long a write waits for a range a rebalance fenced (its cut-over; strong reads are not held back): about
- * a second normally, more when the cut-over's step crashed under the fence and is retried; well inside the
- * handlers' timeouts (28 s). A failover's fence is waited less: a quick retryable 503 serves its clients better.
- */
-export const cutoverFenceWaitMs = 10_000;
-
-/** How often a request waiting on a fence reads the ring again (a fresh read each time: RingSource.fresh). */
-export const fencePollMs = 100;
+import { cutoverFenceWaitMs, fencePollMs, fenceWaitMs, type RingLease, type RingSource } from './ring-source';
 
 /** A write or strong read that finds its ring outdated on return is routed again, this many times in all. */
 export const ringRouteAttemptsMax = 3;

@@ -16,7 +16,7 @@ import type {
   ShardHealthStore,
   ShardCopies,
 } from '../ports';
-import type { Ring } from './ring';
+import { inHistory, type OwnershipWeighing } from './stream-ownership';
 
 export interface ReplicationDeps {
   shards: ShardCopies;
@@ -40,13 +40,20 @@ export interface FanOutResult {
   outcomes: Record<string, ReplicaOutcome>;
 }
 
-/** One owner write seen on the owner table's stream. */
+/** One write seen on a shard table's stream: an owner's write, or a copy (a replica's, a move's, a repair's). */
 export interface OwnerChange {
   /** The table whose stream carried the record. */
   sourceTable: string;
   item: StoredItem;
   /** The version before the change, when the record carries the old image. */
   previousVersion?: number;
+  /** The image is a copy: an echo of replication, never replicated again. */
+  copied?: boolean;
+}
+
+/** Whether a stream record is an owner's write a replica may lack, to weigh for replication (StreamOwnership). */
+export function isReplicable(change: OwnerChange): boolean {
+  return change.copied !== true && carriesCommittedChange(change);
 }
 
 /**
@@ -63,10 +70,14 @@ export interface StreamApplyResult {
   applied: number;
   current: number;
   hinted: number;
-  /** Records of replica writes (echoes of replication), of keys this table no longer owns, or of intents only. */
+  /** Records of replica writes (echoes of replication), of intents only, and older versions of a key in the batch. */
   ignored: number;
+  /** Writes a table made of a key whose range it no longer owned, which never reached the range's owner (StreamOwnership). */
+  notInEffect: number;
   /** Index of the first change that could not be replicated; the stream retries from there. */
   firstFailedIndex?: number;
+  /** Set when that change lies in a range under a fence: it is weighed again once the fence lifts. */
+  awaitingFence?: true;
 }
 
 const noTables: ReadonlySet<string> = new Set();
@@ -131,20 +142,26 @@ export class ReplicationService {
   }
 
   /**
-   * The stream path (eventual writes, and the safety net of strong ones): copies each owner write to
-   * the key's other replicas. Only the owner's records replicate; a replica's own stream carries
-   * echoes of replication, which are ignored, as are intent-only changes (carriesCommittedChange).
-   * Within a batch only the newest version per key is copied.
+   * The stream path (eventual writes, and the safety net of strong ones): copies each write in its key's history to
+   * the key's other replicas, as `weighing` stands them (StreamOwnership). An owner's write goes to the other
+   * replicas; a former owner's write the owner carries (a move or failover took the range before the stream
+   * replicated it) goes to those other than the owner and the former owner. Echoes of replication, intent-only
+   * changes (carriesCommittedChange) and a former owner's write never carried (refused to its client) are not
+   * copied. Within a batch only the newest version per key is copied.
    */
-  async applyOwnerChanges(changes: readonly OwnerChange[], ring: Ring): Promise<StreamApplyResult> {
-    const result: StreamApplyResult = { applied: 0, current: 0, hinted: 0, ignored: 0 };
+  async applyOwnerChanges(changes: readonly OwnerChange[], weighing: OwnershipWeighing): Promise<StreamApplyResult> {
+    const result: StreamApplyResult = { applied: 0, current: 0, hinted: 0, ignored: 0, notInEffect: 0 };
+    const { ring } = weighing;
     const newest = new Map<string, { index: number; change: OwnerChange; replicas: RingShard[]; listedOn?: string }>();
-    changes.forEach((change, index) => {
-      const [owner, ...replicas] = ring.replicasOf(change.item.token);
-      if (owner?.table !== change.sourceTable || !carriesCommittedChange(change)) {
-        result.ignored += 1;
+    weighing.standings.forEach((standing, index) => {
+      const change = changes[index]!;
+      if (standing === 'notInEffect') result.notInEffect += 1;
+      if (!inHistory(standing) || !carriesCommittedChange(change)) {
+        if (standing !== 'notInEffect') result.ignored += 1;
         return;
       }
+      const [owner, ...others] = ring.replicasOf(change.item.token);
+      const replicas = standing === 'owner' ? others : others.filter(({ table }) => table !== owner?.table && table !== change.sourceTable);
       const id = `${change.item.namespace}#${change.item.key}`;
       const seen = newest.get(id);
       if (seen && seen.change.item.version >= change.item.version) return;
@@ -164,8 +181,11 @@ export class ReplicationService {
         else result[outcome] += 1;
       }
     });
-    if (failedIndexes.length) result.firstFailedIndex = Math.min(...failedIndexes);
-    return result;
+    const firstFailed = failedIndexes.length ? Math.min(...failedIndexes) : undefined;
+    if (weighing.awaiting !== undefined && (firstFailed === undefined || weighing.awaiting < firstFailed)) {
+      return { ...result, firstFailedIndex: weighing.awaiting, awaitingFence: true };
+    }
+    return firstFailed === undefined ? result : { ...result, firstFailedIndex: firstFailed };
   }
 
   /** Copies `item` to one replica, or records a hint when the replica cannot take it now. */

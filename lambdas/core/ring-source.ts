@@ -61,6 +61,19 @@ export const ringLeaseMarginMs = 200;
  */
 export const cutoverLeaseMs = 150;
 
+/** How long a request waits for a range a failover fenced (its hand-over) before its retryable 503. */
+export const fenceWaitMs = 2_500;
+
+/**
+ * How long a write waits for a range a rebalance fenced (its cut-over; strong reads are not held back): about
+ * a second normally, more when the cut-over's step crashed under the fence and is retried; well inside the
+ * handlers' timeouts (28 s). A failover's fence is waited less: a quick retryable 503 serves its clients better.
+ */
+export const cutoverFenceWaitMs = 10_000;
+
+/** How often a request waiting on a fence reads the ring again (a fresh read each time: RingSource.fresh). */
+export const fencePollMs = 100;
+
 /** How long a ring read is trusted for routing writes and strong reads: shorter while ranges copy to new owners. */
 export function leaseMsOf(ring: Ring, leaseMs = ringLeaseMs): number {
   return ring.copyingToNewOwners ? Math.min(leaseMs, cutoverLeaseMs) : leaseMs;

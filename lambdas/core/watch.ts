@@ -9,11 +9,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { volumeNamespaceSuffix, watchDefaults } from '../../schemas/topology';
 import { RingstoreError } from './errors';
-import { cutoverFenceWaitMs, fencePollMs } from './range-router';
 import { carriesCommittedChange } from './replication';
-import type { Ring } from './ring';
-import type { RingSource } from './ring-source';
-import type { Clock, FeedEntry, FeedOperation, FeedStore, HeldVersion, ShardItemReads, StoredItem } from '../ports';
+import { inHistory, type StreamOwnership } from './stream-ownership';
+import type { Clock, FeedEntry, FeedOperation, FeedStore, StoredItem } from '../ports';
 
 /** The feed's settings (topology's watchDefaults, the retention and settle time configurable per deployment). */
 export type WatchLimits = { readonly [Name in keyof typeof watchDefaults]: number };
@@ -166,7 +164,7 @@ export interface FeedAppendResult {
   alreadyAppended: number;
   /**
    * Writes a table made of a key whose range it no longer owned, which never reached the range's owner: refused to
-   * their client, in no later read's history, so in no watcher's (FeedWriter.inEffect).
+   * their client, in no later read's history, so in no watcher's (StreamOwnership).
    */
   notInEffect: number;
   /** Index of the first change that could not be appended; the stream retries from there. */
@@ -175,40 +173,20 @@ export interface FeedAppendResult {
   awaitingFence?: true;
 }
 
-/** What tells whether a shard's write is in the key's history: the ring under a lease, and the owner's version. */
-export interface FeedOwnershipDeps {
-  ring: Pick<RingSource, 'lease' | 'fresh'>;
-  shards: Pick<ShardItemReads, 'heldVersion'>;
-  sleep: (ms: number) => Promise<void>;
-}
-
 export interface FeedWriterDeps {
   store: FeedStore;
   clock: Clock;
   limits: WatchLimits;
-  ownership: FeedOwnershipDeps;
+  /** Tells which writes are in their key's history (a former owner's refused write is in no watcher's). */
+  ownership: Pick<StreamOwnership, 'weigh'>;
   feedClock?: FeedClock;
 }
-
-type Verdict = 'inEffect' | 'notInEffect' | 'awaitingFence';
 
 /** A change of a stream batch bound for the feed: its place in the batch and what it does to its key. */
 interface FeedCandidate {
   index: number;
   change: FeedChange;
   operation: FeedOperation;
-}
-
-/**
- * Whether the write of `item` a table that no longer owns the key's range made reached the owner: the owner holds
- * this very version (same version and modified time), or a later one with every version up to this one brought by
- * copies (a move's catch-up, the stream's replication). A version the owner wrote itself, or never received, is not
- * the table's write.
- */
-export function ownerCarries(held: HeldVersion | undefined, item: StoredItem): boolean {
-  if (!held) return false;
-  if (held.version === item.version) return held.modifiedAtMs === item.modifiedAtMs;
-  return held.version > item.version && (held.copiedVersion ?? 0) >= item.version;
 }
 
 /** The change of a key an owner write or a TTL removal makes, or undefined for a copy, an intent, or a tombstone's removal. */
@@ -271,55 +249,21 @@ export class FeedWriter {
 
   /**
    * The changes that are writes in their key's history, in order, up to the first that cannot be told yet (`awaiting`,
-   * its index). A write normally comes from its range's owner. One from a table that has since lost the range (a
-   * rebalance's cut-over, a failover) is in the key's history only if it reached the new owner: a write that landed
-   * after the fenced catch-up read the old owner was refused to its client (ownerMovedAbort, a plain write's reroute)
-   * and stays behind on the old table, and the new owner may reuse its version with other contents; a watcher that
-   * drops repeats by key and version would then drop the acknowledged one. The ring is read under a lease, as a
-   * request is routed: a write that landed after a fence was published and waited out is weighed by a ring showing
-   * that fence or what followed it. Under a fence nothing can be told (the catch-up may still carry the write), so
-   * the change waits for the fence to lift: the stream retries from it. docs/watch.md, "Ownership".
+   * its index): a former owner's write that never reached the range's owner was refused to its client, and the new
+   * owner may reuse its version with other contents, which a watcher that drops repeats by key and version would then
+   * drop (StreamOwnership; docs/watch.md, "Ownership").
    */
   private async inEffect(
     candidates: readonly FeedCandidate[],
     result: FeedAppendResult,
   ): Promise<{ fed: FeedCandidate[]; awaiting?: number }> {
-    let { ring } = await this.deps.ownership.ring.lease();
+    const { standings, awaiting } = await this.deps.ownership.weigh(candidates.map(({ change }) => change));
     const fed: FeedCandidate[] = [];
-    for (const candidate of candidates) {
-      let verdict = await this.verdictOf(ring, candidate.change);
-      if (verdict === 'awaitingFence') {
-        ring = await this.fenceLifted(candidate.change.item.token);
-        verdict = await this.verdictOf(ring, candidate.change);
-      }
-      if (verdict === 'awaitingFence') return { fed, awaiting: candidate.index };
-      if (verdict === 'inEffect') fed.push(candidate);
+    standings.forEach((standing, position) => {
+      if (inHistory(standing)) fed.push(candidates[position]!);
       else result.notInEffect += 1;
-    }
-    return { fed };
-  }
-
-  /**
-   * The ring once the fence over `token` is lifted, read afresh every fencePollMs for as long as a write waits on a
-   * cut-over's fence (cutoverFenceWaitMs), or the last ring read when it is not lifted by then. Waited here rather than
-   * by the stream's retries: on AWS those follow at once and are counted (ten, then the batch is set aside).
-   */
-  private async fenceLifted(token: number): Promise<Ring> {
-    const { clock } = this.deps;
-    const startedMs = clock.monotonicMs();
-    for (;;) {
-      await this.deps.ownership.sleep(fencePollMs);
-      const { ring } = await this.deps.ownership.ring.fresh();
-      if (!ring.isFenced(token) || clock.monotonicMs() - startedMs >= cutoverFenceWaitMs) return ring;
-    }
-  }
-
-  private async verdictOf(ring: Ring, { item, sourceTable }: FeedChange): Promise<Verdict> {
-    if (ring.isFenced(item.token)) return 'awaitingFence';
-    const owner = ring.ownerOf(item.token).table;
-    if (owner === sourceTable) return 'inEffect';
-    const held = await this.deps.ownership.shards.heldVersion(owner, item.namespace, item.key);
-    return ownerCarries(held, item) ? 'inEffect' : 'notInEffect';
+    });
+    return { fed, ...(awaiting === undefined ? {} : { awaiting: candidates[awaiting]!.index }) };
   }
 
   /** Appends `fed` in order, a request's worth at a time; on a failure, reports the first change not appended. */

@@ -6,20 +6,25 @@ import middy from '@middy/core';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { ownerChangesOf } from '../adapters/dynamodb-stream';
 import type { DrShipper } from '../core/dr-shipper';
-import type { RingSource } from '../core/ring-source';
+import { isReplicable } from '../core/replication';
+import type { StreamOwnership } from '../core/stream-ownership';
 
 export interface DrShipperDeps {
   shipper: DrShipper;
-  ring: RingSource;
+  /** Which writes are in their key's history: a former owner's write refused to its client is never shipped. */
+  ownership: StreamOwnership;
   logger: Logger;
 }
 
-export function drShipperHandler({ shipper, ring, logger }: DrShipperDeps) {
+export function drShipperHandler({ shipper, ownership, logger }: DrShipperDeps) {
   return middy<DynamoDBStreamEvent, DynamoDBBatchResponse>().handler(async (event) => {
     const { changes, sequenceNumbers } = ownerChangesOf(event.Records);
-    const result = await shipper.shipOwnerChanges(changes, await ring.current());
+    const result = await shipper.shipOwnerChanges(changes, await ownership.weigh(changes, isReplicable));
     if (result.firstFailedIndex === undefined) return { batchItemFailures: [] };
-    logger.warn('DR shipping incomplete; the stream retries from the first failed record', { ...result });
+    // A change of a fenced range is weighed once the fence lifts: expected during every cut-over and failover.
+    if (result.awaitingFence)
+      logger.debug('DR shipping waits for a fence to lift; the stream retries from the first change there', { ...result });
+    else logger.warn('DR shipping incomplete; the stream retries from the first failed record', { ...result });
     return { batchItemFailures: [{ itemIdentifier: sequenceNumbers[result.firstFailedIndex]! }] };
   });
 }

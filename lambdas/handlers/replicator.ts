@@ -6,26 +6,27 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import middy from '@middy/core';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { feedChangesOf, ownerChangesOf } from '../adapters/dynamodb-stream';
-import type { ReplicationService } from '../core/replication';
-import type { RingSource } from '../core/ring-source';
+import { isReplicable, type ReplicationService } from '../core/replication';
+import type { StreamOwnership } from '../core/stream-ownership';
 import type { FeedWriter } from '../core/watch';
 import type { MetricsSink } from '../http/metrics';
 
 export interface ReplicatorDeps {
   replication: ReplicationService;
   feed: FeedWriter;
-  ring: RingSource;
+  /** Which writes are in their key's history: a former owner's write refused to its client is copied nowhere. */
+  ownership: StreamOwnership;
   /** The replication metrics, flushed after each batch. */
   stats: MetricsSink;
   logger: Logger;
 }
 
-export function replicatorHandler({ replication, feed, ring, stats, logger }: ReplicatorDeps) {
+export function replicatorHandler({ replication, feed, ownership, stats, logger }: ReplicatorDeps) {
   return middy<DynamoDBStreamEvent, DynamoDBBatchResponse>().handler(async (event) => {
     const owned = ownerChangesOf(event.Records);
     const fed = feedChangesOf(event.Records);
     const [replicated, appended] = await Promise.all([
-      ring.current().then((current) => replication.applyOwnerChanges(owned.changes, current)),
+      ownership.weigh(owned.changes, isReplicable).then((weighing) => replication.applyOwnerChanges(owned.changes, weighing)),
       feed.append(fed.changes),
     ]);
     stats.publish();
@@ -37,12 +38,14 @@ export function replicatorHandler({ replication, feed, ring, stats, logger }: Re
     // The stream retries from the earliest record either part could not finish.
     const order = new Map(event.Records.map((record, index) => [record.dynamodb?.SequenceNumber ?? '', index]));
     const first = failed.reduce((earliest, candidate) => ((order.get(candidate) ?? 0) < (order.get(earliest) ?? 0) ? candidate : earliest));
-    // A change of a fenced range is weighed for the feed once the fence lifts (FeedWriter.inEffect): expected during every
-    // cut-over and failover, so not a warning unless something else failed.
-    const onlyAwaitingFence = appended.awaitingFence === true && replicated.firstFailedIndex === undefined;
+    // A change of a fenced range is weighed once the fence lifts (StreamOwnership): expected during every cut-over and
+    // failover, so not a warning unless something else failed.
+    const onlyAwaitingFence =
+      (replicated.firstFailedIndex === undefined || replicated.awaitingFence === true) &&
+      (appended.firstFailedIndex === undefined || appended.awaitingFence === true);
     logger[onlyAwaitingFence ? 'debug' : 'warn'](
       onlyAwaitingFence
-        ? 'feed waits for a fence to lift; the stream retries from its first change there'
+        ? 'a change waits for a fence to lift; the stream retries from the first change there'
         : 'replication or feed incomplete; the stream retries from the first failed record',
       { replication: replicated, feed: appended },
     );

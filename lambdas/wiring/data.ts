@@ -12,14 +12,24 @@ import { FailoverStats } from '../adapters/failover-metrics';
 import { CacheStats, type CacheOperation } from '../adapters/cache-metrics';
 import { DeferredBlobStore } from '../adapters/deferred-blob-store';
 import { L1Cache } from '../core/l1-cache';
+import { StreamOwnership } from '../core/stream-ownership';
 import { TwoLevelCache } from '../core/two-level-cache';
 import type { BlobStore, HintStore, ShardStore, TxnRecordStore } from '../ports';
 import { destroyClients, documentClient } from './clients';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { Wiring } from './wiring';
+import { ringSource } from './control';
+import { sleep, type Wiring } from './wiring';
 
 export function shardStore(wiring: Wiring): ShardStore {
   return shardStoreThrough(wiring, 'shards', documentClient(wiring));
+}
+
+/** What the shard streams' consumers weigh each write by (the replicator, the change feed, the DR shipper): one per process. */
+export function streamOwnership(wiring: Wiring): StreamOwnership {
+  return wiring.shared(
+    'streamOwnership',
+    () => new StreamOwnership({ ring: ringSource(wiring), shards: shardStore(wiring), clock: wiring.clock, sleep }),
+  );
 }
 
 /** The shard tables through `client`, as the port `name` (a rebalance's move has a client of its own). */

@@ -4,12 +4,12 @@ import type { DrKeyApplierDeps } from '../handlers/dr-key-applier';
 import type { DrPromotionStepDeps } from '../handlers/dr-promotion-step';
 import type { DrShipperDeps } from '../handlers/dr-shipper';
 import type { DrValueApplierDeps } from '../handlers/dr-value-applier';
-import { ringSource } from './control';
+import { streamOwnership } from './data';
 import { backupApplier, drShipper, drStats, promotionService } from './dr';
 import type { Wiring } from './wiring';
 
 export function drShipperDeps(wiring: Wiring): DrShipperDeps {
-  return { shipper: drShipper(wiring), ring: ringSource(wiring), logger: wiring.logger };
+  return { shipper: drShipper(wiring), ownership: streamOwnership(wiring), logger: wiring.logger };
 }
 
 export function drKeyApplierDeps(wiring: Wiring): DrKeyApplierDeps {

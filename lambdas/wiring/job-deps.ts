@@ -8,18 +8,18 @@ import type { TxnApplierDeps } from '../handlers/txn-applier';
 import type { TxnStepDeps } from '../handlers/txn-step';
 import type { TxnSweeperDeps } from '../handlers/txn-sweeper';
 import { ringSource, sweeperState } from './control';
-import { failoverStats, replicationStats, shardStore } from './data';
+import { failoverStats, replicationStats, streamOwnership } from './data';
 import { drStats, initialSync, pendingSweep } from './dr';
 import { txnStats } from './observability';
 import { failoverService, maintenanceService, replicationService, transactionService } from './services';
 import { feedWriter } from './watch';
-import { sleep, type Wiring } from './wiring';
+import type { Wiring } from './wiring';
 
 export function replicatorDeps(wiring: Wiring): ReplicatorDeps {
   return {
     replication: replicationService(wiring),
-    feed: feedWriter(wiring, { ring: ringSource(wiring), shards: shardStore(wiring), sleep }),
-    ring: ringSource(wiring),
+    feed: feedWriter(wiring, streamOwnership(wiring)),
+    ownership: streamOwnership(wiring),
     stats: replicationStats(wiring),
     logger: wiring.logger,
   };

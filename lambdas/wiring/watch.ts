@@ -1,7 +1,8 @@
 // Builders of the change feed's parts (docs/watch.md): its table's adapter, the appender the stream consumer runs,
 // and the watch service with its handler's deps. Its own module, so that bundles without the feed hold none of it.
 import { DynamoFeedStore } from '../adapters/dynamodb-feed-store';
-import { FeedWriter, WatchService, type FeedOwnershipDeps } from '../core/watch';
+import type { StreamOwnership } from '../core/stream-ownership';
+import { FeedWriter, WatchService } from '../core/watch';
 import type { WatchDeps } from '../handlers/watch';
 import type { FeedStore } from '../ports';
 import { documentClient } from './clients';
@@ -14,9 +15,9 @@ export function feedStore(wiring: Wiring): FeedStore {
 
 /**
  * One appender per process: its clock stamps every position the process appends, so they only grow. It weighs
- * writes by the ring and the shard tables the caller gives (the replicator's), so the watch handler's bundle holds neither.
+ * writes by the caller's StreamOwnership (the replicator's), so the watch handler's bundle holds no ring or shard table.
  */
-export function feedWriter(wiring: Wiring, ownership: FeedOwnershipDeps): FeedWriter {
+export function feedWriter(wiring: Wiring, ownership: StreamOwnership): FeedWriter {
   return wiring.shared(
     'feedWriter',
     () => new FeedWriter({ store: feedStore(wiring), clock: wiring.clock, limits: wiring.config.watch, ownership }),

@@ -57,6 +57,7 @@ import type {
   PromotionReport,
 } from '../../lambdas/ports';
 import type { RingSource } from '../../lambdas/core/ring-source';
+import { standingsByRing, type OwnershipWeighing, type TableWrite } from '../../lambdas/core/stream-ownership';
 import { createHash } from 'node:crypto';
 import { limits } from '../../schemas/topology';
 
@@ -466,6 +467,11 @@ export class MemoryBlobStore implements BlobStore {
 
 export function staticRing(shardCount = 4): RingSource {
   return fixedRing(new Ring(initialRingState({ shardCount, replicationFactor: 3, vnodesPerShard: 16, tableName: (id) => `shard-${id}` })));
+}
+
+/** A stream batch with its standings by one ring (no table read): the arguments of a stream consumer's core call. */
+export function weighedByRing<Write extends TableWrite>(writes: readonly Write[], ring: Ring): [readonly Write[], OwnershipWeighing] {
+  return [writes, standingsByRing(writes, ring)];
 }
 
 /** A ring that never changes: every lease holds. */

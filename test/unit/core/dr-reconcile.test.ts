@@ -10,7 +10,7 @@ import type { PendingEntry, ShardStore } from '../../../lambdas/ports';
 import { ReconcileBody } from '../../../schemas/api';
 import { limits } from '../../../schemas/topology';
 import { memoryDrRegions } from '../../support/dr-regions';
-import { ManualClock, MemoryDrStateStore, MemoryPromotionLog } from '../../support/memory-ports';
+import { ManualClock, MemoryDrStateStore, MemoryPromotionLog, weighedByRing } from '../../support/memory-ports';
 import { decode, text } from '../../support/bytes';
 
 const ring = new Ring(initialRingState({ shardCount: 4, replicationFactor: 3, vnodesPerShard: 16, tableName: (id) => `shard-${id}` }));
@@ -111,11 +111,13 @@ function regions(options: { offerBudgetMs?: number; offerConcurrency?: number; r
     /** Ships the owner's copy of each key (its value goes into transit), and delivers every key message. */
     async ship(...names: string[]) {
       await shipper.shipOwnerChanges(
-        names.map((key) => {
-          const table = ring.ownerOf(tokenOf('ns', key)).table;
-          return { sourceTable: table, item: primaryShards.peek(table, 'ns', key)! };
-        }),
-        ring,
+        ...weighedByRing(
+          names.map((key) => {
+            const table = ring.ownerOf(tokenOf('ns', key)).table;
+            return { sourceTable: table, item: primaryShards.peek(table, 'ns', key)! };
+          }),
+          ring,
+        ),
       );
       const delivered = new Set<string>();
       for (const message of keys.sent.splice(0)) {

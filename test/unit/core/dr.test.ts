@@ -28,6 +28,7 @@ import {
   ScriptedFaults,
   fixedRing,
   memoryReplication,
+  weighedByRing,
 } from '../../support/memory-ports';
 import { decode, text } from '../../support/bytes';
 
@@ -211,7 +212,7 @@ describe('the primary', () => {
     // Act
     await regions.put('a', 'one');
     const sentOnAck = regions.keys.sent.length;
-    const shipped = await regions.shipper.shipOwnerChanges([regions.ownerChange('a')], ring);
+    const shipped = await regions.shipper.shipOwnerChanges(...weighedByRing([regions.ownerChange('a')], ring));
     // Assess
     expect(sentOnAck).toBe(0);
     expect(shipped).toMatchObject({ shipped: 1, ignored: 0 });
@@ -238,7 +239,7 @@ describe('the primary', () => {
       limits: { shipConcurrency: 2 },
     });
     // Act
-    const result = await shipper.shipOwnerChanges([first, replicaCopy, second], ring);
+    const result = await shipper.shipOwnerChanges(...weighedByRing([first, replicaCopy, second], ring));
     // Assess
     expect(order).toEqual(['key 2', 'value 2']);
     expect(result).toMatchObject({ shipped: 1, ignored: 2 });
@@ -251,8 +252,8 @@ describe('the primary', () => {
     const large = regions.ownerChange('big');
     await regions.put('big', 'another large one');
     // Act: the stream carries both versions, one batch each
-    const old = await regions.shipper.shipOwnerChanges([large], ring);
-    const current = await regions.shipper.shipOwnerChanges([regions.ownerChange('big')], ring);
+    const old = await regions.shipper.shipOwnerChanges(...weighedByRing([large], ring));
+    const current = await regions.shipper.shipOwnerChanges(...weighedByRing([regions.ownerChange('big')], ring));
     // Assess
     expect(old).toMatchObject({ shipped: 0, superseded: 1 });
     expect(current).toMatchObject({ shipped: 1 });
@@ -272,7 +273,7 @@ describe('the primary', () => {
       order: 'together',
     });
     // Act
-    await shipper.shipOwnerChanges([regions.ownerChange('a')], ring);
+    await shipper.shipOwnerChanges(...weighedByRing([regions.ownerChange('a')], ring));
     // Assess
     expect(order).toEqual(['value', 'key']);
   });
@@ -289,7 +290,7 @@ describe('the primary', () => {
       limits: { shipConcurrency: 1 },
     });
     // Act
-    const result = await shipper.shipOwnerChanges([regions.ownerChange('a'), regions.ownerChange('b')], ring);
+    const result = await shipper.shipOwnerChanges(...weighedByRing([regions.ownerChange('a'), regions.ownerChange('b')], ring));
     // Assess
     expect(result.firstFailedIndex).toBe(0);
   });
@@ -297,7 +298,7 @@ describe('the primary', () => {
 
 describe('the backup', () => {
   async function shipped(regions: ReturnType<typeof twoRegions>, key: string) {
-    await regions.shipper.shipOwnerChanges([regions.ownerChange(key)], ring);
+    await regions.shipper.shipOwnerChanges(...weighedByRing([regions.ownerChange(key)], ring));
   }
 
   it('serves a key once its value arrives after its key message', async () => {
@@ -596,7 +597,7 @@ describe('zero undetected inconsistencies (property)', () => {
           if (value === undefined && !live) continue;
           if (value === undefined) await regions.remove(key);
           else await regions.put(key, value);
-          await regions.shipper.shipOwnerChanges([regions.ownerChange(key)], ring);
+          await regions.shipper.shipOwnerChanges(...weighedByRing([regions.ownerChange(key)], ring));
         }
         const known = new Map<string, number>();
         const check = async () => {
@@ -665,8 +666,10 @@ function transactional(drMode: DrMode = 'key-sync') {
   /** Ships the owners' current copies of `keys` as their streams would. */
   const ship = (...keys: string[]) =>
     regions.shipper.shipOwnerChanges(
-      keys.map((key) => regions.ownerChange(key)),
-      ring,
+      ...weighedByRing(
+        keys.map((key) => regions.ownerChange(key)),
+        ring,
+      ),
     );
   return { ...regions, txns, commit, ship };
 }
@@ -712,7 +715,7 @@ describe('transactions in a DR primary', () => {
     // Act
     for (const message of regions.keys.sent) await regions.applier.receiveKey(message);
     const whilePending = await regions.readBackup('a');
-    await regions.shipper.shipOwnerChanges([regions.ownerChange('a'), regions.ownerChange('c')], ring);
+    await regions.shipper.shipOwnerChanges(...weighedByRing([regions.ownerChange('a'), regions.ownerChange('c')], ring));
     while (regions.transit.inTransit.length > 0) await regions.arrive(0);
     // Assess
     expect(whilePending).toBe('!replication.pending');
@@ -917,7 +920,7 @@ async function transactionThenNewerWrite(regions: ReturnType<typeof transactiona
   if (outcome.status !== 'committed') throw new Error(`not committed: ${outcome.status}`);
   const transactionWriteOfA = regions.ownerChange(a);
   await regions.put(a, 'newer');
-  await regions.shipper.shipOwnerChanges([transactionWriteOfA, regions.ownerChange(a), regions.ownerChange(b)], ring);
+  await regions.shipper.shipOwnerChanges(...weighedByRing([transactionWriteOfA, regions.ownerChange(a), regions.ownerChange(b)], ring));
   return { a, b, outcome };
 }
 

@@ -5,7 +5,6 @@ import fc from 'fast-check';
 import { isRingstoreError } from '../../../lambdas/core/errors';
 import { fencedRangesRing, unfencedRing } from '../../../lambdas/core/failover';
 import { FailoverService } from '../../../lambdas/core/failover-service';
-import { fencePollMs } from '../../../lambdas/core/range-router';
 import {
   finishedRing,
   plannedRanges,
@@ -17,7 +16,14 @@ import {
 } from '../../../lambdas/core/rebalance';
 import { RebalanceService, cutoverWave, describe as describeJob, type RebalanceLimits } from '../../../lambdas/core/rebalance-service';
 import { Ring, initialRingState, tokenOf } from '../../../lambdas/core/ring';
-import { CachedRingSource, cutoverLeaseMs, ringLeaseMarginMs, ringLeaseMs, ringRefreshMs } from '../../../lambdas/core/ring-source';
+import {
+  CachedRingSource,
+  cutoverLeaseMs,
+  fencePollMs,
+  ringLeaseMarginMs,
+  ringLeaseMs,
+  ringRefreshMs,
+} from '../../../lambdas/core/ring-source';
 import { rebalanceCrashPoints, type CrashPoint, type RangeProgress, type RebalanceChange, type RingState } from '../../../lambdas/ports';
 import { limits, volumeLimits } from '../../../schemas/topology';
 import {

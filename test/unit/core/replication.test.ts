@@ -5,7 +5,15 @@ import { MaintenanceService } from '../../../lambdas/core/maintenance';
 import { Ring, initialRingState, tokenOf } from '../../../lambdas/core/ring';
 import type { OwnerChange } from '../../../lambdas/core/replication';
 import type { MaintenanceState, StoredItem } from '../../../lambdas/ports';
-import { ManualClock, MemoryShardStore, ScriptedFaults, fixedRing, memoryReplication, memoryKv } from '../../support/memory-ports';
+import {
+  ManualClock,
+  MemoryShardStore,
+  ScriptedFaults,
+  fixedRing,
+  memoryReplication,
+  memoryKv,
+  weighedByRing,
+} from '../../support/memory-ports';
 import { text } from '../../support/bytes';
 
 const ring = new Ring(initialRingState({ shardCount: 4, replicationFactor: 3, vnodesPerShard: 16, tableName: (id) => `shard-${id}` }));
@@ -87,11 +95,11 @@ describe('eventual writes and the stream path', () => {
     await kv.put('ns', 'k', { value: text('b'), contentType: 'text/plain' });
     expect(versionsOn(shards, 'k')).toEqual([2, 0, 0]);
     // Newest first, then a duplicate of the older record: replicas end at the newest version.
-    const result = await replication.applyOwnerChanges([...ownerChanges(), ...first], ring);
+    const result = await replication.applyOwnerChanges(...weighedByRing([...ownerChanges(), ...first], ring));
     expect(result.applied).toBe(2);
     expect(versionsOn(shards, 'k')).toEqual([2, 2, 2]);
     // The replicas' own records (echoes) replicate nothing.
-    const echoes = await replication.applyOwnerChanges(ownerChanges(), ring);
+    const echoes = await replication.applyOwnerChanges(...weighedByRing(ownerChanges(), ring));
     expect(echoes).toMatchObject({ applied: 0, current: 2, ignored: 2 });
   });
 
@@ -108,7 +116,7 @@ describe('eventual writes and the stream path', () => {
       },
       { sourceTable: owner, item: { ...written!.item, key: 'new', version: 0, tombstone: true }, previousVersion: undefined },
     ];
-    const result = await replication.applyOwnerChanges(intentOnly, ring);
+    const result = await replication.applyOwnerChanges(...weighedByRing(intentOnly, ring));
     expect(result).toMatchObject({ applied: 0, current: 0, ignored: 2 });
     for (const table of tablesOf('k').slice(1)) expect(shards.peek(table, 'ns', 'new')).toBeUndefined();
   });
@@ -117,7 +125,7 @@ describe('eventual writes and the stream path', () => {
     const { kv, shards, replication, ownerChanges } = setup();
     await kv.put('ns', 'k', { value: text('a'), contentType: 'text/plain', consistency: 'strong' });
     await kv.delete('ns', 'k', {});
-    await replication.applyOwnerChanges(ownerChanges(), ring);
+    await replication.applyOwnerChanges(...weighedByRing(ownerChanges(), ring));
     for (const table of tablesOf('k')) expect(shards.peek(table, 'ns', 'k')).toMatchObject({ version: 2, tombstone: true });
   });
 
@@ -126,7 +134,7 @@ describe('eventual writes and the stream path', () => {
     await kv.put('ns', 'k', { value: text('a'), contentType: 'text/plain' });
     shards.down.add(tablesOf('k')[1]!);
     hints.failing = true;
-    const result = await replication.applyOwnerChanges(ownerChanges(), ring);
+    const result = await replication.applyOwnerChanges(...weighedByRing(ownerChanges(), ring));
     expect(result.firstFailedIndex).toBe(0);
   });
 });
@@ -135,7 +143,7 @@ describe('eventual reads', () => {
   it('spread over the replicas, skip one that is down, and never go back behind a version this instance knows', async () => {
     const { kv, shards, replication, ownerChanges } = setup();
     await kv.put('ns', 'k', { value: text('a'), contentType: 'text/plain' });
-    await replication.applyOwnerChanges(ownerChanges(), ring);
+    await replication.applyOwnerChanges(...weighedByRing(ownerChanges(), ring));
     const reads: string[] = [];
     const original = shards.get.bind(shards);
     shards.get = async (table: string, namespace: string, key: string) => (reads.push(table), original(table, namespace, key));
@@ -325,7 +333,7 @@ class MemoryStream {
   async deliver(replication: ReturnType<typeof setup>['replication']): Promise<void> {
     const batch = this.records.slice(this.checkpoint);
     if (batch.length === 0) return;
-    const result = await replication.applyOwnerChanges(batch, ring);
+    const result = await replication.applyOwnerChanges(...weighedByRing(batch, ring));
     this.checkpoint += result.firstFailedIndex ?? batch.length;
   }
 }

@@ -12,7 +12,6 @@ import {
   encodeCursor,
   isPosition,
   msOfPosition,
-  ownerCarries,
   topicOf,
   type FeedChange,
   type WatchLimits,
@@ -25,16 +24,20 @@ import { fixedRing, ManualClock, MemoryShardStore } from '../../support/memory-p
 import { RingstoreError } from '../../../lambdas/core/errors';
 import { fencedRangesRing } from '../../../lambdas/core/failover';
 import { initialRingState, Ring } from '../../../lambdas/core/ring';
+import type { RingSource } from '../../../lambdas/core/ring-source';
+import { StreamOwnership } from '../../../lambdas/core/stream-ownership';
 
 const limits: WatchLimits = watchDefaults;
 const ring = new Ring(initialRingState({ shardCount: 4, replicationFactor: 3, vnodesPerShard: 16, tableName: (id) => `shard-${id}` }));
 /** The owner of the token every test item carries, whose stream the changes come from unless a test says otherwise. */
 const ownerTable = ring.ownerOf(1).table;
-const ownedBy = (shards = new MemoryShardStore(), byRing: Ring = ring, sleep = async (_ms: number) => undefined) => ({
-  ring: fixedRing(byRing),
-  shards,
-  sleep,
-});
+/** The weighing of writes by a ring source (a fixed ring unless given) and the shard tables. */
+const ownedBy = (
+  shards = new MemoryShardStore(),
+  byRing: Ring | Pick<RingSource, 'lease' | 'fresh'> = ring,
+  clock = new ManualClock(),
+  sleep = async (_ms: number) => undefined,
+) => new StreamOwnership({ ring: byRing instanceof Ring ? fixedRing(byRing) : byRing, shards, clock, sleep });
 
 function itemOf(key: string, version: number, parts: Partial<StoredItem> = {}): StoredItem {
   const value = new TextEncoder().encode(`${key}@${version}`);
@@ -221,19 +224,6 @@ describe('FeedWriter: a write a table made after it lost the key’s range', () 
     sourceTable: oldTable,
   });
 
-  it('ownerCarries: the owner holds this very write, or later ones over a copy at least as new', () => {
-    const item = itemOf('k', 5, { modifiedAtMs: 100 });
-    expect(ownerCarries({ version: 5, copiedVersion: 5, modifiedAtMs: 100 }, item)).toBe(true);
-    expect(ownerCarries({ version: 7, copiedVersion: 6, modifiedAtMs: 300 }, item)).toBe(true);
-    expect(ownerCarries({ version: 7, copiedVersion: 5, modifiedAtMs: 300 }, item)).toBe(true);
-    // The owner wrote its own version 5 (another modified time), or never received 5 before writing its own.
-    expect(ownerCarries({ version: 5, copiedVersion: 4, modifiedAtMs: 200 }, item)).toBe(false);
-    expect(ownerCarries({ version: 7, copiedVersion: 4, modifiedAtMs: 300 }, item)).toBe(false);
-    expect(ownerCarries({ version: 7, modifiedAtMs: 300 }, item)).toBe(false);
-    expect(ownerCarries({ version: 4, copiedVersion: 4, modifiedAtMs: 90 }, item)).toBe(false);
-    expect(ownerCarries(undefined, item)).toBe(false);
-  });
-
   it('is appended when the owner carries it, and left out when the owner reused its version or never received it', async () => {
     const store = new MemoryFeedStore();
     const shards = new MemoryShardStore();
@@ -271,7 +261,7 @@ describe('FeedWriter: a write a table made after it lost the key’s range', () 
       fresh: async () => ({ ring: ++reads >= 3 ? ring : fenced, readAtMs: 0 }),
     };
     const sleep = async (ms: number) => void (clock.now += ms);
-    const writer = new FeedWriter({ store, clock, limits, ownership: { ring: lifting, shards, sleep } });
+    const writer = new FeedWriter({ store, clock, limits, ownership: ownedBy(shards, lifting, clock, sleep) });
     expect(await writer.append([fromOld('k', 5), fromOld('k', 6)])).toEqual({
       appended: 1,
       restamped: 0,
@@ -286,7 +276,7 @@ describe('FeedWriter: a write a table made after it lost the key’s range', () 
     const store = new MemoryFeedStore();
     const clock = new ManualClock();
     const sleep = async (ms: number) => void (clock.now += ms);
-    const writer = new FeedWriter({ store, clock, limits, ownership: ownedBy(new MemoryShardStore(), fenced, sleep) });
+    const writer = new FeedWriter({ store, clock, limits, ownership: ownedBy(new MemoryShardStore(), fenced, clock, sleep) });
     const elsewhere = {
       ...written('far', 1, { token: ring.rangeOf(1).end + 1 }),
       sourceTable: fenced.ownerOf(ring.rangeOf(1).end + 1).table,
