@@ -3,7 +3,7 @@
 import { forAllBounded } from './bounded';
 import { keyHashOf, keyMessageOf, needsNoValue, valueObjectKeyOf } from './dr-messages';
 import { carriesCommittedChange, type OwnerChange } from './replication';
-import { inHistory, type OwnershipWeighing } from './stream-ownership';
+import { inHistory, retryFrom, type OwnershipWeighing } from './stream-ownership';
 import type { BlobStore, Clock, DrKeyChannel, DrKeyMessage, DrMetrics, FaultInjector, StoredItem } from '../ports';
 
 export interface DrShipperDeps {
@@ -86,7 +86,7 @@ export class DrShipper {
       const replaced = seen && seen.item.version < change.item.version ? seen.item : seen ? change.item : undefined;
       if (replaced?.writtenBy) replacedTransactionWrites.push(replaced);
     });
-    const awaiting = weighing.awaiting === undefined ? {} : { firstFailedIndex: weighing.awaiting, awaitingFence: true as const };
+    const stopped = weighing.stoppedAt ? retryFrom(weighing.stoppedAt) : {};
     const batch = [...newest.values()];
     try {
       const keyMessages = [...batch.map(({ item }) => item), ...replacedTransactionWrites].map((item) => keyMessageOf(item));
@@ -106,7 +106,7 @@ export class DrShipper {
       }
     });
     if (failedIndexes.length) return { ...result, firstFailedIndex: Math.min(...failedIndexes) };
-    return { ...result, ...awaiting };
+    return { ...result, ...stopped };
   }
 
   private async shipValue(item: StoredItem): Promise<'shipped' | 'superseded'> {

@@ -16,7 +16,7 @@ import type {
   ShardHealthStore,
   ShardCopies,
 } from '../ports';
-import { inHistory, type OwnershipWeighing } from './stream-ownership';
+import { inHistory, retryFrom, type OwnershipWeighing } from './stream-ownership';
 
 export interface ReplicationDeps {
   shards: ShardCopies;
@@ -182,8 +182,9 @@ export class ReplicationService {
       }
     });
     const firstFailed = failedIndexes.length ? Math.min(...failedIndexes) : undefined;
-    if (weighing.awaiting !== undefined && (firstFailed === undefined || weighing.awaiting < firstFailed)) {
-      return { ...result, firstFailedIndex: weighing.awaiting, awaitingFence: true };
+    const { stoppedAt } = weighing;
+    if (stoppedAt && (firstFailed === undefined || stoppedAt.index < firstFailed)) {
+      return { ...result, ...retryFrom(stoppedAt) };
     }
     return firstFailed === undefined ? result : { ...result, firstFailedIndex: firstFailed };
   }

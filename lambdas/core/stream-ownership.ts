@@ -26,10 +26,25 @@ export type WriteStanding = 'owner' | 'carried' | 'notInEffect' | 'skipped';
 export interface OwnershipWeighing {
   /** The ring the writes were weighed by. */
   ring: Ring;
-  /** One per write of the batch before `awaiting` (all of them when nothing awaits). */
+  /** One per write of the batch before `stoppedAt` (all of them when the weighing did not stop). */
   standings: readonly WriteStanding[];
-  /** Index of the first write of a range under a fence that did not lift in time: weighed again on the stream's retry. */
-  awaiting?: number;
+  /**
+   * The first write that could not be weighed, and why: its range is under a fence that did not lift in time
+   * (`fence`, expected during every cut-over and failover), or the range's owner could not be read (`unreadable`).
+   * The stream retries from it.
+   */
+  stoppedAt?: WeighingStop;
+}
+
+/** Where and why a weighing stopped (OwnershipWeighing.stoppedAt). */
+export interface WeighingStop {
+  index: number;
+  cause: 'fence' | 'unreadable';
+}
+
+/** What a consumer reports for a weighing that stopped at `stop`: the record the stream retries from, and whether a fence holds it. */
+export function retryFrom(stop: WeighingStop): { firstFailedIndex: number; awaitingFence?: true } {
+  return { firstFailedIndex: stop.index, ...(stop.cause === 'fence' ? { awaitingFence: true as const } : {}) };
 }
 
 export interface StreamOwnershipDeps {
@@ -74,7 +89,7 @@ export class StreamOwnership {
    * read under a lease: a write that landed after a fence was published and waited out is weighed by a ring showing
    * that fence or what followed it. Under a fence nothing can be told (the catch-up may still carry the write), so
    * the write waits for the fence to lift, here rather than by the stream's retries (on AWS those follow at once and
-   * are counted: ten, then the batch is set aside); past cutoverFenceWaitMs it is `awaiting`.
+   * are counted: ten, then the batch is set aside); past cutoverFenceWaitMs it stops there. A failed ring read throws.
    */
   async weigh<Write extends TableWrite>(
     writes: readonly Write[],
@@ -88,8 +103,12 @@ export class StreamOwnership {
         continue;
       }
       if (ring.isFenced(write.item.token)) ring = await this.fenceLifted(write.item.token);
-      if (ring.isFenced(write.item.token)) return { ring, standings, awaiting: index };
-      standings.push(await this.standingOf(ring, write));
+      if (ring.isFenced(write.item.token)) return { ring, standings, stoppedAt: { index, cause: 'fence' } };
+      try {
+        standings.push(await this.standingOf(ring, write));
+      } catch {
+        return { ring, standings, stoppedAt: { index, cause: 'unreadable' } };
+      }
     }
     return { ring, standings };
   }

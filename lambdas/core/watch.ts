@@ -10,7 +10,7 @@ import { LRUCache } from 'lru-cache';
 import { volumeNamespaceSuffix, watchDefaults } from '../../schemas/topology';
 import { RingstoreError } from './errors';
 import { carriesCommittedChange } from './replication';
-import { inHistory, type StreamOwnership } from './stream-ownership';
+import { inHistory, retryFrom, type StreamOwnership, type WeighingStop } from './stream-ownership';
 import type { Clock, FeedEntry, FeedOperation, FeedStore, StoredItem } from '../ports';
 
 /** The feed's settings (topology's watchDefaults, the retention and settle time configurable per deployment). */
@@ -236,34 +236,34 @@ export class FeedWriter {
     });
     if (candidates.length === 0) return result;
     let fed: readonly FeedCandidate[];
-    let awaiting: number | undefined;
+    let stoppedAt: WeighingStop | undefined;
     try {
-      ({ fed, awaiting } = await this.inEffect(candidates, result));
+      ({ fed, stoppedAt } = await this.inEffect(candidates, result));
     } catch {
       return { ...result, firstFailedIndex: candidates[0]!.index };
     }
     const appended = await this.appendAll(fed, result);
-    if (appended.firstFailedIndex !== undefined || awaiting === undefined) return appended;
-    return { ...appended, firstFailedIndex: awaiting, awaitingFence: true };
+    if (appended.firstFailedIndex !== undefined || stoppedAt === undefined) return appended;
+    return { ...appended, ...retryFrom(stoppedAt) };
   }
 
   /**
-   * The changes that are writes in their key's history, in order, up to the first that cannot be told yet (`awaiting`,
-   * its index): a former owner's write that never reached the range's owner was refused to its client, and the new
+   * The changes that are writes in their key's history, in order, up to the first that cannot be told yet (`stoppedAt`,
+   * its index in the batch): a former owner's write that never reached the range's owner was refused to its client, and the new
    * owner may reuse its version with other contents, which a watcher that drops repeats by key and version would then
    * drop (StreamOwnership; docs/watch.md, "Ownership").
    */
   private async inEffect(
     candidates: readonly FeedCandidate[],
     result: FeedAppendResult,
-  ): Promise<{ fed: FeedCandidate[]; awaiting?: number }> {
-    const { standings, awaiting } = await this.deps.ownership.weigh(candidates.map(({ change }) => change));
+  ): Promise<{ fed: FeedCandidate[]; stoppedAt?: WeighingStop }> {
+    const { standings, stoppedAt } = await this.deps.ownership.weigh(candidates.map(({ change }) => change));
     const fed: FeedCandidate[] = [];
     standings.forEach((standing, position) => {
       if (inHistory(standing)) fed.push(candidates[position]!);
       else result.notInEffect += 1;
     });
-    return { fed, ...(awaiting === undefined ? {} : { awaiting: candidates[awaiting]!.index }) };
+    return { fed, ...(stoppedAt ? { stoppedAt: { ...stoppedAt, index: candidates[stoppedAt.index]!.index } } : {}) };
   }
 
   /** Appends `fed` in order, a request's worth at a time; on a failure, reports the first change not appended. */

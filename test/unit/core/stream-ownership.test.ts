@@ -99,7 +99,7 @@ describe('StreamOwnership.weigh', () => {
     ];
     const weighing = await ownership(shards).weigh(batch, isReplicable);
     expect(weighing.standings).toEqual(['owner', 'carried', 'notInEffect', 'skipped']);
-    expect(weighing.awaiting).toBeUndefined();
+    expect(weighing.stoppedAt).toBeUndefined();
   });
 
   it('waits for a fence to lift and weighs by the ring that lifted it', async () => {
@@ -118,14 +118,18 @@ describe('StreamOwnership.weigh', () => {
     const batch = [change(ring.ownerOf(farToken).table, { ...elsewhere, token: farToken }), change(owner, itemOf('mine', 2, 10))];
     const weighing = await ownership(shards, liftingAfter(Infinity), clock).weigh(batch);
     expect(weighing.standings).toEqual(['owner']);
-    expect(weighing.awaiting).toBe(1);
+    expect(weighing.stoppedAt).toEqual({ index: 1, cause: 'fence' });
     expect(clock.now).toBeGreaterThanOrEqual(10_000);
   });
 
-  it('fails when the owner cannot be read: nothing is stood as out of history on a guess', async () => {
+  it('stops at a write whose owner cannot be read: nothing is stood as out of history on a guess', async () => {
     const { shards, carried } = await afterCutOver();
     shards.down.add(owner);
-    await expect(ownership(shards).weigh([change(formerOwner, carried)])).rejects.toThrow(/down/);
+    const weighing = await ownership(shards).weigh(
+      [change(replica, itemOf('echo', 3, 10), true), change(formerOwner, carried)],
+      isReplicable,
+    );
+    expect(weighing).toMatchObject({ standings: ['skipped'], stoppedAt: { index: 1, cause: 'unreadable' } });
   });
 });
 

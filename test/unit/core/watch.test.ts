@@ -293,11 +293,21 @@ describe('FeedWriter: a write a table made after it lost the key’s range', () 
     expect(store.all('ns').map((entry) => entry.key)).toEqual(['far']);
   });
 
-  it('reports the first change when the ring or the owner cannot be read, and appends nothing', async () => {
+  it('appends up to a change whose owner cannot be read, and reports that change for the stream to retry', async () => {
     const store = new MemoryFeedStore();
     const shards = new MemoryShardStore();
     shards.down.add(ownerTable);
     const writer = new FeedWriter({ store, clock: new ManualClock(), limits, ownership: ownedBy(shards) });
+    const result = await writer.append([written('a', 1), fromOld('b', 2), written('c', 1)]);
+    expect(result).toMatchObject({ appended: 1, firstFailedIndex: 1 });
+    expect(result.awaitingFence).toBeUndefined();
+    expect(store.all('ns').map((entry) => entry.key)).toEqual(['a']);
+  });
+
+  it('reports the first change when the ring cannot be read, and appends nothing', async () => {
+    const store = new MemoryFeedStore();
+    const unreadable = { lease: () => Promise.reject(new Error('control table down')), fresh: () => Promise.reject(new Error('down')) };
+    const writer = new FeedWriter({ store, clock: new ManualClock(), limits, ownership: ownedBy(new MemoryShardStore(), unreadable) });
     expect(await writer.append([written('a', 1), fromOld('b', 2)])).toMatchObject({ appended: 0, firstFailedIndex: 0 });
     expect(store.all('ns')).toEqual([]);
   });
