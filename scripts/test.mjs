@@ -98,7 +98,8 @@ function seconds(ms) {
   return `${(ms / 1000).toFixed(1)} s`;
 }
 
-// 1. The static checks (scripts/static-checks.mjs): tsc with ESLint, and Prettier, side by side, incremental.
+// 1. The static checks (scripts/static-checks.mjs): tsc with ESLint, and Prettier, side by side, incremental; not
+// run again on a tree that passed them as it is (CI's `npm run check` phase just did).
 // 2. Jest beside the checks: the checks keep about one core and a half busy, and jest's first files are the
 // unit and cdk projects' (test/sequencer.cjs), which start no local cloud and assert no liveness bound. The
 // files that start local clouds come after them, by when the checks have (on this machine) ended: the fault
@@ -113,7 +114,7 @@ const chooseWorkers = workersAsked ? [] : [`--maxWorkers=${workers}`];
 if (!workersAsked) console.log(`jest: ${workers} workers (${idleCores.toFixed(1)} of ${cpus().length} cores idle at the start)`);
 rmSync(resultsFile, { force: true });
 const checksStarted = Date.now();
-const checking = runStaticChecks();
+const checking = runStaticChecks({ reusePass: true });
 const jestStarted = Date.now();
 const [checks, jest] = await Promise.all([checking, runJest(['--json', `--outputFile=${resultsFile}`, ...chooseWorkers, ...jestArgs])]);
 const jestSeconds = (Date.now() - jestStarted) / 1000;
