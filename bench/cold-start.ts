@@ -92,7 +92,10 @@ const probes = {
   'shard store (dynamodb-toolbox, lib-dynamodb)': `import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoShardStore } from './lambdas/adapters/dynamodb-shard-store';
 export const store = new DynamoShardStore(DynamoDBDocumentClient.from(client));`,
+  // The two Redis clients side by side: the library the L2 cache used before, and the one it uses (resp-client.ts).
   'ioredis (client, not connecting)': `import Redis from 'ioredis'; export const redis = new Redis('redis://127.0.0.1:9', { lazyConnect: true });`,
+  'RESP client (ours, not connecting)': `import { RespClient } from './lambdas/adapters/resp-client';
+export const redis = new RespClient('redis://127.0.0.1:9', { lazyConnect: true, connectTimeoutMs: 500, commandTimeoutMs: 50, retryDelayMs: () => 50 });`,
   'S3 client (evaluated at init)': `import { S3Client } from '@aws-sdk/client-s3'; export const s3 = new S3Client({ region: process.env.AWS_REGION });`,
   'Step Functions client': `import { SFNClient } from '@aws-sdk/client-sfn'; export const sfn = new SFNClient({ region: process.env.AWS_REGION });`,
 } as const;

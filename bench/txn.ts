@@ -75,6 +75,7 @@ const isolatedCaseIds = [
   'raw.conditionalPut',
   'raw.atomic',
   'raw.atomicShard',
+  'raw.atomicShardWriteOnly',
   'http.txn',
   'http.txn1',
   'diag.txnInProcess',
@@ -85,7 +86,9 @@ const isolatedCaseIds = [
 const resultsDir = benchResultsDir;
 /** Sequential DynamoDB round trips before the answer, per transaction shape (docs/transactions.md). */
 const criticalPaths = {
-  oneShard: '2 round trips: a consistent BatchGetItem, one TransactWriteItems',
+  oneShard:
+    '1 round trip, one TransactWriteItems, when the cache holds every key (the versions it is conditioned on); ' +
+    'else 2: a consistent BatchGetItem first',
   threeShards:
     '3 phases before the answer (eventual): record PutItem, 3 intent UpdateItems in parallel, decision UpdateItem; ' +
     'the 3 applies follow from the stream (a strong transaction applies them before it answers: 4 phases)',
@@ -229,53 +232,58 @@ async function main(): Promise<void> {
     // The one-shard path's two requests, replayed raw on the plain table: a consistent BatchGetItem of
     // the 3 keys, then one TransactWriteItems of 3 conditional puts. What DynamoDB Local charges for them.
     // `onShardTables`: on Ringstore's own shard table (two indexes, a stream), with items of the shape
-    // the one-shard path writes and keys of their own; else on the plain table.
+    // the one-shard path writes and keys of their own; else on the plain table. `read: false`: the
+    // TransactWriteItems alone, the one request of a transaction whose keys the cache holds.
     const replayTriples = keyTriples(ownerOf, false, 'txnraw');
-    const rawAtomicOf = (onShardTables: boolean) => async (i: number) => {
-      const ops = opsOf(i, onShardTables ? replayTriples : oneShardTriples);
-      const table = onShardTables ? ownerOf(ops[0]!.key) : rawTableName;
-      const keyOf = (key: string) => ({ pk: { S: `${principal.namespace}#${key}` } });
-      const shapeOf = (key: string, value: Buffer) => {
-        const token = tokenOf(principal.namespace, key);
-        return {
-          ns: { S: principal.namespace },
-          k: { S: key },
-          tok: { N: String(token) },
-          tb: { N: String(tokenBucket(token)) },
-          lp: { S: `${principal.namespace}#${listingBucketOf(token)}` },
-          mt: { N: String(Date.now()) },
-          size: { N: String(value.length) },
-          sha: { S: 'x'.repeat(64) },
-          tomb: { BOOL: false },
+    const rawAtomicOf =
+      (onShardTables: boolean, read = true) =>
+      async (i: number) => {
+        const ops = opsOf(i, onShardTables ? replayTriples : oneShardTriples);
+        const table = onShardTables ? ownerOf(ops[0]!.key) : rawTableName;
+        const keyOf = (key: string) => ({ pk: { S: `${principal.namespace}#${key}` } });
+        const shapeOf = (key: string, value: Buffer) => {
+          const token = tokenOf(principal.namespace, key);
+          return {
+            ns: { S: principal.namespace },
+            k: { S: key },
+            tok: { N: String(token) },
+            tb: { N: String(tokenBucket(token)) },
+            lp: { S: `${principal.namespace}#${listingBucketOf(token)}` },
+            mt: { N: String(Date.now()) },
+            size: { N: String(value.length) },
+            sha: { S: 'x'.repeat(64) },
+            tomb: { BOOL: false },
+          };
         };
-      };
-      const signal = { abortSignal: AbortSignal.timeout(callTimeoutMs) };
-      await client.send(
-        new BatchGetItemCommand({ RequestItems: { [table]: { Keys: ops.map(({ key }) => keyOf(key)), ConsistentRead: true } } }),
-        signal,
-      );
-      await client.send(
-        new TransactWriteItemsCommand({
-          TransactItems: ops.map(({ key, value }) => ({
-            Put: {
-              TableName: table,
-              Item: {
-                ...keyOf(key),
-                ...(onShardTables ? shapeOf(key, value) : {}),
-                v: { N: String(i + 1) },
-                ct: { S: 'application/octet-stream' },
-                val: { B: value },
+        const signal = { abortSignal: AbortSignal.timeout(callTimeoutMs) };
+        if (read)
+          await client.send(
+            new BatchGetItemCommand({ RequestItems: { [table]: { Keys: ops.map(({ key }) => keyOf(key)), ConsistentRead: true } } }),
+            signal,
+          );
+        await client.send(
+          new TransactWriteItemsCommand({
+            TransactItems: ops.map(({ key, value }) => ({
+              Put: {
+                TableName: table,
+                Item: {
+                  ...keyOf(key),
+                  ...(onShardTables ? shapeOf(key, value) : {}),
+                  v: { N: String(i + 1) },
+                  ct: { S: 'application/octet-stream' },
+                  val: { B: value },
+                },
+                ConditionExpression: 'attribute_not_exists(#itx)',
+                ExpressionAttributeNames: { '#itx': 'itx' },
               },
-              ConditionExpression: 'attribute_not_exists(#itx)',
-              ExpressionAttributeNames: { '#itx': 'itx' },
-            },
-          })),
-        }),
-        signal,
-      );
-    };
+            })),
+          }),
+          signal,
+        );
+      };
     const rawAtomic = rawAtomicOf(false);
     const rawAtomicOnShards = rawAtomicOf(true);
+    const rawAtomicOnShardsWriteOnly = rawAtomicOf(true, false);
     const inProcessOneShard = async (i: number) => {
       const ops: TxnOp[] = opsOf(i, oneShardTriples).map(({ key, value }) => ({ op: 'put', key, value: new Uint8Array(value) }));
       const execution = await runtime().txns.plan(principal.namespace, ops, { consistency: 'eventual' });
@@ -313,6 +321,13 @@ async function main(): Promise<void> {
         layer: 'raw',
         kind: 'atomic',
         run: rawAtomicOnShards,
+      },
+      {
+        id: 'raw.atomicShardWriteOnly',
+        label: 'its TransactWriteItems alone, shard table',
+        layer: 'raw',
+        kind: 'atomic',
+        run: rawAtomicOnShardsWriteOnly,
       },
       { id: 'http.txn', label: 'HTTP transaction, 3 puts on 3 shards', layer: 'http', kind: 'txn', run: httpTxn },
       { id: 'http.txn1', label: 'HTTP transaction, 3 puts on 1 shard', layer: 'http', kind: 'txn', run: httpTxnOneShard },
@@ -372,6 +387,18 @@ async function main(): Promise<void> {
     await counter.quiet(1_500);
     counter.counting = false;
     const perTxn = Object.fromEntries([...counter.counts].sort().map(([name, n]) => [name, n / settings.BENCH_TXN_COUNTED]));
+    // The one-shard path's requests: a BatchGetItem only for a transaction whose keys the cache did not hold.
+    counter.counts.clear();
+    counter.counting = true;
+    await measure(httpTxnOneShard, { ops: settings.BENCH_TXN_COUNTED, firstIndex: 500_000, concurrency: 1 });
+    await counter.quiet(1_500);
+    counter.counting = false;
+    const perOneShardTxn = Object.fromEntries([...counter.counts].sort().map(([name, n]) => [name, n / settings.BENCH_TXN_COUNTED]));
+    log(
+      `one-shard requests per transaction: ${Object.entries(perOneShardTxn)
+        .map(([name, n]) => `${name} ${n.toFixed(2)}`)
+        .join(', ')}`,
+    );
     const perTxnOf = (name: string) => perTxn[name] ?? 0;
     const coordinatorWrites = perTxnOf('PutItem txn table') + perTxnOf('UpdateItem txn table') + perTxnOf('UpdateItem shard tables');
     const replicationWrites = perTxnOf('PutItem shard tables');
@@ -438,6 +465,7 @@ async function main(): Promise<void> {
 
     const summary = {
       writesPerTxn: { protocol: coordinatorWrites, replication: replicationWrites, target: 2 * keysPerTxn + 2, requests: perTxn },
+      oneShardRequestsPerTxn: perOneShardTxn,
       rawConditionalPutsPerSecond: { c8: rawAt8, c16: rawAt16 },
       txnPerSecond: { c8: txnAt8, c16: txnAt16 },
       inProcessTxnPerSecond: { c8: inProcess.throughput.opsPerSecond, c16: opsPerSecondAt16('diag.txnInProcess') },

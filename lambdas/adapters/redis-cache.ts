@@ -1,10 +1,10 @@
 // L2 cache on Redis (ElastiCache in AWS, redis-server locally): version-guarded write-through by a Lua
 // script, so an entry is never replaced by an older version whatever order writers arrive in.
 // It never throws: a Redis outage turns every call into a miss and reads go to DynamoDB.
-import Redis from 'ioredis';
 import { cacheAcl } from '../../schemas/topology';
 import type { CacheEntry, RemoteCache } from '../ports';
 import type { PasswordSource } from './elasticache-iam-token';
+import { RespClient } from './resp-client';
 
 /** A bounded wait: a slow or absent Redis costs a read at most this, then it is a miss. */
 export const redisCommandTimeoutMs = 50;
@@ -18,8 +18,6 @@ redis.call('HSET', KEYS[1], 'v', ARGV[1], 'p', ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return 1
 `;
-
-type GuardedRedis = Redis & { guardedSet(key: string, version: number, payload: Buffer, ttlMs: number): Promise<number> };
 
 interface Header {
   tombstone: boolean;
@@ -87,12 +85,14 @@ export interface RedisCacheOptions {
 
 export class RedisCache implements RemoteCache {
   readonly stats: RedisCacheStats = { hits: 0, misses: 0, errors: 0, writesRejectedAsOlder: 0 };
-  private readonly redis: GuardedRedis;
+  private readonly redis: RespClient;
   /** Commands wait for the first connection (bounded), then fail fast whenever Redis is away. */
   private readonly firstConnection: Promise<void>;
 
   private readonly keyPrefix: string;
   private readonly passwords: PasswordSource | undefined;
+  /** The password every (re)connection sends: fixed, or the source's latest. */
+  private password: string | undefined;
   private readonly onError: NonNullable<RedisCacheOptions['onError']>;
 
   constructor(url: string, options: RedisCacheOptions = {}) {
@@ -100,37 +100,29 @@ export class RedisCache implements RemoteCache {
     this.onError = options.onError ?? (() => undefined);
     const { auth } = options;
     this.passwords = typeof auth?.password === 'object' ? auth.password : undefined;
-    const redis = new Redis(url, {
+    this.password = typeof auth?.password === 'string' ? auth.password : undefined;
+    const redis = new RespClient(url, {
       // With a password source, the first connection waits for its first password.
       lazyConnect: this.passwords !== undefined,
       ...(auth ? { username: auth.username } : {}),
-      ...(typeof auth?.password === 'string' ? { password: auth.password } : {}),
-      // No CLIENT SETINFO on connect: the ACL user may run the adapter's commands only.
-      disableClientInfo: true,
-      // Fail fast while disconnected instead of queueing: a miss beats a stalled read.
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      commandTimeout: redisCommandTimeoutMs,
-      connectTimeout: redisConnectTimeoutMs,
+      password: () => this.password,
+      commandTimeoutMs: redisCommandTimeoutMs,
+      connectTimeoutMs: redisConnectTimeoutMs,
       // Reconnect in the background with a capped backoff.
-      retryStrategy: (attempt) => Math.min(50 * 2 ** attempt, 2_000),
+      retryDelayMs: (attempt) => Math.min(50 * 2 ** attempt, 2_000),
     });
-    redis.on('error', () => {
-      // Counted per failed command; connection errors alone need no handling (reconnects are automatic).
-    });
-    redis.defineCommand('guardedSet', { lua: guardedSetLua, numberOfKeys: 1 });
-    this.redis = redis as GuardedRedis;
+    this.redis = redis;
     this.firstConnection = new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, redisConnectTimeoutMs);
       timer.unref();
-      redis.once('ready', () => {
+      redis.onceReady(() => {
         clearTimeout(timer);
         resolve();
       });
     });
     if (this.passwords) {
-      // A failed first connection is retried by the retry strategy, with the password of the moment.
-      void this.renewPassword(this.passwords).then(() => redis.connect().catch(() => undefined));
+      // A failed first connection is tried again by the client's backoff, with the password of the moment.
+      void this.renewPassword(this.passwords).then(() => redis.connect());
     }
   }
 
@@ -141,7 +133,7 @@ export class RedisCache implements RemoteCache {
    */
   private async renewPassword(passwords: PasswordSource): Promise<void> {
     try {
-      this.redis.options.password = await passwords.password();
+      this.password = await passwords.password();
     } catch {
       this.failed('auth');
     }
@@ -155,8 +147,9 @@ export class RedisCache implements RemoteCache {
   async get(cacheKey: string): Promise<CacheEntry | undefined> {
     await this.ready();
     try {
-      const [version, payload] = await this.redis.hmgetBuffer(this.keyPrefix + cacheKey, 'v', 'p');
-      if (!version || !payload) {
+      const reply = await this.redis.command(['HMGET', this.keyPrefix + cacheKey, 'v', 'p']);
+      const [version, payload] = Array.isArray(reply) ? reply : [];
+      if (!Buffer.isBuffer(version) || !Buffer.isBuffer(payload)) {
         this.stats.misses += 1;
         return undefined;
       }
@@ -171,7 +164,7 @@ export class RedisCache implements RemoteCache {
   async put(cacheKey: string, entry: CacheEntry, ttlMs: number): Promise<boolean> {
     await this.ready();
     try {
-      const stored = await this.redis.guardedSet(this.keyPrefix + cacheKey, entry.version, encodeEntry(entry), ttlMs);
+      const stored = await this.redis.evalScript(guardedSetLua, [this.keyPrefix + cacheKey], [entry.version, encodeEntry(entry), ttlMs]);
       if (stored === 0) this.stats.writesRejectedAsOlder += 1;
       return stored === 1;
     } catch {
@@ -186,6 +179,6 @@ export class RedisCache implements RemoteCache {
   }
 
   async close(): Promise<void> {
-    await this.redis.quit().catch(() => this.redis.disconnect());
+    await this.redis.close();
   }
 }

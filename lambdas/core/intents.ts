@@ -1,7 +1,18 @@
 // Resolving another transaction's intent met on a key (docs/transactions.md, "Recovery"): read its record and act on it.
 // Committed (or no record: presumed commit) -> roll forward; aborted or past its deadline -> clear;
 // pending -> readers see the committed content, writers defer to an older transaction.
-import type { Intent, StoredItem, Clock, ShardItemReads, ShardTransactions, TxnRecord, TxnRecordStore, ValueCache } from '../ports';
+import type {
+  CacheEntry,
+  Intent,
+  StoredItem,
+  Clock,
+  ShardItemReads,
+  ShardTransactions,
+  TxnRecord,
+  TxnRecordStore,
+  ValueCache,
+} from '../ports';
+import { tokenOf } from './ring';
 
 export interface IntentDeps {
   shards: ShardItemReads & ShardTransactions;
@@ -69,6 +80,25 @@ export class IntentResolver {
     if (applied) await this.deps.cache?.put(item.namespace, item.key, cacheEntryOf(applied));
     return current;
   }
+}
+
+/**
+ * The item a cache entry describes (the inverse of {@link cacheEntryOf}): without a value when the entry holds only
+ * the version (a blob, or a tombstone).
+ */
+export function itemOfCacheEntry(namespace: string, key: string, entry: CacheEntry): StoredItem {
+  return {
+    namespace,
+    key,
+    version: entry.version,
+    token: tokenOf(namespace, key),
+    contentType: entry.contentType,
+    size: entry.size,
+    sha256: entry.sha256,
+    tombstone: entry.tombstone,
+    ...(entry.expiresAtSeconds === undefined ? {} : { expiresAtSeconds: entry.expiresAtSeconds }),
+    ...(entry.value === undefined ? {} : { value: entry.value }),
+  };
 }
 
 /** The cache entry of an item: inline values are cached; for a blob only its version is. */

@@ -1,7 +1,7 @@
 // KV reads (docs/consistency.md): strong reads from the key's owner through the range router, eventual reads
 // from the cache or any replica that may serve, a large value from S3 or by a presigned URL.
 import { RingstoreError } from './errors';
-import { cacheEntryOf, type IntentResolver } from './intents';
+import { cacheEntryOf, itemOfCacheEntry, type IntentResolver } from './intents';
 import type { BlobStore, CacheEntry, Clock, Consistency, StoredItem, ValueCache, ShardItemReads } from '../ports';
 import { isLive } from './item';
 import type { RangeRouter } from './range-router';
@@ -78,7 +78,7 @@ export class KvReader {
     const { cache } = this.deps;
     const entry = cache && consistency === 'eventual' ? await cache.get(namespace, key) : undefined;
     if (entry && !isLiveEntry(entry, nowSeconds)) throw notFound(key);
-    if (entry?.value) return itemOf(namespace, key, entry, entry.value);
+    if (entry?.value) return itemOfCacheEntry(namespace, key, entry);
     const item =
       consistency === 'strong' ? await this.readStrong(namespace, key) : await this.readEventual(namespace, key, entry?.version ?? 0);
     // Every read refreshes the cache, strong ones too; the version guard keeps only the newest. Off the
@@ -144,21 +144,6 @@ export class KvReader {
 
 function isLiveEntry(entry: CacheEntry, nowSeconds: number): boolean {
   return !entry.tombstone && (entry.expiresAtSeconds === undefined || entry.expiresAtSeconds > nowSeconds);
-}
-
-function itemOf(namespace: string, key: string, entry: CacheEntry, value: Uint8Array): StoredItem {
-  return {
-    namespace,
-    key,
-    version: entry.version,
-    token: tokenOf(namespace, key),
-    contentType: entry.contentType,
-    size: entry.size,
-    sha256: entry.sha256,
-    tombstone: false,
-    ...(entry.expiresAtSeconds === undefined ? {} : { expiresAtSeconds: entry.expiresAtSeconds }),
-    value,
-  };
 }
 
 export function notFound(key: string): RingstoreError {

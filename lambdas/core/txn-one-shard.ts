@@ -3,8 +3,8 @@
 import type { Participant, ParticipantKey, StoredItem, TxnExecution, TxnOutcome } from '../ports';
 import { forEachBounded } from './bounded';
 import { isRingstoreError, RingstoreError } from './errors';
-import { cacheEntryOf } from './intents';
-import { tombstoneRetentionSeconds } from './item';
+import { cacheEntryOf, itemOfCacheEntry } from './intents';
+import { isLive, tombstoneRetentionSeconds } from './item';
 import { intentContentOf, txnOutcome } from './txn-content';
 import type { Observed, TxnDeps } from './txn-deps';
 import { writeCountOf } from './txn-hooks';
@@ -17,8 +17,9 @@ export class OneShardCommit {
   ) {}
 
   /**
-   * A transaction whose keys all live on one shard needs no coordinator: its keys are read (at one
-   * instant when it only reads), then every write and every version it read is committed by one
+   * A transaction whose keys all live on one shard needs no coordinator: its keys are taken from the cache
+   * when it has them all and the transaction writes (one request), else read (at one instant when it only
+   * reads), then every write and every version it read is committed by one
    * atomic write on that shard, conditioned on each key being as read and free of intents. No record
    * and no intent is written, so nothing is left to recover. Undefined when the transaction does not
    * qualify (several shards, more keys than one atomic write takes) or met another transaction on the
@@ -29,6 +30,11 @@ export class OneShardCommit {
     const [participant, ...others] = execution.participants;
     if (!participant || others.length > 0 || participant.keys.length > this.deps.limits.atomicKeysMax) return undefined;
     if (execution.kind !== 'readOnly' && (await this.spansMovingRanges(participant))) return undefined;
+    const cached = await this.asCached(execution, participant);
+    if (cached) {
+      const outcome = await this.commitAsSeen(execution, participant, cached, 'cache');
+      if (outcome) return outcome;
+    }
     const { table } = participant;
     const keys = participant.keys.map((key) => key.key);
     // A read-only transaction reads its keys at one instant (TransactGetItems, at twice the read units); one item is
@@ -43,6 +49,46 @@ export class OneShardCommit {
     if (execution.kind === 'readOnly' && [...read.values()].some((item) => item.intent)) return undefined;
     const items = await this.keys.withDecidedIntentsResolved(table, read);
     if (!items) return undefined;
+    return this.commitAsSeen(execution, participant, items, 'read');
+  }
+
+  /**
+   * The keys of a transaction that writes as the cache has them, when it has every one (and the value of each
+   * key the transaction reads): the versions the atomic write is conditioned on, so that one request commits
+   * it. The cache is only eventually consistent, and that is enough: the atomic write checks each key's
+   * version on the shard, so a stale entry makes it write nothing, and the keys are read then. Undefined
+   * without a cache, for a read-only transaction (it writes nothing that would check what it read), or when
+   * an entry is missing.
+   */
+  private async asCached(execution: TxnExecution, participant: Participant): Promise<Map<string, StoredItem> | undefined> {
+    const { cache } = this.deps;
+    if (!cache || execution.kind === 'readOnly') return undefined;
+    const nowSeconds = Math.floor(this.deps.clock.nowMs() / 1000);
+    const entries = await Promise.all(participant.keys.map(({ key }) => cache.get(execution.namespace, key)));
+    const items = new Map<string, StoredItem>();
+    for (const [index, { key }] of participant.keys.entries()) {
+      const entry = entries[index];
+      if (!entry) return undefined;
+      const item = itemOfCacheEntry(execution.namespace, key, entry);
+      const valueRead = execution.reads.some((read) => read.key === key && read.from === 'committed');
+      if (valueRead && item.value === undefined && isLive(item, nowSeconds)) return undefined;
+      items.set(key, item);
+    }
+    return items;
+  }
+
+  /**
+   * Commits the transaction by one atomic write conditioned on each key being as `items` has it; `items` as
+   * read from the shard (`read`: a failed expectation is the transaction's abort) or from the cache (`cache`:
+   * anything but a commit leaves it to the read). Undefined when the write found a key otherwise.
+   */
+  private async commitAsSeen(
+    execution: TxnExecution,
+    participant: Participant,
+    items: ReadonlyMap<string, StoredItem>,
+    seenIn: 'read' | 'cache',
+  ): Promise<TxnOutcome | undefined> {
+    const { table } = participant;
     const observed: Observed[] = [];
     for (const key of participant.keys) {
       const item = items.get(key.key);
@@ -51,10 +97,14 @@ export class OneShardCommit {
         seen = this.keys.observe(execution, key.key, item);
       } catch (error) {
         if (!isRingstoreError(error, 'request.tooLarge')) throw error;
+        if (seenIn === 'cache') return undefined;
         return txnOutcome(execution, [], { status: 'aborted', abort: { reason: 'tooLarge', key: key.key, message: error.message } });
       }
       const expected = key.expectVersion === undefined ? !key.mustBeLive || seen.found : seen.version === key.expectVersion;
-      if (!expected) return txnOutcome(execution, [], { status: 'aborted', abort: this.keys.preconditionAbort(key, item) });
+      if (!expected) {
+        if (seenIn === 'cache') return undefined;
+        return txnOutcome(execution, [], { status: 'aborted', abort: this.keys.preconditionAbort(key, item) });
+      }
       observed.push(seen);
     }
     const prepared = [{ table, observed }];
@@ -73,7 +123,8 @@ export class OneShardCommit {
     const result = await this.deps.shards.writeAtomically(table, {
       namespace: execution.namespace,
       entries,
-      idempotencyToken: execution.txid,
+      // The two attempts differ in what they expect: each has its own token, so the second is no replay of the first.
+      idempotencyToken: seenIn === 'cache' ? `${execution.txid}/as-cached` : execution.txid,
       nowSeconds: Math.floor(nowMs / 1000),
       modifiedAtMs: nowMs,
       writtenBy: { txid: execution.txid, writes: writeCountOf(execution) },

@@ -55,6 +55,7 @@ import type {
   DrStateStore,
   PromotionLog,
   PromotionReport,
+  ValueCache,
 } from '../../lambdas/ports';
 import type { RingSource } from '../../lambdas/core/ring-source';
 import { standingsByRing, type OwnershipWeighing, type TableWrite } from '../../lambdas/core/stream-ownership';
@@ -770,7 +771,7 @@ export function memoryKv(
  * A world of transactions on in-memory ports, routed by `ring`: the shard store, clock, faults and records the
  * suites inspect, the TransactionService, and a KvService whose reads and writes resolve its intents.
  */
-export function memoryTxnWorld(ring: Ring, txnLimits: TxnServiceLimits = testTxnLimits) {
+export function memoryTxnWorld(ring: Ring, txnLimits: TxnServiceLimits = testTxnLimits, options: { cache?: ValueCache } = {}) {
   const shards = new MemoryShardStore();
   const clock = new ManualClock();
   const faults = new ScriptedFaults();
@@ -786,7 +787,9 @@ export function memoryTxnWorld(ring: Ring, txnLimits: TxnServiceLimits = testTxn
     replication,
     faults,
     limits: txnLimits,
+    ...(options.cache ? { cache: options.cache } : {}),
   });
-  const kv = memoryKv({ shards, ring: ringSource, clock, limits, replication, health, intents: txns.intents });
+  const cache = options.cache ? { cache: options.cache } : {};
+  const kv = memoryKv({ shards, ring: ringSource, clock, limits, replication, health, intents: txns.intents, ...cache });
   return { shards, clock, faults, records, txns, kv };
 }

@@ -5,7 +5,9 @@ import { startedRing } from '../../../lambdas/core/rebalance';
 import { Ring, initialRingState, tokenOf } from '../../../lambdas/core/ring';
 import { type TxnOutcome } from '../../../lambdas/ports';
 import type { TxnOp } from '../../../lambdas/core/txn-plan';
-import { memoryTxnWorld } from '../../support/memory-ports';
+import { L1Cache } from '../../../lambdas/core/l1-cache';
+import { TwoLevelCache } from '../../../lambdas/core/two-level-cache';
+import { ManualClock, memoryTxnWorld } from '../../support/memory-ports';
 import { text } from '../../support/bytes';
 
 const decode = (base64: string | undefined) => Buffer.from(base64 ?? '', 'base64').toString('utf8');
@@ -501,5 +503,129 @@ describe('one shard: one atomic write, no coordinator', () => {
 
     const replicas = ring.replicasOf(tokenOf('ns', key!)).slice(1);
     for (const replica of replicas) expect(context.shards.peek(replica.table, 'ns', key!)?.version).toBe(1);
+  });
+
+  describe('the versions taken from the cache: one request when it is right, the read when it is not', () => {
+    /** A world whose KV writes and transactions share one cache (this instance's L1 only). */
+    const cachedSetup = () => {
+      const cache = new TwoLevelCache(
+        new L1Cache({ policy: 'lru', entriesMax: 100, bytesMax: 100_000, ttlMs: 60_000, clock: new ManualClock() }),
+        undefined,
+        60_000,
+      );
+      const world = memoryTxnWorld(ring, undefined, { cache });
+      let reads = 0;
+      const getMany = world.shards.getMany.bind(world.shards);
+      world.shards.getMany = async (...args) => {
+        reads += 1;
+        return getMany(...args);
+      };
+      const { kv } = world;
+      const valueOf = async (key: string) => {
+        const read = await kv.get('ns', key, 'strong');
+        return read.kind === 'value' ? { value: new TextDecoder().decode(read.value), version: read.item.version } : undefined;
+      };
+      return {
+        ...world,
+        cache,
+        valueOf,
+        reads: () => reads,
+        oneShard: (ops: TxnOp[]) => oneShard({ ...world, run: async () => undefined as never, valueOf }, ops),
+      };
+    };
+    const firstReadOf = (outcome: TxnOutcome | undefined) => (outcome?.status === 'committed' ? outcome.reads[0]?.valueBase64 : undefined);
+    /** Writes `key` on its owner behind the cache's back, as another region's or a replayed write would. */
+    const writeBehindCache = async (world: ReturnType<typeof cachedSetup>, key: string, value: string) => {
+      const current = world.shards.peek(ownerOf(key), 'ns', key);
+      const bytes = text(value);
+      await world.shards.write(ownerOf(key), {
+        namespace: 'ns',
+        key,
+        token: tokenOf('ns', key),
+        content: { contentType: 'text/plain', size: bytes.byteLength, sha256: 'sha-' + value, value: bytes },
+        precondition: current ? { kind: 'versionIn', versions: [current.version] } : { kind: 'absent' },
+        nowSeconds: 1,
+        modifiedAtMs: 1_000,
+      });
+    };
+
+    it('commits a read-write transaction over cached keys by the atomic write alone, with the cached values read', async () => {
+      const context = cachedSetup();
+      const [a, b] = keysOnOneShard('cached', 2);
+      await context.kv.put('ns', a!, { value: text('10'), contentType: 'text/plain' });
+      await context.kv.put('ns', b!, { value: text('20'), contentType: 'text/plain' });
+      await context.kv.delete('ns', b!, {});
+
+      const outcome = await context.oneShard([{ op: 'get', key: a! }, put(a!, '11'), put(b!, 'back')]);
+
+      expect(outcome).toMatchObject({
+        status: 'committed',
+        reads: [{ key: a, found: true, version: 1 }],
+        writes: [
+          { key: a, version: 2 },
+          { key: b, version: 3 },
+        ],
+      });
+      expect(decode(firstReadOf(outcome))).toBe('10');
+      expect(context.reads()).toBe(0);
+      expect(context.shards.atomicWrites).toBe(1);
+      expect(await context.valueOf(a!)).toEqual({ value: '11', version: 2 });
+      expect(await context.valueOf(b!)).toEqual({ value: 'back', version: 3 });
+      // The cache holds what was written: the next transaction is one request again.
+      expect(await context.oneShard([put(a!, '12'), put(b!, 'again')])).toMatchObject({ status: 'committed' });
+      expect(context.reads()).toBe(0);
+      expect(context.shards.atomicWrites).toBe(2);
+    });
+
+    it('reads the keys when an entry is stale: the atomic write refused as cached, the answer as read', async () => {
+      const context = cachedSetup();
+      const [a, b] = keysOnOneShard('stale', 2);
+      await context.kv.put('ns', a!, { value: text('cached'), contentType: 'text/plain' });
+      await context.kv.put('ns', b!, { value: text('b'), contentType: 'text/plain' });
+      await writeBehindCache(context, a!, 'newer');
+
+      const outcome = await context.oneShard([{ op: 'get', key: a! }, put(b!, 'b2')]);
+
+      expect(outcome).toMatchObject({
+        status: 'committed',
+        reads: [{ key: a, found: true, version: 2 }],
+        writes: [{ key: b, version: 2 }],
+      });
+      expect(decode(firstReadOf(outcome))).toBe('newer');
+      expect(context.reads()).toBe(1);
+      expect(context.shards.atomicWrites).toBe(2);
+      expect(await context.valueOf(a!)).toEqual({ value: 'newer', version: 2 });
+    });
+
+    it('never aborts on what the cache says: a stale entry that fails an expectation is read, and the expectation judged on the read', async () => {
+      const context = cachedSetup();
+      const [a] = keysOnOneShard('expect', 1);
+      await context.kv.put('ns', a!, { value: text('v1'), contentType: 'text/plain' });
+      await writeBehindCache(context, a!, 'v2');
+
+      expect(await context.oneShard([put(a!, 'v3', 2)])).toMatchObject({ status: 'committed', writes: [{ key: a, version: 3 }] });
+      expect(context.shards.atomicWrites).toBe(1);
+      // And a real failed expectation is still an abort, judged on the read.
+      expect(await context.oneShard([put(a!, 'v4', 2)])).toMatchObject({ status: 'aborted', reason: 'precondition', key: a });
+      expect(context.reads()).toBe(2);
+      expect(await context.valueOf(a!)).toEqual({ value: 'v3', version: 3 });
+    });
+
+    it('reads the keys when an entry is missing, and a read-only transaction always', async () => {
+      const context = cachedSetup();
+      const [a, b] = keysOnOneShard('miss', 2);
+      await context.kv.put('ns', a!, { value: text('a'), contentType: 'text/plain' });
+
+      expect(await context.oneShard([put(a!, 'a2'), put(b!, 'fresh')])).toMatchObject({ status: 'committed' });
+      expect(context.reads()).toBe(1);
+      expect(context.shards.atomicWrites).toBe(1);
+      expect(
+        await context.oneShard([
+          { op: 'get', key: a! },
+          { op: 'get', key: b! },
+        ]),
+      ).toMatchObject({ status: 'committed' });
+      expect(context.reads()).toBe(2);
+    });
   });
 });
