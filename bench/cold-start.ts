@@ -30,6 +30,12 @@ const settings = z
      * 2.4 MB map on the bench machine). Off by default: the default run measures the code's own init.
      */
     BENCH_SOURCE_MAPS: z.enum(['0', '1']).default('0'),
+    /**
+     * `cjs`: one CommonJS file per handler, as the CDK bundles today. `esm-split` (a design, measured beside it): ES
+     * modules with esbuild's code splitting, so that what a handler imports dynamically (the S3, SQS and Step
+     * Functions clients, the transaction and DR code) is a chunk of its own, read and parsed only when first used.
+     */
+    BENCH_BUNDLE_FORMAT: z.enum(['cjs', 'esm-split']).default('cjs'),
   })
   .parse(process.env);
 
@@ -44,13 +50,14 @@ const resultsDir = benchResultsDir;
 const log = (line: string) => console.error(`[bench:cold-start] ${line}`);
 
 const withSourceMaps = settings.BENCH_SOURCE_MAPS === '1';
+const split = settings.BENCH_BUNDLE_FORMAT === 'esm-split';
 
 /**
  * The CDK's bundling options (handler-function.ts). The source map is a file beside the bundle, so it
  * changes no byte of the bundle; it only matters to the init under --enable-source-maps (BENCH_SOURCE_MAPS).
  * absWorkingDir: the CDK runs esbuild from the project root.
  */
-const cdkBundling: BuildOptions & { format: 'cjs'; metafile: true } = {
+const cdkBundling: BuildOptions & { metafile: true } = {
   bundle: true,
   format: 'cjs',
   platform: 'node',
@@ -64,6 +71,27 @@ const cdkBundling: BuildOptions & { format: 'cjs'; metafile: true } = {
   write: true,
   logLevel: 'warning',
   ...(withSourceMaps ? { sourcemap: true, sourcesContent: false } : {}),
+};
+
+/**
+ * The `esm-split` design: the same options as ES modules with code splitting, into a folder per handler (entry
+ * `index.mjs` and its chunks). The banner gives the bundled CommonJS code the `require`, `__filename` and
+ * `__dirname` an ES module lacks, as the CDK's documented ESM setup does.
+ */
+const splitBundling: BuildOptions & { metafile: true } = {
+  ...cdkBundling,
+  format: 'esm',
+  splitting: true,
+  outExtension: { '.js': '.mjs' },
+  banner: {
+    js: [
+      "import { createRequire as __benchCreateRequire } from 'node:module';",
+      "import { fileURLToPath as __benchFileUrlToPath } from 'node:url';",
+      'const require = __benchCreateRequire(import.meta.url);',
+      'const __filename = __benchFileUrlToPath(import.meta.url);',
+      "const __dirname = __filename.slice(0, __filename.lastIndexOf('/'));",
+    ].join(' '),
+  },
 };
 
 /**
@@ -113,15 +141,19 @@ const isProbe = (name: string): name is ProbeName => name in probes;
  */
 const childProgram = `'use strict';
 const { performance } = require('node:perf_hooks');
+const { pathToFileURL } = require('node:url');
+const file = process.argv[2];
 const started = performance.now();
-const loaded = require(process.argv[2]);
-const initMs = performance.now() - started;
-if (typeof loaded.handler !== 'function') {
-  process.stderr.write('the bundle exports no handler function\\n');
-  process.exit(3);
-}
-process.stdout.write(JSON.stringify({ initMs, sinceProcessStartMs: performance.now(), rssBytes: process.memoryUsage().rss }) + '\\n');
-process.exit(0);
+const loading = file.endsWith('.mjs') ? import(pathToFileURL(file).href) : Promise.resolve(require(file));
+loading.then((loaded) => {
+  const initMs = performance.now() - started;
+  if (typeof loaded.handler !== 'function') {
+    process.stderr.write('the bundle exports no handler function\\n');
+    process.exit(3);
+  }
+  process.stdout.write(JSON.stringify({ initMs, sinceProcessStartMs: performance.now(), rssBytes: process.memoryUsage().rss }) + '\\n');
+  process.exit(0);
+});
 `;
 
 const ChildSample = z.object({ initMs: z.number(), sinceProcessStartMs: z.number(), rssBytes: z.number() });
@@ -224,10 +256,26 @@ function drRoleEnvironment(name: HandlerName): Record<string, string> {
   return {};
 }
 
+/** A split bundle's entry and every chunk it reaches by static imports: what its init loads (paths from the root). */
+function staticallyLoaded(metafile: Metafile): string[] {
+  const entry = Object.keys(metafile.outputs).find((file) => file.endsWith('/index.mjs'));
+  if (!entry) throw new Error("no entry in esbuild's metafile");
+  const loaded = new Set<string>([entry]);
+  for (const file of loaded) {
+    for (const imported of metafile.outputs[file]?.imports ?? []) {
+      if (imported.kind === 'import-statement' && !imported.external) loaded.add(imported.path);
+    }
+  }
+  return [...loaded];
+}
+
 /** The largest inputs of the bundle, by bytes they left in the minified output, and the same summed per package. */
 function attribution(metafile: Metafile) {
   // One entry, so one bundle; a source map is an output too, without an entry point.
-  const bundles = Object.values(metafile.outputs).filter((output) => output.entryPoint !== undefined);
+  // A split bundle's dynamic imports are entry points too: the handler's own is the `index` output.
+  const bundles = Object.entries(metafile.outputs)
+    .filter(([file, output]) => output.entryPoint !== undefined && /\/index\.m?js$/.test(file))
+    .map(([, output]) => output);
   const output = bundles[0];
   if (bundles.length !== 1 || !output?.entryPoint) throw new Error(`expected one bundle in esbuild's metafile, found ${bundles.length}`);
   const inputs: InputShare[] = Object.entries(output.inputs)
@@ -281,15 +329,22 @@ async function bundle(name: Bundle['name'], entry: string, workDir: string): Pro
             loader: 'ts',
           },
         };
-  const result = await build({ ...cdkBundling, ...entryOptions, outfile });
+  const result = split
+    ? await build({ ...splitBundling, ...entryOptions, outdir: dirname(outfile), entryNames: 'index' })
+    : await build({ ...cdkBundling, ...entryOptions, outfile });
+  const entryFile = split ? outfile.replace(/\.js$/, '.mjs') : outfile;
   // The files the spec lists lie beside the bundle, as the CDK's afterBundling hook places them (copyBundledFiles).
   const bundledFiles = name in handlers ? (handlers[name as HandlerName].bundledFiles ?? []) : [];
   for (const file of bundledFiles) copyFileSync(join(benchRoot, file), join(dirname(outfile), basename(file)));
-  const code = readFileSync(outfile);
+  // What the init reads: the bundle, or a split bundle's entry and the chunks it imports statically (the
+  // dynamically imported ones load on first use, after the init).
+  const code = split
+    ? Buffer.concat(staticallyLoaded(result.metafile).map((file) => readFileSync(join(benchRoot, file))))
+    : readFileSync(entryFile);
   return {
     name,
     entry,
-    file: outfile,
+    file: entryFile,
     bytes: code.length,
     // What travels compressed (the deployment zip deflates it alike); the level is zlib's default.
     gzipBytes: gzipSync(code, { level: zlibConstants.Z_DEFAULT_COMPRESSION }).length,
@@ -375,7 +430,7 @@ async function main(): Promise<void> {
     });
     console.log(
       `\nRingstore cold start: ${settings.BENCH_COLD_SAMPLES} fresh processes per bundle, node ${process.version}, ` +
-        `${withSourceMaps ? 'with' : 'without'} source maps, ` +
+        `${withSourceMaps ? 'with' : 'without'} source maps, bundled as ${settings.BENCH_BUNDLE_FORMAT}, ` +
         `code ${code.commit}${code.uncommitted.length ? ` + uncommitted ${code.uncommitted.join(' ')}` : ''}\n`,
     );
     console.log('| handler | bundle KiB | gzip KiB | init ms p50 | init ms p90 | init / baseline (p50) |');
@@ -401,7 +456,13 @@ async function main(): Promise<void> {
         samples: settings.BENCH_COLD_SAMPLES,
         discardedWarmupsPerBundle: 1,
         measures: 'require() of the bundle in a fresh node process: module-scope init until `handler` is exported',
-        esbuild: { version: esbuildVersion, ...cdkBundling, tsconfig: 'tsconfig.json', absWorkingDir: '.', sourcemap: withSourceMaps },
+        esbuild: {
+          version: esbuildVersion,
+          ...(split ? splitBundling : cdkBundling),
+          tsconfig: 'tsconfig.json',
+          absWorkingDir: '.',
+          sourcemap: withSourceMaps,
+        },
         gzip: 'node:zlib gzipSync, default level',
         // As kvRead sees it; txn also gets RINGSTORE_TXN_STATE_MACHINE_ARN (it starts transactions).
         environment: Object.fromEntries(
