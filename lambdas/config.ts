@@ -96,6 +96,8 @@ export type DrConfig =
       region: string;
       /** The backup's control table, whose DR state is this region's lease to acknowledge writes. */
       controlTable: string;
+      /** The backup's pending table, whose old write notices maintenance settles. */
+      pendingTable: string;
       sqsEndpoint?: string;
       s3Endpoint?: string;
       dynamodbEndpoint?: string;
@@ -278,6 +280,7 @@ function drConfigOf(values: z.infer<typeof runtimeEnvSchema>, names: ReturnType<
     region: values[envVars.drRegion] ?? values.AWS_REGION,
     // The backup stack is the same stage in another region: its tables have the same names.
     controlTable: names.controlTable,
+    pendingTable: names.pendingTable,
     shipOrder: values[envVars.drShipOrder],
     ...(values[envVars.drDynamodbEndpoint] ? { dynamodbEndpoint: values[envVars.drDynamodbEndpoint] } : {}),
     ...(values[envVars.drSqsEndpoint] ? { sqsEndpoint: values[envVars.drSqsEndpoint] } : {}),

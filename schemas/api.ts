@@ -511,13 +511,22 @@ export const PromotionReportResponse = z
     lost: z
       .object({
         count: z.number().int(),
+        possiblyNeverAcknowledged: z
+          .number()
+          .int()
+          .optional()
+          .meta({ description: 'Of count: key-sync writes announced whose owner write may have failed before the disaster' }),
         keys: z.array(
           z.object({
             namespace: z.string(),
             key: z.string(),
-            version: z.number().int(),
+            version: z.number().int().meta({ description: 'The lost version; 0 for a write announced but never numbered' }),
             writtenAtMs: z.number().int(),
             txid: z.string().optional(),
+            possiblyNeverAcknowledged: z
+              .literal(true)
+              .optional()
+              .meta({ description: 'An announced write whose version never reached this region: it may never have been acknowledged' }),
           }),
         ),
       })
@@ -570,7 +579,7 @@ export const LostKey = z
   .object({
     namespace: z.string(),
     key: z.string(),
-    version: z.number().int().meta({ description: 'The lost version' }),
+    version: z.number().int().meta({ description: 'The lost version; 0 for a write announced but never numbered' }),
     writtenAt: z.string(),
     writtenAtMs: z.number().int(),
     txid: z.string().optional(),
@@ -582,6 +591,9 @@ export const LostKey = z
     }),
     currentVersion: z.number().int().meta({ description: 'The version this region holds now (0: none)' }),
     superseded: z.boolean().meta({ description: 'Written here at or past the lost version: a restore would overwrite that write' }),
+    possiblyNeverAcknowledged: z.literal(true).optional().meta({
+      description: 'A key-sync write announced but never numbered: it may never have been acknowledged; discard it or write the key',
+    }),
   })
   .meta({ id: 'LostKey' });
 
@@ -596,7 +608,7 @@ export const ReconcileBody = z
       .string()
       .min(1)
       .refine((key) => Buffer.byteLength(key) <= limits.keyBytesMax, `at most ${limits.keyBytesMax} bytes of UTF-8`),
-    version: z.number().int().min(1).meta({ description: 'The lost version' }),
+    version: z.number().int().min(0).meta({ description: 'The lost version (0: a lost write announced but never numbered)' }),
     action: z.enum(['restore', 'discard']),
     expectVersion: z.number().int().min(0).optional().meta({
       description: 'restore: the version the key must hold now (a listing’s currentVersion); default: any older than the lost one',

@@ -18,8 +18,21 @@ export const DrKeyMessageBody = z
     contentType: z.string(),
     deleted: z.boolean(),
     expiresAtSeconds: z.number().int().min(0).optional(),
+    writeId: z.string().min(1).max(64).optional(),
   })
   .refine((message) => message.txnWrites === undefined || message.txid !== undefined, {
     message: 'txnWrites comes only with a txid',
     path: ['txnWrites'],
   });
+
+/** A key-sync write's notice or its withdrawal (lambdas/ports/dr.ts, DrWriteNotice). */
+export const DrWriteNoticeBody = z.strictObject({
+  notice: z.enum(['announced', 'withdrawn']),
+  namespace: z.string().min(1),
+  key: z.string().min(1),
+  writeId: z.string().min(1).max(64),
+  writtenAtMs: z.number().int().min(0),
+});
+
+/** Any message of the backup's key queue. */
+export const DrQueueMessageBody = z.union([DrWriteNoticeBody, DrKeyMessageBody]);

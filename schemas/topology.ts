@@ -220,6 +220,11 @@ export const drDefaults = {
    */
   sweepAfterMs: 60_000,
   sweepPagesMax: 4,
+  /**
+   * Maintenance in a primary settles its backup's write notices older than this (a writer that died
+   * between its notice and its owner write left them; docs/dr.md), reading at most sweepPagesMax pages.
+   */
+  noticeSettleAfterMs: 60_000,
   /** Token ranges a primary's initial sync ships per maintenance run. */
   syncRangesPerRun: 8,
   /**
@@ -391,6 +396,8 @@ export interface HandlerSpec {
   feedTable?: 'none' | 'read' | 'readWrite';
   /** Sends to the backup region (its key queue and bucket) when this region is a DR primary. */
   drLink?: boolean;
+  /** With drLink: reads the backup's pending table for old write notices, which it settles (docs/dr.md). */
+  drNotices?: boolean;
   /**
    * Serves API requests counted against their namespace's rate (docs/security.md, "Quotas"): may update
    * the rate buckets of the control table (partitions under `rateBucketPartitionPrefix`), and only those
@@ -588,6 +595,7 @@ export const handlers: Record<HandlerName, HandlerSpec> = {
     blobBucket: 'readWrite',
     pendingTable: 'readWrite',
     drLink: true,
+    drNotices: true,
     everyMinutes: replicationDefaults.maintenanceEveryMinutes,
     memoryMb: 512,
     timeoutSeconds: 300,

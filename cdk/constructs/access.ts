@@ -162,7 +162,8 @@ export const drKeyDepthActions = ['sqs:GetQueueAttributes'] as const;
 
 /**
  * A DR primary's statements for a handler with `drLink`, on the backup region's resources by ARN: its key
- * queue, the values prefix of its bucket, its control table. None in any other region.
+ * queue, the values prefix of its bucket, its control table, and (`drNotices`) a scan of its pending table.
+ * None in any other region.
  */
 function drLinkStatements(spec: HandlerSpec, data: DataRefs): PolicyStatement[] {
   if (!spec.drLink || !data.drLink) return [];
@@ -177,8 +178,14 @@ function drLinkStatements(spec: HandlerSpec, data: DataRefs): PolicyStatement[] 
       // Only the DR partitions: the backup's API keys, ring and settings stay out of the primary's reach.
       conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': Object.values(drControlPartitions) } },
     }),
+    ...(spec.drNotices
+      ? [new PolicyStatement({ effect: Effect.ALLOW, actions: [...drNoticeScanActions], resources: [link.pendingTableArn] })]
+      : []),
   ];
 }
+
+/** The primary's maintenance reading its backup's write notices (it settles them by sending key messages). */
+export const drNoticeScanActions = ['dynamodb:Scan'] as const;
 
 /** A DR backup's statements on its own key queue: consuming it (`drKeyQueue`), or reading its depth (`drKeyQueueDepth`). */
 function drKeyQueueStatements(spec: HandlerSpec, data: DataRefs): PolicyStatement[] {

@@ -45,6 +45,8 @@ export interface BackupLinkRefs {
   /** Objects the primary may put: the values' prefix of the backup's bucket, nothing else. */
   valueObjectsArn: string;
   controlTableArn: string;
+  /** The pending table, whose write notices the primary's maintenance reads. */
+  pendingTableArn: string;
 }
 
 export function backupLinkRefs(scope: Construct, stage: string, region: string): BackupLinkRefs {
@@ -57,6 +59,7 @@ export function backupLinkRefs(scope: Construct, stage: string, region: string):
     bucketName: names.blobBucket,
     valueObjectsArn: `${stack.formatArn({ service: 's3', region: '', account: '', resource: names.blobBucket })}/${drPrefixes.values}*`,
     controlTableArn: stack.formatArn({ service: 'dynamodb', region, resource: 'table', resourceName: names.controlTable }),
+    pendingTableArn: stack.formatArn({ service: 'dynamodb', region, resource: 'table', resourceName: names.pendingTable }),
   };
 }
 

@@ -99,6 +99,8 @@ function writerAttributes() {
     wtx: string().optional(),
     wtv: number().optional(),
     wtn: number().optional(),
+    /** A DR key-sync write's notice id (StoredItem.writeId), left behind by later writes without one. */
+    wid: string().optional(),
   };
 }
 
@@ -150,6 +152,7 @@ export function toStoredItem(attributes: StoredAttributes): StoredItem {
     ...(attributes.wtx !== undefined && attributes.wtv === attributes.v
       ? { writtenBy: { txid: attributes.wtx, writes: attributes.wtn ?? 1 } }
       : {}),
+    ...(attributes.wid === undefined ? {} : { writeId: attributes.wid }),
   };
 }
 

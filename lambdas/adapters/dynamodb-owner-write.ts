@@ -57,7 +57,14 @@ export function renderCondition(condition: ConditionNode, expression: Expression
 /** The attributes an owner write sets, and those it removes (absent content, or a tombstone's). */
 function ownerAttributes(write: ItemWrite): { set: Record<string, unknown>; remove: string[] } {
   const { namespace, key, token, content } = write;
-  const identity = { tb: tokenBucket(token), ns: namespace, k: key, tok: token, mt: write.modifiedAtMs };
+  const identity = {
+    tb: tokenBucket(token),
+    ns: namespace,
+    k: key,
+    tok: token,
+    mt: write.modifiedAtMs,
+    ...(write.writeId === undefined ? {} : { wid: write.writeId }),
+  };
   if (!content) {
     // A tombstone, kept for the retention period; a delete takes the key out of the listing index.
     return {

@@ -16,6 +16,7 @@ import {
   number,
   string,
 } from 'dynamodb-toolbox';
+import { noticeSortKeyOf } from '../core/dr-messages';
 import type { PendingEntry, PendingStore, TransactionWrite } from '../ports';
 import { pendingSchema } from '../../schemas/topology';
 import { awsCall, conditionalWrite } from './aws-errors';
@@ -45,6 +46,8 @@ function pendingEntity(table: ReturnType<typeof pendingTable>) {
       ct: string(),
       del: boolean(),
       exp: number().optional(),
+      /** A notice's write id, or the one a key message carried. */
+      wid: string().optional(),
     }),
   });
 }
@@ -103,6 +106,7 @@ export class DynamoPendingStore implements PendingStore {
           ct: entry.contentType,
           del: entry.deleted,
           ...(entry.expiresAtSeconds === undefined ? {} : { exp: entry.expiresAtSeconds }),
+          ...(entry.writeId === undefined ? {} : { wid: entry.writeId }),
         })
         .options({ condition: { attr: 'kh', exists: false } })
         .send(),
@@ -129,10 +133,36 @@ export class DynamoPendingStore implements PendingStore {
     return this.scanWhere('pending entries scan', { attr: 'st', exists: true }, limit, cursor);
   }
 
+  async scanNotices(limit: number, cursor?: string): Promise<{ entries: PendingEntry[]; cursor?: string }> {
+    // A notice's sort key is negative (noticeSortKeyOf); a transaction's count partitions have no `st`.
+    return this.scanWhere(
+      'write notices scan',
+      {
+        and: [
+          { attr: 'st', eq: 'pending' },
+          { attr: 'v', lt: 0 },
+        ],
+      },
+      limit,
+      cursor,
+    );
+  }
+
+  async removeNotice(keyHash: string, writeId: string): Promise<boolean> {
+    return conditionalWrite('write notice removal', () =>
+      this.entries
+        .build(DeleteItemCommand)
+        .key({ kh: keyHash, v: noticeSortKeyOf(writeId) })
+        // Only while pending: a promotion marking it lost meanwhile wins.
+        .options({ condition: { attr: 'st', eq: 'pending' } })
+        .send(),
+    );
+  }
+
   /** One page of a consistent scan, filtered (DynamoDB applies the limit before the filter). */
   private async scanWhere(
     what: string,
-    filter: { attr: 'st'; exists: true } | { attr: 'st'; eq: 'lost' },
+    filter: { attr: 'st'; exists: true } | { attr: 'st'; eq: 'lost' } | { and: [{ attr: 'st'; eq: 'pending' }, { attr: 'v'; lt: number }] },
     limit: number,
     cursor?: string,
   ): Promise<{ entries: PendingEntry[]; cursor?: string }> {
@@ -219,7 +249,8 @@ export class DynamoPendingStore implements PendingStore {
       this.table
         .build(QueryCommand)
         .entities(this.entries)
-        .query({ partition: keyHash, range: { lte: upToVersion } })
+        // From version 0: a notice's entry (a negative sort key) stays until its own settling.
+        .query({ partition: keyHash, range: { between: [0, upToVersion] } })
         .options({ consistent: true, limit: clearPageSize })
         .send(),
     );
@@ -257,5 +288,7 @@ function entryOf(stored: FormattedItem<ReturnType<typeof pendingEntity>>): Pendi
     contentType: stored.ct,
     deleted: stored.del,
     ...(stored.exp === undefined ? {} : { expiresAtSeconds: stored.exp }),
+    ...(stored.wid === undefined ? {} : { writeId: stored.wid }),
+    ...(stored.v < 0 ? { notice: true as const } : {}),
   };
 }

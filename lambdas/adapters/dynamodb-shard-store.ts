@@ -396,8 +396,11 @@ export class DynamoShardStore implements ShardStore {
   ): Promise<boolean> {
     const listing = options.listed && !item.tombstone ? { lp: listingPartitionOf(item.namespace, item.token) } : {};
     const { cpv, ...uncopied } = toCopiedAttributes(item);
-    // An owner write keeps its transaction writer, as applying the intent would have recorded it.
-    const writer = item.writtenBy ? { wtx: item.writtenBy.txid, wtv: item.version, wtn: item.writtenBy.writes } : {};
+    // An owner write keeps its transaction writer, as applying the intent would have recorded it, and its write id.
+    const writer = {
+      ...(item.writtenBy ? { wtx: item.writtenBy.txid, wtv: item.version, wtn: item.writtenBy.writes } : {}),
+      ...(item.writeId === undefined ? {} : { wid: item.writeId }),
+    };
     const attributes = options.ownerWrite ? { ...uncopied, ...writer } : { ...uncopied, cpv };
     return conditionalWrite(`replica write of ${item.key} to ${tableName}`, () =>
       this.entity

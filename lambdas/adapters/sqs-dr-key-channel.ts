@@ -4,7 +4,7 @@ import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { drDefaults } from '../../schemas/topology';
 import { RingstoreError } from '../core/errors';
 import { deduplicationIdOf, messageGroupOf } from '../core/dr-messages';
-import type { DrKeyChannel, DrKeyMessage } from '../ports';
+import type { DrKeyChannel, DrQueueMessage } from '../ports';
 import { awsCall } from './aws-errors';
 
 export class SqsDrKeyChannel implements DrKeyChannel {
@@ -13,15 +13,15 @@ export class SqsDrKeyChannel implements DrKeyChannel {
     private readonly queueUrl: string,
   ) {}
 
-  async send(messages: readonly DrKeyMessage[]): Promise<void> {
-    const batches: DrKeyMessage[][] = [];
+  async send(messages: readonly DrQueueMessage[]): Promise<void> {
+    const batches: DrQueueMessage[][] = [];
     for (let start = 0; start < messages.length; start += drDefaults.keyBatchMax) {
       batches.push(messages.slice(start, start + drDefaults.keyBatchMax));
     }
     await Promise.all(batches.map((batch) => this.sendBatch(batch)));
   }
 
-  private async sendBatch(batch: readonly DrKeyMessage[]): Promise<void> {
+  private async sendBatch(batch: readonly DrQueueMessage[]): Promise<void> {
     const response = await awsCall('key message send to the backup region', () =>
       this.client.send(
         new SendMessageBatchCommand({

@@ -1,7 +1,15 @@
 // The backup region's appliers (docs/dr.md): a key message marks its key pending; its value, when it arrives,
 // is checked against the message and applied, version-guarded; a transaction's writes are applied whole.
 import { createHash } from 'node:crypto';
-import { isTransactionMember, keyHashOf, needsNoValue, parseValueObjectKey, valueObjectKeyOf } from './dr-messages';
+import {
+  isTransactionMember,
+  isWriteNotice,
+  keyHashOf,
+  needsNoValue,
+  noticeSortKeyOf,
+  parseValueObjectKey,
+  valueObjectKeyOf,
+} from './dr-messages';
 import { tombstoneRetentionSeconds } from './item';
 import { tokenOf } from './ring';
 import type { RingSource } from './ring-source';
@@ -10,6 +18,8 @@ import type {
   Clock,
   DrKeyMessage,
   DrMetrics,
+  DrQueueMessage,
+  DrWriteNotice,
   FaultInjector,
   PendingEntry,
   PendingStore,
@@ -61,6 +71,25 @@ export type TransactionUnitOutcome = 'applied' | 'incomplete' | 'corrupt' | 'los
 /** A value checked against its key message, ready to store: its bytes if inline, else its object as the blob. */
 type CheckedValue = Pick<StoredItem, 'value' | 'blob'>;
 
+/** A notice's pending entry: no content (no value follows a notice; its key message brings the content). */
+function noticeEntryOf(notice: DrWriteNotice, keyHash: string, receivedAtMs: number): PendingEntry {
+  return {
+    namespace: notice.namespace,
+    key: notice.key,
+    keyHash,
+    version: noticeSortKeyOf(notice.writeId),
+    writeId: notice.writeId,
+    notice: true,
+    state: 'pending',
+    writtenAtMs: notice.writtenAtMs,
+    receivedAtMs,
+    size: 0,
+    sha256: '',
+    contentType: '',
+    deleted: false,
+  };
+}
+
 /**
  * The backup's two appliers. Whichever of a write's key message and value arrives second applies the
  * value; a key is pending from its message until then. Every step is idempotent and version-guarded,
@@ -69,8 +98,42 @@ type CheckedValue = Pick<StoredItem, 'value' | 'blob'>;
 export class BackupApplier {
   constructor(private readonly deps: BackupApplierDeps) {}
 
-  /** The key-applier: one key message from the queue. */
+  /** The key-applier: one message from the queue, a key message or a write's notice. */
+  async receive(message: DrQueueMessage): Promise<KeyOutcome> {
+    return isWriteNotice(message) ? this.receiveNotice(message) : this.receiveKey(message);
+  }
+
+  /**
+   * A key-sync write's notice: from here the key is pending (ahead of any copy: the write's version is not
+   * known yet) until a key message carrying its write id comes (that write's version, or a newer one), or
+   * the primary withdraws it (the owner write failed) or settles it (maintenance, for a notice left behind).
+   */
+  async receiveNotice(notice: DrWriteNotice): Promise<KeyOutcome> {
+    if (await this.deps.promoted?.()) return 'ignored';
+    const keyHash = keyHashOf(notice.namespace, notice.key);
+    if (notice.notice === 'withdrawn') {
+      await this.deps.pending.removeNotice(keyHash, notice.writeId);
+      return 'current';
+    }
+    const receivedAtMs = this.deps.clock.nowMs();
+    await this.deps.pending.record(noticeEntryOf(notice, keyHash, receivedAtMs));
+    this.deps.metrics?.keyReceived(Math.max(0, receivedAtMs - notice.writtenAtMs));
+    return 'pending';
+  }
+
+  /**
+   * One key message from the queue. One carrying a write id settles that write's notice, once the message's
+   * own entry is recorded (or its version applied): the key is never unknown in between.
+   */
   async receiveKey(message: DrKeyMessage): Promise<KeyOutcome> {
+    const outcome = await this.receiveVersion(message);
+    if (outcome !== 'ignored' && message.writeId !== undefined) {
+      await this.deps.pending.removeNotice(keyHashOf(message.namespace, message.key), message.writeId);
+    }
+    return outcome;
+  }
+
+  private async receiveVersion(message: DrKeyMessage): Promise<KeyOutcome> {
     if (await this.deps.promoted?.()) return 'ignored';
     const keyHash = keyHashOf(message.namespace, message.key);
     if (this.asUnit(message)) return this.receiveTransactionKey(message, keyHash);
@@ -186,9 +249,12 @@ export class BackupApplier {
           report.oldestPendingAgeMs = Math.max(report.oldestPendingAgeMs, now - entry.receivedAtMs);
         }
         if (entry.state !== 'pending' || entry.receivedAtMs > cutoff) continue;
+        // A notice has no value to apply: its key message or the primary settles it (a promoted region drops it).
+        if (entry.notice && !promoted) continue;
         report.examined += 1;
         if (promoted) {
-          await this.deps.pending.clear(entry.keyHash, entry.version);
+          if (entry.notice && entry.writeId !== undefined) await this.deps.pending.removeNotice(entry.keyHash, entry.writeId);
+          else await this.deps.pending.clear(entry.keyHash, entry.version);
           report.cleared += 1;
           continue;
         }

@@ -1,18 +1,21 @@
 // What cross-region DR adds to the KV path and to transactions (docs/dr.md), as hooks: a primary tells its
-// backup of a key-sync write (or a committed transaction's writes) before acknowledging it and acknowledges
+// backup of a key-sync write (its notice, beside the owner write; a committed transaction's writes after the
+// commit) before acknowledging it and acknowledges
 // only within its lease; a promoted backup settles a key lost in the disaster once a write of it is stored,
 // and refuses a transaction over one; a backup reads every key through its pending set.
-import { RingstoreError } from './errors';
-import type { Clock, DrKeyMessage, StoredItem, TxnCommittedWrite, TxnExecution } from '../ports';
+import { RingstoreError, invariant } from './errors';
+import type { Clock, DrKeyMessage, DrWriteNotice, IdSource, StoredItem, TxnCommittedWrite, TxnExecution } from '../ports';
 import type { PendingGate } from './dr-pending-gate';
 import type { DrShipper } from './dr-shipper';
 import type { DrWriteGuard } from './dr-promotion';
 import { writeCountOf, type TxnHooks } from './txn-hooks';
-import type { ReadGate, WriteHooks, WriteSettings } from './write-hooks';
+import type { AnnouncedWrite, ReadGate, WriteAnnouncement, WriteHooks, WriteSettings } from './write-hooks';
 
 export interface DrWriteParts {
-  /** DR primary: a `key-sync` write is acknowledged once the backup's queue holds its key message. */
-  shipper?: Pick<DrShipper, 'announce'> | undefined;
+  /** DR primary: a `key-sync` write is acknowledged once the backup's queue holds its notice. */
+  shipper?: Pick<DrShipper, 'notify'> | undefined;
+  /** Write ids of the notices (random: a notice and its withdrawal are deduplicated by it). */
+  ids: Pick<IdSource, 'newId'>;
   /** Whether this region may acknowledge writes (a primary's lease from its backup, a backup's promotion). */
   writeGuard?: DrWriteGuard | undefined;
   /** DR backup, once promoted: a write of a key lost in the disaster removes its lost entries before its ack. */
@@ -20,28 +23,55 @@ export interface DrWriteParts {
 }
 
 export function drWriteHooks(parts: DrWriteParts): WriteHooks {
-  const { shipper, writeGuard, settleLost } = parts;
+  const { shipper, ids, writeGuard, settleLost } = parts;
+  const keySync = (settings: WriteSettings) => shipper !== undefined && settings.drMode !== 'async';
   return {
     assertWritable: async () => writeGuard?.assertWritable(),
-    stored: async (item: StoredItem, settings: WriteSettings) => {
+    announce: (write, settings) => (shipper && keySync(settings) ? announceWrite(shipper, ids.newId(), write) : undefined),
+    stored: async (item: StoredItem, settings: WriteSettings, announced?: AnnouncedWrite) => {
       await settleLost?.(item.namespace, item.key);
-      if (shipper && settings.drMode !== 'async') await announceToBackup(shipper, item);
+      if (!shipper || !keySync(settings)) return;
+      invariant(announced !== undefined, `a key-sync write of ${item.key} was stored without its notice`);
+      await noticeDurable(announced, item);
     },
   };
 }
 
-/** Sends a key-sync write's key message to the backup region; a failure is the write's retryable answer. */
-async function announceToBackup(shipper: Pick<DrShipper, 'announce'>, item: StoredItem): Promise<void> {
+/**
+ * A key-sync write's notice, sent to the backup as its owner write starts (docs/dr.md, "When the backup knows of a
+ * write"): the backup holds the key pending from the notice until a key message carrying the write id comes.
+ * A withdrawal follows the notice (one message group, in order), so the backup drops it.
+ */
+function announceWrite(shipper: Pick<DrShipper, 'notify'>, writeId: string, write: WriteAnnouncement): AnnouncedWrite {
+  const notice: DrWriteNotice = { notice: 'announced', ...write, writeId };
+  const sent = shipper.notify(notice);
+  sent.catch(() => undefined);
+  return {
+    writeId,
+    sent,
+    withdraw: async () => {
+      await sent.catch(() => undefined);
+      await shipper.notify({ ...notice, notice: 'withdrawn' });
+    },
+  };
+}
+
+/** A stored write's notice must be durable in the backup's queue before the write is acknowledged. */
+async function noticeDurable(announced: AnnouncedWrite, item: StoredItem): Promise<void> {
   try {
-    await shipper.announce(item);
+    await announced.sent;
   } catch (error) {
-    throw new RingstoreError(
-      'dr.backupUnreachable',
-      `version ${item.version} of ${item.key} is stored, but the backup region could not be told of it, so the write is not ` +
-        'acknowledged (the stream still ships it); retry, or read strongly to see whether it applied',
-      { retryable: true, cause: error, details: { version: item.version } },
-    );
+    throw backupUnreachable(item, error);
   }
+}
+
+function backupUnreachable(item: StoredItem, cause: unknown): RingstoreError {
+  return new RingstoreError(
+    'dr.backupUnreachable',
+    `version ${item.version} of ${item.key} is stored, but the backup region could not be told of it, so the write is not ` +
+      'acknowledged (the stream still ships it); retry, or read strongly to see whether it applied',
+    { retryable: true, cause, details: { version: item.version } },
+  );
 }
 
 /**

@@ -8,7 +8,11 @@
 // and its value as an object named by key, version and digest.
 import { createHash } from 'node:crypto';
 import { drPrefixes } from '../../schemas/topology';
-import type { DrKeyMessage, StoredItem } from '../ports';
+import type { DrKeyMessage, DrQueueMessage, DrWriteNotice, StoredItem } from '../ports';
+
+export function isWriteNotice(message: DrQueueMessage): message is DrWriteNotice {
+  return 'notice' in message;
+}
 
 /** Folder of a key in the pending table and in the value objects: a fixed-length name for any key. */
 export function keyHashOf(namespace: string, key: string): string {
@@ -40,13 +44,30 @@ export function parseValueObjectKey(objectKey: string): { keyHash: string; versi
  * The FIFO message group: one per key, so one key's messages arrive in order while different keys flow
  * in parallel (a high-throughput FIFO queue scales with the number of groups).
  */
-export function messageGroupOf(message: Pick<DrKeyMessage, 'namespace' | 'key'>): string {
+export function messageGroupOf(message: Pick<DrQueueMessage, 'namespace' | 'key'>): string {
   return keyHashOf(message.namespace, message.key);
 }
 
-/** The FIFO deduplication id: a message sent twice for one version (write path and stream) is delivered once. */
-export function deduplicationIdOf(message: Pick<DrKeyMessage, 'namespace' | 'key' | 'version'>): string {
-  return `${keyHashOf(message.namespace, message.key)}-${message.version}`;
+/**
+ * The FIFO deduplication id: a message sent twice (a retried send, a stream batch shipped again) is delivered
+ * once. A key message is named by its version and the write id it carries: the primary's settling of an old
+ * notice by a version the stream shipped already is a message of its own. A notice and its withdrawal are
+ * named by their write id.
+ */
+export function deduplicationIdOf(message: DrQueueMessage): string {
+  const keyHash = keyHashOf(message.namespace, message.key);
+  if (isWriteNotice(message)) return `${keyHash}-${message.notice === 'announced' ? 'n' : 'x'}-${message.writeId}`;
+  return `${keyHash}-${message.version}${message.writeId === undefined ? '' : `-${message.writeId}`}`;
+}
+
+/**
+ * Where a write notice's entry sits in its key's partition of the pending table: a negative number (the
+ * first 48 bits of the write id's sha256, plus one), below every version, so a clear up to a version
+ * never removes it. Two unsettled notices of one key sharing it (odds about 2^-49 per pair) would share one
+ * entry, which the first settling removes: until its own key message came, the second write would be unknown.
+ */
+export function noticeSortKeyOf(writeId: string): number {
+  return -(Number.parseInt(createHash('sha256').update(writeId).digest('hex').slice(0, 12), 16) + 1);
 }
 
 export function keyMessageOf(item: StoredItem): DrKeyMessage {
@@ -62,6 +83,7 @@ export function keyMessageOf(item: StoredItem): DrKeyMessage {
     contentType: item.contentType,
     deleted: item.tombstone,
     ...(item.expiresAtSeconds === undefined || item.tombstone ? {} : { expiresAtSeconds: item.expiresAtSeconds }),
+    ...(item.writeId === undefined ? {} : { writeId: item.writeId }),
   };
 }
 

@@ -4,15 +4,17 @@ import { keyHashOf } from './dr-messages';
 import { RingstoreError } from './errors';
 import type { Clock, FaultInjector, PendingEntry, PendingStore, StoredItem } from '../ports';
 
+/** `version` undefined: a write notice's, whose version was never known here (docs/dr.md). */
 export type GateVerdict =
   | { kind: 'serve' }
-  | { kind: 'pending'; version: number; writtenAtMs: number }
-  | { kind: 'lost'; version: number; txid?: string; writtenAtMs: number };
+  | { kind: 'pending'; version?: number; writtenAtMs: number }
+  | { kind: 'lost'; version?: number; txid?: string; writtenAtMs: number };
 
 /**
  * Whether the copy a backup read found may be served, given the key's pending entries read before it.
  * The newest entry ahead of the copy decides: still pending, the read waits for it; lost, the key is
- * refused. Entries the copy has caught up with (applied, or superseded by a newer write) are no bar.
+ * refused. Entries the copy has caught up with (applied, or superseded by a newer write) are no bar. A write
+ * notice is ahead of any copy and newer than any numbered entry: its version is not known yet.
  */
 export function gateVerdict(
   entries: readonly PendingEntry[],
@@ -24,23 +26,34 @@ export function gateVerdict(
   // never acknowledged, which the sweep drops.
   const counted = options.promoted ? entries.filter((entry) => entry.state === 'lost') : entries;
   let newest: PendingEntry | undefined;
-  for (const entry of counted) if (entry.version > held && (!newest || entry.version > newest.version)) newest = entry;
-  if (!newest) return { kind: 'serve' };
-  if (newest.state === 'lost') {
-    return { kind: 'lost', version: newest.version, writtenAtMs: newest.writtenAtMs, ...(newest.txid ? { txid: newest.txid } : {}) };
+  for (const entry of counted) {
+    if (!entry.notice && entry.version <= held) continue;
+    if (!newest || (!newest.notice && (entry.notice || entry.version > newest.version))) newest = entry;
   }
-  return { kind: 'pending', version: newest.version, writtenAtMs: newest.writtenAtMs };
+  if (!newest) return { kind: 'serve' };
+  const version = newest.notice ? {} : { version: newest.version };
+  if (newest.state === 'lost') {
+    return { kind: 'lost', ...version, writtenAtMs: newest.writtenAtMs, ...(newest.txid ? { txid: newest.txid } : {}) };
+  }
+  return { kind: 'pending', ...version, writtenAtMs: newest.writtenAtMs };
+}
+
+/** How a verdict names the write it waits for or lost: by version, or as announced (a notice's). */
+function writeNamed(verdict: { version?: number }): string {
+  return verdict.version === undefined ? 'written (announced, its version not yet known)' : `written at version ${verdict.version}`;
 }
 
 function lostKeyError(key: string, verdict: Extract<GateVerdict, { kind: 'lost' }>): RingstoreError {
   return new RingstoreError(
     'dr.lost',
-    `key ${key} was written at version ${verdict.version} in the primary region, and that value was lost in the disaster: ` +
+    `key ${key} was ${writeNamed(verdict)} in the primary region, and that write was lost in the disaster: ` +
       'this region refuses the key until it is written again (see GET /v1/admin/dr/report)',
     {
       details: {
         key,
-        version: verdict.version,
+        // 0: a write announced but never numbered, possibly never acknowledged (as the promotion report lists it).
+        version: verdict.version ?? 0,
+        ...(verdict.version === undefined ? { possiblyNeverAcknowledged: true } : {}),
         writtenAt: new Date(verdict.writtenAtMs).toISOString(),
         ...(verdict.txid ? { txid: verdict.txid } : {}),
       },
@@ -83,8 +96,8 @@ export class PendingGate {
       if (waitedMs >= limits.pendingWaitMs) {
         throw new RingstoreError(
           'replication.pending',
-          `key ${key} was written at version ${verdict.version} in the primary region and its value has not reached this region yet; retry`,
-          { retryable: true, details: { key, version: verdict.version, waitedMs } },
+          `key ${key} was ${writeNamed(verdict)} in the primary region and its value has not reached this region yet; retry`,
+          { retryable: true, details: { key, ...(verdict.version === undefined ? {} : { version: verdict.version }), waitedMs } },
         );
       }
       await this.deps.sleep(Math.min(limits.pendingPollMs, limits.pendingWaitMs - waitedMs));

@@ -211,7 +211,8 @@ export class PromotionService {
     const started = this.deps.clock.nowMs();
     await this.deps.settle?.();
     for (let settledAgain = false; ;) {
-      const pending = (await this.entries()).filter((entry) => entry.state === 'pending').length;
+      // A write notice has no value of its own: once the queue is drained, nothing more settles it.
+      const pending = (await this.entries()).filter((entry) => entry.state === 'pending' && !entry.notice).length;
       const waitedMs = this.deps.clock.nowMs() - started;
       if (pending === 0) return { waitedMs, pending };
       if (waitedMs >= this.deps.limits.valueWaitMs) {
@@ -237,14 +238,18 @@ export class PromotionService {
     }
     lost.sort((a, b) => a.writtenAtMs - b.writtenAtMs);
     this.deps.metrics?.keysLost(lost.length);
+    const possiblyNeverAcknowledged = lost.filter((entry) => entry.notice).length;
     return {
       count: lost.length,
-      keys: lost.slice(0, this.deps.limits.lostReportedMax).map(({ namespace, key, version, writtenAtMs, txid }) => ({
+      ...(possiblyNeverAcknowledged === 0 ? {} : { possiblyNeverAcknowledged }),
+      keys: lost.slice(0, this.deps.limits.lostReportedMax).map(({ namespace, key, version, writtenAtMs, txid, notice }) => ({
         namespace,
         key,
-        version,
+        // A notice's write was never numbered: version 0 stands for "unknown".
+        version: notice ? 0 : version,
         writtenAtMs,
         ...(txid ? { txid } : {}),
+        ...(notice ? { possiblyNeverAcknowledged: true as const } : {}),
       })),
     };
   }

@@ -175,6 +175,11 @@ export interface LostKeyView {
   currentVersion: number;
   /** The key was written at or past the lost version here: it reads at that write, and a restore would overwrite it. */
   superseded: boolean;
+  /**
+   * A key-sync write announced but never numbered (docs/dr.md): its owner write may have failed, and it has no
+   * value to restore. Its `version` is 0; discard it, or write the key.
+   */
+  possiblyNeverAcknowledged?: true;
 }
 
 export interface ReconcileTarget {
@@ -247,14 +252,25 @@ export class LostKeyReconciler {
   async restore(request: RestoreRequest): Promise<ReconcileOutcome> {
     await this.assertPromoted();
     const entry = await this.lostEntry(request);
-    const newer = (await this.deps.pending.entriesOf(entry.keyHash)).find(
-      (other) => other.state === 'lost' && other.version > entry.version,
-    );
-    if (newer) {
+    if (entry.notice) {
       throw new RingstoreError(
         'dr.cannotRestore',
-        `version ${entry.version} of ${entry.key} is not the newest lost write of the key (version ${newer.version} is): restore that one, or discard this`,
-        { details: { newest: newer.version } },
+        `the lost write of ${entry.key} was announced but never numbered: it may never have been acknowledged, and no value of it ` +
+          'can be offered; discard it (version 0), or write the key',
+        { details: { version: 0 } },
+      );
+    }
+    const newer = (await this.deps.pending.entriesOf(entry.keyHash)).find(
+      (other) => other.state === 'lost' && (other.notice || other.version > entry.version),
+    );
+    if (newer) {
+      const newest = newer.notice ? 0 : newer.version;
+      throw new RingstoreError(
+        'dr.cannotRestore',
+        `version ${entry.version} of ${entry.key} is not the newest lost write of the key (` +
+          (newer.notice ? 'a write announced after it, never numbered, is: discard that one (version 0) first' : `version ${newest} is`) +
+          '): restore that one, or discard this',
+        { details: { newest } },
       );
     }
     const current = await this.deps.readCurrent(entry.namespace, entry.key);
@@ -281,9 +297,15 @@ export class LostKeyReconciler {
     await this.assertPromoted();
     const entry = await this.lostEntry(target);
     if (!(await this.deps.pending.removeLost(entry.keyHash, entry.version))) throw notLost(target);
-    await this.deps.values.delete(valueObjectKeyOf(entry)).catch(() => undefined);
+    if (!entry.notice) await this.deps.values.delete(valueObjectKeyOf(entry)).catch(() => undefined);
     const current = await this.deps.readCurrent(entry.namespace, entry.key);
-    return { namespace: entry.namespace, key: entry.key, version: entry.version, action: 'discard', currentVersion: current?.version ?? 0 };
+    return {
+      namespace: entry.namespace,
+      key: entry.key,
+      version: target.version,
+      action: 'discard',
+      currentVersion: current?.version ?? 0,
+    };
   }
 
   private async write(
@@ -353,6 +375,7 @@ export class LostKeyReconciler {
   }
 
   private async view(entry: PendingEntry): Promise<LostKeyView> {
+    if (entry.notice) return this.noticeView(entry);
     const needed = !needsNoValue(entry);
     const [offeredSize, current] = await Promise.all([
       needed ? this.deps.values.size(valueObjectKeyOf(entry)) : Promise.resolve(undefined),
@@ -375,8 +398,36 @@ export class LostKeyReconciler {
     };
   }
 
+  /** A lost write notice as listed: version 0 (never numbered), nothing to offer or restore. */
+  private async noticeView(entry: PendingEntry): Promise<LostKeyView> {
+    const current = await this.deps.readCurrent(entry.namespace, entry.key);
+    return {
+      namespace: entry.namespace,
+      key: entry.key,
+      version: 0,
+      writtenAt: new Date(entry.writtenAtMs).toISOString(),
+      writtenAtMs: entry.writtenAtMs,
+      size: 0,
+      contentType: '',
+      deleted: false,
+      offer: { needed: true, present: false },
+      currentVersion: current?.version ?? 0,
+      superseded: false,
+      possiblyNeverAcknowledged: true,
+    };
+  }
+
+  /** The lost entry a target names; version 0 names the key's lost write notice (a write never numbered). */
   private async lostEntry(target: ReconcileTarget): Promise<PendingEntry> {
-    const entry = await this.deps.pending.find(keyHashOf(target.namespace, target.key), target.version);
+    const keyHash = keyHashOf(target.namespace, target.key);
+    if (target.version === 0) {
+      const notice = (await this.deps.pending.entriesOf(keyHash)).find(
+        (entry) => entry.notice && entry.state === 'lost' && entry.namespace === target.namespace && entry.key === target.key,
+      );
+      if (!notice) throw notLost(target);
+      return notice;
+    }
+    const entry = await this.deps.pending.find(keyHash, target.version);
     // The key hash is a prefix of sha256: the names are compared too.
     if (entry?.state !== 'lost' || entry.namespace !== target.namespace || entry.key !== target.key) throw notLost(target);
     return entry;

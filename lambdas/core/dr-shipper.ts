@@ -4,7 +4,7 @@ import { forAllBounded } from './bounded';
 import { keyHashOf, keyMessageOf, needsNoValue, valueObjectKeyOf } from './dr-messages';
 import { carriesCommittedChange, type OwnerChange } from './replication';
 import { inHistory, retryFrom, type OwnershipWeighing } from './stream-ownership';
-import type { BlobStore, Clock, DrKeyChannel, DrKeyMessage, DrMetrics, FaultInjector, StoredItem } from '../ports';
+import type { BlobStore, Clock, DrKeyChannel, DrKeyMessage, DrMetrics, DrWriteNotice, FaultInjector, StoredItem } from '../ports';
 
 export interface DrShipperDeps {
   keys: DrKeyChannel;
@@ -43,9 +43,13 @@ export interface ShipResult {
 export class DrShipper {
   constructor(private readonly deps: DrShipperDeps) {}
 
-  /** The write path of a `key-sync` namespace: resolves once the backup's queue holds the key message. */
-  async announce(item: StoredItem): Promise<void> {
-    await this.announceAll([keyMessageOf(item)]);
+  /** A key-sync write's notice or its withdrawal (docs/dr.md): resolves once the backup's queue holds it. */
+  async notify(notice: DrWriteNotice): Promise<void> {
+    const started = this.deps.clock?.monotonicMs();
+    await this.deps.keys.send([notice]);
+    if (started !== undefined && this.deps.clock && notice.notice === 'announced') {
+      this.deps.metrics?.keySyncSent(this.deps.clock.monotonicMs() - started);
+    }
   }
 
   /** A committed transaction's writes (key-sync): resolves once the backup's queue holds all their messages. */
@@ -66,9 +70,10 @@ export class DrShipper {
   async shipOwnerChanges(changes: readonly OwnerChange[], weighing: OwnershipWeighing): Promise<ShipResult> {
     const result: ShipResult = { shipped: 0, ignored: 0, superseded: 0, notInEffect: 0 };
     const newest = new Map<string, { index: number; item: StoredItem }>();
-    // A transaction's write that a newer one replaced within the batch still has its key message sent:
-    // the backup counts a transaction's writes before applying any of them.
-    const replacedTransactionWrites: StoredItem[] = [];
+    // A write that a newer one replaced within the batch still has its key message sent when it is a
+    // transaction's (the backup counts a transaction's writes before applying any of them) or carries a
+    // write id (its notice is settled by it).
+    const replacedWrites: StoredItem[] = [];
     weighing.standings.forEach((standing, index) => {
       const change = changes[index]!;
       if (standing === 'notInEffect') {
@@ -84,12 +89,13 @@ export class DrShipper {
       if (seen) result.ignored += 1;
       if (!seen || seen.item.version < change.item.version) newest.set(id, { index, item: change.item });
       const replaced = seen && seen.item.version < change.item.version ? seen.item : seen ? change.item : undefined;
-      if (replaced?.writtenBy) replacedTransactionWrites.push(replaced);
+      // A replaced write's key message still settles its notice (its write id), as a newer one would not.
+      if (replaced?.writtenBy || replaced?.writeId !== undefined) replacedWrites.push(replaced);
     });
     const stopped = weighing.stoppedAt ? retryFrom(weighing.stoppedAt) : {};
     const batch = [...newest.values()];
     try {
-      const keyMessages = [...batch.map(({ item }) => item), ...replacedTransactionWrites].map((item) => keyMessageOf(item));
+      const keyMessages = [...batch.map(({ item }) => item), ...replacedWrites].map((item) => keyMessageOf(item));
       if (this.deps.order !== 'together') await this.deps.keys.send(keyMessages);
       this.deps.faults?.reach('dr.afterKeys');
     } catch {

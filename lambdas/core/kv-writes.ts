@@ -141,25 +141,36 @@ export class KvWriter {
   ): Promise<WriteAck> {
     const { faults, hooks } = this.deps;
     const consistency = settings.consistency ?? 'eventual';
+    const times = this.writeTimes();
+    // A DR key-sync write's notice travels beside the owner write (docs/dr.md), under one write id for every attempt.
+    const announced = hooks.announce?.({ namespace, key, writtenAtMs: times.modifiedAtMs }, settings);
     const first: ItemWrite = {
       namespace,
       key,
       token: tokenOf(namespace, key),
       content,
       precondition: guard.precondition,
-      ...this.writeTimes(),
+      ...times,
+      ...(announced ? { writeId: announced.writeId } : {}),
     };
-    const routed = await this.deps.router.ownerWrite(
-      first,
-      () => ({ ...first, ...this.writeTimes() }),
-      (table, write) => this.writeOwner(table, write, guard, settings),
-    );
+    let routed: Awaited<ReturnType<RangeRouter['ownerWrite']>>;
+    try {
+      routed = await this.deps.router.ownerWrite(
+        first,
+        () => ({ ...first, ...this.writeTimes() }),
+        (table, write) => this.writeOwner(table, write, guard, settings),
+      );
+    } catch (error) {
+      // Not acknowledged, whether or not it was stored: the backup need not wait for it.
+      if (announced) await announced.withdraw().catch(() => undefined);
+      throw error;
+    }
     const { result, replicas, backfilling, listedOn, write } = routed;
     faults?.reach('write.afterOwner');
     const item = storedItemOf(write, result.version);
     // Awaited before the acknowledgement; marked handled now so a refusal while the cache write runs is not an
     // unhandled rejection.
-    const stored = hooks.stored(item, settings);
+    const stored = hooks.stored(item, settings, announced);
     stored.catch(() => undefined);
     await this.deps.cache?.put(namespace, key, cacheEntryOf(item));
     const replacedBlob = result.previous?.blob?.objectKey;
@@ -280,6 +291,7 @@ const emptyContent = { contentType: '', size: 0, sha256: '' };
 /** The item the owner now holds after a write (as the owner table's stream would carry it). */
 function storedItemOf(write: Omit<ItemWrite, 'precondition'>, version: number): StoredItem {
   const { namespace, key, token, content, modifiedAtMs } = write;
+  const writeId = write.writeId === undefined ? {} : { writeId: write.writeId };
   if (!content) {
     return {
       namespace,
@@ -287,6 +299,7 @@ function storedItemOf(write: Omit<ItemWrite, 'precondition'>, version: number): 
       token,
       version,
       modifiedAtMs,
+      ...writeId,
       ...emptyContent,
       tombstone: true,
       expiresAtSeconds: write.nowSeconds + tombstoneRetentionSeconds,
@@ -298,6 +311,7 @@ function storedItemOf(write: Omit<ItemWrite, 'precondition'>, version: number): 
     token,
     version,
     modifiedAtMs,
+    ...writeId,
     tombstone: false,
     contentType: content.contentType,
     size: content.size,

@@ -27,10 +27,32 @@ export interface WriteHooks {
   /** Before a write is taken and again before it is acknowledged: throws when this region may not acknowledge. */
   assertWritable(): Promise<void>;
   /**
+   * Called just before the owner write, whose request starts beside it: a notice of the write that must be
+   * durable before it is acknowledged (a DR key-sync write's, docs/dr.md), or undefined for none. Its write id
+   * is stored on the owner's item.
+   */
+  announce?(write: WriteAnnouncement, settings: WriteSettings): AnnouncedWrite | undefined;
+  /**
    * The owner holds `item`: what must be done before the write is acknowledged. Started at once, it runs beside
    * the cache write and the replicas' copies, and the acknowledgement waits for it; its failure is the answer.
    */
-  stored(item: StoredItem, settings: WriteSettings): Promise<void>;
+  stored(item: StoredItem, settings: WriteSettings, announced?: AnnouncedWrite): Promise<void>;
+}
+
+/** A write about to be sent to its key's owner. */
+export interface WriteAnnouncement {
+  namespace: string;
+  key: string;
+  writtenAtMs: number;
+}
+
+/** A write's notice, on its way beside the owner write. */
+export interface AnnouncedWrite {
+  writeId: string;
+  /** Settles once the notice is durable, or failed (handled: awaiting it is the caller's choice). */
+  sent: Promise<void>;
+  /** The owner write failed: the notice is withdrawn, after it was sent (best effort; see docs/dr.md). */
+  withdraw(): Promise<void>;
 }
 
 export const noWriteHooks: WriteHooks = {

@@ -3,7 +3,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import middy from '@middy/core';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { DrKeyMessageBody } from '../../schemas/dr-messages';
+import { DrQueueMessageBody } from '../../schemas/dr-messages';
 import type { BackupApplier } from '../core/dr-applier';
 import { flushMetrics, type MetricsSink } from '../http/metrics';
 
@@ -16,9 +16,9 @@ export interface DrKeyApplierDeps {
 
 export function drKeyApplierHandler({ applier, metrics, logger }: DrKeyApplierDeps) {
   const apply = async (record: SQSRecord) => {
-    const parsed = DrKeyMessageBody.safeParse(JSON.parse(record.body));
+    const parsed = DrQueueMessageBody.safeParse(JSON.parse(record.body));
     if (!parsed.success) throw new Error(`malformed key message: ${parsed.error.issues[0]?.message ?? '?'}`);
-    await applier.receiveKey(parsed.data);
+    await applier.receive(parsed.data);
   };
 
   return middy<SQSEvent, SQSBatchResponse>()

@@ -2,9 +2,9 @@
 // region ahead of each value, the backup's pending set, and the ports that carry them.
 
 /**
- * How a namespace's acknowledged writes reach the backup region. `key-sync`: the key message is durable
- * in the backup's queue before the write is acknowledged (one cross-region round trip per write), so the
- * backup knows of every acknowledged write. `async`: the key message leaves from the shard stream after
+ * How a namespace's acknowledged writes reach the backup region. `key-sync`: a notice of the write is
+ * durable in the backup's queue before the write is acknowledged (one cross-region round trip, beside the
+ * owner write), so the backup knows of every acknowledged write. `async`: the key message leaves from the shard stream after
  * the acknowledgement; a disaster can lose the knowledge of the last writes (the measured exposure).
  */
 export type DrMode = 'key-sync' | 'async';
@@ -33,11 +33,33 @@ export interface DrKeyMessage {
   /** A delete: nothing travels after the message, which the backup applies itself. */
   deleted: boolean;
   expiresAtSeconds?: number;
+  /**
+   * The write id stored on the owner's item with this version or an earlier one (a later write without
+   * one leaves it behind): the backup settles that write's notice, since this version is at least as new.
+   */
+  writeId?: string;
 }
+
+/**
+ * A key-sync write's notice, sent beside its owner write, before the version is known (docs/dr.md, "When
+ * the backup knows of a write"): `announced`, the backup holds the key pending until a key message carrying
+ * `writeId` arrives; `withdrawn`, the owner write failed and the notice is dropped.
+ */
+export interface DrWriteNotice {
+  notice: 'announced' | 'withdrawn';
+  namespace: string;
+  key: string;
+  writeId: string;
+  /** The primary's time of the write (epoch ms): the notice's age, and lost writes' order in reports. */
+  writtenAtMs: number;
+}
+
+/** What travels on the backup's key queue. */
+export type DrQueueMessage = DrKeyMessage | DrWriteNotice;
 
 /** The backup region's key queue (SQS FIFO); send resolves once every message is durable there. */
 export interface DrKeyChannel {
-  send(messages: readonly DrKeyMessage[]): Promise<void>;
+  send(messages: readonly DrQueueMessage[]): Promise<void>;
 }
 
 /**
@@ -49,6 +71,11 @@ export interface PendingEntry extends DrKeyMessage {
   keyHash: string;
   state: 'pending' | 'lost';
   receivedAtMs: number;
+  /**
+   * A write notice's entry (its `writeId` set): a write of unknown version, ahead of any copy. Its
+   * `version` is only its place in the key's partition (negative, never a real version; noticeSortKeyOf).
+   */
+  notice?: true;
 }
 
 /** One write of a transaction, as the backup counts them: the key's pending entry it names. */
@@ -65,10 +92,14 @@ export interface PendingStore {
   /** Every entry of a key, read consistently, in version order. */
   entriesOf(keyHash: string): Promise<PendingEntry[]>;
   /**
-   * Removes the key's pending entries up to `version` (applied, or superseded by it); lost ones stay.
-   * Returns the entries it removed.
+   * Removes the key's pending entries up to `version` (applied, or superseded by it); lost ones and
+   * write notices stay. Returns the entries it removed.
    */
   clear(keyHash: string, upToVersion: number): Promise<PendingEntry[]>;
+  /** Removes a write notice's pending entry (settled by a key message, or withdrawn); false if none was pending. */
+  removeNotice(keyHash: string, writeId: string): Promise<boolean>;
+  /** One page of the pending write notices only (the primary settles old ones); `cursor` continues. */
+  scanNotices(limit: number, cursor?: string): Promise<{ entries: PendingEntry[]; cursor?: string }>;
   /** One page of every entry (status and promotion walk them all); `cursor` continues. */
   scan(limit: number, cursor?: string): Promise<{ entries: PendingEntry[]; cursor?: string }>;
   /** Marks a still-pending entry lost; false if it was applied (removed) meanwhile. */
@@ -120,7 +151,15 @@ export interface PromotionReport {
   fencedAtMs?: number;
   drain?: { waitedMs: number; remaining: number };
   values?: { waitedMs: number; pending: number };
-  lost?: { count: number; keys: Array<Pick<PendingEntry, 'namespace' | 'key' | 'version' | 'writtenAtMs'> & { txid?: string }> };
+  lost?: {
+    count: number;
+    /**
+     * Of `count`, write notices never settled: writes announced whose owner write may have failed before
+     * the disaster, so possibly never acknowledged (refused all the same: the backup cannot tell).
+     */
+    possiblyNeverAcknowledged?: number;
+    keys: Array<Pick<PendingEntry, 'namespace' | 'key' | 'version' | 'writtenAtMs'> & { txid?: string; possiblyNeverAcknowledged?: true }>;
+  };
   promotedAtMs?: number;
   failure?: string;
 }

@@ -29,6 +29,11 @@ export interface StoredItem {
    * The DR shipper sends it with the key message so the backup region applies the transaction as a unit.
    */
   writtenBy?: TxnWriter;
+  /**
+   * Owner only: the id of a DR key-sync write's notice (docs/dr.md), stored by that write and left behind
+   * by later writes without one, so the version carrying it is that write's or a newer one.
+   */
+  writeId?: string;
 }
 
 /** A transaction as the writer of some keys' versions. */

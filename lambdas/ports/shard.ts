@@ -37,6 +37,8 @@ export interface ItemWrite {
   nowSeconds: number;
   /** Stored with the version (epoch ms), for the replication-lag metric. */
   modifiedAtMs: number;
+  /** A DR key-sync write's notice id, stored on the item (StoredItem.writeId). */
+  writeId?: string;
 }
 
 export interface WriteResult {

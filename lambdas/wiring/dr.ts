@@ -10,6 +10,8 @@ import { DrStats } from '../adapters/dr-metrics';
 import { powertoolsMetrics } from '../adapters/powertools-metrics';
 import { BackupApplier, type PendingSweepReport } from '../core/dr-applier';
 import { InitialSync } from '../core/dr-initial-sync';
+import { NoticeSettler } from '../core/dr-notice-settler';
+import { tokenOf } from '../core/ring';
 import { PendingGate } from '../core/dr-pending-gate';
 import { DrShipper } from '../core/dr-shipper';
 import { BackupWritePermit, type DrWriteGuard, PrimaryLease, PromotionService } from '../core/dr-promotion';
@@ -327,6 +329,26 @@ export function drSyncState(wiring: Wiring): DrSyncStateStore {
   );
 }
 
+/** The primary's settling of old write notices in its backup (maintenance); undefined in any other region. */
+export function noticeSettler(wiring: Wiring): NoticeSettler | undefined {
+  const { dr } = wiring.config;
+  if (dr.role !== 'primary') return undefined;
+  return wiring.perHandler('noticeSettler', () => {
+    const shards = shardStore(wiring);
+    const ring = ringSource(wiring);
+    return new NoticeSettler({
+      backupPending: new DynamoPendingStore(backupControlClient(wiring), dr.pendingTable),
+      readOwner: async (namespace, key) => {
+        const owner = (await ring.current()).ownerOf(tokenOf(namespace, key));
+        return shards.get(owner.table, namespace, key, { consistent: true });
+      },
+      keys: drKeyChannel(wiring),
+      clock: wiring.clock,
+      limits: { settleAfterMs: drDefaults.noticeSettleAfterMs, pageSize: drDefaults.scanPageSize, pagesMax: drDefaults.sweepPagesMax },
+    });
+  });
+}
+
 /** The primary's initial sync, shipped by maintenance; undefined in any other region. */
 export function initialSync(wiring: Wiring): InitialSync | undefined {
   if (wiring.config.dr.role !== 'primary') return undefined;
@@ -367,6 +389,7 @@ export function drKvHooks(wiring: Wiring): { writeHooks?: WriteHooks; readGate?:
   const writeGuard = drWriteGuard(wiring);
   const settleLost = lostKeySettler(wiring);
   const gate = pendingGate(wiring);
-  const writes = shipper || writeGuard || settleLost ? { writeHooks: drWriteHooks({ shipper, writeGuard, settleLost }) } : {};
+  const writes =
+    shipper || writeGuard || settleLost ? { writeHooks: drWriteHooks({ shipper, ids: wiring.ids, writeGuard, settleLost }) } : {};
   return { ...writes, ...(gate ? { readGate: drReadGate(gate) } : {}) };
 }

@@ -9,7 +9,7 @@ import type { TxnStepDeps } from '../handlers/txn-step';
 import type { TxnSweeperDeps } from '../handlers/txn-sweeper';
 import { ringSource, sweeperState } from './control';
 import { failoverStats, replicationStats, streamOwnership } from './data';
-import { drStats, initialSync, pendingSweep } from './dr';
+import { drStats, initialSync, noticeSettler, pendingSweep } from './dr';
 import { txnStats } from './observability';
 import { failoverService, maintenanceService, replicationService, transactionService } from './services';
 import { feedWriter } from './watch';
@@ -33,6 +33,7 @@ export function maintenanceDeps(wiring: Wiring): MaintenanceDeps {
     metrics: failoverStats(wiring),
     sweep: pendingSweep(wiring),
     sync: initialSync(wiring),
+    notices: noticeSettler(wiring),
     dr: wiring.config.dr.role === 'none' ? undefined : drStats(wiring),
   };
 }

@@ -29,6 +29,7 @@ const keyQueueArn = `arn:aws:sqs:${backupRegion}:${account}:${names.drKeyQueue}`
 const keyQueueUrl = `https://sqs.${backupRegion}.amazonaws.com/${account}/${names.drKeyQueue}`;
 const valueObjectsArn = `arn:aws:s3:::${backupBucket}/dr/values/*`;
 const backupControlArn = `arn:aws:dynamodb:${backupRegion}:${account}:table/${names.controlTable}`;
+const backupPendingArn = `arn:aws:dynamodb:${backupRegion}:${account}:table/${names.pendingTable}`;
 
 interface Built extends Ringstore {
   app: App;
@@ -423,7 +424,7 @@ describe('CDK with drBackupRegion', () => {
       }
     });
 
-    it("grants exactly SendMessage on the key queue, PutObject under dr/values/ and reads of the DR partitions of the backup's control table, to the linked handlers only", () => {
+    it("grants exactly SendMessage on the key queue, PutObject under dr/values/, reads of the DR partitions of the backup's control table and (maintenance) a scan of its pending table, to the linked handlers only", () => {
       for (const name of deployedHandlerNames({ role: 'primary', backupRegion })) {
         const crossRegion = grantsOf(b, b.api, name).filter((g) =>
           g.resources.some((r) => r.includes(`:${backupRegion}:`) || r.includes(backupBucket)),
@@ -443,7 +444,9 @@ describe('CDK with drBackupRegion', () => {
             },
           ]),
         );
-        expect(crossRegion).toHaveLength(3);
+        const noticeScan = { actions: ['dynamodb:Scan'], resources: [backupPendingArn] };
+        if (handlers[name].drNotices) expect(crossRegion).toContainEqual(noticeScan);
+        expect(crossRegion).toHaveLength(handlers[name].drNotices ? 4 : 3);
       }
     });
 

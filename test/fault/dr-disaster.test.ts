@@ -270,7 +270,9 @@ async function disaster(regions: LocalRegions, load: ReturnType<typeof startLoad
   await regions.primary.stop().catch(() => undefined);
 }
 
-async function promote(regions: LocalRegions): Promise<{ status: string; lost?: { count: number } }> {
+type PromotionOutcome = { status: string; lost?: { count: number; possiblyNeverAcknowledged?: number } };
+
+async function promote(regions: LocalRegions): Promise<PromotionOutcome> {
   const { url, adminKey } = regions.backup;
   const started = await fetch(`${url}/v1/admin/dr/promote`, {
     method: 'POST',
@@ -281,7 +283,7 @@ async function promote(regions: LocalRegions): Promise<{ status: string; lost?: 
   for (let attempt = 0; attempt < 300; attempt += 1) {
     const response = await fetch(`${url}/v1/admin/dr/report`, { headers: { 'x-api-key': adminKey } });
     if (response.status === 200) {
-      const report = (await response.json()) as { status: string; lost?: { count: number } };
+      const report = (await response.json()) as PromotionOutcome;
       if (report.status !== 'running') return report;
     }
     await new Promise((resolve) => setTimeout(resolve, 200));
@@ -296,7 +298,7 @@ describe('a disaster in the primary region', () => {
   // a second pair of regions, load and promotion, about 50 s, and proved nothing more.)
   let regions: LocalRegions;
   let load: ReturnType<typeof startLoad>;
-  let report: { status: string; lost?: { count: number } };
+  let report: PromotionOutcome;
   let verdicts: Verdicts;
 
   beforeAll(async () => {
@@ -318,6 +320,13 @@ describe('a disaster in the primary region', () => {
 
   it('leaves no key served older than its latest acknowledged write', async () => {
     await withSeed(seed, async () => {
+      // How often a notice whose write never got a version is refused as lost (docs/dr.md): measured, not bounded.
+      const lost = report.lost ?? { count: 0 };
+      console.log(
+        `dr-disaster: ${lost.count} writes lost, ${lost.possiblyNeverAcknowledged ?? 0} of them notices never numbered ` +
+          `(possibly never acknowledged); ${verdicts.consistent} keys consistent, ${verdicts.detected} refused`,
+      );
+      expect(lost.possiblyNeverAcknowledged ?? 0).toBeLessThanOrEqual(lost.count);
       expect(report.status).toBe('completed');
       expect(verdicts.stale).toEqual([]);
       expect(verdicts.partial).toEqual([]);
@@ -362,6 +371,11 @@ describe('a partition that heals', () => {
         await regions.link!.heal();
         await new Promise((resolve) => setTimeout(resolve, 1_500));
         await load.stop();
+        await regions.drCaughtUp();
+        // A notice whose withdrawal the cut lost (its owner write failed) waits for the primary's maintenance,
+        // which settles notices once no write of theirs can still land; the load has stopped, so that is now.
+        const { noticeSettler } = await import('../../lambdas/wiring/dr');
+        await noticeSettler(regions.primary.wiring)?.settleOld({ olderThanMs: 0 });
         await regions.drCaughtUp();
         const verdicts = await judge(regions, load);
         const status = (await (

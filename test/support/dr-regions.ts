@@ -79,7 +79,7 @@ export function memoryDrRegions(options: DrRegionsOptions) {
     limits,
     replication: primaryReplication.replication,
     health: primaryReplication.health,
-    writeHooks: drWriteHooks({ shipper }),
+    writeHooks: drWriteHooks({ shipper, ids }),
   });
   // The backup region
   const backupShards = new MemoryShardStore();
@@ -116,7 +116,7 @@ export function memoryDrRegions(options: DrRegionsOptions) {
     replication: backupReplication.replication,
     health: backupReplication.health,
     readGate: drReadGate(gate),
-    writeHooks: drWriteHooks({ writeGuard: options.writeGuard, settleLost: options.settleLost }),
+    writeHooks: drWriteHooks({ ids, writeGuard: options.writeGuard, settleLost: options.settleLost }),
   });
   return {
     clock,

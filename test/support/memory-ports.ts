@@ -4,6 +4,7 @@ import { RingstoreError } from '../../lambdas/core/errors';
 import { CrashInjectedError } from '../../lambdas/core/faults';
 import { isLive, tombstoneRetentionSeconds } from '../../lambdas/core/item';
 import { compareKeys } from '../../lambdas/core/listing';
+import { isWriteNotice, noticeSortKeyOf } from '../../lambdas/core/dr-messages';
 import { Ring, initialRingState, listingBucketOf } from '../../lambdas/core/ring';
 import { KvService, type KvDeps } from '../../lambdas/core/kv';
 import { ReplicationService } from '../../lambdas/core/replication';
@@ -50,6 +51,8 @@ import type {
   DrKeyMessage,
   PendingEntry,
   PendingStore,
+  DrQueueMessage,
+  DrWriteNotice,
   TransactionWrite,
   DrState,
   DrStateStore,
@@ -165,8 +168,9 @@ export class MemoryShardStore implements ShardStore, RangeStore {
     if (current && current.version >= item.version && !expired) return false;
     // A copy, as the DynamoDB adapter writes it: never the owner's intent, nor its transaction writer unless the
     // copy is stored as an owner write.
-    const { intent: _intent, writtenBy, ...copy } = item;
-    items.set(id, options.ownerWrite && writtenBy ? { ...copy, writtenBy } : copy);
+    const { intent: _intent, writtenBy, writeId, ...copy } = item;
+    const ownerOnly = { ...(writtenBy ? { writtenBy } : {}), ...(writeId === undefined ? {} : { writeId }) };
+    items.set(id, options.ownerWrite ? { ...copy, ...ownerOnly } : copy);
     this.setListed(table, id, options.listed && !item.tombstone);
     // An owner write starts the item afresh, as the DynamoDB store's PutItem without `cpv` does.
     this.setCopied(table, id, options.ownerWrite ? undefined : item.version);
@@ -344,7 +348,16 @@ export class MemoryShardStore implements ShardStore, RangeStore {
     if (previous && lock) return { outcome: 'locked', current: { ...previous, intent: lock } };
     if (!preconditionHolds(write.precondition, previous, write.nowSeconds)) return { outcome: 'preconditionFailed', current: previous };
     const version = (previous?.version ?? 0) + 1;
-    const base = { namespace: write.namespace, key: write.key, token: write.token, version, modifiedAtMs: write.modifiedAtMs };
+    // A write id is left behind by a later write without one, as the DynamoDB owner write leaves `wid`.
+    const writeId = write.writeId ?? previous?.writeId;
+    const base = {
+      namespace: write.namespace,
+      key: write.key,
+      token: write.token,
+      version,
+      modifiedAtMs: write.modifiedAtMs,
+      ...(writeId === undefined ? {} : { writeId }),
+    };
     this.setListed(table, id, write.content !== undefined);
     items.set(
       id,
@@ -617,12 +630,20 @@ export class MemoryTxnRecords implements TxnRecordStore {
 
 /** The backup region's key queue in memory: what was sent, in order (tests deliver it as they please). */
 export class MemoryKeyChannel implements DrKeyChannel {
+  /** Every message, in the order sent. */
+  readonly queued: DrQueueMessage[] = [];
+  /** The key messages among them, and the write notices. */
   readonly sent: DrKeyMessage[] = [];
+  readonly notices: DrWriteNotice[] = [];
   /** While set, every send fails as an unreachable region would. */
   down = false;
-  async send(messages: readonly DrKeyMessage[]): Promise<void> {
+  async send(messages: readonly DrQueueMessage[]): Promise<void> {
     if (this.down) throw new RingstoreError('dr.backupUnreachable', 'the backup region is unreachable (test)', { retryable: true });
-    this.sent.push(...messages);
+    this.queued.push(...messages);
+    for (const message of messages) {
+      if (isWriteNotice(message)) this.notices.push(message);
+      else this.sent.push(message);
+    }
   }
 }
 
@@ -643,7 +664,8 @@ export class MemoryPendingStore implements PendingStore {
     const versions = this.entries.get(keyHash);
     const removed: PendingEntry[] = [];
     for (const [version, entry] of versions ?? []) {
-      if (version > upToVersion || entry.state !== 'pending') continue;
+      // From version 0, as the table's query: a notice's entry (negative) stays.
+      if (version < 0 || version > upToVersion || entry.state !== 'pending') continue;
       versions?.delete(version);
       removed.push(entry);
     }
@@ -666,6 +688,17 @@ export class MemoryPendingStore implements PendingStore {
     if (versions?.get(version)?.state !== 'lost') return false;
     versions.delete(version);
     return true;
+  }
+  async removeNotice(keyHash: string, writeId: string): Promise<boolean> {
+    const versions = this.entries.get(keyHash);
+    const sortKey = noticeSortKeyOf(writeId);
+    if (versions?.get(sortKey)?.state !== 'pending') return false;
+    versions.delete(sortKey);
+    return true;
+  }
+  async scanNotices(limit: number, cursor?: string): Promise<{ entries: PendingEntry[]; cursor?: string }> {
+    const page = await this.scan(limit, cursor);
+    return { ...page, entries: page.entries.filter((entry) => entry.notice && entry.state === 'pending') };
   }
   async scanLost(limit: number, cursor?: string): Promise<{ entries: PendingEntry[]; cursor?: string }> {
     // Pages over every entry and keeps the lost ones, as a filtered DynamoDB scan does.

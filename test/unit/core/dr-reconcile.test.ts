@@ -472,7 +472,7 @@ describe('the reconcile request', () => {
   it('refuses bad input with a 400 naming the field', () => {
     const parse = (body: unknown) => ReconcileBody.safeParse(body);
     expect(parse({ namespace: 'ns', key: 'a', version: 2, action: 'restore', expectVersion: 1 }).success).toBe(true);
-    expect(parse({ namespace: 'ns', key: 'a', version: 0, action: 'restore' }).success).toBe(false);
+    expect(parse({ namespace: 'ns', key: 'a', version: -1, action: 'restore' }).success).toBe(false);
     expect(parse({ namespace: 'ns', key: '', version: 2, action: 'discard' }).success).toBe(false);
     expect(parse({ namespace: 'n#s', key: 'a', version: 2, action: 'discard' }).success).toBe(false);
     expect(parse({ namespace: 'ns', key: 'a', version: 2, action: 'apply' }).success).toBe(false);

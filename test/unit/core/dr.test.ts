@@ -2,9 +2,10 @@
 // values before keys, values that never come, bad values) and the read gate, on in-memory regions.
 import fc from 'fast-check';
 import { InitialSync, startInitialSync } from '../../../lambdas/core/dr-initial-sync';
-import { keyHashOf, parseValueObjectKey, valueObjectKeyOf } from '../../../lambdas/core/dr-messages';
+import { deduplicationIdOf, keyHashOf, parseValueObjectKey, valueObjectKeyOf } from '../../../lambdas/core/dr-messages';
 import { PendingGate, gateVerdict } from '../../../lambdas/core/dr-pending-gate';
 import { DrShipper } from '../../../lambdas/core/dr-shipper';
+import { NoticeSettler } from '../../../lambdas/core/dr-notice-settler';
 import { BackupWritePermit } from '../../../lambdas/core/dr-promotion';
 import { drTxnHooks } from '../../../lambdas/core/dr-hooks';
 import { isRingstoreError } from '../../../lambdas/core/errors';
@@ -13,7 +14,16 @@ import { Ring, initialRingState, tokenOf } from '../../../lambdas/core/ring';
 import { TransactionService } from '../../../lambdas/core/transactions';
 import type { TxnOp } from '../../../lambdas/core/txn-plan';
 import type { OwnerChange } from '../../../lambdas/core/replication';
-import type { BlobStore, DrKeyMessage, DrMetrics, DrMode, DrSyncState, DrSyncStateStore, PendingEntry } from '../../../lambdas/ports';
+import type {
+  BlobStore,
+  DrKeyMessage,
+  DrMetrics,
+  DrQueueMessage,
+  DrMode,
+  DrSyncState,
+  DrSyncStateStore,
+  PendingEntry,
+} from '../../../lambdas/ports';
 import { limits } from '../../../schemas/topology';
 import { memoryDrRegions } from '../../support/dr-regions';
 import {
@@ -82,7 +92,7 @@ function twoRegions(options: { drMode?: DrMode } = {}) {
       acked.set(key, (acked.get(key) ?? new Map<number, string | undefined>()).set(ack.version, undefined));
       return ack;
     },
-    /** The key message of one version (the write path and the stream each send it; the queue keeps one). */
+    /** The key message of one version, as the stream shipped it (a shipment sent again is one in the queue). */
     message(key: string, version: number): DrKeyMessage {
       const found = keys.sent.find((message) => message.key === key && message.version === version);
       if (!found) throw new Error(`no key message of ${key} v${version}`);
@@ -113,26 +123,26 @@ function twoRegions(options: { drMode?: DrMode } = {}) {
 }
 
 type Regions = ReturnType<typeof twoRegions>;
-type DeliveryStep = { kind: 'key'; index: number } | { kind: 'value'; index: number } | { kind: 'duplicateKey'; index: number };
+type DeliveryStep = { kind: 'message'; index: number } | { kind: 'value'; index: number } | { kind: 'duplicate'; index: number };
 
 /**
- * Delivers the key messages sent so far (the first copy of each version: the key-sync path and the
- * stream both send one), the values in transit and duplicated messages, in the interleaving `choices`
- * picks; `afterEach` runs after every delivery (with the message, or none for a value). Returns the key
- * messages left undelivered.
+ * Delivers the messages queued so far (write notices and their withdrawals, the stream's key messages; one
+ * copy of each, as the queue's deduplication keeps), the values in transit and duplicated messages, in the
+ * interleaving `choices` picks, whatever their order in the queue; `afterEach` runs after every delivery
+ * (with the message, or none for a value). Returns the messages left undelivered.
  */
 async function deliverInterleaved(
   regions: Regions,
   choices: readonly number[],
-  afterEach: (message?: DrKeyMessage) => Promise<void>,
-): Promise<DrKeyMessage[]> {
-  const messages = [...new Map(regions.keys.sent.map((m) => [`${m.key}#${m.version}`, m])).values()];
+  afterEach: (message?: DrQueueMessage) => Promise<void>,
+): Promise<DrQueueMessage[]> {
+  const messages = [...new Map(regions.keys.queued.map((m) => [deduplicationIdOf(m), m])).values()];
   const undelivered = [...messages];
   for (const choice of choices) {
     const steps: DeliveryStep[] = [
-      ...undelivered.map((_, index) => ({ kind: 'key' as const, index })),
+      ...undelivered.map((_, index) => ({ kind: 'message' as const, index })),
       ...regions.transit.inTransit.map((_, index) => ({ kind: 'value' as const, index })),
-      ...messages.map((_, index) => ({ kind: 'duplicateKey' as const, index })),
+      ...messages.map((_, index) => ({ kind: 'duplicate' as const, index })),
     ];
     if (steps.length === 0) break;
     const step = steps[choice % steps.length]!;
@@ -141,16 +151,16 @@ async function deliverInterleaved(
       await afterEach();
       continue;
     }
-    const [message] = step.kind === 'key' ? undelivered.splice(step.index, 1) : [messages[step.index]!];
-    await regions.applier.receiveKey(message!);
+    const [message] = step.kind === 'message' ? undelivered.splice(step.index, 1) : [messages[step.index]!];
+    await regions.applier.receive(message!);
     await afterEach(message);
   }
   return undelivered;
 }
 
-/** A disaster: the promotion drains every key message; a share of the values in transit arrives, the rest are lost. */
-async function disaster(regions: Regions, undelivered: readonly DrKeyMessage[], keepShare: number): Promise<void> {
-  for (const message of undelivered) await regions.applier.receiveKey(message);
+/** A disaster: the promotion drains every queued message; a share of the values in transit arrives, the rest are lost. */
+async function disaster(regions: Regions, undelivered: readonly DrQueueMessage[], keepShare: number): Promise<void> {
+  for (const message of undelivered) await regions.applier.receive(message);
   const arriving = Math.floor(regions.transit.inTransit.length * keepShare);
   for (let index = 0; index < arriving; index += 1) await regions.arrive(0);
   regions.pending.markAllLost();
@@ -182,16 +192,33 @@ describe('value objects and key hashes', () => {
 });
 
 describe('the primary', () => {
-  it('acknowledges a key-sync write once its key message is sent', async () => {
+  it("acknowledges a key-sync write once its notice is in the queue; the stream's key message carries its write id", async () => {
     // Prepare
     const regions = twoRegions();
     // Act
     const ack = await regions.put('a', 'one');
+    const onAck = [...regions.keys.queued];
+    await regions.shipper.shipOwnerChanges(...weighedByRing([regions.ownerChange('a')], ring));
+    // Assess: the notice went beside the owner write, the version follows from the stream
+    expect(onAck).toEqual([expect.objectContaining({ notice: 'announced', namespace: 'ns', key: 'a' })]);
+    const [notice] = regions.keys.notices;
+    expect(regions.primaryShards.peek(ownerOf('a'), 'ns', 'a')?.writeId).toBe(notice!.writeId);
+    expect(regions.message('a', ack.version)).toMatchObject({ writeId: notice!.writeId, size: 3, sha256: sha256Hex('one') });
+  });
+
+  it('withdraws the notice of a write whose owner write failed, after the notice', async () => {
+    // Prepare
+    const regions = twoRegions();
+    await regions.put('a', 'one');
+    // Act: a write whose precondition fails at the owner
+    const failure = await regions.primary
+      .put('ns', 'a', { value: text('two'), contentType: 'text/plain', drMode: 'key-sync', ifMatch: [7] })
+      .catch((error: unknown) => error);
     // Assess
-    expect(regions.keys.sent).toEqual([
-      expect.objectContaining({ namespace: 'ns', key: 'a', version: ack.version, deleted: false, size: 3 }),
-    ]);
-    expect(regions.message('a', 1).sha256).toBe(sha256Hex('one'));
+    expect(isRingstoreError(failure, 'kv.preconditionFailed')).toBe(true);
+    const [, announced, withdrawn] = regions.keys.queued;
+    expect(announced).toMatchObject({ notice: 'announced', key: 'a' });
+    expect(withdrawn).toEqual({ ...announced, notice: 'withdrawn' });
   });
 
   it('does not acknowledge a key-sync write the backup could not be told of (and says it is stored)', async () => {
@@ -357,6 +384,7 @@ describe('the backup', () => {
     await regions.put('a', 'one');
     await shipped(regions, 'a');
     await regions.remove('a');
+    await shipped(regions, 'a');
     // Act: the delete's message, then the older value and its message, late
     const deleteOutcome = await regions.applier.receiveKey(regions.message('a', 2));
     const lateValue = await regions.arrive(0);
@@ -506,6 +534,109 @@ describe('the backup', () => {
   });
 });
 
+describe('write notices in the backup', () => {
+  it('hold the key pending from the notice until the key message carrying its write id, which settles it', async () => {
+    // Prepare
+    const regions = twoRegions();
+    await regions.put('a', 'one');
+    await regions.shipper.shipOwnerChanges(...weighedByRing([regions.ownerChange('a')], ring));
+    await regions.applier.receiveKey(regions.message('a', 1));
+    await regions.arrive(0);
+    await regions.put('a', 'two');
+    // Act
+    const noticed = await regions.applier.receive(regions.keys.notices.at(-1)!);
+    const whileAnnounced = await regions.readBackup('a');
+    await regions.shipper.shipOwnerChanges(...weighedByRing([regions.ownerChange('a')], ring));
+    await regions.applier.receiveKey(regions.message('a', 2));
+    const whileValuePending = await regions.readBackup('a');
+    await regions.arrive(0);
+    // Assess
+    expect(noticed).toBe('pending');
+    expect(whileAnnounced).toBe('!replication.pending');
+    expect(whileValuePending).toBe('!replication.pending');
+    expect(await regions.readBackup('a')).toBe('two');
+    expect(regions.pending.all()).toEqual([]);
+  });
+
+  it('are dropped when withdrawn, whichever order the two arrive in, a late withdrawal leaving the key pending', async () => {
+    // Prepare: two failed writes after a delivered one
+    const regions = twoRegions();
+    await regions.put('a', 'one');
+    await regions.shipper.shipOwnerChanges(...weighedByRing([regions.ownerChange('a')], ring));
+    for (const message of regions.keys.queued) await regions.applier.receive(message);
+    await regions.arrive(0);
+    const failed = () =>
+      regions.primary
+        .put('ns', 'a', { value: text('x'), contentType: 'text/plain', drMode: 'key-sync', ifMatch: [9] })
+        .catch(() => 'failed');
+    await failed();
+    const [announced, withdrawn] = regions.keys.queued.slice(-2);
+    // Act
+    await regions.applier.receive(announced!);
+    const announcedRead = await regions.readBackup('a');
+    await regions.applier.receive(withdrawn!);
+    const withdrawnRead = await regions.readBackup('a');
+    await regions.applier.receive(withdrawn!);
+    await regions.applier.receive(announced!);
+    const reorderedRead = await regions.readBackup('a');
+    // Assess
+    expect(announcedRead).toBe('!replication.pending');
+    expect(withdrawnRead).toBe('one');
+    // Out of order (never in one message group of a FIFO queue), the notice stays: refused, never stale.
+    expect(reorderedRead).toBe('!replication.pending');
+  });
+
+  it('left by a disaster are refused as lost and reported possibly never acknowledged; a promoted region drops pending ones', async () => {
+    // Prepare
+    const regions = twoRegions();
+    await regions.put('a', 'one');
+    await regions.applier.receive(regions.keys.notices.at(-1)!);
+    regions.pending.markAllLost();
+    regions.region.promoted = true;
+    // Act
+    const read = await regions.backup.get('ns', 'a', 'eventual').catch((error: unknown) => error);
+    // Assess
+    expect(isRingstoreError(read, 'dr.lost')).toBe(true);
+    expect((read as { details: Record<string, unknown> }).details).toMatchObject({ version: 0, possiblyNeverAcknowledged: true });
+  });
+});
+
+describe('the primary settling old write notices', () => {
+  it("settles a notice its writer left by the key's current version, withdraws one of a key never written, leaves young ones", async () => {
+    // Prepare: 'a' written, shipped and applied; then notices whose writers died: one on 'a', one on 'z', one young
+    const regions = twoRegions();
+    await regions.put('a', 'one');
+    await regions.shipper.shipOwnerChanges(...weighedByRing([regions.ownerChange('a')], ring));
+    for (const message of regions.keys.queued) await regions.applier.receive(message);
+    await regions.arrive(0);
+    const notice = (key: string, writeId: string, writtenAtMs: number) =>
+      regions.applier.receive({ notice: 'announced', namespace: 'ns', key, writeId, writtenAtMs });
+    await notice('a', 'died-a', regions.clock.now);
+    await notice('z', 'died-z', regions.clock.now);
+    regions.clock.now += 61_000;
+    await notice('a', 'young', regions.clock.now);
+    const sentBefore = regions.keys.queued.length;
+    const settler = new NoticeSettler({
+      backupPending: regions.pending,
+      readOwner: async (namespace, key) => regions.primaryShards.peek(ownerOf(key), namespace, key),
+      keys: regions.keys,
+      clock: regions.clock,
+      limits: { settleAfterMs: 60_000, pageSize: 2, pagesMax: 10 },
+    });
+    // Act
+    const report = await settler.settleOld();
+    for (const message of regions.keys.queued.slice(sentBefore)) await regions.applier.receive(message);
+    // Assess
+    expect(report).toEqual({ examined: 2, settled: 1, withdrawn: 1 });
+    expect(regions.keys.queued.slice(sentBefore)).toEqual([
+      expect.objectContaining({ key: 'a', version: 1, writeId: 'died-a' }),
+      expect.objectContaining({ notice: 'withdrawn', key: 'z', writeId: 'died-z' }),
+    ]);
+    expect(regions.pending.all().map((entry) => entry.writeId)).toEqual(['young']);
+    expect(await regions.readBackup('z')).toBe('!kv.notFound');
+  });
+});
+
 describe('the read gate', () => {
   const entry = (version: number, state: PendingEntry['state'] = 'pending'): PendingEntry => ({
     namespace: 'ns',
@@ -544,6 +675,14 @@ describe('the read gate', () => {
     expect(gateVerdict([entry(1)], undefined)).toMatchObject({ kind: 'pending', version: 1 });
   });
 
+  it('holds a write notice ahead of any copy and any numbered entry, since its version is not known', () => {
+    const notice = (state: PendingEntry['state'] = 'pending'): PendingEntry => ({ ...entry(-5, state), notice: true, writeId: 'w1' });
+    expect(gateVerdict([notice()], item(9))).toEqual({ kind: 'pending', writtenAtMs: -5 });
+    expect(gateVerdict([notice(), entry(12)], item(9))).toEqual({ kind: 'pending', writtenAtMs: -5 });
+    expect(gateVerdict([notice('lost'), entry(12)], item(15))).toEqual({ kind: 'lost', writtenAtMs: -5 });
+    expect(gateVerdict([notice()], item(9), { promoted: true })).toEqual({ kind: 'serve' });
+  });
+
   it('waits a bounded time for a pending value, and serves it if it comes meanwhile', async () => {
     // Prepare
     const pending = new MemoryPendingStore();
@@ -573,31 +712,45 @@ describe('the read gate', () => {
 
 describe('zero undetected inconsistencies (property)', () => {
   /**
-   * Writes to a few keys (small and large values, deletes), shipped as the stream would; then the key
-   * messages and values are delivered in any interleaving, with duplicates, and some values never
-   * arrive. After every delivery, and after a disaster that loses what is still in transit, each
-   * backup read answers the newest version the backup knows of, or refuses; never an older one.
+   * Writes to a few keys (small and large values, deletes), each with its notice beside the owner write: some
+   * shipped by the stream right after, some never (the disaster came first), and some owner writes fail after
+   * their notice, their withdrawal sometimes lost with the writer. Then every queued message and value is
+   * delivered in any interleaving, with duplicates, and some values never arrive. After every delivery, and
+   * after a disaster that loses what is still in transit, each backup read answers the newest version the
+   * backup knows of (by key message, or by the notice of an acknowledged write), or refuses; never an older one.
    */
   function deliveryProperty(options: { broken: boolean }) {
     const write = fc.record({
       key: fc.constantFrom('a', 'b', 'c'),
       value: fc.option(fc.constantFrom('x', 'yy', 'a large value', 'another large value'), { nil: undefined }),
+      outcome: fc.constantFrom('shipped', 'shipped', 'notShipped', 'failed', 'failedWithdrawalLost'),
     });
     return fc.asyncProperty(
       fc.array(write, { minLength: 1, maxLength: 12 }),
       fc.array(fc.nat(), { maxLength: 40 }),
       fc.float({ min: 0, max: 1, noNaN: true }),
       async (writes, choices, keepShare) => {
-        // Prepare: the writes, each shipped right after it is acknowledged
+        // Prepare: the writes; the version each acknowledged write's notice announced
         const regions = twoRegions();
         if (options.broken) regions.faults.broken.add('drServeWithoutPendingCheck');
-        for (const { key, value } of writes) {
+        const announced = new Map<string, { key: string; version: number }>();
+        for (const { key, value, outcome } of writes) {
+          if (outcome === 'failed' || outcome === 'failedWithdrawalLost') {
+            const failure = await regions.primary
+              .put('ns', key, { value: text('never'), contentType: 'text/plain', drMode: 'key-sync', ifMatch: [99] })
+              .catch((error: unknown) => error);
+            expect(isRingstoreError(failure, 'kv.preconditionFailed')).toBe(true);
+            if (outcome === 'failedWithdrawalLost') expect(regions.keys.queued.pop()).toMatchObject({ notice: 'withdrawn' });
+            continue;
+          }
           const history = regions.acked.get(key);
           const live = history !== undefined && [...history.values()].at(-1) !== undefined;
           if (value === undefined && !live) continue;
-          if (value === undefined) await regions.remove(key);
-          else await regions.put(key, value);
-          await regions.shipper.shipOwnerChanges(...weighedByRing([regions.ownerChange(key)], ring));
+          const ack = value === undefined ? await regions.remove(key) : await regions.put(key, value);
+          const notice = regions.keys.notices.at(-1)!;
+          expect(notice).toMatchObject({ notice: 'announced', key });
+          announced.set(notice.writeId, { key, version: ack.version });
+          if (outcome === 'shipped') await regions.shipper.shipOwnerChanges(...weighedByRing([regions.ownerChange(key)], ring));
         }
         const known = new Map<string, number>();
         const check = async () => {
@@ -611,13 +764,16 @@ describe('zero undetected inconsistencies (property)', () => {
             expect(answer).toBe(expected === undefined ? '!kv.notFound' : expected);
           }
         };
-        // Act: deliver in the chosen interleaving, checking after each key message
+        const learn = (key: string, version: number) => known.set(key, Math.max(known.get(key) ?? 0, version));
+        // Act: deliver in the chosen interleaving, checking after each message
         const undelivered = await deliverInterleaved(regions, choices, async (message) => {
           if (!message) return;
-          known.set(message.key, Math.max(known.get(message.key) ?? 0, message.version));
+          if (!('notice' in message)) learn(message.key, message.version);
+          else if (message.notice === 'announced' && announced.has(message.writeId))
+            learn(message.key, announced.get(message.writeId)!.version);
           await check();
         });
-        // The disaster: key-sync messages were durable in the queue, so the promotion drains them all.
+        // The disaster: every acknowledged write's notice was durable in the queue, so the promotion drains them all.
         await disaster(regions, undelivered, keepShare);
         // Assess
         await expectLatestOrLost(regions, ['a', 'b', 'c']);
@@ -976,6 +1132,7 @@ describe('transactions in a promoted region', () => {
     for (const message of [...regions.keys.sent]) await regions.applier.receiveKey(message);
     while (regions.transit.inTransit.length > 0) await regions.arrive(0);
     await regions.put('a', 'lost');
+    await regions.ship('a');
     await regions.applier.receiveKey(regions.message('a', 2));
     regions.pending.markAllLost();
     regions.region.promoted = true;
