@@ -527,6 +527,10 @@ export const PromotionReportResponse = z
               .literal(true)
               .optional()
               .meta({ description: 'An announced write whose version never reached this region: it may never have been acknowledged' }),
+            writeId: z
+              .string()
+              .optional()
+              .meta({ description: 'With possiblyNeverAcknowledged: the write id its value is offered back by' }),
           }),
         ),
       })

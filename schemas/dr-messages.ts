@@ -32,6 +32,15 @@ export const DrWriteNoticeBody = z.strictObject({
   key: z.string().min(1),
   writeId: z.string().min(1).max(64),
   writtenAtMs: z.number().int().min(0),
+  content: z
+    .strictObject({
+      size: z.number().int().min(0),
+      sha256: z.string().regex(/^([0-9a-f]{64})?$/),
+      contentType: z.string(),
+      deleted: z.boolean(),
+      expiresAtSeconds: z.number().int().min(0).optional(),
+    })
+    .optional(),
 });
 
 /** Any message of the backup's key queue. */

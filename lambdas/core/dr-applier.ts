@@ -71,7 +71,7 @@ export type TransactionUnitOutcome = 'applied' | 'incomplete' | 'corrupt' | 'los
 /** A value checked against its key message, ready to store: its bytes if inline, else its object as the blob. */
 type CheckedValue = Pick<StoredItem, 'value' | 'blob'>;
 
-/** A notice's pending entry: no content (no value follows a notice; its key message brings the content). */
+/** A notice's pending entry, with the content the notice announced (no value follows a notice itself). */
 function noticeEntryOf(notice: DrWriteNotice, keyHash: string, receivedAtMs: number): PendingEntry {
   return {
     namespace: notice.namespace,
@@ -83,10 +83,7 @@ function noticeEntryOf(notice: DrWriteNotice, keyHash: string, receivedAtMs: num
     state: 'pending',
     writtenAtMs: notice.writtenAtMs,
     receivedAtMs,
-    size: 0,
-    sha256: '',
-    contentType: '',
-    deleted: false,
+    ...(notice.content ?? { size: 0, sha256: '', contentType: '', deleted: false }),
   };
 }
 

@@ -4,7 +4,7 @@
 // only within its lease; a promoted backup settles a key lost in the disaster once a write of it is stored,
 // and refuses a transaction over one; a backup reads every key through its pending set.
 import { RingstoreError, invariant } from './errors';
-import type { Clock, DrKeyMessage, DrWriteNotice, IdSource, StoredItem, TxnCommittedWrite, TxnExecution } from '../ports';
+import type { Clock, DrKeyMessage, IdSource, StoredItem, TxnCommittedWrite, TxnExecution } from '../ports';
 import type { PendingGate } from './dr-pending-gate';
 import type { DrShipper } from './dr-shipper';
 import type { DrWriteGuard } from './dr-promotion';
@@ -43,15 +43,15 @@ export function drWriteHooks(parts: DrWriteParts): WriteHooks {
  * A withdrawal follows the notice (one message group, in order), so the backup drops it.
  */
 function announceWrite(shipper: Pick<DrShipper, 'notify'>, writeId: string, write: WriteAnnouncement): AnnouncedWrite {
-  const notice: DrWriteNotice = { notice: 'announced', ...write, writeId };
-  const sent = shipper.notify(notice);
+  const { namespace, key, writtenAtMs, content } = write;
+  const sent = shipper.notify({ notice: 'announced', namespace, key, writeId, writtenAtMs, content });
   sent.catch(() => undefined);
   return {
     writeId,
     sent,
     withdraw: async () => {
       await sent.catch(() => undefined);
-      await shipper.notify({ ...notice, notice: 'withdrawn' });
+      await shipper.notify({ notice: 'withdrawn', namespace, key, writeId, writtenAtMs });
     },
   };
 }

@@ -31,6 +31,14 @@ export function valueObjectKeyOf(message: Pick<DrKeyMessage, 'namespace' | 'key'
   return `${drPrefixes.values}${keyHashOf(message.namespace, message.key)}/${version}-${message.sha256.slice(0, 16)}`;
 }
 
+/**
+ * Where the old primary offers back the value of a write whose notice was lost (reconciliation): named by its
+ * write id, since its version never reached the backup. The value applier's pattern never matches it.
+ */
+export function noticeValueObjectKeyOf(message: Pick<DrKeyMessage, 'namespace' | 'key'> & { writeId: string }): string {
+  return `${drPrefixes.values}${keyHashOf(message.namespace, message.key)}/notice-${message.writeId}`;
+}
+
 const valueObjectKeyPattern = new RegExp(`^${drPrefixes.values}([0-9a-f]{32})/(\\d{${versionDigits}})-([0-9a-f]{16})$`);
 
 /** The key hash and version a value object's name carries; undefined for any other object. */

@@ -242,14 +242,14 @@ export class PromotionService {
     return {
       count: lost.length,
       ...(possiblyNeverAcknowledged === 0 ? {} : { possiblyNeverAcknowledged }),
-      keys: lost.slice(0, this.deps.limits.lostReportedMax).map(({ namespace, key, version, writtenAtMs, txid, notice }) => ({
+      keys: lost.slice(0, this.deps.limits.lostReportedMax).map(({ namespace, key, version, writtenAtMs, txid, notice, writeId }) => ({
         namespace,
         key,
         // A notice's write was never numbered: version 0 stands for "unknown".
         version: notice ? 0 : version,
         writtenAtMs,
         ...(txid ? { txid } : {}),
-        ...(notice ? { possiblyNeverAcknowledged: true as const } : {}),
+        ...(notice ? { possiblyNeverAcknowledged: true as const, ...(writeId === undefined ? {} : { writeId }) } : {}),
       })),
     };
   }

@@ -5,7 +5,7 @@
 // conditioned on the version the key holds, so it never lands silently over a newer write.
 import { createHash } from 'node:crypto';
 import { forAllBounded, forEachBounded } from './bounded';
-import { keyHashOf, needsNoValue, valueObjectKeyOf } from './dr-messages';
+import { keyHashOf, noticeValueObjectKeyOf, needsNoValue, valueObjectKeyOf } from './dr-messages';
 import { PreconditionFailedError, RingstoreError } from './errors';
 import { isLive } from './item';
 import type { KvService } from './kv';
@@ -128,15 +128,21 @@ export class LostValueOffer {
     return next === undefined ? result : { ...result, next };
   }
 
+  /**
+   * A lost version is offered when this region holds exactly it; a lost notice (its version never reached the
+   * backup) when this region's copy carries its write id, i.e. is that write (docs/dr.md).
+   */
   private async offerOne(lost: LostKey): Promise<OfferOutcome> {
     const item = await this.deps.readOwn(lost.namespace, lost.key);
-    if (item?.version !== lost.version) return 'notHeld';
+    const notice = lost.possiblyNeverAcknowledged ? lost.writeId : undefined;
+    if (!item || (notice === undefined ? item.version !== lost.version : item.writeId !== notice)) return 'notHeld';
     if (item.tombstone || item.size === 0) return 'noValueNeeded';
     const bytes = item.value ?? (item.blob ? await this.deps.blobs.get(item.blob.objectKey) : undefined);
     if (!bytes) throw new RingstoreError('internal', `version ${item.version} of ${item.key} has neither a value nor a blob`);
-    // Named by this copy's sha256: a copy that differs from the lost write (a stray write at that version)
-    // lands beside it, where the promoted region does not look for it.
-    await this.deps.backupValues.put(valueObjectKeyOf(item), bytes, item.contentType);
+    // Named by this copy's sha256 (or a notice's write id): a copy that differs from the lost write (a stray
+    // write at that version) lands beside it, where the promoted region does not look for it.
+    const objectKey = notice === undefined ? valueObjectKeyOf(item) : noticeValueObjectKeyOf({ ...item, writeId: notice });
+    await this.deps.backupValues.put(objectKey, bytes, item.contentType);
     return 'offered';
   }
 }
@@ -252,16 +258,9 @@ export class LostKeyReconciler {
   async restore(request: RestoreRequest): Promise<ReconcileOutcome> {
     await this.assertPromoted();
     const entry = await this.lostEntry(request);
-    if (entry.notice) {
-      throw new RingstoreError(
-        'dr.cannotRestore',
-        `the lost write of ${entry.key} was announced but never numbered: it may never have been acknowledged, and no value of it ` +
-          'can be offered; discard it (version 0), or write the key',
-        { details: { version: 0 } },
-      );
-    }
     const newer = (await this.deps.pending.entriesOf(entry.keyHash)).find(
-      (other) => other.state === 'lost' && (other.notice || other.version > entry.version),
+      (other) =>
+        other.state === 'lost' && other.version !== entry.version && (other.notice ? !entry.notice : other.version > entry.version),
     );
     if (newer) {
       const newest = newer.notice ? 0 : newer.version;
@@ -275,7 +274,9 @@ export class LostKeyReconciler {
     }
     const current = await this.deps.readCurrent(entry.namespace, entry.key);
     const held = current?.version ?? 0;
-    if (request.expectVersion === undefined ? held >= entry.version : held !== request.expectVersion) {
+    // A lost notice still here means nobody wrote the key since the promotion (a write settles it): any version held.
+    const writtenSince = entry.notice ? false : held >= entry.version;
+    if (request.expectVersion === undefined ? writtenSince : held !== request.expectVersion) {
       throw new PreconditionFailedError(
         `${entry.key} holds version ${held} here` +
           (request.expectVersion === undefined
@@ -289,7 +290,7 @@ export class LostKeyReconciler {
     const conditions = isLive(current, nowSeconds) ? { ifMatch: [held] } : { ifNoneMatch: '*' as const };
     const currentVersion = await this.write(entry, conditions, current, nowSeconds);
     await settleLostKey(this.deps, entry.namespace, entry.key);
-    return { namespace: entry.namespace, key: entry.key, version: entry.version, action: 'restore', currentVersion };
+    return { namespace: entry.namespace, key: entry.key, version: versionNamed(entry), action: 'restore', currentVersion };
   }
 
   /** Forgets a lost write: the key is then served at whatever this region holds. */
@@ -297,7 +298,7 @@ export class LostKeyReconciler {
     await this.assertPromoted();
     const entry = await this.lostEntry(target);
     if (!(await this.deps.pending.removeLost(entry.keyHash, entry.version))) throw notLost(target);
-    if (!entry.notice) await this.deps.values.delete(valueObjectKeyOf(entry)).catch(() => undefined);
+    await this.deps.values.delete(offeredObjectKeyOf(entry)).catch(() => undefined);
     const current = await this.deps.readCurrent(entry.namespace, entry.key);
     return {
       namespace: entry.namespace,
@@ -324,12 +325,13 @@ export class LostKeyReconciler {
     const ttl = this.ttlOf(entry, nowSeconds);
     const options = { contentType: entry.contentType, ...ttl, ...conditions, consistency: 'strong' as const };
     if (needsNoValue(entry)) return (await kv.put(namespace, key, { ...options, value: new Uint8Array() })).version;
-    const objectKey = valueObjectKeyOf(entry);
+    const objectKey = offeredObjectKeyOf(entry);
     const size = await values.size(objectKey);
     if (size === undefined) {
       throw new RingstoreError(
         'dr.noOffer',
-        `no value of ${key} at version ${entry.version} was offered back: run POST /v1/admin/dr/offer in the old primary region, or discard it`,
+        `no value of ${key} at ${entry.notice ? 'its lost notice' : `version ${entry.version}`} was offered back: ` +
+          'run POST /v1/admin/dr/offer in the old primary region, or discard it',
         { details: { objectKey } },
       );
     }
@@ -375,17 +377,16 @@ export class LostKeyReconciler {
   }
 
   private async view(entry: PendingEntry): Promise<LostKeyView> {
-    if (entry.notice) return this.noticeView(entry);
     const needed = !needsNoValue(entry);
     const [offeredSize, current] = await Promise.all([
-      needed ? this.deps.values.size(valueObjectKeyOf(entry)) : Promise.resolve(undefined),
+      needed ? this.deps.values.size(offeredObjectKeyOf(entry)) : Promise.resolve(undefined),
       this.deps.readCurrent(entry.namespace, entry.key),
     ]);
     const currentVersion = current?.version ?? 0;
     return {
       namespace: entry.namespace,
       key: entry.key,
-      version: entry.version,
+      version: versionNamed(entry),
       writtenAt: new Date(entry.writtenAtMs).toISOString(),
       writtenAtMs: entry.writtenAtMs,
       ...(entry.txid === undefined ? {} : { txid: entry.txid }),
@@ -394,26 +395,9 @@ export class LostKeyReconciler {
       deleted: entry.deleted,
       offer: { needed, present: offeredSize !== undefined, ...(offeredSize === undefined ? {} : { size: offeredSize }) },
       currentVersion,
-      superseded: currentVersion >= entry.version,
-    };
-  }
-
-  /** A lost write notice as listed: version 0 (never numbered), nothing to offer or restore. */
-  private async noticeView(entry: PendingEntry): Promise<LostKeyView> {
-    const current = await this.deps.readCurrent(entry.namespace, entry.key);
-    return {
-      namespace: entry.namespace,
-      key: entry.key,
-      version: 0,
-      writtenAt: new Date(entry.writtenAtMs).toISOString(),
-      writtenAtMs: entry.writtenAtMs,
-      size: 0,
-      contentType: '',
-      deleted: false,
-      offer: { needed: true, present: false },
-      currentVersion: current?.version ?? 0,
-      superseded: false,
-      possiblyNeverAcknowledged: true,
+      // A notice's version is unknown: any write here since the promotion settled it already.
+      superseded: !entry.notice && currentVersion >= entry.version,
+      ...(entry.notice ? { possiblyNeverAcknowledged: true as const } : {}),
     };
   }
 
@@ -440,6 +424,18 @@ export class LostKeyReconciler {
       'this region has not been promoted: lost keys are restored or discarded once it takes writes (GET /v1/admin/dr/status)',
     );
   }
+}
+
+/** Where an entry's offered value is: by version, or a notice's by its write id. */
+function offeredObjectKeyOf(entry: PendingEntry): string {
+  return entry.notice && entry.writeId !== undefined
+    ? noticeValueObjectKeyOf({ ...entry, writeId: entry.writeId })
+    : valueObjectKeyOf(entry);
+}
+
+/** The version a lost entry is named by in the API: 0 for a notice, whose version never reached this region. */
+function versionNamed(entry: PendingEntry): number {
+  return entry.notice ? 0 : entry.version;
 }
 
 /** The version of a copy, 0 for none (isLive narrows a copy it refuses to `never`). */

@@ -11,6 +11,7 @@ import type {
   FaultInjector,
   IdSource,
   ItemWrite,
+  NoticeContent,
   LockedItem,
   ShardHealthStore,
   StoredItem,
@@ -143,7 +144,7 @@ export class KvWriter {
     const consistency = settings.consistency ?? 'eventual';
     const times = this.writeTimes();
     // A DR key-sync write's notice travels beside the owner write (docs/dr.md), under one write id for every attempt.
-    const announced = hooks.announce?.({ namespace, key, writtenAtMs: times.modifiedAtMs }, settings);
+    const announced = hooks.announce?.({ namespace, key, writtenAtMs: times.modifiedAtMs, content: noticeContentOf(content) }, settings);
     const first: ItemWrite = {
       namespace,
       key,
@@ -287,6 +288,13 @@ export function guardOf(plan: WritePlan, conditions: Conditions, kind: WriteKind
 }
 
 const emptyContent = { contentType: '', size: 0, sha256: '' };
+
+/** What a write's notice says of its content (docs/dr.md): as its key message will, but for the version. */
+function noticeContentOf(content: ItemWrite['content']): NoticeContent {
+  if (!content) return { ...emptyContent, deleted: true };
+  const { contentType, size, sha256, expiresAtSeconds } = content;
+  return { contentType, size, sha256, deleted: false, ...(expiresAtSeconds === undefined ? {} : { expiresAtSeconds }) };
+}
 
 /** The item the owner now holds after a write (as the owner table's stream would carry it). */
 function storedItemOf(write: Omit<ItemWrite, 'precondition'>, version: number): StoredItem {

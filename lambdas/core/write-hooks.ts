@@ -6,6 +6,7 @@ import type {
   DrMode,
   ItemWrite,
   ItemWriteOutcome,
+  NoticeContent,
   StoredItem,
   StorageQuota,
   StorageChargeRule,
@@ -39,11 +40,12 @@ export interface WriteHooks {
   stored(item: StoredItem, settings: WriteSettings, announced?: AnnouncedWrite): Promise<void>;
 }
 
-/** A write about to be sent to its key's owner. */
+/** A write about to be sent to its key's owner, and its content (a delete: `deleted`). */
 export interface WriteAnnouncement {
   namespace: string;
   key: string;
   writtenAtMs: number;
+  content: NoticeContent;
 }
 
 /** A write's notice, on its way beside the owner write. */

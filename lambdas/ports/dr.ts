@@ -52,7 +52,14 @@ export interface DrWriteNotice {
   writeId: string;
   /** The primary's time of the write (epoch ms): the notice's age, and lost writes' order in reports. */
   writtenAtMs: number;
+  /**
+   * An announced write's content, known before its version: what a reconciliation restores and checks an
+   * offered value against, should the notice be lost in a disaster.
+   */
+  content?: NoticeContent;
 }
+
+export type NoticeContent = Pick<DrKeyMessage, 'size' | 'sha256' | 'contentType' | 'deleted' | 'expiresAtSeconds'>;
 
 /** What travels on the backup's key queue. */
 export type DrQueueMessage = DrKeyMessage | DrWriteNotice;
@@ -158,7 +165,14 @@ export interface PromotionReport {
      * the disaster, so possibly never acknowledged (refused all the same: the backup cannot tell).
      */
     possiblyNeverAcknowledged?: number;
-    keys: Array<Pick<PendingEntry, 'namespace' | 'key' | 'version' | 'writtenAtMs'> & { txid?: string; possiblyNeverAcknowledged?: true }>;
+    keys: Array<
+      Pick<PendingEntry, 'namespace' | 'key' | 'version' | 'writtenAtMs'> & {
+        txid?: string;
+        /** With possiblyNeverAcknowledged: the notice's write id, by which the old primary offers its value back. */
+        writeId?: string;
+        possiblyNeverAcknowledged?: true;
+      }
+    >;
   };
   promotedAtMs?: number;
   failure?: string;

@@ -77,7 +77,7 @@ function addReconcileCommands(dr: Command, { client, call, out }: CommandGroupCo
     )
     .argument('<namespace>')
     .argument('<key>')
-    .argument('<version>', 'the lost version (see dr lost)', parseInteger(1))
+    .argument('<version>', 'the lost version (see dr lost; 0: a lost notice, a write never numbered)', parseInteger(0))
     .option(
       '--expect-version <n>',
       'the version the key must hold now (dr lost shows it); default: any older than the lost one',
@@ -102,7 +102,7 @@ function addReconcileCommands(dr: Command, { client, call, out }: CommandGroupCo
     .description('in the promoted region: forget a lost write; the key reads at what this region holds')
     .argument('<namespace>')
     .argument('<key>')
-    .argument('<version>', 'the lost version (see dr lost)', parseInteger(1))
+    .argument('<version>', 'the lost version (see dr lost; 0: a lost notice, a write never numbered)', parseInteger(0))
     .action(async (namespace: string, key: string, version: number) => {
       const outcome = await (await client()).reconcile({ namespace, key, version, action: 'discard' }, call());
       out(`discarded version ${version} of ${namespace} ${showKey(key)}; it reads at version ${outcome.currentVersion} here`);

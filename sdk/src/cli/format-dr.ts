@@ -115,7 +115,9 @@ export function formatLostKeys(entries: readonly LostKey[]): string {
   for (const lost of entries) {
     const offer = lost.deleted ? 'delete' : !lost.offer.needed ? 'empty' : lost.offer.present ? `${lost.offer.size ?? 0} B` : 'none';
     const now = `${lost.currentVersion}${lost.superseded ? ' (superseded)' : ''}`;
-    rows.push([lost.namespace, showKey(lost.key), String(lost.version), lost.writtenAt, offer, now, lost.txid ?? '-']);
+    // A lost notice: a key-sync write whose version never reached the backup (restored or discarded as version 0).
+    const version = lost.possiblyNeverAcknowledged ? '0 (notice)' : String(lost.version);
+    rows.push([lost.namespace, showKey(lost.key), version, lost.writtenAt, offer, now, lost.txid ?? '-']);
   }
   return table(rows);
 }

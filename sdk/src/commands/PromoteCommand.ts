@@ -96,7 +96,20 @@ export interface PromotionReport {
   fencedAtMs?: number;
   drain?: { waitedMs: number; remaining: number };
   values?: { waitedMs: number; pending: number };
-  lost?: { count: number; keys: Array<{ namespace: string; key: string; version: number; writtenAtMs: number; txid?: string }> };
+  /** `possiblyNeverAcknowledged`: of `count`, key-sync writes whose notice was lost (listed at version 0, with their write id). */
+  lost?: {
+    count: number;
+    possiblyNeverAcknowledged?: number;
+    keys: Array<{
+      namespace: string;
+      key: string;
+      version: number;
+      writtenAtMs: number;
+      txid?: string;
+      writeId?: string;
+      possiblyNeverAcknowledged?: true;
+    }>;
+  };
   promotedAtMs?: number;
   failure?: string;
 }
@@ -121,6 +134,7 @@ export const promotionReportWire = wire.looseObject({
   lost: wire.optional(
     wire.looseObject({
       count: wire.number,
+      possiblyNeverAcknowledged: wire.optional(wire.number),
       keys: wire.array(
         wire.looseObject({
           namespace: wire.string,
@@ -128,6 +142,8 @@ export const promotionReportWire = wire.looseObject({
           version: wire.number,
           writtenAtMs: wire.number,
           txid: wire.optional(wire.string),
+          writeId: wire.optional(wire.string),
+          possiblyNeverAcknowledged: wire.optional(wire.literal(true)),
         }),
       ),
     }),

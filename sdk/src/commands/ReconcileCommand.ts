@@ -135,6 +135,8 @@ export interface LostKey {
   offer: { needed: boolean; present: boolean; size?: number };
   currentVersion: number;
   superseded: boolean;
+  /** A key-sync write whose version never reached the backup (its notice was lost): listed at version 0. */
+  possiblyNeverAcknowledged?: true;
 }
 
 /**
@@ -173,6 +175,7 @@ export const lostKeysWire = wire.looseObject({
       offer: wire.looseObject({ needed: wire.boolean, present: wire.boolean, size: wire.optional(wire.number) }),
       currentVersion: wire.number,
       superseded: wire.boolean,
+      possiblyNeverAcknowledged: wire.optional(wire.literal(true)),
     }),
   ),
   cursor: wire.optional(wire.string),

@@ -427,6 +427,62 @@ describe('restoring a lost key', () => {
   });
 });
 
+describe('a write whose notice was lost (its version never reached the backup)', () => {
+  it('is listed at version 0, possibly never acknowledged; offered back by its write id and restored', async () => {
+    // Prepare: 'a' written and applied; its next write acknowledged, its notice delivered, never shipped
+    const world = regions();
+    await world.put('a', 'one');
+    await world.ship('a');
+    await world.arrive('a');
+    await world.put('a', long('two'));
+    await world.applier.receive(world.keys.notices.at(-1)!);
+    await world.disasterAndPromote();
+    // Act
+    const report = await world.promotion.latest();
+    const offered = await world.offer.offer();
+    const [listed] = (await world.reconciler.list({ limit: 10 })).entries;
+    const refusedRead = await world.read('a');
+    const outcome = await world.reconciler.restore({ namespace: 'ns', key: 'a', version: 0 });
+    // Assess
+    expect(report?.lost).toMatchObject({
+      count: 1,
+      possiblyNeverAcknowledged: 1,
+      keys: [{ key: 'a', version: 0, possiblyNeverAcknowledged: true }],
+    });
+    expect(offered).toMatchObject({ offered: 1, notHeld: 0 });
+    expect(listed).toMatchObject({
+      key: 'a',
+      version: 0,
+      possiblyNeverAcknowledged: true,
+      offer: { needed: true, present: true },
+      currentVersion: 1,
+    });
+    expect(refusedRead).toBe('!dr.lost');
+    expect(outcome).toMatchObject({ version: 0, action: 'restore', currentVersion: 2 });
+    expect(await world.read('a')).toBe(long('two'));
+  });
+
+  it('is not offered by a primary whose copy is another write, and is discarded by version 0', async () => {
+    // Prepare: the noticed write failed at the owner after its notice, and the withdrawal never came
+    const world = regions();
+    await world.put('a', 'one');
+    await world.ship('a');
+    await world.arrive('a');
+    await world.primary.put('ns', 'a', { value: text('never'), contentType: 'text/plain', ifMatch: [7] }).catch(() => undefined);
+    const announced = world.keys.notices.find((notice) => notice.notice === 'announced' && notice.writtenAtMs >= 0 && notice.key === 'a');
+    await world.applier.receive(world.keys.notices.filter((notice) => notice.notice === 'announced').at(-1)!);
+    await world.disasterAndPromote();
+    // Act
+    const offered = await world.offer.offer();
+    const discarded = await world.reconciler.discard({ namespace: 'ns', key: 'a', version: 0 });
+    // Assess
+    expect(announced).toBeDefined();
+    expect(offered).toMatchObject({ offered: 0, notHeld: 1 });
+    expect(discarded).toMatchObject({ version: 0, action: 'discard', currentVersion: 1 });
+    expect(await world.read('a')).toBe('one');
+  });
+});
+
 describe('discarding a lost key', () => {
   it('serves the key at what this region holds, and forgets the offer', async () => {
     // Prepare
