@@ -116,6 +116,8 @@ const probes = {
   'config (zod parse of the env)': `import { loadConfig } from './lambdas/config'; export const config = loadConfig(process.env);`,
   'Powertools Logger': `import { Logger } from '@aws-lambda-powertools/logger'; export const logger = new Logger();`,
   'Powertools Metrics': `import { Metrics } from '@aws-lambda-powertools/metrics'; export const metrics = new Metrics();`,
+  // The X-Ray tracer the wiring builds (wiring/xray.ts): aws-xray-sdk-core, cls-hooked and semver.
+  'Powertools Tracer': `import { Tracer } from '@aws-lambda-powertools/tracer'; export const tracer = new Tracer();`,
   middy: `import middy from '@middy/core'; export const wrapped = middy();`,
   'shard store (dynamodb-toolbox, lib-dynamodb)': `import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoShardStore } from './lambdas/adapters/dynamodb-shard-store';

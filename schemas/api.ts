@@ -1,4 +1,7 @@
 // The API contract as zod schemas: handlers parse with them, the OpenAPI document is generated from them.
+// Every top-level schema here (and in the other schema modules handlers import) is marked `/* @__PURE__ */`: esbuild
+// then leaves out of a handler's bundle the schemas it never parses with, so they cost its cold start nothing
+// (test/unit/schemas/tree-shaking.test.ts keeps every one marked).
 import * as z from 'zod';
 import { errorCodes } from './errors';
 import { integerParam } from './query-params';
@@ -15,7 +18,7 @@ import {
   volumeLimits,
 } from './topology';
 
-export const Consistency = z.enum(['eventual', 'strong']).meta({
+export const Consistency = /* @__PURE__ */ z.enum(['eventual', 'strong']).meta({
   id: 'Consistency',
   description:
     'Reads: eventual = cache or any available replica; strong = the owner with a consistent read, never a cache (linearizable per key). ' +
@@ -25,20 +28,20 @@ export const Consistency = z.enum(['eventual', 'strong']).meta({
 
 export const ttlSecondsRule = `must be an integer from 1 to ${limits.ttlSecondsMax}`;
 
-export const PutValueQuery = z.object({
+export const PutValueQuery = /* @__PURE__ */ z.object({
   ttlSeconds: integerParam(`Seconds until the key expires, 1 to ${limits.ttlSecondsMax}`, 1, limits.ttlSecondsMax).optional(),
   consistency: Consistency.optional(),
 });
 
-export const ReadValueQuery = z.object({ consistency: Consistency.optional() });
+export const ReadValueQuery = /* @__PURE__ */ z.object({ consistency: Consistency.optional() });
 
-export const DeleteValueQuery = z.object({ consistency: Consistency.optional() });
+export const DeleteValueQuery = /* @__PURE__ */ z.object({ consistency: Consistency.optional() });
 
-export const CommitUploadQuery = z.object({ consistency: Consistency.optional() });
+export const CommitUploadQuery = /* @__PURE__ */ z.object({ consistency: Consistency.optional() });
 
-export const IncrementQuery = z.object({ consistency: Consistency.optional() });
+export const IncrementQuery = /* @__PURE__ */ z.object({ consistency: Consistency.optional() });
 
-export const ListKeysQuery = z.object({
+export const ListKeysQuery = /* @__PURE__ */ z.object({
   prefix: z.string().max(limits.keyBytesMax).default('').meta({ description: 'Only keys that start with this' }),
   limit: integerParam(`Page size, 1 to ${limits.listLimitMax}`, 1, limits.listLimitMax).default(limits.listLimitDefault),
   cursor: z.string().min(1).max(4096).optional().meta({ description: 'The cursor of the previous page' }),
@@ -52,7 +55,7 @@ const entityTags =
  * Conditional requests (RFC 9110 §13.1.1–2). Only their shape is here: the grammar of entity-tag lists is
  * parsed by lambdas/http, and what the tags mean is decided in the core.
  */
-export const ConditionalHeaders = z.object({
+export const ConditionalHeaders = /* @__PURE__ */ z.object({
   'if-match': z
     .string()
     .optional()
@@ -81,10 +84,12 @@ const quotedString = '"(?:[\\t \\x21\\x23-\\x5B\\x5D-\\x7E]|\\\\[\\t \\x21-\\x7E
  * RFC 9110 §8.3.1 media-type = type "/" subtype *( OWS ";" OWS [ parameter ] ). Written so that no two
  * ways match the same text (whitespace after a ";" belongs to it alone): no backtracking blow-up.
  */
-export const mediaTypePattern = new RegExp(`^${token}/${token}[ \\t]*(?:;[ \\t]*(?:${token}=(?:${token}|${quotedString})[ \\t]*)?)*$`);
+export const mediaTypePattern = /* @__PURE__ */ new RegExp(
+  `^${token}/${token}[ \\t]*(?:;[ \\t]*(?:${token}=(?:${token}|${quotedString})[ \\t]*)?)*$`,
+);
 
 /** A Content-Type as stored with a value and sent back on reads. */
-export const MediaType = z
+export const MediaType = /* @__PURE__ */ z
   .string()
   .max(limits.contentTypeCharsMax)
   .regex(mediaTypePattern, 'must be a media type, type/subtype with optional parameters, e.g. text/plain; charset=utf-8')
@@ -93,11 +98,11 @@ export const MediaType = z
   });
 
 /** An empty Content-Type is as good as none: the default applies. */
-export const PutValueHeaders = z.object({
+export const PutValueHeaders = /* @__PURE__ */ z.object({
   'content-type': z.preprocess((value) => (value === '' ? undefined : value), MediaType.default('application/octet-stream')),
 });
 
-export const CreateUploadBody = z
+export const CreateUploadBody = /* @__PURE__ */ z
   .object({
     size: z
       .number()
@@ -110,7 +115,7 @@ export const CreateUploadBody = z
   .strict()
   .meta({ id: 'CreateUploadRequest' });
 
-export const CommitUploadBody = z
+export const CommitUploadBody = /* @__PURE__ */ z
   .object({
     sha256: z.string().regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex digits'),
     contentType: MediaType.default('application/octet-stream'),
@@ -119,7 +124,7 @@ export const CommitUploadBody = z
   .strict()
   .meta({ id: 'CommitUploadRequest' });
 
-export const CreateApiKeyBody = z
+export const CreateApiKeyBody = /* @__PURE__ */ z
   .object({
     namespace: z.string().regex(namespacePattern, `must match ${namespacePattern}`),
     role: z.enum(['user', 'admin']).default('user'),
@@ -132,7 +137,7 @@ export const CreateApiKeyBody = z
   .strict()
   .meta({ id: 'CreateApiKeyRequest' });
 
-export const RotateApiKeyBody = z
+export const RotateApiKeyBody = /* @__PURE__ */ z
   .object({
     graceSeconds: z
       .number()
@@ -146,7 +151,7 @@ export const RotateApiKeyBody = z
   .strict()
   .meta({ id: 'RotateApiKeyRequest', examples: [{ graceSeconds: 86400 }] });
 
-export const CreatePrincipalMappingBody = z
+export const CreatePrincipalMappingBody = /* @__PURE__ */ z
   .object({
     principalArn: z
       .string()
@@ -160,11 +165,11 @@ export const CreatePrincipalMappingBody = z
   .strict()
   .meta({ id: 'CreatePrincipalMappingRequest' });
 
-export const PrincipalArnParam = z.object({
+export const PrincipalArnParam = /* @__PURE__ */ z.object({
   principalArn: z.string().startsWith('arn:', 'must be an IAM ARN, percent-encoded (/ as %2F)').max(2048),
 });
 
-export const PrincipalMappingInfo = z
+export const PrincipalMappingInfo = /* @__PURE__ */ z
   .object({
     principalArn: z.string().meta({ description: 'The ARN as it was mapped' }),
     matchArn: z.string().meta({
@@ -177,16 +182,18 @@ export const PrincipalMappingInfo = z
   })
   .meta({ id: 'PrincipalMapping' });
 
-export const PrincipalMappingList = z.object({ principals: z.array(PrincipalMappingInfo) }).meta({ id: 'PrincipalMappingList' });
+export const PrincipalMappingList = /* @__PURE__ */ z
+  .object({ principals: z.array(PrincipalMappingInfo) })
+  .meta({ id: 'PrincipalMappingList' });
 
-export const AuditQuery = z.object({
+export const AuditQuery = /* @__PURE__ */ z.object({
   limit: integerParam(`Page size, 1 to ${auditDefaults.listLimitMax}`, 1, auditDefaults.listLimitMax).default(
     auditDefaults.listLimitDefault,
   ),
   cursor: z.string().min(1).max(4096).optional().meta({ description: 'The cursor of the previous page' }),
 });
 
-export const AuditEntry = z
+export const AuditEntry = /* @__PURE__ */ z
   .object({
     at: z.string(),
     requestId: z.string(),
@@ -203,7 +210,7 @@ export const AuditEntry = z
   })
   .meta({ id: 'AuditEntry' });
 
-export const AuditPage = z
+export const AuditPage = /* @__PURE__ */ z
   .object({ entries: z.array(AuditEntry), cursor: z.string().optional().meta({ description: 'Absent on the last page' }) })
   .meta({ id: 'AuditPage' });
 
@@ -211,7 +218,7 @@ export const AuditPage = z
  * A key id, or a whole API key `rs_<keyId>_<secret>` (an easy mistake), of which only the id is kept: the
  * secret goes no further than this parse (not into the audit trail, a log line or an error message).
  */
-export const KeyIdParam = z.object({
+export const KeyIdParam = /* @__PURE__ */ z.object({
   keyId: z
     .string()
     .regex(
@@ -222,7 +229,7 @@ export const KeyIdParam = z.object({
     .meta({ description: 'The key id: the 12 hex digits after rs_ in the key (a whole key is taken for its id)' }),
 });
 
-export const WriteAck = z
+export const WriteAck = /* @__PURE__ */ z
   .object({
     key: z.string(),
     version: z.number().int(),
@@ -235,13 +242,17 @@ export const WriteAck = z
   })
   .meta({ id: 'WriteAck' });
 
-const txnKey = z
+const txnKey = /* @__PURE__ */ z
   .string()
   .min(1)
   .max(limits.keyBytesMax * 4);
-const txnVersion = z.number().int().min(0).meta({ description: 'The version the key must be at before the transaction; 0: absent' });
+const txnVersion = /* @__PURE__ */ z
+  .number()
+  .int()
+  .min(0)
+  .meta({ description: 'The version the key must be at before the transaction; 0: absent' });
 
-export const TxnOp = z
+export const TxnOp = /* @__PURE__ */ z
   .discriminatedUnion('op', [
     z.object({ op: z.literal('get'), key: txnKey }).strict(),
     z
@@ -259,7 +270,7 @@ export const TxnOp = z
   ])
   .meta({ id: 'TxnOp' });
 
-export const TxnBody = z
+export const TxnBody = /* @__PURE__ */ z
   .object(
     {
       ops: z.array(TxnOp).min(1).max(txnLimits.txnOpsMax),
@@ -282,9 +293,9 @@ export const TxnBody = z
   .strict()
   .meta({ id: 'TxnRequest' });
 
-export const TxnQuery = z.object({ consistency: Consistency.optional() });
+export const TxnQuery = /* @__PURE__ */ z.object({ consistency: Consistency.optional() });
 
-export const TxnCommitted = z
+export const TxnCommitted = /* @__PURE__ */ z
   .object({
     status: z.literal('committed'),
     txid: z.string(),
@@ -304,14 +315,14 @@ export const TxnCommitted = z
   .meta({ id: 'TxnCommitted' });
 
 /** How a namespace's writes reach a DR backup region (docs/dr.md). */
-export const DrMode = z.enum(['key-sync', 'async']).meta({
+export const DrMode = /* @__PURE__ */ z.enum(['key-sync', 'async']).meta({
   id: 'DrMode',
   description:
     'key-sync (default): a write is acknowledged once the backup region knows of it (one cross-region round trip); async: shipped after the acknowledgement, so a disaster can hide the last writes',
 });
 
 /** A namespace's request rate (docs/security.md, "Quotas"): shared by every instance of every handler. */
-export const RateLimit = z
+export const RateLimit = /* @__PURE__ */ z
   .object({
     requestsPerSecond: z
       .number()
@@ -324,7 +335,7 @@ export const RateLimit = z
   .meta({ id: 'RateLimit', examples: [{ requestsPerSecond: 50, burst: 100 }] });
 
 /** A namespace's storage quota: live keys and the bytes of their values; a bound left out is not enforced. */
-const StorageBounds = z
+const StorageBounds = /* @__PURE__ */ z
   .object({
     keysMax: z.number().int().min(0).max(quotaDefaults.keysMax).optional(),
     bytesMax: z.number().int().min(0).max(quotaDefaults.bytesMax).optional(),
@@ -333,12 +344,12 @@ const StorageBounds = z
   .meta({ id: 'StorageQuota', examples: [{ keysMax: 100000, bytesMax: 1073741824 }] });
 
 /** A storage quota as a request sets it: at least one bound (null, not an empty quota, removes it). */
-export const StorageQuota = StorageBounds.refine(
+export const StorageQuota = /* @__PURE__ */ StorageBounds.refine(
   (quota) => quota.keysMax !== undefined || quota.bytesMax !== undefined,
   'name keysMax, bytesMax or both (null removes the quota)',
 ).meta({ id: 'StorageQuotaRequest', examples: [{ keysMax: 100000, bytesMax: 1073741824 }] });
 
-export const NamespaceSettingsBody = z
+export const NamespaceSettingsBody = /* @__PURE__ */ z
   .object({
     readConsistency: Consistency.optional(),
     writeConsistency: Consistency.optional(),
@@ -351,7 +362,7 @@ export const NamespaceSettingsBody = z
   .strict()
   .meta({ id: 'NamespaceSettingsRequest', examples: [{ rate: { requestsPerSecond: 50, burst: 100 }, storage: { keysMax: 10000 } }] });
 
-export const NamespaceSettingsResponse = z
+export const NamespaceSettingsResponse = /* @__PURE__ */ z
   .object({
     namespace: z.string(),
     readConsistency: Consistency,
@@ -376,9 +387,9 @@ export const NamespaceSettingsResponse = z
   })
   .meta({ id: 'NamespaceSettings', description: 'A change reaches requests within the authorizer cache TTL' });
 
-export const NamespaceParam = z.object({ namespace: z.string().regex(namespacePattern, `must match ${namespacePattern}`) });
+export const NamespaceParam = /* @__PURE__ */ z.object({ namespace: z.string().regex(namespacePattern, `must match ${namespacePattern}`) });
 
-const ReplayReport = z.object({
+const ReplayReport = /* @__PURE__ */ z.object({
   table: z.string(),
   transition: z.enum(['recovering', 'available']).optional(),
   applied: z.number().int(),
@@ -388,7 +399,7 @@ const ReplayReport = z.object({
   completed: z.boolean(),
 });
 
-const AntiEntropyReport = z.object({
+const AntiEntropyReport = /* @__PURE__ */ z.object({
   rangesCompared: z.number().int(),
   keysCompared: z.number().int(),
   repairedCount: z.number().int(),
@@ -402,11 +413,11 @@ const AntiEntropyReport = z.object({
   durationMs: z.number(),
 });
 
-export const MaintenanceReport = z
+export const MaintenanceReport = /* @__PURE__ */ z
   .object({ startedAt: z.string(), handoff: z.array(ReplayReport), antiEntropy: AntiEntropyReport })
   .meta({ id: 'MaintenanceReport', description: 'One run of hinted handoff and anti-entropy' });
 
-export const FailoverStartBody = z
+export const FailoverStartBody = /* @__PURE__ */ z
   .object({
     shard: z.number().int().min(0).meta({ description: 'The id of the shard whose token ranges get new owners' }),
     reason: z.string().min(1).max(256).optional().meta({ description: 'Kept in the failover record' }),
@@ -422,7 +433,7 @@ export const FailoverStartBody = z
   .strict()
   .meta({ id: 'FailoverRequest' });
 
-export const FailoverStarted = z
+export const FailoverStarted = /* @__PURE__ */ z
   .object({
     id: z.string().meta({ description: 'One failover per shard and ring epoch: starting it again is a no-op' }),
     shard: z.number().int(),
@@ -430,7 +441,7 @@ export const FailoverStarted = z
   })
   .meta({ id: 'FailoverStarted' });
 
-export const FailoverRecordResponse = z
+export const FailoverRecordResponse = /* @__PURE__ */ z
   .object({
     id: z.string(),
     shard: z.number().int(),
@@ -451,18 +462,18 @@ export const FailoverRecordResponse = z
   })
   .meta({ id: 'Failover' });
 
-export const FailoversResponse = z.object({ failovers: z.array(FailoverRecordResponse) }).meta({ id: 'Failovers' });
+export const FailoversResponse = /* @__PURE__ */ z.object({ failovers: z.array(FailoverRecordResponse) }).meta({ id: 'Failovers' });
 
-export const PromoteBody = z
+export const PromoteBody = /* @__PURE__ */ z
   .object({ reason: z.string().min(1).max(256).optional().meta({ description: 'Kept in the promotion report' }) })
   .strict()
   .meta({ id: 'PromoteRequest' });
 
-export const PromotionStarted = z
+export const PromotionStarted = /* @__PURE__ */ z
   .object({ id: z.string(), started: z.boolean().meta({ description: 'False when this promotion was started before' }) })
   .meta({ id: 'PromotionStarted' });
 
-export const DrSyncResponse = z
+export const DrSyncResponse = /* @__PURE__ */ z
   .object({
     status: z.enum(['running', 'completed']),
     nextRange: z.number().int(),
@@ -474,7 +485,7 @@ export const DrSyncResponse = z
   })
   .meta({ id: 'DrSync', description: 'A DR primary’s initial sync: every key shipped once to the backup, range by range, by maintenance' });
 
-export const DrStatusResponse = z
+export const DrStatusResponse = /* @__PURE__ */ z
   .object({
     role: z.enum(['none', 'primary', 'backup']),
     state: z
@@ -498,7 +509,7 @@ export const DrStatusResponse = z
   })
   .meta({ id: 'DrStatus' });
 
-export const PromotionReportResponse = z
+export const PromotionReportResponse = /* @__PURE__ */ z
   .object({
     id: z.string(),
     reason: z.string(),
@@ -541,7 +552,7 @@ export const PromotionReportResponse = z
   })
   .meta({ id: 'PromotionReport' });
 
-export const OfferBody = z
+export const OfferBody = /* @__PURE__ */ z
   .object({
     from: z
       .number()
@@ -553,7 +564,7 @@ export const OfferBody = z
   .strict()
   .meta({ id: 'OfferRequest' });
 
-export const OfferResponse = z
+export const OfferResponse = /* @__PURE__ */ z
   .object({
     promotionId: z.string(),
     lost: z.number().int().meta({ description: 'Keys the promotion marked lost' }),
@@ -572,14 +583,14 @@ export const OfferResponse = z
   })
   .meta({ id: 'OfferReport', description: 'What the old primary offered back of the keys its backup’s promotion marked lost' });
 
-export const LostKeysQuery = z.object({
+export const LostKeysQuery = /* @__PURE__ */ z.object({
   limit: integerParam(`Page size, 1 to ${drDefaults.lostListLimitMax}`, 1, drDefaults.lostListLimitMax).default(
     drDefaults.lostListLimitDefault,
   ),
   cursor: z.string().min(1).max(4096).optional().meta({ description: 'The cursor of the previous page' }),
 });
 
-export const LostKey = z
+export const LostKey = /* @__PURE__ */ z
   .object({
     namespace: z.string(),
     key: z.string(),
@@ -601,11 +612,11 @@ export const LostKey = z
   })
   .meta({ id: 'LostKey' });
 
-export const LostKeysResponse = z
+export const LostKeysResponse = /* @__PURE__ */ z
   .object({ entries: z.array(LostKey), cursor: z.string().optional() })
   .meta({ id: 'LostKeys', description: 'A page may hold fewer entries than the limit, even none; no cursor when the listing is complete' });
 
-export const ReconcileBody = z
+export const ReconcileBody = /* @__PURE__ */ z
   .object({
     namespace: z.string().regex(namespacePattern, `must match ${namespacePattern}`),
     key: z
@@ -625,7 +636,7 @@ export const ReconcileBody = z
   })
   .meta({ id: 'ReconcileRequest' });
 
-export const ReconcileResponse = z
+export const ReconcileResponse = /* @__PURE__ */ z
   .object({
     namespace: z.string(),
     key: z.string(),
@@ -636,7 +647,7 @@ export const ReconcileResponse = z
   .meta({ id: 'ReconcileOutcome' });
 
 const rateRule = `must be an integer from 0 to ${rebalanceDefaults.rateKeysPerSecondMax}`;
-const rateKeysPerSecond = z
+const rateKeysPerSecond = /* @__PURE__ */ z
   .number()
   .int(rateRule)
   .min(0, rateRule)
@@ -649,7 +660,7 @@ const rateKeysPerSecond = z
 
 const addRule = `must be an integer from 1 to ${rebalanceDefaults.shardsAddedMax}`;
 
-export const RebalanceStartBody = z
+export const RebalanceStartBody = /* @__PURE__ */ z
   .object({
     add: z
       .number()
@@ -673,31 +684,31 @@ export const RebalanceStartBody = z
   })
   .meta({ id: 'RebalanceRequest' });
 
-export const RebalanceRateBody = z.object({ rateKeysPerSecond }).strict().meta({ id: 'RebalanceRateRequest' });
+export const RebalanceRateBody = /* @__PURE__ */ z.object({ rateKeysPerSecond }).strict().meta({ id: 'RebalanceRateRequest' });
 
 /** Ids are `rebalance-<ms>-<8 hex>`; the bound keeps the workflow's run names within Step Functions' 80 characters. */
-export const RebalanceIdParam = z.object({
+export const RebalanceIdParam = /* @__PURE__ */ z.object({
   id: z
     .string()
     .regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be a rebalance id (GET /v1/admin/rebalance shows the current one)')
     .meta({ description: 'The id of the current rebalance (GET /v1/admin/rebalance)' }),
 });
 
-export const RebalanceQuery = z.object({
+export const RebalanceQuery = /* @__PURE__ */ z.object({
   ranges: z
     .enum(['true', 'false'])
     .default('false')
     .meta({ description: 'true: list every moving range with its stage and counts (there can be hundreds)' }),
 });
 
-const RebalanceStatus = z.enum(['running', 'paused', 'cancelling', 'cancelled', 'done']).meta({
+const RebalanceStatus = /* @__PURE__ */ z.enum(['running', 'paused', 'cancelling', 'cancelled', 'done']).meta({
   id: 'RebalanceStatus',
   description:
     'running; paused (by a request, or by an error its workflow could not get past: `message` says which; a resume goes on from ' +
     'the checkpoint); cancelling: the ranges that had moved are moved back; cancelled: the ring is as it was; done',
 });
 
-export const RebalanceRange = z
+export const RebalanceRange = /* @__PURE__ */ z
   .object({
     start: z.number().int().meta({ description: 'Exclusive' }),
     end: z.number().int().meta({ description: 'Inclusive' }),
@@ -710,7 +721,7 @@ export const RebalanceRange = z
   })
   .meta({ id: 'RebalanceRange' });
 
-export const RebalanceResponse = z
+export const RebalanceResponse = /* @__PURE__ */ z
   .object({
     id: z.string(),
     status: RebalanceStatus,
@@ -753,7 +764,7 @@ export const RebalanceResponse = z
   })
   .meta({ id: 'Rebalance', description: 'The current (or last) rebalance and its progress' });
 
-export const ShardsResponse = z
+export const ShardsResponse = /* @__PURE__ */ z
   .object({
     epoch: z.number().int(),
     shards: z.array(
@@ -777,7 +788,7 @@ export const ShardsResponse = z
   })
   .meta({ id: 'Shards' });
 
-export const KeySummary = z
+export const KeySummary = /* @__PURE__ */ z
   .object({
     key: z.string(),
     version: z.number().int(),
@@ -787,11 +798,11 @@ export const KeySummary = z
   })
   .meta({ id: 'KeySummary' });
 
-export const ListKeysResponse = z
+export const ListKeysResponse = /* @__PURE__ */ z
   .object({ items: z.array(KeySummary), cursor: z.string().optional() })
   .meta({ id: 'ListKeysResponse', description: 'No cursor when the listing is complete' });
 
-export const UploadTicket = z
+export const UploadTicket = /* @__PURE__ */ z
   .object({
     uploadId: z.string(),
     url: z.string(),
@@ -801,7 +812,7 @@ export const UploadTicket = z
   })
   .meta({ id: 'UploadTicket' });
 
-export const RingResponse = z
+export const RingResponse = /* @__PURE__ */ z
   .object({
     epoch: z.number().int(),
     replicationFactor: z.number().int(),
@@ -831,7 +842,7 @@ export const RingResponse = z
   })
   .meta({ id: 'Ring' });
 
-export const ApiKeyInfo = z
+export const ApiKeyInfo = /* @__PURE__ */ z
   .object({
     keyId: z.string(),
     namespace: z.string(),
@@ -846,15 +857,15 @@ export const ApiKeyInfo = z
   })
   .meta({ id: 'ApiKeyInfo' });
 
-export const ApiKeyCreated = ApiKeyInfo.extend({
+export const ApiKeyCreated = /* @__PURE__ */ ApiKeyInfo.extend({
   apiKey: z.string().meta({ description: 'The secret; shown once, stored only as a hash' }),
 }).meta({ id: 'ApiKeyCreated' });
 
-export const ApiKeyList = z.object({ keys: z.array(ApiKeyInfo) }).meta({ id: 'ApiKeyList' });
+export const ApiKeyList = /* @__PURE__ */ z.object({ keys: z.array(ApiKeyInfo) }).meta({ id: 'ApiKeyList' });
 
-export const RevokedApiKey = z.object({ keyId: z.string(), revokedAt: z.string() }).meta({ id: 'RevokedApiKey' });
+export const RevokedApiKey = /* @__PURE__ */ z.object({ keyId: z.string(), revokedAt: z.string() }).meta({ id: 'RevokedApiKey' });
 
-export const ErrorResponse = z
+export const ErrorResponse = /* @__PURE__ */ z
   .object({
     error: z.object({
       code: z.enum(errorCodes),
@@ -872,21 +883,25 @@ export type ErrorBody = z.infer<typeof ErrorResponse>;
 
 /** For routes that take no query parameters: any name is unknown. */
 /** Block volumes' query parameters (their bodies and answers: schemas/volumes.ts). */
-export const ListVolumesQuery = z.object({
+export const ListVolumesQuery = /* @__PURE__ */ z.object({
   limit: integerParam(`Page size, 1 to ${limits.listLimitMax}`, 1, limits.listLimitMax).default(limits.listLimitDefault),
   cursor: z.string().min(1).max(4096).optional().meta({ description: 'The cursor of the previous page' }),
 });
 
-const epochParam = integerParam('The writer epoch its lease gave (POST /v1/volumes/{volume}/lease)', 1, Number.MAX_SAFE_INTEGER);
+const epochParam = /* @__PURE__ */ integerParam(
+  'The writer epoch its lease gave (POST /v1/volumes/{volume}/lease)',
+  1,
+  Number.MAX_SAFE_INTEGER,
+);
 
-export const WriteVolumeQuery = z.object({
+export const WriteVolumeQuery = /* @__PURE__ */ z.object({
   offset: integerParam(`The byte offset the body is written at, 0 to ${volumeLimits.sizeBytesMax}`, 0, volumeLimits.sizeBytesMax),
   epoch: epochParam,
 });
 
-export const VolumeEpochQuery = z.object({ epoch: epochParam });
+export const VolumeEpochQuery = /* @__PURE__ */ z.object({ epoch: epochParam });
 
-export const NoQuery = z.object({});
+export const NoQuery = /* @__PURE__ */ z.object({});
 
 /**
  * The query parameters of every route, by operationId: the one list the handlers parse with, the router
@@ -956,7 +971,7 @@ export const routeQueries = {
   apiIndex: NoQuery,
 } as const satisfies Record<(typeof routes)[number]['operationId'], z.ZodObject>;
 
-export const ApiIndex = z
+export const ApiIndex = /* @__PURE__ */ z
   .object({
     name: z.literal('Ringstore'),
     docs: z.string().meta({ description: 'The human-readable API reference' }),

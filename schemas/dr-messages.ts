@@ -3,7 +3,7 @@
 import * as z from 'zod';
 
 /** A key message's body on the backup region's FIFO queue (lambdas/ports/dr.ts, DrKeyMessage). */
-export const DrKeyMessageBody = z
+export const DrKeyMessageBody = /* @__PURE__ */ z
   .strictObject({
     namespace: z.string().min(1),
     key: z.string().min(1),
@@ -26,7 +26,7 @@ export const DrKeyMessageBody = z
   });
 
 /** A key-sync write's notice or its withdrawal (lambdas/ports/dr.ts, DrWriteNotice). */
-export const DrWriteNoticeBody = z.strictObject({
+export const DrWriteNoticeBody = /* @__PURE__ */ z.strictObject({
   notice: z.enum(['announced', 'withdrawn']),
   namespace: z.string().min(1),
   key: z.string().min(1),
@@ -44,4 +44,4 @@ export const DrWriteNoticeBody = z.strictObject({
 });
 
 /** Any message of the backup's key queue. */
-export const DrQueueMessageBody = z.union([DrWriteNoticeBody, DrKeyMessageBody]);
+export const DrQueueMessageBody = /* @__PURE__ */ z.union([DrWriteNoticeBody, DrKeyMessageBody]);

@@ -5,7 +5,7 @@ import { limits } from './topology';
 
 const keysRule = `must name 1 to ${limits.batchGetKeysMax} keys`;
 
-export const BatchGetBody = z
+export const BatchGetBody = /* @__PURE__ */ z
   .object({
     keys: z
       .array(z.string('each key must be a string'))
@@ -20,7 +20,7 @@ export const BatchGetBody = z
   .strict()
   .meta({ id: 'BatchGetRequest' });
 
-export const BatchGetFound = z
+export const BatchGetFound = /* @__PURE__ */ z
   .object({
     key: z.string(),
     found: z.literal(true),
@@ -48,11 +48,11 @@ export const BatchGetFound = z
   })
   .meta({ id: 'BatchGetFound', description: 'A live key: exactly one of value, url and valueOmitted' });
 
-export const BatchGetMissing = z
+export const BatchGetMissing = /* @__PURE__ */ z
   .object({ key: z.string(), found: z.literal(false) })
   .meta({ id: 'BatchGetMissing', description: 'Never written, deleted or expired (a GET would answer 404)' });
 
-export const BatchGetResponse = z
+export const BatchGetResponse = /* @__PURE__ */ z
   .object({
     items: z.array(z.union([BatchGetFound, BatchGetMissing])).meta({ description: 'One per requested key, in request order' }),
   })

@@ -5,7 +5,7 @@ import { WriteAck } from './api';
 
 const byRule = `must be an integer from -${Number.MAX_SAFE_INTEGER} to ${Number.MAX_SAFE_INTEGER}`;
 
-export const IncrementBody = z
+export const IncrementBody = /* @__PURE__ */ z
   .object({
     by: z
       .number(byRule)
@@ -18,7 +18,7 @@ export const IncrementBody = z
   .strict()
   .meta({ id: 'IncrementRequest' });
 
-export const IncrementAck = WriteAck.extend({
+export const IncrementAck = /* @__PURE__ */ WriteAck.extend({
   value: z.number().int().meta({ description: 'The counter after this increment, as the key now holds it (decimal text, text/plain)' }),
 }).meta({ id: 'IncrementAck' });
 

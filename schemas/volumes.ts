@@ -7,13 +7,13 @@ import { volumeLimits, volumeNamePattern } from './topology';
 const nameRule = `must match ${volumeNamePattern}`;
 
 // Names are checked by the volume service (volume.nameInvalid); the schemas describe the rule.
-const volumeName = z.string().meta({ description: `The volume name: ${nameRule}` });
+const volumeName = /* @__PURE__ */ z.string().meta({ description: `The volume name: ${nameRule}` });
 
-export const VolumeParam = z.object({ volume: volumeName });
+export const VolumeParam = /* @__PURE__ */ z.object({ volume: volumeName });
 
 const sizeRule = `must be a multiple of ${volumeLimits.blockBytes} from ${volumeLimits.blockBytes} to ${volumeLimits.sizeBytesMax}`;
 
-const CloneSource = z
+const CloneSource = /* @__PURE__ */ z
   .object({
     volume: volumeName,
     snapshot: z.string().meta({ description: `The snapshot's name: ${nameRule}` }),
@@ -21,7 +21,7 @@ const CloneSource = z
   .strict()
   .meta({ id: 'CloneSource' });
 
-export const CreateVolumeBody = z
+export const CreateVolumeBody = /* @__PURE__ */ z
   .object({
     name: volumeName,
     sizeBytes: z
@@ -41,7 +41,7 @@ export const CreateVolumeBody = z
 
 const leaseRule = `must be an integer from 1 to ${volumeLimits.leaseSecondsMax}`;
 
-export const AttachVolumeBody = z
+export const AttachVolumeBody = /* @__PURE__ */ z
   .object({
     holder: z.string().min(1).max(128).meta({ description: 'Who attaches (a host, a process): named to another holder refused' }),
     leaseSeconds: z
@@ -55,7 +55,7 @@ export const AttachVolumeBody = z
   .strict()
   .meta({ id: 'AttachVolumeRequest' });
 
-export const VolumeLease = z
+export const VolumeLease = /* @__PURE__ */ z
   .object({
     holder: z.string(),
     epoch: z.number().int().meta({ description: 'Carried by every write (?epoch=); refused once another writer takes over' }),
@@ -63,7 +63,7 @@ export const VolumeLease = z
   })
   .meta({ id: 'VolumeLease' });
 
-export const ResizeVolumeBody = z
+export const ResizeVolumeBody = /* @__PURE__ */ z
   .object({
     sizeBytes: z
       .number(sizeRule)
@@ -73,7 +73,7 @@ export const ResizeVolumeBody = z
   .strict()
   .meta({ id: 'ResizeVolumeRequest' });
 
-export const Volume = z
+export const Volume = /* @__PURE__ */ z
   .object({
     name: z.string(),
     sizeBytes: z.number().int(),
@@ -99,17 +99,17 @@ export const Volume = z
   })
   .meta({ id: 'Volume' });
 
-export const VolumeSnapshotParam = z.object({
+export const VolumeSnapshotParam = /* @__PURE__ */ z.object({
   volume: volumeName,
   snapshot: z.string().meta({ description: `The snapshot name: ${nameRule}` }),
 });
 
-export const CreateSnapshotBody = z
+export const CreateSnapshotBody = /* @__PURE__ */ z
   .object({ name: z.string().meta({ description: `The snapshot's name, unique among the volume's: ${nameRule}` }) })
   .strict()
   .meta({ id: 'CreateSnapshotRequest' });
 
-export const VolumeSnapshot = z
+export const VolumeSnapshot = /* @__PURE__ */ z
   .object({
     name: z.string(),
     sizeBytes: z.number().int().meta({ description: "The volume's size when the snapshot was taken: the snapshot's size" }),
@@ -121,28 +121,28 @@ export const VolumeSnapshot = z
   })
   .meta({ id: 'VolumeSnapshot' });
 
-export const VolumeSnapshotList = z
+export const VolumeSnapshotList = /* @__PURE__ */ z
   .object({ snapshots: z.array(VolumeSnapshot) })
   .meta({ id: 'VolumeSnapshotList', description: `Oldest first; at most ${volumeLimits.snapshotsMax}` });
 
-export const VolumeSnapshotDeletion = z
+export const VolumeSnapshotDeletion = /* @__PURE__ */ z
   .object({
     name: z.string(),
     copiesDeleted: z.number().int().meta({ description: 'Block copies only this snapshot read, now freed' }),
   })
   .meta({ id: 'VolumeSnapshotDeletion' });
 
-export const VolumeDescription = Volume.extend({
+export const VolumeDescription = /* @__PURE__ */ Volume.extend({
   allocatedBytes: z.number().int().meta({ description: 'Bytes held by written blocks (unwritten and trimmed blocks hold none)' }),
   snapshotBytes: z.number().int().meta({ description: "Bytes held by blocks' copies that snapshots read (changed since a snapshot)" }),
   snapshots: z.array(VolumeSnapshot).meta({ description: 'Oldest first' }),
 }).meta({ id: 'VolumeDescription' });
 
-export const VolumeList = z
+export const VolumeList = /* @__PURE__ */ z
   .object({ volumes: z.array(Volume), cursor: z.string().optional() })
   .meta({ id: 'VolumeList', description: 'In name order; no cursor when the listing is complete' });
 
-export const VolumeDeletion = z
+export const VolumeDeletion = /* @__PURE__ */ z
   .object({
     name: z.string(),
     status: z.enum(['deleted', 'deleting']),
@@ -151,12 +151,12 @@ export const VolumeDeletion = z
   .meta({ id: 'VolumeDeletion' });
 
 const byteRule = `must be an integer from 0 to ${volumeLimits.sizeBytesMax}`;
-const byteCount = z.number(byteRule).int(byteRule).min(0, byteRule).max(volumeLimits.sizeBytesMax, byteRule);
+const byteCount = /* @__PURE__ */ z.number(byteRule).int(byteRule).min(0, byteRule).max(volumeLimits.sizeBytesMax, byteRule);
 
 const epochRule = 'must be the writer epoch its lease gave (an integer of 1 or more)';
-const epoch = z.number(epochRule).int(epochRule).min(1, epochRule);
+const epoch = /* @__PURE__ */ z.number(epochRule).int(epochRule).min(1, epochRule);
 
-export const TrimVolumeBody = z
+export const TrimVolumeBody = /* @__PURE__ */ z
   .object({
     offset: byteCount,
     length: byteCount.max(volumeLimits.ioBytesMax, `must be at most ${volumeLimits.ioBytesMax}`),
@@ -165,7 +165,7 @@ export const TrimVolumeBody = z
   .strict()
   .meta({ id: 'TrimVolumeRequest' });
 
-export const VolumeWriteAck = z
+export const VolumeWriteAck = /* @__PURE__ */ z
   .object({ offset: z.number().int(), length: z.number().int() })
   .meta({ id: 'VolumeWriteAck', description: 'The byte range now written (or trimmed), durable on its owners and replicas' });
 

@@ -4,7 +4,7 @@ import * as z from 'zod';
 import { integerParam } from './query-params';
 import { limits, watchDefaults } from './topology';
 
-export const WatchQuery = z.object({
+export const WatchQuery = /* @__PURE__ */ z.object({
   prefix: z
     .string()
     .max(limits.keyBytesMax)
@@ -32,7 +32,7 @@ export const WatchQuery = z.object({
   limit: integerParam(`Changes per answer, 1 to ${watchDefaults.limitMax}`, 1, watchDefaults.limitMax).default(watchDefaults.limitDefault),
 });
 
-export const WatchChange = z
+export const WatchChange = /* @__PURE__ */ z
   .object({
     key: z.string(),
     version: z.number().int().meta({ description: 'The version the change made (a delete’s tombstone has one too)' }),
@@ -58,7 +58,7 @@ export const WatchChange = z
   })
   .meta({ id: 'WatchChange' });
 
-export const WatchResponse = z
+export const WatchResponse = /* @__PURE__ */ z
   .object({
     changes: z.array(WatchChange).meta({
       description:
