@@ -107,8 +107,11 @@ export const benchLabelSetting = z
 
 export const commonSettingsShape = {
   BENCH_ROUNDS: z.coerce.number().int().min(1).max(9).default(5),
-  /** Bound on the whole run; a stuck engine ends it instead of hanging CI. */
-  BENCH_TIMEOUT_SECONDS: z.coerce.number().int().min(30).default(900),
+  /**
+   * Bound on the whole run; a stuck engine ends it instead of hanging CI. Twice the longest default run on a slow day
+   * (bench:txn took 15 minutes at 2 rounds on 2026-12-06, where it took 4.5 at 5 rounds on 2026-11-24).
+   */
+  BENCH_TIMEOUT_SECONDS: z.coerce.number().int().min(30).default(3600),
   RINGSTORE_VENDOR_DIR: z.string().default(join(benchRoot, '.ringstore', 'vendor')),
 };
 
